@@ -1,0 +1,28 @@
+"""The compute core: scenario model, exact formulas, Monte Carlo engine, sweeps.
+
+This package never imports Qt (a test checks it), so it can run headless, in
+scripts and in worker threads.
+"""
+
+from .model import OPTIMAL, Component, Scenario
+from .results import SimulationResult, Summary, simulate, summarize
+from .scenario_io import ScenarioError, load, load_preset, preset_names, save
+from .sweep import SweepResult, sweep_gpus, sweep_interval
+
+__all__ = [
+    "OPTIMAL",
+    "Component",
+    "Scenario",
+    "SimulationResult",
+    "Summary",
+    "simulate",
+    "summarize",
+    "ScenarioError",
+    "load",
+    "load_preset",
+    "preset_names",
+    "save",
+    "SweepResult",
+    "sweep_gpus",
+    "sweep_interval",
+]

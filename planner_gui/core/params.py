@@ -1,0 +1,99 @@
+"""A scenario's inputs in the engine's units (hours), with the checkpoint interval resolved."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .exact import daly_interval, exact_optimal_interval, young_interval
+from .model import Scenario
+
+__all__ = ["Params", "OptimalIntervals", "optimal_intervals", "resolve", "MIN_INTERVAL_MIN", "MAX_INTERVAL_MIN"]
+
+#: Bounds on the checkpoint interval, minutes. 'optimal' is clamped to them.
+MIN_INTERVAL_MIN = 0.01
+MAX_INTERVAL_MIN = 525_600.0
+
+
+@dataclass(frozen=True)
+class Params:
+    """Rates per hour and times in hours: what :mod:`.engine` and :mod:`.exact` consume."""
+
+    lam: float  # unplanned interruptions per hour, whole job
+    mu: float  # planned interruptions per hour
+    hours: float  # window length
+    tau: float  # compute between checkpoints
+    c: float  # blocking checkpoint write
+    r_unplanned: float  # detect + restart
+    r_planned: float  # restart
+
+    @property
+    def s(self) -> float:
+        return self.tau + self.c
+
+
+@dataclass(frozen=True)
+class OptimalIntervals:
+    """Optimal compute time between checkpoints, minutes."""
+
+    young: float
+    daly: float
+    exact: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {"young": self.young, "daly": self.daly, "exact": self.exact}
+
+
+def _clamp(minutes: float) -> float:
+    if not np.isfinite(minutes):
+        return MAX_INTERVAL_MIN
+    return float(min(max(minutes, MIN_INTERVAL_MIN), MAX_INTERVAL_MIN))
+
+
+def optimal_intervals(scenario: Scenario) -> OptimalIntervals:
+    """Young's, Daly's and the exact model's optimal intervals, clamped to the allowed range.
+
+    Young and Daly use M = the cluster's mean time between unplanned interruptions; the exact optimum
+    maximises :func:`.exact.time_fractions` and so also accounts for planned interruptions and restarts.
+    """
+    m_min = scenario.cluster_mtbf_hours * 60.0
+    c_min = scenario.checkpoint_write_s / 60.0
+    young = _clamp(float(young_interval(c_min, m_min)))
+    daly = _clamp(float(daly_interval(c_min, m_min)))
+    lam = scenario.failure_rate_per_hour
+    if lam == 0 or c_min == 0:
+        exact = young if lam > 0 else MAX_INTERVAL_MIN
+        if c_min == 0 and lam > 0:
+            exact = MIN_INTERVAL_MIN
+    else:
+        exact = _clamp(
+            60.0
+            * exact_optimal_interval(
+                lam,
+                scenario.planned_per_day / 24.0,
+                c_min / 60.0,
+                scenario.recovery_min / 60.0,
+                scenario.restart_min / 60.0,
+                (MIN_INTERVAL_MIN / 60.0, MAX_INTERVAL_MIN / 60.0),
+            )
+        )
+    return OptimalIntervals(young, daly, exact)
+
+
+def resolve(scenario: Scenario, optimal: OptimalIntervals | None = None) -> tuple[Params, float]:
+    """The scenario in hours, and the checkpoint interval used (minutes; Daly's when 'optimal')."""
+    if scenario.uses_optimal_interval:
+        interval = (optimal or optimal_intervals(scenario)).daly
+    else:
+        interval = float(scenario.checkpoint_interval_min)
+    params = Params(
+        lam=scenario.failure_rate_per_hour,
+        mu=scenario.planned_per_day / 24.0,
+        hours=scenario.hours,
+        tau=interval / 60.0,
+        c=scenario.checkpoint_write_s / 3600.0,
+        r_unplanned=scenario.recovery_min / 60.0,
+        r_planned=scenario.restart_min / 60.0,
+    )
+    return params, interval

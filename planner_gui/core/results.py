@@ -1,0 +1,138 @@
+"""Result types and the top-level :func:`simulate` call.
+
+Results are plain dataclasses of numpy arrays and floats, so the UI only
+renders them and the command line only formats them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .engine import Layout, RawTrials, simulate_trials
+from .exact import TimeFractions, time_fractions
+from .model import Scenario
+from .params import OptimalIntervals, Params, optimal_intervals, resolve
+
+__all__ = ["Summary", "summarize", "Expected", "SimulationResult", "simulate", "HOURS_KEYS"]
+
+#: Where the hours go, in display order.
+HOURS_KEYS = ("useful", "checkpoint", "lost_work", "recovery", "planned_restart")
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Mean, its standard error, and the 5th, 50th and 95th percentiles of a per-trial quantity."""
+
+    mean: float
+    sem: float
+    p05: float
+    p50: float
+    p95: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {"mean": self.mean, "sem": self.sem, "p05": self.p05, "p50": self.p50, "p95": self.p95}
+
+
+def summarize(values: np.ndarray) -> Summary:
+    """Summary of a 1-D array of per-trial values (sem is 0 for a single trial)."""
+    v = np.asarray(values, dtype=float)
+    sem = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0
+    p05, p50, p95 = np.percentile(v, [5, 50, 95])
+    return Summary(float(v.mean()), sem, float(p05), float(p50), float(p95))
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The exact expectations of the model for a scenario."""
+
+    fractions: TimeFractions
+    hours_window: float
+    unplanned: float
+    planned: float
+
+    @property
+    def goodput(self) -> float:
+        return float(self.fractions.useful)
+
+    def hours(self) -> dict[str, float]:
+        f = self.fractions
+        vals = (f.useful, f.checkpoint, f.lost_work, f.recovery, f.planned)
+        return {k: float(v) * self.hours_window for k, v in zip(HOURS_KEYS, vals)}
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """Monte Carlo trials of one scenario beside the exact expectations."""
+
+    scenario: Scenario
+    interval_min: float
+    optimal: OptimalIntervals
+    expected: Expected
+    trials: RawTrials
+
+    @property
+    def goodput(self) -> np.ndarray:
+        """Per-trial goodput: compute never rolled back / wall-clock window."""
+        return self.trials.useful / self.scenario.hours
+
+    def hours_per_trial(self) -> dict[str, np.ndarray]:
+        t = self.trials
+        return dict(zip(HOURS_KEYS, (t.useful, t.checkpoint, t.lost_work, t.recovery, t.planned_restart)))
+
+    def by_component_mean(self) -> dict[str, float]:
+        means = self.trials.by_component.mean(axis=0)
+        return {c.name: float(m) for c, m in zip(self.scenario.components, means)}
+
+    def lost_gpu_hours(self) -> np.ndarray:
+        """GPU-hours per trial not spent on useful compute."""
+        return (self.scenario.hours - self.trials.useful) * self.scenario.gpus
+
+    def to_json_dict(self) -> dict[str, object]:
+        """The machine-readable report of ``planner-gui run --json``."""
+        from .scenario_io import scenario_to_dict
+
+        sc = self.scenario
+        hours = self.hours_per_trial()
+        lost = self.lost_gpu_hours()
+        return {
+            "interruptions": summarize(self.trials.unplanned).to_dict(),
+            "planned_interruptions": summarize(self.trials.planned).to_dict(),
+            "goodput": summarize(self.goodput).to_dict(),
+            "goodput_expected": self.expected.goodput,
+            "interruptions_expected": self.expected.unplanned,
+            "cluster_mtbf_hours": sc.cluster_mtbf_hours if np.isfinite(sc.cluster_mtbf_hours) else None,
+            "gpu_mtbf_hours": sc.gpu_mtbf_hours if np.isfinite(sc.gpu_mtbf_hours) else None,
+            "checkpoint_interval_min": self.interval_min,
+            "optimal_interval_min": self.optimal.to_dict(),
+            "by_component": self.by_component_mean(),
+            "hours": {k: float(v.mean()) for k, v in hours.items()},
+            "hours_expected": self.expected.hours(),
+            "lost_gpu_hours": summarize(lost).to_dict(),
+            "lost_cost_usd": float(lost.mean() * sc.gpu_hour_cost_usd),
+            "scenario": scenario_to_dict(sc),
+        }
+
+
+def expected_for(params: Params) -> Expected:
+    f = time_fractions(params.lam, params.mu, params.tau, params.c, params.r_unplanned, params.r_planned)
+    return Expected(f, params.hours, params.lam * params.hours, params.mu * params.hours)
+
+
+def simulate(
+    scenario: Scenario,
+    *,
+    layout: Layout | None = None,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> SimulationResult:
+    """Run the Monte Carlo for ``scenario`` and compute the exact expectations beside it.
+
+    See :func:`.engine.simulate_trials` for ``layout``, ``progress`` and ``should_stop``.
+    """
+    optimal = optimal_intervals(scenario)
+    params, interval = resolve(scenario, optimal)
+    raw = simulate_trials(scenario, params, layout=layout, progress=progress, should_stop=should_stop)
+    return SimulationResult(scenario, interval, optimal, expected_for(params), raw)

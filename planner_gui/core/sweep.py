@@ -1,0 +1,155 @@
+"""Sweeps for plots: the same results over GPU count or checkpoint interval.
+
+Every point of a sweep uses the same seed and the same :class:`.engine.Layout`,
+so the points share their random numbers (common random numbers): a curve is
+smooth, and moving one input does not make other curves jitter.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .engine import Layout, plan_layout
+from .exact import time_fractions
+from .model import Scenario
+from .params import resolve
+from .results import simulate
+
+__all__ = ["SweepResult", "gpu_counts", "interval_points", "sweep_gpus", "sweep_interval", "GUIDE_GPUS"]
+
+#: GPU counts every GPU sweep includes: the Llama 3 cluster and a 100k cluster.
+GUIDE_GPUS = (16_384, 100_000)
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """Per-point summaries of a sweep; every array has one entry per value of ``x``."""
+
+    variable: str  # "gpus" or "checkpoint_interval_min"
+    x: np.ndarray
+    interruptions_mean: np.ndarray
+    interruptions_p05: np.ndarray
+    interruptions_p95: np.ndarray
+    interruptions_expected: np.ndarray
+    goodput_mean: np.ndarray
+    goodput_sem: np.ndarray
+    goodput_p05: np.ndarray
+    goodput_p95: np.ndarray
+    goodput_expected: np.ndarray
+
+    COLUMNS = (
+        "interruptions_mean",
+        "interruptions_p05",
+        "interruptions_p95",
+        "interruptions_expected",
+        "goodput_mean",
+        "goodput_sem",
+        "goodput_p05",
+        "goodput_p95",
+        "goodput_expected",
+    )
+
+    def to_csv(self) -> str:
+        """The sweep as CSV text, one row per point."""
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow([self.variable, *self.COLUMNS])
+        for i, x in enumerate(self.x):
+            w.writerow([_fmt(x), *(_fmt(getattr(self, c)[i]) for c in self.COLUMNS)])
+        return out.getvalue()
+
+
+def _fmt(v: float) -> str:
+    return repr(int(v)) if float(v).is_integer() and abs(v) < 1e15 else f"{float(v):.10g}"
+
+
+def gpu_counts(points: int = 41, lo: int = 1024, hi: int = 1_048_576) -> np.ndarray:
+    """``points`` log-spaced GPU counts from ``lo`` to ``hi``, with 16,384 and 100,000 in place of their nearest."""
+    if points < 2:
+        raise ValueError("a sweep needs at least 2 points")
+    xs = np.unique(np.round(np.geomspace(lo, hi, points)).astype(np.int64))
+    for guide in GUIDE_GPUS:
+        if lo <= guide <= hi and guide not in xs:
+            xs[np.argmin(np.abs(np.log(xs) - np.log(guide)))] = guide
+    return np.unique(xs)
+
+
+def interval_points(points: int = 41, lo_min: float = 1.0, hi_min: float = 1440.0) -> np.ndarray:
+    """Log-spaced checkpoint intervals in minutes (1 minute to 24 hours by default)."""
+    return np.geomspace(lo_min, hi_min, points)
+
+
+def _run(
+    scenarios: Sequence[Scenario],
+    variable: str,
+    x: np.ndarray,
+    progress: Callable[[float], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> SweepResult:
+    params = [resolve(s)[0] for s in scenarios]
+    most = max((p.lam + p.mu) * p.hours for p in params)
+    layout: Layout = plan_layout(most, scenarios[0].trials)
+    cols: dict[str, list[float]] = {c: [] for c in SweepResult.COLUMNS}
+    for i, (sc, p) in enumerate(zip(scenarios, params)):
+        res = simulate(sc, layout=layout, should_stop=should_stop)
+        g, n = res.goodput, res.trials.unplanned
+        p05, p95 = np.percentile(g, [5, 95])
+        i05, i95 = np.percentile(n, [5, 95])
+        cols["interruptions_mean"].append(float(n.mean()))
+        cols["interruptions_p05"].append(float(i05))
+        cols["interruptions_p95"].append(float(i95))
+        cols["interruptions_expected"].append(p.lam * p.hours)
+        cols["goodput_mean"].append(float(g.mean()))
+        cols["goodput_sem"].append(float(g.std(ddof=1) / np.sqrt(g.size)) if g.size > 1 else 0.0)
+        cols["goodput_p05"].append(float(p05))
+        cols["goodput_p95"].append(float(p95))
+        cols["goodput_expected"].append(res.expected.goodput)
+        if progress is not None:
+            progress((i + 1) / len(scenarios))
+    return SweepResult(variable, np.asarray(x, dtype=float), **{k: np.asarray(v) for k, v in cols.items()})
+
+
+def sweep_gpus(
+    scenario: Scenario,
+    counts: Sequence[int] | np.ndarray | None = None,
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> SweepResult:
+    """The scenario at each GPU count (default :func:`gpu_counts`), everything else fixed.
+
+    With ``checkpoint_interval_min = 'optimal'`` each point uses its own optimum.
+    """
+    xs = gpu_counts() if counts is None else np.asarray(counts, dtype=np.int64)
+    scenarios = [scenario.replace(gpus=int(n)) for n in xs]
+    return _run(scenarios, "gpus", xs, progress, should_stop)
+
+
+def sweep_interval(
+    scenario: Scenario,
+    intervals_min: Sequence[float] | np.ndarray | None = None,
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> SweepResult:
+    """The scenario at each checkpoint interval (minutes; default :func:`interval_points`)."""
+    xs = interval_points() if intervals_min is None else np.asarray(intervals_min, dtype=float)
+    scenarios = [scenario.replace(checkpoint_interval_min=float(t)) for t in xs]
+    return _run(scenarios, "checkpoint_interval_min", xs, progress, should_stop)
+
+
+def expected_goodput_curve(scenario: Scenario, variable: str, xs: np.ndarray) -> np.ndarray:
+    """The exact goodput along a sweep variable, on as fine a grid as wanted (no sampling)."""
+    p, _ = resolve(scenario)
+    if variable == "checkpoint_interval_min":
+        return time_fractions(p.lam, p.mu, np.asarray(xs) / 60.0, p.c, p.r_unplanned, p.r_planned).useful
+    out = []
+    for n in xs:
+        q, _ = resolve(scenario.replace(gpus=int(n)))
+        out.append(float(time_fractions(q.lam, q.mu, q.tau, q.c, q.r_unplanned, q.r_planned).useful))
+    return np.asarray(out)
