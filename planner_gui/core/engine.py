@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import pdtrik
+from scipy.special import ndtri, pdtr
 
 from .model import Scenario
 from .params import Params
@@ -94,11 +94,27 @@ def _rng(seed: int, *words: int) -> np.random.Generator:
 
 
 def _poisson_by_inversion(u: np.ndarray, mean: float) -> np.ndarray:
-    """Poisson(mean) quantiles of ``u``: monotone in ``mean``, so nearby scenarios share draws."""
+    """Poisson(mean) quantiles of ``u``: the smallest k with CDF(k) >= u.
+
+    Monotone in ``mean``, so nearby scenarios share their draws. A Cornish-Fisher guess is
+    corrected step by step with the exact CDF; most entries need no step at all.
+    """
     if mean <= 0:
         return np.zeros(u.shape, dtype=np.int64)
-    # pdtrik inverts the Poisson CDF continuously; the count is the smallest k with CDF(k) >= u.
-    return np.ceil(pdtrik(u, mean) - 1e-9).clip(min=0).astype(np.int64)
+    z = ndtri(u)
+    k = np.floor(mean + math.sqrt(mean) * z + (z * z - 1.0) / 6.0 + 0.5).clip(min=0.0)
+    active = np.arange(k.size)
+    for _ in range(10_000):
+        ka, ua = k[active], u[active]
+        up = pdtr(ka, mean) < ua
+        down = ~up & (ka > 0)
+        down[down] = pdtr(ka[down] - 1.0, mean) >= ua[down]
+        moving = up | down
+        if not moving.any():
+            break
+        k[active] = ka + up - down
+        active = active[moving]
+    return k.astype(np.int64)
 
 
 def _uniforms(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -116,6 +132,7 @@ class _Rows:
     pf: np.ndarray  # interior spacings from a planned to an unplanned interruption
     fp: np.ndarray
     pp: np.ndarray
+    order: np.ndarray  # rows sorted by their count's uniform: equal counts share chunks, in every scenario
 
     @property
     def n(self) -> np.ndarray:
@@ -147,6 +164,7 @@ def _draw_rows(p: Params, seed: int, rows: int, sub_hours: float) -> _Rows:
         pf=np.where(has_p, runs - last_p, 0),
         fp=np.where(has_p, runs - first_p, 0),
         pp=np.where(has_p, k - runs, 0),
+        order=np.argsort(u[:, 0], kind="stable"),
     )
 
 
@@ -177,6 +195,20 @@ def interval_parts(
     return dt, ut, wt, np.maximum((hi - lo) - dt - ut - wt, 0.0)
 
 
+def whole_interval_parts(
+    g: np.ndarray, down: np.ndarray, saved: np.ndarray, tau: float, c: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`interval_parts` over whole intervals (``lo = 0``, ``hi = g``), in fewer operations."""
+    s = tau + c
+    running = np.maximum(g - down, 0.0)
+    k = np.floor(running / s)
+    tail = np.maximum(running - k * s, 0.0)
+    kept = tail * saved
+    useful = k * tau + np.minimum(kept, tau)
+    write = k * c + np.maximum(kept - tau, 0.0)
+    return g - running, useful, write, tail - kept
+
+
 class _Accumulator:
     """Per-row sums of hours, filled chunk by chunk."""
 
@@ -190,66 +222,99 @@ class _Accumulator:
         self.last_piece = np.zeros(rows)
 
     def add(self, idx: np.ndarray, parts: tuple[np.ndarray, ...], starts_planned: np.ndarray) -> None:
+        """Add per-interval parts to their rows; ``idx`` must keep each row's entries together."""
+        if not len(idx):
+            return
+        first = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
+        rows = idx[first]
         dt, ut, wt, lt = parts
-        n = len(self.useful)
-        self.useful += np.bincount(idx, ut, n)
-        self.checkpoint += np.bincount(idx, wt, n)
-        self.lost += np.bincount(idx, lt, n)
-        self.recovery += np.bincount(idx, np.where(starts_planned, 0.0, dt), n)
-        self.planned += np.bincount(idx, np.where(starts_planned, dt, 0.0), n)
+        planned_dt = dt * starts_planned  # multiplying by a mask beats np.where on random masks
+        self.useful[rows] += np.add.reduceat(ut, first)
+        self.checkpoint[rows] += np.add.reduceat(wt, first)
+        self.lost[rows] += np.add.reduceat(lt, first)
+        self.recovery[rows] += np.add.reduceat(dt - planned_dt, first)
+        self.planned[rows] += np.add.reduceat(planned_dt, first)
 
 
-def _special_columns(rows: _Rows, sl: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Row, column and kinds (starts planned, ends planned) of the spacings next to a planned interruption."""
-    pf, fp, pp = rows.pf[sl], rows.fp[sl], rows.pp[sl]
+def _special_columns(rows: _Rows, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Column in the chunk, spacing index and kinds (starts planned, ends planned) of the
+    spacings next to a planned interruption, for the rows ``idx``."""
+    pf, fp, pp = rows.pf[idx], rows.fp[idx], rows.pp[idx]
     count = pf + fp + pp
     total = int(count.sum())
-    row = np.repeat(np.arange(len(count)), count)
+    col = np.repeat(np.arange(len(count)), count)
     within = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
-    col = 2 + within
-    pf_r, fp_r = pf[row], fp[row]
-    starts_planned = (within < pf_r) | (within >= pf_r + fp_r)
-    ends_planned = within >= pf_r
-    return row, col, starts_planned, ends_planned
+    pf_c, fp_c = pf[col], fp[col]
+    starts_planned = (within < pf_c) | (within >= pf_c + fp_c)
+    ends_planned = within >= pf_c
+    return col, 2 + within, starts_planned, ends_planned
 
 
-def _run_chunk(p: Params, rows: _Rows, sl: slice, sub_hours: float, rng: np.random.Generator,
-               acc: _Accumulator) -> None:
-    n = rows.n[sl]
+class _Workspace:
+    """Buffers reused by every chunk: fresh large arrays would cost a page fault per 4 KiB."""
+
+    def __init__(self, elements: int, width: int) -> None:
+        self.e = np.empty(elements)
+        self.x = np.empty(elements)
+        self.ones = np.ones(width)
+
+    def views(self, width: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        k = width * m
+        return self.e[:k].reshape(width, m), self.x[:k].reshape(width, m), self.ones[:width]
+
+
+def _pad_index(n: np.ndarray, width: int) -> np.ndarray:
+    """Flat indices, in a (width, len(n)) array, of the cells below each column's n + 1 spacings."""
     m = len(n)
-    width = int(n.max()) + 1
-    e = rng.standard_exponential((width, m))
+    lens = width - 1 - n
+    col = np.repeat(np.arange(m), lens)
+    within = np.arange(len(col)) - np.repeat(np.cumsum(lens) - lens, lens)
+    return (n[col] + 1 + within) * m + col
+
+
+def _run_chunk(p: Params, rows: _Rows, idx: np.ndarray, width: int, sub_hours: float,
+               rng: np.random.Generator, acc: _Accumulator, work: _Workspace) -> None:
+    """Simulate the rows ``idx``: one column of spacings per row, drawn in one call."""
+    n = rows.n[idx]
+    m = len(n)
+    e, x, ones = work.views(width, m)
+    rng.standard_exponential(out=e)
+    e.reshape(-1)[_pad_index(n, width)] = 0.0
+    total = ones @ e  # column sums (a matrix-vector product is faster than e.sum(axis=0))
+    scale = sub_hours / total  # hours per unit: the spacings fill the sub-window exactly
+    acc.first_piece[idx] = e[0] * scale
+    removed = e[0].copy()
     if width > 1:
-        e *= np.arange(width)[:, None] <= n[None, :]
-    scale = sub_hours / e.sum(axis=0)  # hours per unit: the spacings fill the sub-window exactly
-    acc.first_piece[sl] = e[0] * scale
-    if width > 1:
-        acc.last_piece[sl] = e[1] * scale
-    row, col, starts_p, ends_p = _special_columns(rows, sl)
-    if len(row):
-        g = e[col, row] * scale[row]
-        e[col, row] = 0.0
-        down = np.where(starts_p, p.r_planned, p.r_unplanned)
-        parts = interval_parts(g, down, ends_p, np.zeros_like(g), g, p.tau, p.c)
-        acc.add(row + sl.start, parts, starts_p)
+        acc.last_piece[idx] = e[1] * scale
+        removed += e[1]
     e[:2] = 0.0
+    col, spacing, starts_p, ends_p = _special_columns(rows, idx)
+    if len(col):
+        flat = spacing * m + col
+        special = e.reshape(-1)[flat]
+        e.reshape(-1)[flat] = 0.0
+        removed += np.bincount(col, special, m)
+        # Small per-chunk arrays stay in the allocator's heap; one large array would page-fault.
+        down = p.r_unplanned + (p.r_planned - p.r_unplanned) * starts_p
+        acc.add(idx[col], whole_interval_parts(special * scale[col], down, ends_p, p.tau, p.c), starts_p)
     if width <= 2:
         return
-    # Bulk: spacings between two unplanned interruptions (zeros elsewhere contribute nothing).
-    a = p.r_unplanned / scale
-    x = np.subtract(e, a[None, :])
+    # Bulk: spacings between two unplanned interruptions; zeroed cells contribute nothing.
+    # With b = scale / s, the complete segments in a spacing are floor(max(e b - R/s, 0)).
+    bulk = total - removed
+    b = scale / p.s
+    np.multiply(e, b[None, :], out=x)
+    x -= p.r_unplanned / p.s
     np.maximum(x, 0.0, out=x)
-    beyond_recovery = x.sum(axis=0)
-    total = e.sum(axis=0)
-    x *= (scale / p.s)[None, :]
+    beyond_recovery = (ones @ x) / b  # sum of max(e - R/scale, 0)
     np.floor(x, out=x)
-    segments = x.sum(axis=0)
-    recovery = scale * (total - beyond_recovery)
-    span = scale * total
-    acc.useful[sl] += segments * p.tau
-    acc.checkpoint[sl] += segments * p.c
-    acc.recovery[sl] += recovery
-    acc.lost[sl] += np.maximum(span - recovery - segments * p.s, 0.0)
+    segments = ones @ x
+    recovery = scale * (bulk - beyond_recovery)
+    span = scale * bulk
+    acc.useful[idx] += segments * p.tau
+    acc.checkpoint[idx] += segments * p.c
+    acc.recovery[idx] += recovery
+    acc.lost[idx] += np.maximum(span - recovery - segments * p.s, 0.0)
 
 
 def _edges(p: Params, rows: _Rows, acc: _Accumulator, trials: int, sub: int, seed: int,
@@ -307,9 +372,13 @@ def _edges(p: Params, rows: _Rows, acc: _Accumulator, trials: int, sub: int, see
     lo[first_gap] = vals[trial_first]
     hi = g.copy()
     hi[last_gap] -= vals[trial_last]
-    if big == 0:  # no interruptions at all: one endless interval covering the window
-        lo[:] = 0.0
-        hi[:] = g
+    if big == 0:
+        # No interruptions ever: one endless interval, entered at a uniformly random phase of the
+        # checkpoint cycle (steady state), and nothing in progress is ever rolled back.
+        lo[:] = u[2] * p.s
+        hi[:] = lo + p.hours
+        g = hi + p.s
+        ends_planned = np.ones(ngaps, dtype=bool)
     down = np.where(starts_planned, p.r_planned, p.r_unplanned) if big > 0 else np.zeros(ngaps)
     parts = interval_parts(g, down, ends_planned, lo, hi, p.tau, p.c)
     acc_trials = _Accumulator(trials)
@@ -350,12 +419,16 @@ def simulate_trials(
     rows = _draw_rows(params, seed, nrows, sub_hours)
     acc = _Accumulator(nrows)
     step = layout.rows_per_chunk
-    nchunks = -(-nrows // step)
+    starts = np.arange(0, nrows, step)
+    widths = np.maximum.reduceat(rows.n[rows.order], starts) + 1
+    sizes = widths * (np.minimum(starts + step, nrows) - starts)
+    work = _Workspace(int(sizes.max()), int(widths.max()))
+    nchunks = len(starts)
     for i in range(nchunks):
         if should_stop is not None and should_stop():
             raise Cancelled()
-        sl = slice(i * step, min(nrows, (i + 1) * step))
-        _run_chunk(params, rows, sl, sub_hours, _rng(seed, _STREAM_SPACINGS, i), acc)
+        idx = rows.order[i * step : (i + 1) * step]
+        _run_chunk(params, rows, idx, int(widths[i]), sub_hours, _rng(seed, _STREAM_SPACINGS, i), acc, work)
         if progress is not None:
             progress((i + 1) / nchunks)
     edge = _edges(params, rows, acc, trials, sub, seed, sub_hours)

@@ -1,0 +1,107 @@
+"""Engine speed and memory, as ratios to a baseline measured in the same run.
+
+Prints:
+* the cost of numpy drawing one exponential random number (the baseline);
+* the engine's cost per simulated interruption at 16,384, 100,000 and 1,048,576 GPUs
+  (54 days, 1,000 trials), and the ratio baseline / engine (floor: >= 0.5 at 100,000);
+* wall times of those runs and of 41-point GPU-count sweeps at several trial counts;
+* with ``--big``: the 1,000,000 GPUs x 365 days x 2,000 trials run and its peak memory
+  (floor: under 400 MB), measured in a child process so the figure is that run's own.
+
+Run: ``python benchmarks/bench_engine.py [--big] [--repeat N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from planner_gui.core.model import Scenario
+from planner_gui.core.results import simulate
+from planner_gui.core.sweep import gpu_counts, sweep_gpus
+
+
+def best_of(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def baseline_ns(repeat: int) -> float:
+    rng = np.random.default_rng(1)
+    n = 4_000_000
+    out = np.empty(n)
+    return best_of(lambda: rng.standard_exponential(out=out), repeat) / n * 1e9
+
+
+def engine_run(gpus: int, repeat: int) -> tuple[float, float]:
+    sc = Scenario(gpus=gpus)
+    res = simulate(sc)
+    events = float(res.trials.unplanned.sum() + res.trials.planned.sum())
+    seconds = best_of(lambda: simulate(sc), repeat)
+    return seconds, seconds / events * 1e9
+
+
+BIG_CHILD = """
+import resource, time
+from planner_gui.core.model import Scenario
+from planner_gui.core.results import simulate
+sc = Scenario(gpus=1_000_000, days=365.0, trials=2000)
+t0 = time.perf_counter()
+res = simulate(sc)
+dt = time.perf_counter() - t0
+events = int(res.trials.unplanned.sum() + res.trials.planned.sum())
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(f"{events} {dt} {peak} {res.goodput.mean()} {res.expected.goodput}")
+"""
+
+IDLE_CHILD = """
+import resource
+from planner_gui.core.model import Scenario
+from planner_gui.core.results import simulate
+simulate(Scenario(gpus=1024, trials=10))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--big", action="store_true", help="also run 1M GPUs x 365 days x 2,000 trials")
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+
+    base = baseline_ns(args.repeat)
+    print(f"baseline: numpy standard_exponential  {base:6.2f} ns per draw")
+    for gpus in (16_384, 100_000, 1_048_576):
+        seconds, per = engine_run(gpus, args.repeat)
+        print(
+            f"engine {gpus:>9,} GPUs x 54 d x 1,000 trials: {seconds * 1e3:8.1f} ms, "
+            f"{per:6.2f} ns per interruption, ratio baseline/engine {base / per:5.2f}"
+            + ("  (floor 0.5)" if gpus == 100_000 else "")
+        )
+    xs = gpu_counts(41)
+    for trials in (50, 200, 1000):
+        sc = Scenario(trials=trials)
+        seconds = best_of(lambda: sweep_gpus(sc, xs), max(1, args.repeat // 2))
+        print(f"sweep 41 GPU counts (1,024 to 1,048,576) x {trials:>5,} trials: {seconds * 1e3:8.1f} ms")
+    if args.big:
+        idle = float(subprocess.run([sys.executable, "-c", IDLE_CHILD], capture_output=True, text=True,
+                                    check=True).stdout)
+        out = subprocess.run([sys.executable, "-c", BIG_CHILD], capture_output=True, text=True, check=True)
+        events, dt, peak, mc, exact = out.stdout.split()
+        print(
+            f"big: 1,000,000 GPUs x 365 d x 2,000 trials: {int(events):,} interruptions in {float(dt):.1f} s, "
+            f"peak RSS {float(peak):.0f} MB (interpreter + libraries alone: {idle:.0f} MB; floor 400 MB); "
+            f"goodput MC {float(mc):.6f} exact {float(exact):.6f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
