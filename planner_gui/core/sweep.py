@@ -65,7 +65,7 @@ class SweepResult:
 
 
 def _fmt(v: float) -> str:
-    return repr(int(v)) if float(v).is_integer() and abs(v) < 1e15 else f"{float(v):.10g}"
+    return repr(int(v)) if float(v).is_integer() and abs(v) < 1e15 else repr(float(v))
 
 
 def gpu_counts(points: int = 41, lo: int = 1024, hi: int = 1_048_576) -> np.ndarray:

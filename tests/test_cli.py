@@ -1,0 +1,107 @@
+"""The command line, run as a user would: a subprocess."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "planner_gui", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+def test_run_json_has_the_documented_keys_and_round_trips(tmp_path):
+    out = cli("run", "--preset", "llama3-405b", "--trials", "300", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    for key in ("interruptions", "planned_interruptions", "goodput"):
+        assert set(doc[key]) == {"mean", "sem", "p05", "p50", "p95"}
+    assert set(doc["optimal_interval_min"]) >= {"young", "daly"}
+    assert set(doc["hours"]) >= {"useful", "checkpoint", "lost_work", "recovery"}
+    assert len(doc["by_component"]) == 18
+    assert doc["cluster_mtbf_hours"] == pytest.approx(3.09, abs=0.01)
+    assert doc["checkpoint_interval_min"] == doc["optimal_interval_min"]["daly"]
+    assert abs(doc["goodput"]["mean"] - doc["goodput_expected"]) < 4.5 * doc["goodput"]["sem"]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc["scenario"]))
+    again = json.loads(cli("run", "--scenario", str(path), "--json").stdout)
+    assert again == doc
+
+
+def test_overrides_apply():
+    out = cli("run", "--gpus", "100,000", "--days", "10", "--checkpoint-interval", "30", "--checkpoint-write", "60",
+              "--detect", "2", "--restart", "3", "--planned-per-day", "0", "--gpu-mtbf-hours", "50000",
+              "--trials", "100", "--seed", "5", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    sc = doc["scenario"]
+    assert (sc["gpus"], sc["days"], sc["checkpoint_interval_min"], sc["checkpoint_write_s"]) == (100_000, 10, 30, 60)
+    assert (sc["detect_min"], sc["restart_min"], sc["planned_per_day"], sc["trials"], sc["seed"]) == (2, 3, 0, 100, 5)
+    assert doc["gpu_mtbf_hours"] == pytest.approx(50_000)
+    assert doc["cluster_mtbf_hours"] == pytest.approx(0.5)
+    assert doc["planned_interruptions"]["mean"] == 0
+
+
+def test_readable_report():
+    out = cli("run", "--preset", "h100-100k", "--trials", "100")
+    assert out.returncode == 0, out.stderr
+    assert "one every 30 minutes" in out.stdout
+    assert "100,000 GPUs" in out.stdout and "Goodput" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["run", "--gpus", "0"], "gpus: must be a whole number from 1 to 10,000,000"),
+        (["run", "--gpus", "lots"], "--gpus must be a whole number"),
+        (["run", "--days", "nan"], "--days must be finite"),
+        (["run", "--checkpoint-interval", "0"], "checkpoint_interval_min"),
+        (["run", "--checkpoint-interval", "often"], "--checkpoint-interval must be a number"),
+        (["run", "--detect", "-1"], "detect_min"),
+        (["run", "--gpu-mtbf-hours", "0"], "--gpu-mtbf-hours: must be more than 0"),
+        (["run", "--preset", "nope"], "unknown preset"),
+        (["run", "--scenario", "/does/not/exist.json"], "cannot read"),
+        (["run", "--preset", "llama3-405b", "--scenario", "x.json"], "not allowed with"),
+        (["run", "--bogus"], "unrecognized arguments"),
+        (["sweep", "--points", "1"], "--points: must be from 2 to 401"),
+        (["sweep", "--over", "days"], "invalid choice"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(args, message):
+    out = cli(*args)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_bad_scenario_file(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\xff\xfe not json")
+    out = cli("run", "--scenario", str(bad))
+    assert out.returncode == 2 and "not UTF-8" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_sweep_writes_csv(tmp_path):
+    target = tmp_path / "sweep.csv"
+    out = cli("sweep", "--points", "9", "--trials", "50", "--output", str(target))
+    assert out.returncode == 0, out.stderr
+    rows = list(csv.DictReader(io.StringIO(target.read_text())))
+    assert len(rows) == 9 and rows[0]["gpus"] == "1024" and rows[-1]["gpus"] == "1048576"
+    out = cli("sweep", "--over", "interval", "--points", "5", "--trials", "50")
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert [float(r["checkpoint_interval_min"]) for r in rows][0] == 1.0 and len(rows) == 5
+
+
+def test_sweep_to_unwritable_place_fails_cleanly(tmp_path):
+    out = cli("sweep", "--points", "2", "--trials", "5", "--output", str(tmp_path / "no" / "such" / "dir.csv"))
+    assert out.returncode == 2 and "cannot write" in out.stderr and "Traceback" not in out.stderr
