@@ -22,7 +22,7 @@ import numpy as np
 
 from planner_gui.core.model import Scenario
 from planner_gui.core.results import simulate
-from planner_gui.core.sweep import gpu_counts, sweep_gpus
+from planner_gui.core.sweep import gpu_counts, interval_points, sweep_gpus, sweep_interval
 
 
 def best_of(fn, repeat: int) -> float:
@@ -91,6 +91,12 @@ def main() -> None:
         sc = Scenario(trials=trials)
         seconds = best_of(lambda: sweep_gpus(sc, xs), max(1, args.repeat // 2))
         print(f"sweep 41 GPU counts (1,024 to 1,048,576) x {trials:>5,} trials: {seconds * 1e3:8.1f} ms")
+    for gpus in (16_384, 100_000):
+        sc = Scenario(gpus=gpus, trials=200)
+        seconds = best_of(lambda: sweep_interval(sc, interval_points(41)), args.repeat)
+        single = best_of(lambda: simulate(sc), args.repeat)
+        print(f"sweep 41 intervals at {gpus:,} GPUs x 200 trials: {seconds * 1e3:8.1f} ms "
+              f"(one interval alone: {single * 1e3:.1f} ms; draws are shared across intervals)")
     if args.big:
         idle = float(subprocess.run([sys.executable, "-c", IDLE_CHILD], capture_output=True, text=True,
                                     check=True).stdout)

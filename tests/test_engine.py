@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from planner_gui.core import engine
-from planner_gui.core.engine import interval_parts, whole_interval_parts
+from planner_gui.core.intervals import interval_parts, whole_interval_parts
 from planner_gui.core.model import LLAMA3_DAYS, LLAMA3_GPUS, Scenario, llama3_components
 from planner_gui.core.results import HOURS_KEYS, simulate
 

@@ -33,16 +33,25 @@ are (trial, sub-window) pairs, processed in chunks of at most
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtri, pdtr
 
 from .model import Scenario
+from .intervals import HoursAccumulator, interval_parts, whole_interval_parts
 from .params import Params
 
-__all__ = ["Layout", "RawTrials", "Cancelled", "plan_layout", "simulate_trials", "MAX_TOTAL_EVENTS"]
+__all__ = [
+    "Layout",
+    "RawTrials",
+    "Cancelled",
+    "plan_layout",
+    "simulate_trials",
+    "simulate_intervals",
+    "MAX_TOTAL_EVENTS",
+]
 
 #: Expected interruptions in one row before a trial's window is split into sub-windows.
 ROW_EVENT_CAP = 1 << 17
@@ -168,74 +177,6 @@ def _draw_rows(p: Params, seed: int, rows: int, sub_hours: float) -> _Rows:
     )
 
 
-def interval_parts(
-    g: np.ndarray, down: np.ndarray, saved: np.ndarray, lo: np.ndarray, hi: np.ndarray, tau: float, c: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Hours of (downtime, useful, checkpoint, lost) within ``[lo, hi]`` of intervals between interruptions.
-
-    An interval of length ``g`` starts with ``down`` hours of downtime, then runs segments of ``tau``
-    compute plus ``c`` write. If the interruption that ends it is planned (``saved``), the work in
-    progress is kept; otherwise it is lost. ``lo``/``hi`` are offsets from the interval's start.
-    """
-    s = tau + c
-    complete = np.floor(np.maximum(g - down, 0.0) / s)
-
-    def cumulative(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        y = np.maximum(x - down, 0.0)
-        k = np.minimum(np.floor(y / s), complete)
-        w = np.maximum(y - k * s, 0.0)
-        keep = (k < complete) | saved
-        useful = k * tau + np.where(keep, np.minimum(w, tau), 0.0)
-        write = k * c + np.where(keep, np.maximum(w - tau, 0.0), 0.0)
-        return np.minimum(x, down), useful, write
-
-    d1, u1, w1 = cumulative(hi)
-    d0, u0, w0 = cumulative(lo)
-    dt, ut, wt = d1 - d0, u1 - u0, w1 - w0
-    return dt, ut, wt, np.maximum((hi - lo) - dt - ut - wt, 0.0)
-
-
-def whole_interval_parts(
-    g: np.ndarray, down: np.ndarray, saved: np.ndarray, tau: float, c: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`interval_parts` over whole intervals (``lo = 0``, ``hi = g``), in fewer operations."""
-    s = tau + c
-    running = np.maximum(g - down, 0.0)
-    k = np.floor(running / s)
-    tail = np.maximum(running - k * s, 0.0)
-    kept = tail * saved
-    useful = k * tau + np.minimum(kept, tau)
-    write = k * c + np.maximum(kept - tau, 0.0)
-    return g - running, useful, write, tail - kept
-
-
-class _Accumulator:
-    """Per-row sums of hours, filled chunk by chunk."""
-
-    def __init__(self, rows: int) -> None:
-        self.useful = np.zeros(rows)
-        self.checkpoint = np.zeros(rows)
-        self.lost = np.zeros(rows)
-        self.recovery = np.zeros(rows)
-        self.planned = np.zeros(rows)
-        self.first_piece = np.zeros(rows)
-        self.last_piece = np.zeros(rows)
-
-    def add(self, idx: np.ndarray, parts: tuple[np.ndarray, ...], starts_planned: np.ndarray) -> None:
-        """Add per-interval parts to their rows; ``idx`` must keep each row's entries together."""
-        if not len(idx):
-            return
-        first = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
-        rows = idx[first]
-        dt, ut, wt, lt = parts
-        planned_dt = dt * starts_planned  # multiplying by a mask beats np.where on random masks
-        self.useful[rows] += np.add.reduceat(ut, first)
-        self.checkpoint[rows] += np.add.reduceat(wt, first)
-        self.lost[rows] += np.add.reduceat(lt, first)
-        self.recovery[rows] += np.add.reduceat(dt - planned_dt, first)
-        self.planned[rows] += np.add.reduceat(planned_dt, first)
-
-
 def _special_columns(rows: _Rows, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Column in the chunk, spacing index and kinds (starts planned, ends planned) of the
     spacings next to a planned interruption, for the rows ``idx``."""
@@ -273,8 +214,10 @@ def _pad_index(n: np.ndarray, width: int) -> np.ndarray:
 
 
 def _run_chunk(p: Params, rows: _Rows, idx: np.ndarray, width: int, sub_hours: float,
-               rng: np.random.Generator, acc: _Accumulator, work: _Workspace) -> None:
-    """Simulate the rows ``idx``: one column of spacings per row, drawn in one call."""
+               rng: np.random.Generator, accs: list[HoursAccumulator], taus: np.ndarray,
+               pieces: np.ndarray, work: _Workspace) -> None:
+    """Simulate the rows ``idx`` (one column of spacings per row, drawn in one call) for every interval in
+    ``taus``; the draws are shared, so the intervals see common random numbers at little extra cost."""
     n = rows.n[idx]
     m = len(n)
     e, x, ones = work.views(width, m)
@@ -282,10 +225,10 @@ def _run_chunk(p: Params, rows: _Rows, idx: np.ndarray, width: int, sub_hours: f
     e.reshape(-1)[_pad_index(n, width)] = 0.0
     total = ones @ e  # column sums (a matrix-vector product is faster than e.sum(axis=0))
     scale = sub_hours / total  # hours per unit: the spacings fill the sub-window exactly
-    acc.first_piece[idx] = e[0] * scale
+    pieces[0, idx] = e[0] * scale
     removed = e[0].copy()
     if width > 1:
-        acc.last_piece[idx] = e[1] * scale
+        pieces[1, idx] = e[1] * scale
         removed += e[1]
     e[:2] = 0.0
     col, spacing, starts_p, ends_p = _special_columns(rows, idx)
@@ -294,32 +237,37 @@ def _run_chunk(p: Params, rows: _Rows, idx: np.ndarray, width: int, sub_hours: f
         special = e.reshape(-1)[flat]
         e.reshape(-1)[flat] = 0.0
         removed += np.bincount(col, special, m)
-        # Small per-chunk arrays stay in the allocator's heap; one large array would page-fault.
+        g_special = special * scale[col]
+        row_special = idx[col]
         down = p.r_unplanned + (p.r_planned - p.r_unplanned) * starts_p
-        acc.add(idx[col], whole_interval_parts(special * scale[col], down, ends_p, p.tau, p.c), starts_p)
-    if width <= 2:
-        return
-    # Bulk: spacings between two unplanned interruptions; zeroed cells contribute nothing.
-    # With b = scale / s, the complete segments in a spacing are floor(max(e b - R/s, 0)).
     bulk = total - removed
-    b = scale / p.s
-    np.multiply(e, b[None, :], out=x)
-    x -= p.r_unplanned / p.s
-    np.maximum(x, 0.0, out=x)
-    beyond_recovery = (ones @ x) / b  # sum of max(e - R/scale, 0)
-    np.floor(x, out=x)
-    segments = ones @ x
-    recovery = scale * (bulk - beyond_recovery)
     span = scale * bulk
-    acc.useful[idx] += segments * p.tau
-    acc.checkpoint[idx] += segments * p.c
-    acc.recovery[idx] += recovery
-    acc.lost[idx] += np.maximum(span - recovery - segments * p.s, 0.0)
+    for acc, tau in zip(accs, taus):
+        s = tau + p.c
+        if len(col):
+            # Small per-chunk arrays stay in the allocator's heap; one large array would page-fault.
+            acc.add(row_special, whole_interval_parts(g_special, down, ends_p, tau, p.c), starts_p)
+        if width <= 2:
+            continue
+        # Bulk: spacings between two unplanned interruptions; zeroed cells contribute nothing.
+        # With b = scale / s, the complete segments in a spacing are floor(max(e b - R/s, 0)).
+        b = scale / s
+        np.multiply(e, b[None, :], out=x)
+        x -= p.r_unplanned / s
+        np.maximum(x, 0.0, out=x)
+        beyond_recovery = (ones @ x) / b  # sum of max(e - R/scale, 0)
+        np.floor(x, out=x)
+        segments = ones @ x
+        recovery = scale * (bulk - beyond_recovery)
+        acc.useful[idx] += segments * tau
+        acc.checkpoint[idx] += segments * p.c
+        acc.recovery[idx] += recovery
+        acc.lost[idx] += np.maximum(span - recovery - segments * s, 0.0)
 
 
-def _edges(p: Params, rows: _Rows, acc: _Accumulator, trials: int, sub: int, seed: int,
-           sub_hours: float) -> _Accumulator:
-    """Sum the spacings that cross sub-window and window edges, trial by trial."""
+def _edges(p: Params, rows: _Rows, pieces: np.ndarray, trials: int, sub: int, seed: int, sub_hours: float,
+           taus: np.ndarray) -> list[HoursAccumulator]:
+    """Sum the spacings that cross sub-window and window edges, trial by trial, for each interval."""
     rng = _rng(seed, _STREAM_EDGES)
     u = _uniforms(rng, (4, trials))
     big = p.lam + p.mu
@@ -351,11 +299,11 @@ def _edges(p: Params, rows: _Rows, acc: _Accumulator, trials: int, sub: int, see
     end_planned[trial_last] = end_p_last
     # A row with interruptions: its first piece ends a gap, its last piece starts one.
     fp = first_piece_pos
-    vals[fp] = np.where(has, acc.first_piece, sub_hours)
+    vals[fp] = np.where(has, pieces[0], sub_hours)
     ends[fp] = has
     end_planned[fp] = has & rows.first_planned
     lp = fp[has] + 1
-    vals[lp] = acc.last_piece[has]
+    vals[lp] = pieces[1][has]
     kind_planned[lp] = rows.last_planned[has]
 
     gap = np.cumsum(ends) - ends
@@ -372,18 +320,20 @@ def _edges(p: Params, rows: _Rows, acc: _Accumulator, trials: int, sub: int, see
     lo[first_gap] = vals[trial_first]
     hi = g.copy()
     hi[last_gap] -= vals[trial_last]
-    if big == 0:
-        # No interruptions ever: one endless interval, entered at a uniformly random phase of the
-        # checkpoint cycle (steady state), and nothing in progress is ever rolled back.
-        lo[:] = u[2] * p.s
-        hi[:] = lo + p.hours
-        g = hi + p.s
-        ends_planned = np.ones(ngaps, dtype=bool)
     down = np.where(starts_planned, p.r_planned, p.r_unplanned) if big > 0 else np.zeros(ngaps)
-    parts = interval_parts(g, down, ends_planned, lo, hi, p.tau, p.c)
-    acc_trials = _Accumulator(trials)
-    acc_trials.add(gap_trial, parts, starts_planned)
-    return acc_trials
+    out = []
+    for tau in taus:
+        if big == 0:
+            # No interruptions ever: one endless interval, entered at a uniformly random phase of the
+            # checkpoint cycle (steady state), and nothing in progress is ever rolled back.
+            lo = u[2] * (tau + p.c)
+            hi = lo + p.hours
+            g = hi + tau + p.c
+            ends_planned = np.ones(ngaps, dtype=bool)
+        acc = HoursAccumulator(trials)
+        acc.add(gap_trial, interval_parts(g, down, ends_planned, lo, hi, tau, p.c), starts_planned)
+        out.append(acc)
+    return out
 
 
 def simulate_trials(
@@ -393,6 +343,7 @@ def simulate_trials(
     layout: Layout | None = None,
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    components: bool = True,
 ) -> RawTrials:
     """Simulate ``scenario.trials`` independent trials of the window.
 
@@ -408,7 +359,29 @@ def simulate_trials(
         Called with the fraction done after each chunk.
     should_stop
         Polled between chunks; returning True raises :class:`Cancelled`.
+    components
+        Split each trial's unplanned interruptions among the components (skip it for sweeps).
     """
+    return simulate_intervals(scenario, params, [params.tau], layout=layout, progress=progress,
+                              should_stop=should_stop, components=components)[0]
+
+
+def simulate_intervals(
+    scenario: Scenario,
+    params: Params,
+    taus: Sequence[float] | np.ndarray,
+    *,
+    layout: Layout | None = None,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    components: bool = True,
+) -> list[RawTrials]:
+    """:func:`simulate_trials` for several checkpoint intervals ``taus`` (hours) on the same draws.
+
+    ``params.tau`` is ignored. The random numbers are drawn once, so this costs little more than one
+    run and the results share their draws exactly (common random numbers).
+    """
+    taus = np.asarray(taus, dtype=float)
     trials, seed = scenario.trials, scenario.seed
     big = params.lam + params.mu
     if layout is None:
@@ -417,7 +390,8 @@ def simulate_trials(
     sub_hours = params.hours / sub
     nrows = trials * sub
     rows = _draw_rows(params, seed, nrows, sub_hours)
-    acc = _Accumulator(nrows)
+    accs = [HoursAccumulator(nrows) for _ in taus]
+    pieces = np.zeros((2, nrows))  # each row's first and last spacing, joined across rows by _edges
     step = layout.rows_per_chunk
     starts = np.arange(0, nrows, step)
     widths = np.maximum.reduceat(rows.n[rows.order], starts) + 1
@@ -428,27 +402,32 @@ def simulate_trials(
         if should_stop is not None and should_stop():
             raise Cancelled()
         idx = rows.order[i * step : (i + 1) * step]
-        _run_chunk(params, rows, idx, int(widths[i]), sub_hours, _rng(seed, _STREAM_SPACINGS, i), acc, work)
+        _run_chunk(params, rows, idx, int(widths[i]), sub_hours, _rng(seed, _STREAM_SPACINGS, i), accs, taus,
+                   pieces, work)
         if progress is not None:
             progress((i + 1) / nchunks)
-    edge = _edges(params, rows, acc, trials, sub, seed, sub_hours)
+    edges = _edges(params, rows, pieces, trials, sub, seed, sub_hours, taus)
 
     def per_trial(a: np.ndarray) -> np.ndarray:
         return a.reshape(trials, sub).sum(axis=1)
 
     unplanned = per_trial(rows.n_unplanned)
+    planned = per_trial(rows.n_planned)
     rates = np.array([c.rate_per_gpu_hour for c in scenario.components])
-    if rates.sum() > 0 and len(rates):
+    if components and rates.sum() > 0:
         by_comp = _rng(seed, _STREAM_COMPONENTS).multinomial(unplanned, rates / rates.sum())
     else:
         by_comp = np.zeros((trials, len(rates)), dtype=np.int64)
-    return RawTrials(
-        unplanned=unplanned,
-        planned=per_trial(rows.n_planned),
-        by_component=by_comp,
-        useful=per_trial(acc.useful) + edge.useful,
-        checkpoint=per_trial(acc.checkpoint) + edge.checkpoint,
-        lost_work=per_trial(acc.lost) + edge.lost,
-        recovery=per_trial(acc.recovery) + edge.recovery,
-        planned_restart=per_trial(acc.planned) + edge.planned,
-    )
+    return [
+        RawTrials(
+            unplanned=unplanned,
+            planned=planned,
+            by_component=by_comp,
+            useful=per_trial(acc.useful) + edge.useful,
+            checkpoint=per_trial(acc.checkpoint) + edge.checkpoint,
+            lost_work=per_trial(acc.lost) + edge.lost,
+            recovery=per_trial(acc.recovery) + edge.recovery,
+            planned_restart=per_trial(acc.planned) + edge.planned,
+        )
+        for acc, edge in zip(accs, edges)
+    ]

@@ -9,7 +9,7 @@ import numpy as np
 from .exact import daly_interval, exact_optimal_interval, young_interval
 from .model import Scenario
 
-__all__ = ["Params", "OptimalIntervals", "optimal_intervals", "resolve", "MIN_INTERVAL_MIN", "MAX_INTERVAL_MIN"]
+__all__ = ["Params", "OptimalIntervals", "optimal_intervals", "resolve", "daly_minutes", "MIN_INTERVAL_MIN", "MAX_INTERVAL_MIN"]
 
 #: Bounds on the checkpoint interval, minutes. 'optimal' is clamped to them.
 MIN_INTERVAL_MIN = 0.01
@@ -60,7 +60,7 @@ def optimal_intervals(scenario: Scenario) -> OptimalIntervals:
     m_min = scenario.cluster_mtbf_hours * 60.0
     c_min = scenario.checkpoint_write_s / 60.0
     young = _clamp(float(young_interval(c_min, m_min)))
-    daly = _clamp(float(daly_interval(c_min, m_min)))
+    daly = daly_minutes(scenario)
     lam = scenario.failure_rate_per_hour
     if lam == 0 or c_min == 0:
         exact = young if lam > 0 else MAX_INTERVAL_MIN
@@ -81,10 +81,16 @@ def optimal_intervals(scenario: Scenario) -> OptimalIntervals:
     return OptimalIntervals(young, daly, exact)
 
 
+def daly_minutes(scenario: Scenario) -> float:
+    """Daly's optimal interval for the scenario, minutes, clamped to the allowed range."""
+    c_min = scenario.checkpoint_write_s / 60.0
+    return _clamp(float(daly_interval(c_min, scenario.cluster_mtbf_hours * 60.0)))
+
+
 def resolve(scenario: Scenario, optimal: OptimalIntervals | None = None) -> tuple[Params, float]:
     """The scenario in hours, and the checkpoint interval used (minutes; Daly's when 'optimal')."""
     if scenario.uses_optimal_interval:
-        interval = (optimal or optimal_intervals(scenario)).daly
+        interval = optimal.daly if optimal is not None else daly_minutes(scenario)
     else:
         interval = float(scenario.checkpoint_interval_min)
     params = Params(

@@ -10,15 +10,15 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .engine import Layout, plan_layout
+from .engine import Layout, RawTrials, plan_layout, simulate_intervals, simulate_trials
 from .exact import time_fractions
 from .model import Scenario
-from .params import resolve
-from .results import simulate
+from .params import Params, resolve
+from .results import expected_for
 
 __all__ = ["SweepResult", "gpu_counts", "interval_points", "sweep_gpus", "sweep_interval", "GUIDE_GPUS"]
 
@@ -84,20 +84,10 @@ def interval_points(points: int = 41, lo_min: float = 1.0, hi_min: float = 1440.
     return np.geomspace(lo_min, hi_min, points)
 
 
-def _run(
-    scenarios: Sequence[Scenario],
-    variable: str,
-    x: np.ndarray,
-    progress: Callable[[float], None] | None,
-    should_stop: Callable[[], bool] | None,
-) -> SweepResult:
-    params = [resolve(s)[0] for s in scenarios]
-    most = max((p.lam + p.mu) * p.hours for p in params)
-    layout: Layout = plan_layout(most, scenarios[0].trials)
+def _summaries(raws: Sequence[RawTrials], params: Sequence[Params], x: np.ndarray, variable: str) -> SweepResult:
     cols: dict[str, list[float]] = {c: [] for c in SweepResult.COLUMNS}
-    for i, (sc, p) in enumerate(zip(scenarios, params)):
-        res = simulate(sc, layout=layout, should_stop=should_stop)
-        g, n = res.goodput, res.trials.unplanned
+    for raw, p in zip(raws, params):
+        g, n = raw.useful / p.hours, raw.unplanned
         p05, p95 = np.percentile(g, [5, 95])
         i05, i95 = np.percentile(n, [5, 95])
         cols["interruptions_mean"].append(float(n.mean()))
@@ -108,9 +98,7 @@ def _run(
         cols["goodput_sem"].append(float(g.std(ddof=1) / np.sqrt(g.size)) if g.size > 1 else 0.0)
         cols["goodput_p05"].append(float(p05))
         cols["goodput_p95"].append(float(p95))
-        cols["goodput_expected"].append(res.expected.goodput)
-        if progress is not None:
-            progress((i + 1) / len(scenarios))
+        cols["goodput_expected"].append(expected_for(p).goodput)
     return SweepResult(variable, np.asarray(x, dtype=float), **{k: np.asarray(v) for k, v in cols.items()})
 
 
@@ -126,8 +114,14 @@ def sweep_gpus(
     With ``checkpoint_interval_min = 'optimal'`` each point uses its own optimum.
     """
     xs = gpu_counts() if counts is None else np.asarray(counts, dtype=np.int64)
-    scenarios = [scenario.replace(gpus=int(n)) for n in xs]
-    return _run(scenarios, "gpus", xs, progress, should_stop)
+    params = [resolve(scenario.replace(gpus=int(n)))[0] for n in xs]
+    layout: Layout = plan_layout(max((p.lam + p.mu) * p.hours for p in params), scenario.trials)
+    raws = []
+    for i, p in enumerate(params):
+        raws.append(simulate_trials(scenario, p, layout=layout, should_stop=should_stop, components=False))
+        if progress is not None:
+            progress((i + 1) / len(params))
+    return _summaries(raws, params, xs, "gpus")
 
 
 def sweep_interval(
@@ -139,8 +133,11 @@ def sweep_interval(
 ) -> SweepResult:
     """The scenario at each checkpoint interval (minutes; default :func:`interval_points`)."""
     xs = interval_points() if intervals_min is None else np.asarray(intervals_min, dtype=float)
-    scenarios = [scenario.replace(checkpoint_interval_min=float(t)) for t in xs]
-    return _run(scenarios, "checkpoint_interval_min", xs, progress, should_stop)
+    base, _ = resolve(scenario)
+    raws = simulate_intervals(scenario, base, xs / 60.0, progress=progress, should_stop=should_stop,
+                              components=False)
+    params = [replace(base, tau=float(t) / 60.0) for t in xs]
+    return _summaries(raws, params, xs, "checkpoint_interval_min")
 
 
 def expected_goodput_curve(scenario: Scenario, variable: str, xs: np.ndarray) -> np.ndarray:
