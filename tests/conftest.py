@@ -1,7 +1,60 @@
-"""Shared test setup: Qt runs offscreen; no test may leave a thread or timer running."""
+"""Shared test setup: Qt runs offscreen, settings go to a temporary folder, and no test may leave a
+computation thread running."""
 
 from __future__ import annotations
 
 import os
 
+import pytest
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture
+def isolated_settings(tmp_path, qapp):
+    """QSettings in a fresh folder, so tests never read or write the user's."""
+    from PySide6.QtCore import QSettings
+
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    qapp.setOrganizationName("planner-gui-tests")
+    qapp.setApplicationName("planner-gui-tests")
+    QSettings().clear()
+    yield tmp_path / "settings"
+
+
+@pytest.fixture
+def no_dialogs(monkeypatch):
+    """An unexpected modal dialog fails the test instead of hanging it; tests patch the ones they expect."""
+    from PySide6.QtWidgets import QMessageBox
+
+    def unexpected(*args, **kwargs):
+        raise AssertionError(f"unexpected dialog: {args[1:3]}")
+
+    for name in ("question", "critical", "warning", "information"):
+        monkeypatch.setattr(QMessageBox, name, unexpected)
+
+
+@pytest.fixture
+def make_window(qtbot, isolated_settings, no_dialogs):
+    """Build main windows; each is closed at the end and its worker thread must have stopped."""
+    from planner_gui.ui import MainWindow
+
+    made = []
+
+    def make(*args, wait: bool = True, **kwargs):
+        win = MainWindow(*args, **kwargs)
+        win.show()
+        made.append(win)
+        if wait:
+            with qtbot.waitSignal(win.resultsShown, timeout=60_000):
+                pass
+        return win
+
+    yield make
+    for win in made:
+        win._confirm_discard = lambda: True  # never prompt while tearing down
+        win.close()
+        assert not win.compute._thread.isRunning(), "a computation thread outlived its test"
+        win.deleteLater()
+    qtbot.wait(10)

@@ -1,0 +1,123 @@
+"""Start the desktop application: display check, logging, error dialog, main window.
+
+Environment:
+
+``PLANNER_GUI_QUIT_AFTER_START=1``
+    Quit by itself once the first results are shown (used to smoke-test the built bundle).
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from . import __version__
+
+log = logging.getLogger("planner_gui")
+
+QUIT_ENV = "PLANNER_GUI_QUIT_AFTER_START"
+HEADLESS_HINT = "use 'planner-gui run --preset llama3-405b' for the command line"
+
+
+def display_available() -> bool:
+    """Whether Qt can open a window here (or has been told to draw offscreen)."""
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    if sys.platform in ("win32", "darwin"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def log_dir() -> Path:
+    """The user's log directory for this app (created if missing)."""
+    from PySide6.QtCore import QStandardPaths
+
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
+    path = Path(base or Path.home() / ".planner-gui") / "logs"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _setup_logging() -> Path | None:
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    target = None
+    try:
+        target = log_dir() / "planner-gui.log"
+        handler: logging.Handler = logging.handlers.RotatingFileHandler(target, maxBytes=2_000_000, backupCount=3,
+                                                                        encoding="utf-8")
+        handler.setFormatter(fmt)
+        root.addHandler(handler)
+    except OSError as exc:  # a read-only home must not stop the app
+        print(f"planner-gui: cannot write the log file ({exc})", file=sys.stderr)
+    if sys.stderr is not None:  # None in a windowed frozen app
+        console = logging.StreamHandler(sys.stderr)
+        console.setFormatter(fmt)
+        root.addHandler(console)
+    return target
+
+
+def _install_excepthook(log_file: Path | None) -> None:
+    """Log any uncaught exception and show it in one dialog (not a traceback on a terminal)."""
+    shown = {"dialog": False}
+
+    def hook(exc_type, exc, tb) -> None:
+        log.error("unexpected error:\n%s", "".join(traceback.format_exception(exc_type, exc, tb)))
+        if shown["dialog"]:
+            return
+        shown["dialog"] = True
+        try:
+            from PySide6.QtWidgets import QApplication, QMessageBox
+
+            if QApplication.instance() is not None:
+                where = f"\n\nDetails are in {log_file}." if log_file else ""
+                QMessageBox.critical(None, "planner-gui: unexpected error", f"{exc_type.__name__}: {exc}{where}")
+        finally:
+            shown["dialog"] = False
+
+    sys.excepthook = hook
+
+
+def run_gui(scenario_path: str | None = None) -> int:
+    """Open the main window; returns the process exit status."""
+    if not display_available():
+        print(f"planner-gui: no display available; {HEADLESS_HINT}", file=sys.stderr)
+        return 2
+    log_file = _setup_logging()
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    import pyqtgraph as pg
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setOrganizationName("planner-gui")
+    app.setApplicationName("planner-gui")
+    app.setApplicationVersion(__version__)
+    palette = app.palette()
+    pg.setConfigOptions(antialias=True, background=palette.window().color(), foreground=palette.text().color())
+    _install_excepthook(log_file)
+
+    from .ui import MainWindow
+    from .ui.resources import app_icon
+
+    app.setWindowIcon(app_icon())
+    window = MainWindow()
+    if scenario_path:
+        window.open_file(scenario_path, confirm=False)
+    window.show()
+    log.info("planner-gui %s started (Qt platform %s)", __version__, app.platformName())
+    if os.environ.get(QUIT_ENV):
+        def finish() -> None:
+            log.info("init finished")
+            window.close()
+
+        window.resultsShown.connect(lambda: QTimer.singleShot(0, finish))
+        QTimer.singleShot(60_000, app.quit)  # never hang a smoke test
+    else:
+        log.info("init finished")
+    return int(app.exec())

@@ -1,0 +1,64 @@
+"""Render the main window offscreen to a PNG (default: docs/screenshot.png).
+
+Usage: ``python scripts/screenshot.py [OUT.png] [--preset NAME] [--width W --height H] [--baseline]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", nargs="?", default="docs/screenshot.png")
+    ap.add_argument("--preset", default="llama3-405b")
+    ap.add_argument("--width", type=int, default=1600)
+    ap.add_argument("--height", type=int, default=1000)
+    ap.add_argument("--baseline", action="store_true", help="pin the preset, then show 100,000 GPUs over it")
+    args = ap.parse_args()
+
+    from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    import pyqtgraph as pg
+
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
+    app = QApplication(sys.argv[:1])
+    app.setOrganizationName("planner-gui-screenshot")
+    pal = app.palette()
+    pg.setConfigOptions(antialias=True, background=pal.window().color(), foreground=pal.text().color())
+    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.ui import MainWindow
+
+    win = MainWindow(load_preset(args.preset), restore=False)
+    win.resize(args.width, args.height)
+    win.show()
+
+    def wait_for_results() -> None:
+        loop = QEventLoop()
+        win.resultsShown.connect(loop.quit)
+        QTimer.singleShot(120_000, loop.quit)
+        loop.exec()
+        win.resultsShown.disconnect(loop.quit)
+
+    wait_for_results()
+    if args.baseline:
+        win.pin_baseline()
+        win.controls.gpus.set_value(100_000)
+        win.controls.changed.emit(False)
+        wait_for_results()
+    QCoreApplication.processEvents()
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    ok = win.grab().save(args.out)
+    win.close()
+    print(args.out if ok else "could not save the screenshot")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
