@@ -92,14 +92,13 @@ def run_gui(scenario_path: str | None = None) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    import pyqtgraph as pg
+    from .ui.theme import configure_pyqtgraph
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setOrganizationName("planner-gui")
     app.setApplicationName("planner-gui")
     app.setApplicationVersion(__version__)
-    palette = app.palette()
-    pg.setConfigOptions(antialias=True, background=palette.window().color(), foreground=palette.text().color())
+    configure_pyqtgraph(app)
     _install_excepthook(log_file)
 
     from .ui import MainWindow

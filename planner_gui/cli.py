@@ -15,6 +15,7 @@ from . import __version__
 from .core import fmt
 from .core.model import OPTIMAL, DEFAULT_NOTES, Scenario
 from .core.results import SimulationResult, simulate
+from .core.server import SERVE_ARG
 from .core.scenario_io import ScenarioError, load, load_preset, preset_names, validate, write_atomic
 from .core.sweep import sweep_gpus, sweep_interval
 
@@ -199,6 +200,11 @@ def _cmd_gui(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``planner-gui`` command; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == [SERVE_ARG]:  # the window's compute process (see planner_gui.ui.compute)
+        from .core.server import main as serve
+
+        return serve()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -25,13 +25,12 @@ def main() -> int:
     from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
-    import pyqtgraph as pg
-
     QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
     app = QApplication(sys.argv[:1])
     app.setOrganizationName("planner-gui-screenshot")
-    pal = app.palette()
-    pg.setConfigOptions(antialias=True, background=pal.window().color(), foreground=pal.text().color())
+    from planner_gui.ui.theme import configure_pyqtgraph
+
+    configure_pyqtgraph(app)
     from planner_gui.core.scenario_io import load_preset
     from planner_gui.ui import MainWindow
 

@@ -55,6 +55,6 @@ def make_window(qtbot, isolated_settings, no_dialogs):
     for win in made:
         win._confirm_discard = lambda: True  # never prompt while tearing down
         win.close()
-        assert not win.compute._thread.isRunning(), "a computation thread outlived its test"
+        assert not win.compute.alive, "a compute process or thread outlived its test"
         win.deleteLater()
     qtbot.wait(10)

@@ -34,7 +34,7 @@ def settle(qtbot, win: MainWindow) -> None:
     """Wait until the worker is idle and the newest inputs are shown."""
     qtbot.waitUntil(lambda: not win.compute.busy and win.last_result is not None
                     and win.last_result.request.generation == win.compute.generation
-                    and win.last_result.request.quality is FULL, timeout=60_000)
+                    and win.last_result.request.quality == FULL, timeout=60_000)
 
 
 def test_default_window_has_the_named_widgets(make_window):
@@ -170,11 +170,11 @@ def test_rapid_moves_end_with_only_the_last_result(make_window, qtbot):
     final = win.scenario()
     last = shown[-1]
     assert last.main.scenario.restart_min == final.restart_min
-    assert last.request.quality is FULL and last.main.scenario.trials == final.trials
+    assert last.request.quality == FULL and last.main.scenario.trials == final.trials
     assert len(shown) < 40  # previews are throttled to one at a time, not one per move
     gens = [r.request.generation for r in shown]
     assert gens == sorted(gens)  # never an older result after a newer one
-    assert any(r.request.quality is PREVIEW for r in shown[:-1]) or len(shown) == 1
+    assert any(r.request.quality == PREVIEW for r in shown[:-1]) or len(shown) == 1
 
 
 def test_close_with_a_computation_running_exits_cleanly(make_window, qtbot, monkeypatch):
@@ -184,7 +184,7 @@ def test_close_with_a_computation_running_exits_cleanly(make_window, qtbot, monk
     qtbot.waitUntil(lambda: win.compute.busy, timeout=5_000)
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
     assert win.close()
-    assert not win.compute._thread.isRunning()
+    assert not win.compute.alive
 
 
 def test_cancel_stops_a_long_run(make_window, qtbot):

@@ -57,6 +57,8 @@ __all__ = [
 ROW_EVENT_CAP = 1 << 17
 #: Spacings per chunk (a chunk's arrays are a few times this many float64s).
 CHUNK_ELEMENTS = 1 << 18
+#: Upper bound when a caller asks for more rows per chunk (16 MB per array).
+CHUNK_MAX_ELEMENTS = 1 << 21
 #: Refuse scenarios that would simulate more interruptions than this (summed over trials).
 MAX_TOTAL_EVENTS = 4_000_000_000
 
@@ -89,13 +91,17 @@ class RawTrials:
     planned_restart: np.ndarray
 
 
-def plan_layout(expected_events_per_trial: float, trials: int) -> Layout:
-    """Choose sub-windows per trial and rows per chunk for a trial of this many expected events."""
+def plan_layout(expected_events_per_trial: float, trials: int, min_rows: int = 1) -> Layout:
+    """Choose sub-windows per trial and rows per chunk for a trial of this many expected events.
+
+    ``min_rows`` asks for at least that many rows per chunk (sweeps share one layout across points, and
+    small points would otherwise run as many tiny chunks); chunks still stay under ``CHUNK_MAX_ELEMENTS``.
+    """
     subwindows = max(1, math.ceil(expected_events_per_trial / ROW_EVENT_CAP))
     per_row = expected_events_per_trial / subwindows
     width = per_row + 6.0 * math.sqrt(per_row) + 8.0
-    rows = max(1, min(trials * subwindows, int(CHUNK_ELEMENTS // width)))
-    return Layout(subwindows, rows)
+    rows = max(int(CHUNK_ELEMENTS // width), min(min_rows, int(CHUNK_MAX_ELEMENTS // width)))
+    return Layout(subwindows, max(1, min(trials * subwindows, rows)))
 
 
 def _rng(seed: int, *words: int) -> np.random.Generator:

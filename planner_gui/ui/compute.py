@@ -1,160 +1,74 @@
 """Background computation for the window: the newest request wins, stale results are dropped.
 
-One worker thread runs :func:`compute_plan`. Submitting a request while another runs makes the running
-one stop at its next chunk (the engine polls ``should_stop``), so a fast slider drag never queues up
-work. Results and errors come back to the GUI thread through queued signals; the GUI thread never waits
-for the worker.
+The Monte Carlo runs in a child process (:mod:`planner_gui.core.server`), not a thread: the engine
+makes many short numpy calls, and in a thread they contend with the GUI thread for the GIL while it
+paints. Requests go down the child's stdin, results come back on its stdout, read by a small thread
+that turns them into queued Qt signals. Every request carries a generation number; a newer one makes
+the running computation stop at its next chunk. The GUI thread never waits for the computation.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import threading
-import time
-import traceback
-from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from ..core.engine import Cancelled
 from ..core.model import Scenario
-from ..core.results import SimulationResult, simulate
-from ..core.sweep import SweepResult, gpu_counts, interval_points, sweep_gpus, sweep_interval
+from ..core.plan import FULL, PREVIEW, PlanRequest, PlanResult, Quality
+from ..core.server import SERVE_ARG, read_frame, write_frame
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Quality", "PREVIEW", "FULL", "PlanRequest", "PlanResult", "ComputeController", "compute_plan"]
+__all__ = ["Quality", "PREVIEW", "FULL", "PlanRequest", "PlanResult", "ComputeController"]
 
 
-@dataclass(frozen=True)
-class Quality:
-    """How much Monte Carlo to spend: a quick preview while dragging, the full run when the hand stops."""
-
-    name: str
-    max_trials: int | None  # main run; None = the scenario's own trial count
-    interval_points: int
-    interval_trials: int
-    gpu_points: int
-    gpu_trials: int
+def server_command() -> list[str]:
+    """How to start the compute server: this same program with a hidden argument."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, SERVE_ARG]
+    return [sys.executable, "-m", "planner_gui", SERVE_ARG]
 
 
-PREVIEW = Quality("preview", 200, 21, 100, 21, 30)
-FULL = Quality("full", None, 41, 200, 41, 100)
+def _server_env() -> dict[str, str]:
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])  # so the child imports this very package
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
 
 
-@dataclass(frozen=True)
-class PlanRequest:
-    scenario: Scenario
-    quality: Quality = FULL
-    generation: int = 0
+class _Reader(QThread):
+    """Blocks on the results pipe and forwards every message as a signal."""
 
+    message = Signal(str, int, object)
 
-@dataclass
-class PlanResult:
-    """Everything the plots show for one scenario."""
-
-    request: PlanRequest
-    main: SimulationResult
-    by_interval: SweepResult
-    by_gpus: SweepResult
-    seconds: float = 0.0
-    timings: dict[str, float] = field(default_factory=dict)
-
-
-def _gpu_sweep_key(sc: Scenario, q: Quality) -> tuple:
-    # The GPU sweep does not depend on the current GPU count (only on the range it must cover).
-    return (sc.replace(gpus=1, name=""), q.gpu_points, q.gpu_trials, max(sc.gpus, 1_048_576))
-
-
-class _GpuSweepCache:
-    def __init__(self) -> None:
-        self._items: dict[tuple, SweepResult] = {}
-
-    def get(self, key: tuple) -> SweepResult | None:
-        return self._items.get(key)
-
-    def put(self, key: tuple, value: SweepResult) -> None:
-        if len(self._items) > 16:
-            self._items.clear()
-        self._items[key] = value
-
-
-def compute_plan(req: PlanRequest, should_stop=None, progress=None, cache: _GpuSweepCache | None = None
-                 ) -> PlanResult:
-    """Run the main simulation and both sweeps for a request (in the calling thread)."""
-    t0 = time.perf_counter()
-    q, sc = req.quality, req.scenario
-    trials = sc.trials if q.max_trials is None else min(sc.trials, q.max_trials)
-    timings: dict[str, float] = {}
-
-    def step(name: str, weight0: float, weight1: float):
-        def report(f: float) -> None:
-            if progress is not None:
-                progress(weight0 + (weight1 - weight0) * f)
-
-        return report
-
-    main = simulate(sc.replace(trials=trials), should_stop=should_stop, progress=step("main", 0.0, 0.5))
-    timings["main"] = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    by_interval = sweep_interval(
-        sc.replace(trials=min(trials, q.interval_trials)),
-        interval_points(q.interval_points),
-        should_stop=should_stop,
-        progress=step("interval", 0.5, 0.7),
-    )
-    timings["interval"] = time.perf_counter() - t1
-    t2 = time.perf_counter()
-    key = _gpu_sweep_key(sc, q)
-    by_gpus = cache.get(key) if cache is not None else None
-    if by_gpus is None:
-        counts = gpu_counts(q.gpu_points, 1024, max(sc.gpus, 1_048_576))
-        by_gpus = sweep_gpus(sc.replace(trials=min(trials, q.gpu_trials)), counts, should_stop=should_stop,
-                             progress=step("gpus", 0.7, 1.0))
-        if cache is not None:
-            cache.put(key, by_gpus)
-    timings["gpus"] = time.perf_counter() - t2
-    return PlanResult(req, main, by_interval, by_gpus, time.perf_counter() - t0, timings)
-
-
-class _Worker(QObject):
-    finished = Signal(object)  # PlanResult
-    failed = Signal(int, str)  # generation, one-line message
-    cancelled = Signal(int)
-    progress = Signal(int, float)
-
-    def __init__(self, controller: "ComputeController") -> None:
+    def __init__(self, conn) -> None:
         super().__init__()
-        self._controller = controller
-        self._cache = _GpuSweepCache()
+        self.setObjectName("planner-results-reader")
+        self._conn = conn
 
-    @Slot()
-    def process(self) -> None:
-        ctl = self._controller
+    def run(self) -> None:
         while True:
-            req = ctl._take_pending()
-            if req is None:
-                return
-            gen = req.generation
-
-            def should_stop(gen: int = gen) -> bool:
-                return ctl._latest_generation != gen or ctl._shutting_down
-
             try:
-                res = compute_plan(req, should_stop, lambda f, gen=gen: self.progress.emit(gen, f), self._cache)
-            except Cancelled:
-                self.cancelled.emit(gen)
+                kind, gen, payload = read_frame(self._conn)
+            except (EOFError, OSError, ValueError):
+                return
+            except Exception:  # a result that cannot be unpickled: report it, keep reading
+                log.exception("unreadable message from the compute process")
+                self.message.emit("failed", -1, ("unreadable result", ""))
                 continue
-            except Exception as exc:  # a bug or an impossible scenario: tell the user, log the details
-                log.error("computation failed:\n%s", traceback.format_exc())
-                self.failed.emit(gen, f"{type(exc).__name__}: {exc}")
-                continue
-            self.finished.emit(res)
+            if kind == "bye":
+                return
+            self.message.emit(kind, gen, payload)
 
 
 class ComputeController(QObject):
-    """Owns the worker thread; ``submit`` from the GUI thread, results arrive as signals.
+    """Owns the compute process; ``submit`` from the GUI thread, results arrive as signals.
 
     Signals carry only the newest generation's outcome: anything older is dropped here.
     """
@@ -164,42 +78,33 @@ class ComputeController(QObject):
     cancelled = Signal()
     progress = Signal(float)
     busyChanged = Signal(bool)
-    _wake = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._lock = threading.Lock()
-        self._pending: PlanRequest | None = None
-        self._latest_generation = 0
-        self._shutting_down = False
+        self._latest = 0
         self._busy = False
-        self._thread = QThread()
-        self._thread.setObjectName("planner-compute")
-        self._worker = _Worker(self)
-        self._worker.moveToThread(self._thread)
-        self._wake.connect(self._worker.process)
-        self._worker.finished.connect(self._on_finished)
-        self._worker.failed.connect(self._on_failed)
-        self._worker.cancelled.connect(self._on_cancelled)
-        self._worker.progress.connect(self._on_progress)
-        self._thread.start()
+        self._closed = False
+        self._send_lock = threading.Lock()
+        self._process = subprocess.Popen(server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         env=_server_env())
+        self._reader = _Reader(self._process.stdout)
+        self._reader.message.connect(self._on_message)
+        self._reader.start()
 
     # -- GUI thread API ---------------------------------------------------------
     def submit(self, scenario: Scenario, quality: Quality = FULL) -> int:
         """Ask for results for ``scenario``; any older request is abandoned. Returns its generation."""
-        with self._lock:
-            self._latest_generation += 1
-            gen = self._latest_generation
-            self._pending = PlanRequest(scenario, quality, gen)
+        if self._closed:
+            return self._latest
+        self._latest += 1
         self._set_busy(True)
-        self._wake.emit()
-        return gen
+        self._send(PlanRequest(scenario, quality, self._latest))
+        return self._latest
 
     def cancel(self) -> None:
         """Stop the running computation (its result is never shown)."""
-        with self._lock:
-            self._latest_generation += 1
-            self._pending = None
+        self._latest += 1
+        self._send(("cancel", self._latest))
         self._set_busy(False)
         self.cancelled.emit()
 
@@ -209,49 +114,60 @@ class ComputeController(QObject):
 
     @property
     def generation(self) -> int:
-        return self._latest_generation
+        return self._latest
 
-    def shutdown(self, timeout_ms: int = 10_000) -> bool:
-        """Stop the worker thread (the running chunk finishes first). Returns True if it stopped."""
-        self._shutting_down = True
-        with self._lock:
-            self._pending = None
-        self._thread.quit()
-        stopped = self._thread.wait(timeout_ms)
+    @property
+    def alive(self) -> bool:
+        """Whether the compute process or the reader thread is still running."""
+        return self._process.poll() is None or self._reader.isRunning()
+
+    def shutdown(self, timeout_s: float = 10.0) -> bool:
+        """Stop the compute process (its running chunk finishes first). Returns True if it stopped."""
+        if not self._closed:
+            self._closed = True
+            self._send("quit")
+            try:
+                self._process.stdin.close()
+            except OSError:
+                pass
+        try:
+            self._process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            log.warning("the compute process did not stop in %.0f s; killing it", timeout_s)
+            self._process.kill()
+            self._process.wait(5.0)
+        self._reader.wait(int(timeout_s * 1000))
+        self._process.stdout.close()
         self._set_busy(False)
-        return bool(stopped)
+        return not self.alive
 
     # -- internals ----------------------------------------------------------------
-    def _take_pending(self) -> PlanRequest | None:
-        with self._lock:
-            req, self._pending = self._pending, None
-            return req
+    def _send(self, obj: object) -> None:
+        with self._send_lock:
+            try:
+                write_frame(self._process.stdin, obj)
+            except (OSError, ValueError) as exc:  # the process is gone
+                log.error("cannot reach the compute process: %s", exc)
+                self.failed.emit("the compute process stopped; restart the application")
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self._busy:
             self._busy = busy
             self.busyChanged.emit(busy)
 
-    def _is_current(self, gen: int) -> bool:
-        return gen == self._latest_generation and not self._shutting_down
-
-    @Slot(object)
-    def _on_finished(self, res: PlanResult) -> None:
-        if self._is_current(res.request.generation):
+    @Slot(str, int, object)
+    def _on_message(self, kind: str, gen: int, payload: object) -> None:
+        if gen == -1 and not self._closed:
+            gen = self._latest  # a message that could not be read belongs to the current request
+        if gen != self._latest or self._closed:
+            return  # stale: a newer request has been made since
+        if kind == "progress":
+            self.progress.emit(float(np.clip(payload, 0.0, 1.0)))
+        elif kind == "result":
             self._set_busy(False)
-            self.resultReady.emit(res)
-
-    @Slot(int, str)
-    def _on_failed(self, gen: int, message: str) -> None:
-        if self._is_current(gen):
+            self.resultReady.emit(payload)
+        elif kind == "failed":
+            message, details = payload
+            log.error("computation failed: %s\n%s", message, details)
             self._set_busy(False)
             self.failed.emit(message)
-
-    @Slot(int)
-    def _on_cancelled(self, gen: int) -> None:
-        del gen  # superseded requests cancel themselves silently
-
-    @Slot(int, float)
-    def _on_progress(self, gen: int, fraction: float) -> None:
-        if self._is_current(gen):
-            self.progress.emit(float(np.clip(fraction, 0.0, 1.0)))

@@ -56,6 +56,8 @@ class MainWindow(QMainWindow):
         self._saved_text = dumps(scenario)
         self.last_result: PlanResult | None = None
         self._preview_wanted = False
+        self._render_steps: list = []
+        self._rendering = False
 
         self.controls = ControlsPanel(scenario)
         self.summary = SummaryStrip()
@@ -200,13 +202,27 @@ class MainWindow(QMainWindow):
         self.recompute()
 
     def _show(self, res: PlanResult) -> None:
+        """Render a result in steps, one turn of the event loop each; a newer result replaces the rest."""
+        steps = self.plots.render_steps(res)
+        self._render_steps = [lambda: (self.summary.show_result(res), steps[0]()), *steps[1:-1],
+                              lambda: (steps[-1](), self._shown(res))]
+        if not self._rendering:
+            self._rendering = True
+            QTimer.singleShot(0, self._render_next)
+
+    def _render_next(self) -> None:
+        if not self._render_steps:
+            self._rendering = False
+            return
+        self._render_steps.pop(0)()
+        QTimer.singleShot(0, self._render_next)
+
+    def _shown(self, res: PlanResult) -> None:
         self.last_result = res
-        self.plots.show_result(res)
-        self.summary.show_result(res)
         q = res.request.quality
         trials = res.main.scenario.trials
         self.status.setText(
-            f"{'Preview' if q is PREVIEW else 'Showing'}: {trials:,} trials at {res.main.scenario.gpus:,} GPUs "
+            f"{'Preview' if q.name == PREVIEW.name else 'Showing'}: {trials:,} trials at {res.main.scenario.gpus:,} GPUs "
             f"in {res.seconds * 1000:,.0f} ms"
         )
         self.resultsShown.emit()

@@ -103,7 +103,7 @@ class _Band:
         self.hi = plot.plot(pen=None)
         self.fill = pg.FillBetweenItem(self.lo, self.hi, brush=_brush(color, 60))
         plot.addItem(self.fill)
-        self.mean = plot.plot(pen=_pen(color), name=name)
+        self.mean = plot.plot(pen=_pen(color), name=name, antialias=True)
         self.base = plot.plot(pen=_pen(color, 1.5, Qt.PenStyle.DashDotLine, 110), name="baseline")
         self.base.setVisible(False)
 
@@ -237,7 +237,26 @@ class PlotsPanel(QWidget):
 
     # -- updates -------------------------------------------------------------------------
     def show_result(self, res: PlanResult) -> None:
-        """Draw ``res`` into the existing items."""
+        """Draw ``res`` into the existing items, all at once."""
+        for step in self.render_steps(res):
+            step()
+
+    def render_steps(self, res: PlanResult) -> list:
+        """The updates for ``res`` in three steps of two plots each (the baseline with the last).
+
+        The window runs them in separate turns of the event loop: repainting all six plots at once
+        takes 60-90 ms in software rendering (each plot's scene repaints separately), which would hold
+        up input and timers; two plots at a time stay near 30 ms.
+        """
+        def last() -> None:
+            self._show_breakdown(res)
+            self._show_baseline()
+
+        return [lambda: self._show_gpus(res),
+                lambda: (self._show_interval(res), self._show_components(res)),
+                lambda: (self._show_histogram(res), last())]
+
+    def _show_gpus(self, res: PlanResult) -> None:
         main, g = res.main, res.by_gpus
         sc = main.scenario
         lx = np.log10(g.x)
@@ -250,11 +269,6 @@ class PlotsPanel(QWidget):
         span = (float(lx[0]), float(max(lx[-1], math.log10(sc.gpus))))
         for name in ("interruptionsVsGpusPlot", "goodputVsGpusPlot"):
             self.plot(name).setXRange(*span, padding=0.02)
-        self._show_interval(res)
-        self._show_components(res)
-        self._show_histogram(res)
-        self._show_breakdown(res)
-        self._show_baseline()
 
     def _show_interval(self, res: PlanResult) -> None:
         from ..core.sweep import expected_goodput_curve, interval_points

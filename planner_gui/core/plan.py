@@ -1,0 +1,118 @@
+"""What the window shows for one scenario, computed without Qt: a main run and two sweeps.
+
+The window runs :func:`compute_plan` in a separate process (:mod:`.server`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .engine import Cancelled
+from .model import Scenario
+from .results import SimulationResult, simulate
+from .sweep import SweepResult, gpu_counts, interval_points, sweep_gpus, sweep_interval
+
+__all__ = ["Quality", "PREVIEW", "FULL", "PlanRequest", "PlanResult", "compute_plan", "GpuSweepCache"]
+
+
+@dataclass(frozen=True)
+class Quality:
+    """How much Monte Carlo to spend: a quick preview while dragging, the full run when the hand stops."""
+
+    name: str
+    max_trials: int | None  # main run; None = the scenario's own trial count
+    interval_points: int
+    interval_trials: int
+    gpu_points: int
+    gpu_trials: int
+
+
+PREVIEW = Quality("preview", 200, 21, 100, 21, 40)
+FULL = Quality("full", None, 21, 200, 41, 100)
+#: Interruptions simulated per GPU-sweep point at most (trials are halved for large clusters).
+GPU_SWEEP_EVENTS = 100_000
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    scenario: Scenario
+    quality: Quality = FULL
+    generation: int = 0
+
+
+@dataclass
+class PlanResult:
+    """Everything the plots show for one scenario."""
+
+    request: PlanRequest
+    main: SimulationResult
+    by_interval: SweepResult
+    by_gpus: SweepResult
+    seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _gpu_sweep_key(sc: Scenario, q: Quality) -> tuple:
+    # The GPU sweep does not depend on the current GPU count (only on the range it must cover).
+    return (sc.replace(gpus=1, name=""), q.gpu_points, q.gpu_trials, max(sc.gpus, 1_048_576))
+
+
+class GpuSweepCache:
+    def __init__(self) -> None:
+        self._items: dict[tuple, SweepResult] = {}
+
+    def get(self, key: tuple) -> SweepResult | None:
+        return self._items.get(key)
+
+    def put(self, key: tuple, value: SweepResult) -> None:
+        if len(self._items) > 16:
+            self._items.clear()
+        self._items[key] = value
+
+
+def _gpu_sweep(sc: Scenario, q: Quality, trials: int, should_stop, progress) -> tuple[SweepResult, float]:
+    t0 = time.perf_counter()
+    counts = gpu_counts(q.gpu_points, 1024, max(sc.gpus, 1_048_576))
+    res = sweep_gpus(sc.replace(trials=min(trials, q.gpu_trials)), counts, should_stop=should_stop,
+                     progress=progress, max_events_per_point=GPU_SWEEP_EVENTS)
+    return res, time.perf_counter() - t0
+
+
+def compute_plan(req: PlanRequest, should_stop=None, progress=None, cache: GpuSweepCache | None = None
+                 ) -> PlanResult:
+    """Run the main simulation and both sweeps for a request, in the calling thread.
+
+    (Running the GPU sweep in a second thread was measured: the engine's many short numpy calls contend
+    for the GIL, so it saved little and took the core the GUI thread paints with.)
+    """
+    t0 = time.perf_counter()
+    q, sc = req.quality, req.scenario
+    trials = sc.trials if q.max_trials is None else min(sc.trials, q.max_trials)
+    timings: dict[str, float] = {}
+
+    def step(name: str, weight0: float, weight1: float):
+        def report(f: float) -> None:
+            if progress is not None:
+                progress(weight0 + (weight1 - weight0) * f)
+
+        return report
+
+    key = _gpu_sweep_key(sc, q)
+    by_gpus = cache.get(key) if cache is not None else None
+    main = simulate(sc.replace(trials=trials), should_stop=should_stop, progress=step("main", 0.0, 0.5))
+    timings["main"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    by_interval = sweep_interval(
+        sc.replace(trials=min(trials, q.interval_trials)),
+        interval_points(q.interval_points),
+        should_stop=should_stop,
+        progress=step("interval", 0.5, 0.7),
+    )
+    timings["interval"] = time.perf_counter() - t1
+    if by_gpus is None:
+        by_gpus, timings["gpus"] = _gpu_sweep(sc, q, trials, should_stop, step("gpus", 0.7, 1.0))
+        if cache is not None:
+            cache.put(key, by_gpus)
+    return PlanResult(req, main, by_interval, by_gpus, time.perf_counter() - t0, timings)
+
