@@ -90,6 +90,7 @@ def wait_shown(win, generation: int, timeout_s: float = 60.0) -> float:
     if not (win.last_result and win.last_result.request.generation >= generation):
         loop.exec()
     win.resultsShown.disconnect(check)
+    QApplication.processEvents()  # "showing" includes the repaint that the new data asked for
     return time.perf_counter() - t0
 
 

@@ -29,7 +29,7 @@ class Quality:
 
 
 PREVIEW = Quality("preview", 200, 21, 100, 21, 40)
-FULL = Quality("full", None, 21, 200, 41, 100)
+FULL = Quality("full", None, 21, 150, 41, 100)
 #: Interruptions simulated per GPU-sweep point at most (trials are halved for large clusters).
 GPU_SWEEP_EVENTS = 100_000
 

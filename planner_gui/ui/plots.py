@@ -42,6 +42,9 @@ def _log_count(v: np.ndarray) -> np.ndarray:
     return np.log10(np.maximum(np.asarray(v, dtype=float), 0.1))
 
 
+PLOT_ORDER = list(PLOT_NAMES)
+
+
 def category_color(category: str, index: int = 0) -> str:
     return CATEGORY_COLORS.get(category, _PALETTE[(index + 4) % len(_PALETTE)])
 
@@ -104,7 +107,7 @@ class _Band:
         self.fill = pg.FillBetweenItem(self.lo, self.hi, brush=_brush(color, 60))
         plot.addItem(self.fill)
         self.mean = plot.plot(pen=_pen(color), name=name, antialias=True)
-        self.base = plot.plot(pen=_pen(color, 1.5, Qt.PenStyle.DashDotLine, 110), name="baseline")
+        self.base = plot.plot(pen=_pen(color, 1.5, Qt.PenStyle.DashDotLine, 110))
         self.base.setVisible(False)
 
     def set(self, x, lo, mean, hi) -> None:
@@ -132,7 +135,10 @@ class PlotsPanel(QWidget):
             w.setObjectName(name)
             w.setMinimumSize(280, 200)
             w.setTitle(title)
-            w.showGrid(x=True, y=True, alpha=0.2)
+            # Grids are costly to repaint in software (alpha-blended lines across the whole plot): only
+            # the goodput plots get one, horizontal, to read percentages off.
+            if name in ("goodputVsGpusPlot", "goodputVsIntervalPlot"):
+                w.showGrid(x=False, y=True, alpha=0.15)
             w.getPlotItem().setMenuEnabled(True)
             self.widgets[name] = w
             grid.addWidget(w, i // 2, i % 2)
@@ -242,19 +248,37 @@ class PlotsPanel(QWidget):
             step()
 
     def render_steps(self, res: PlanResult) -> list:
-        """The updates for ``res`` in three steps of two plots each (the baseline with the last).
+        """The updates for ``res`` in two steps: the top three plots, then the rest and the baseline.
 
-        The window runs them in separate turns of the event loop: repainting all six plots at once
-        takes 60-90 ms in software rendering (each plot's scene repaints separately), which would hold
-        up input and timers; two plots at a time stay near 30 ms.
+        The window runs them in separate turns of the event loop. Each step holds back repaints until
+        its plots are all updated, so they are repainted together once (otherwise each plot's scene
+        triggers a repaint of its own); and repainting half the plots at a time keeps the event loop
+        from stalling on a repaint of all six.
         """
-        def last() -> None:
+        def top() -> None:
+            self._show_gpus(res)
+            self._show_interval(res)
+
+        def bottom() -> None:
+            self._show_components(res)
+            self._show_histogram(res)
             self._show_breakdown(res)
             self._show_baseline()
 
-        return [lambda: self._show_gpus(res),
-                lambda: (self._show_interval(res), self._show_components(res)),
-                lambda: (self._show_histogram(res), last())]
+        return [self._batched(top, PLOT_ORDER[:3]), self._batched(bottom, PLOT_ORDER[3:])]
+
+    def _batched(self, update, names) -> callable:
+        def run() -> None:
+            widgets = [self.widgets[n] for n in names]
+            for w in widgets:
+                w.setUpdatesEnabled(False)
+            try:
+                update()
+            finally:
+                for w in widgets:
+                    w.setUpdatesEnabled(True)
+
+        return run
 
     def _show_gpus(self, res: PlanResult) -> None:
         main, g = res.main, res.by_gpus
