@@ -1,0 +1,91 @@
+"""Build inputs and the app's start-up plumbing (the bundle itself is built and smoke-tested by .ci/run)."""
+
+from __future__ import annotations
+
+import configparser
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_icon_renderings_exist_and_match_their_formats():
+    res = ROOT / "resources"
+    assert (res / "planner-gui.svg").read_text().lstrip().startswith("<svg")
+    assert (res / "planner-gui.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (res / "planner-gui.ico").read_bytes()[:4] == b"\x00\x00\x01\x00"
+    assert (res / "planner-gui.icns").read_bytes()[:4] == b"icns"
+    for size in (16, 32, 48, 64, 128, 256, 512):
+        assert (res / "png" / f"planner-gui-{size}.png").stat().st_size > 100
+    packaged = ROOT / "planner_gui" / "resources" / "icon.svg"
+    assert packaged.read_bytes() == (res / "planner-gui.svg").read_bytes()
+
+
+def test_desktop_file_is_valid():
+    cp = configparser.ConfigParser(interpolation=None)
+    cp.optionxform = str
+    cp.read(ROOT / "resources" / "planner-gui.desktop")
+    entry = cp["Desktop Entry"]
+    assert entry["Type"] == "Application" and entry["Exec"].startswith("planner-gui")
+    assert entry["Icon"] == "planner-gui" and entry["Terminal"] == "false"
+    assert entry["Categories"].endswith(";")
+
+
+def test_spec_keeps_qtopengl_and_excludes_other_bindings():
+    spec = (ROOT / "packaging" / "planner-gui.spec").read_text()
+    assert '"PySide6.QtOpenGL"' not in spec.replace("Not excluded: PySide6.QtOpenGL", "")
+    for name in ("PyQt5", "PyQt6", "PySide2", "tkinter"):
+        assert f'"{name}"' in spec
+
+
+def test_app_icon_loads(qapp):
+    from planner_gui.ui.resources import app_icon
+
+    icon = app_icon()
+    assert not icon.isNull() and icon.pixmap(64, 64).width() == 64
+
+
+def test_unexpected_error_is_logged_and_shown_once(qapp, monkeypatch, caplog, tmp_path):
+    from PySide6.QtWidgets import QMessageBox
+
+    from planner_gui import app
+
+    shown = []
+    monkeypatch.setattr(QMessageBox, "critical", lambda *a, **k: shown.append(a[2]))
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    app._install_excepthook(tmp_path / "planner-gui.log")
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        with caplog.at_level(logging.ERROR, logger="planner_gui"):
+            sys.excepthook(*sys.exc_info())
+    assert len(shown) == 1 and "RuntimeError: boom" in shown[0] and "planner-gui.log" in shown[0]
+    assert "unexpected error" in caplog.text and "boom" in caplog.text
+
+
+@pytest.mark.parametrize("argv", [["_compute-server"]])
+def test_compute_server_answers_over_pipes(argv):
+    """The hidden server mode that the window (and the frozen bundle) start as a child process."""
+    import subprocess
+
+    from planner_gui.core.plan import FULL, PlanRequest
+    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.server import read_frame, write_frame
+
+    with subprocess.Popen([sys.executable, "-m", "planner_gui", *argv], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, cwd=ROOT) as proc:
+        sc = load_preset("llama3-405b").replace(trials=50)
+        write_frame(proc.stdin, PlanRequest(sc, FULL, 1))
+        kinds = []
+        while True:
+            kind, gen, payload = read_frame(proc.stdout)
+            kinds.append(kind)
+            if kind == "result":
+                break
+        assert gen == 1 and payload.main.scenario == sc and len(payload.by_gpus.x) == FULL.gpu_points
+        write_frame(proc.stdin, "quit")
+        assert read_frame(proc.stdout)[0] == "bye"
+        assert proc.wait(30) == 0
