@@ -20,6 +20,8 @@ def main() -> int:
     ap.add_argument("--width", type=int, default=1600)
     ap.add_argument("--height", type=int, default=1000)
     ap.add_argument("--baseline", action="store_true", help="pin the preset, then show 100,000 GPUs over it")
+    ap.add_argument("--dark", action="store_true", help="use a dark palette (Fusion style)")
+    ap.add_argument("--expand", default="", help="expand this failure-rate category, e.g. GPU")
     args = ap.parse_args()
 
     from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, QTimer
@@ -28,6 +30,17 @@ def main() -> int:
     QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
     app = QApplication(sys.argv[:1])
     app.setOrganizationName("planner-gui-screenshot")
+    if args.dark:
+        from PySide6.QtGui import QColor, QPalette
+
+        app.setStyle("Fusion")
+        pal = QPalette()
+        for role, color in ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#e6e6e6"),
+                            (QPalette.ColorRole.Base, "#1e1e1e"), (QPalette.ColorRole.Text, "#e6e6e6"),
+                            (QPalette.ColorRole.Button, "#3a3a3a"), (QPalette.ColorRole.ButtonText, "#e6e6e6"),
+                            (QPalette.ColorRole.Mid, "#9a9a9a"), (QPalette.ColorRole.Highlight, "#4e79a7")):
+            pal.setColor(role, QColor(color))
+        app.setPalette(pal)
     from planner_gui.ui.theme import configure_pyqtgraph
 
     configure_pyqtgraph(app)
@@ -37,6 +50,12 @@ def main() -> int:
     win = MainWindow(load_preset(args.preset), restore=False)
     win.resize(args.width, args.height)
     win.show()
+    if args.expand:
+        from superqt import QCollapsible
+
+        box = win.findChild(QCollapsible, f"category:{args.expand}")
+        if box is not None:
+            box.expand(animate=False)
 
     def wait_for_results() -> None:
         loop = QEventLoop()

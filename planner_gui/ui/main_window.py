@@ -56,6 +56,7 @@ class MainWindow(QMainWindow):
         self._saved_text = dumps(scenario)
         self.last_result: PlanResult | None = None
         self._preview_wanted = False
+        self._full_wanted = False
         self._render_steps: list = []
         self._rendering = False
 
@@ -180,7 +181,7 @@ class MainWindow(QMainWindow):
 
     # -- computing ----------------------------------------------------------------------
     def recompute(self, preview: bool = False) -> None:
-        """Ask the worker for results for the current inputs."""
+        """Ask the compute process for results for the current inputs (full quality unless ``preview``)."""
         try:
             sc = validate(self.scenario())
         except ScenarioError as exc:
@@ -189,16 +190,25 @@ class MainWindow(QMainWindow):
         self.compute.submit(sc, PREVIEW if preview else FULL)
 
     def _inputs_changed(self, dragging: bool) -> None:
+        """Progressive refinement: a quick low-trial preview first, then the full run.
+
+        While a slider is dragged, previews run one at a time (the next starts when one is shown) and the
+        full run waits for the hand to stop. Any other change starts its preview at once, abandoning
+        whatever was running, and the full run follows it.
+        """
         self._update_title()
         if not dragging:
-            self.recompute()
+            self._preview_wanted = False
+            self._full_wanted = True
+            self.recompute(preview=True)
         elif self.compute.busy:
-            self._preview_wanted = True  # one preview at a time: the next starts when this one is shown
+            self._preview_wanted = True
         else:
             self.recompute(preview=True)
 
     def _drag_finished(self) -> None:
         self._preview_wanted = False
+        self._full_wanted = False
         self.recompute()
 
     def _show(self, res: PlanResult) -> None:
@@ -229,6 +239,9 @@ class MainWindow(QMainWindow):
         if self._preview_wanted:
             self._preview_wanted = False
             self.recompute(preview=True)
+        elif self._full_wanted and q.name == PREVIEW.name:
+            self._full_wanted = False
+            self.recompute()
 
     def _compute_failed(self, message: str) -> None:
         self.status.setText(f"Computation failed: {message}")
