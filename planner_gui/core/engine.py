@@ -184,7 +184,7 @@ def _draw_rows(p: Params, seed: int, rows: int, sub_hours: float) -> _Rows:
 
 
 def _special_columns(rows: _Rows, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Column in the chunk, spacing index and kinds (starts planned, ends planned) of the
+    """Position in ``idx``, spacing index and kinds (starts planned, ends planned) of the
     spacings next to a planned interruption, for the rows ``idx``."""
     pf, fp, pp = rows.pf[idx], rows.fp[idx], rows.pp[idx]
     count = pf + fp + pp
@@ -195,6 +195,41 @@ def _special_columns(rows: _Rows, idx: np.ndarray) -> tuple[np.ndarray, np.ndarr
     starts_planned = (within < pf_c) | (within >= pf_c + fp_c)
     ends_planned = within >= pf_c
     return col, 2 + within, starts_planned, ends_planned
+
+
+class _Specials:
+    """The spacings next to a planned interruption, for all rows in chunk order.
+
+    Found once for every row (not chunk by chunk); each chunk gathers their lengths into ``g``, and
+    :meth:`add_to` adds their hours once all chunks have run.
+    """
+
+    BLOCK = 1 << 14  # elements per pass when adding: small arrays stay in the allocator's heap
+
+    def __init__(self, rows: _Rows, p: Params, step: int) -> None:
+        self.step = step
+        self.position, self.spacing, self.starts_p, self.ends_p = _special_columns(rows, rows.order)
+        nchunks = -(-len(rows.order) // step)
+        self.bounds = np.searchsorted(self.position, np.arange(nchunks + 1) * step)
+        self.rows = rows.order[self.position]
+        self.down = p.r_unplanned + (p.r_planned - p.r_unplanned) * self.starts_p
+        self.g = np.zeros(len(self.position))
+
+    def chunk_slice(self, chunk: int) -> slice:
+        return slice(int(self.bounds[chunk]), int(self.bounds[chunk + 1]))
+
+    def add_to(self, acc: HoursAccumulator, tau: float, c: float) -> None:
+        n = len(self.g)
+        # Blocks end at row boundaries, so that each row's spacings are added in one place.
+        cuts = [0]
+        while cuts[-1] < n:
+            end = min(cuts[-1] + self.BLOCK, n)
+            while end < n and self.rows[end] == self.rows[end - 1]:
+                end += 1
+            cuts.append(end)
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            parts = whole_interval_parts(self.g[a:b], self.down[a:b], self.ends_p[a:b], tau, c)
+            acc.add(self.rows[a:b], parts, self.starts_p[a:b])
 
 
 class _Workspace:
@@ -221,7 +256,7 @@ def _pad_index(n: np.ndarray, width: int) -> np.ndarray:
 
 def _run_chunk(p: Params, rows: _Rows, idx: np.ndarray, width: int, sub_hours: float,
                rng: np.random.Generator, accs: list[HoursAccumulator], taus: np.ndarray,
-               pieces: np.ndarray, work: _Workspace) -> None:
+               pieces: np.ndarray, work: _Workspace, special: "_Specials", chunk: int) -> None:
     """Simulate the rows ``idx`` (one column of spacings per row, drawn in one call) for every interval in
     ``taus``; the draws are shared, so the intervals see common random numbers at little extra cost."""
     n = rows.n[idx]
@@ -237,24 +272,20 @@ def _run_chunk(p: Params, rows: _Rows, idx: np.ndarray, width: int, sub_hours: f
         pieces[1, idx] = e[1] * scale
         removed += e[1]
     e[:2] = 0.0
-    col, spacing, starts_p, ends_p = _special_columns(rows, idx)
-    if len(col):
-        flat = spacing * m + col
-        special = e.reshape(-1)[flat]
+    sl = special.chunk_slice(chunk)
+    if sl.stop > sl.start:
+        col = special.position[sl] - chunk * special.step
+        flat = special.spacing[sl] * m + col
+        values = e.reshape(-1)[flat]
         e.reshape(-1)[flat] = 0.0
-        removed += np.bincount(col, special, m)
-        g_special = special * scale[col]
-        row_special = idx[col]
-        down = p.r_unplanned + (p.r_planned - p.r_unplanned) * starts_p
+        removed += np.bincount(col, values, m)
+        special.g[sl] = values * scale[col]  # their parts are added after the last chunk
     bulk = total - removed
     span = scale * bulk
+    if width <= 2:
+        return
     for acc, tau in zip(accs, taus):
         s = tau + p.c
-        if len(col):
-            # Small per-chunk arrays stay in the allocator's heap; one large array would page-fault.
-            acc.add(row_special, whole_interval_parts(g_special, down, ends_p, tau, p.c), starts_p)
-        if width <= 2:
-            continue
         # Bulk: spacings between two unplanned interruptions; zeroed cells contribute nothing.
         # With b = scale / s, the complete segments in a spacing are floor(max(e b - R/s, 0)).
         b = scale / s
@@ -403,15 +434,18 @@ def simulate_intervals(
     widths = np.maximum.reduceat(rows.n[rows.order], starts) + 1
     sizes = widths * (np.minimum(starts + step, nrows) - starts)
     work = _Workspace(int(sizes.max()), int(widths.max()))
+    special = _Specials(rows, params, step)
     nchunks = len(starts)
     for i in range(nchunks):
         if should_stop is not None and should_stop():
             raise Cancelled()
         idx = rows.order[i * step : (i + 1) * step]
         _run_chunk(params, rows, idx, int(widths[i]), sub_hours, _rng(seed, _STREAM_SPACINGS, i), accs, taus,
-                   pieces, work)
+                   pieces, work, special, i)
         if progress is not None:
             progress((i + 1) / nchunks)
+    for acc, tau in zip(accs, taus):
+        special.add_to(acc, tau, params.c)
     edges = _edges(params, rows, pieces, trials, sub, seed, sub_hours, taus)
 
     def per_trial(a: np.ndarray) -> np.ndarray:
