@@ -185,16 +185,20 @@ def _draw_rows(p: Params, seed: int, rows: int, sub_hours: float) -> _Rows:
 
 def _special_columns(rows: _Rows, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Position in ``idx``, spacing index and kinds (starts planned, ends planned) of the
-    spacings next to a planned interruption, for the rows ``idx``."""
+    spacings next to a planned interruption, for the rows ``idx``.
+
+    Each row's are its spacings 2, 3, ...: first those from a planned to an unplanned interruption,
+    then unplanned to planned, then planned to planned. (np.repeat is used throughout: it is several
+    times faster here than gathering with an index array.)
+    """
     pf, fp, pp = rows.pf[idx], rows.fp[idx], rows.pp[idx]
     count = pf + fp + pp
     total = int(count.sum())
-    col = np.repeat(np.arange(len(count)), count)
+    position = np.repeat(np.arange(len(count)), count)
     within = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
-    pf_c, fp_c = pf[col], fp[col]
-    starts_planned = (within < pf_c) | (within >= pf_c + fp_c)
-    ends_planned = within >= pf_c
-    return col, 2 + within, starts_planned, ends_planned
+    pf_c = np.repeat(pf, count)
+    starts_planned = (within < pf_c) | (within >= np.repeat(pf + fp, count))
+    return position, 2 + within, starts_planned, within >= pf_c
 
 
 class _Specials:
@@ -228,8 +232,8 @@ class _Specials:
                 end += 1
             cuts.append(end)
         for a, b in zip(cuts[:-1], cuts[1:]):
-            parts = whole_interval_parts(self.g[a:b], self.down[a:b], self.ends_p[a:b], tau, c)
-            acc.add(self.rows[a:b], parts, self.starts_p[a:b])
+            acc.add_whole(self.rows[a:b], self.g[a:b], self.down[a:b], self.ends_p[a:b], self.starts_p[a:b],
+                          tau, c)
 
 
 class _Workspace:
