@@ -44,14 +44,18 @@ class _ComponentRow(QWidget):
         self.base = comp
         tip = (f"{comp.name} ({comp.category}): multiplier of its default rate, "
                f"{_rate_text(comp.rate_per_gpu_hour)}. {DEFAULT_NOTES['components']}")
-        self.control = ValueControl(comp.name, "x", slider_range=MULT_RANGE, value_range=(0.0, 1e4), decimals=3,
-                                    value=1.0, tooltip=tip, label_width=150)
+        # The name gets a line of its own: some are long, and the slider needs the width.
+        self.name = QLabel(comp.name)
+        self.name.setToolTip(tip)
+        self.control = ValueControl("", "x", slider_range=MULT_RANGE, value_range=(0.0, 1e4), decimals=3,
+                                    value=1.0, tooltip=tip, label_width=8)
         self.info = QLabel()
         self.info.setStyleSheet("color: palette(mid); font-size: small;")
         self.info.setIndent(8)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 4)
+        lay.setContentsMargins(0, 2, 0, 4)
         lay.setSpacing(0)
+        lay.addWidget(self.name)
         lay.addWidget(self.control)
         lay.addWidget(self.info)
         self.control.edited.connect(lambda _v, drag: self.edited.emit(drag))
