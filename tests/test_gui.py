@@ -264,3 +264,25 @@ def test_app_starts_and_quits_by_itself(tmp_path):
     assert "init finished" in out.stderr and "Traceback" not in out.stderr
     logs = list((tmp_path / "data").rglob("planner-gui.log"))
     assert logs and "init finished" in logs[0].read_text()
+
+
+def test_a_killed_compute_process_is_restarted(make_window, qtbot):
+    win = make_window()
+    first = win.compute._process
+    first.kill()
+    qtbot.waitUntil(lambda: win.compute._process is not first, timeout=20_000)
+    with qtbot.waitSignal(win.resultsShown, timeout=60_000):
+        win.controls.restart.spin.setValue(8.0)
+    settle(qtbot, win)
+    assert win.last_result.main.scenario.restart_min == 8.0
+    assert first.poll() is not None and win.compute._process.poll() is None
+
+
+def test_a_request_survives_the_compute_process_dying_mid_run(make_window, qtbot):
+    win = make_window()
+    win.controls.gpus.spin.setValue(400_000)
+    assert win.compute.busy
+    first = win.compute._process
+    first.kill()
+    settle(qtbot, win)
+    assert win.last_result.main.scenario.gpus == 400_000 and win.compute._process is not first

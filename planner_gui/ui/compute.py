@@ -57,6 +57,7 @@ class _Reader(QThread):
             try:
                 kind, gen, payload = read_frame(self._conn)
             except (EOFError, OSError, ValueError):
+                self.message.emit("gone", -1, None)  # the process ended without saying goodbye
                 return
             except Exception:  # a result that cannot be unpickled: report it, keep reading
                 log.exception("unreadable message from the compute process")
@@ -79,17 +80,44 @@ class ComputeController(QObject):
     progress = Signal(float)
     busyChanged = Signal(bool)
 
+    #: How many times the compute process is restarted after dying before giving up.
+    MAX_RESTARTS = 3
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._latest = 0
         self._busy = False
         self._closed = False
+        self._restarts = 0
+        self._last_request: PlanRequest | None = None
         self._send_lock = threading.Lock()
+        self._start_process()
+
+    def _start_process(self) -> None:
         self._process = subprocess.Popen(server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          env=_server_env())
         self._reader = _Reader(self._process.stdout)
         self._reader.message.connect(self._on_message)
         self._reader.start()
+
+    def _restart_process(self) -> None:
+        """The compute process died (killed, out of memory): start a new one and resend the newest request."""
+        self._reader.wait(2000)
+        self._process.wait()
+        for stream in (self._process.stdin, self._process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        if self._restarts >= self.MAX_RESTARTS:
+            self._set_busy(False)
+            self.failed.emit("the compute process stopped repeatedly; restart the application")
+            return
+        self._restarts += 1
+        log.warning("the compute process ended unexpectedly (exit %s); restarting it", self._process.returncode)
+        self._start_process()
+        if self._busy and self._last_request is not None:
+            self._send(self._last_request)
 
     # -- GUI thread API ---------------------------------------------------------
     def submit(self, scenario: Scenario, quality: Quality = FULL) -> int:
@@ -98,7 +126,8 @@ class ComputeController(QObject):
             return self._latest
         self._latest += 1
         self._set_busy(True)
-        self._send(PlanRequest(scenario, quality, self._latest))
+        self._last_request = PlanRequest(scenario, quality, self._latest)
+        self._send(self._last_request)
         return self._latest
 
     def cancel(self) -> None:
@@ -146,9 +175,8 @@ class ComputeController(QObject):
         with self._send_lock:
             try:
                 write_frame(self._process.stdin, obj)
-            except (OSError, ValueError) as exc:  # the process is gone
-                log.error("cannot reach the compute process: %s", exc)
-                self.failed.emit("the compute process stopped; restart the application")
+            except (OSError, ValueError) as exc:  # the process is gone; the reader will notice and restart it
+                log.warning("cannot reach the compute process: %s", exc)
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self._busy:
@@ -157,6 +185,10 @@ class ComputeController(QObject):
 
     @Slot(str, int, object)
     def _on_message(self, kind: str, gen: int, payload: object) -> None:
+        if kind == "gone":
+            if not self._closed and self.sender() is self._reader:
+                self._restart_process()
+            return
         if gen == -1 and not self._closed:
             gen = self._latest  # a message that could not be read belongs to the current request
         if gen != self._latest or self._closed:
