@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from . import __version__
 from .core import fmt
-from .core.model import OPTIMAL, DEFAULT_NOTES, Scenario
+from .core.model import OPTIMAL, Scenario
 from .core.results import SimulationResult, simulate
 from .core.server import SERVE_ARG
 from .core.scenario_io import ScenarioError, load, load_preset, preset_names, validate, write_atomic
@@ -31,54 +31,66 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _positive_number(name: str):
-    def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number (got {text!r})") from None
-        if not math.isfinite(v):
-            raise argparse.ArgumentTypeError(f"{name} must be finite (got {text!r})")
-        return v
-
-    return parse
+# argparse puts "argument --flag:" before these messages. Ranges are checked with the scenario.
+def _number(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number (got {text!r})") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be a finite number (got {text!r})")
+    return v
 
 
-def _integer(name: str):
-    def parse(text: str) -> int:
-        try:
-            return int(text.replace(",", "").replace("_", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number (got {text!r})") from None
-
-    return parse
+def _integer(text: str) -> int:
+    try:
+        return int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number (got {text!r})") from None
 
 
 def _interval(text: str) -> float | str:
     if text.strip().lower() == OPTIMAL:
         return OPTIMAL
-    return _positive_number("--checkpoint-interval")(text)
+    try:
+        return _number(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be a number of minutes or 'optimal' (got {text!r})") from None
+
+
+#: Scenario field set by each override flag, so range errors name the flag the user typed.
+FLAG_FIELDS = {
+    "gpus": "--gpus",
+    "days": "--days",
+    "checkpoint_interval_min": "--checkpoint-interval",
+    "checkpoint_write_s": "--checkpoint-write",
+    "detect_min": "--detect",
+    "restart_min": "--restart",
+    "planned_per_day": "--planned-per-day",
+    "trials": "--trials",
+    "seed": "--seed",
+}
 
 
 def _add_scenario_flags(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--preset", metavar="NAME", help=f"start from a preset ({', '.join(preset_names())})")
     src.add_argument("--scenario", metavar="FILE", help="start from a scenario JSON file")
-    p.add_argument("--gpus", type=_integer("--gpus"), metavar="N", help="GPUs in the job")
-    p.add_argument("--days", type=_positive_number("--days"), metavar="D", help="wall-clock window, days")
+    p.add_argument("--gpus", type=_integer, metavar="N", help="GPUs in the job")
+    p.add_argument("--days", type=_number, metavar="D", help="wall-clock window, days")
     p.add_argument("--checkpoint-interval", type=_interval, metavar="MIN|optimal",
                    help="compute minutes between checkpoints, or 'optimal' (Daly)")
-    p.add_argument("--checkpoint-write", type=_positive_number("--checkpoint-write"), metavar="SEC",
+    p.add_argument("--checkpoint-write", type=_number, metavar="SEC",
                    help="blocking checkpoint write, seconds")
-    p.add_argument("--detect", type=_positive_number("--detect"), metavar="MIN", help="detection time, minutes")
-    p.add_argument("--restart", type=_positive_number("--restart"), metavar="MIN",
+    p.add_argument("--detect", type=_number, metavar="MIN", help="detection time, minutes")
+    p.add_argument("--restart", type=_number, metavar="MIN",
                    help="restart time (reschedule, initialise, load), minutes")
-    p.add_argument("--planned-per-day", type=_positive_number("--planned-per-day"), metavar="X",
+    p.add_argument("--planned-per-day", type=_number, metavar="X",
                    help="planned interruptions per day")
-    p.add_argument("--gpu-mtbf-hours", type=_positive_number("--gpu-mtbf-hours"), metavar="H",
+    p.add_argument("--gpu-mtbf-hours", type=_number, metavar="H",
                    help="scale all component rates so one GPU's MTBF is H hours (mix kept)")
-    p.add_argument("--trials", type=_integer("--trials"), metavar="K", help="Monte Carlo trials")
-    p.add_argument("--seed", type=_integer("--seed"), metavar="S", help="random seed")
+    p.add_argument("--trials", type=_integer, metavar="K", help="Monte Carlo trials")
+    p.add_argument("--seed", type=_integer, metavar="S", help="random seed")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw = sub.add_parser("sweep", help="simulate over GPU count or checkpoint interval and write CSV")
     _add_scenario_flags(sw)
     sw.add_argument("--over", choices=("gpus", "interval"), default="gpus", help="the swept input")
-    sw.add_argument("--points", type=_integer("--points"), default=41, metavar="N", help="points (2-401)")
+    sw.add_argument("--points", type=_integer, default=41, metavar="N", help="points (2-401)")
     sw.add_argument("--output", "-o", metavar="FILE", help="CSV file to write (default: standard output)")
     gui = sub.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("--scenario", metavar="FILE", help="open this scenario file")
@@ -106,18 +118,9 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         sc = load_preset(args.preset)
     else:
         sc = load_preset("llama3-405b")
-    overrides = {
-        "gpus": args.gpus,
-        "days": args.days,
-        "checkpoint_interval_min": args.checkpoint_interval,
-        "checkpoint_write_s": args.checkpoint_write,
-        "detect_min": args.detect,
-        "restart_min": args.restart,
-        "planned_per_day": args.planned_per_day,
-        "trials": args.trials,
-        "seed": args.seed,
-    }
-    sc = sc.replace(**{k: v for k, v in overrides.items() if v is not None})
+    overrides = {f: getattr(args, flag[2:].replace("-", "_")) for f, flag in FLAG_FIELDS.items()}
+    overrides = {f: v for f, v in overrides.items() if v is not None}
+    sc = sc.replace(**overrides)
     if args.gpu_mtbf_hours is not None:
         if args.gpu_mtbf_hours <= 0:
             raise ScenarioError("--gpu-mtbf-hours: must be more than 0")
@@ -125,7 +128,13 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
             sc = sc.with_gpu_mtbf_hours(args.gpu_mtbf_hours)
         except ValueError as exc:
             raise ScenarioError(f"--gpu-mtbf-hours: {exc}") from None
-    return validate(sc)
+    try:
+        return validate(sc)
+    except ScenarioError as exc:
+        field, _, rest = str(exc).partition(": ")
+        if field in overrides:  # the bad value came from a flag: name the flag
+            raise ScenarioError(f"{FLAG_FIELDS[field]}: {rest}") from None
+        raise
 
 
 def report(res: SimulationResult) -> str:
@@ -224,4 +233,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-__all__ = ["main", "build_parser", "report", "scenario_from_args", "DEFAULT_NOTES"]
+__all__ = ["main", "build_parser", "report", "scenario_from_args"]

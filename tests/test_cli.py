@@ -61,12 +61,13 @@ def test_readable_report():
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["run", "--gpus", "0"], "gpus: must be a whole number from 1 to 10,000,000"),
-        (["run", "--gpus", "lots"], "--gpus must be a whole number"),
-        (["run", "--days", "nan"], "--days must be finite"),
-        (["run", "--checkpoint-interval", "0"], "checkpoint_interval_min"),
-        (["run", "--checkpoint-interval", "often"], "--checkpoint-interval must be a number"),
-        (["run", "--detect", "-1"], "detect_min"),
+        (["run", "--gpus", "0"], "--gpus: must be a whole number from 1 to 10,000,000 (got 0)"),
+        (["run", "--gpus", "lots"], "argument --gpus: must be a whole number (got 'lots')"),
+        (["run", "--days", "nan"], "argument --days: must be a finite number"),
+        (["run", "--checkpoint-interval", "0"], "--checkpoint-interval: must be a number from 0.01"),
+        (["run", "--checkpoint-interval", "often"], "must be a number of minutes or 'optimal'"),
+        (["run", "--detect", "-1"], "--detect: must be a number from 0 to 10,080 (got -1)"),
+        (["run", "--trials", "100000", "--gpus", "10000000", "--days", "3650"], "--trials: about"),
         (["run", "--gpu-mtbf-hours", "0"], "--gpu-mtbf-hours: must be more than 0"),
         (["run", "--preset", "nope"], "unknown preset"),
         (["run", "--scenario", "/does/not/exist.json"], "cannot read"),
@@ -82,6 +83,16 @@ def test_bad_input_exits_2_with_one_line(args, message):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_bad_value_in_a_file_names_the_file_not_a_flag(tmp_path):
+    doc = json.loads((ROOT / "planner_gui/core/data/presets/llama3-405b.json").read_text())
+    doc["detect_min"] = -2
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(doc))
+    out = cli("run", "--scenario", str(path), "--gpus", "2048")
+    assert out.returncode == 2
+    assert out.stderr.strip() == "planner-gui: error: mine.json: detect_min: must be a number from 0 to 10,080 (got -2)"
 
 
 def test_bad_scenario_file(tmp_path):

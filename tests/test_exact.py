@@ -72,3 +72,13 @@ def test_exact_optimum_beats_neighbours_and_is_near_daly():
     g = lambda t: float(time_fractions(lam, 0.0, t, c, r, r).useful)  # noqa: E731
     assert g(best) >= g(best * 1.05) and g(best) >= g(best / 1.05)
     assert best == pytest.approx(float(daly_interval(c, 3.09)), rel=0.02)
+
+
+def test_optimal_intervals_at_the_edges():
+    from planner_gui.core.model import Scenario
+    from planner_gui.core.params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, optimal_intervals
+
+    never_fails = optimal_intervals(Scenario().scale_rates(0.0))
+    assert never_fails.exact == MAX_INTERVAL_MIN and never_fails.daly == MAX_INTERVAL_MIN
+    free_checkpoints = optimal_intervals(Scenario(checkpoint_write_s=0.0))
+    assert free_checkpoints.exact == MIN_INTERVAL_MIN and free_checkpoints.young == MIN_INTERVAL_MIN

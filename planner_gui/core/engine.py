@@ -223,17 +223,10 @@ class _Specials:
         return slice(int(self.bounds[chunk]), int(self.bounds[chunk + 1]))
 
     def add_to(self, acc: HoursAccumulator, tau: float, c: float) -> None:
-        n = len(self.g)
-        # Blocks end at row boundaries, so that each row's spacings are added in one place.
-        cuts = [0]
-        while cuts[-1] < n:
-            end = min(cuts[-1] + self.BLOCK, n)
-            while end < n and self.rows[end] == self.rows[end - 1]:
-                end += 1
-            cuts.append(end)
-        for a, b in zip(cuts[:-1], cuts[1:]):
-            acc.add_whole(self.rows[a:b], self.g[a:b], self.down[a:b], self.ends_p[a:b], self.starts_p[a:b],
-                          tau, c)
+        for a in range(0, len(self.g), self.BLOCK):
+            b = a + self.BLOCK
+            parts = whole_interval_parts(self.g[a:b], self.down[a:b], self.ends_p[a:b], tau, c)
+            acc.add(self.rows[a:b], parts, self.starts_p[a:b])
 
 
 class _Workspace:

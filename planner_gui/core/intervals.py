@@ -59,7 +59,8 @@ class HoursAccumulator:
         self.planned = np.zeros(rows)
 
     def add(self, idx: np.ndarray, parts: tuple[np.ndarray, ...], starts_planned: np.ndarray) -> None:
-        """Add per-interval parts to their rows; ``idx`` must keep each row's entries together."""
+        """Add per-interval parts to their rows; ``idx`` must keep each row's entries together
+        (a row may also appear in several calls)."""
         if not len(idx):
             return
         first = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
@@ -71,25 +72,3 @@ class HoursAccumulator:
         self.lost[rows] += np.add.reduceat(lt, first)
         self.recovery[rows] += np.add.reduceat(dt - planned_dt, first)
         self.planned[rows] += np.add.reduceat(planned_dt, first)
-
-    def add_whole(self, idx: np.ndarray, g: np.ndarray, down: np.ndarray, saved: np.ndarray,
-                  starts_planned: np.ndarray, tau: float, c: float) -> None:
-        """:meth:`add` of :func:`whole_interval_parts`, summing per row before combining (fewer passes)."""
-        if not len(idx):
-            return
-        first = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
-        rows = idx[first]
-        s = tau + c
-        running = np.maximum(g - down, 0.0)
-        k = np.floor(running * (1.0 / s))
-        tail = np.maximum(running - k * s, 0.0)
-        kept = tail * saved
-        down_t = g - running
-        down_p = down_t * starts_planned
-        ks, tails, kepts, downs, downs_p = (np.add.reduceat(a, first) for a in (k, tail, kept, down_t, down_p))
-        mk = np.add.reduceat(np.minimum(kept, tau), first)
-        self.useful[rows] += tau * ks + mk
-        self.checkpoint[rows] += c * ks + kepts - mk
-        self.lost[rows] += tails - kepts
-        self.recovery[rows] += downs - downs_p
-        self.planned[rows] += downs_p

@@ -62,10 +62,10 @@ def optimal_intervals(scenario: Scenario) -> OptimalIntervals:
     young = _clamp(float(young_interval(c_min, m_min)))
     daly = daly_minutes(scenario)
     lam = scenario.failure_rate_per_hour
-    if lam == 0 or c_min == 0:
-        exact = young if lam > 0 else MAX_INTERVAL_MIN
-        if c_min == 0 and lam > 0:
-            exact = MIN_INTERVAL_MIN
+    if lam == 0:
+        exact = MAX_INTERVAL_MIN  # nothing is ever lost: checkpoint as rarely as allowed
+    elif c_min == 0:
+        exact = MIN_INTERVAL_MIN  # checkpoints are free: as often as allowed
     else:
         exact = _clamp(
             60.0

@@ -8,7 +8,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .engine import Cancelled
+import numpy as np
+
 from .model import Scenario
 from .results import SimulationResult, simulate
 from .sweep import SweepResult, gpu_counts, interval_points, sweep_gpus, sweep_interval
@@ -53,9 +54,16 @@ class PlanResult:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+def _gpu_sweep_counts(sc: Scenario, q: Quality) -> np.ndarray:
+    """The GPU counts of the sweep: 1,024 to 1,048,576, or further to cover the current size."""
+    return gpu_counts(q.gpu_points, 1024, max(sc.gpus, 1_048_576))
+
+
 def _gpu_sweep_key(sc: Scenario, q: Quality) -> tuple:
-    # The GPU sweep does not depend on the current GPU count (only on the range it must cover).
-    return (sc.replace(gpus=1, name=""), q.gpu_points, q.gpu_trials, max(sc.gpus, 1_048_576))
+    # The GPU sweep does not depend on the current GPU count (only on the range it must cover), nor on
+    # the scenario's name or price.
+    neutral = sc.replace(gpus=1, name="", gpu_hour_cost_usd=0.0)
+    return (neutral, q.gpu_points, q.gpu_trials, max(sc.gpus, 1_048_576))
 
 
 class GpuSweepCache:
@@ -73,8 +81,7 @@ class GpuSweepCache:
 
 def _gpu_sweep(sc: Scenario, q: Quality, trials: int, should_stop, progress) -> tuple[SweepResult, float]:
     t0 = time.perf_counter()
-    counts = gpu_counts(q.gpu_points, 1024, max(sc.gpus, 1_048_576))
-    res = sweep_gpus(sc.replace(trials=min(trials, q.gpu_trials)), counts, should_stop=should_stop,
+    res = sweep_gpus(sc.replace(trials=min(trials, q.gpu_trials)), _gpu_sweep_counts(sc, q), should_stop=should_stop,
                      progress=progress, max_events_per_point=GPU_SWEEP_EVENTS)
     return res, time.perf_counter() - t0
 
@@ -91,7 +98,7 @@ def compute_plan(req: PlanRequest, should_stop=None, progress=None, cache: GpuSw
     trials = sc.trials if q.max_trials is None else min(sc.trials, q.max_trials)
     timings: dict[str, float] = {}
 
-    def step(name: str, weight0: float, weight1: float):
+    def step(weight0: float, weight1: float):
         def report(f: float) -> None:
             if progress is not None:
                 progress(weight0 + (weight1 - weight0) * f)
@@ -100,18 +107,18 @@ def compute_plan(req: PlanRequest, should_stop=None, progress=None, cache: GpuSw
 
     key = _gpu_sweep_key(sc, q)
     by_gpus = cache.get(key) if cache is not None else None
-    main = simulate(sc.replace(trials=trials), should_stop=should_stop, progress=step("main", 0.0, 0.5))
+    main = simulate(sc.replace(trials=trials), should_stop=should_stop, progress=step(0.0, 0.5))
     timings["main"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     by_interval = sweep_interval(
         sc.replace(trials=min(trials, q.interval_trials)),
         interval_points(q.interval_points),
         should_stop=should_stop,
-        progress=step("interval", 0.5, 0.7),
+        progress=step(0.5, 0.7),
     )
     timings["interval"] = time.perf_counter() - t1
     if by_gpus is None:
-        by_gpus, timings["gpus"] = _gpu_sweep(sc, q, trials, should_stop, step("gpus", 0.7, 1.0))
+        by_gpus, timings["gpus"] = _gpu_sweep(sc, q, trials, should_stop, step(0.7, 1.0))
         if cache is not None:
             cache.put(key, by_gpus)
     return PlanResult(req, main, by_interval, by_gpus, time.perf_counter() - t0, timings)

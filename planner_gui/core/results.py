@@ -15,6 +15,7 @@ from .engine import Layout, RawTrials, simulate_trials
 from .exact import TimeFractions, time_fractions
 from .model import Scenario
 from .params import OptimalIntervals, Params, optimal_intervals, resolve
+from .scenario_io import scenario_to_dict
 
 __all__ = ["Summary", "summarize", "Expected", "SimulationResult", "simulate", "HOURS_KEYS"]
 
@@ -92,8 +93,6 @@ class SimulationResult:
 
     def to_json_dict(self) -> dict[str, object]:
         """The machine-readable report of ``planner-gui run --json``."""
-        from .scenario_io import scenario_to_dict
-
         sc = self.scenario
         hours = self.hours_per_trial()
         lost = self.lost_gpu_hours()

@@ -18,7 +18,7 @@ from .engine import Layout, RawTrials, plan_layout, simulate_intervals, simulate
 from .exact import time_fractions
 from .model import Scenario
 from .params import Params, resolve
-from .results import expected_for
+from .results import expected_for, summarize
 
 __all__ = ["SweepResult", "gpu_counts", "interval_points", "sweep_gpus", "sweep_interval", "GUIDE_GPUS"]
 
@@ -87,18 +87,12 @@ def interval_points(points: int = 41, lo_min: float = 1.0, hi_min: float = 1440.
 def _summaries(raws: Sequence[RawTrials], params: Sequence[Params], x: np.ndarray, variable: str) -> SweepResult:
     cols: dict[str, list[float]] = {c: [] for c in SweepResult.COLUMNS}
     for raw, p in zip(raws, params):
-        g, n = raw.useful / p.hours, raw.unplanned
-        p05, p95 = np.percentile(g, [5, 95])
-        i05, i95 = np.percentile(n, [5, 95])
-        cols["interruptions_mean"].append(float(n.mean()))
-        cols["interruptions_p05"].append(float(i05))
-        cols["interruptions_p95"].append(float(i95))
-        cols["interruptions_expected"].append(p.lam * p.hours)
-        cols["goodput_mean"].append(float(g.mean()))
-        cols["goodput_sem"].append(float(g.std(ddof=1) / np.sqrt(g.size)) if g.size > 1 else 0.0)
-        cols["goodput_p05"].append(float(p05))
-        cols["goodput_p95"].append(float(p95))
-        cols["goodput_expected"].append(expected_for(p).goodput)
+        n, g = summarize(raw.unplanned), summarize(raw.useful / p.hours)
+        values = {"interruptions_mean": n.mean, "interruptions_p05": n.p05, "interruptions_p95": n.p95,
+                  "interruptions_expected": p.lam * p.hours, "goodput_mean": g.mean, "goodput_sem": g.sem,
+                  "goodput_p05": g.p05, "goodput_p95": g.p95, "goodput_expected": expected_for(p).goodput}
+        for k, v in values.items():
+            cols[k].append(v)
     return SweepResult(variable, np.asarray(x, dtype=float), **{k: np.asarray(v) for k, v in cols.items()})
 
 
@@ -155,13 +149,7 @@ def sweep_interval(
     return _summaries(raws, params, xs, "checkpoint_interval_min")
 
 
-def expected_goodput_curve(scenario: Scenario, variable: str, xs: np.ndarray) -> np.ndarray:
-    """The exact goodput along a sweep variable, on as fine a grid as wanted (no sampling)."""
+def expected_goodput_vs_interval(scenario: Scenario, intervals_min: np.ndarray) -> np.ndarray:
+    """The exact goodput at each checkpoint interval (minutes), on as fine a grid as wanted."""
     p, _ = resolve(scenario)
-    if variable == "checkpoint_interval_min":
-        return time_fractions(p.lam, p.mu, np.asarray(xs) / 60.0, p.c, p.r_unplanned, p.r_planned).useful
-    out = []
-    for n in xs:
-        q, _ = resolve(scenario.replace(gpus=int(n)))
-        out.append(float(time_fractions(q.lam, q.mu, q.tau, q.c, q.r_unplanned, q.r_planned).useful))
-    return np.asarray(out)
+    return time_fractions(p.lam, p.mu, np.asarray(intervals_min) / 60.0, p.c, p.r_unplanned, p.r_planned).useful

@@ -103,7 +103,11 @@ class ComputeController(QObject):
     def _restart_process(self) -> None:
         """The compute process died (killed, out of memory): start a new one and resend the newest request."""
         self._reader.wait(2000)
-        self._process.wait()
+        try:
+            self._process.wait(5.0)
+        except subprocess.TimeoutExpired:  # it closed its output but did not exit
+            self._process.kill()
+            self._process.wait()
         for stream in (self._process.stdin, self._process.stdout):
             try:
                 stream.close()

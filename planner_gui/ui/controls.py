@@ -77,6 +77,8 @@ class ControlsPanel(QScrollArea):
         self.setMinimumWidth(420)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._scenario = scenario
+        self._loading = True  # no signals while building and while showing a scenario
+        self.comp_rows: list[_ComponentRow] = []
         body = QWidget()
         self._layout = QVBoxLayout(body)
         self._build_cluster()
@@ -296,7 +298,7 @@ class ControlsPanel(QScrollArea):
         self._loading = True
         try:
             if [(c.name, c.category) for c in sc.components] != [(r.base.name, r.base.category)
-                                                               for r in getattr(self, "comp_rows", [])]:
+                                                               for r in self.comp_rows]:
                 self._build_component_rows(sc)
             for row, comp in zip(self.comp_rows, sc.components):
                 row.base = comp
@@ -324,5 +326,3 @@ class ControlsPanel(QScrollArea):
             self._show_rates()
         finally:
             self._loading = False
-
-    _loading = True

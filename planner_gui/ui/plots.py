@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 
 from ..core import fmt
 from ..core.results import HOURS_KEYS
-from ..core.sweep import GUIDE_GPUS
+from ..core.sweep import GUIDE_GPUS, expected_goodput_vs_interval, interval_points
 from .compute import PlanResult
 
 __all__ = ["PlotsPanel", "CATEGORY_COLORS", "PLOT_NAMES"]
@@ -43,6 +43,20 @@ def _log_count(v: np.ndarray) -> np.ndarray:
 
 
 PLOT_ORDER = list(PLOT_NAMES)
+
+
+def _histogram(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bin edges and counts for a step plot of per-trial values (about 1.5 sqrt(n) bins, 10 to 80)."""
+    lo, hi = float(values.min()), float(values.max())
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.05, hi + 0.05
+    counts, edges = np.histogram(values, bins=int(np.clip(np.sqrt(values.size) * 1.5, 10, 80)), range=(lo, hi))
+    return edges, counts
+
+
+def _mean_hours(res: PlanResult) -> np.ndarray:
+    hours = res.main.hours_per_trial()
+    return np.array([float(hours[k].mean()) for k in HOURS_KEYS])
 
 
 def category_color(category: str, index: int = 0) -> str:
@@ -77,10 +91,6 @@ class HumanAxis(pg.AxisItem):
         if spacing >= 1:
             return [f"{v:,.0f}" for v in values]
         return super().tickStrings(values, scale, spacing)
-
-
-class _TextAxis(pg.AxisItem):
-    pass
 
 
 def _pen(color: str, width: float = 2.0, style=Qt.PenStyle.SolidLine, alpha: int = 255) -> pg.QtGui.QPen:
@@ -130,7 +140,7 @@ class PlotsPanel(QWidget):
             axes = {"bottom": HumanAxis("bottom", log10=log_x),
                     "left": HumanAxis("left", log10=name == "interruptionsVsGpusPlot")}
             if name in ("componentsPlot", "timeBreakdownPlot"):
-                axes["left"] = _TextAxis("left")
+                axes["left"] = pg.AxisItem("left")
             w = pg.PlotWidget(axisItems=axes)
             w.setObjectName(name)
             w.setMinimumSize(280, 200)
@@ -148,6 +158,7 @@ class PlotsPanel(QWidget):
         self._build_histogram()
         self._build_breakdown()
         self.baseline: PlanResult | None = None
+        self._comp_order: list[str] = []
 
     def plot(self, name: str) -> pg.PlotItem:
         return self.widgets[name].getPlotItem()
@@ -248,7 +259,7 @@ class PlotsPanel(QWidget):
             step()
 
     def render_steps(self, res: PlanResult) -> list:
-        """The updates for ``res`` in two steps: the top three plots, then the rest and the baseline.
+        """The updates for ``res`` in two steps: the top three plots, then the rest.
 
         The window runs them in separate turns of the event loop. Each step holds back repaints until
         its plots are all updated, so they are repainted together once (otherwise each plot's scene
@@ -263,7 +274,6 @@ class PlotsPanel(QWidget):
             self._show_components(res)
             self._show_histogram(res)
             self._show_breakdown(res)
-            self._show_baseline()
 
         return [self._batched(top, PLOT_ORDER[:3]), self._batched(bottom, PLOT_ORDER[3:])]
 
@@ -295,13 +305,11 @@ class PlotsPanel(QWidget):
             self.plot(name).setXRange(*span, padding=0.02)
 
     def _show_interval(self, res: PlanResult) -> None:
-        from ..core.sweep import expected_goodput_curve, interval_points
-
         iv, main = res.by_interval, res.main
         self.iv_band.set(np.log10(iv.x), 100 * iv.goodput_p05, 100 * iv.goodput_mean, 100 * iv.goodput_p95)
         fine = interval_points(161)
         self.iv_exact.setData(np.log10(fine),
-                              100 * expected_goodput_curve(main.scenario, "checkpoint_interval_min", fine))
+                              100 * expected_goodput_vs_interval(main.scenario, fine))
         self.iv_current.setValue(math.log10(main.interval_min))
         self.iv_young.setValue(math.log10(main.optimal.young))
         self.iv_daly.setValue(math.log10(main.optimal.daly))
@@ -316,6 +324,7 @@ class PlotsPanel(QWidget):
         self.comp_bars.setOpts(x0=np.zeros(len(order)), y=np.arange(len(order)), width=means[order],
                                brushes=brushes, height=0.7)
         self._comp_order = [comps[i].name for i in order]
+        self._align_baseline_components()
         ticks = [(k, f"{comps[i].name} ({comps[i].category})") for k, i in enumerate(order)]
         p4 = self.plot("componentsPlot")
         p4.getAxis("left").setTicks([ticks])
@@ -323,18 +332,12 @@ class PlotsPanel(QWidget):
         p4.setYRange(-0.6, len(order) - 0.4, padding=0)
 
     def _show_histogram(self, res: PlanResult) -> None:
-        g = 100 * res.main.goodput
-        lo, hi = float(g.min()), float(g.max())
-        if hi - lo < 1e-9:
-            lo, hi = lo - 0.05, hi + 0.05
-        bins = int(np.clip(np.sqrt(g.size) * 1.5, 10, 80))
-        counts, edges = np.histogram(g, bins=bins, range=(lo, hi))
+        edges, counts = _histogram(100 * res.main.goodput)
         self.hist.setData(edges, counts)
         self.hist_exact.setValue(100 * res.main.expected.goodput)
 
     def _show_breakdown(self, res: PlanResult) -> None:
-        hours = res.main.hours_per_trial()
-        vals = np.array([float(hours[k].mean()) for k in HOURS_KEYS])
+        vals = _mean_hours(res)
         self.time_bars.setOpts(x0=np.zeros(5), width=vals)
         total = res.main.scenario.hours
         # Scale to the losses so they stay readable; a longer bar runs off the edge, its label says so.
@@ -352,12 +355,9 @@ class PlotsPanel(QWidget):
 
     # -- baseline overlay --------------------------------------------------------------------
     def set_baseline(self, res: PlanResult | None) -> None:
-        """Pin ``res`` as a faint overlay on every plot (None removes it)."""
-        self.baseline = res
-        self._show_baseline()
-
-    def _show_baseline(self) -> None:
-        b = self.baseline
+        """Pin ``res`` as a faint overlay on every plot (None removes it). It is drawn once, here; only
+        its component bars follow the current results' order."""
+        self.baseline = b = res
         items = (self.int_band.base, self.gp_band.base, self.iv_band.base, self.comp_base, self.hist_base,
                  self.time_base)
         for item in items:
@@ -368,18 +368,19 @@ class PlotsPanel(QWidget):
         self.int_band.base.setData(np.log10(g.x), _log_count(g.interruptions_mean))
         self.gp_band.base.setData(np.log10(g.x), 100 * g.goodput_mean)
         self.iv_band.base.setData(np.log10(iv.x), 100 * iv.goodput_mean)
-        names = getattr(self, "_comp_order", [c.name for c in b.main.scenario.components])
+        self._align_baseline_components()
+        self.hist_base.setData(*_histogram(100 * b.main.goodput))
+        self.time_base.setOpts(x0=np.zeros(5), width=_mean_hours(b))
+
+    def _align_baseline_components(self) -> None:
+        """Put the baseline's component bars in the rows of the current results' sorted bars."""
+        b = self.baseline
+        if b is None:
+            return
+        names = self._comp_order or [c.name for c in b.main.scenario.components]
         base_means = dict(zip((c.name for c in b.main.scenario.components), b.main.trials.by_component.mean(axis=0)))
         widths = np.array([base_means.get(n, 0.0) for n in names])
         self.comp_base.setOpts(x0=np.zeros(len(names)), y=np.arange(len(names)), width=widths, height=0.7)
-        gb = 100 * b.main.goodput
-        lo, hi = float(gb.min()), float(gb.max())
-        counts, edges = np.histogram(gb, bins=int(np.clip(np.sqrt(gb.size) * 1.5, 10, 80)),
-                                     range=(lo, hi if hi > lo else lo + 0.1))
-        self.hist_base.setData(edges, counts)
-        hours = b.main.hours_per_trial()
-        vals = np.array([float(hours[k].mean()) for k in HOURS_KEYS])
-        self.time_base.setOpts(x0=np.zeros(5), width=vals)
 
     def curve_data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """The data of the main item of a plot (for tests and exports)."""
