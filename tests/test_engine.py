@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.special import pdtr
+from scipy.stats import poisson
 
 from planner_gui.core import engine
 from planner_gui.core.intervals import interval_parts, whole_interval_parts
@@ -46,6 +48,9 @@ GRID = [
     (1_000_000, 10, 1.0, 5.0, 0.5, 0.5, 5.0, 200),
     (1_000_000, 5, 240.0, 30.0, 0, 0, 0.0, 200),
     (4096, 365, 30.0, 120.0, 15, 45, 0.2, 500),
+    # Mostly planned interruptions: rows with none at all, or only planned ones (planned-to-planned spacings).
+    (8, 3, 30.0, 60.0, 5, 5, 1.0, 4000),
+    (256, 20, 10.0, 30.0, 2, 30, 24.0, 1000),
 ]
 
 
@@ -54,6 +59,18 @@ def test_monte_carlo_matches_exact(gpus, days, interval, write, detect, restart,
     sc = Scenario(gpus=gpus, days=float(days), checkpoint_interval_min=interval, checkpoint_write_s=write,
                   detect_min=detect, restart_min=restart, planned_per_day=planned, trials=trials, seed=7)
     check_against_exact(sc)
+
+
+@pytest.mark.parametrize("mean", [1e-6, 0.02, 0.5, 3.0, 47.0, 2557.0, 130_000.0])
+def test_poisson_inversion_gives_the_quantile(mean):
+    """Each count is the smallest k with CDF(k) >= u, and counts never fall as the mean rises."""
+    u = np.concatenate([engine._uniforms(np.random.default_rng(11), (3000,)), [1e-15, 0.5, 1 - 1e-15]])
+    k = engine._poisson_by_inversion(u, mean)
+    assert np.all(u <= pdtr(k, mean))
+    assert np.all((k == 0) | (pdtr(k - 1, mean) < u))
+    mid = (u > 1e-9) & (u < 1 - 1e-9)
+    np.testing.assert_array_equal(k[mid], poisson.ppf(u[mid], mean))
+    assert np.all(engine._poisson_by_inversion(u, mean * 1.01) >= k)
 
 
 def test_split_windows_match_exact(monkeypatch):

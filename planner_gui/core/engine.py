@@ -22,17 +22,25 @@ So a trial is fully described by
   and make the expected goodput *equal* to the exact expression, with no
   start-up or end bias.
 
-Each spacing between two unplanned interruptions (almost all of them) costs a
-handful of in-place array operations on top of drawing its exponential. A
-trial's window may be split into sub-windows (independent Poisson pieces
+A trial's window may be split into sub-windows (independent Poisson pieces
 joined at their edges), so memory stays bounded whatever the scenario: rows
 are (trial, sub-window) pairs, processed in chunks of at most
 ``CHUNK_ELEMENTS`` spacings.
+
+Where the time goes
+-------------------
+A chunk is one (spacings x rows) matrix of exponentials, filled by one call
+to the generator, which is most of the cost. The spacings are grouped by kind
+in bands of matrix rows (see :func:`_run_chunk`), so every spacing costs a
+few in-place whole-array operations on top of its draw, with no gathers,
+scatters or per-chunk temporaries. The buffers are kept per thread between
+runs: new ones would be mapped afresh and fault on every page.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -111,25 +119,23 @@ def _rng(seed: int, *words: int) -> np.random.Generator:
 def _poisson_by_inversion(u: np.ndarray, mean: float) -> np.ndarray:
     """Poisson(mean) quantiles of ``u``: the smallest k with CDF(k) >= u.
 
-    Monotone in ``mean``, so nearby scenarios share their draws. A Cornish-Fisher guess is
-    corrected step by step with the exact CDF; most entries need no step at all.
+    Monotone in ``mean``, so nearby scenarios share their draws. The exact CDF is tabulated over the
+    range the extreme ``u`` need (found from a Cornish-Fisher guess, widened until it covers them), and
+    each ``u`` is looked up in the table.
     """
-    if mean <= 0:
+    if mean <= 0 or not u.size:
         return np.zeros(u.shape, dtype=np.int64)
-    z = ndtri(u)
-    k = np.floor(mean + math.sqrt(mean) * z + (z * z - 1.0) / 6.0 + 0.5).clip(min=0.0)
-    active = np.arange(k.size)
-    for _ in range(10_000):
-        ka, ua = k[active], u[active]
-        up = pdtr(ka, mean) < ua
-        down = ~up & (ka > 0)
-        down[down] = pdtr(ka[down] - 1.0, mean) >= ua[down]
-        moving = up | down
-        if not moving.any():
+    z = ndtri(np.array([u.min(), u.max()]))
+    guess = np.floor(mean + math.sqrt(mean) * z + (z * z - 1.0) / 6.0 + 0.5)
+    margin = 4.0
+    while True:
+        lo = max(guess[0] - margin, 0.0)
+        hi = guess[1] + margin
+        cdf = pdtr(np.arange(lo - 1.0, hi + 1.0), mean)  # CDF(lo - 1) ... CDF(hi)
+        if (lo == 0 or cdf[0] < u.min()) and cdf[-1] >= u.max():
             break
-        k[active] = ka + up - down
-        active = active[moving]
-    return k.astype(np.int64)
+        margin *= 4.0
+    return (lo + np.searchsorted(cdf[1:], u, side="left")).astype(np.int64)
 
 
 def _uniforms(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -183,120 +189,146 @@ def _draw_rows(p: Params, seed: int, rows: int, sub_hours: float) -> _Rows:
     )
 
 
-def _special_columns(rows: _Rows, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Position in ``idx``, spacing index and kinds (starts planned, ends planned) of the
-    spacings next to a planned interruption, for the rows ``idx``.
-
-    Each row's are its spacings 2, 3, ...: first those from a planned to an unplanned interruption,
-    then unplanned to planned, then planned to planned. (np.repeat is used throughout: it is several
-    times faster here than gathering with an index array.)
-    """
-    pf, fp, pp = rows.pf[idx], rows.fp[idx], rows.pp[idx]
-    count = pf + fp + pp
-    total = int(count.sum())
-    position = np.repeat(np.arange(len(count)), count)
-    within = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
-    pf_c = np.repeat(pf, count)
-    starts_planned = (within < pf_c) | (within >= np.repeat(pf + fp, count))
-    return position, 2 + within, starts_planned, within >= pf_c
-
-
-class _Specials:
-    """The spacings next to a planned interruption, for all rows in chunk order.
-
-    Found once for every row (not chunk by chunk); each chunk gathers their lengths into ``g``, and
-    :meth:`add_to` adds their hours once all chunks have run.
-    """
-
-    BLOCK = 1 << 14  # elements per pass when adding: small arrays stay in the allocator's heap
-
-    def __init__(self, rows: _Rows, p: Params, step: int) -> None:
-        self.step = step
-        self.position, self.spacing, self.starts_p, self.ends_p = _special_columns(rows, rows.order)
-        nchunks = -(-len(rows.order) // step)
-        self.bounds = np.searchsorted(self.position, np.arange(nchunks + 1) * step)
-        self.rows = rows.order[self.position]
-        self.down = p.r_unplanned + (p.r_planned - p.r_unplanned) * self.starts_p
-        self.g = np.zeros(len(self.position))
-
-    def chunk_slice(self, chunk: int) -> slice:
-        return slice(int(self.bounds[chunk]), int(self.bounds[chunk + 1]))
-
-    def add_to(self, acc: HoursAccumulator, tau: float, c: float) -> None:
-        for a in range(0, len(self.g), self.BLOCK):
-            b = a + self.BLOCK
-            parts = whole_interval_parts(self.g[a:b], self.down[a:b], self.ends_p[a:b], tau, c)
-            acc.add(self.rows[a:b], parts, self.starts_p[a:b])
-
-
 class _Workspace:
-    """Buffers reused by every chunk: fresh large arrays would cost a page fault per 4 KiB."""
+    """Buffers reused by every chunk, and kept per thread between runs.
+
+    Fresh large arrays are mapped anew by the allocator, and the first write to each 4 KiB page
+    faults (a couple of microseconds each on a virtual machine, several milliseconds per run).
+    """
+
+    _local = threading.local()
+    #: Largest buffer kept between runs (elements); a bigger one is freed with its run.
+    KEEP_ELEMENTS = CHUNK_ELEMENTS * 4
 
     def __init__(self, elements: int, width: int) -> None:
         self.e = np.empty(elements)
         self.x = np.empty(elements)
+        self.y = np.empty(elements)  # only its first rows are used (the planned bands)
+        self.zeros = np.zeros(elements)  # never written: np.maximum is several times faster on two arrays
         self.ones = np.ones(width)
 
-    def views(self, width: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    @classmethod
+    def get(cls, elements: int, width: int) -> "_Workspace":
+        kept = getattr(cls._local, "work", None)
+        if kept is not None and len(kept.e) >= elements and len(kept.ones) >= width:
+            return kept
+        work = cls(elements, width)
+        if elements <= cls.KEEP_ELEMENTS:
+            cls._local.work = work
+        return work
+
+    def views(self, width: int, m: int) -> tuple[np.ndarray, ...]:
+        """(width, m) views of e, x, y and zeros, and ``width`` ones."""
         k = width * m
-        return self.e[:k].reshape(width, m), self.x[:k].reshape(width, m), self.ones[:width]
+        return (*(a[:k].reshape(width, m) for a in (self.e, self.x, self.y, self.zeros)), self.ones[:width])
 
 
-def _pad_index(n: np.ndarray, width: int) -> np.ndarray:
-    """Flat indices, in a (width, len(n)) array, of the cells below each column's n + 1 spacings."""
-    m = len(n)
-    lens = width - 1 - n
-    col = np.repeat(np.arange(m), lens)
-    within = np.arange(len(col)) - np.repeat(np.cumsum(lens) - lens, lens)
-    return (n[col] + 1 + within) * m + col
+@dataclass(frozen=True)
+class _Chunks:
+    """Rows of the spacings matrix for each chunk (see :func:`_run_chunk`)."""
+
+    bands: np.ndarray  # (chunks, 3): heights of the unplanned-to-planned, planned-to-planned, planned-to-unplanned bands
+    widths: np.ndarray  # rows in all
+
+    @classmethod
+    def plan(cls, rows: _Rows, step: int) -> "_Chunks":
+        starts = np.arange(0, len(rows.order), step)
+
+        def chunk_max(a: np.ndarray) -> np.ndarray:
+            return np.maximum.reduceat(a[rows.order], starts)
+
+        bands = np.stack([chunk_max(rows.fp), chunk_max(rows.pp), chunk_max(rows.pf)], axis=1)
+        bulk = chunk_max(rows.n - 1 - rows.pf - rows.fp - rows.pp)
+        widths = np.where(chunk_max(rows.n) > 0, 2 + bands.sum(axis=1) + np.maximum(bulk, 0), 1)
+        return cls(bands, widths)
 
 
-def _run_chunk(p: Params, rows: _Rows, idx: np.ndarray, width: int, sub_hours: float,
+def _run_chunk(p: Params, rows: _Rows, idx: np.ndarray, width: int, bands: np.ndarray, sub_hours: float,
                rng: np.random.Generator, accs: list[HoursAccumulator], taus: np.ndarray,
-               pieces: np.ndarray, work: _Workspace, special: "_Specials", chunk: int) -> None:
+               pieces: np.ndarray, work: _Workspace) -> None:
     """Simulate the rows ``idx`` (one column of spacings per row, drawn in one call) for every interval in
-    ``taus``; the draws are shared, so the intervals see common random numbers at little extra cost."""
+    ``taus``; the draws are shared, so the intervals see common random numbers at little extra cost.
+
+    A column holds a row's ``n + 1`` spacings. Rows 0 and 1 of the matrix are its first and last (they
+    cross the row's edges and are joined by :func:`_edges`). Then come three bands, one for each kind of
+    spacing next to a planned interruption: from an unplanned to a planned one, planned to planned, and
+    planned to unplanned (heights ``bands``, the chunk's largest counts of each). The rest is the bulk,
+    spacings between two unplanned interruptions. Cells a column does not use are zero, and a spacing
+    of length zero adds nothing to any sum. Within a band every spacing has the same downtime (``R``)
+    and the same fate of the work in progress at its end (kept before a planned interruption, lost
+    before an unplanned one), so each band costs a few whole-array operations.
+    """
     n = rows.n[idx]
     m = len(n)
-    e, x, ones = work.views(width, m)
+    e, x, y, zeros, ones = work.views(width, m)
     rng.standard_exponential(out=e)
-    e.reshape(-1)[_pad_index(n, width)] = 0.0
+    if width > 1:
+        e[1] *= n > 0  # a row without interruptions is one spacing
+    top = 2 + int(bands.sum())  # the first bulk row
+    if width > 2:
+        limits = np.stack((rows.fp[idx], rows.pp[idx], rows.pf[idx]))
+        kind = np.repeat(np.arange(3), bands)
+        within = np.arange(top - 2) - np.repeat(np.cumsum(bands) - bands, bands)
+        e[2:top] *= within[:, None] < limits[kind]
+        bulk_count = n - 1 - limits.sum(axis=0)
+        lo = top + max(int(bulk_count.min()), 0)  # every column fills the bulk rows above this one
+        e[lo:] *= np.arange(lo - top, width - top)[:, None] < bulk_count
     total = ones @ e  # column sums (a matrix-vector product is faster than e.sum(axis=0))
     scale = sub_hours / total  # hours per unit: the spacings fill the sub-window exactly
     pieces[0, idx] = e[0] * scale
-    removed = e[0].copy()
     if width > 1:
         pieces[1, idx] = e[1] * scale
-        removed += e[1]
-    e[:2] = 0.0
-    sl = special.chunk_slice(chunk)
-    if sl.stop > sl.start:
-        col = special.position[sl] - chunk * special.step
-        flat = special.spacing[sl] * m + col
-        values = e.reshape(-1)[flat]
-        e.reshape(-1)[flat] = 0.0
-        removed += np.bincount(col, values, m)
-        special.g[sl] = values * scale[col]  # their parts are added after the last chunk
-    bulk = total - removed
-    span = scale * bulk
     if width <= 2:
         return
+    up, pp, pu = (int(h) for h in bands)
+    saved = slice(2, 2 + up + pp)  # the work in progress is kept: a planned interruption ends them
+    planned_start = slice(2 + up, top)
+    bulk = slice(top, width)
+    r_band = np.repeat([p.r_unplanned, p.r_planned], [up, pp + pu])[:, None]
+
+    def running(sl: slice, b: np.ndarray, r: float | np.ndarray) -> np.ndarray:
+        """x = max(e b - r, 0) in rows ``sl``: with b = scale / s and r = R / s, the spacing's time
+        after its downtime, in segments of s = tau + c."""
+        np.multiply(e[sl], b, out=x[sl])
+        x[sl] -= r
+        np.maximum(x[sl], zeros[sl], out=x[sl])
+        return x[sl]
+
+    def colsum(a: np.ndarray) -> np.ndarray:
+        return ones[: len(a)] @ a
+
+    e_up, e_planned_start = colsum(e[2 : 2 + up]), colsum(e[planned_start])
+    e_bulk = total - e[0] - e[1] - e_up - e_planned_start
     for acc, tau in zip(accs, taus):
         s = tau + p.c
-        # Bulk: spacings between two unplanned interruptions; zeroed cells contribute nothing.
-        # With b = scale / s, the complete segments in a spacing are floor(max(e b - R/s, 0)).
         b = scale / s
-        np.multiply(e, b[None, :], out=x)
-        x -= p.r_unplanned / s
-        np.maximum(x, 0.0, out=x)
-        beyond_recovery = (ones @ x) / b  # sum of max(e - R/scale, 0)
-        np.floor(x, out=x)
-        segments = ones @ x
-        recovery = scale * (bulk - beyond_recovery)
+        # Bands: floor(x) segments of tau + c complete. Of the rest, frac(x) s, the first tau is kept
+        # compute and the remainder a write when a planned interruption ends the spacing; otherwise
+        # it is lost.
+        xb = running(slice(2, top), b, r_band / s)
+        run_up, run_ps = colsum(xb[:up]), colsum(xb[up:])
+        run_kept, run_lost = colsum(xb[: up + pp]), colsum(xb[up + pp :])
+        whole = y[2:top]
+        np.floor(xb, out=whole)
+        k_kept, k_lost = colsum(whole[: up + pp]), colsum(whole[up + pp :])
+        frac = np.subtract(x[saved], y[saved], out=x[saved])
+        np.minimum(frac, tau / s, out=frac)
+        kept_compute = colsum(frac)
+        segments = k_kept + k_lost
+        acc.useful[idx] += segments * tau + s * kept_compute
+        acc.checkpoint[idx] += segments * p.c + s * np.maximum(run_kept - k_kept - kept_compute, 0.0)
+        acc.lost[idx] += s * np.maximum(run_lost - k_lost, 0.0)
+        acc.recovery[idx] += scale * e_up - s * run_up
+        acc.planned[idx] += scale * e_planned_start - s * run_ps
+        # Bulk: the same with one downtime and all work in progress lost.
+        xb = running(bulk, b, p.r_unplanned / s)
+        run = colsum(xb)
+        np.floor(xb, out=xb)
+        segments = colsum(xb)
         acc.useful[idx] += segments * tau
         acc.checkpoint[idx] += segments * p.c
-        acc.recovery[idx] += recovery
-        acc.lost[idx] += np.maximum(span - recovery - segments * s, 0.0)
+        acc.lost[idx] += s * np.maximum(run - segments, 0.0)
+        acc.recovery[idx] += scale * e_bulk - s * run
 
 
 def _edges(p: Params, rows: _Rows, pieces: np.ndarray, trials: int, sub: int, seed: int, sub_hours: float,
@@ -428,21 +460,19 @@ def simulate_intervals(
     pieces = np.zeros((2, nrows))  # each row's first and last spacing, joined across rows by _edges
     step = layout.rows_per_chunk
     starts = np.arange(0, nrows, step)
-    widths = np.maximum.reduceat(rows.n[rows.order], starts) + 1
+    chunks = _Chunks.plan(rows, step)
+    widths = chunks.widths
     sizes = widths * (np.minimum(starts + step, nrows) - starts)
-    work = _Workspace(int(sizes.max()), int(widths.max()))
-    special = _Specials(rows, params, step)
+    work = _Workspace.get(int(sizes.max()), int(widths.max()))
     nchunks = len(starts)
     for i in range(nchunks):
         if should_stop is not None and should_stop():
             raise Cancelled()
         idx = rows.order[i * step : (i + 1) * step]
-        _run_chunk(params, rows, idx, int(widths[i]), sub_hours, _rng(seed, _STREAM_SPACINGS, i), accs, taus,
-                   pieces, work, special, i)
+        _run_chunk(params, rows, idx, int(widths[i]), chunks.bands[i], sub_hours, _rng(seed, _STREAM_SPACINGS, i),
+                   accs, taus, pieces, work)
         if progress is not None:
             progress((i + 1) / nchunks)
-    for acc, tau in zip(accs, taus):
-        special.add_to(acc, tau, params.c)
     edges = _edges(params, rows, pieces, trials, sub, seed, sub_hours, taus)
 
     def per_trial(a: np.ndarray) -> np.ndarray:
