@@ -225,29 +225,55 @@ class _Workspace:
 
 @dataclass(frozen=True)
 class _Chunks:
-    """Rows of the spacings matrix for each chunk (see :func:`_run_chunk`)."""
+    """The rows in chunk order (sorted by ``_Rows.order``) and the shape of each chunk's matrix
+    (see :func:`_run_chunk`). Chunk ``i`` is the slice ``[i * step, (i + 1) * step)`` of these rows."""
 
-    bands: np.ndarray  # (chunks, 3): heights of the unplanned-to-planned, planned-to-planned, planned-to-unplanned bands
-    widths: np.ndarray  # rows in all
+    step: int
+    n: np.ndarray  # interruptions per row
+    kinds: np.ndarray  # (3, rows): unplanned-to-planned, planned-to-planned and planned-to-unplanned spacings
+    bands: np.ndarray  # (chunks, 3): each chunk's largest count of each kind, the heights of its bands
+    widths: np.ndarray  # matrix rows per chunk
 
     @classmethod
     def plan(cls, rows: _Rows, step: int) -> "_Chunks":
-        starts = np.arange(0, len(rows.order), step)
+        n = rows.n[rows.order]
+        kinds = np.stack((rows.fp, rows.pp, rows.pf))[:, rows.order]
+        starts = np.arange(0, len(n), step)
+        bands = np.maximum.reduceat(kinds, starts, axis=1).T
+        bulk = np.maximum.reduceat(n - 1 - kinds.sum(axis=0), starts)
+        widths = np.where(np.maximum.reduceat(n, starts) > 0, 2 + bands.sum(axis=1) + np.maximum(bulk, 0), 1)
+        return cls(step, n, kinds, bands, widths)
 
-        def chunk_max(a: np.ndarray) -> np.ndarray:
-            return np.maximum.reduceat(a[rows.order], starts)
+    def __len__(self) -> int:
+        return len(self.widths)
 
-        bands = np.stack([chunk_max(rows.fp), chunk_max(rows.pp), chunk_max(rows.pf)], axis=1)
-        bulk = chunk_max(rows.n - 1 - rows.pf - rows.fp - rows.pp)
-        widths = np.where(chunk_max(rows.n) > 0, 2 + bands.sum(axis=1) + np.maximum(bulk, 0), 1)
-        return cls(bands, widths)
+    def rows(self, i: int) -> slice:
+        return slice(i * self.step, (i + 1) * self.step)
 
 
-def _run_chunk(p: Params, rows: _Rows, idx: np.ndarray, width: int, bands: np.ndarray, sub_hours: float,
-               rng: np.random.Generator, accs: list[HoursAccumulator], taus: np.ndarray,
-               pieces: np.ndarray, work: _Workspace) -> None:
-    """Simulate the rows ``idx`` (one column of spacings per row, drawn in one call) for every interval in
+def _multiply_columns(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``out = a * b`` for a C-contiguous (rows, m) ``a`` and an (m,) ``b``.
+
+    Broadcast row by row, numpy's inner loop is only m long and its per-loop overhead makes the
+    multiply cost twice a scalar one. Viewing k rows as one (k m,) row and tiling b k times gives
+    an inner loop of at least ``_LONG_ROW`` elements.
+    """
+    rows, m = a.shape
+    k = max(1, min(rows, -(-_LONG_ROW // max(m, 1))))
+    full = rows // k * k
+    if full:
+        np.multiply(a[:full].reshape(-1, k * m), np.tile(b, k), out=out[:full].reshape(-1, k * m))
+    np.multiply(a[full:], b, out=out[full:])
+
+
+_LONG_ROW = 4096
+
+
+def _run_chunk(p: Params, chunks: _Chunks, i: int, sub_hours: float, rng: np.random.Generator,
+               accs: list[HoursAccumulator], taus: np.ndarray, pieces: np.ndarray, work: _Workspace) -> None:
+    """Simulate chunk ``i`` (one column of spacings per row, drawn in one call) for every interval in
     ``taus``; the draws are shared, so the intervals see common random numbers at little extra cost.
+    ``accs`` and ``pieces`` are indexed in chunk order.
 
     A column holds a row's ``n + 1`` spacings. Rows 0 and 1 of the matrix are its first and last (they
     cross the row's edges and are joined by :func:`_edges`). Then come three bands, one for each kind of
@@ -258,41 +284,46 @@ def _run_chunk(p: Params, rows: _Rows, idx: np.ndarray, width: int, bands: np.nd
     and the same fate of the work in progress at its end (kept before a planned interruption, lost
     before an unplanned one), so each band costs a few whole-array operations.
     """
-    n = rows.n[idx]
+    sl = chunks.rows(i)
+    n = chunks.n[sl]
+    width = int(chunks.widths[i])
     m = len(n)
     e, x, y, zeros, ones = work.views(width, m)
     rng.standard_exponential(out=e)
     if width > 1:
         e[1] *= n > 0  # a row without interruptions is one spacing
-    top = 2 + int(bands.sum())  # the first bulk row
     if width > 2:
-        limits = np.stack((rows.fp[idx], rows.pp[idx], rows.pf[idx]))
-        kind = np.repeat(np.arange(3), bands)
-        within = np.arange(top - 2) - np.repeat(np.cumsum(bands) - bands, bands)
-        e[2:top] *= within[:, None] < limits[kind]
+        limits = chunks.kinds[:, sl]
+        row = 2
+        for height, limit in zip(chunks.bands[i], limits):
+            e[row : row + height] *= np.arange(height)[:, None] < limit
+            row += height
         bulk_count = n - 1 - limits.sum(axis=0)
-        lo = top + max(int(bulk_count.min()), 0)  # every column fills the bulk rows above this one
-        e[lo:] *= np.arange(lo - top, width - top)[:, None] < bulk_count
+        lo = row + max(int(bulk_count.min()), 0)  # every column fills the bulk rows above this one
+        e[lo:] *= np.arange(lo - row, width - row)[:, None] < bulk_count
     total = ones @ e  # column sums (a matrix-vector product is faster than e.sum(axis=0))
     scale = sub_hours / total  # hours per unit: the spacings fill the sub-window exactly
-    pieces[0, idx] = e[0] * scale
+    pieces[0, sl] = e[0] * scale
     if width > 1:
-        pieces[1, idx] = e[1] * scale
+        pieces[1, sl] = e[1] * scale
     if width <= 2:
         return
-    up, pp, pu = (int(h) for h in bands)
+    up, pp, pu = (int(h) for h in chunks.bands[i])
+    top = 2 + up + pp + pu  # the first bulk row
     saved = slice(2, 2 + up + pp)  # the work in progress is kept: a planned interruption ends them
     planned_start = slice(2 + up, top)
     bulk = slice(top, width)
-    r_band = np.repeat([p.r_unplanned, p.r_planned], [up, pp + pu])[:, None]
+    r_band = np.empty((top - 2, 1))
+    r_band[:up] = p.r_unplanned
+    r_band[up:] = p.r_planned
 
-    def running(sl: slice, b: np.ndarray, r: float | np.ndarray) -> np.ndarray:
-        """x = max(e b - r, 0) in rows ``sl``: with b = scale / s and r = R / s, the spacing's time
+    def running(rows: slice, b: np.ndarray, r: float | np.ndarray) -> np.ndarray:
+        """x = max(e b - r, 0) in ``rows``: with b = scale / s and r = R / s, the spacing's time
         after its downtime, in segments of s = tau + c."""
-        np.multiply(e[sl], b, out=x[sl])
-        x[sl] -= r
-        np.maximum(x[sl], zeros[sl], out=x[sl])
-        return x[sl]
+        _multiply_columns(e[rows], b, x[rows])
+        x[rows] -= r
+        np.maximum(x[rows], zeros[rows], out=x[rows])
+        return x[rows]
 
     def colsum(a: np.ndarray) -> np.ndarray:
         return ones[: len(a)] @ a
@@ -314,21 +345,17 @@ def _run_chunk(p: Params, rows: _Rows, idx: np.ndarray, width: int, bands: np.nd
         frac = np.subtract(x[saved], y[saved], out=x[saved])
         np.minimum(frac, tau / s, out=frac)
         kept_compute = colsum(frac)
-        segments = k_kept + k_lost
-        acc.useful[idx] += segments * tau + s * kept_compute
-        acc.checkpoint[idx] += segments * p.c + s * np.maximum(run_kept - k_kept - kept_compute, 0.0)
-        acc.lost[idx] += s * np.maximum(run_lost - k_lost, 0.0)
-        acc.recovery[idx] += scale * e_up - s * run_up
-        acc.planned[idx] += scale * e_planned_start - s * run_ps
         # Bulk: the same with one downtime and all work in progress lost.
         xb = running(bulk, b, p.r_unplanned / s)
         run = colsum(xb)
         np.floor(xb, out=xb)
-        segments = colsum(xb)
-        acc.useful[idx] += segments * tau
-        acc.checkpoint[idx] += segments * p.c
-        acc.lost[idx] += s * np.maximum(run - segments, 0.0)
-        acc.recovery[idx] += scale * e_bulk - s * run
+        k_bulk = colsum(xb)
+        segments = k_kept + k_lost + k_bulk
+        acc.useful[sl] += segments * tau + s * kept_compute
+        acc.checkpoint[sl] += segments * p.c + s * np.maximum(run_kept - k_kept - kept_compute, 0.0)
+        acc.lost[sl] += s * (np.maximum(run_lost - k_lost, 0.0) + np.maximum(run - k_bulk, 0.0))
+        acc.recovery[sl] += scale * (e_up + e_bulk) - s * (run_up + run)
+        acc.planned[sl] += scale * e_planned_start - s * run_ps
 
 
 def _edges(p: Params, rows: _Rows, pieces: np.ndarray, trials: int, sub: int, seed: int, sub_hours: float,
@@ -456,23 +483,21 @@ def simulate_intervals(
     sub_hours = params.hours / sub
     nrows = trials * sub
     rows = _draw_rows(params, seed, nrows, sub_hours)
-    accs = [HoursAccumulator(nrows) for _ in taus]
+    chunks = _Chunks.plan(rows, layout.rows_per_chunk)
+    accs = [HoursAccumulator(nrows) for _ in taus]  # in chunk order until the last chunk is done
     pieces = np.zeros((2, nrows))  # each row's first and last spacing, joined across rows by _edges
-    step = layout.rows_per_chunk
-    starts = np.arange(0, nrows, step)
-    chunks = _Chunks.plan(rows, step)
-    widths = chunks.widths
-    sizes = widths * (np.minimum(starts + step, nrows) - starts)
-    work = _Workspace.get(int(sizes.max()), int(widths.max()))
-    nchunks = len(starts)
-    for i in range(nchunks):
+    sizes = chunks.widths * np.diff(np.minimum(np.arange(len(chunks) + 1) * chunks.step, nrows))
+    work = _Workspace.get(int(sizes.max()), int(chunks.widths.max()))
+    for i in range(len(chunks)):
         if should_stop is not None and should_stop():
             raise Cancelled()
-        idx = rows.order[i * step : (i + 1) * step]
-        _run_chunk(params, rows, idx, int(widths[i]), chunks.bands[i], sub_hours, _rng(seed, _STREAM_SPACINGS, i),
-                   accs, taus, pieces, work)
+        _run_chunk(params, chunks, i, sub_hours, _rng(seed, _STREAM_SPACINGS, i), accs, taus, pieces, work)
         if progress is not None:
-            progress((i + 1) / nchunks)
+            progress((i + 1) / len(chunks))
+    unsort = np.argsort(rows.order)
+    pieces = pieces[:, unsort]
+    for acc in accs:
+        acc.reorder(unsort)
     edges = _edges(params, rows, pieces, trials, sub, seed, sub_hours, taus)
 
     def per_trial(a: np.ndarray) -> np.ndarray:

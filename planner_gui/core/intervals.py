@@ -58,6 +58,11 @@ class HoursAccumulator:
         self.recovery = np.zeros(rows)
         self.planned = np.zeros(rows)
 
+    def reorder(self, index: np.ndarray) -> None:
+        """Rearrange the rows: row ``k`` becomes the old row ``index[k]``."""
+        for name in ("useful", "checkpoint", "lost", "recovery", "planned"):
+            setattr(self, name, getattr(self, name)[index])
+
     def add(self, idx: np.ndarray, parts: tuple[np.ndarray, ...], starts_planned: np.ndarray) -> None:
         """Add per-interval parts to their rows; ``idx`` must keep each row's entries together
         (a row may also appear in several calls)."""
