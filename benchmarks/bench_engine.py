@@ -49,8 +49,21 @@ def engine_run(gpus: int, repeat: int) -> tuple[float, float]:
     return seconds, seconds / events * 1e9
 
 
-BIG_CHILD = """
-import resource, time
+PEAK_RSS = """
+def peak_rss_mb():
+    # VmHWM is this process's own peak. (ru_maxrss is not: a child started by fork + exec inherits
+    # its parent's peak.)
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("VmHWM")) / 1024
+    except OSError:
+        import resource, sys
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+"""
+
+BIG_CHILD = PEAK_RSS + """
+import time
 from planner_gui.core.model import Scenario
 from planner_gui.core.results import simulate
 sc = Scenario(gpus=1_000_000, days=365.0, trials=2000)
@@ -58,16 +71,14 @@ t0 = time.perf_counter()
 res = simulate(sc)
 dt = time.perf_counter() - t0
 events = int(res.trials.unplanned.sum() + res.trials.planned.sum())
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(f"{events} {dt} {peak} {res.goodput.mean()} {res.expected.goodput}")
+print(f"{events} {dt} {peak_rss_mb()} {res.goodput.mean()} {res.expected.goodput}")
 """
 
-IDLE_CHILD = """
-import resource
+IDLE_CHILD = PEAK_RSS + """
 from planner_gui.core.model import Scenario
 from planner_gui.core.results import simulate
 simulate(Scenario(gpus=1024, trials=10))
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(peak_rss_mb())
 """
 
 
