@@ -11,8 +11,9 @@ import pytest
 from scipy.special import pdtr
 from scipy.stats import poisson
 
-from planner_gui.core import engine
-from planner_gui.core.intervals import interval_parts, whole_interval_parts
+from planner_gui.core import engine, rows
+from planner_gui.core.intervals import HoursAccumulator, interval_parts
+from planner_gui.core.params import Params
 from planner_gui.core.model import LLAMA3_DAYS, LLAMA3_GPUS, Scenario, llama3_components
 from planner_gui.core.results import HOURS_KEYS, simulate
 
@@ -64,13 +65,13 @@ def test_monte_carlo_matches_exact(gpus, days, interval, write, detect, restart,
 @pytest.mark.parametrize("mean", [1e-6, 0.02, 0.5, 3.0, 47.0, 2557.0, 130_000.0])
 def test_poisson_inversion_gives_the_quantile(mean):
     """Each count is the smallest k with CDF(k) >= u, and counts never fall as the mean rises."""
-    u = np.concatenate([engine._uniforms(np.random.default_rng(11), (3000,)), [1e-15, 0.5, 1 - 1e-15]])
-    k = engine._poisson_by_inversion(u, mean)
+    u = np.concatenate([rows.uniforms(np.random.default_rng(11), (3000,)), [1e-15, 0.5, 1 - 1e-15]])
+    k = rows.poisson_by_inversion(u, mean)
     assert np.all(u <= pdtr(k, mean))
     assert np.all((k == 0) | (pdtr(k - 1, mean) < u))
     mid = (u > 1e-9) & (u < 1 - 1e-9)
     np.testing.assert_array_equal(k[mid], poisson.ppf(u[mid], mean))
-    assert np.all(engine._poisson_by_inversion(u, mean * 1.01) >= k)
+    assert np.all(rows.poisson_by_inversion(u, mean * 1.01) >= k)
 
 
 def test_split_windows_match_exact(monkeypatch):
@@ -95,7 +96,7 @@ def test_whole_interval_by_hand():
     # 10 h interval: 1 h down, then 3 segments of 2 h compute + 1 h write fit exactly.
     g, down = np.array([10.0, 11.5, 11.5, 0.5]), np.array([1.0, 1.0, 1.0, 1.0])
     saved = np.array([False, False, True, False])
-    dt, ut, wt, lt = whole_interval_parts(g, down, saved, 2.0, 1.0)
+    dt, ut, wt, lt = interval_parts(g, down, saved, np.zeros(4), g, 2.0, 1.0)
     np.testing.assert_allclose(dt, [1, 1, 1, 0.5])
     np.testing.assert_allclose(ut, [6, 6, 7.5, 0])  # the saved one keeps its 1.5 h in progress
     np.testing.assert_allclose(wt, [3, 3, 3, 0])
@@ -108,9 +109,57 @@ def test_partial_window_by_hand():
     dt, ut, wt, lt = interval_parts(*args, np.array([2.5]), np.array([7.5]), 2.0, 1.0)
     # [2.5,3) compute 0.5, [3,4) write 1, [4,6) compute 2, [6,7) write 1, [7,7.5) compute 0.5
     np.testing.assert_allclose([dt[0], ut[0], wt[0], lt[0]], [0, 3.0, 2.0, 0])
-    whole = whole_interval_parts(*args, 2.0, 1.0)
-    full = interval_parts(*args, np.array([0.0]), np.array([10.0]), 2.0, 1.0)
-    np.testing.assert_allclose(np.ravel(whole), np.ravel(full))
+
+
+# Rows laid out by hand: the order of interruptions in each, and its counts of each kind of spacing
+# (pf: planned to unplanned, fp: unplanned to planned, pp: planned to planned, ff: the bulk).
+HAND_ROWS = ["UUUUU", "UPUPU", "PPUU", "", "UUUP", "PUUUUUUP"]
+
+
+def _kinds(seq: str) -> list[str]:
+    return ["".join("f" if k == "U" else "p" for k in seq[i : i + 2]) for i in range(len(seq) - 1)]
+
+
+def test_chunk_sums_equal_the_interval_formula_spacing_by_spacing():
+    """The engine's band and bulk sums, on its own draws, equal interval_parts summed spacing by spacing."""
+    count = {k: np.array([_kinds(q).count(k) for q in HAND_ROWS]) for k in ("pf", "fp", "pp")}
+    hand = rows.Rows(
+        n_unplanned=np.array([q.count("U") for q in HAND_ROWS]),
+        n_planned=np.array([q.count("P") for q in HAND_ROWS]),
+        first_planned=np.array([q[:1] == "P" for q in HAND_ROWS]),
+        last_planned=np.array([q[-1:] == "P" for q in HAND_ROWS]),
+        order=np.arange(len(HAND_ROWS)),
+        **count,
+    )
+    p = Params(lam=0.5, mu=0.1, hours=30.0, tau=0.7, c=0.2, r_unplanned=0.4, r_planned=0.25)
+    chunks = engine._Chunks.plan(hand, len(HAND_ROWS))
+    width, m = int(chunks.widths[0]), len(HAND_ROWS)
+    taus = np.array([0.7, 2.5])
+    accs = [HoursAccumulator(m) for _ in taus]
+    pieces = np.zeros((2, m))
+    engine._run_chunk(p, chunks, 0, p.hours, rows.stream(5, 9), accs, taus, pieces,
+                      engine._Workspace(width * m, width))
+    e = rows.stream(5, 9).standard_exponential((width, m))  # the same draws
+    up, pp, pu = (int(h) for h in chunks.bands[0])
+    first_row = {"fp": 2, "pp": 2 + up, "pf": 2 + up + pp, "ff": 2 + up + pp + pu}
+    for col, seq in enumerate(HAND_ROWS):
+        kinds = _kinds(seq)
+        cells = [0] + ([1] if seq else [])
+        for kind in ("fp", "pp", "pf", "ff"):
+            cells += range(first_row[kind], first_row[kind] + kinds.count(kind))
+        scale = p.hours / e[cells, col].sum()
+        assert pieces[0, col] == pytest.approx(e[0, col] * scale)
+        assert pieces[1, col] == pytest.approx(e[1, col] * scale if seq else 0.0)
+        interior = [(e[first_row[k] + kinds[:i].count(k), col] * scale, k) for i, k in enumerate(kinds)]
+        g = np.array([length for length, _ in interior])
+        starts_p = np.array([k[0] == "p" for _, k in interior], dtype=bool)
+        down = np.where(starts_p, p.r_planned, p.r_unplanned)
+        saved = np.array([k[1] == "p" for _, k in interior], dtype=bool)
+        for acc, tau in zip(accs, taus):
+            dt, ut, wt, lt = interval_parts(g, down, saved, np.zeros(len(g)), g, tau, p.c)
+            got = [acc.useful[col], acc.checkpoint[col], acc.lost[col], acc.recovery[col], acc.planned[col]]
+            want = [ut.sum(), wt.sum(), lt.sum(), dt[~starts_p].sum(), dt[starts_p].sum()]
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=f"row {seq!r}, tau {tau}")
 
 
 def test_calibrated_to_llama3_counts():

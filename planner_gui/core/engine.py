@@ -22,7 +22,8 @@ So a trial is fully described by
   and make the expected goodput *equal* to the exact expression, with no
   start-up or end bias.
 
-A trial's window may be split into sub-windows (independent Poisson pieces
+The per-row draws (counts, arrangement) are in :mod:`.rows`, the joining of
+spacings across edges in :mod:`.edges`. A trial's window may be split into sub-windows (independent Poisson pieces
 joined at their edges), so memory stays bounded whatever the scenario: rows
 are (trial, sub-window) pairs, processed in chunks of at most
 ``CHUNK_ELEMENTS`` spacings.
@@ -45,11 +46,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtri, pdtr
 
 from .model import Scenario
-from .intervals import HoursAccumulator, interval_parts, whole_interval_parts
+from .edges import edge_hours
+from .intervals import HoursAccumulator
 from .params import Params
+from .rows import STREAM_COMPONENTS, STREAM_SPACINGS, Rows, draw_rows, stream
 
 __all__ = [
     "Layout",
@@ -69,9 +71,6 @@ CHUNK_ELEMENTS = 1 << 18
 CHUNK_MAX_ELEMENTS = 1 << 21
 #: Refuse scenarios that would simulate more interruptions than this (summed over trials).
 MAX_TOTAL_EVENTS = 4_000_000_000
-
-_STREAM_COUNTS, _STREAM_ARRANGE, _STREAM_EDGES, _STREAM_SPACINGS, _STREAM_COMPONENTS = range(1, 6)
-
 
 class Cancelled(Exception):
     """Raised when the caller's ``should_stop`` callback asks the engine to stop."""
@@ -112,83 +111,6 @@ def plan_layout(expected_events_per_trial: float, trials: int, min_rows: int = 1
     return Layout(subwindows, max(1, min(trials * subwindows, rows)))
 
 
-def _rng(seed: int, *words: int) -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, *words])))
-
-
-def _poisson_by_inversion(u: np.ndarray, mean: float) -> np.ndarray:
-    """Poisson(mean) quantiles of ``u``: the smallest k with CDF(k) >= u.
-
-    Monotone in ``mean``, so nearby scenarios share their draws. The exact CDF is tabulated over the
-    range the extreme ``u`` need (found from a Cornish-Fisher guess, widened until it covers them), and
-    each ``u`` is looked up in the table.
-    """
-    if mean <= 0 or not u.size:
-        return np.zeros(u.shape, dtype=np.int64)
-    z = ndtri(np.array([u.min(), u.max()]))
-    guess = np.floor(mean + math.sqrt(mean) * z + (z * z - 1.0) / 6.0 + 0.5)
-    margin = 4.0
-    while True:
-        lo = max(guess[0] - margin, 0.0)
-        hi = guess[1] + margin
-        cdf = pdtr(np.arange(lo - 1.0, hi + 1.0), mean)  # CDF(lo - 1) ... CDF(hi)
-        if (lo == 0 or cdf[0] < u.min()) and cdf[-1] >= u.max():
-            break
-        margin *= 4.0
-    return (lo + np.searchsorted(cdf[1:], u, side="left")).astype(np.int64)
-
-
-def _uniforms(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    return np.clip(rng.random(shape), 1e-15, 1.0 - 1e-15)
-
-
-@dataclass
-class _Rows:
-    """Per-row draws: counts and the kinds of interruption around each spacing."""
-
-    n_unplanned: np.ndarray
-    n_planned: np.ndarray
-    first_planned: np.ndarray  # the row's first interruption is planned
-    last_planned: np.ndarray
-    pf: np.ndarray  # interior spacings from a planned to an unplanned interruption
-    fp: np.ndarray
-    pp: np.ndarray
-    order: np.ndarray  # rows sorted by their count's uniform: equal counts share chunks, in every scenario
-
-    @property
-    def n(self) -> np.ndarray:
-        return self.n_unplanned + self.n_planned
-
-
-def _draw_rows(p: Params, seed: int, rows: int, sub_hours: float) -> _Rows:
-    u = _uniforms(_rng(seed, _STREAM_COUNTS), (rows, 2))
-    nf = _poisson_by_inversion(u[:, 0], p.lam * sub_hours)
-    npl = _poisson_by_inversion(u[:, 1], p.mu * sub_hours)
-    rng = _rng(seed, _STREAM_ARRANGE)
-    # In a random arrangement of k planned among m unplanned, the k + 1 gaps of unplanned ones
-    # (before, between, after the planned) hold t non-empty gaps, t ~ Hypergeometric(k + 1, m - 1, m).
-    has_f = nf > 0
-    t = rng.hypergeometric(npl + 1, np.where(has_f, nf - 1, 0), nf)
-    ua, ub = _uniforms(rng, (2, rows))
-    k = npl
-    a = ua < t / (k + 1)  # the gap before the first planned one is non-empty
-    b = ub < (t - a) / np.maximum(k, 1)  # the gap after the last planned one is non-empty
-    has_p = k > 0
-    runs = np.where(has_p, 1 + t - a - b, 0)
-    first_p = has_p & ~a
-    last_p = has_p & ~b
-    return _Rows(
-        nf,
-        npl,
-        first_p,
-        last_p,
-        pf=np.where(has_p, runs - last_p, 0),
-        fp=np.where(has_p, runs - first_p, 0),
-        pp=np.where(has_p, k - runs, 0),
-        order=np.argsort(u[:, 0], kind="stable"),
-    )
-
-
 class _Workspace:
     """Buffers reused by every chunk, and kept per thread between runs.
 
@@ -225,7 +147,7 @@ class _Workspace:
 
 @dataclass(frozen=True)
 class _Chunks:
-    """The rows in chunk order (sorted by ``_Rows.order``) and the shape of each chunk's matrix
+    """The rows in chunk order (sorted by ``Rows.order``) and the shape of each chunk's matrix
     (see :func:`_run_chunk`). Chunk ``i`` is the slice ``[i * step, (i + 1) * step)`` of these rows."""
 
     step: int
@@ -235,7 +157,7 @@ class _Chunks:
     widths: np.ndarray  # matrix rows per chunk
 
     @classmethod
-    def plan(cls, rows: _Rows, step: int) -> "_Chunks":
+    def plan(cls, rows: Rows, step: int) -> "_Chunks":
         n = rows.n[rows.order]
         kinds = np.stack((rows.fp, rows.pp, rows.pf))[:, rows.order]
         starts = np.arange(0, len(n), step)
@@ -276,7 +198,7 @@ def _run_chunk(p: Params, chunks: _Chunks, i: int, sub_hours: float, rng: np.ran
     ``accs`` and ``pieces`` are indexed in chunk order.
 
     A column holds a row's ``n + 1`` spacings. Rows 0 and 1 of the matrix are its first and last (they
-    cross the row's edges and are joined by :func:`_edges`). Then come three bands, one for each kind of
+    cross the row's edges and are joined by :func:`.edges.edge_hours`). Then come three bands, one for each kind of
     spacing next to a planned interruption: from an unplanned to a planned one, planned to planned, and
     planned to unplanned (heights ``bands``, the chunk's largest counts of each). The rest is the bulk,
     spacings between two unplanned interruptions. Cells a column does not use are zero, and a spacing
@@ -358,77 +280,6 @@ def _run_chunk(p: Params, chunks: _Chunks, i: int, sub_hours: float, rng: np.ran
         acc.planned[sl] += scale * e_planned_start - s * run_ps
 
 
-def _edges(p: Params, rows: _Rows, pieces: np.ndarray, trials: int, sub: int, seed: int, sub_hours: float,
-           taus: np.ndarray) -> list[HoursAccumulator]:
-    """Sum the spacings that cross sub-window and window edges, trial by trial, for each interval."""
-    rng = _rng(seed, _STREAM_EDGES)
-    u = _uniforms(rng, (4, trials))
-    big = p.lam + p.mu
-    before = -np.log(u[0]) / big if big > 0 else np.full(trials, np.inf)
-    after = -np.log(u[1]) / big if big > 0 else np.full(trials, np.inf)
-    p_planned = p.mu / big if big > 0 else 0.0
-    start_p0 = u[2] < p_planned
-    end_p_last = u[3] < p_planned
-
-    n = rows.n
-    has = n > 0
-    pieces_per_row = np.where(has, 2, 1)
-    nrows = len(n)
-    row_trial = np.arange(nrows) // sub
-    first_piece_pos = np.cumsum(pieces_per_row) - pieces_per_row + 2 * row_trial + 1
-    row_bounds = np.concatenate(([0], np.cumsum(pieces_per_row)))
-    trial_first = row_bounds[np.arange(trials) * sub] + 2 * np.arange(trials)
-    trial_last = row_bounds[(np.arange(trials) + 1) * sub] + 2 * np.arange(trials) + 1
-    total = int(row_bounds[-1]) + 2 * trials
-
-    vals = np.zeros(total)
-    ends = np.zeros(total, dtype=bool)
-    kind_planned = np.zeros(total, dtype=bool)  # for a gap's first piece: starts planned; for its end: ends planned
-    end_planned = np.zeros(total, dtype=bool)
-    vals[trial_first] = np.where(np.isfinite(before), before, 0.0)
-    kind_planned[trial_first] = start_p0
-    vals[trial_last] = np.where(np.isfinite(after), after, 0.0)
-    ends[trial_last] = True
-    end_planned[trial_last] = end_p_last
-    # A row with interruptions: its first piece ends a gap, its last piece starts one.
-    fp = first_piece_pos
-    vals[fp] = np.where(has, pieces[0], sub_hours)
-    ends[fp] = has
-    end_planned[fp] = has & rows.first_planned
-    lp = fp[has] + 1
-    vals[lp] = pieces[1][has]
-    kind_planned[lp] = rows.last_planned[has]
-
-    gap = np.cumsum(ends) - ends
-    ngaps = int(ends.sum())
-    g = np.bincount(gap, vals, ngaps)
-    starts = np.ones(total, dtype=bool)
-    starts[1:] = ends[:-1]
-    starts_planned = kind_planned[starts]
-    ends_planned = end_planned[ends]
-    first_gap = gap[trial_first]
-    last_gap = gap[trial_last]
-    gap_trial = np.repeat(np.arange(trials), last_gap - first_gap + 1)
-    lo = np.zeros(ngaps)
-    lo[first_gap] = vals[trial_first]
-    hi = g.copy()
-    hi[last_gap] -= vals[trial_last]
-    down = np.where(starts_planned, p.r_planned, p.r_unplanned) if big > 0 else np.zeros(ngaps)
-    out = []
-    for tau in taus:
-        if big == 0:
-            # No interruptions ever: one endless interval, entered at a uniformly random phase of the
-            # checkpoint cycle (steady state), and nothing in progress is ever rolled back.
-            lo = u[2] * (tau + p.c)
-            hi = lo + p.hours
-            g = hi + tau + p.c
-            ends_planned = np.ones(ngaps, dtype=bool)
-        acc = HoursAccumulator(trials)
-        acc.add(gap_trial, interval_parts(g, down, ends_planned, lo, hi, tau, p.c), starts_planned)
-        out.append(acc)
-    return out
-
-
 def simulate_trials(
     scenario: Scenario,
     params: Params,
@@ -482,23 +333,23 @@ def simulate_intervals(
     sub = layout.subwindows
     sub_hours = params.hours / sub
     nrows = trials * sub
-    rows = _draw_rows(params, seed, nrows, sub_hours)
+    rows = draw_rows(params, seed, nrows, sub_hours)
     chunks = _Chunks.plan(rows, layout.rows_per_chunk)
     accs = [HoursAccumulator(nrows) for _ in taus]  # in chunk order until the last chunk is done
-    pieces = np.zeros((2, nrows))  # each row's first and last spacing, joined across rows by _edges
+    pieces = np.zeros((2, nrows))  # each row's first and last spacing, joined across rows by edge_hours
     sizes = chunks.widths * np.diff(np.minimum(np.arange(len(chunks) + 1) * chunks.step, nrows))
     work = _Workspace.get(int(sizes.max()), int(chunks.widths.max()))
     for i in range(len(chunks)):
         if should_stop is not None and should_stop():
             raise Cancelled()
-        _run_chunk(params, chunks, i, sub_hours, _rng(seed, _STREAM_SPACINGS, i), accs, taus, pieces, work)
+        _run_chunk(params, chunks, i, sub_hours, stream(seed, STREAM_SPACINGS, i), accs, taus, pieces, work)
         if progress is not None:
             progress((i + 1) / len(chunks))
     unsort = np.argsort(rows.order)
     pieces = pieces[:, unsort]
     for acc in accs:
         acc.reorder(unsort)
-    edges = _edges(params, rows, pieces, trials, sub, seed, sub_hours, taus)
+    edges = edge_hours(params, rows, pieces, trials, sub, seed, sub_hours, taus)
 
     def per_trial(a: np.ndarray) -> np.ndarray:
         return a.reshape(trials, sub).sum(axis=1)
@@ -507,7 +358,7 @@ def simulate_intervals(
     planned = per_trial(rows.n_planned)
     rates = np.array([c.rate_per_gpu_hour for c in scenario.components])
     if components and rates.sum() > 0:
-        by_comp = _rng(seed, _STREAM_COMPONENTS).multinomial(unplanned, rates / rates.sum())
+        by_comp = stream(seed, STREAM_COMPONENTS).multinomial(unplanned, rates / rates.sum())
     else:
         by_comp = np.zeros((trials, len(rates)), dtype=np.int64)
     return [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["interval_parts", "whole_interval_parts", "HoursAccumulator"]
+__all__ = ["interval_parts", "HoursAccumulator"]
 
 
 def interval_parts(
@@ -32,20 +32,6 @@ def interval_parts(
     d0, u0, w0 = cumulative(lo)
     dt, ut, wt = d1 - d0, u1 - u0, w1 - w0
     return dt, ut, wt, np.maximum((hi - lo) - dt - ut - wt, 0.0)
-
-
-def whole_interval_parts(
-    g: np.ndarray, down: np.ndarray, saved: np.ndarray, tau: float, c: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`interval_parts` over whole intervals (``lo = 0``, ``hi = g``), in fewer operations."""
-    s = tau + c
-    running = np.maximum(g - down, 0.0)
-    k = np.floor(running / s)
-    tail = np.maximum(running - k * s, 0.0)
-    kept = tail * saved
-    useful = k * tau + np.minimum(kept, tau)
-    write = k * c + np.maximum(kept - tau, 0.0)
-    return g - running, useful, write, tail - kept
 
 
 class HoursAccumulator:
