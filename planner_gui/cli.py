@@ -16,7 +16,7 @@ from .core import fmt
 from .core.model import OPTIMAL, Scenario
 from .core.results import SimulationResult, simulate
 from .core.server import SERVE_ARG
-from .core.scenario_io import ScenarioError, load, load_preset, preset_names, validate, write_atomic
+from .core.scenario_io import LIMITS, ScenarioError, load, load_preset, preset_names, validate, write_atomic
 from .core.sweep import sweep_gpus, sweep_interval
 
 EXIT_USAGE = 2
@@ -110,31 +110,45 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _naming_flags(exc: ScenarioError, flags: dict[str, str]) -> ScenarioError:
+    """``exc`` with its leading field replaced by the flag that set it, when a flag did."""
+    field, _, rest = str(exc).partition(": ")
+    return ScenarioError(f"{flags[field]}: {rest}") if field in flags else exc
+
+
 def scenario_from_args(args: argparse.Namespace) -> Scenario:
     """The base scenario (preset, file or default) with the flags' overrides, validated."""
     if getattr(args, "scenario", None):
         sc = load(args.scenario)
     elif getattr(args, "preset", None):
-        sc = load_preset(args.preset)
+        try:
+            sc = load_preset(args.preset)
+        except ScenarioError as exc:
+            raise _naming_flags(exc, {"preset": "--preset"}) from None
     else:
         sc = load_preset("llama3-405b")
     overrides = {f: getattr(args, flag[2:].replace("-", "_")) for f, flag in FLAG_FIELDS.items()}
     overrides = {f: v for f, v in overrides.items() if v is not None}
     sc = sc.replace(**overrides)
     if args.gpu_mtbf_hours is not None:
-        if args.gpu_mtbf_hours <= 0:
+        hours = args.gpu_mtbf_hours
+        if hours <= 0:
             raise ScenarioError("--gpu-mtbf-hours: must be more than 0")
         try:
-            sc = sc.with_gpu_mtbf_hours(args.gpu_mtbf_hours)
+            sc = sc.with_gpu_mtbf_hours(hours)
         except ValueError as exc:
             raise ScenarioError(f"--gpu-mtbf-hours: {exc}") from None
+        top_rate = max(c.rate_per_gpu_hour for c in sc.components)
+        max_rate = LIMITS["rate_per_gpu_hour"][1]
+        if top_rate > max_rate:  # the most frequent component would fail more than once an hour per GPU
+            least = hours * top_rate / max_rate
+            step = 10.0 ** (math.floor(math.log10(least)) - 2)  # three significant digits, rounded up
+            raise ScenarioError(f"--gpu-mtbf-hours: must be at least {math.ceil(least / step) * step:.3g} hours "
+                                f"with this component mix (got {hours:g})")
     try:
         return validate(sc)
     except ScenarioError as exc:
-        field, _, rest = str(exc).partition(": ")
-        if field in overrides:  # the bad value came from a flag: name the flag
-            raise ScenarioError(f"{FLAG_FIELDS[field]}: {rest}") from None
-        raise
+        raise _naming_flags(exc, {f: FLAG_FIELDS[f] for f in overrides}) from None
 
 
 def report(res: SimulationResult) -> str:

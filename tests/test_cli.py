@@ -69,7 +69,9 @@ def test_readable_report():
         (["run", "--detect", "-1"], "--detect: must be a number from 0 to 10,080 (got -1)"),
         (["run", "--trials", "100000", "--gpus", "10000000", "--days", "3650"], "--trials: about"),
         (["run", "--gpu-mtbf-hours", "0"], "--gpu-mtbf-hours: must be more than 0"),
-        (["run", "--preset", "nope"], "unknown preset"),
+        (["run", "--gpu-mtbf-hours", "1e-9"],
+         "--gpu-mtbf-hours: must be at least 0.354 hours with this component mix (got 1e-09)"),
+        (["run", "--preset", "nope"], "--preset: unknown preset 'nope' (available: "),
         (["run", "--scenario", "/does/not/exist.json"], "cannot read"),
         (["run", "--preset", "llama3-405b", "--scenario", "x.json"], "not allowed with"),
         (["run", "--bogus"], "unrecognized arguments"),
@@ -116,3 +118,9 @@ def test_sweep_writes_csv(tmp_path):
 def test_sweep_to_unwritable_place_fails_cleanly(tmp_path):
     out = cli("sweep", "--points", "2", "--trials", "5", "--output", str(tmp_path / "no" / "such" / "dir.csv"))
     assert out.returncode == 2 and "cannot write" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_the_smallest_gpu_mtbf_named_in_the_error_is_accepted():
+    out = cli("run", "--gpu-mtbf-hours", "0.354", "--trials", "5", "--days", "0.1", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["gpu_mtbf_hours"] == pytest.approx(0.354)
