@@ -61,3 +61,15 @@ def test_same_seed_same_sweep_and_csv():
     assert len(rows) == 2 and float(rows[1]["checkpoint_interval_min"]) == 50.0
     single = simulate(sc.replace(checkpoint_interval_min=50.0))
     assert float(rows[1]["goodput_expected"]) == single.expected.goodput
+
+
+def test_plan_exact_curve_passes_through_the_interval_sweep_and_peaks_at_the_exact_optimum():
+    from planner_gui.core.plan import PREVIEW, PlanRequest, compute_plan
+
+    res = compute_plan(PlanRequest(Scenario(gpus=100_000, trials=50), PREVIEW))
+    x, exact = res.exact_curve
+    step = (len(x) - 1) // (len(res.by_interval.x) - 1)
+    np.testing.assert_allclose(x[::step], res.by_interval.x, rtol=1e-12)
+    np.testing.assert_allclose(exact[::step], res.by_interval.goodput_expected, rtol=1e-12)
+    i = int(np.argmax(exact))
+    assert x[i - 1] <= res.main.optimal.exact <= x[i + 1]

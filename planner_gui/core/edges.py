@@ -16,9 +16,14 @@ from .rows import STREAM_EDGES, Rows, stream, uniforms
 __all__ = ["edge_hours"]
 
 
-def edge_hours(p: Params, rows: Rows, pieces: np.ndarray, trials: int, sub: int, seed: int, sub_hours: float,
-               taus: np.ndarray) -> list[HoursAccumulator]:
-    """Sum the spacings that cross sub-window and window edges, trial by trial, for each interval."""
+def edge_hours(p: Params, rows: Rows, pieces: np.ndarray, sub: int, seed: int, taus: np.ndarray
+               ) -> list[HoursAccumulator]:
+    """Sum the spacings that cross sub-window and window edges, trial by trial, for each interval.
+
+    ``rows`` are (trial, sub-window) pairs, ``sub`` sub-windows per trial, in trial order.
+    """
+    trials = len(rows.n) // sub
+    sub_hours = p.hours / sub
     rng = stream(seed, STREAM_EDGES)
     u = uniforms(rng, (4, trials))
     big = p.lam + p.mu

@@ -33,8 +33,8 @@ Where the time goes
 A chunk is one (spacings x rows) matrix of exponentials, filled by one call
 to the generator, which is most of the cost. The spacings are grouped by kind
 in bands of matrix rows (see :func:`_run_chunk`), so every spacing costs a
-few in-place whole-array operations on top of its draw, with no gathers,
-scatters or per-chunk temporaries. The buffers are kept per thread between
+few in-place whole-array operations on top of its draw, with no gathers or
+scatters, and no temporaries larger than a band. The buffers are kept per thread between
 runs: new ones would be mapped afresh and fault on every page.
 """
 
@@ -152,7 +152,7 @@ class _Chunks:
 
     step: int
     n: np.ndarray  # interruptions per row
-    kinds: np.ndarray  # (3, rows): unplanned-to-planned, planned-to-planned and planned-to-unplanned spacings
+    kinds: np.ndarray  # (3, rows): counts of fp, pp and pf spacings (see Rows), the order of the bands
     bands: np.ndarray  # (chunks, 3): each chunk's largest count of each kind, the heights of its bands
     widths: np.ndarray  # matrix rows per chunk
 
@@ -173,6 +173,10 @@ class _Chunks:
         return slice(i * self.step, (i + 1) * self.step)
 
 
+#: Elements in numpy's inner loop that make a broadcast multiply as cheap as a scalar one.
+_LONG_ROW = 4096
+
+
 def _multiply_columns(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """``out = a * b`` for a C-contiguous (rows, m) ``a`` and an (m,) ``b``.
 
@@ -187,8 +191,6 @@ def _multiply_columns(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         np.multiply(a[:full].reshape(-1, k * m), np.tile(b, k), out=out[:full].reshape(-1, k * m))
     np.multiply(a[full:], b, out=out[full:])
 
-
-_LONG_ROW = 4096
 
 
 def _run_chunk(p: Params, chunks: _Chunks, i: int, sub_hours: float, rng: np.random.Generator,
@@ -230,14 +232,14 @@ def _run_chunk(p: Params, chunks: _Chunks, i: int, sub_hours: float, rng: np.ran
         pieces[1, sl] = e[1] * scale
     if width <= 2:
         return
-    up, pp, pu = (int(h) for h in chunks.bands[i])
-    top = 2 + up + pp + pu  # the first bulk row
-    saved = slice(2, 2 + up + pp)  # the work in progress is kept: a planned interruption ends them
-    planned_start = slice(2 + up, top)
+    fp, pp, pf = (int(h) for h in chunks.bands[i])
+    top = 2 + fp + pp + pf  # the first bulk row
+    saved = slice(2, 2 + fp + pp)  # the work in progress is kept: a planned interruption ends them
+    planned_start = slice(2 + fp, top)
     bulk = slice(top, width)
     r_band = np.empty((top - 2, 1))
-    r_band[:up] = p.r_unplanned
-    r_band[up:] = p.r_planned
+    r_band[:fp] = p.r_unplanned
+    r_band[fp:] = p.r_planned
 
     def running(rows: slice, b: np.ndarray, r: float | np.ndarray) -> np.ndarray:
         """x = max(e b - r, 0) in ``rows``: with b = scale / s and r = R / s, the spacing's time
@@ -250,8 +252,8 @@ def _run_chunk(p: Params, chunks: _Chunks, i: int, sub_hours: float, rng: np.ran
     def colsum(a: np.ndarray) -> np.ndarray:
         return ones[: len(a)] @ a
 
-    e_up, e_planned_start = colsum(e[2 : 2 + up]), colsum(e[planned_start])
-    e_bulk = total - e[0] - e[1] - e_up - e_planned_start
+    e_fp, e_planned_start = colsum(e[2 : 2 + fp]), colsum(e[planned_start])
+    e_bulk = total - e[0] - e[1] - e_fp - e_planned_start
     for acc, tau in zip(accs, taus):
         s = tau + p.c
         b = scale / s
@@ -259,11 +261,11 @@ def _run_chunk(p: Params, chunks: _Chunks, i: int, sub_hours: float, rng: np.ran
         # compute and the remainder a write when a planned interruption ends the spacing; otherwise
         # it is lost.
         xb = running(slice(2, top), b, r_band / s)
-        run_up, run_ps = colsum(xb[:up]), colsum(xb[up:])
-        run_kept, run_lost = colsum(xb[: up + pp]), colsum(xb[up + pp :])
+        run_fp, run_ps = colsum(xb[:fp]), colsum(xb[fp:])
+        run_kept, run_lost = colsum(xb[: fp + pp]), colsum(xb[fp + pp :])
         whole = y[2:top]
         np.floor(xb, out=whole)
-        k_kept, k_lost = colsum(whole[: up + pp]), colsum(whole[up + pp :])
+        k_kept, k_lost = colsum(whole[: fp + pp]), colsum(whole[fp + pp :])
         frac = np.subtract(x[saved], y[saved], out=x[saved])
         np.minimum(frac, tau / s, out=frac)
         kept_compute = colsum(frac)
@@ -276,7 +278,7 @@ def _run_chunk(p: Params, chunks: _Chunks, i: int, sub_hours: float, rng: np.ran
         acc.useful[sl] += segments * tau + s * kept_compute
         acc.checkpoint[sl] += segments * p.c + s * np.maximum(run_kept - k_kept - kept_compute, 0.0)
         acc.lost[sl] += s * (np.maximum(run_lost - k_lost, 0.0) + np.maximum(run - k_bulk, 0.0))
-        acc.recovery[sl] += scale * (e_up + e_bulk) - s * (run_up + run)
+        acc.recovery[sl] += scale * (e_fp + e_bulk) - s * (run_fp + run)
         acc.planned[sl] += scale * e_planned_start - s * run_ps
 
 
@@ -349,7 +351,7 @@ def simulate_intervals(
     pieces = pieces[:, unsort]
     for acc in accs:
         acc.reorder(unsort)
-    edges = edge_hours(params, rows, pieces, trials, sub, seed, sub_hours, taus)
+    edges = edge_hours(params, rows, pieces, sub, seed, taus)
 
     def per_trial(a: np.ndarray) -> np.ndarray:
         return a.reshape(trials, sub).sum(axis=1)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .model import Scenario
 from .results import SimulationResult, simulate
-from .sweep import SweepResult, gpu_counts, interval_points, sweep_gpus, sweep_interval
+from .sweep import SweepResult, expected_goodput_vs_interval, gpu_counts, interval_points, sweep_gpus, sweep_interval
 
 __all__ = ["Quality", "PREVIEW", "FULL", "PlanRequest", "PlanResult", "compute_plan", "GpuSweepCache"]
 
@@ -31,6 +31,8 @@ class Quality:
 
 PREVIEW = Quality("preview", 200, 21, 100, 21, 40)
 FULL = Quality("full", None, 21, 150, 41, 100)
+#: Points of the exact goodput-vs-interval curve; 8 per step of the 21-point sweep, so they include its points.
+EXACT_CURVE_POINTS = 161
 #: Interruptions simulated per GPU-sweep point at most (trials are halved for large clusters).
 GPU_SWEEP_EVENTS = 100_000
 
@@ -50,6 +52,7 @@ class PlanResult:
     main: SimulationResult
     by_interval: SweepResult
     by_gpus: SweepResult
+    exact_curve: tuple[np.ndarray, np.ndarray]  # (interval minutes, exact goodput), finer than the sweep
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -116,10 +119,12 @@ def compute_plan(req: PlanRequest, should_stop=None, progress=None, cache: GpuSw
         should_stop=should_stop,
         progress=step(0.5, 0.7),
     )
+    fine = interval_points(EXACT_CURVE_POINTS)
+    exact_curve = (fine, expected_goodput_vs_interval(sc, fine))
     timings["interval"] = time.perf_counter() - t1
     if by_gpus is None:
         by_gpus, timings["gpus"] = _gpu_sweep(sc, q, trials, should_stop, step(0.7, 1.0))
         if cache is not None:
             cache.put(key, by_gpus)
-    return PlanResult(req, main, by_interval, by_gpus, time.perf_counter() - t0, timings)
+    return PlanResult(req, main, by_interval, by_gpus, exact_curve, time.perf_counter() - t0, timings)
 

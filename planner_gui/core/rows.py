@@ -60,9 +60,10 @@ class Rows:
     n_planned: np.ndarray
     first_planned: np.ndarray  # the row's first interruption is planned
     last_planned: np.ndarray
-    pf: np.ndarray  # interior spacings from a planned to an unplanned interruption
-    fp: np.ndarray
-    pp: np.ndarray
+    # Interior spacings by the kinds at their ends (p: planned, f: unplanned, i.e. a failure):
+    pf: np.ndarray  # from a planned to an unplanned interruption
+    fp: np.ndarray  # from an unplanned to a planned one
+    pp: np.ndarray  # between two planned ones
     order: np.ndarray  # rows sorted by their count's uniform: equal counts share chunks, in every scenario
 
     @property

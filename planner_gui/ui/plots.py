@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 
 from ..core import fmt
 from ..core.results import HOURS_KEYS
-from ..core.sweep import GUIDE_GPUS, expected_goodput_vs_interval, interval_points
+from ..core.sweep import GUIDE_GPUS
 from .compute import PlanResult
 
 __all__ = ["PlotsPanel", "CATEGORY_COLORS", "PLOT_NAMES"]
@@ -307,9 +307,8 @@ class PlotsPanel(QWidget):
     def _show_interval(self, res: PlanResult) -> None:
         iv, main = res.by_interval, res.main
         self.iv_band.set(np.log10(iv.x), 100 * iv.goodput_p05, 100 * iv.goodput_mean, 100 * iv.goodput_p95)
-        fine = interval_points(161)
-        self.iv_exact.setData(np.log10(fine),
-                              100 * expected_goodput_vs_interval(main.scenario, fine))
+        fine, exact = res.exact_curve
+        self.iv_exact.setData(np.log10(fine), 100 * exact)
         self.iv_current.setValue(math.log10(main.interval_min))
         self.iv_young.setValue(math.log10(main.optimal.young))
         self.iv_daly.setValue(math.log10(main.optimal.daly))
