@@ -13,8 +13,8 @@ from scipy.stats import poisson
 
 from planner_gui.core import engine, rows
 from planner_gui.core.intervals import HoursAccumulator, interval_parts
-from planner_gui.core.params import Params
-from planner_gui.core.model import LLAMA3_DAYS, LLAMA3_GPUS, Scenario, llama3_components
+from planner_gui.core.params import MAX_INTERVAL_MIN, Params
+from planner_gui.core.model import LLAMA3_DAYS, LLAMA3_GPUS, Component, Scenario, llama3_components
 from planner_gui.core.results import HOURS_KEYS, simulate
 
 Z = 4.5
@@ -60,6 +60,68 @@ def test_monte_carlo_matches_exact(gpus, days, interval, write, detect, restart,
     sc = Scenario(gpus=gpus, days=float(days), checkpoint_interval_min=interval, checkpoint_write_s=write,
                   detect_min=detect, restart_min=restart, planned_per_day=planned, trials=trials, seed=7)
     check_against_exact(sc)
+
+
+# One GPU and a few interruptions per window, or fewer, with checkpoint cycles as long as the time
+# between them: most of what happens is decided at the window's edges (the interval the window starts
+# in, and whether the cycle running at its end completes).
+# rate per GPU-hour, days, interval (min), write (s), detect, restart, planned/day, trials
+FEW = [
+    (3 / 24, 1.0, 480.0, 1800.0, 60, 60, 1.0, 4000),  # 3 a day, 8.5-hour cycles, 2-hour downtimes
+    (0.25 / 24, 2.0, 1440.0, 3600.0, 120, 120, 0.0, 4000),  # one in 4 days, day-long cycles
+    (1e-4, 30.0, 10_080.0, 600.0, 5, 5, 0.0, 4000),  # rare: 0.07 per window, week-long cycles
+    (2.0, 0.5, 60.0, 600.0, 30, 30, 24.0, 2000),  # the window mostly starts in a downtime
+    (0.1 / 24, 0.5, 600.0, 7200.0, 30, 30, 12.0, 4000),  # mostly planned, 2-hour writes: where in the cycle it starts
+]
+
+
+@pytest.mark.parametrize("rate,days,interval,write,detect,restart,planned,trials", FEW)
+def test_monte_carlo_matches_exact_with_few_interruptions(rate, days, interval, write, detect, restart, planned,
+                                                          trials):
+    sc = Scenario(gpus=1, days=days, components=(Component("x", "GPU", rate),), checkpoint_interval_min=interval,
+                  checkpoint_write_s=write, detect_min=detect, restart_min=restart, planned_per_day=planned,
+                  trials=trials, seed=7)
+    check_against_exact(sc)
+
+
+# Per GPU-hour: rare, then so rare that 1 / rate overflows, and none.
+RARE = [1e-20, 1e-40, 1e-310, 5e-324, 0.0]
+
+
+@pytest.mark.parametrize("rate", RARE)
+@pytest.mark.parametrize("gpus", [1, 10_000_000])
+def test_rare_failures_give_the_compute_share_in_every_trial(rate, gpus):
+    """Issue 8: at 1e-20 per GPU-hour trials reported goodput above 100%, at 1e-40 of 4e21 %.
+
+    A window of a whole number of checkpoint cycles (7 days of 60 + 10 minutes) without interruptions
+    holds exactly that many cycles' compute and writes, wherever it starts in the cycle.
+    """
+    sc = Scenario(gpus=gpus, days=7.0, components=(Component("x", "GPU", rate),), planned_per_day=0.0,
+                  checkpoint_interval_min=60.0, checkpoint_write_s=600.0, trials=200)
+    res = simulate(sc)
+    assert res.trials.unplanned.sum() == 0
+    np.testing.assert_allclose(res.goodput, 60 / 70, rtol=1e-12)
+    np.testing.assert_allclose(res.trials.checkpoint, sc.hours * 10 / 70, rtol=1e-12)
+    for key, hours in res.hours_per_trial().items():
+        assert np.all(hours >= 0), key
+    assert res.trials.lost_work.max() <= 1e-12 * sc.hours
+    assert res.trials.recovery.max() == 0 and res.trials.planned_restart.max() == 0
+    assert res.expected.goodput == pytest.approx(60 / 70, rel=1e-12)
+
+
+@pytest.mark.parametrize("rate", RARE)
+def test_rare_failures_at_the_longest_interval(rate):
+    """The CLI's case: the optimal interval is then a year, longer than the window: each trial computes
+    the whole window but for at most one 5-second write."""
+    sc = Scenario(gpus=1, components=(Component("x", "GPU", rate),), planned_per_day=0.0, trials=500)
+    res = simulate(sc)
+    assert res.interval_min == MAX_INTERVAL_MIN
+    tau, c = MAX_INTERVAL_MIN / 60, 5 / 3600
+    assert np.all(res.goodput <= 1.0)
+    assert np.all(res.goodput >= 1.0 - c / sc.hours - 1e-12)
+    assert np.all(res.lost_gpu_hours() >= 0)
+    assert res.expected.goodput == pytest.approx(tau / (tau + c), rel=1e-12)
+    assert_within_se(res.goodput, tau / (tau + c), "goodput")
 
 
 @pytest.mark.parametrize("mean", [1e-6, 0.02, 0.5, 3.0, 47.0, 2557.0, 130_000.0])

@@ -24,9 +24,12 @@ def test_reduces_to_daly_without_planned(m, tau, c, r):
     assert float(f.useful) == pytest.approx(hand, rel=1e-12)
 
 
-def test_fractions_add_to_one_and_are_nonnegative():
-    lam = np.geomspace(1e-3, 50, 7)[:, None]
-    f = time_fractions(lam, 0.9 / 24, np.geomspace(0.01, 10, 5)[None, :], 0.02, 0.2, 0.1)
+@pytest.mark.parametrize("mu", [0.0, 0.9 / 24, 40.0])
+def test_fractions_add_to_one_and_are_nonnegative(mu):
+    """Each fraction has its own closed form (lost work is not the remainder), so the sum is a check."""
+    lam = np.concatenate(([0.0, 5e-324], np.geomspace(1e-300, 1e6, 21)))[:, None, None]
+    c = np.array([0.0, 0.02, 24.0])[None, None, :]
+    f = time_fractions(lam, mu, np.geomspace(0.01 / 60, 8760, 9)[None, :, None], c, 0.2, 0.1)
     total = f.useful + f.checkpoint + f.lost_work + f.recovery + f.planned
     np.testing.assert_allclose(total, 1.0, atol=1e-12)
     for part in (f.useful, f.checkpoint, f.lost_work, f.recovery, f.planned):
@@ -82,3 +85,93 @@ def test_optimal_intervals_at_the_edges():
     assert never_fails.exact == MAX_INTERVAL_MIN and never_fails.daly == MAX_INTERVAL_MIN
     free_checkpoints = optimal_intervals(Scenario(checkpoint_write_s=0.0))
     assert free_checkpoints.exact == MIN_INTERVAL_MIN and free_checkpoints.young == MIN_INTERVAL_MIN
+
+
+# Rates per hour, from rare to impossible to invert (1 / 1e-310 and 1 / 5e-324 overflow), and none.
+RARE = [1e-20, 1e-40, 1e-310, 5e-324, 0.0]
+
+
+@pytest.mark.parametrize("lam", RARE)
+@pytest.mark.parametrize("tau,c", [(1.0, 10 / 60), (8760.0, 5 / 3600), (0.01 / 60, 24.0), (2.0, 0.0)])
+def test_rare_failures_keep_full_precision(lam, tau, c):
+    """Issue 8: as the rate goes to 0 goodput tends to tau / (tau + C); each kind of waste to its
+    first-order term, not to the rounding error of a difference."""
+    r_unplanned, r_planned = 10 / 60, 5 / 60
+    f = time_fractions(lam, 0.0, tau, c, r_unplanned, r_planned)
+    s = tau + c
+    assert float(f.useful) == pytest.approx(tau / s, rel=1e-12)
+    assert float(f.checkpoint) == pytest.approx(c / s, rel=1e-12)
+    # Each failure loses half a cycle on average and costs its downtime (an absolute floor for subnormal rates).
+    assert float(f.lost_work) == pytest.approx(lam * s / 2, rel=1e-12, abs=1e-300)
+    assert float(f.recovery) == pytest.approx(lam * r_unplanned, rel=1e-12, abs=1e-300)
+    assert float(f.planned) == 0.0
+    for part in (f.useful, f.checkpoint, f.lost_work, f.recovery):
+        assert np.isfinite(part) and part >= 0
+
+
+def _reference(lam, mu, tau, c, ru, rp):
+    """The fractions from their textbook forms (differences of exponentials) in decimal arithmetic,
+    with enough digits that the differences keep 40 of them."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        big = lam + mu
+        x = big * (tau + c)
+        ctx.prec = 40 + 2 * max(0, int(-math.log10(x))) if x > 0 else 40
+        ctx.Emin, ctx.Emax = -(10**9), 10**9
+        lam, mu, tau, c, ru, rp = (Decimal(v) for v in (lam, mu, tau, c, ru, rp))
+        big, s = lam + mu, tau + c
+        p, q = lam / big, mu / big
+        x, a, b = big * s, tau / s, c / s
+        e_x = (-x).exp()
+        survive = p * (-big * ru).exp() + q * (-big * rp).exp()
+        segments = x / (x.exp() - 1)  # Lambda s E[whole cycles after the downtime]
+        compute = ((1 - (-x * a).exp()) / x - a * e_x) / (1 - e_x)  # E[min(V, a)]
+        write = (((-x * a).exp() - e_x) / x - b * e_x) / (1 - e_x)  # E[max(V - a, 0)]
+        whole = 1 / x - 1 / (x.exp() - 1)  # E[V]
+        return [
+            survive * (a * segments + q * x * compute),
+            survive * (b * segments + q * x * write),
+            survive * p * x * whole,
+            p * (1 - (-big * ru).exp()),
+            q * (1 - (-big * rp).exp()),
+        ]
+
+
+@pytest.mark.parametrize("lam", [1e-300, 1e-40, 1e-9, 2e-3, 0.4, 30.0, 1e5])
+@pytest.mark.parametrize("mu,tau,c,ru,rp", [
+    (0.0, 1.0, 5 / 3600, 10 / 60, 5 / 60),
+    (1e-6, 0.01 / 60, 24.0, 336.0, 168.0),
+    (40.0, 8760.0, 0.5, 0.0, 0.0),
+    (0.04, 2.0, 0.0, 1.0, 0.1),
+    (0.3, 0.05, 0.05, 0.2, 0.2),
+])
+def test_fractions_match_a_high_precision_reference(lam, mu, tau, c, ru, rp):
+    """From rates of 1e-300 to 1e5 per hour and intervals of 0.6 s to a year, to 1e-12 relative
+    (values below 1e-250 come from underflow of e^(-Lambda R) and are compared absolutely)."""
+    f = time_fractions(lam, mu, tau, c, ru, rp)
+    got = [f.useful, f.checkpoint, f.lost_work, f.recovery, f.planned]
+    for name, value, want in zip(("useful", "checkpoint", "lost", "recovery", "planned"), got,
+                                 _reference(lam, mu, tau, c, ru, rp)):
+        assert float(value) == pytest.approx(float(want), rel=1e-12, abs=1e-250), name
+
+
+def test_daly_goodput_for_an_mtbf_near_the_largest_float():
+    tau, c, r = 1e-4, 1e-5, 0.1
+    assert float(daly_goodput(tau, c, r, 1e305)) == pytest.approx(tau / (tau + c), rel=1e-12)
+    assert float(daly_goodput(tau, c, r, math.inf)) == pytest.approx(tau / (tau + c), rel=1e-12)
+
+
+@pytest.mark.parametrize("rate", [1e-20, 1e-310, 5e-324])
+def test_optimal_intervals_for_very_rare_failures(rate):
+    """However rare the failures, free checkpoints are best taken as often as allowed and costly ones
+    as rarely as allowed; 1 / rate overflowing to inf changes nothing."""
+    from planner_gui.core.model import Component, Scenario
+    from planner_gui.core.params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, optimal_intervals
+
+    sc = Scenario(gpus=1, components=(Component("x", "GPU", rate),), planned_per_day=0.0)
+    free = optimal_intervals(sc.replace(checkpoint_write_s=0.0))
+    assert (free.young, free.daly, free.exact) == (MIN_INTERVAL_MIN,) * 3
+    costly = optimal_intervals(sc.replace(checkpoint_write_s=5.0))
+    for value in (costly.young, costly.daly, costly.exact):
+        assert value == pytest.approx(MAX_INTERVAL_MIN, rel=1e-9)

@@ -20,7 +20,10 @@ So a trial is fully described by
 * the time since the last interruption before the window (``A ~ Exp(Lambda)``)
   and to the first one after it (``B``), which put the window in steady state
   and make the expected goodput *equal* to the exact expression, with no
-  start-up or end bias.
+  start-up or end bias. Only what the window can see of them is drawn (where
+  it starts in the downtime or checkpoint cycle, and whether the cycle running
+  at its end completes; see :mod:`.edges`), so they stay short however rare
+  interruptions are.
 
 The per-row draws (counts, arrangement) are in :mod:`.rows`, the joining of
 spacings across edges in :mod:`.edges`. A trial's window may be split into sub-windows (independent Poisson pieces
@@ -356,6 +359,11 @@ def simulate_intervals(
     def per_trial(a: np.ndarray) -> np.ndarray:
         return a.reshape(trials, sub).sum(axis=1)
 
+    def hours(rows: np.ndarray, edge: np.ndarray) -> np.ndarray:
+        # Sums of differences carry rounding of a few units in the last place of the window's hours:
+        # it must not show as goodput above 100% or as negative hours.
+        return np.clip(per_trial(rows) + edge, 0.0, params.hours)
+
     unplanned = per_trial(rows.n_unplanned)
     planned = per_trial(rows.n_planned)
     rates = np.array([c.rate_per_gpu_hour for c in scenario.components])
@@ -368,11 +376,11 @@ def simulate_intervals(
             unplanned=unplanned,
             planned=planned,
             by_component=by_comp,
-            useful=per_trial(acc.useful) + edge.useful,
-            checkpoint=per_trial(acc.checkpoint) + edge.checkpoint,
-            lost_work=per_trial(acc.lost) + edge.lost,
-            recovery=per_trial(acc.recovery) + edge.recovery,
-            planned_restart=per_trial(acc.planned) + edge.planned,
+            useful=hours(acc.useful, edge.useful),
+            checkpoint=hours(acc.checkpoint, edge.checkpoint),
+            lost_work=hours(acc.lost, edge.lost),
+            recovery=hours(acc.recovery, edge.recovery),
+            planned_restart=hours(acc.planned, edge.planned),
         )
         for acc, edge in zip(accs, edges)
     ]

@@ -56,16 +56,18 @@ def optimal_intervals(scenario: Scenario) -> OptimalIntervals:
 
     Young and Daly use M = the cluster's mean time between unplanned interruptions; the exact optimum
     maximises :func:`.exact.time_fractions` and so also accounts for planned interruptions and restarts.
+    Without unplanned interruptions nothing is ever lost, and all three are the longest interval; with
+    free checkpoints (and some failures, however rare) all three are the shortest.
     """
-    m_min = scenario.cluster_mtbf_hours * 60.0
+    lam = scenario.failure_rate_per_hour
+    if lam == 0:
+        return OptimalIntervals(MAX_INTERVAL_MIN, MAX_INTERVAL_MIN, MAX_INTERVAL_MIN)
+    m_min = scenario.cluster_mtbf_hours * 60.0  # inf for a subnormal rate: the formulas take it
     c_min = scenario.checkpoint_write_s / 60.0
     young = _clamp(float(young_interval(c_min, m_min)))
     daly = daly_minutes(scenario)
-    lam = scenario.failure_rate_per_hour
-    if lam == 0:
-        exact = MAX_INTERVAL_MIN  # nothing is ever lost: checkpoint as rarely as allowed
-    elif c_min == 0:
-        exact = MIN_INTERVAL_MIN  # checkpoints are free: as often as allowed
+    if c_min == 0:
+        exact = MIN_INTERVAL_MIN
     else:
         exact = _clamp(
             60.0
@@ -82,7 +84,10 @@ def optimal_intervals(scenario: Scenario) -> OptimalIntervals:
 
 
 def daly_minutes(scenario: Scenario) -> float:
-    """Daly's optimal interval for the scenario, minutes, clamped to the allowed range."""
+    """Daly's optimal interval for the scenario, minutes, clamped to the allowed range (the longest
+    when there are no unplanned interruptions)."""
+    if scenario.failure_rate_per_hour == 0:
+        return MAX_INTERVAL_MIN
     c_min = scenario.checkpoint_write_s / 60.0
     return _clamp(float(daly_interval(c_min, scenario.cluster_mtbf_hours * 60.0)))
 
