@@ -1,0 +1,164 @@
+"""The scenario being edited in the window: one observable source of inputs.
+
+Every control of the window writes to an :class:`Inputs` and follows it; the window subscribes to
+:attr:`Inputs.changed`. The scenario is the only state: the rate multipliers the controls show are
+derived from it, relative to *reference rates* (the Llama 3 rate of a component of that name, or the
+rate it had when the scenario was opened), so a saved "GPU x2" still reads x2 when the file is opened
+again. "Unsaved changes" is a comparison with the scenario as last opened or saved.
+
+Qt-free (events by psygnal), so it is tested without a display.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable
+from functools import lru_cache
+
+from psygnal import Signal
+
+from .model import OPTIMAL, Component, Scenario, llama3_components
+from .params import daly_minutes
+
+__all__ = ["Inputs", "COMPUTED_FIELDS", "EDITED_SUFFIX", "reference_rates"]
+
+#: Fields whose change needs a new Monte Carlo run (the name and the price do not).
+COMPUTED_FIELDS = frozenset(f.name for f in dataclasses.fields(Scenario)) - {"name", "gpu_hour_cost_usd"}
+#: Appended to a preset's name once the scenario no longer is that preset.
+EDITED_SUFFIX = " (edited)"
+
+
+@lru_cache(maxsize=1)
+def _llama3_rates() -> dict[str, float]:
+    return {c.name: c.rate_per_gpu_hour for c in llama3_components()}
+
+
+@lru_cache(maxsize=1)
+def _preset_names() -> frozenset[str]:
+    from .scenario_io import load_preset, preset_names
+
+    return frozenset(load_preset(n).name for n in preset_names())
+
+
+def reference_rates(components: Iterable[Component]) -> dict[str, float]:
+    """The rate each component's multiplier is relative to: Llama 3's for a Llama 3 cause, else its own."""
+    llama = _llama3_rates()
+    return {c.name: llama.get(c.name, c.rate_per_gpu_hour) for c in components}
+
+
+def _ratio(value: float, reference: float) -> float:
+    if reference > 0:
+        return value / reference
+    return 1.0 if value == 0 else math.inf
+
+
+class Inputs:
+    """The scenario being edited.
+
+    ``changed`` is emitted with the frozenset of field names that changed (after the change).
+    """
+
+    changed = Signal(frozenset)
+
+    def __init__(self, scenario: Scenario) -> None:
+        self._scenario = scenario
+        self._saved = scenario
+        self._reference = reference_rates(scenario.components)
+
+    # -- reading ---------------------------------------------------------------------------
+    @property
+    def scenario(self) -> Scenario:
+        return self._scenario
+
+    @property
+    def saved(self) -> Scenario:
+        """The scenario as last opened or saved."""
+        return self._saved
+
+    @property
+    def dirty(self) -> bool:
+        return self._scenario != self._saved
+
+    def interval_minutes(self) -> float:
+        """The checkpoint interval in use: the fixed one, or Daly's optimum when 'optimal'."""
+        sc = self._scenario
+        return daly_minutes(sc) if sc.uses_optimal_interval else float(sc.checkpoint_interval_min)
+
+    def reference_rate(self, name: str) -> float:
+        return self._reference[name]
+
+    def multiplier(self, name: str) -> float:
+        """A component's rate over its reference rate."""
+        return _ratio(self._rate(name), self._reference[name])
+
+    def category_multiplier(self, category: str) -> float:
+        """The category's total rate over its total reference rate."""
+        comps = [c for c in self._scenario.components if c.category == category]
+        return _ratio(math.fsum(c.rate_per_gpu_hour for c in comps), math.fsum(self._reference[c.name] for c in comps))
+
+    def total_multiplier(self) -> float:
+        """The total rate over the total reference rate."""
+        return _ratio(self._scenario.rate_per_gpu_hour, math.fsum(self._reference.values()))
+
+    def _rate(self, name: str) -> float:
+        return next(c.rate_per_gpu_hour for c in self._scenario.components if c.name == name)
+
+    # -- writing ---------------------------------------------------------------------------
+    def load(self, scenario: Scenario) -> None:
+        """Start editing ``scenario`` (opened, a preset, or new): it is the saved state and the reference."""
+        old = self._scenario
+        self._scenario = self._saved = scenario
+        self._reference = reference_rates(scenario.components)
+        self.changed.emit(frozenset(f.name for f in dataclasses.fields(Scenario)) if old != scenario
+                          else frozenset())
+
+    def mark_saved(self) -> None:
+        self._saved = self._scenario
+
+    def update(self, **fields: object) -> None:
+        """Set scenario fields. Changing anything of a preset but its name marks the name as edited."""
+        new = dataclasses.replace(self._scenario, **fields)
+        changed = frozenset(k for k in fields if getattr(new, k) != getattr(self._scenario, k))
+        if not changed:
+            return
+        if "name" not in fields and new.name in _preset_names():
+            new = dataclasses.replace(new, name=new.name + EDITED_SUFFIX)
+            changed |= {"name"}
+        self._scenario = new
+        self.changed.emit(changed)
+
+    def set_use_optimal(self, on: bool) -> None:
+        """'optimal' follows Daly; turning it off keeps the interval it had then."""
+        if on != self._scenario.uses_optimal_interval:
+            self.update(checkpoint_interval_min=OPTIMAL if on else daly_minutes(self._scenario))
+
+    def set_multiplier(self, name: str, value: float) -> None:
+        """Set one component's rate to ``value`` times its reference rate."""
+        self._scale(lambda c: c.name == name, value, per_component=True)
+
+    def set_category_multiplier(self, category: str, value: float) -> None:
+        """Scale a category's rates (keeping their mix) so its total is ``value`` times its reference."""
+        self._scale(lambda c: c.category == category, value)
+
+    def set_total_multiplier(self, value: float) -> None:
+        """Scale every rate (keeping the mix) so the total is ``value`` times the reference total."""
+        self._scale(lambda c: True, value)
+
+    def reset_rates(self) -> None:
+        """Every component back to its reference rate."""
+        self._scale(lambda c: True, 1.0, per_component=True)
+
+    def _scale(self, chosen, value: float, per_component: bool = False) -> None:
+        comps = [c for c in self._scenario.components if chosen(c)]
+        total = math.fsum(c.rate_per_gpu_hour for c in comps)
+        # A group with no rate left cannot keep its mix: it goes back to its reference mix.
+        if per_component or total == 0:
+            rates = {c.name: self._reference[c.name] * value for c in comps}
+        else:
+            target = value * math.fsum(self._reference[c.name] for c in comps)
+            rates = {c.name: c.rate_per_gpu_hour * (target / total) for c in comps}
+        self.update(components=tuple(
+            dataclasses.replace(c, rate_per_gpu_hour=rates[c.name]) if c.name in rates else c
+            for c in self._scenario.components
+        ))

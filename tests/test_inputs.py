@@ -1,0 +1,132 @@
+"""The window's one source of inputs, without Qt: every edit changes exactly what it names."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from planner_gui.core.inputs import EDITED_SUFFIX, Inputs
+from planner_gui.core.model import Component, llama3_components
+from planner_gui.core.scenario_io import load_preset, preset_names
+
+
+def rates(sc) -> dict[str, float]:
+    return {c.name: c.rate_per_gpu_hour for c in sc.components}
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_each_component_multiplier_changes_that_component_only(preset):
+    inputs = Inputs(load_preset(preset))
+    for comp in inputs.scenario.components:
+        before = rates(inputs.scenario)
+        m = inputs.multiplier(comp.name)
+        inputs.set_multiplier(comp.name, 3.0 * m if m > 0 else 3.0)
+        after = rates(inputs.scenario)
+        changed = {n for n in before if after[n] != before[n]}
+        assert changed == {comp.name}, (preset, comp.name, changed)
+        assert after[comp.name] == pytest.approx(3.0 * before[comp.name] if before[comp.name] > 0
+                                                 else 3.0 * inputs.reference_rate(comp.name), rel=1e-12)
+        inputs.set_multiplier(comp.name, m)
+        assert rates(inputs.scenario)[comp.name] == pytest.approx(before[comp.name], rel=1e-12)
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_each_category_multiplier_changes_exactly_its_category(preset):
+    inputs = Inputs(load_preset(preset))
+    cats = {c.name: c.category for c in inputs.scenario.components}
+    for cat in inputs.scenario.categories:
+        before = rates(inputs.scenario)
+        m = inputs.category_multiplier(cat)
+        inputs.set_category_multiplier(cat, 2.0 * m)
+        after = rates(inputs.scenario)
+        for name in before:
+            if cats[name] == cat:
+                assert after[name] == pytest.approx(2.0 * before[name], rel=1e-12), (cat, name)
+            else:
+                assert after[name] == before[name], (cat, name)
+        assert inputs.category_multiplier(cat) == pytest.approx(2.0 * m, rel=1e-12)
+
+
+def test_total_multiplier_scales_every_rate_and_keeps_the_mix():
+    inputs = Inputs(load_preset("llama3-405b"))
+    before = rates(inputs.scenario)
+    inputs.set_total_multiplier(4.0)
+    after = rates(inputs.scenario)
+    assert all(after[n] == pytest.approx(4 * before[n], rel=1e-12) for n in before)
+    assert inputs.total_multiplier() == pytest.approx(4.0, rel=1e-12)
+    inputs.reset_rates()
+    assert rates(inputs.scenario) == pytest.approx(before, rel=1e-12)
+
+
+def test_multipliers_are_against_the_llama3_rates_so_a_saved_file_reads_the_same():
+    """Item 12: after reopening a saved 'GPU x2', the GPU category still reads x2."""
+    inputs = Inputs(load_preset("llama3-405b"))
+    inputs.set_category_multiplier("GPU", 2.0)
+    reopened = Inputs(inputs.scenario)  # as a file opened again
+    assert reopened.category_multiplier("GPU") == pytest.approx(2.0, rel=1e-12)
+    assert reopened.category_multiplier("Host") == pytest.approx(1.0, rel=1e-12)
+    faulty = next(c for c in llama3_components() if c.name == "Faulty GPU")
+    assert reopened.reference_rate("Faulty GPU") == faulty.rate_per_gpu_hour
+
+
+def test_an_unknown_component_is_relative_to_its_rate_as_opened():
+    sc = load_preset("llama3-405b")
+    sc = sc.replace(components=sc.components + (Component("Cosmic rays", "Other", 1e-6),))
+    inputs = Inputs(sc)
+    assert inputs.multiplier("Cosmic rays") == 1.0
+    inputs.set_multiplier("Cosmic rays", 5.0)
+    assert rates(inputs.scenario)["Cosmic rays"] == pytest.approx(5e-6)
+
+
+def test_a_category_with_no_rate_left_goes_back_to_its_reference_mix():
+    inputs = Inputs(load_preset("llama3-405b"))
+    inputs.set_category_multiplier("Host", 0.0)
+    assert inputs.category_multiplier("Host") == 0.0
+    inputs.set_category_multiplier("Host", 1.0)
+    ref = {c.name: c.rate_per_gpu_hour for c in llama3_components() if c.category == "Host"}
+    assert {n: r for n, r in rates(inputs.scenario).items() if n in ref} == pytest.approx(ref, rel=1e-12)
+
+
+def test_changed_names_the_fields_and_dirty_compares_with_the_saved_scenario():
+    inputs = Inputs(load_preset("llama3-405b"))
+    seen = []
+    inputs.changed.connect(seen.append)
+    inputs.update(detect_min=7.0)
+    assert seen[-1] == {"detect_min", "name"} and inputs.dirty
+    inputs.update(detect_min=7.0)  # no change, no event
+    assert len(seen) == 1
+    inputs.update(detect_min=load_preset("llama3-405b").detect_min, name=load_preset("llama3-405b").name)
+    assert not inputs.dirty  # back to what was saved: nothing unsaved
+    inputs.update(gpus=2048)
+    inputs.mark_saved()
+    assert not inputs.dirty
+
+
+def test_an_edited_preset_is_no_longer_that_preset():
+    preset = load_preset("h100-100k")
+    inputs = Inputs(preset)
+    inputs.update(gpus=200_000)
+    assert inputs.scenario.name == preset.name + EDITED_SUFFIX
+    inputs.update(days=10.0)
+    assert inputs.scenario.name == preset.name + EDITED_SUFFIX  # not "(edited) (edited)"
+    inputs.update(name="Our 200k plan")
+    inputs.update(days=11.0)
+    assert inputs.scenario.name == "Our 200k plan"
+
+
+def test_optimal_toggle_keeps_the_interval_it_had():
+    inputs = Inputs(load_preset("llama3-405b"))
+    daly = inputs.interval_minutes()
+    inputs.set_use_optimal(False)
+    assert inputs.scenario.checkpoint_interval_min == daly
+    inputs.set_use_optimal(True)
+    assert inputs.scenario.uses_optimal_interval and math.isclose(inputs.interval_minutes(), daly)
+
+
+def test_load_resets_the_reference_and_the_saved_state():
+    inputs = Inputs(load_preset("llama3-405b"))
+    inputs.update(gpus=4096)
+    other = load_preset("h100-1m")
+    inputs.load(other)
+    assert inputs.scenario == other and not inputs.dirty
