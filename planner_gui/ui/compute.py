@@ -2,30 +2,56 @@
 
 The Monte Carlo runs in a child process (:mod:`planner_gui.core.server`), not a thread: the engine
 makes many short numpy calls, and in a thread they contend with the GUI thread for the GIL while it
-paints. Requests go down the child's stdin, results come back on its stdout, read by a small thread
-that turns them into queued Qt signals. Every request carries a generation number; a newer one makes
-the running computation stop at its next chunk. The GUI thread never waits for the computation.
+paints. Every request carries a generation number; a newer one makes the running computation stop at
+its next chunk.
+
+The GUI thread never waits for the compute process (only :meth:`~ComputeController.shutdown` waits, a
+bounded few hundred milliseconds). Two threads per process do the waiting:
+
+- a writer thread starts the child (a fork and exec can take tens of milliseconds on a loaded
+  machine), then feeds its stdin. It holds only the newest unsent message (a request or a cancel; a
+  newer one replaces it), so when the child is stopped or slow and the pipe is full, only the writer
+  blocks and at most one request waits in memory;
+- a reader thread takes answers from the child's stdout and forwards them as queued signals, so every
+  slot runs on the GUI thread. When the child dies, the reader reports it and then reaps it.
+
+A dead process is replaced at once (the newest unanswered request is sent again) unless processes keep
+dying: more than :attr:`ComputeController.MAX_DEATHS` deaths within
+:attr:`ComputeController.DEATH_WINDOW_S` seconds give up (``gaveUp``) until :meth:`~ComputeController.restart`.
+:meth:`~ComputeController.shutdown` asks the child to quit, waits a few hundred milliseconds at most,
+then kills it (SIGKILL ends a stopped process too).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import pickle
 import subprocess
 import sys
 import threading
+import time
+from collections import deque
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from ..core.model import Scenario
 from ..core.plan import FULL, PREVIEW, PlanRequest, PlanResult, Quality
-from ..core.server import SERVE_ARG, read_frame, write_frame
+from ..core.server import SERVE_ARG, FrameError, encode_frame, read_frame_bytes
 
 log = logging.getLogger(__name__)
 
 __all__ = ["Quality", "PREVIEW", "FULL", "PlanRequest", "PlanResult", "ComputeController"]
+
+#: Seconds :meth:`ComputeController.shutdown` gives the compute process to quit before killing it.
+QUIT_GRACE_S = 0.3
+#: Seconds to wait for a process to exit, or a thread to end, once the process has been killed or has
+#: closed its output; never spent on the GUI thread except in shutdown, where it is not reached in practice
+#: (a killed process ends within milliseconds, and its threads right after).
+REAP_TIMEOUT_S = 1.0
 
 
 def server_command() -> list[str]:
@@ -42,36 +68,169 @@ def _server_env() -> dict[str, str]:
     return env
 
 
-class _Reader(QThread):
-    """Blocks on the results pipe and forwards every message as a signal."""
+def _write_all(stream, data: bytes) -> None:
+    view = memoryview(data)
+    while view:  # an unbuffered pipe write may take only part of the data
+        view = view[stream.write(view):]
 
-    message = Signal(str, int, object)
 
-    def __init__(self, conn) -> None:
-        super().__init__()
-        self.setObjectName("planner-results-reader")
-        self._conn = conn
+class _Link:
+    """One compute process and the threads that talk to it (plain Python; no Qt here).
 
-    def run(self) -> None:
+    The writer thread starts the process (so the GUI thread never waits for a fork and exec, which
+    takes tens of milliseconds on a loaded machine), starts the reader thread, then feeds the
+    process's input. ``deliver(number, kind, generation, payload)`` is called on those threads for
+    every answer, once with kind ``"gone"`` when the process has ended (or its output became
+    unreadable), or once with kind ``"unstartable"`` when it could not be started. Methods called from
+    the GUI thread (``post``, ``stop``, ``abandon``) never block.
+    """
+
+    def __init__(self, number: int, deliver: Callable[[int, str, int, object], None]) -> None:
+        self.number = number
+        self.process: subprocess.Popen | None = None  # set by the writer thread once started
+        self._deliver = deliver
+        self._cond = threading.Condition()
+        self._outbox: bytes | None = None  # the newest unsent frame
+        self._quitting = False
+        self._abandoned = False
+        self._started = threading.Event()  # the start has succeeded or failed
+        self._reader: threading.Thread | None = None
+        self._writer = threading.Thread(target=self._run, daemon=True, name=f"planner-compute-writer-{number}")
+        self._writer.start()
+
+    # -- GUI thread -------------------------------------------------------------------
+    def post(self, message: object) -> None:
+        """Queue ``message`` for the process, replacing any message not yet written."""
+        frame = encode_frame(message)  # here, so a message that cannot be pickled fails its caller
+        with self._cond:
+            self._outbox = frame
+            self._cond.notify()
+
+    def stop(self) -> None:
+        """Ask the process to quit: the writer sends "quit" and closes its input."""
+        with self._cond:
+            self._quitting = True
+            self._cond.notify()
+
+    def abandon(self) -> None:
+        """Stop and kill the process (as soon as it exists, if it is still starting); the reader reaps it."""
+        with self._cond:
+            self._quitting = self._abandoned = True
+            self._cond.notify()
+            process = self.process
+        if process is not None:
+            process.kill()  # a no-op once the process has been reaped
+
+    def close(self, grace_s: float, deadline: float) -> None:
+        """Ask the process to quit, kill it after ``grace_s``, and wait for the threads until ``deadline``
+        (a ``time.monotonic`` value)."""
+        self.stop()
+        if not self._exited_by(time.monotonic() + grace_s):
+            log.info("the compute process did not quit within %.2f s; killing it", grace_s)
+            self.abandon()
+        self._writer.join(max(0.0, deadline - time.monotonic()))
+        if self._reader is not None:  # the writer thread starts it, so it is known once the writer ended
+            self._reader.join(max(0.0, deadline - time.monotonic()))
+
+    def _exited_by(self, when: float) -> bool:
+        """Wait until ``when`` (a ``time.monotonic`` value) for the process to exit; True if it did."""
+        if not self._started.wait(max(0.0, when - time.monotonic())) or self.process is None:
+            return False
+        try:
+            self.process.wait(max(0.0, when - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    @property
+    def alive(self) -> bool:
+        reader = self._reader
+        return (self._writer.is_alive() or (reader is not None and reader.is_alive())
+                or (self.process is not None and self.process.poll() is None))
+
+    # -- writer thread ----------------------------------------------------------------
+    def _run(self) -> None:
+        try:
+            # Unbuffered pipes: only this thread touches stdin and only the reader stdout, so no buffer
+            # lock is ever shared between threads.
+            process = subprocess.Popen(server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       env=_server_env(), bufsize=0)
+        except OSError as exc:
+            log.error("cannot start the compute process: %s", exc)
+            self._started.set()
+            self._deliver(self.number, "unstartable", -1, str(exc))
+            return
+        with self._cond:
+            self.process = process
+            if self._abandoned:  # abandoned while starting: abandon() could not kill it
+                process.kill()
+        self._reader = threading.Thread(target=self._read_loop, daemon=True,
+                                        name=f"planner-compute-reader-{self.number}")
+        self._reader.start()
+        self._started.set()
+        self._write_loop(process.stdin)
+
+    def _next_frame(self) -> bytes | None:
+        with self._cond:
+            while self._outbox is None and not self._quitting:
+                self._cond.wait()
+            if self._quitting:
+                return None
+            frame, self._outbox = self._outbox, None
+            return frame
+
+    def _write_loop(self, stream) -> None:
+        try:
+            while (frame := self._next_frame()) is not None:
+                _write_all(stream, frame)  # blocks while the pipe is full: only this thread waits
+            _write_all(stream, encode_frame("quit"))
+        except OSError:
+            pass  # the process has died (EPIPE); the reader reports it
+        finally:
+            try:
+                stream.close()  # end of input also tells the server to quit
+            except OSError:
+                pass
+
+    # -- reader thread ----------------------------------------------------------------
+    def _read_loop(self) -> None:
+        stream = self.process.stdout
         while True:
             try:
-                kind, gen, payload = read_frame(self._conn)
-            except (EOFError, OSError, ValueError):
-                self.message.emit("gone", -1, None)  # the process ended without saying goodbye
-                return
+                data = read_frame_bytes(stream)
+            except (EOFError, OSError, FrameError):  # the process ended, or its output is corrupt
+                break
+            try:
+                kind, gen, payload = pickle.loads(data)
             except Exception:  # a result that cannot be unpickled: report it, keep reading
                 log.exception("unreadable message from the compute process")
-                self.message.emit("failed", -1, ("unreadable result", ""))
+                self._deliver(self.number, "failed", -1, ("unreadable result", ""))
                 continue
             if kind == "bye":
-                return
-            self.message.emit(kind, gen, payload)
+                break
+            self._deliver(self.number, kind, gen, payload)
+        self._deliver(self.number, "gone", -1, None)  # first, so a replacement starts without waiting
+        self._reap()
+        stream.close()
+
+    def _reap(self) -> None:
+        # With a timeout, Popen.wait polls instead of holding its lock, so poll() elsewhere stays usable.
+        try:
+            self.process.wait(REAP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:  # it closed its output but did not exit
+            self.process.kill()
+            try:
+                self.process.wait(REAP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                log.error("the compute process %s did not end after SIGKILL", self.process.pid)
 
 
 class ComputeController(QObject):
-    """Owns the compute process; ``submit`` from the GUI thread, results arrive as signals.
+    """Owns the compute process; call it from the GUI thread, results arrive as signals on it.
 
-    Signals carry only the newest generation's outcome: anything older is dropped here.
+    Signals carry only the newest generation's outcome: anything older is dropped here. After giving
+    up (see the module docstring), ``submit`` records the request, emits ``gaveUp`` again and stays
+    idle; :meth:`restart` computes it.
     """
 
     resultReady = Signal(object)  # PlanResult for the newest request
@@ -79,67 +238,67 @@ class ComputeController(QObject):
     cancelled = Signal()
     progress = Signal(float)
     busyChanged = Signal(bool)
+    #: The compute process kept dying and is no longer restarted; one line for the window to show.
+    gaveUp = Signal(str)
+    _message = Signal(int, str, int, object)  # from the link threads; connected queued
 
-    #: How many times the compute process is restarted after dying before giving up.
-    MAX_RESTARTS = 3
+    #: Give up when the compute process dies more than this many times ...
+    MAX_DEATHS = 3
+    #: ... within this many seconds. Deaths spread over a long session never give up.
+    DEATH_WINDOW_S = 60.0
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._latest = 0
         self._busy = False
         self._closed = False
-        self._restarts = 0
-        self._last_request: PlanRequest | None = None
-        self._send_lock = threading.Lock()
-        self._start_process()
-
-    def _start_process(self) -> None:
-        self._process = subprocess.Popen(server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         env=_server_env())
-        self._reader = _Reader(self._process.stdout)
-        self._reader.message.connect(self._on_message)
-        self._reader.start()
-
-    def _restart_process(self) -> None:
-        """The compute process died (killed, out of memory): start a new one and resend the newest request."""
-        self._reader.wait(2000)
-        try:
-            self._process.wait(5.0)
-        except subprocess.TimeoutExpired:  # it closed its output but did not exit
-            self._process.kill()
-            self._process.wait()
-        for stream in (self._process.stdin, self._process.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
-        if self._restarts >= self.MAX_RESTARTS:
-            self._set_busy(False)
-            self.failed.emit("the compute process stopped repeatedly; restart the application")
-            return
-        self._restarts += 1
-        log.warning("the compute process ended unexpectedly (exit %s); restarting it", self._process.returncode)
-        self._start_process()
-        if self._busy and self._last_request is not None:
-            self._send(self._last_request)
+        self._gave_up = False
+        self._gave_up_reason = ""
+        self._unanswered: PlanRequest | None = None  # the newest request until its outcome is delivered
+        self._deaths: deque[float] = deque()
+        self._clock: Callable[[], float] = time.monotonic  # tests replace it
+        self._links_made = 0
+        self._dying: list[_Link] = []  # replaced processes, until their reader threads have reaped them
+        self._message.connect(self._on_message, Qt.ConnectionType.QueuedConnection)
+        self._link: _Link | None = self._new_link()
 
     # -- GUI thread API ---------------------------------------------------------
     def submit(self, scenario: Scenario, quality: Quality = FULL) -> int:
-        """Ask for results for ``scenario``; any older request is abandoned. Returns its generation."""
+        """Ask for results for ``scenario``; any older request is abandoned. Returns its generation.
+
+        After giving up, the request is kept for :meth:`restart`, ``gaveUp`` is emitted again and
+        ``busy`` stays False.
+        """
         if self._closed:
             return self._latest
         self._latest += 1
+        self._unanswered = PlanRequest(scenario, quality, self._latest)
+        if self._link is None:
+            self.gaveUp.emit(self._gave_up_reason)
+            return self._latest
+        self._link.post(self._unanswered)
         self._set_busy(True)
-        self._last_request = PlanRequest(scenario, quality, self._latest)
-        self._send(self._last_request)
         return self._latest
 
     def cancel(self) -> None:
         """Stop the running computation (its result is never shown)."""
         self._latest += 1
-        self._send(("cancel", self._latest))
+        self._unanswered = None
+        if self._link is not None and not self._closed:
+            self._link.post(("cancel", self._latest))
         self._set_busy(False)
         self.cancelled.emit()
+
+    def restart(self) -> None:
+        """Start a fresh compute process (killing the current one, if any), forget past deaths, and
+        resend the newest request whose result has not been delivered."""
+        if self._closed:
+            return
+        if self._link is not None:
+            self._retire(self._link)
+        self._deaths.clear()
+        self._gave_up = False
+        self._start_and_resend()
 
     @property
     def busy(self) -> bool:
@@ -150,60 +309,123 @@ class ComputeController(QObject):
         return self._latest
 
     @property
-    def alive(self) -> bool:
-        """Whether the compute process or the reader thread is still running."""
-        return self._process.poll() is None or self._reader.isRunning()
+    def gave_up(self) -> bool:
+        """True after the compute process kept dying, until :meth:`restart`."""
+        return self._gave_up
 
-    def shutdown(self, timeout_s: float = 10.0) -> bool:
-        """Stop the compute process (its running chunk finishes first). Returns True if it stopped."""
-        if not self._closed:
-            self._closed = True
-            self._send("quit")
-            try:
-                self._process.stdin.close()
-            except OSError:
-                pass
-        try:
-            self._process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            log.warning("the compute process did not stop in %.0f s; killing it", timeout_s)
-            self._process.kill()
-            self._process.wait(5.0)
-        self._reader.wait(int(timeout_s * 1000))
-        self._process.stdout.close()
+    @property
+    def alive(self) -> bool:
+        """Whether any compute process, or any thread talking to one, is still running."""
+        return any(link.alive for link in self._links())
+
+    @property
+    def _process(self) -> subprocess.Popen | None:
+        """The current compute process; None while it is starting, and after giving up (for tests)."""
+        return self._link.process if self._link is not None else None
+
+    def shutdown(self, timeout_s: float = QUIT_GRACE_S) -> bool:
+        """Stop the compute process: ask it to quit, kill it after ``timeout_s`` seconds (it may be in
+        the middle of a chunk, or stopped), and wait briefly for it and its threads to end.
+        Returns True if everything stopped."""
+        self._closed = True
         self._set_busy(False)
-        return not self.alive
+        deadline = time.monotonic() + timeout_s + REAP_TIMEOUT_S
+        for link in self._dying:
+            link.abandon()
+        for link in self._links():
+            link.close(timeout_s if link is self._link else 0.0, deadline)
+        self._dying = [link for link in self._dying if link.alive]
+        stopped = not self.alive
+        if not stopped:
+            log.error("the compute process or its threads did not stop")
+        return stopped
 
     # -- internals ----------------------------------------------------------------
-    def _send(self, obj: object) -> None:
-        with self._send_lock:
-            try:
-                write_frame(self._process.stdin, obj)
-            except (OSError, ValueError) as exc:  # the process is gone; the reader will notice and restart it
-                log.warning("cannot reach the compute process: %s", exc)
+    def _links(self) -> list[_Link]:
+        return [*self._dying, *([self._link] if self._link is not None else [])]
+
+    def _new_link(self) -> _Link:
+        self._links_made += 1
+        return _Link(self._links_made, self._deliver)
+
+    def _deliver(self, number: int, kind: str, gen: int, payload: object) -> None:
+        """Called on a link's thread: hand the message to the GUI thread (the connection is queued)."""
+        try:
+            self._message.emit(number, kind, gen, payload)
+        except RuntimeError:  # the controller was deleted without shutdown; nobody is listening
+            pass
+
+    def _retire(self, link: _Link) -> None:
+        """Kill ``link``'s process without waiting; its reader thread reaps it."""
+        link.abandon()
+        self._dying = [old for old in self._dying if old.alive]
+        self._dying.append(link)
+        self._link = None
+
+    def _start_and_resend(self) -> None:
+        self._link = self._new_link()  # it starts the process on its own thread
+        if self._unanswered is not None:
+            self._link.post(self._unanswered)
+            self._set_busy(True)
+
+    def _on_lost(self, kind: str, payload: object) -> None:
+        if kind == "unstartable":  # starting again would fail the same way (no program, no memory)
+            self._retire(self._link)
+            self._give_up(f"Cannot start the compute process ({payload}).")
+        else:
+            self._on_death()
+
+    def _on_death(self) -> None:
+        """The compute process died (killed, out of memory): replace it at once, unless it keeps dying."""
+        self._retire(self._link)
+        now = self._clock()
+        self._deaths.append(now)
+        while now - self._deaths[0] > self.DEATH_WINDOW_S:
+            self._deaths.popleft()
+        if len(self._deaths) > self.MAX_DEATHS:
+            log.error("the compute process died %d times within %.0f s; giving up", len(self._deaths),
+                      self.DEATH_WINDOW_S)
+            self._give_up(self._gave_up_message())
+            return
+        log.warning("the compute process ended unexpectedly; restarting it")
+        self._start_and_resend()
+
+    def _give_up(self, message: str) -> None:
+        self._gave_up = True
+        self._gave_up_reason = message
+        self._set_busy(False)  # the newest request stays in _unanswered for restart()
+        self.gaveUp.emit(message)
+
+    def _gave_up_message(self) -> str:
+        return (f"The compute process stopped {self.MAX_DEATHS + 1} times within {self.DEATH_WINDOW_S:.0f} s; "
+                "computation is paused until it is restarted.")
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self._busy:
             self._busy = busy
             self.busyChanged.emit(busy)
 
-    @Slot(str, int, object)
-    def _on_message(self, kind: str, gen: int, payload: object) -> None:
-        if kind == "gone":
-            if not self._closed and self.sender() is self._reader:
-                self._restart_process()
+    @Slot(int, str, int, object)
+    def _on_message(self, number: int, kind: str, gen: int, payload: object) -> None:
+        if self._closed:
             return
-        if gen == -1 and not self._closed:
+        current = self._link is not None and number == self._link.number
+        if kind in ("gone", "unstartable"):
+            if current:  # a replaced process's end was expected
+                self._on_lost(kind, payload)
+            return
+        if gen == -1 and current:
             gen = self._latest  # a message that could not be read belongs to the current request
-        if gen != self._latest or self._closed:
-            return  # stale: a newer request has been made since
+        if self._unanswered is None or gen != self._unanswered.generation:
+            return  # stale: a newer request (or a cancel) has been made since, or it was answered
         if kind == "progress":
             self.progress.emit(float(np.clip(payload, 0.0, 1.0)))
-        elif kind == "result":
+        elif kind in ("result", "failed"):
+            self._unanswered = None
             self._set_busy(False)
-            self.resultReady.emit(payload)
-        elif kind == "failed":
-            message, details = payload
-            log.error("computation failed: %s\n%s", message, details)
-            self._set_busy(False)
-            self.failed.emit(message)
+            if kind == "result":
+                self.resultReady.emit(payload)
+            else:
+                message, details = payload
+                log.error("computation failed: %s\n%s", message, details)
+                self.failed.emit(message)
