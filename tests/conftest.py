@@ -8,6 +8,9 @@ import os
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# As the app does (planner_gui/__init__.py), before any test module imports numpy: the same BLAS
+# summation order as the command line and the compute process, so their numbers agree to the last bit.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 @pytest.fixture

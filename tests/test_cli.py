@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from planner_gui.core.model import Scenario
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -77,9 +79,24 @@ def test_readable_report():
         (["run", "--bogus"], "unrecognized arguments"),
         (["sweep", "--points", "1"], "--points: must be from 2 to 401"),
         (["sweep", "--over", "days"], "invalid choice"),
+        (["run", "--gpu-mtbf-hours", "1e-310"],
+         "--gpu-mtbf-hours: must be at least 0.354 hours with this component mix (got 1e-310)"),
+        (["run", "--gpu-mtbf-hours", "5e-324"], "--gpu-mtbf-hours: must be at least 0.354 hours"),
+        (["run", "--scenario", "/dev/zero"], "/dev/zero: is a character device, not a regular file"),
+        (["run", "--scenario", ""], "argument --scenario: must be a file name (got an empty value)"),
+        (["run", "--preset", ""], "--preset: unknown preset '' (available: llama3-405b, "),
+        (["sweep", "-o", ""], "argument --output/-o: must be a file name (got an empty value)"),
+        (["run", "--gpus", "1,5"], "argument --gpus: must be a whole number; ',' and '_' may only separate groups"),
+        (["run", "--days", "1,5"], "argument --days: must be a number; ',' and '_' may only separate groups"),
+        (["run", "--gpus", "\u0661\u0662\u0663"], "argument --gpus: must be a whole number written with the ASCII"),
+        (["run", "--name", "x" * 201], "--name: must be a non-empty text of at most 200 characters"),
+        (["sweep", "--over", "interval", "--points", "41", "--gpus", "10000000", "--days", "365"],
+         "--points: a sweep over 41 checkpoint intervals costs as much as simulating about"),
+        (["sweep", "--points", "401", "--days", "840"], "--points: a sweep over 401 GPU counts costs"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(args, message):
+    args = [a.encode().decode("unicode_escape") if "\\u" in a else a for a in args]
     out = cli(*args)
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
@@ -124,3 +141,68 @@ def test_the_smallest_gpu_mtbf_named_in_the_error_is_accepted():
     out = cli("run", "--gpu-mtbf-hours", "0.354", "--trials", "5", "--days", "0.1", "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["gpu_mtbf_hours"] == pytest.approx(0.354)
+
+
+def test_the_name_says_when_flags_changed_the_scenario(tmp_path):
+    out = cli("run", "--gpus", "100000", "--days", "10", "--trials", "20")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "Llama 3 405B (16,384 H100, 54 days), edited: --gpus 100,000 --days 10"
+    out = cli("run", "--gpus", "100000", "--trials", "20", "--name", "My 100k plan", "--json")
+    assert json.loads(out.stdout)["scenario"]["name"] == "My 100k plan"
+    # Trials and seed change how precisely the question is answered, not the question: no edit mark.
+    out = cli("run", "--trials", "20", "--seed", "3", "--json")
+    assert json.loads(out.stdout)["scenario"]["name"] == "Llama 3 405B (16,384 H100, 54 days)"
+
+
+def test_run_save_writes_the_scenario_after_every_flag(tmp_path):
+    path = tmp_path / "edited.json"
+    out = cli("run", "--preset", "h100-100k", "--days", "3", "--gpu-mtbf-hours", "80000", "--trials", "50",
+              "--checkpoint-interval", "40", "--save", str(path), "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert json.loads(path.read_text()) == doc["scenario"]
+    assert "edited: --days 3 --checkpoint-interval 40 --gpu-mtbf-hours 80,000" in doc["scenario"]["name"]
+    again = cli("run", "--scenario", str(path), "--json")
+    assert json.loads(again.stdout) == doc
+    assert [p.name for p in tmp_path.iterdir()] == ["edited.json"]
+    bad = cli("run", "--trials", "5", "--save", str(tmp_path / "missing" / "x.json"))
+    assert bad.returncode == 2 and bad.stderr.startswith("planner-gui: error: --save: ") and bad.stdout == ""
+
+
+def test_long_jobs_print_an_estimate_and_a_few_progress_lines(capfd, monkeypatch):
+    from planner_gui import cli as cli_module
+
+    monkeypatch.setattr(cli_module, "ESTIMATE_AFTER_S", 0.0)
+    monkeypatch.setattr(cli_module, "PROGRESS_AFTER_S", 0.0)
+    assert cli_module.main(["run", "--gpus", "1000000", "--trials", "400"]) == 0
+    err = capfd.readouterr().err.splitlines()
+    sc = Scenario(gpus=1_000_000, trials=400)
+    events = (sc.failure_rate_per_hour + sc.planned_per_day / 24) * sc.hours * sc.trials
+    assert err[0].startswith(f"planner-gui: simulating about {events / 1e6:.3g} M interruptions: about ")
+    assert err[0].endswith(" s on a 2-core machine (Ctrl-C stops it)")
+    assert 1 <= len(err[1:]) <= 3 and all(" done after " in line for line in err[1:]), err
+    assert cli_module.main(["sweep", "--over", "interval", "--points", "5", "--trials", "20"]) == 0
+    err = capfd.readouterr().err.splitlines()
+    assert err[0].startswith("planner-gui: sweeping 5 points: about ") and len(err) <= 4, err
+
+
+def test_progress_on_a_terminal_is_one_line_rewritten_and_cleared(monkeypatch):
+    from planner_gui import cli as cli_module
+    from planner_gui.core.sweep import Cost
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(cli_module, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(cli_module, "PROGRESS_EVERY_S", 0.0)
+    term = Terminal()
+    with cli_module._Progress(Cost(4e9, 38.0), "simulating", term) as progress:
+        for f in (0.1, 0.5, 0.9):
+            progress(f)
+    text = term.getvalue()
+    first, rest = text.split("\n", 1)
+    assert "about 40 s" in first and "\n" not in rest  # the estimate, then one line
+    updates = rest.split("\r")[1:]  # three updates of the same line, then spaces to clear it
+    assert [u.split("%")[0].split()[-1] for u in updates[:3]] == ["10", "50", "90"]
+    assert updates[3].strip() == "" and len(updates[3]) >= len(updates[2]) and updates[4] == ""

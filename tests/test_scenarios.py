@@ -144,7 +144,7 @@ def test_shipped_presets_equal_the_generator(tmp_path):
     finally:
         sys.path.pop(0)
     made = make_presets.presets()
-    assert sorted(made) == preset_names()
+    assert sorted(made) == sorted(preset_names())
     for name, sc in made.items():
         assert dumps(load_preset(name)) == dumps(sc), name
 
@@ -170,3 +170,136 @@ def test_core_imports_no_qt():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+# -- saving: links, special files, modes, names ----------------------------------------------------------
+
+from planner_gui.core.scenario_io import (  # noqa: E402
+    DEFAULT_PRESET,
+    NAME_MAX_LEN,
+    edited_name,
+    preset_titles,
+    write_atomic,
+)
+
+
+def test_saving_onto_a_symlink_replaces_its_target_and_keeps_the_link(tmp_path):
+    target = tmp_path / "real.json"
+    save(Scenario(gpus=1), target)
+    link = tmp_path / "link.json"
+    link.symlink_to("real.json")
+    save(Scenario(gpus=2), link)
+    assert link.is_symlink() and os.readlink(link) == "real.json"
+    assert load(target).gpus == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "real.json"]
+
+
+def _special_file(tmp_path: Path) -> Path:
+    """A character device (as root: a copy of /dev/null's node) or else a FIFO: neither is a regular file."""
+    path = tmp_path / "special"
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        os.mknod(path, 0o666 | __import__("stat").S_IFCHR, os.makedev(1, 3))
+    else:
+        os.mkfifo(path)
+    return path
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX special files")
+def test_saving_onto_a_device_or_fifo_is_refused_and_leaves_it_alone(tmp_path):
+    import stat
+
+    path = _special_file(tmp_path)
+    kind = stat.S_IFMT(os.lstat(path).st_mode)
+    with pytest.raises(ScenarioError, match=r"cannot write \(it is a (character device|FIFO)") as err:
+        save(Scenario(), path)
+    assert "\n" not in str(err.value)
+    assert stat.S_IFMT(os.lstat(path).st_mode) == kind
+    with pytest.raises(OSError, match="only regular files"):
+        write_atomic(path, b"x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["special"]
+
+
+def test_a_nul_byte_or_an_empty_name_is_a_clear_error(tmp_path):
+    for bad in (str(tmp_path / "a\0b.json"), ""):
+        with pytest.raises(ScenarioError, match=r"cannot write \(the file name (contains a NUL byte|is empty)\)"):
+            save(Scenario(), bad)
+        with pytest.raises(OSError):  # not a ValueError: every caller handles OSError
+            write_atomic(bad, "text")
+        with pytest.raises(ScenarioError, match=r"cannot read \(the file name"):
+            load(bad)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+def test_new_files_follow_the_umask_and_existing_files_keep_their_mode(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        fresh = tmp_path / "fresh.json"
+        save(Scenario(), fresh)
+        assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask
+        kept = tmp_path / "kept.csv"
+        kept.write_text("old")
+        kept.chmod(0o604)
+        write_atomic(kept, "new")
+        assert kept.stat().st_mode & 0o777 == 0o604 and kept.read_text() == "new"
+    finally:
+        os.umask(old)
+
+
+def test_write_atomic_writes_bytes_as_they_are(tmp_path):
+    path = tmp_path / "plot.png"
+    write_atomic(path, b"\x89PNG\r\n\x00")
+    assert path.read_bytes() == b"\x89PNG\r\n\x00"
+
+
+def test_load_reads_no_more_than_the_limit_whatever_the_size_says(tmp_path, monkeypatch):
+    """Files whose size stat does not tell (procfs, a growing file) are still read only up to the limit."""
+    path = tmp_path / "growing.json"
+    path.write_bytes(b" " * (3 * MAX_FILE_BYTES))
+    real_fstat, real_read = os.fstat, os.read
+    read = []
+
+    class NoSize:
+        def __init__(self, st):
+            self.st_mode, self.st_size = st.st_mode, 0
+
+    monkeypatch.setattr(os, "fstat", lambda fd: NoSize(real_fstat(fd)))
+    monkeypatch.setattr(os, "read", lambda fd, n: read.append(real_read(fd, n)) or read[-1])
+    with pytest.raises(ScenarioError, match="more than 1,000,000 bytes"):
+        load(path)
+    assert sum(map(len, read)) == MAX_FILE_BYTES + 1
+
+
+def test_presets_list_the_default_first_with_their_titles():
+    names = preset_names()
+    assert names[0] == DEFAULT_PRESET == "llama3-405b"
+    assert len(set(names)) == len(names) == len(list((ROOT / "planner_gui/core/data/presets").glob("*.json")))
+    titles = preset_titles()
+    assert list(titles) == names
+    for slug, title in titles.items():
+        assert title == json.loads((ROOT / f"planner_gui/core/data/presets/{slug}.json").read_text())["name"]
+
+
+def test_edited_names_say_what_changed_once_and_fit_the_limit():
+    base = "Llama 3 405B (16,384 H100, 54 days)"
+    once = edited_name(base, "--gpus 100,000 --days 10")
+    assert once == f"{base}, edited: --gpus 100,000 --days 10"
+    assert edited_name(once, "--gpus 100,000 --days 10") == once
+    again = edited_name(once, "--days 5 --detect 2")
+    assert again == f"{base}, edited: --gpus 100,000 --days 5 --detect 2"
+    assert again.count("edited") == 1
+    assert edited_name(once, "doubled the GPUs") == f"{base}, edited: doubled the GPUs"
+    assert edited_name(base, "  ") == base
+    assert edited_name(base + " (edited)", "--gpus 5") == f"{base}, edited: --gpus 5"
+    for name, what in (("x" * 200, "--gpus 5"), ("y" * 50, "--gpus 5 " * 60), ("z" * 199, "w" * 300)):
+        out = edited_name(name, what)
+        assert len(out) <= NAME_MAX_LEN and ", edited: " in out
+        assert loads(json.dumps({**good_doc(), "name": out})).name == out
+
+
+def test_gpu_mtbf_scaling_never_overflows():
+    tiny = Scenario(components=tuple(c.__class__(c.name, c.category, 5e-324) for c in Scenario().components))
+    scaled = tiny.with_gpu_mtbf_hours(100.0)
+    assert all(0 < c.rate_per_gpu_hour < 1 for c in scaled.components)
+    assert scaled.gpu_mtbf_hours == pytest.approx(100.0)
+    with pytest.raises(ValueError):
+        Scenario().with_gpu_mtbf_hours(0.0)

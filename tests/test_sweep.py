@@ -73,3 +73,63 @@ def test_plan_exact_curve_passes_through_the_interval_sweep_and_peaks_at_the_exa
     np.testing.assert_allclose(exact[::step], res.by_interval.goodput_expected, rtol=1e-12)
     i = int(np.argmax(exact))
     assert x[i - 1] <= res.main.optimal.exact <= x[i + 1]
+
+
+# -- cost, limits, memory and progress -----------------------------------------------------------------------
+
+import pytest  # noqa: E402
+
+from planner_gui.core import sweep as sweep_module  # noqa: E402
+from planner_gui.core.engine import MAX_TOTAL_EVENTS  # noqa: E402
+from planner_gui.core.scenario_io import ScenarioError  # noqa: E402
+from planner_gui.core.sweep import check_sweep_size, run_cost, sweep_cost  # noqa: E402
+
+
+def test_an_interval_sweep_in_groups_gives_the_same_numbers(monkeypatch):
+    sc = Scenario(trials=40)
+    xs = interval_points(9)
+    whole = sweep_interval(sc, xs).to_csv()
+    monkeypatch.setattr(sweep_module, "MAX_ROW_INTERVALS", 100)  # 40 rows: 2 intervals per group
+    seen = []
+    grouped = sweep_interval(sc, xs, progress=seen.append).to_csv()
+    assert grouped == whole
+    assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0) and len(seen) >= 5
+
+
+def test_gpu_sweep_progress_follows_the_work():
+    seen = []
+    xs = np.array([1024, 2048, 1_048_576])
+    sweep_gpus(Scenario(trials=20), xs, progress=seen.append)
+    assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0)
+    # The first point is a sliver of the work: counted by points it would report a third done.
+    assert seen[0] < 0.05
+
+
+def test_the_cost_of_a_sweep_counts_every_point():
+    sc = Scenario(trials=200)
+    xs = gpu_counts(9)
+    total = sweep_cost(sc, "gpus", xs)
+    alone = sum(run_cost(sc.replace(gpus=int(n))).events for n in xs)
+    assert total.events == pytest.approx(alone, rel=0.3)  # the same, up to the sweep's shared layout
+    one = run_cost(sc).events
+    few, many = sweep_cost(sc, "interval", interval_points(5)), sweep_cost(sc, "interval", interval_points(401))
+    assert one < few.events < many.events
+    assert many.events > 100 * (few.events - one) / 4 * 0.9  # each further interval adds its share
+
+
+@pytest.mark.parametrize("scenario,over,points", [
+    (Scenario(gpus=10_000_000, days=365), "interval", 41),   # ran past 120 s unchecked
+    (Scenario(days=840), "gpus", 401),                       # ran past 300 s unchecked
+    (Scenario(gpus=1024, trials=100_000), "interval", 401),  # tiny trials, many of them: per-row costs
+])
+def test_sweeps_over_the_limit_are_refused_before_running(scenario, over, points):
+    xs = gpu_counts(points) if over == "gpus" else interval_points(points)
+    assert run_cost(scenario).events < MAX_TOTAL_EVENTS  # each run alone is allowed
+    with pytest.raises(ScenarioError, match=r"^--points: a sweep over \d+ .* over the limit of 4e\+09"):
+        check_sweep_size(scenario, over, xs, "--points")
+
+
+def test_ordinary_sweeps_are_allowed():
+    for sc in (Scenario(), Scenario(gpus=100_000), Scenario(days=365)):
+        for over, xs in (("gpus", gpu_counts(41)), ("interval", interval_points(41))):
+            assert check_sweep_size(sc, over, xs).events < MAX_TOTAL_EVENTS

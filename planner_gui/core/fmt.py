@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 
-__all__ = ["count", "percent", "duration_hours", "every", "money", "compact"]
+__all__ = ["count", "percent", "duration_hours", "every", "money", "compact", "clean"]
 
 
 def count(v: float, digits: int = 0) -> str:
@@ -55,3 +56,68 @@ def compact(v: float) -> str:
 
 def money(usd: float) -> str:
     return f"${compact(usd)}"
+
+
+#: Characters shown by name rather than as a code point.
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+#: Unicode categories that are never shown as they are: control, format (e.g. bidirectional overrides),
+#: surrogate (cannot be encoded), unassigned (a later Unicode may make them format characters), line and
+#: paragraph separators.
+_ESCAPED_CATEGORIES = frozenset(("Cc", "Cf", "Cs", "Cn", "Zl", "Zp"))
+_ELLIPSIS = "..."
+
+
+def _piece(ch: str) -> str:
+    if ch in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[ch]
+    if unicodedata.category(ch) not in _ESCAPED_CATEGORIES:
+        return ch
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def clean(text: str, max_len: int = 80) -> str:
+    """``text`` made safe to show on one line: at most ``max_len`` characters, no control characters.
+
+    Control and format characters (Unicode categories Cc and Cf; also unpaired surrogates, unassigned
+    code points, and line and paragraph separators) are shown as escapes (``\\n``, ``\\x1b``, ``\\u202e``), so user text can neither break a
+    message into several lines nor drive the terminal. Longer text keeps its start and its end around
+    "..." (an escape is never cut in two). Cleaning clean text changes nothing.
+    """
+    if not isinstance(text, str):
+        text = str(text)
+    max_len = max(int(max_len), len(_ELLIPSIS) + 2)
+    if len(text) <= max_len and text.isprintable():
+        return text
+    # Look at no more of a long text than can be shown: its first and last max_len characters.
+    if len(text) > 2 * max_len:
+        head_src, tail_src, cut = text[:max_len], text[-max_len:], True
+    else:
+        head_src, tail_src, cut = text, "", False
+    pieces = [_piece(ch) for ch in head_src]
+    if not cut and sum(map(len, pieces)) <= max_len:
+        return "".join(pieces)
+    tail_pieces = [_piece(ch) for ch in tail_src] if cut else pieces
+    budget = max_len - len(_ELLIPSIS)
+    head_budget = budget - budget // 3  # two thirds of the room for the start, a third for the end
+    head: list[str] = []
+    used = 0
+    for p in pieces:
+        if used + len(p) > head_budget:
+            break
+        head.append(p)
+        used += len(p)
+    tail: list[str] = []
+    room = budget - used
+    stop = 0 if cut else len(head)  # without a cut, the end must not overlap the start
+    for i in range(len(tail_pieces) - 1, stop - 1, -1):
+        p = tail_pieces[i]
+        if len(p) > room:
+            break
+        tail.append(p)
+        room -= len(p)
+    return "".join(head) + _ELLIPSIS + "".join(reversed(tail))

@@ -176,11 +176,26 @@ class Scenario:
 
     def with_gpu_mtbf_hours(self, hours: float) -> "Scenario":
         """Scale every component's rate by one factor so the per-GPU MTBF is ``hours``, keeping the mix."""
+        if not (math.isfinite(hours) and hours > 0):
+            raise ValueError(f"the GPU MTBF must be a positive number of hours (got {hours!r})")
         total = self.rate_per_gpu_hour
         if total == 0:
             raise ValueError("cannot set the GPU MTBF: every component rate is zero")
         factor = (1.0 / hours) / total
-        return self.scale_rates(factor)
+        scaled = self.scale_rates(factor)
+        if all(math.isfinite(c.rate_per_gpu_hour) for c in scaled.components):
+            return scaled
+        # The factor overflowed (a tiny total or a tiny MTBF): scale each component's share instead.
+        comps = tuple(dataclasses.replace(c, rate_per_gpu_hour=(c.rate_per_gpu_hour / total) / hours)
+                      for c in self.components)
+        return self.replace(components=comps)
+
+    def top_share(self) -> float:
+        """The largest component's share of the total unplanned rate (0 when every rate is zero)."""
+        total = self.rate_per_gpu_hour
+        if total == 0:
+            return 0.0
+        return min(1.0, max(c.rate_per_gpu_hour for c in self.components) / total)
 
     def scale_rates(self, factor: float, category: str | None = None) -> "Scenario":
         """Multiply component rates (of one category, or all) by ``factor``."""

@@ -7,15 +7,20 @@ that names the field and what is allowed, e.g.
 
 from __future__ import annotations
 
+import errno
+import functools
 import json
 import math
 import os
+import re
+import stat
 import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from .engine import MAX_TOTAL_EVENTS
+from .fmt import clean
 from .model import OPTIMAL, Component, Scenario
 from .params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
 
@@ -31,13 +36,31 @@ __all__ = [
     "load",
     "save",
     "preset_names",
+    "preset_titles",
     "load_preset",
+    "DEFAULT_PRESET",
     "check_size",
+    "check_name",
+    "edited_name",
+    "smallest_gpu_mtbf_hours",
+    "write_atomic",
+    "writable_target",
+    "NAME_MAX_LEN",
 ]
 
 FORMAT_VERSION = 1
 MAX_FILE_BYTES = 1_000_000
 MAX_COMPONENTS = 200
+#: Longest scenario name (component names and categories: 100).
+NAME_MAX_LEN = 200
+#: Digits in an integer literal beyond which a document is refused outright (Python refuses to convert
+#: more than 4,300, and no field needs more than 19).
+_MAX_INT_DIGITS = 100
+#: The preset the app and the command line start from.
+DEFAULT_PRESET = "llama3-405b"
+#: The order of the shipped presets in menus and help: the default first, then the same hardware at
+#: larger sizes, other failure rates, other cadences. Presets not listed here follow, by name.
+_PRESET_ORDER = (DEFAULT_PRESET, "h100-100k", "h100-1m", "epoch-100k", "bloom-3h-384")
 
 #: (low, high, integer) for each numeric field; bounds are inclusive unless noted in ``_OPEN_LOW``.
 LIMITS: dict[str, tuple[float, float, bool]] = {
@@ -88,7 +111,7 @@ def check_number(field: str, value: Any) -> float | int:
     kind = "a whole number" if integer else "a number"
     allowed = f"must be {kind} from {_fmt_bound(lo)} to {_fmt_bound(hi)}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ScenarioError(f"{field}: {allowed} (got {type(value).__name__} {json.dumps(value)[:40]})")
+        raise ScenarioError(f"{field}: {allowed} (got {_describe(value)})")
     if isinstance(value, float) and not math.isfinite(value):
         raise ScenarioError(f"{field}: {allowed} (got {value})")
     if integer and isinstance(value, float):
@@ -96,21 +119,63 @@ def check_number(field: str, value: Any) -> float | int:
             raise ScenarioError(f"{field}: {allowed} (got {value})")
         value = int(value)
     if not lo <= value <= hi:
-        raise ScenarioError(f"{field}: {allowed} (got {value:g})" if isinstance(value, float)
-                            else f"{field}: {allowed} (got {value})")
+        raise ScenarioError(f"{field}: {allowed} (got {_describe(value)})")
     return value
 
 
-def _check_str(field: str, value: Any, max_len: int = 200) -> str:
+def _describe(value: Any) -> str:
+    """A short, one-line description of a JSON value for an error message."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return f"text '{clean(value, 40)}'"
+    if isinstance(value, (int, float)):
+        return clean(f"{value:g}" if isinstance(value, float) else str(value), 40)
+    if isinstance(value, list):
+        return f"a list of {len(value):,} items"
+    if isinstance(value, dict):
+        return f"an object of {len(value):,} keys"
+    if isinstance(value, _HugeInt):
+        return f"a whole number of {value.digits:,} digits"
+    return type(value).__name__
+
+
+def _check_str(field: str, value: Any, max_len: int = NAME_MAX_LEN) -> str:
+    allowed = f"must be a non-empty text of at most {max_len} characters"
     if not isinstance(value, str) or not value.strip() or len(value) > max_len:
-        raise ScenarioError(f"{field}: must be a non-empty text of at most {max_len} characters")
+        got = f"{len(value):,} characters" if isinstance(value, str) and value.strip() else _describe(value)
+        raise ScenarioError(f"{field}: {allowed} (got {got})")
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+        raise ScenarioError(f"{field}: {allowed}, in valid Unicode (got an unpaired surrogate in '{clean(value, 40)}')")
     return value
+
+
+def check_name(value: Any, field: str = "name") -> str:
+    """Validate a scenario name as a file's ``name`` is validated; return it."""
+    return _check_str(field, value)
+
+
+class _Object(dict):  # type: ignore[type-arg]
+    """A decoded JSON object that remembers the keys it held more than once."""
+
+    duplicates: tuple[str, ...] = ()
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> _Object:
+    obj = _Object(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        obj.duplicates = tuple(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+    return obj
 
 
 def _check_keys(where: str, doc: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    dups = getattr(doc, "duplicates", ())
+    if dups:
+        raise ScenarioError(f"{where}{clean(dups[0], 40)}: appears more than once (each key may appear once)")
     unknown = [k for k in doc if k not in allowed]
     if unknown:
-        raise ScenarioError(f"{where}{unknown[0]}: unknown key (allowed: {', '.join(allowed)})")
+        raise ScenarioError(f"{where}{clean(unknown[0], 40)}: unknown key (allowed: {', '.join(allowed)})")
     missing = [k for k in allowed if k not in doc]
     if missing:
         raise ScenarioError(f"{where}{missing[0]}: missing")
@@ -143,8 +208,9 @@ def scenario_from_dict(doc: Any) -> Scenario:
     if not isinstance(doc, dict):
         raise ScenarioError("scenario: must be a JSON object")
     _check_keys("", doc, _FIELDS)
-    if doc["format_version"] != FORMAT_VERSION or isinstance(doc["format_version"], bool):
-        raise ScenarioError(f"format_version: must be {FORMAT_VERSION} (got {json.dumps(doc['format_version'])[:40]})")
+    version = doc["format_version"]
+    if isinstance(version, bool) or not isinstance(version, (int, float)) or version != FORMAT_VERSION:
+        raise ScenarioError(f"format_version: must be {FORMAT_VERSION} (got {_describe(version)})")
     comps = doc["components"]
     if not isinstance(comps, list) or not 1 <= len(comps) <= MAX_COMPONENTS:
         raise ScenarioError(f"components: must be a list of 1 to {MAX_COMPONENTS} components")
@@ -152,11 +218,12 @@ def scenario_from_dict(doc: Any) -> Scenario:
     names = [c.name for c in components]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
-        raise ScenarioError(f"components: name {dup!r} appears more than once")
+        raise ScenarioError(f"components: name '{clean(dup, 40)}' appears more than once")
     interval = doc["checkpoint_interval_min"]
     if interval != OPTIMAL:
         if isinstance(interval, str):
-            raise ScenarioError(f"checkpoint_interval_min: must be 'optimal' or a number of minutes (got {interval!r})")
+            raise ScenarioError("checkpoint_interval_min: must be 'optimal' or a number of minutes "
+                                f"(got '{clean(interval, 40)}')")
         interval = float(check_number("checkpoint_interval_min", interval))
     nums = {k: check_number(k, doc[k]) for k in LIMITS if k in doc and k != "checkpoint_interval_min"}
     scenario = Scenario(
@@ -210,66 +277,225 @@ def _reject_constant(name: str) -> Any:
     raise ScenarioError(f"scenario: {name} is not allowed in a scenario file (numbers must be finite)")
 
 
+class _HugeInt:
+    """An integer literal too long to convert (Python refuses above 4,300 digits); every field refuses it."""
+
+    def __init__(self, text: str) -> None:
+        self.digits = len(text.lstrip("-"))
+
+
+def _parse_int(text: str) -> int | _HugeInt:
+    return _HugeInt(text) if len(text) > _MAX_INT_DIGITS else int(text)
+
+
 def loads(data: bytes | str) -> Scenario:
-    """Parse and validate a scenario from JSON bytes or text."""
-    if isinstance(data, bytes):
+    """Parse and validate a scenario from JSON bytes or text.
+
+    Every problem, whatever the input, raises a one-line :class:`ScenarioError`.
+    """
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = bytes(data)
         if len(data) > MAX_FILE_BYTES:
             raise ScenarioError(f"scenario: file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}")
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ScenarioError(f"scenario: not UTF-8 text (byte {exc.start})") from None
-    else:
+    elif isinstance(data, str):
         text = data
+        if len(text) > MAX_FILE_BYTES:
+            raise ScenarioError(f"scenario: text is {len(text):,} characters; the limit is {MAX_FILE_BYTES:,}")
+    else:
+        raise ScenarioError(f"scenario: must be JSON text or bytes (got {type(data).__name__})")
     try:
-        doc = json.loads(text, parse_constant=_reject_constant)
+        doc = json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int, object_pairs_hook=_object_pairs)
+        return scenario_from_dict(doc)
+    except ScenarioError as exc:
+        raise ScenarioError(clean(str(exc), 400)) from None
     except json.JSONDecodeError as exc:
         raise ScenarioError(f"scenario: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
         raise ScenarioError("scenario: JSON nested too deeply") from None
-    return scenario_from_dict(doc)
+    except MemoryError:
+        raise ScenarioError("scenario: too large to read into memory") from None
+    except Exception as exc:  # noqa: BLE001 - the window and the CLI rely on ScenarioError only
+        raise ScenarioError(f"scenario: cannot be read ({clean(f'{type(exc).__name__}: {exc}', 120)})") from None
 
 
 def dumps(scenario: Scenario) -> str:
     return json.dumps(scenario_to_dict(scenario), indent=2) + "\n"
 
 
-def load(path: str | os.PathLike[str]) -> Scenario:
-    """Read and validate a scenario file; every failure is a one-line :class:`ScenarioError`."""
-    p = Path(path)
+def _bad_path(path: Any) -> str | None:
+    """Why ``path`` cannot name a file, or None."""
     try:
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ScenarioError(f"{p.name}: file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
-        data = p.read_bytes()
-    except ScenarioError:
-        raise
-    except IsADirectoryError:
-        raise ScenarioError(f"{p}: is a directory, not a scenario file") from None
+        text = os.fspath(path)
+    except TypeError:
+        return f"not a file name ({type(path).__name__})"
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text:
+        return "the file name is empty"
+    if "\0" in text:
+        return "the file name contains a NUL byte"
+    return None
+
+
+def _show_path(path: Any) -> str:
+    """A path for a one-line message."""
+    try:
+        text = os.fsdecode(os.fspath(path))
+    except TypeError:
+        return "scenario"
+    return clean(text, 120) if text else "''"
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _read_limited(path: str | os.PathLike[str]) -> bytes:
+    """At most ``MAX_FILE_BYTES + 1`` bytes of a regular file; never blocks on a FIFO or device."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ScenarioError(f"is {_kind(st.st_mode)}, not a scenario file" if stat.S_ISDIR(st.st_mode)
+                                else f"is {_kind(st.st_mode)}, not a regular file; scenarios are read from files")
+        if st.st_size > MAX_FILE_BYTES:
+            raise ScenarioError(f"file is {st.st_size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
+        chunks, total = [], 0
+        while total <= MAX_FILE_BYTES:
+            chunk = os.read(fd, MAX_FILE_BYTES + 1 - total)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > MAX_FILE_BYTES:
+            raise ScenarioError(f"file is more than {MAX_FILE_BYTES:,} bytes; the limit is {MAX_FILE_BYTES:,}")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def load(path: str | os.PathLike[str]) -> Scenario:
+    """Read and validate a scenario file; every failure is a one-line :class:`ScenarioError`.
+
+    Only regular files are read (a FIFO, a device or a directory is refused without blocking), and at
+    most ``MAX_FILE_BYTES`` of them.
+    """
+    why = _bad_path(path)
+    if why is not None:
+        raise ScenarioError(f"{_show_path(path)}: cannot read ({why})")
+    p = Path(os.fsdecode(os.fspath(path)))
+    try:
+        data = _read_limited(p)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{clean(str(p), 120)}: {exc}") from None
     except OSError as exc:
-        raise ScenarioError(f"{p}: cannot read ({exc.strerror or exc})") from None
+        raise ScenarioError(f"{clean(str(p), 120)}: cannot read ({clean(exc.strerror or str(exc), 120)})") from None
+    except (ValueError, MemoryError) as exc:
+        raise ScenarioError(f"{clean(str(p), 120)}: cannot read ({clean(str(exc), 120)})") from None
     try:
         return loads(data)
     except ScenarioError as exc:
-        raise ScenarioError(f"{p.name}: {exc}") from None
+        raise ScenarioError(f"{clean(p.name, 80)}: {exc}") from None
 
 
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write text to a temporary file beside ``path``, flush it to disk, then rename it over ``path``."""
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent or ".")
+def _umask() -> int:
+    """The process's umask, read without changing it where the system allows."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o022)  # the classic way: set and restore (not thread-safe, hence the above first)
+    os.umask(old)
+    return old
+
+
+def writable_target(path: str | os.PathLike[str]) -> tuple[Path, int | None]:
+    """Where :func:`write_atomic` would write ``path``, and the mode the file keeps (None for a new file).
+
+    Symbolic links are followed to their target, which is the file replaced. Raises :class:`OSError`
+    with a one-line ``strerror`` for a name that cannot be written: an empty name, a NUL byte, a
+    missing folder, an existing target that is not a regular file (a device, a FIFO, a directory), or
+    a loop of links.
+    """
+    why = _bad_path(path)
+    if why is not None:
+        raise OSError(errno.EINVAL, why)
+    p = Path(os.fsdecode(os.fspath(path)))
+    target = p
+    if p.is_symlink():
+        target = Path(os.path.realpath(p))
+        if target.is_symlink():  # realpath gives up on a loop and returns a link
+            raise OSError(errno.ELOOP, "a loop of symbolic links")
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EEXIST, f"it is {_kind(st.st_mode)}; only regular files are replaced")
+    parent = target.parent
+    if not parent.is_dir():
+        raise OSError(errno.ENOENT, f"no folder {clean(str(parent), 80)}")
+    return target, (stat.S_IMODE(st.st_mode) if st is not None else None)
+
+
+def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
+    """Write ``text`` to a temporary file beside ``path``, flush it to disk, then rename it over ``path``.
+
+    A symbolic link is followed: its target is replaced and the link kept. An existing file keeps its
+    permission bits; a new one gets ``0666 & ~umask``, as any program's new file would. A target that
+    is not a regular file (a device, a FIFO, a directory) is refused. Every failure is an
+    :class:`OSError` whose ``strerror`` is one line.
+    """
+    target, mode = writable_target(path)
+    if isinstance(text, str):
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise OSError(errno.EILSEQ, f"the text cannot be written as UTF-8 (character {exc.start})") from None
+    else:
+        data = bytes(text)
+    if mode is None:
+        mode = 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), mode)
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, p)
+        if not hasattr(os, "fchmod"):
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+    try:  # make the rename itself durable; not every system can open a folder
+        dfd = os.open(target.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
 
 
 def save(scenario: Scenario, path: str | os.PathLike[str]) -> None:
@@ -277,20 +503,106 @@ def save(scenario: Scenario, path: str | os.PathLike[str]) -> None:
     try:
         write_atomic(path, dumps(scenario))
     except OSError as exc:
-        raise ScenarioError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise ScenarioError(f"{_show_path(path)}: cannot write ({clean(exc.strerror or str(exc), 160)})") from None
 
+
+# -- names ------------------------------------------------------------------------------------------
+
+_EDITED = ", edited: "
+_EDITED_MARK = " (edited)"
+_FLAG_GROUP = re.compile(r"(--[A-Za-z0-9][A-Za-z0-9-]*)((?:\s+(?!--[A-Za-z])\S+)*)")
+
+
+def _flag_groups(text: str) -> dict[str, str] | None:
+    """``"--gpus 100,000 --days 10"`` as ``{"--gpus": "100,000", "--days": "10"}``; None if it is not that."""
+    text = text.strip()
+    groups: dict[str, str] = {}
+    pos = 0
+    for m in _FLAG_GROUP.finditer(text):
+        if text[pos:m.start()].strip():
+            return None
+        groups.pop(m.group(1), None)
+        groups[m.group(1)] = m.group(2).strip()
+        pos = m.end()
+    if not groups or text[pos:].strip():
+        return None
+    return groups
+
+
+def _shorten(text: str, max_len: int) -> str:
+    return text if len(text) <= max_len else text[: max(0, max_len - 3)].rstrip() + "..."
+
+
+def edited_name(name: str, what: str) -> str:
+    """The name of a scenario ``name`` changed by ``what``: ``"<name>, edited: <what>"``.
+
+    Editing an edited name replaces its description of the edit rather than adding another one; when
+    both descriptions are command-line flags (``--gpus 100,000 --days 10``), they are merged, a later
+    value of a flag replacing the earlier one. A plain " (edited)" mark is replaced too. The result fits
+    the :data:`NAME_MAX_LEN` limit: the description is shortened first, then the original name. An
+    empty ``what`` returns ``name`` unchanged.
+    """
+    base, sep, before = name.rpartition(_EDITED)
+    if not sep:
+        base, before = name, ""
+    if base.endswith(_EDITED_MARK):  # the window's mark of an edited preset: this description replaces it
+        base = base[: -len(_EDITED_MARK)]
+    what = " ".join(what.split())
+    if not what:
+        return name
+    if before:
+        old, new = _flag_groups(before), _flag_groups(what)
+        if old is not None and new is not None:
+            merged = {**old, **new}
+            for flag in new:  # a flag set again moves to the end, as the latest edit
+                merged[flag] = merged.pop(flag)
+            what = " ".join(f"{flag} {value}".strip() for flag, value in merged.items())
+    base = base.rstrip() or "Scenario"
+    room = NAME_MAX_LEN - len(_EDITED)
+    what = _shorten(what, max(40, room - len(base)))
+    base = _shorten(base, room - len(what))
+    return f"{base}{_EDITED}{what}"
+
+
+# -- presets ----------------------------------------------------------------------------------------
 
 def _preset_dir() -> Any:
     return resources.files("planner_gui.core").joinpath("data/presets")
 
 
+@functools.lru_cache(maxsize=1)
+def _preset_slugs() -> tuple[str, ...]:
+    found = {f.name[:-5] for f in _preset_dir().iterdir() if f.name.endswith(".json")}
+    first = [s for s in _PRESET_ORDER if s in found]
+    return (*first, *sorted(found - set(first)))
+
+
 def preset_names() -> list[str]:
-    """Names of the shipped presets, e.g. ``llama3-405b``."""
-    return sorted(f.name[:-5] for f in _preset_dir().iterdir() if f.name.endswith(".json"))
+    """Slugs of the shipped presets, the default (:data:`DEFAULT_PRESET`) first, then larger clusters of the
+    same hardware, other failure rates and other cadences."""
+    return list(_preset_slugs())
+
+
+def preset_titles() -> dict[str, str]:
+    """Each preset's slug and its display name (its file's ``name``), in :func:`preset_names` order."""
+    return {slug: load_preset(slug).name for slug in preset_names()}
+
+
+@functools.lru_cache(maxsize=None)
+def _load_preset(name: str) -> Scenario:
+    return loads(_preset_dir().joinpath(f"{name}.json").read_bytes())
 
 
 def load_preset(name: str) -> Scenario:
-    """Load a shipped preset by name."""
-    if name not in preset_names():
-        raise ScenarioError(f"preset: unknown preset {name!r} (available: {', '.join(preset_names())})")
-    return loads(_preset_dir().joinpath(f"{name}.json").read_bytes())
+    """Load a shipped preset by slug (see :func:`preset_names`)."""
+    if not isinstance(name, str) or name not in _preset_slugs():
+        shown = clean(name, 40) if isinstance(name, str) else type(name).__name__
+        raise ScenarioError(f"preset: unknown preset '{shown}' (available: {', '.join(preset_names())})")
+    return _load_preset(name)
+
+
+def smallest_gpu_mtbf_hours(scenario: Scenario) -> float:
+    """The smallest per-GPU MTBF (hours) the scenario's component mix allows: its largest component may
+    fail at most ``LIMITS['rate_per_gpu_hour']`` times per GPU-hour. Computed from the mix alone (the
+    largest component's share of the total rate), so it never overflows; 0 for an all-zero mix."""
+    return scenario.top_share() / LIMITS["rate_per_gpu_hour"][1]

@@ -9,18 +9,32 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .engine import Layout, RawTrials, plan_layout, simulate_intervals, simulate_trials
+from .engine import MAX_TOTAL_EVENTS, Layout, RawTrials, plan_layout, simulate_intervals, simulate_trials
 from .exact import time_fractions
 from .model import Scenario
 from .params import Params, resolve
 from .results import expected_for, summarize
+from .scenario_io import ScenarioError
 
-__all__ = ["SweepResult", "gpu_counts", "interval_points", "sweep_gpus", "sweep_interval", "GUIDE_GPUS"]
+__all__ = [
+    "SweepResult",
+    "gpu_counts",
+    "interval_points",
+    "sweep_gpus",
+    "sweep_interval",
+    "GUIDE_GPUS",
+    "Cost",
+    "run_cost",
+    "sweep_cost",
+    "check_sweep_size",
+    "MAX_ROW_INTERVALS",
+]
 
 #: GPU counts every GPU sweep includes: the Llama 3 cluster and a 100k cluster.
 GUIDE_GPUS = (16_384, 100_000)
@@ -84,16 +98,133 @@ def interval_points(points: int = 41, lo_min: float = 1.0, hi_min: float = 1440.
     return np.geomspace(lo_min, hi_min, points)
 
 
-def _summaries(raws: Sequence[RawTrials], params: Sequence[Params], x: np.ndarray, variable: str) -> SweepResult:
-    cols: dict[str, list[float]] = {c: [] for c in SweepResult.COLUMNS}
-    for raw, p in zip(raws, params):
-        n, g = summarize(raw.unplanned), summarize(raw.useful / p.hours)
-        values = {"interruptions_mean": n.mean, "interruptions_p05": n.p05, "interruptions_p95": n.p95,
-                  "interruptions_expected": p.lam * p.hours, "goodput_mean": g.mean, "goodput_sem": g.sem,
-                  "goodput_p05": g.p05, "goodput_p95": g.p95, "goodput_expected": expected_for(p).goodput}
-        for k, v in values.items():
-            cols[k].append(v)
-    return SweepResult(variable, np.asarray(x, dtype=float), **{k: np.asarray(v) for k, v in cols.items()})
+# -- what a run or a sweep costs ---------------------------------------------------------------------
+#
+# Measured on the reference machine (2 shared cores, numpy 2.4, OpenBLAS on one thread as the command
+# line sets it; see benchmarks/bench_engine.py): a run costs about 9.5 ns per simulated interruption and
+# 2.5 us per row (a trial, or a sub-window of a long one); each further interval of a sweep over
+# intervals reuses the run's random draws and adds about 3.2 ns per interruption and 1 us per row (its
+# edges are joined per row). A sweep over GPU counts is the sum of its points' runs. Runs and sweeps at
+# the limit (4e9) took 25-41 s, 0.8-1.1 times these estimates, whatever their shape.
+
+#: Seconds per simulated interruption of a run.
+SECONDS_PER_EVENT = 9.5e-9
+#: Seconds per row of a run.
+SECONDS_PER_ROW = 2.5e-6
+#: Seconds per interruption for each further interval of a sweep over intervals.
+SECONDS_PER_EVENT_PER_INTERVAL = 3.2e-9
+#: Seconds per row for each further interval of a sweep over intervals.
+SECONDS_PER_ROW_PER_INTERVAL = 1.0e-6
+#: Rows x intervals a sweep over intervals holds at once; beyond this the intervals run in groups, each
+#: drawing the same random numbers again, so memory stays flat (about 100 bytes each).
+MAX_ROW_INTERVALS = 1 << 20
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What simulating costs: ``events``, in interruptions of a single run that would take as long (the
+    unit of :data:`.engine.MAX_TOTAL_EVENTS`), and the estimated ``seconds`` on the reference machine."""
+
+    events: float
+    seconds: float
+
+
+def _events_per_trial(p: Params) -> float:
+    return (p.lam + p.mu) * p.hours
+
+
+def _pass_seconds(events: float, rows: float) -> float:
+    return events * SECONDS_PER_EVENT + rows * SECONDS_PER_ROW
+
+
+def _cost(seconds: float) -> Cost:
+    return Cost(seconds / SECONDS_PER_EVENT, seconds)
+
+
+def run_cost(scenario: Scenario) -> Cost:
+    """The cost of :func:`.results.simulate` for ``scenario``."""
+    p, _ = resolve(scenario)
+    per_trial = _events_per_trial(p)
+    rows = scenario.trials * plan_layout(per_trial, scenario.trials).subwindows
+    return _cost(_pass_seconds(per_trial * scenario.trials, rows))
+
+
+def _interval_groups(n: int, rows: int) -> list[slice]:
+    size = max(1, MAX_ROW_INTERVALS // max(rows, 1))
+    return [slice(i, min(i + size, n)) for i in range(0, n, size)]
+
+
+def _gpu_trials(scenario: Scenario, params: Sequence[Params], max_events_per_point: float | None) -> list[int]:
+    trials = []
+    for p in params:
+        t = scenario.trials
+        events = _events_per_trial(p)
+        while max_events_per_point and t * events > max_events_per_point and t > max(1, scenario.trials // 8):
+            t = max(1, t // 2)
+        trials.append(t)
+    return trials
+
+
+def _gpu_layouts(params: Sequence[Params], trials: Sequence[int]) -> dict[int, Layout]:
+    return {t: plan_layout(max(_events_per_trial(p) for p, tt in zip(params, trials) if tt == t), t,
+                           min_rows=min(t, 128)) for t in set(trials)}
+
+
+def _gpu_point_seconds(params: Sequence[Params], trials: Sequence[int], layouts: dict[int, Layout]) -> list[float]:
+    return [_pass_seconds(_events_per_trial(p) * t, t * layouts[t].subwindows) for p, t in zip(params, trials)]
+
+
+def sweep_cost(scenario: Scenario, over: str, xs: Sequence[float] | np.ndarray,
+               max_events_per_point: float | None = None) -> Cost:
+    """The cost of :func:`sweep_gpus` (``over="gpus"``, ``xs`` GPU counts) or :func:`sweep_interval`
+    (``over="interval"``, ``xs`` minutes) for ``scenario``."""
+    xs = np.asarray(xs)
+    if over == "gpus":
+        params = [resolve(scenario.replace(gpus=int(n)))[0] for n in xs]
+        trials = _gpu_trials(scenario, params, max_events_per_point)
+        return _cost(math.fsum(_gpu_point_seconds(params, trials, _gpu_layouts(params, trials))))
+    if over != "interval":
+        raise ValueError(f"over must be 'gpus' or 'interval' (got {over!r})")
+    p, _ = resolve(scenario)
+    per_trial = _events_per_trial(p)
+    events = per_trial * scenario.trials
+    rows = scenario.trials * plan_layout(per_trial, scenario.trials).subwindows
+    groups = len(_interval_groups(len(xs), rows))
+    extra = max(len(xs) - groups, 0)
+    return _cost(groups * _pass_seconds(events, rows)
+                 + extra * (events * SECONDS_PER_EVENT_PER_INTERVAL + rows * SECONDS_PER_ROW_PER_INTERVAL))
+
+
+def check_sweep_size(scenario: Scenario, over: str, xs: Sequence[float] | np.ndarray, field: str = "points") -> Cost:
+    """Refuse a sweep that would cost more than the largest single run allowed; return its cost."""
+    cost = sweep_cost(scenario, over, xs)
+    if cost.events > MAX_TOTAL_EVENTS:
+        what, levers = (("GPU counts", "points, trials or days") if over == "gpus"
+                        else ("checkpoint intervals", "points, trials, days or GPUs"))
+        raise ScenarioError(
+            f"{field}: a sweep over {len(xs)} {what} costs as much as simulating about {cost.events:.3g} "
+            f"interruptions, over the limit of {MAX_TOTAL_EVENTS:.3g}; use fewer {levers}"
+        )
+    return cost
+
+
+def _summary_columns(raw: RawTrials, p: Params) -> dict[str, float]:
+    n, g = summarize(raw.unplanned), summarize(raw.useful / p.hours)
+    return {"interruptions_mean": n.mean, "interruptions_p05": n.p05, "interruptions_p95": n.p95,
+            "interruptions_expected": p.lam * p.hours, "goodput_mean": g.mean, "goodput_sem": g.sem,
+            "goodput_p05": g.p05, "goodput_p95": g.p95, "goodput_expected": expected_for(p).goodput}
+
+
+def _part(progress: Callable[[float], None] | None, lo: float, hi: float) -> Callable[[float], None] | None:
+    """A progress callback for the part of a job from ``lo`` to ``hi`` (fractions of the whole)."""
+    if progress is None:
+        return None
+    return lambda f: progress(min(1.0, lo + (hi - lo) * f))
+
+
+def _result(rows: Sequence[dict[str, float]], x: np.ndarray, variable: str) -> SweepResult:
+    cols = {c: np.asarray([r[c] for r in rows], dtype=float) for c in SweepResult.COLUMNS}
+    return SweepResult(variable, np.asarray(x, dtype=float), **cols)
 
 
 def sweep_gpus(
@@ -115,22 +246,19 @@ def sweep_gpus(
     """
     xs = gpu_counts() if counts is None else np.asarray(counts, dtype=np.int64)
     params = [resolve(scenario.replace(gpus=int(n)))[0] for n in xs]
-    trials = []
-    for p in params:
-        t = scenario.trials
-        events = (p.lam + p.mu) * p.hours
-        while max_events_per_point and t * events > max_events_per_point and t > max(1, scenario.trials // 8):
-            t = max(1, t // 2)
-        trials.append(t)
-    layouts = {t: plan_layout(max((p.lam + p.mu) * p.hours for p, tt in zip(params, trials) if tt == t), t,
-                              min_rows=min(t, 128)) for t in set(trials)}
-    raws = []
+    trials = _gpu_trials(scenario, params, max_events_per_point)
+    layouts = _gpu_layouts(params, trials)
+    # Progress is reported by work done (a big point takes far longer than a small one), within points too.
+    weights = np.asarray(_gpu_point_seconds(params, trials, layouts))
+    total = float(weights.sum()) or 1.0
+    done = np.concatenate(([0.0], np.cumsum(weights))) / total
+    summaries = []
     for i, (p, t) in enumerate(zip(params, trials)):
         sc = scenario if t == scenario.trials else scenario.replace(trials=t)
-        raws.append(simulate_trials(sc, p, layout=layouts[t], should_stop=should_stop, components=False))
-        if progress is not None:
-            progress((i + 1) / len(params))
-    return _summaries(raws, params, xs, "gpus")
+        within = _part(progress, done[i], done[i + 1])
+        raw = simulate_trials(sc, p, layout=layouts[t], should_stop=should_stop, components=False, progress=within)
+        summaries.append(_summary_columns(raw, p))  # keep the summary, not the trials
+    return _result(summaries, xs, "gpus")
 
 
 def sweep_interval(
@@ -140,13 +268,25 @@ def sweep_interval(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> SweepResult:
-    """The scenario at each checkpoint interval (minutes; default :func:`interval_points`)."""
+    """The scenario at each checkpoint interval (minutes; default :func:`interval_points`).
+
+    Every interval sees the same random draws. When trials x intervals would exceed
+    :data:`MAX_ROW_INTERVALS`, the intervals run in groups that each draw the same numbers again, so the
+    results are the same and memory stays flat.
+    """
     xs = interval_points() if intervals_min is None else np.asarray(intervals_min, dtype=float)
     base, _ = resolve(scenario)
-    raws = simulate_intervals(scenario, base, xs / 60.0, progress=progress, should_stop=should_stop,
-                              components=False)
+    layout = plan_layout(_events_per_trial(base), scenario.trials)
+    groups = _interval_groups(len(xs), scenario.trials * layout.subwindows)
     params = [replace(base, tau=float(t) / 60.0) for t in xs]
-    return _summaries(raws, params, xs, "checkpoint_interval_min")
+    summaries: list[dict[str, float]] = []
+    for g, group in enumerate(groups):
+        report = _part(progress, g / len(groups), (g + 1) / len(groups))
+        raws = simulate_intervals(scenario, base, xs[group] / 60.0, layout=layout, progress=report,
+                                  should_stop=should_stop, components=False)
+        summaries.extend(_summary_columns(raw, p) for raw, p in zip(raws, params[group]))
+        del raws
+    return _result(summaries, xs, "checkpoint_interval_min")
 
 
 def expected_goodput_vs_interval(scenario: Scenario, intervals_min: np.ndarray) -> np.ndarray:
