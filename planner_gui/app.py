@@ -33,11 +33,13 @@ def display_available() -> bool:
 
 
 def log_dir() -> Path:
-    """The user's log directory for this app (created if missing)."""
+    """The user's log directory for this app, created if missing: ``planner-gui/logs`` in the user's data
+    folder (on Linux ``~/.local/share/planner-gui/logs``). Independent of the application's name, which
+    is set after logging starts."""
     from PySide6.QtCore import QStandardPaths
 
-    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
-    path = Path(base or Path.home() / ".planner-gui") / "logs"
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation)
+    path = (Path(base) / "planner-gui" if base else Path.home() / ".planner-gui") / "logs"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

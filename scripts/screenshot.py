@@ -22,6 +22,7 @@ def main() -> int:
     ap.add_argument("--baseline", action="store_true", help="pin the preset, then show 100,000 GPUs over it")
     ap.add_argument("--dark", action="store_true", help="use a dark palette (Fusion style)")
     ap.add_argument("--expand", default="", help="expand this failure-rate category, e.g. GPU")
+    ap.add_argument("--hover", default="", help="show the readout of this plot (objectName), as under the mouse")
     args = ap.parse_args()
 
     from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, QTimer
@@ -65,11 +66,17 @@ def main() -> int:
         win.resultsShown.disconnect(loop.quit)
 
     wait_for_results()
+    if args.hover:
+        hover = win.plots.hovers[args.hover]
+        vb = win.plots.plot(args.hover).getViewBox()
+        (x0, x1), (y0, y1) = vb.viewRange()
+        hover.show_at(x0 + 0.6 * (x1 - x0), y0 + 0.5 * (y1 - y0))
     if args.baseline:
         win.pin_baseline()
-        win.controls.gpus.set_value(100_000)
-        win.controls.changed.emit(False)
+        win.inputs.update(gpus=100_000)
         wait_for_results()
+        while not win.results_current():  # the preview first, then the full run
+            wait_for_results()
     QCoreApplication.processEvents()
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     ok = win.grab().save(args.out)

@@ -20,6 +20,7 @@ from psygnal import Signal
 
 from .model import OPTIMAL, Component, Scenario, llama3_components
 from .params import daly_minutes
+from .scenario_io import preset_titles
 
 __all__ = ["Inputs", "COMPUTED_FIELDS", "EDITED_SUFFIX", "reference_rates"]
 
@@ -36,9 +37,7 @@ def _llama3_rates() -> dict[str, float]:
 
 @lru_cache(maxsize=1)
 def _preset_names() -> frozenset[str]:
-    from .scenario_io import load_preset, preset_names
-
-    return frozenset(load_preset(n).name for n in preset_names())
+    return frozenset(preset_titles().values())
 
 
 def reference_rates(components: Iterable[Component]) -> dict[str, float]:

@@ -5,12 +5,14 @@ The window runs :func:`compute_plan` in a separate process (:mod:`.server`).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .model import Scenario
+from .params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, optimal_intervals, resolve
 from .results import SimulationResult, simulate
 from .sweep import SweepResult, expected_goodput_vs_interval, gpu_counts, interval_points, sweep_gpus, sweep_interval
 
@@ -55,6 +57,20 @@ class PlanResult:
     exact_curve: tuple[np.ndarray, np.ndarray]  # (interval minutes, exact goodput), finer than the sweep
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+
+
+def interval_range(sc: Scenario) -> tuple[float, float]:
+    """The span of checkpoint intervals (minutes) the window plots: whole decades around the current
+    interval and the optima, at least 30 times either side, within the allowed intervals.
+
+    Whole decades keep the axis still while a slider moves, until an optimum crosses one.
+    """
+    opt = optimal_intervals(sc)
+    _, current = resolve(sc, opt)
+    values = (current, opt.young, opt.daly, opt.exact)
+    lo = 10.0 ** math.floor(math.log10(min(values) / 30.0))
+    hi = 10.0 ** math.ceil(math.log10(max(values) * 30.0))
+    return max(lo, MIN_INTERVAL_MIN), min(hi, MAX_INTERVAL_MIN)
 
 
 def _gpu_sweep_counts(sc: Scenario, q: Quality) -> np.ndarray:
@@ -113,13 +129,14 @@ def compute_plan(req: PlanRequest, should_stop=None, progress=None, cache: GpuSw
     main = simulate(sc.replace(trials=trials), should_stop=should_stop, progress=step(0.0, 0.5))
     timings["main"] = time.perf_counter() - t0
     t1 = time.perf_counter()
+    span = interval_range(sc)
     by_interval = sweep_interval(
         sc.replace(trials=min(trials, q.interval_trials)),
-        interval_points(q.interval_points),
+        interval_points(q.interval_points, *span),
         should_stop=should_stop,
         progress=step(0.5, 0.7),
     )
-    fine = interval_points(EXACT_CURVE_POINTS)
+    fine = interval_points(EXACT_CURVE_POINTS, *span)
     exact_curve = (fine, expected_goodput_vs_interval(sc, fine))
     timings["interval"] = time.perf_counter() - t1
     if by_gpus is None:

@@ -87,6 +87,12 @@ class SimulationResult:
         means = self.trials.by_component.mean(axis=0)
         return {c.name: float(m) for c, m in zip(self.scenario.components, means)}
 
+    def goodput_at_optimum(self) -> float:
+        """The exact expected goodput at the exact optimal checkpoint interval."""
+        p, _ = resolve(self.scenario, self.optimal)
+        f = time_fractions(p.lam, p.mu, self.optimal.exact / 60.0, p.c, p.r_unplanned, p.r_planned)
+        return float(f.useful)
+
     def lost_gpu_hours(self) -> np.ndarray:
         """GPU-hours per trial not spent on useful compute."""
         return (self.scenario.hours - self.trials.useful) * self.scenario.gpus
@@ -106,6 +112,7 @@ class SimulationResult:
             "gpu_mtbf_hours": sc.gpu_mtbf_hours if np.isfinite(sc.gpu_mtbf_hours) else None,
             "checkpoint_interval_min": self.interval_min,
             "optimal_interval_min": self.optimal.to_dict(),
+            "goodput_expected_at_optimal_interval": self.goodput_at_optimum(),
             "by_component": self.by_component_mean(),
             "hours": {k: float(v.mean()) for k, v in hours.items()},
             "hours_expected": self.expected.hours(),

@@ -1,8 +1,11 @@
-"""The left panel: every input of a scenario, with tooltips that cite each default's source."""
+"""The left panel: every input of a scenario, with tooltips that cite each default's source.
+
+The controls hold no state of their own: each writes to the window's :class:`~planner_gui.core.inputs.Inputs`
+and shows what it holds, so a control can never show one thing while the scenario says another.
+Component rows are keyed by the component's name.
+"""
 
 from __future__ import annotations
-
-import dataclasses
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -10,6 +13,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -19,76 +23,82 @@ from PySide6.QtWidgets import (
 from superqt import QCollapsible
 
 from ..core import fmt
-from ..core.model import DEFAULT_NOTES, OPTIMAL, Component, Scenario
-from ..core.params import daly_minutes
-from .widgets import ValueControl
+from ..core.inputs import Inputs
+from ..core.model import DEFAULT_NOTES, Scenario
+from .theme import mark_secondary
+from .widgets import ValueControl, nice_gpu_count, sig_text
 
-__all__ = ["ControlsPanel"]
+__all__ = ["ControlsPanel", "MULT_RANGE"]
 
 MULT_RANGE = (0.01, 100.0)
+MULT_VALUES = (0.0, 10_000.0)
 
 
-def _rate_text(rate: float) -> str:
+def rate_text(rate: float) -> str:
+    """A rate per GPU-hour for people: per 1,000 GPU-days and as one GPU's mean time between."""
     mtbf = fmt.duration_hours(1.0 / rate) if rate > 0 else "never"
-    return f"{rate * 24_000:,.3g} per 1,000 GPU-days; one GPU: every {mtbf}"
+    return f"{sig_text(rate * 24_000)} per 1,000 GPU-days; one GPU: every {mtbf}"
 
 
 class _ComponentRow(QWidget):
-    """One component: a multiplier of its default rate, and the resulting rate in words."""
+    """One component: its rate as a multiple of its reference rate, and the rate in words."""
 
-    edited = Signal(bool)
-    dragFinished = Signal()
-
-    def __init__(self, comp: Component) -> None:
+    def __init__(self, inputs: Inputs, name: str, category: str) -> None:
         super().__init__()
-        self.base = comp
-        tip = (f"{comp.name} ({comp.category}): multiplier of its default rate, "
-               f"{_rate_text(comp.rate_per_gpu_hour)}. {DEFAULT_NOTES['components']}")
-        # The name gets a line of its own: some are long, and the slider needs the width.
-        self.name = QLabel(comp.name)
-        self.name.setToolTip(tip)
-        self.control = ValueControl("", "x", slider_range=MULT_RANGE, value_range=(0.0, 1e4), decimals=3,
-                                    value=1.0, tooltip=tip, label_width=8)
+        self.inputs, self.name = inputs, name
+        reference = inputs.reference_rate(name)
+        self.control = ValueControl(
+            fmt.clean(name, 60), "x Ref.", slider_range=MULT_RANGE, value_range=MULT_VALUES, decimals=3,
+            object_name=f"componentSlider:{name}",
+            tooltip=f"{fmt.clean(name)} ({fmt.clean(category)}): its rate as a multiple of the reference rate "
+                    f"(x1 = {rate_text(reference)}). The reference is the Llama 3 rate for a Llama 3 cause, "
+                    f"else the rate in the scenario as opened. {DEFAULT_NOTES['components']}")
+        self.control.setObjectName(f"component:{name}")
         self.info = QLabel()
-        self.info.setStyleSheet("color: palette(mid); font-size: small;")
         self.info.setIndent(8)
+        self.info.setWordWrap(True)
+        mark_secondary(self.info)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 2, 0, 4)
         lay.setSpacing(0)
-        lay.addWidget(self.name)
         lay.addWidget(self.control)
         lay.addWidget(self.info)
-        self.control.edited.connect(lambda _v, drag: self.edited.emit(drag))
-        self.control.dragFinished.connect(self.dragFinished)
+        self.control.edited.connect(lambda v: inputs.set_multiplier(name, v))
+        if reference == 0:  # nothing to multiply: the rate stays as it is
+            self.control.setEnabled(False)
 
-    def show_rate(self, rate: float) -> None:
-        self.info.setText(_rate_text(rate))
+    def refresh(self) -> None:
+        self.control.set_value(self.inputs.multiplier(self.name))
+        rate = next(c.rate_per_gpu_hour for c in self.inputs.scenario.components if c.name == self.name)
+        self.info.setText(rate_text(rate))
 
 
 class ControlsPanel(QScrollArea):
-    """All scenario inputs. ``changed(dragging)`` fires on every edit; ``dragFinished`` when a slider is let go."""
+    """All scenario inputs. ``dragFinished`` fires when a slider is let go; ``dragging`` says if one is held."""
 
-    changed = Signal(bool)
     dragFinished = Signal()
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, inputs: Inputs) -> None:
         super().__init__()
+        self.inputs = inputs
         self.setWidgetResizable(True)
-        self.setMinimumWidth(420)
+        self.setMinimumWidth(330)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self._scenario = scenario
-        self._loading = True  # no signals while building and while showing a scenario
-        self.comp_rows: list[_ComponentRow] = []
+        self.values: dict[str, ValueControl] = {}  # scenario field -> its control
+        self.comp_rows: dict[str, _ComponentRow] = {}
+        self.cat_mult: dict[str, ValueControl] = {}
         body = QWidget()
         self._layout = QVBoxLayout(body)
+        self._build_name()
         self._build_cluster()
-        self._build_rates(scenario)
+        self._build_rates()
         self._build_checkpointing()
         self._build_recovery()
         self._build_monte_carlo()
         self._layout.addStretch(1)
         self.setWidget(body)
-        self.set_scenario(scenario)
+        inputs.changed.connect(self._follow)
+        self._follow(frozenset({"*"}))
 
     # -- construction -----------------------------------------------------------------
     def _group(self, title: str) -> QVBoxLayout:
@@ -97,111 +107,133 @@ class ControlsPanel(QScrollArea):
         self._layout.addWidget(box)
         return lay
 
-    def _connect(self, control: ValueControl) -> ValueControl:
-        control.edited.connect(lambda _v, drag: self._emit(drag))
+    def _value(self, lay: QVBoxLayout, field: str, label: str, unit: str, **kwargs) -> ValueControl:
+        """A control bound to a scenario field (its value is the field's, in the field's unit)."""
+        control = ValueControl(label, unit, **kwargs)
+        convert = int if field == "gpus" else float
+        control.edited.connect(lambda v: self.inputs.update(**{field: convert(round(v) if convert is int else v)}))
         control.dragFinished.connect(self.dragFinished)
+        self.values[field] = control
+        lay.addWidget(control)
         return control
+
+    def _build_name(self) -> None:
+        lay = self._group("Scenario")
+        self.name = QLineEdit()
+        self.name.setObjectName("scenarioName")
+        self.name.setMaxLength(200)
+        self.name.setToolTip("The scenario's name: shown in the title, reports, exports and the baseline legend. "
+                             "Editing a preset appends '(edited)' to its name.")
+        self.name.editingFinished.connect(self._name_edited)
+        lay.addWidget(self.name)
+
+    def _name_edited(self) -> None:
+        text = self.name.text().strip()
+        if text:
+            self.inputs.update(name=text)
+        else:  # a scenario needs a name: an empty box shows the name again
+            self.name.setText(self.inputs.scenario.name)
 
     def _build_cluster(self) -> None:
         lay = self._group("Cluster")
-        self.gpus = self._connect(ValueControl(
-            "GPUs", "", slider_range=(1024, 1_048_576), value_range=(1, 10_000_000), decimals=0,
-            tooltip="GPUs in the training job. " + DEFAULT_NOTES["gpus"], object_name="gpuCountSlider"))
-        lay.addWidget(self.gpus)
+        self._value(lay, "gpus", "GPUs", "", slider_range=(1024, 1_048_576), value_range=(1, 10_000_000),
+                    decimals=0, snap=nice_gpu_count, object_name="gpuCountSlider",
+                    tooltip="GPUs in the training job (the slider spans 1,024 to 1,048,576; type up to 10 million). "
+                            + DEFAULT_NOTES["gpus"])
         marks = QHBoxLayout()
         marks.addWidget(QLabel("Jump to:"))
         for n, tip in ((16_384, "The Llama 3 405B cluster"), (100_000, "A 100,000-GPU cluster")):
             b = QPushButton(f"{n:,}")
             b.setToolTip(tip)
             b.setObjectName(f"gpuMark{n}")
-            b.clicked.connect(lambda _=False, n=n: self._jump_gpus(n))
+            b.clicked.connect(lambda _=False, n=n: self.inputs.update(gpus=n))
             marks.addWidget(b)
         marks.addStretch(1)
         lay.addLayout(marks)
-        self.days = self._connect(ValueControl(
-            "Run length", "days", slider_range=(1, 3650), value_range=(0.01, 3650), decimals=2,
-            tooltip="Wall-clock window simulated. " + DEFAULT_NOTES["days"], object_name="daysSlider"))
-        lay.addWidget(self.days)
-        self.planned = self._connect(ValueControl(
-            "Planned", "per day", slider_range=(0.01, 100), value_range=(0, 1000), decimals=3,
-            tooltip="Planned interruptions per day: the job is drained first (no work lost) but each costs "
-                    "the restart time. " + DEFAULT_NOTES["planned_per_day"], object_name="plannedSlider"))
-        lay.addWidget(self.planned)
+        self._value(lay, "days", "Run length", "days", slider_range=(1, 3650), value_range=(0.01, 3650),
+                    decimals=2, object_name="daysSlider",
+                    tooltip="Wall-clock window simulated. " + DEFAULT_NOTES["days"])
+        self._value(lay, "planned_per_day", "Planned interruptions", "per day", slider_range=(0.01, 100),
+                    value_range=(0, 1000), decimals=3, object_name="plannedSlider",
+                    tooltip="Planned interruptions per day: the job is drained first (no work lost) but each "
+                            "costs the restart time. " + DEFAULT_NOTES["planned_per_day"])
 
-    def _build_rates(self, scenario: Scenario) -> None:
+    def _build_rates(self) -> None:
         lay = self._group("Failure rates")
         self.rate_summary = QLabel()
         self.rate_summary.setWordWrap(True)
+        self.rate_summary.setObjectName("rateSummary")
         lay.addWidget(self.rate_summary)
-        self.all_mult = self._connect(ValueControl(
-            "All components", "x", slider_range=MULT_RANGE, value_range=(0.0, 1e4), decimals=3,
-            tooltip="Multiplies every component's rate. " + DEFAULT_NOTES["components"],
-            object_name="allRatesSlider", label_width=150))
+        self.all_mult = ValueControl(
+            "All components", "x Ref.", slider_range=MULT_RANGE, value_range=MULT_VALUES, decimals=3,
+            object_name="allRatesSlider",
+            tooltip="The total rate as a multiple of the reference total (Llama 3's rates for Llama 3 causes); "
+                    "moving it scales every component, keeping the mix. " + DEFAULT_NOTES["components"])
+        self.all_mult.edited.connect(self.inputs.set_total_multiplier)
+        self.all_mult.dragFinished.connect(self.dragFinished)
         lay.addWidget(self.all_mult)
-        reset = QPushButton("Reset rates to the scenario's")
-        reset.setToolTip("Set every multiplier back to 1")
-        reset.clicked.connect(self.reset_rates)
+        reset = QPushButton("Reset rates to the reference")
+        reset.setObjectName("resetRatesButton")
+        reset.setToolTip("Every component back to its reference rate (x1)")
+        reset.clicked.connect(self.inputs.reset_rates)
         lay.addWidget(reset)
         self._rates_layout = QVBoxLayout()
         lay.addLayout(self._rates_layout)
-        self._rate_widgets: list[QWidget] = []
-        self._build_component_rows(scenario)
+        self._rate_boxes: list[QWidget] = []
+        self._row_keys: list[tuple[str, str]] = []
 
-    def _build_component_rows(self, scenario: Scenario) -> None:
-        for w in self._rate_widgets:
+    def _build_component_rows(self, sc: Scenario) -> None:
+        for w in self._rate_boxes:
             w.setParent(None)
             w.deleteLater()
-        self._rate_widgets = []
-        self.cat_mult: dict[str, ValueControl] = {}
-        self.comp_rows: list[_ComponentRow] = []
-        for cat in scenario.categories:
-            comps = [c for c in scenario.components if c.category == cat]
-            box = QCollapsible(f"{cat} ({len(comps)})")
+        self._rate_boxes, self.comp_rows, self.cat_mult = [], {}, {}
+        for cat in sc.categories:
+            comps = [c for c in sc.components if c.category == cat]
+            box = QCollapsible(f"{fmt.clean(cat, 40)} ({len(comps)})")
             box.setObjectName(f"category:{cat}")
-            cm = self._connect(ValueControl(
-                f"All {cat}", "x", slider_range=MULT_RANGE, value_range=(0.0, 1e4), decimals=3,
-                tooltip=f"Multiplies the rate of every {cat} component.", label_width=150))
+            cm = ValueControl(
+                f"All {fmt.clean(cat, 40)}", "x Ref.", slider_range=MULT_RANGE, value_range=MULT_VALUES,
+                decimals=3, object_name=f"categorySlider:{cat}",
+                tooltip=f"The {fmt.clean(cat)} components' total rate as a multiple of their reference total; "
+                        "moving it scales each of them, keeping their mix.")
+            cm.edited.connect(lambda v, cat=cat: self.inputs.set_category_multiplier(cat, v))
+            cm.dragFinished.connect(self.dragFinished)
             self.cat_mult[cat] = cm
             box.addWidget(cm)
             for comp in comps:
-                row = _ComponentRow(comp)
-                row.edited.connect(self._emit)
-                row.dragFinished.connect(self.dragFinished)
-                self.comp_rows.append(row)
+                row = _ComponentRow(self.inputs, comp.name, cat)
+                row.control.dragFinished.connect(self.dragFinished)
+                self.comp_rows[comp.name] = row
                 box.addWidget(row)
             self._rates_layout.addWidget(box)
-            self._rate_widgets.append(box)
+            self._rate_boxes.append(box)
+        self._row_keys = [(c.name, c.category) for c in sc.components]
 
     def _build_checkpointing(self) -> None:
         lay = self._group("Checkpointing")
-        self.use_optimal = QCheckBox("Use optimal interval (Daly)")
+        self.use_optimal = QCheckBox("Use the optimal interval (Daly)")
         self.use_optimal.setObjectName("useOptimalCheck")
         self.use_optimal.setToolTip(DEFAULT_NOTES["checkpoint_interval_min"])
-        self.use_optimal.toggled.connect(self._optimal_toggled)
+        self.use_optimal.toggled.connect(self.inputs.set_use_optimal)
         lay.addWidget(self.use_optimal)
-        self.interval = self._connect(ValueControl(
-            "Interval", "min", slider_range=(1, 1440), value_range=(0.01, 525_600), decimals=2,
+        self.interval = self._value(
+            lay, "checkpoint_interval_min", "Interval (compute between checkpoints)", "min",
+            slider_range=(1, 1440), value_range=(0.01, 525_600), decimals=2, object_name="checkpointIntervalSlider",
             tooltip="Compute time between checkpoints (1 minute to 24 hours on the slider). "
-                    + DEFAULT_NOTES["checkpoint_interval_min"], object_name="checkpointIntervalSlider"))
-        lay.addWidget(self.interval)
-        self.write = self._connect(ValueControl(
-            "Blocking write", "s", slider_range=(0.1, 1800), value_range=(0, 86_400), decimals=2,
-            tooltip="Time training stalls to write each checkpoint (0 s to 30 min on the slider). "
-                    + DEFAULT_NOTES["checkpoint_write_s"], object_name="checkpointWriteSlider"))
-        lay.addWidget(self.write)
+                    + DEFAULT_NOTES["checkpoint_interval_min"])
+        self._value(lay, "checkpoint_write_s", "Blocking write", "s", slider_range=(0.1, 1800),
+                    value_range=(0, 86_400), decimals=2, object_name="checkpointWriteSlider",
+                    tooltip="Time training stalls to write each checkpoint (0.1 s to 30 min on the slider). "
+                            + DEFAULT_NOTES["checkpoint_write_s"])
 
     def _build_recovery(self) -> None:
         lay = self._group("Recovery")
-        self.detect = self._connect(ValueControl(
-            "Detection", "min", slider_range=(0.1, 1440), value_range=(0, 10_080), decimals=2,
-            tooltip="From an unplanned interruption to noticing it. " + DEFAULT_NOTES["detect_min"],
-            object_name="detectSlider"))
-        self.restart = self._connect(ValueControl(
-            "Restart", "min", slider_range=(0.1, 1440), value_range=(0, 10_080), decimals=2,
-            tooltip="Reschedule, initialise and load the checkpoint. " + DEFAULT_NOTES["restart_min"],
-            object_name="restartSlider"))
-        lay.addWidget(self.detect)
-        lay.addWidget(self.restart)
+        self._value(lay, "detect_min", "Detection", "min", slider_range=(0.1, 1440), value_range=(0, 10_080),
+                    decimals=2, object_name="detectSlider",
+                    tooltip="From an unplanned interruption to noticing it. " + DEFAULT_NOTES["detect_min"])
+        self._value(lay, "restart_min", "Restart", "min", slider_range=(0.1, 1440), value_range=(0, 10_080),
+                    decimals=2, object_name="restartSlider",
+                    tooltip="Reschedule, initialise and load the checkpoint. " + DEFAULT_NOTES["restart_min"])
 
     def _build_monte_carlo(self) -> None:
         lay = self._group("Monte Carlo")
@@ -215,114 +247,62 @@ class ControlsPanel(QScrollArea):
         self.seed = QSpinBox()
         self.seed.setRange(0, 2_147_483_647)
         self.seed.setKeyboardTracking(False)
-        self.seed.setToolTip(DEFAULT_NOTES["seed"])
+        self.seed.setToolTip(DEFAULT_NOTES["seed"] + " A seed above 2,147,483,647 (from a file) is kept, read-only.")
         self.seed.setObjectName("seedSpin")
-        for label, w in (("Trials", self.trials), ("Seed", self.seed)):
+        for label, w, field in (("Trials", self.trials, "trials"), ("Seed", self.seed, "seed")):
             row.addWidget(QLabel(label))
             row.addWidget(w, 1)
-            w.valueChanged.connect(lambda _v: self._emit(False))
+            w.valueChanged.connect(lambda v, field=field: self.inputs.update(**{field: int(v)}))
         lay.addLayout(row)
 
-    # -- behaviour ----------------------------------------------------------------------
-    def _emit(self, dragging: bool) -> None:
-        if self._loading:
-            return
-        self._show_rates()
-        self._follow_optimal()
-        self.changed.emit(dragging)
+    # -- following the inputs ------------------------------------------------------------
+    @property
+    def dragging(self) -> bool:
+        """Whether any slider is held down."""
+        controls = [*self.values.values(), self.all_mult, *self.cat_mult.values(),
+                    *(r.control for r in self.comp_rows.values())]
+        return any(c.slider.isSliderDown() for c in controls)
 
-    def _jump_gpus(self, n: int) -> None:
-        self.gpus.set_value(n)
-        self._emit(False)
+    def _follow(self, changed: frozenset) -> None:
+        """Show what the inputs hold (every field on a reload, else those that changed)."""
+        sc = self.inputs.scenario
+        everything = "*" in changed or len(changed) > 3
+        if "name" in changed or everything:
+            if self.name.text() != sc.name:
+                self.name.setText(sc.name)
+                self.name.setCursorPosition(0)
+        for field, control in self.values.items():
+            if field != "checkpoint_interval_min" and (everything or field in changed):
+                control.set_value(getattr(sc, field))
+        # The interval follows Daly's optimum while 'optimal' is on, so it depends on most inputs.
+        self.interval.set_value(self.inputs.interval_minutes())
+        self.interval.setEnabled(not sc.uses_optimal_interval)
+        self.use_optimal.blockSignals(True)
+        self.use_optimal.setChecked(sc.uses_optimal_interval)
+        self.use_optimal.blockSignals(False)
+        if everything or {"trials", "seed"} & changed:
+            self._show_monte_carlo(sc)
+        if everything or "components" in changed:
+            self._show_rates(sc)
 
-    def _optimal_toggled(self, on: bool) -> None:
-        self.interval.setEnabled(not on)
-        self._emit(False)
+    def _show_monte_carlo(self, sc: Scenario) -> None:
+        for w, v in ((self.trials, sc.trials), (self.seed, sc.seed)):
+            w.blockSignals(True)
+            w.setValue(min(v, w.maximum()))
+            w.blockSignals(False)
+        self.seed.setEnabled(sc.seed <= self.seed.maximum())
 
-    def _follow_optimal(self) -> None:
-        if self.use_optimal.isChecked():
-            self.interval.set_value(daly_minutes(self.scenario()))
-
-    def reset_rates(self) -> None:
-        self._loading = True
-        try:
-            self.all_mult.set_value(1.0)
-            for c in self.cat_mult.values():
-                c.set_value(1.0)
-            for r in self.comp_rows:
-                r.control.set_value(1.0)
-        finally:
-            self._loading = False
-        self._emit(False)
-
-    def _rates(self) -> tuple[Component, ...]:
-        everything = self.all_mult.value()
-        return tuple(
-            dataclasses.replace(
-                r.base,
-                rate_per_gpu_hour=r.base.rate_per_gpu_hour * r.control.value()
-                * self.cat_mult[r.base.category].value() * everything,
-            )
-            for r in self.comp_rows
-        )
-
-    def _show_rates(self) -> None:
-        comps = self._rates()
-        for row, comp in zip(self.comp_rows, comps):
-            row.show_rate(comp.rate_per_gpu_hour)
-        total = sum(c.rate_per_gpu_hour for c in comps)
+    def _show_rates(self, sc: Scenario) -> None:
+        if [(c.name, c.category) for c in sc.components] != self._row_keys:
+            self._build_component_rows(sc)
+        for row in self.comp_rows.values():
+            row.refresh()
+        for cat, control in self.cat_mult.items():
+            control.set_value(self.inputs.category_multiplier(cat))
+        self.all_mult.set_value(self.inputs.total_multiplier())
+        total = sc.rate_per_gpu_hour
         mtbf = fmt.duration_hours(1 / total) if total > 0 else "never"
         self.rate_summary.setText(
-            f"All components: {total * 24_000:,.3g} per 1,000 GPU-days; one GPU is interrupted every {mtbf}."
+            f"All components: {sig_text(total * 24_000)} per 1,000 GPU-days; one GPU is interrupted "
+            f"every {mtbf}. Multipliers are against the reference rates (Llama 3's)."
         )
-
-    def scenario(self) -> Scenario:
-        """The scenario the controls show."""
-        interval = OPTIMAL if self.use_optimal.isChecked() else self.interval.value()
-        return dataclasses.replace(
-            self._scenario,
-            gpus=int(round(self.gpus.value())),
-            days=self.days.value(),
-            components=self._rates(),
-            planned_per_day=self.planned.value(),
-            checkpoint_interval_min=interval,
-            checkpoint_write_s=self.write.value(),
-            detect_min=self.detect.value(),
-            restart_min=self.restart.value(),
-            trials=self.trials.value(),
-            seed=self.seed.value() if self.seed.isEnabled() else self._scenario.seed,
-        )
-
-    def set_scenario(self, sc: Scenario) -> None:
-        """Show ``sc``: its rates become the base of the multipliers (all reset to 1). Emits nothing."""
-        self._loading = True
-        try:
-            if [(c.name, c.category) for c in sc.components] != [(r.base.name, r.base.category)
-                                                               for r in self.comp_rows]:
-                self._build_component_rows(sc)
-            for row, comp in zip(self.comp_rows, sc.components):
-                row.base = comp
-                row.control.set_value(1.0)
-            for c in self.cat_mult.values():
-                c.set_value(1.0)
-            self.all_mult.set_value(1.0)
-            self._scenario = sc
-            self.gpus.set_value(sc.gpus)
-            self.days.set_value(sc.days)
-            self.planned.set_value(sc.planned_per_day)
-            self.write.set_value(sc.checkpoint_write_s)
-            self.detect.set_value(sc.detect_min)
-            self.restart.set_value(sc.restart_min)
-            self.trials.setValue(min(sc.trials, self.trials.maximum()))
-            # A seed beyond the spin box's range is kept as it is, read-only.
-            self.seed.setEnabled(sc.seed <= self.seed.maximum())
-            self.seed.setValue(min(sc.seed, self.seed.maximum()))
-            self.use_optimal.setChecked(sc.uses_optimal_interval)
-            self.interval.setEnabled(not sc.uses_optimal_interval)
-            if sc.uses_optimal_interval:
-                self.interval.set_value(daly_minutes(sc))
-            else:
-                self.interval.set_value(float(sc.checkpoint_interval_min))
-            self._show_rates()
-        finally:
-            self._loading = False

@@ -26,8 +26,25 @@ _SOURCES = [
 ]
 
 
+#: The window's name for each input with a control, in the order of the controls.
+INPUT_LABELS = {
+    "gpus": "GPUs",
+    "days": "Run length",
+    "planned_per_day": "Planned interruptions per day",
+    "components": "Failure rates",
+    "checkpoint_interval_min": "Checkpoint interval",
+    "checkpoint_write_s": "Blocking write",
+    "detect_min": "Detection",
+    "restart_min": "Restart",
+    "trials": "Trials",
+    "seed": "Seed",
+    "gpu_hour_cost_usd": "Price per GPU-hour",
+}
+
+
 def model_html() -> str:
-    notes = "".join(f"<li><b>{escape(k)}</b>: {escape(v)}</li>" for k, v in DEFAULT_NOTES.items())
+    notes = "".join(f"<li><b>{escape(label)}</b>: {escape(DEFAULT_NOTES[key])}</li>"
+                    for key, label in INPUT_LABELS.items())
     sources = "".join(f"<li><b>{escape(a)}</b>: {escape(b)}</li>" for a, b in _SOURCES)
     return f"""
 <h2>The model</h2>
@@ -52,8 +69,12 @@ Without planned interruptions it is Daly's (2006) expression
 The plots show it as a dashed line beside the Monte Carlo mean; the two agree within sampling error
 (the test suite checks this from 1,024 to 1,000,000 GPUs).</p>
 <p><b>Optimal intervals</b>: Young (1974) &tau;* = &radic;(2<i>CM</i>); Daly (2006)
-&tau;* = &radic;(2<i>CM</i>) [1 + &#8531;&radic;(<i>C</i>/2<i>M</i>) + &#8537;(<i>C</i>/2<i>M</i>)] &minus; <i>C</i>
-for <i>C</i> &lt; 2<i>M</i>, else <i>M</i>. "Use optimal" follows Daly's.</p>
+&tau;* = &radic;(2<i>CM</i>) [1 + (1/3)&radic;(<i>C</i>/2<i>M</i>) + (1/9)(<i>C</i>/2<i>M</i>)] &minus; <i>C</i>
+for <i>C</i> &lt; 2<i>M</i>, else <i>M</i>. "Use the optimal interval" follows Daly's. The summary
+also shows the exact model's optimum (the interval that maximises the exact goodput, planned
+interruptions and restarts included) and the goodput points it would add.</p>
+<p><b>Failure-rate multipliers</b> are against reference rates: the Llama 3 rate for each of its 18 causes,
+or, for a component of another name, its rate in the scenario as opened.</p>
 <h2>Defaults</h2><ul>{notes}</ul>
 <h2>Sources</h2><ul>{sources}</ul>
 """

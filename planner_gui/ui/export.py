@@ -1,23 +1,29 @@
-"""Exports: plots as PNG or SVG, results as CSV. Every file is written atomically."""
+"""Exports: plots as PNG or SVG with a caption of their inputs, results as CSV. Every file is written
+atomically."""
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import os
 import tempfile
 from pathlib import Path
 
 import pyqtgraph as pg
-import pyqtgraph.exporters as pge
-from PySide6.QtGui import QPainter
+from PySide6.QtCore import QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 
+from .. import __version__
+from ..core import fmt
+from ..core.model import Scenario
+from ..core.plan import PREVIEW, PlanResult
 from ..core.results import HOURS_KEYS
 from ..core.scenario_io import write_atomic
-from .compute import PlanResult
+from .plot_items import duration_text
 
-__all__ = ["export_plots", "export_results", "results_csv"]
+__all__ = ["export_plots", "export_results", "results_csv", "caption_lines"]
 
 _SLUGS = {
     "interruptionsVsGpusPlot": "interruptions-vs-gpus",
@@ -27,54 +33,116 @@ _SLUGS = {
     "goodputHistogramPlot": "goodput-histogram",
     "timeBreakdownPlot": "time-breakdown",
 }
+#: PNG exports are drawn at this many pixels per screen pixel, fonts and legends included.
+PNG_SCALE = 2
 
 
 def _sibling(base: Path, slug: str) -> Path:
     return base.with_name(f"{base.stem}-{slug}{base.suffix}")
 
 
-def _render_svg(widget: pg.PlotWidget, path: str) -> None:
+def caption_lines(res: PlanResult, current: Scenario) -> list[str]:
+    """Three lines that say what an exported plot shows: the scenario, its key inputs, the headline results."""
+    sc = res.request.scenario
+    same = sc.replace(name="", gpu_hour_cost_usd=0.0) == current.replace(name="", gpu_hour_cost_usd=0.0)
+    name = current.name if same else sc.name
+    how = "Daly's optimum" if sc.uses_optimal_interval else "fixed"
+    run = res.main.scenario
+    preview = " (preview)" if res.request.quality.name == PREVIEW.name else ""
+    return [
+        f"{fmt.clean(name, 100)} - planner-gui {__version__}, {dt.date.today().isoformat()}",
+        f"{fmt.count(sc.gpus)} GPUs, {sc.days:g} days; one GPU interrupted {fmt.every(sc.gpu_mtbf_hours)}; "
+        f"planned {sc.planned_per_day:.3g}/day; checkpoint every {duration_text(res.main.interval_min)} ({how}), "
+        f"blocking write {sc.checkpoint_write_s:g} s; detection {sc.detect_min:g} min, restart {sc.restart_min:g} min",
+        f"{fmt.count(run.trials)} trials{preview}, seed {run.seed}: goodput {fmt.percent(float(res.main.goodput.mean()))} "
+        f"(exact {fmt.percent(res.main.expected.goodput, 2)}), {fmt.count(float(res.main.trials.unplanned.mean()), 1)} "
+        f"unplanned interruptions",
+    ]
+
+
+def _caption_font() -> QFont:
+    font = QFont()
+    font.setPointSizeF(8.0)
+    return font
+
+
+def _paint(painter: QPainter, widget: pg.PlotWidget, caption: list[str]) -> None:
+    """The plot as on screen, then the caption under it (in widget pixels)."""
+    widget.render(painter)
+    if not caption:
+        return
+    font = _caption_font()
+    painter.setFont(font)
+    painter.setPen(QColor(pg.getConfigOption("foreground")))
+    line = QFontMetrics(font).height()
+    top = widget.height() + 4
+    for i, text in enumerate(caption):
+        painter.drawText(QRectF(6, top + i * line, widget.width() - 12, line),
+                         int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                         QFontMetrics(font).elidedText(text, Qt.TextElideMode.ElideRight, widget.width() - 12))
+
+
+def _canvas_size(widget: pg.PlotWidget, caption: list[str]) -> QSize:
+    extra = (QFontMetrics(_caption_font()).height() * len(caption) + 8) if caption else 0
+    return QSize(widget.width(), widget.height() + extra)
+
+
+def _render_png(widget: pg.PlotWidget, path: str, caption: list[str]) -> None:
+    size = _canvas_size(widget, caption)
+    image = QImage(size * PNG_SCALE, QImage.Format.Format_ARGB32)
+    image.fill(QColor(pg.getConfigOption("background")))
+    painter = QPainter(image)
+    try:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        painter.scale(PNG_SCALE, PNG_SCALE)
+        _paint(painter, widget, caption)
+    finally:
+        painter.end()
+    if not image.save(path, "PNG"):
+        raise OSError(f"{Path(path).name}: cannot write the image")
+
+
+def _render_svg(widget: pg.PlotWidget, path: str, caption: list[str]) -> None:
     """Vector export through Qt's SVG generator (pyqtgraph's SVG exporter cannot parse the paths of
     current Qt releases)."""
+    size = _canvas_size(widget, caption)
     gen = QSvgGenerator()
     gen.setFileName(path)
-    gen.setSize(widget.size())
-    gen.setViewBox(widget.rect())
+    gen.setSize(size)
+    gen.setViewBox(QRect(0, 0, size.width(), size.height()))
     gen.setTitle(widget.getPlotItem().titleLabel.text)
-    gen.setDescription("planner-gui plot")
+    gen.setDescription(" | ".join(caption) or "planner-gui plot")
     painter = QPainter(gen)
     try:
-        widget.render(painter)
+        _paint(painter, widget, caption)
     finally:
         painter.end()
 
 
-def export_plots(widgets: dict[str, pg.PlotWidget], base: str | os.PathLike[str]) -> list[Path]:
-    """Write every plot beside ``base`` as ``<stem>-<plot><suffix>``; the suffix (.png or .svg) picks the format."""
+def export_plots(widgets: dict[str, pg.PlotWidget], base: str | os.PathLike[str],
+                 caption: list[str] | None = None) -> list[Path]:
+    """Write every plot beside ``base`` as ``<stem>-<plot><suffix>``; the suffix (.png or .svg) picks the format.
+
+    Each image carries ``caption`` (a few lines on its inputs) under the plot. Each is rendered in a
+    scratch folder, then written atomically beside ``base``.
+    """
     base = Path(base)
     suffix = base.suffix.lower()
     if suffix not in (".png", ".svg"):
-        raise ValueError(f"{base.name}: plots export as .png or .svg")
+        raise ValueError(f"{fmt.clean(base.name)}: plots export as .png or .svg")
+    render = _render_png if suffix == ".png" else _render_svg
     written = []
-    for name, widget in widgets.items():
-        target = _sibling(base, _SLUGS[name])
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=suffix, dir=target.parent)
-        os.close(fd)
-        try:
-            if suffix == ".png":
-                exporter = pge.ImageExporter(widget.getPlotItem())
-                exporter.parameters()["width"] = max(800, int(widget.width() * 2))
-                exporter.export(tmp)
-            else:
-                _render_svg(widget, tmp)
+    with tempfile.TemporaryDirectory(prefix="planner-gui-export-") as scratch:
+        for name, widget in widgets.items():
+            target = _sibling(base, _SLUGS[name])
+            tmp = os.path.join(scratch, f"plot{suffix}")
+            render(widget, tmp, caption or [])
             if os.path.getsize(tmp) == 0:
-                raise OSError(f"{target.name}: the exporter wrote nothing")
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        written.append(target)
+                raise OSError(f"{fmt.clean(target.name)}: the exporter wrote nothing")
+            # Bytes go through write_atomic: the same modes, checks and atomic rename as every other save.
+            write_atomic(target, Path(tmp).read_bytes())
+            written.append(target)
     return written
 
 

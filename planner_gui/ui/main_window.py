@@ -1,15 +1,23 @@
-"""The main window: controls on the left, summary and plots on the right, menus around them."""
+"""The main window: controls on the left, summary and plots on the right, menus around them.
+
+One :class:`~planner_gui.core.inputs.Inputs` holds the scenario being edited; the controls write to
+it and the window follows it: every change of a computed input asks the compute process for new
+results (a quick preview, then the full run), and results that no longer match the inputs are marked
+out of date.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
-    QFileDialog,
+    QHBoxLayout,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -21,12 +29,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core import fmt
+from ..core.inputs import COMPUTED_FIELDS, Inputs
 from ..core.model import Scenario
-from ..core.scenario_io import ScenarioError, dumps, load, load_preset, loads, preset_names, save, validate
-from .compute import FULL, PREVIEW, ComputeController, PlanResult
+from ..core.plan import FULL, PREVIEW, PlanResult
+from ..core.scenario_io import DEFAULT_PRESET, ScenarioError, load_preset, preset_titles, validate
+from .compute import ComputeController
 from .controls import ControlsPanel
 from .docs import about_html, model_html
-from .export import export_plots, export_results
+from .files import FilesMixin
 from .plots import PlotsPanel
 from .resources import app_icon
 from .summary import SummaryStrip
@@ -35,12 +46,23 @@ log = logging.getLogger(__name__)
 
 __all__ = ["MainWindow"]
 
-MAX_RECENT = 8
-FILE_FILTER = "Scenario (*.json);;All files (*)"
+#: The smallest window that shows every control and plot unclipped (checked by the tests).
+MIN_SIZE = (1024, 680)
 
 
-class MainWindow(QMainWindow):
-    """The planner's window. ``resultsShown`` fires each time the plots show results for the latest inputs."""
+def _computed_part(sc: Scenario) -> Scenario:
+    """What the Monte Carlo sees of a scenario (its name and price change no result)."""
+    return sc.replace(name="", gpu_hour_cost_usd=0.0)
+
+
+def _run_text(res: PlanResult) -> str:
+    sc, q = res.main.scenario, res.request.quality
+    what = f"a {sc.trials:,}-trial preview" if q.name == PREVIEW.name else f"{sc.trials:,} trials"
+    return f"{what} at {sc.gpus:,} GPUs over {sc.days:g} days"
+
+
+class MainWindow(FilesMixin, QMainWindow):
+    """The planner's window. ``resultsShown`` fires each time the plots show new results."""
 
     resultsShown = Signal()
 
@@ -48,55 +70,78 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.setObjectName("plannerMainWindow")
         self.setWindowIcon(app_icon())
-        self.setMinimumSize(1100, 700)
+        self.setMinimumSize(*MIN_SIZE)
         self.settings = QSettings()
-        if scenario is None:
-            scenario = (self._restored_scenario() if restore else None) or load_preset("llama3-405b")
         self._path: Path | None = None
-        self._saved_text = dumps(scenario)
+        if scenario is None:
+            session = self._restored_session() if restore else None
+            scenario, self._path = session if session else (load_preset(DEFAULT_PRESET), None)
+        self.inputs = Inputs(scenario)
         self.last_result: PlanResult | None = None
         self._preview_wanted = False
         self._full_wanted = False
         self._render_steps: list = []
         self._rendering = False
+        self._stale_reason = ""
+        self._copy_pending = False
 
-        self.controls = ControlsPanel(scenario)
-        self.summary = SummaryStrip()
+        self.controls = ControlsPanel(self.inputs)
+        self.summary = SummaryStrip(lambda usd: self.inputs.update(gpu_hour_cost_usd=usd))
         self.summary.set_price(scenario.gpu_hour_cost_usd)
         self.plots = PlotsPanel()
-        right = QWidget()
-        lay = QVBoxLayout(right)
-        lay.setContentsMargins(4, 4, 4, 4)
-        lay.addWidget(self.summary)
-        lay.addWidget(self.plots, 1)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.controls)
-        split.addWidget(right)
-        split.setStretchFactor(1, 1)
-        split.setSizes([430, 1000])
-        self.setCentralWidget(split)
+        self.setCentralWidget(self._build_body())
 
         self.compute = ComputeController(self)
         self.compute.resultReady.connect(self._show)
         self.compute.failed.connect(self._compute_failed)
         self.compute.progress.connect(self._progress)
         self.compute.busyChanged.connect(self._busy)
-        self.controls.changed.connect(self._inputs_changed)
+        self.compute.gaveUp.connect(self._compute_gave_up)
+        self.inputs.changed.connect(self._inputs_changed)
         self.controls.dragFinished.connect(self._drag_finished)
-        self.summary.priceChanged.connect(lambda _usd: self._update_title())
 
         self._build_status_bar()
         self._build_menus()
-        if restore:
-            geometry = self.settings.value("window/geometry")
-            if isinstance(geometry, QByteArray):
-                self.restoreGeometry(geometry)
-        if not restore or self.settings.value("window/geometry") is None:
+        geometry = self.settings.value("window/geometry") if restore else None
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        else:
             self.resize(1440, 900)
         self._update_title()
         QTimer.singleShot(0, self.recompute)
 
     # -- construction -------------------------------------------------------------------
+    def _build_body(self) -> QWidget:
+        right = QWidget()
+        lay = QVBoxLayout(right)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.summary)
+        self.banner = QWidget()
+        self.banner.setObjectName("staleBannerBox")
+        self.banner.setStyleSheet("#staleBannerBox { background: #fff3cd; border: 1px solid #d9b44a; }"
+                                  " QLabel { color: #3d2e00; }")
+        row = QHBoxLayout(self.banner)
+        row.setContentsMargins(8, 3, 8, 3)
+        self.stale_label = QLabel()
+        self.stale_label.setObjectName("staleBanner")
+        self.stale_label.setWordWrap(True)
+        self.restart_button = QPushButton("Restart computation")
+        self.restart_button.setObjectName("restartComputeButton")
+        self.restart_button.clicked.connect(self._restart_compute)
+        row.addWidget(self.stale_label, 1)
+        row.addWidget(self.restart_button)
+        self.banner.setVisible(False)
+        lay.addWidget(self.banner)
+        lay.addWidget(self.plots, 1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.controls)
+        split.addWidget(right)
+        split.setStretchFactor(1, 1)
+        split.setCollapsible(0, False)
+        split.setCollapsible(1, False)
+        split.setSizes([360, 1080])
+        return split
+
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
         self.status = QLabel("")
@@ -137,9 +182,11 @@ class MainWindow(QMainWindow):
         self._action(f, "Export Results (&CSV)...", self.export_results_dialog, "Ctrl+Shift+E", "actionExportCsv")
         f.addSeparator()
         self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit, "actionQuit")
+        e = mb.addMenu("&Edit")
+        self._action(e, "&Copy Results as JSON", self.copy_results_json, "Ctrl+Shift+C", "copyResultsJsonAction")
         p = mb.addMenu("&Presets")
-        for name in preset_names():
-            self._action(p, name, lambda _=False, n=name: self.load_preset(n))
+        for slug, title in preset_titles().items():  # the default first
+            self._action(p, fmt.clean(title, 80), lambda _=False, n=slug: self.load_preset(n), name=f"preset:{slug}")
         v = mb.addMenu("&View")
         self._action(v, "&Pin Baseline", self.pin_baseline, "Ctrl+B", "actionPinBaseline")
         self._action(v, "&Clear Baseline", self.clear_baseline, "Ctrl+Shift+B", "actionClearBaseline")
@@ -150,46 +197,25 @@ class MainWindow(QMainWindow):
 
     # -- scenario state --------------------------------------------------------------------
     def scenario(self) -> Scenario:
-        """The scenario the window shows (the controls plus the price)."""
-        return self.controls.scenario().replace(gpu_hour_cost_usd=self.summary.price.value())
+        """The scenario the window shows."""
+        return self.inputs.scenario
 
     @property
     def dirty(self) -> bool:
-        return dumps(self.scenario()) != self._saved_text
+        return self.inputs.dirty
 
     def set_scenario(self, sc: Scenario, path: Path | None = None) -> None:
-        self.controls.set_scenario(sc)
-        self.summary.set_price(sc.gpu_hour_cost_usd)
+        """Start editing ``sc`` (from ``path``, or untitled)."""
         self._path = path
-        self._saved_text = dumps(self.scenario())
+        self.inputs.load(sc)  # emits changed: the controls follow, a computation starts
         self._update_title()
-        self.recompute()
 
     def _update_title(self) -> None:
-        where = self._path.name if self._path else "untitled"
-        self.setWindowTitle(f"{where}{' *' if self.dirty else ''} - {self.controls.scenario().name} - planner-gui")
+        where = fmt.clean(self._path.name, 60) if self._path else "untitled"
+        self.setWindowTitle(f"{where}{' *' if self.dirty else ''} - {fmt.clean(self.inputs.scenario.name, 80)}"
+                            " - planner-gui")
 
-    def _restored_scenario(self) -> Scenario | None:
-        text = self.settings.value("session/scenario")
-        if not isinstance(text, str):
-            return None
-        try:
-            return loads(text)
-        except ScenarioError as exc:
-            log.warning("ignoring the remembered scenario: %s", exc)
-            return None
-
-    # -- computing ----------------------------------------------------------------------
-    def recompute(self, preview: bool = False) -> None:
-        """Ask the compute process for results for the current inputs (full quality unless ``preview``)."""
-        try:
-            sc = validate(self.scenario())
-        except ScenarioError as exc:
-            self.status.setText(f"Cannot compute: {exc}")
-            return
-        self.compute.submit(sc, PREVIEW if preview else FULL)
-
-    def _inputs_changed(self, dragging: bool) -> None:
+    def _inputs_changed(self, changed: frozenset) -> None:
         """Progressive refinement: a quick low-trial preview first, then the full run.
 
         While a slider is dragged, previews run one at a time (the next starts when one is shown) and the
@@ -197,7 +223,11 @@ class MainWindow(QMainWindow):
         whatever was running, and the full run follows it.
         """
         self._update_title()
-        if not dragging:
+        if "gpu_hour_cost_usd" in changed:
+            self.summary.set_price(self.inputs.scenario.gpu_hour_cost_usd)
+        if not changed & COMPUTED_FIELDS:
+            return
+        if not self.controls.dragging:
             self._preview_wanted = False
             self._full_wanted = True
             self.recompute(preview=True)
@@ -205,6 +235,20 @@ class MainWindow(QMainWindow):
             self._preview_wanted = True
         else:
             self.recompute(preview=True)
+
+    # -- computing ----------------------------------------------------------------------
+    def recompute(self, preview: bool = False) -> None:
+        """Ask the compute process for results for the current inputs (full quality unless ``preview``)."""
+        try:
+            sc = validate(self.inputs.scenario)
+        except ScenarioError as exc:
+            self._preview_wanted = self._full_wanted = False
+            self._stale_reason = f"The current inputs cannot be computed: {fmt.clean(str(exc), 300)}"
+            self.status.setText(f"Cannot compute: {fmt.clean(str(exc), 300)}")
+            self._refresh_staleness()
+            return
+        self._stale_reason = ""
+        self.compute.submit(sc, PREVIEW if preview else FULL)
 
     def _drag_finished(self) -> None:
         self._preview_wanted = False
@@ -229,23 +273,58 @@ class MainWindow(QMainWindow):
 
     def _shown(self, res: PlanResult) -> None:
         self.last_result = res
-        q = res.request.quality
-        trials = res.main.scenario.trials
-        self.status.setText(
-            f"{'Preview' if q.name == PREVIEW.name else 'Showing'}: {trials:,} trials at {res.main.scenario.gpus:,} GPUs "
-            f"in {res.seconds * 1000:,.0f} ms"
-        )
-        self.resultsShown.emit()
+        self.status.setText(f"{'Preview' if res.request.quality.name == PREVIEW.name else 'Showing'}: "
+                            f"{_run_text(res)}, computed in {res.seconds * 1000:,.0f} ms")
         if self._preview_wanted:
             self._preview_wanted = False
             self.recompute(preview=True)
-        elif self._full_wanted and q.name == PREVIEW.name:
+        elif self._full_wanted and res.request.quality.name == PREVIEW.name:
             self._full_wanted = False
             self.recompute()
+        self._refresh_staleness()
+        if self._copy_pending and self.results_current():
+            self._copy_pending = False
+            self.copy_results_json()
+        self.resultsShown.emit()
+
+    def results_current(self) -> bool:
+        """Whether the results shown are the full run for the current inputs."""
+        res = self.last_result
+        return (res is not None and res.request.quality.name == FULL.name
+                and _computed_part(res.request.scenario) == _computed_part(self.inputs.scenario))
+
+    def _refresh_staleness(self) -> None:
+        """Mark the plots out of date when they show other inputs and nothing newer is on its way."""
+        waiting = self.compute.busy or self._preview_wanted or self._full_wanted
+        current = self.results_current()
+        self.restart_button.setVisible(self.compute.gave_up)
+        if current or (waiting and not self.compute.gave_up):
+            self.banner.setVisible(False)
+            return
+        shown = (f"these results show {_run_text(self.last_result)}, not the current inputs"
+                 if self.last_result is not None else "there are no results yet")
+        reason = self._stale_reason or "The run for the current inputs did not finish."
+        self.stale_label.setText(f"Out of date: {shown}. {reason}")
+        self.banner.setVisible(True)
 
     def _compute_failed(self, message: str) -> None:
-        self.status.setText(f"Computation failed: {message}")
-        QMessageBox.warning(self, "Computation failed", message)
+        self._preview_wanted = self._full_wanted = False
+        self._stale_reason = f"The run for the current inputs failed: {fmt.clean(message, 300)}"
+        self.status.setText(f"Computation failed: {fmt.clean(message, 300)}")
+        self._refresh_staleness()
+        QMessageBox.warning(self, "Computation failed", fmt.clean(message, 500))
+
+    def _compute_gave_up(self, message: str) -> None:
+        self._preview_wanted = self._full_wanted = False
+        self._stale_reason = fmt.clean(message, 300)
+        self.status.setText(fmt.clean(message, 300))
+        self._refresh_staleness()
+
+    def _restart_compute(self) -> None:
+        self._stale_reason = ""
+        self.compute.restart()
+        self._full_wanted = False
+        self.recompute()
 
     def _progress(self, fraction: float) -> None:
         self.progress.setValue(int(fraction * 1000))
@@ -266,151 +345,46 @@ class MainWindow(QMainWindow):
 
     def _cancel(self) -> None:
         self.compute.cancel()
+        self._preview_wanted = self._full_wanted = False
+        self._stale_reason = "The run for the current inputs was cancelled."
         self.status.setText("Cancelled; the plots show the last finished results.")
+        self._refresh_staleness()
 
-    # -- files -------------------------------------------------------------------------
-    def _error(self, title: str, message: str) -> None:
-        QMessageBox.critical(self, title, message)
-
-    def _confirm_discard(self) -> bool:
-        """True when it is fine to replace the current scenario (saved, discarded, or unchanged)."""
-        if not self.dirty:
-            return True
-        answer = QMessageBox.question(
-            self, "Unsaved changes", "The scenario has unsaved changes. Save them first?",
-            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Save,
-        )
-        if answer == QMessageBox.StandardButton.Save:
-            return self.save()
-        return answer == QMessageBox.StandardButton.Discard
-
-    def new_scenario(self) -> None:
-        if self._confirm_discard():
-            self.set_scenario(load_preset("llama3-405b"))
-
-    def load_preset(self, name: str) -> None:
-        if self._confirm_discard():
-            self.set_scenario(load_preset(name))
-
-    def open_dialog(self) -> None:
-        if not self._confirm_discard():
+    # -- results out -----------------------------------------------------------------------
+    def copy_results_json(self) -> None:
+        """Put the results on the clipboard as the JSON of ``planner-gui run --json`` for the current
+        inputs; if the full run for them is not shown yet, as soon as it is."""
+        if not self.results_current():
+            self._copy_pending = True
+            self.status.setText("Copying the results as soon as the full run for the current inputs is shown...")
+            if not (self.compute.busy or self._full_wanted):
+                self.recompute()
             return
-        path, _ = QFileDialog.getOpenFileName(self, "Open scenario", self._dialog_dir(), FILE_FILTER)
-        if path:
-            self.open_file(path, confirm=False)
+        # The run is for these inputs; only the name and the price may have changed since (neither is computed).
+        doc = dataclasses.replace(self.last_result.main, scenario=self.inputs.scenario)
+        QGuiApplication.clipboard().setText(json.dumps(doc.to_json_dict(), indent=2, allow_nan=False))
+        self.status.setText("Copied the results as JSON")
 
-    def open_file(self, path: str | Path, *, confirm: bool = True) -> bool:
-        """Load a scenario file; on any problem show a dialog and keep the current scenario."""
-        if confirm and not self._confirm_discard():
-            return False
-        try:
-            sc = load(path)
-        except ScenarioError as exc:
-            self._error("Cannot open scenario", str(exc))
-            return False
-        self.set_scenario(sc, Path(path))
-        self._add_recent(Path(path))
-        return True
-
-    def save(self) -> bool:
-        if self._path is None:
-            return self.save_as()
-        return self._save_to(self._path)
-
-    def save_as(self) -> bool:
-        path, _ = QFileDialog.getSaveFileName(self, "Save scenario", self._dialog_dir("scenario.json"), FILE_FILTER)
-        if not path:
-            return False
-        if not path.lower().endswith(".json"):
-            path += ".json"
-        return self._save_to(Path(path))
-
-    def _save_to(self, path: Path) -> bool:
-        sc = self.scenario()
-        try:
-            save(sc, path)
-        except ScenarioError as exc:
-            self._error("Cannot save scenario", str(exc))
-            return False
-        self._path = path
-        self._saved_text = dumps(sc)
-        self._add_recent(path)
-        self._update_title()
-        self.status.setText(f"Saved {path}")
-        return True
-
-    def _dialog_dir(self, name: str = "") -> str:
-        folder = self._path.parent if self._path else Path(str(self.settings.value("files/dir", str(Path.home()))))
-        return str(folder / name) if name else str(folder)
-
-    def _add_recent(self, path: Path) -> None:
-        recent = [p for p in self._recent() if p != str(path.resolve())]
-        recent.insert(0, str(path.resolve()))
-        self.settings.setValue("files/recent", recent[:MAX_RECENT])
-        self.settings.setValue("files/dir", str(path.resolve().parent))
-        self._refresh_recent()
-
-    def _recent(self) -> list[str]:
-        value = self.settings.value("files/recent", [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in (value or [])]
-
-    def _refresh_recent(self) -> None:
-        self.recent_menu.clear()
-        for p in self._recent():
-            act = self.recent_menu.addAction(p)
-            act.triggered.connect(lambda _=False, p=p: self.open_file(p))
-        self.recent_menu.setEnabled(bool(self._recent()))
-
-    # -- exports ---------------------------------------------------------------------------
-    def export_plots_dialog(self) -> None:
-        path, chosen = QFileDialog.getSaveFileName(self, "Export plots", self._dialog_dir("plots.png"),
-                                                   "PNG image (*.png);;SVG drawing (*.svg)")
-        if path:
-            if not path.lower().endswith((".png", ".svg")):
-                path += ".svg" if "svg" in chosen.lower() else ".png"
-            self.export_plots_to(path)
-
-    def export_plots_to(self, path: str | Path) -> list[Path]:
-        try:
-            written = export_plots(self.plots.widgets, path)
-        except (OSError, ValueError) as exc:
-            self._error("Cannot export plots", str(exc))
-            return []
-        self.status.setText(f"Exported {len(written)} plots beside {Path(path).name}")
-        return written
-
-    def export_results_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export results", self._dialog_dir("results.csv"),
-                                              "CSV (*.csv)")
-        if path:
-            self.export_results_to(path if path.lower().endswith(".csv") else path + ".csv")
-
-    def export_results_to(self, path: str | Path) -> list[Path]:
-        if self.last_result is None:
-            self._error("Cannot export results", "There are no results yet.")
-            return []
-        try:
-            written = export_results(self.last_result, path)
-        except OSError as exc:
-            self._error("Cannot export results", f"{path}: {exc.strerror or exc}")
-            return []
-        self.status.setText(f"Exported results to {written[0].name} and the two sweeps beside it")
-        return written
-
-    # -- baseline, help ---------------------------------------------------------------------
     def pin_baseline(self) -> None:
         if self.last_result is not None:
-            self.plots.set_baseline(self.last_result)
-            self.status.setText("Baseline pinned: it stays on every plot as a faint overlay")
+            res = self.last_result
+            if self.results_current():  # the name may have changed since the run (names are not computed)
+                res = dataclasses.replace(res, main=dataclasses.replace(res.main, scenario=self.inputs.scenario))
+            self.plots.set_baseline(res)
+            self.summary.set_baseline(res)
+            self.status.setText(f"Baseline pinned: {fmt.clean(res.main.scenario.name, 60)} stays on every plot")
 
     def clear_baseline(self) -> None:
         self.plots.set_baseline(None)
+        self.summary.set_baseline(None)
+
+    # -- help ------------------------------------------------------------------------------
+    def _error(self, title: str, message: str) -> None:
+        QMessageBox.critical(self, title, message)
 
     def show_model(self) -> None:
         dlg = QDialog(self)
+        dlg.setObjectName("modelDialog")
         dlg.setWindowTitle("Model and sources")
         dlg.resize(760, 640)
         text = QTextBrowser(dlg)
@@ -432,7 +406,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("session/scenario", dumps(self.scenario()))
+        self._remember_session()
         self.settings.sync()
         self.compute.shutdown()
         event.accept()

@@ -1,40 +1,61 @@
-"""The six result plots. Every plot item is created once; updates only call ``setData``/``setOpts``."""
+"""The six result plots. Every plot item is created once; updates only call ``setData``/``setOpts``.
+
+Each plot's legend names only what it draws; every plot shows the values under the mouse. The grid
+reflows (three plots across on wide screens, two otherwise) and the components plot shows as many
+named rows as its height can hold, the rest summed in one row.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QGridLayout, QWidget
 
 from ..core import fmt
+from ..core.plan import PlanResult
 from ..core.results import HOURS_KEYS
 from ..core.sweep import GUIDE_GPUS
-from .compute import PlanResult
+from .plot_items import (
+    PALETTE,
+    Band,
+    CountAxis,
+    DurationAxis,
+    Hover,
+    MarkedLine,
+    PercentAxis,
+    brush,
+    duration_text,
+    nearest,
+    pen,
+)
+from .theme import secondary_color
 
-__all__ = ["PlotsPanel", "CATEGORY_COLORS", "PLOT_NAMES"]
+__all__ = ["PlotsPanel", "CATEGORY_COLORS", "PLOT_NAMES", "BASELINE_COLOR"]
 
-# Tableau 10: distinguishable in light and dark themes.
-_PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
-            "#bab0ac"]
-CATEGORY_COLORS = {"GPU": _PALETTE[2], "Dependency": _PALETTE[0], "Network": _PALETTE[1],
-                   "Unplanned Maintenance": _PALETTE[6], "Host": _PALETTE[3], "Unknown": _PALETTE[9]}
+CATEGORY_COLORS = {"GPU": PALETTE[2], "Dependency": PALETTE[0], "Network": PALETTE[1],
+                   "Unplanned Maintenance": PALETTE[6], "Host": PALETTE[3], "Unknown": PALETTE[9]}
 HOURS_LABELS = {"useful": "useful compute", "checkpoint": "checkpoint writes", "lost_work": "lost work",
                 "recovery": "detection + restart", "planned_restart": "planned restarts"}
-HOURS_COLORS = {"useful": _PALETTE[4], "checkpoint": _PALETTE[0], "lost_work": _PALETTE[2],
-                "recovery": _PALETTE[1], "planned_restart": _PALETTE[6]}
+HOURS_COLORS = {"useful": PALETTE[4], "checkpoint": PALETTE[0], "lost_work": PALETTE[2],
+                "recovery": PALETTE[1], "planned_restart": PALETTE[6]}
+BASELINE_COLOR = PALETTE[8]
 #: objectName -> title, in layout order.
 PLOT_NAMES = {
-    "interruptionsVsGpusPlot": "Unplanned interruptions vs GPU count",
-    "goodputVsGpusPlot": "Goodput vs GPU count",
+    "interruptionsVsGpusPlot": "Interruptions vs GPUs",
+    "goodputVsGpusPlot": "Goodput vs GPUs",
     "goodputVsIntervalPlot": "Goodput vs checkpoint interval",
-    "componentsPlot": "By component (current scenario)",
-    "goodputHistogramPlot": "Goodput over trials (current scenario)",
-    "timeBreakdownPlot": "Where the time goes (current scenario)",
+    "componentsPlot": "By component",
+    "goodputHistogramPlot": "Goodput over trials",
+    "timeBreakdownPlot": "Where the time goes",
 }
+PLOT_ORDER = list(PLOT_NAMES)
+#: A goodput axis spans at least this many percentage points (a flat curve is not blown up into noise).
+MIN_PERCENT_SPAN = 2.0
 
 
 def _log_count(v: np.ndarray) -> np.ndarray:
@@ -42,14 +63,13 @@ def _log_count(v: np.ndarray) -> np.ndarray:
     return np.log10(np.maximum(np.asarray(v, dtype=float), 0.1))
 
 
-PLOT_ORDER = list(PLOT_NAMES)
-
-
 def _histogram(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Bin edges and counts for a step plot of per-trial values (about 1.5 sqrt(n) bins, 10 to 80)."""
+    """Bin edges and counts of per-trial goodput in percent (about 1.5 sqrt(n) bins, 10 to 80),
+    over at least 0.2 points and never outside 0-100."""
     lo, hi = float(values.min()), float(values.max())
-    if hi - lo < 1e-9:
-        lo, hi = lo - 0.05, hi + 0.05
+    if hi - lo < 0.2:
+        mid = min(max((lo + hi) / 2, 0.1), 99.9)
+        lo, hi = mid - 0.1, mid + 0.1
     counts, edges = np.histogram(values, bins=int(np.clip(np.sqrt(values.size) * 1.5, 10, 80)), range=(lo, hi))
     return edges, counts
 
@@ -59,180 +79,202 @@ def _mean_hours(res: PlanResult) -> np.ndarray:
     return np.array([float(hours[k].mean()) for k in HOURS_KEYS])
 
 
+def _percent_range(*arrays: np.ndarray) -> tuple[float, float]:
+    """A goodput axis range (percent) around the data: within 0-100, at least MIN_PERCENT_SPAN wide."""
+    vals = np.concatenate([np.ravel(a) for a in arrays])
+    lo, hi = float(np.min(vals)), float(np.max(vals))
+    pad = max((hi - lo) * 0.05, (MIN_PERCENT_SPAN - (hi - lo)) / 2, 0.0)
+    lo, hi = lo - pad, hi + pad
+    if lo < 0:
+        lo, hi = 0.0, max(hi - lo, MIN_PERCENT_SPAN)
+    if hi > 100:
+        lo, hi = min(lo - (hi - 100), 100 - MIN_PERCENT_SPAN), 100.0
+    return max(lo, 0.0), hi
+
+
 def category_color(category: str, index: int = 0) -> str:
-    return CATEGORY_COLORS.get(category, _PALETTE[(index + 4) % len(_PALETTE)])
-
-
-class HumanAxis(pg.AxisItem):
-    """Tick labels for people: 1 k, 16 k, 1 M.
-
-    With ``log10=True`` the items are plotted at log10 of their values (this module does the transform
-    itself, so bands, markers and lines all share one coordinate system) and ticks show the values.
-    """
-
-    def __init__(self, orientation: str, log10: bool = False) -> None:
-        super().__init__(orientation)
-        self.log10 = log10
-        self.enableAutoSIPrefix(False)
-
-    def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 - pyqtgraph API
-        if not self.log10:
-            return super().tickValues(minVal, maxVal, size)
-        lo, hi = math.floor(minVal), math.ceil(maxVal)
-        majors = [float(v) for v in range(lo, hi + 1)]
-        minors = [math.log10(m) + v for v in range(lo, hi + 1) for m in (2, 5)]
-        if len(majors) <= 3:
-            return [(1.0, majors), (0.3, minors)]
-        return [(1.0, majors), (0.3, [])]
-
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph API
-        if self.log10:
-            return [fmt.compact(10.0 ** v).replace(" ", "") for v in values]
-        if spacing >= 1:
-            return [f"{v:,.0f}" for v in values]
-        return super().tickStrings(values, scale, spacing)
-
-
-def _pen(color: str, width: float = 2.0, style=Qt.PenStyle.SolidLine, alpha: int = 255) -> pg.QtGui.QPen:
-    c = QColor(color)
-    c.setAlpha(alpha)
-    pen = pg.mkPen(c, width=width)
-    pen.setStyle(style)
-    pen.setCosmetic(True)
-    return pen
-
-
-def _brush(color: str, alpha: int) -> pg.QtGui.QBrush:
-    c = QColor(color)
-    c.setAlpha(alpha)
-    return pg.mkBrush(c)
-
-
-class _Band:
-    """Mean curve with a p05-p95 band, plus a faint baseline copy."""
-
-    def __init__(self, plot: pg.PlotItem, color: str, name: str) -> None:
-        self.lo = plot.plot(pen=None)
-        self.hi = plot.plot(pen=None)
-        self.fill = pg.FillBetweenItem(self.lo, self.hi, brush=_brush(color, 60))
-        plot.addItem(self.fill)
-        self.mean = plot.plot(pen=_pen(color), name=name, antialias=True)
-        self.base = plot.plot(pen=_pen(color, 1.5, Qt.PenStyle.DashDotLine, 110))
-        self.base.setVisible(False)
-
-    def set(self, x, lo, mean, hi) -> None:
-        self.lo.setData(x, lo)
-        self.hi.setData(x, hi)
-        self.mean.setData(x, mean)
+    return CATEGORY_COLORS.get(category, PALETTE[(index + 4) % len(PALETTE)])
 
 
 class PlotsPanel(QWidget):
-    """A 3 x 2 grid of the result plots."""
+    """The result plots in a grid that reflows with the panel's shape."""
 
     def __init__(self) -> None:
         super().__init__()
-        grid = QGridLayout(self)
-        grid.setContentsMargins(0, 0, 0, 0)
-        grid.setSpacing(4)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setSpacing(4)
+        self._columns = 0
         self.widgets: dict[str, pg.PlotWidget] = {}
-        for i, (name, title) in enumerate(PLOT_NAMES.items()):
-            log_x = name in ("interruptionsVsGpusPlot", "goodputVsGpusPlot", "goodputVsIntervalPlot")
-            axes = {"bottom": HumanAxis("bottom", log10=log_x),
-                    "left": HumanAxis("left", log10=name == "interruptionsVsGpusPlot")}
-            if name in ("componentsPlot", "timeBreakdownPlot"):
-                axes["left"] = pg.AxisItem("left")
+        self.legends: dict[str, pg.LegendItem] = {}
+        self.hovers: dict[str, Hover] = {}
+        self.text_color = secondary_color()
+        for name, title in PLOT_NAMES.items():
+            axes = {"bottom": pg.AxisItem("bottom"), "left": pg.AxisItem("left")}
+            if name in ("interruptionsVsGpusPlot", "goodputVsGpusPlot"):
+                axes["bottom"] = CountAxis("bottom")
+            if name == "interruptionsVsGpusPlot":
+                axes["left"] = CountAxis("left")
+            if name in ("goodputVsGpusPlot", "goodputVsIntervalPlot"):
+                axes["left"] = PercentAxis("left")
+            if name == "goodputVsIntervalPlot":
+                axes["bottom"] = DurationAxis("bottom")
+            if name == "goodputHistogramPlot":
+                axes["bottom"] = PercentAxis("bottom")
             w = pg.PlotWidget(axisItems=axes)
             w.setObjectName(name)
-            w.setMinimumSize(280, 200)
+            w.setMinimumSize(240, 170)
             w.setTitle(title)
-            # Grids are costly to repaint in software (alpha-blended lines across the whole plot): only
-            # the goodput plots get one, horizontal, to read percentages off.
             if name in ("goodputVsGpusPlot", "goodputVsIntervalPlot"):
                 w.showGrid(x=False, y=True, alpha=0.15)
-            w.getPlotItem().setMenuEnabled(True)
             self.widgets[name] = w
-            grid.addWidget(w, i // 2, i % 2)
+        self._arrange(2)
+        self.baseline: PlanResult | None = None
+        self.result: PlanResult | None = None
+        self._comp_rows = 0
+        self._guide_lines: list[MarkedLine] = []
         self._build_gpu_plots()
         self._build_interval_plot()
         self._build_components_plot()
         self._build_histogram()
         self._build_breakdown()
-        self.baseline: PlanResult | None = None
-        self._comp_order: list[str] = []
 
     def plot(self, name: str) -> pg.PlotItem:
         return self.widgets[name].getPlotItem()
 
-    # -- construction ----------------------------------------------------------------
+    # -- layout -------------------------------------------------------------------------------
+    def _arrange(self, columns: int) -> None:
+        if columns == self._columns:
+            return
+        self._columns = columns
+        for w in self.widgets.values():
+            self._grid.removeWidget(w)
+        for i, w in enumerate(self.widgets.values()):
+            self._grid.addWidget(w, i // columns, i % columns)
+        for c in range(3):
+            self._grid.setColumnStretch(c, 1 if c < columns else 0)
+        for r in range(3):
+            self._grid.setRowStretch(r, 1 if r < 6 // columns else 0)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        # Three across when the panel is wide for its height, so each plot stays near 3:2.
+        self._arrange(3 if event.size().width() > 1.55 * event.size().height() else 2)
+        super().resizeEvent(event)
+
+    def _components_resized(self) -> None:
+        """More or fewer rows fit, or the names have more or less room: lay the bars out again."""
+        if self.result is not None:
+            self._show_components(self.result)
+
+    def _breakdown_resized(self) -> None:
+        if self.result is not None:
+            self._show_breakdown(self.result)
+
+    # -- construction ----------------------------------------------------------------------
+    def _legend(self, name: str, offset: tuple[int, int]) -> pg.LegendItem:
+        legend = self.plot(name).addLegend(offset=offset, labelTextSize="8pt", labelTextColor=self.text_color,
+                                           brush=brush(pg.getConfigOption("background"), 200))
+        self.legends[name] = legend
+        return legend
+
+    def _hover(self, name: str, describe: Callable[[float, float], str], line: bool = True) -> None:
+        self.hovers[name] = Hover(self.plot(name), describe, line)
+
     def _guides(self, p: pg.PlotItem) -> None:
         for n in GUIDE_GPUS:
-            line = pg.InfiniteLine(math.log10(n), angle=90, pen=_pen("#888888", 1, Qt.PenStyle.DotLine),
-                                   label=f"{n:,}", labelOpts={"position": 0.92, "color": "#888888"})
-            p.addItem(line, ignoreBounds=True)
+            guide = MarkedLine(p, pen(self.text_color, 1, Qt.PenStyle.DotLine), self.text_color, 0.96)
+            guide.set(math.log10(n), f"{n:,}")
+            self._guide_lines.append(guide)
+
+    def _exact_curve(self, p: pg.PlotItem, legend: pg.LegendItem) -> pg.PlotDataItem:
+        item = p.plot(pen=pen(self.text_color, 1.5, Qt.PenStyle.DashLine))
+        legend.addItem(item, "exact expectation")
+        return item
+
+    def _marker(self, p: pg.PlotItem) -> pg.ScatterPlotItem:
+        """The current scenario's point (the Monte Carlo mean at its GPU count); the readout names it."""
+        item = pg.ScatterPlotItem(size=11, brush=pg.mkBrush(PALETTE[2]), pen=pg.mkPen("w", width=1))
+        p.addItem(item)
+        return item
+
+    def _baseline_curve(self, p: pg.PlotItem) -> pg.PlotDataItem:
+        item = p.plot(pen=pen(BASELINE_COLOR, 2, Qt.PenStyle.DotLine))
+        item.setVisible(False)
+        return item
 
     def _build_gpu_plots(self) -> None:
         p1 = self.plot("interruptionsVsGpusPlot")
         p1.setLabel("bottom", "GPUs")
         p1.setLabel("left", "interruptions in the window")
         self._guides(p1)
-        self.int_band = _Band(p1, _PALETTE[0], "Monte Carlo mean (p05-p95 band)")
-        self.int_marker = pg.ScatterPlotItem(size=11, brush=pg.mkBrush(_PALETTE[2]), pen=pg.mkPen("w", width=1))
-        p1.addItem(self.int_marker)
+        legend = self._legend("interruptionsVsGpusPlot", (10, 5))
+        self.int_band = Band(p1, PALETTE[0], legend)
+        self.int_exact = self._exact_curve(p1, legend)
+        self.int_marker = self._marker(p1)
+        self.int_base = self._baseline_curve(p1)
+        self._hover("interruptionsVsGpusPlot", self._describe_interruptions)
 
         p2 = self.plot("goodputVsGpusPlot")
         p2.setLabel("bottom", "GPUs")
-        p2.setLabel("left", "goodput", units="%")
-        p2.getAxis("left").enableAutoSIPrefix(False)
+        p2.setLabel("left", "goodput (%)")
         self._guides(p2)
-        self.target = pg.InfiniteLine(90, angle=0, pen=_pen(_PALETTE[4], 1, Qt.PenStyle.DashLine),
-                                      label="90% target", labelOpts={"position": 0.1, "color": _PALETTE[4]})
+        self.target = pg.InfiniteLine(90, angle=0, pen=pen(PALETTE[4], 1, Qt.PenStyle.DashLine),
+                                      label="90% target", labelOpts={"position": 0.04, "color": PALETTE[4],
+                                                                     "anchors": [(0, 0), (0, 0)]})
         p2.addItem(self.target, ignoreBounds=True)
-        p2.addLegend(offset=(-10, 30), labelTextSize="8pt")
-        self.gp_band = _Band(p2, _PALETTE[0], "Monte Carlo mean (p05-p95 band)")
-        self.gp_exact = p2.plot(pen=_pen("#888888", 1.5, Qt.PenStyle.DashLine), name="exact expectation")
-        self.gp_marker = pg.ScatterPlotItem(size=11, brush=pg.mkBrush(_PALETTE[2]), pen=pg.mkPen("w", width=1))
-        p2.addItem(self.gp_marker)
+        legend = self._legend("goodputVsGpusPlot", (10, -5))
+        self.gp_band = Band(p2, PALETTE[0], legend)
+        self.gp_exact = self._exact_curve(p2, legend)
+        self.gp_marker = self._marker(p2)
+        self.gp_base = self._baseline_curve(p2)
+        p2.setYRange(0, 100, padding=0.03)
+        self._hover("goodputVsGpusPlot", self._describe_goodput_gpus)
 
     def _build_interval_plot(self) -> None:
         p3 = self.plot("goodputVsIntervalPlot")
-        p3.setLabel("bottom", "checkpoint interval", units="min")
-        p3.getAxis("bottom").enableAutoSIPrefix(False)
-        p3.setLabel("left", "goodput", units="%")
-        p3.getAxis("left").enableAutoSIPrefix(False)
-        p3.addLegend(offset=(-10, -40), labelTextSize="8pt")
-        self.iv_band = _Band(p3, _PALETTE[0], "Monte Carlo mean (p05-p95 band)")
-        self.iv_exact = p3.plot(pen=_pen("#888888", 1.5, Qt.PenStyle.DashLine), name="exact expectation")
-        self.iv_current = pg.InfiniteLine(0, angle=90, pen=_pen(_PALETTE[2], 2),
-                                          label="current", labelOpts={"position": 0.1, "color": _PALETTE[2]})
-        self.iv_young = pg.InfiniteLine(0, angle=90, pen=_pen(_PALETTE[1], 1, Qt.PenStyle.DashLine),
-                                        label="Young", labelOpts={"position": 0.85, "color": _PALETTE[1]})
-        self.iv_daly = pg.InfiniteLine(0, angle=90, pen=_pen(_PALETTE[6], 1, Qt.PenStyle.DashLine),
-                                       label="Daly", labelOpts={"position": 0.7, "color": _PALETTE[6]})
-        for line in (self.iv_current, self.iv_young, self.iv_daly):
-            p3.addItem(line, ignoreBounds=True)
+        p3.setLabel("bottom", "checkpoint interval")
+        p3.setLabel("left", "goodput (%)")
+        legend = self._legend("goodputVsIntervalPlot", (10, -5))
+        self.iv_band = Band(p3, PALETTE[0], legend)
+        self.iv_exact = self._exact_curve(p3, legend)
+        self.iv_base = self._baseline_curve(p3)
+        self.iv_lines = {}
+        for key, color, style, height in (("current", PALETTE[2], Qt.PenStyle.SolidLine, 0.93),
+                                          ("Young", PALETTE[1], Qt.PenStyle.DashLine, 0.8),
+                                          ("Daly", PALETTE[6], Qt.PenStyle.DashLine, 0.67)):
+            self.iv_lines[key] = MarkedLine(p3, pen(color, 2 if key == "current" else 1, style), color, height)
+        self._hover("goodputVsIntervalPlot", self._describe_interval)
 
     def _build_components_plot(self) -> None:
         p4 = self.plot("componentsPlot")
-        p4.setLabel("bottom", "interruptions in the window (mean over trials)")
+        p4.setLabel("bottom", "interruptions: bar exact, dot simulated")
         p4.invertY(True)
         self.comp_bars = pg.BarGraphItem(x0=[0], y=[0], height=0.7, width=[0])
+        self.comp_spread = pg.ErrorBarItem(x=np.zeros(1), y=np.zeros(1), left=0, right=0, beam=0.25,
+                                           pen=pen(self.text_color, 1))
+        self.comp_mc = pg.ScatterPlotItem(size=6, brush=pg.mkBrush(pg.getConfigOption("foreground")), pen=None)
         self.comp_base = pg.BarGraphItem(x0=[0], y=[0], height=0.7, width=[0], brush=pg.mkBrush(None),
-                                         pen=_pen("#888888", 1, Qt.PenStyle.DashLine))
+                                         pen=pen(BASELINE_COLOR, 1.5, Qt.PenStyle.DashLine))
         self.comp_base.setVisible(False)
-        p4.addItem(self.comp_bars)
-        p4.addItem(self.comp_base)
+        for item in (self.comp_bars, self.comp_spread, self.comp_mc, self.comp_base):
+            p4.addItem(item)
+        self._legend("componentsPlot", (-5, -5))  # for the baseline, when one is pinned
+        self._comp_rows_shown: list[tuple[str, float, float, float, float, str]] = []
+        self._hover("componentsPlot", self._describe_component, line=False)
+        p4.getViewBox().sigResized.connect(self._components_resized)
 
     def _build_histogram(self) -> None:
         p5 = self.plot("goodputHistogramPlot")
-        p5.setLabel("bottom", "goodput", units="%")
-        p5.getAxis("bottom").enableAutoSIPrefix(False)
+        p5.setLabel("bottom", "goodput (%)")
         p5.setLabel("left", "trials")
-        self.hist = p5.plot(stepMode="center", fillLevel=0, brush=_brush(_PALETTE[0], 120), pen=_pen(_PALETTE[0], 1))
-        self.hist_base = p5.plot(stepMode="center", pen=_pen("#888888", 1.5, Qt.PenStyle.DashLine))
+        legend = self._legend("goodputHistogramPlot", (5, 5))
+        self.hist = p5.plot(stepMode="center", fillLevel=0, brush=brush(PALETTE[0], 120), pen=pen(PALETTE[0], 1))
+        legend.addItem(self.hist, "trials (Monte Carlo)")
+        self.hist_exact = p5.plot(pen=pen(self.text_color, 1.5, Qt.PenStyle.DashLine))
+        legend.addItem(self.hist_exact, "exact expectation")
+        self.hist_base = p5.plot(stepMode="center", pen=pen(BASELINE_COLOR, 2, Qt.PenStyle.DotLine))
         self.hist_base.setVisible(False)
-        self.hist_exact = pg.InfiniteLine(0, angle=90, pen=_pen("#888888", 1.5, Qt.PenStyle.DashLine),
-                                          label="exact", labelOpts={"position": 0.9, "color": "#888888"})
-        p5.addItem(self.hist_exact, ignoreBounds=True)
+        self._hover("goodputHistogramPlot", self._describe_histogram)
 
     def _build_breakdown(self) -> None:
         p6 = self.plot("timeBreakdownPlot")
@@ -243,41 +285,40 @@ class PlotsPanel(QWidget):
         brushes = [pg.mkBrush(HOURS_COLORS[k]) for k in HOURS_KEYS]
         self.time_bars = pg.BarGraphItem(x0=[0] * 5, y=list(range(5)), height=0.7, width=[0] * 5, brushes=brushes)
         self.time_base = pg.BarGraphItem(x0=[0] * 5, y=list(range(5)), height=0.7, width=[0] * 5,
-                                         brush=pg.mkBrush(None), pen=_pen("#888888", 1, Qt.PenStyle.DashLine))
+                                         brush=pg.mkBrush(None), pen=pen(BASELINE_COLOR, 1.5, Qt.PenStyle.DashLine))
         self.time_base.setVisible(False)
         p6.addItem(self.time_bars)
         p6.addItem(self.time_base)
-        fg = pg.getConfigOption("foreground")
-        self.time_labels = [pg.TextItem(anchor=(0, 0.5), color=fg) for _ in HOURS_KEYS]
+        self.legends["timeBreakdownPlot"] = None
+        self.time_labels = [pg.TextItem(anchor=(0, 0.5), color=pg.getConfigOption("foreground")) for _ in HOURS_KEYS]
         for t in self.time_labels:
             p6.addItem(t, ignoreBounds=True)
+        self._hover("timeBreakdownPlot", self._describe_breakdown, line=False)
+        p6.getViewBox().sigResized.connect(self._breakdown_resized)
 
-    # -- updates -------------------------------------------------------------------------
+    # -- updates -----------------------------------------------------------------------------
     def show_result(self, res: PlanResult) -> None:
         """Draw ``res`` into the existing items, all at once."""
         for step in self.render_steps(res):
             step()
 
-    def render_steps(self, res: PlanResult) -> list:
-        """The updates for ``res`` in two steps: the top three plots, then the rest.
+    def render_steps(self, res: PlanResult) -> list[Callable[[], None]]:
+        """The updates for ``res``, one plot per step.
 
-        The window runs them in separate turns of the event loop. Each step holds back repaints until
-        its plots are all updated, so they are repainted together once (otherwise each plot's scene
-        triggers a repaint of its own); and repainting half the plots at a time keeps the event loop
-        from stalling on a repaint of all six.
+        The window runs them in separate turns of the event loop, so each plot is repainted in its own
+        turn (a repaint of all six at once would stall the event loop). Each step holds back its
+        plot's repaints until all its items are updated, so it is repainted once.
         """
-        def top() -> None:
-            self._show_gpus(res)
-            self._show_interval(res)
+        def first() -> None:
+            self.result = res
 
-        def bottom() -> None:
-            self._show_components(res)
-            self._show_histogram(res)
-            self._show_breakdown(res)
+        shows = (self._show_gpus, self._show_interval, self._show_components, self._show_histogram,
+                 self._show_breakdown)
+        names = ([PLOT_ORDER[0], PLOT_ORDER[1]], [PLOT_ORDER[2]], [PLOT_ORDER[3]], [PLOT_ORDER[4]], [PLOT_ORDER[5]])
+        steps = [self._batched(lambda show=show: show(res), n) for show, n in zip(shows, names)]
+        return [lambda: (first(), steps[0]()), *steps[1:]]
 
-        return [self._batched(top, PLOT_ORDER[:3]), self._batched(bottom, PLOT_ORDER[3:])]
-
-    def _batched(self, update, names) -> callable:
+    def _batched(self, update: Callable[[], None], names: list[str]) -> Callable[[], None]:
         def run() -> None:
             widgets = [self.widgets[n] for n in names]
             for w in widgets:
@@ -296,6 +337,7 @@ class PlotsPanel(QWidget):
         lx = np.log10(g.x)
         self.int_band.set(lx, _log_count(g.interruptions_p05), _log_count(g.interruptions_mean),
                           _log_count(g.interruptions_p95))
+        self.int_exact.setData(lx, _log_count(g.interruptions_expected))
         self.int_marker.setData([math.log10(sc.gpus)], [_log_count(np.array([main.trials.unplanned.mean()]))[0]])
         self.gp_band.set(lx, 100 * g.goodput_p05, 100 * g.goodput_mean, 100 * g.goodput_p95)
         self.gp_exact.setData(lx, 100 * g.goodput_expected)
@@ -303,83 +345,205 @@ class PlotsPanel(QWidget):
         span = (float(lx[0]), float(max(lx[-1], math.log10(sc.gpus))))
         for name in ("interruptionsVsGpusPlot", "goodputVsGpusPlot"):
             self.plot(name).setXRange(*span, padding=0.02)
+        counts = _log_count(np.concatenate([g.interruptions_p05, g.interruptions_p95, g.interruptions_expected,
+                                            [main.trials.unplanned.mean()]]))
+        self.plot("interruptionsVsGpusPlot").setYRange(float(counts.min()), float(counts.max()), padding=0.08)
 
     def _show_interval(self, res: PlanResult) -> None:
         iv, main = res.by_interval, res.main
         self.iv_band.set(np.log10(iv.x), 100 * iv.goodput_p05, 100 * iv.goodput_mean, 100 * iv.goodput_p95)
         fine, exact = res.exact_curve
         self.iv_exact.setData(np.log10(fine), 100 * exact)
-        self.iv_current.setValue(math.log10(main.interval_min))
-        self.iv_young.setValue(math.log10(main.optimal.young))
-        self.iv_daly.setValue(math.log10(main.optimal.daly))
-        self.plot("goodputVsIntervalPlot").setXRange(float(np.log10(fine[0])), float(np.log10(fine[-1])), padding=0.02)
+        opt = main.optimal
+        for key, minutes in (("current", main.interval_min), ("Young", opt.young), ("Daly", opt.daly)):
+            self.iv_lines[key].set(math.log10(minutes), f"{key} {duration_text(minutes)}")
+        p3 = self.plot("goodputVsIntervalPlot")
+        p3.setXRange(float(np.log10(fine[0])), float(np.log10(fine[-1])), padding=0.02)
+        base = [100 * self.baseline.by_interval.goodput_mean] if self.baseline is not None else []
+        p3.setYRange(*_percent_range(100 * iv.goodput_p05, 100 * iv.goodput_p95, 100 * exact, *base), padding=0)
+
+    def _component_rows(self) -> int:
+        """How many bar rows the components plot's height holds at the axis font's line height."""
+        vb = self.plot("componentsPlot").getViewBox()
+        line = QFontMetrics(self.plot("componentsPlot").getAxis("left").style.get("tickFont")
+                            or self.font()).height()
+        return max(3, int(vb.height() // (line * 1.15)))
 
     def _show_components(self, res: PlanResult) -> None:
+        """Bars: each component's exact expected count; dots and whiskers: the Monte Carlo mean and
+        p05-p95. As many of the largest as fit by name, the rest summed in one row."""
         comps = res.main.scenario.components
-        means = res.main.trials.by_component.mean(axis=0)
-        order = np.argsort(-means, kind="stable")
+        by = res.main.trials.by_component
+        expected = np.array([c.rate_per_gpu_hour for c in comps]) * res.main.scenario.gpus * res.main.scenario.hours
+        order = list(np.argsort(-expected, kind="stable"))
+        self._comp_rows = fit = self._component_rows()
+        named, rest = (order, []) if len(order) <= fit else (order[: fit - 1], order[fit - 1:])
         cats = list(dict.fromkeys(c.category for c in comps))
-        brushes = [pg.mkBrush(category_color(comps[i].category, cats.index(comps[i].category))) for i in order]
-        self.comp_bars.setOpts(x0=np.zeros(len(order)), y=np.arange(len(order)), width=means[order],
-                               brushes=brushes, height=0.7)
-        self._comp_order = [comps[i].name for i in order]
+        rows = [(fmt.clean(comps[i].name, 60), expected[i], *self._spread(by[:, i]), fmt.clean(comps[i].category, 40),
+                 category_color(comps[i].category, cats.index(comps[i].category))) for i in named]
+        if rest:
+            rows.append((f"{len(rest)} others", float(expected[rest].sum()), *self._spread(by[:, rest].sum(axis=1)),
+                         "", PALETTE[9]))
+        self._comp_rows_shown = [r[:6] for r in rows]
+        y = np.arange(len(rows))
+        means, lo, hi = (np.array([r[k] for r in rows]) for k in (2, 3, 4))
+        self.comp_bars.setOpts(x0=np.zeros(len(rows)), y=y, width=[r[1] for r in rows],
+                               brushes=[pg.mkBrush(r[6]) for r in rows], height=0.7)
+        self.comp_spread.setData(x=means, y=y, left=means - lo, right=hi - means)
+        self.comp_mc.setData(means, y)
         self._align_baseline_components()
-        ticks = [(k, f"{comps[i].name} ({comps[i].category})") for k, i in enumerate(order)]
         p4 = self.plot("componentsPlot")
-        p4.getAxis("left").setTicks([ticks])
-        p4.setXRange(0, max(float(means.max()), 1e-9) * 1.08, padding=0)
-        p4.setYRange(-0.6, len(order) - 0.4, padding=0)
+        axis = p4.getAxis("left")
+        width = int(min(0.42 * self.widgets["componentsPlot"].width(), 190))
+        metrics = QFontMetrics(axis.style.get("tickFont") or self.font())
+        axis.setTicks([[(k, metrics.elidedText(r[0], Qt.TextElideMode.ElideRight, width - 12))
+                        for k, r in enumerate(rows)]])
+        axis.setWidth(width)
+        p4.setXRange(0, max(float(max(r[1] for r in rows)), float(hi.max()), 1e-9) * 1.05, padding=0)
+        p4.setYRange(-0.6, len(rows) - 0.4, padding=0)
+
+    @staticmethod
+    def _spread(values: np.ndarray) -> tuple[float, float, float]:
+        p05, p95 = np.percentile(values, [5, 95])
+        return float(values.mean()), float(p05), float(p95)
 
     def _show_histogram(self, res: PlanResult) -> None:
         edges, counts = _histogram(100 * res.main.goodput)
         self.hist.setData(edges, counts)
-        self.hist_exact.setValue(100 * res.main.expected.goodput)
+        exact = 100 * res.main.expected.goodput
+        self.hist_exact.setData([exact, exact], [0, max(float(counts.max()), 1.0) * 1.05])
+        lo, hi = float(edges[0]), float(edges[-1])
+        if self.baseline is not None:  # the baseline's trials stay in view
+            base_edges, base_counts = _histogram(100 * self.baseline.main.goodput)
+            lo, hi = min(lo, float(base_edges[0])), max(hi, float(base_edges[-1]))
+            counts = np.concatenate([counts, base_counts])
+        pad = (hi - lo) * 0.05
+        self.plot("goodputHistogramPlot").setXRange(max(min(lo, exact) - pad, 0.0), min(max(hi, exact) + pad, 100.0),
+                                                    padding=0)
+        self.plot("goodputHistogramPlot").setYRange(0, max(float(counts.max()), 1.0) * 1.1, padding=0)
 
     def _show_breakdown(self, res: PlanResult) -> None:
         vals = _mean_hours(res)
         self.time_bars.setOpts(x0=np.zeros(5), width=vals)
         total = res.main.scenario.hours
-        # Scale to the losses so they stay readable; a longer bar runs off the edge, its label says so.
-        right = max(1.6 * float(vals[1:].max()), 1e-6)
-        if vals[0] < right:
-            right = max(right, 1.6 * vals[0])
-        for t, v, key in zip(self.time_labels, vals, HOURS_KEYS):
-            beyond = v > right / 1.6
-            t.setText(f" {fmt.count(v, 1)} h ({fmt.percent(v / total)}){' ->' if v > right else ''}")
-            t.setAnchor((1, 0.5) if beyond else (0, 0.5))
+        texts = [f" {fmt.count(v, 1)} h ({fmt.percent(v / total)}) " for v in vals]
+        for t, text in zip(self.time_labels, texts):
+            t.setText(text)
+        # Scale to the losses so they stay readable, with room for each label after its bar; a bar
+        # longer than that (useful compute, mostly) runs off the edge with its label inside it.
+        view = max(self.plot("timeBreakdownPlot").getViewBox().width(), 50.0)
+        room = [max(view - t.boundingRect().width() - 6, 0.25 * view) for t in self.time_labels]
+        right = max([v * view / r for v, r in zip(vals[1:], room[1:])] + [1e-6])
+        if vals[0] * view / room[0] <= 1.6 * right:
+            right = max(right, vals[0] * view / room[0])
+        for t, v, key, text in zip(self.time_labels, vals, HOURS_KEYS, texts):
+            inside = v * view / room[HOURS_KEYS.index(key)] > right
+            t.setText(text.rstrip() + " -> " if v > right else text)
+            t.setAnchor((1, 0.5) if inside else (0, 0.5))
             t.setPos(min(v, right), HOURS_KEYS.index(key))
         p6 = self.plot("timeBreakdownPlot")
         p6.setXRange(0, right, padding=0)
         p6.setYRange(-0.6, len(HOURS_KEYS) - 0.4, padding=0)
 
+    # -- values under the mouse --------------------------------------------------------------------
+    def _sweep_point(self, x: float, gpus: bool) -> tuple | None:
+        if self.result is None:
+            return None
+        s = self.result.by_gpus if gpus else self.result.by_interval
+        i = nearest(np.log10(s.x), x)
+        return s, i
+
+    def _describe_interruptions(self, x: float, y: float) -> str:
+        hit = self._sweep_point(x, True)
+        if hit is None:
+            return ""
+        s, i = hit
+        return (f"{fmt.count(s.x[i])} GPUs: {fmt.count(s.interruptions_mean[i], 1)} interruptions\n"
+                f"p05-p95 {fmt.count(s.interruptions_p05[i])}-{fmt.count(s.interruptions_p95[i])}; "
+                f"exact {fmt.count(s.interruptions_expected[i], 1)}")
+
+    def _describe_goodput_gpus(self, x: float, y: float) -> str:
+        hit = self._sweep_point(x, True)
+        if hit is None:
+            return ""
+        s, i = hit
+        return (f"{fmt.count(s.x[i])} GPUs: goodput {fmt.percent(s.goodput_mean[i])}\n"
+                f"p05-p95 {fmt.percent(s.goodput_p05[i])}-{fmt.percent(s.goodput_p95[i])}; "
+                f"exact {fmt.percent(s.goodput_expected[i], 2)}")
+
+    def _describe_interval(self, x: float, y: float) -> str:
+        hit = self._sweep_point(x, False)
+        if hit is None:
+            return ""
+        s, i = hit
+        fine, exact = self.result.exact_curve
+        j = nearest(np.log10(fine), x)
+        return (f"every {duration_text(s.x[i])}: goodput {fmt.percent(s.goodput_mean[i])} "
+                f"(p05-p95 {fmt.percent(s.goodput_p05[i])}-{fmt.percent(s.goodput_p95[i])})\n"
+                f"exact at {duration_text(fine[j])}: {fmt.percent(exact[j], 2)}")
+
+    def _describe_component(self, x: float, y: float) -> str:
+        k = int(round(y))
+        if not 0 <= k < len(self._comp_rows_shown):
+            return ""
+        name, expected, mean, p05, p95, category = self._comp_rows_shown[k]
+        return (f"{name}{f' ({category})' if category else ''}: expected {fmt.count(expected, 1)}\n"
+                f"Monte Carlo {fmt.count(mean, 1)} (p05-p95 {fmt.count(p05)}-{fmt.count(p95)})")
+
+    def _describe_histogram(self, x: float, y: float) -> str:
+        edges, counts = self.hist.xData, self.hist.yData
+        if edges is None or not len(counts) or not edges[0] <= x < edges[-1]:
+            return ""
+        i = min(int(np.searchsorted(edges, x, side="right")) - 1, len(counts) - 1)
+        return f"goodput {edges[i]:.2f}-{edges[i + 1]:.2f}%: {int(counts[i]):,} trials"
+
+    def _describe_breakdown(self, x: float, y: float) -> str:
+        k = int(round(y))
+        if self.result is None or not 0 <= k < len(HOURS_KEYS):
+            return ""
+        vals = _mean_hours(self.result)
+        total = self.result.main.scenario.hours
+        return f"{HOURS_LABELS[HOURS_KEYS[k]]}: {fmt.count(vals[k], 1)} h ({fmt.percent(vals[k] / total, 2)})"
+
     # -- baseline overlay --------------------------------------------------------------------
     def set_baseline(self, res: PlanResult | None) -> None:
-        """Pin ``res`` as a faint overlay on every plot (None removes it). It is drawn once, here; only
-        its component bars follow the current results' order."""
+        """Pin ``res`` as an overlay on every plot, with a legend entry (None removes it). It is drawn
+        once, here; only its component bars follow the current results' rows."""
         self.baseline = b = res
-        items = (self.int_band.base, self.gp_band.base, self.iv_band.base, self.comp_base, self.hist_base,
-                 self.time_base)
-        for item in items:
+        curves = {"interruptionsVsGpusPlot": self.int_base, "goodputVsGpusPlot": self.gp_base,
+                  "goodputVsIntervalPlot": self.iv_base, "goodputHistogramPlot": self.hist_base,
+                  "componentsPlot": self.comp_base}
+        for name, item in curves.items():
+            self.legends[name].removeItem(item)
+            if b is not None:
+                self.legends[name].addItem(item, f"baseline: {fmt.clean(b.main.scenario.name, 40)}")
+        for item in (*curves.values(), self.time_base):
             item.setVisible(b is not None)
         if b is None:
             return
         g, iv = b.by_gpus, b.by_interval
-        self.int_band.base.setData(np.log10(g.x), _log_count(g.interruptions_mean))
-        self.gp_band.base.setData(np.log10(g.x), 100 * g.goodput_mean)
-        self.iv_band.base.setData(np.log10(iv.x), 100 * iv.goodput_mean)
+        self.int_base.setData(np.log10(g.x), _log_count(g.interruptions_mean))
+        self.gp_base.setData(np.log10(g.x), 100 * g.goodput_mean)
+        self.iv_base.setData(np.log10(iv.x), 100 * iv.goodput_mean)
         self._align_baseline_components()
         self.hist_base.setData(*_histogram(100 * b.main.goodput))
         self.time_base.setOpts(x0=np.zeros(5), width=_mean_hours(b))
+        if self.result is not None:  # ranges that make room for the baseline
+            self._show_interval(self.result)
+            self._show_histogram(self.result)
 
     def _align_baseline_components(self) -> None:
-        """Put the baseline's component bars in the rows of the current results' sorted bars."""
+        """The baseline's expected counts in the rows of the current bars (its "others" row sums the rest)."""
         b = self.baseline
-        if b is None:
+        if b is None or not self._comp_rows_shown:
             return
-        names = self._comp_order or [c.name for c in b.main.scenario.components]
-        base_means = dict(zip((c.name for c in b.main.scenario.components), b.main.trials.by_component.mean(axis=0)))
-        widths = np.array([base_means.get(n, 0.0) for n in names])
-        self.comp_base.setOpts(x0=np.zeros(len(names)), y=np.arange(len(names)), width=widths, height=0.7)
+        sc = b.main.scenario
+        base = {fmt.clean(c.name, 60): c.rate_per_gpu_hour * sc.gpus * sc.hours for c in sc.components}
+        named = [r[0] for r in self._comp_rows_shown]
+        widths = [base.pop(n, 0.0) for n in named]
+        if named and named[-1].endswith(" others") and named[-1] not in base:
+            widths[-1] = sum(base.values())
+        self.comp_base.setOpts(x0=np.zeros(len(named)), y=np.arange(len(named)), width=widths, height=0.7)
 
     def curve_data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """The data of the main item of a plot (for tests and exports)."""
@@ -394,3 +558,7 @@ class PlotsPanel(QWidget):
             return np.asarray(x), np.asarray(y)
         bars = self.comp_bars if name == "componentsPlot" else self.time_bars
         return np.asarray(bars.opts["y"]), np.asarray(bars.opts["width"])
+
+    def component_bars(self) -> dict[str, float]:
+        """The components plot's rows: name (as shown, or "N others") -> bar length."""
+        return {r[0]: r[1] for r in self._comp_rows_shown}

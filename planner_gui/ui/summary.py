@@ -1,14 +1,17 @@
-"""The summary strip above the plots: the four numbers a planner reads first."""
+"""The summary strip above the plots: the numbers a planner reads first, and how they differ from the
+pinned baseline."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDoubleSpinBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from ..core import fmt
 from ..core.model import DEFAULT_NOTES
+from ..core.plan import PlanResult
 from ..core.results import summarize
-from .compute import PlanResult
+from .plot_items import duration_text
+from .theme import mark_secondary
 
 __all__ = ["SummaryStrip"]
 
@@ -20,34 +23,50 @@ class _Block(QFrame):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 4, 8, 4)
         lay.setSpacing(0)
-        head = QLabel(title)
-        head.setStyleSheet("color: palette(mid);")
+        self.head = QLabel(title)
+        mark_secondary(self.head)
         self.value = QLabel("...")
         self.value.setObjectName(name)
         font = self.value.font()
-        font.setPointSizeF(font.pointSizeF() * 1.5)
+        font.setPointSizeF(font.pointSizeF() * 1.25)
         font.setBold(True)
         self.value.setFont(font)
         self.detail = QLabel("")
         self.detail.setObjectName(name + "Detail")
-        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        lay.addWidget(head)
+        self.versus = QLabel("")
+        self.versus.setObjectName(name + "VsBaseline")
+        mark_secondary(self.versus)
+        for label in (self.value, self.detail, self.versus):
+            label.setWordWrap(True)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.versus.setVisible(False)
+        lay.addWidget(self.head)
         lay.addWidget(self.value)
         lay.addWidget(self.detail)
+        lay.addWidget(self.versus)
         self.extra = QHBoxLayout()
         lay.addLayout(self.extra)
+        lay.addStretch(1)
         self.setToolTip(tooltip)
+
+    def set_versus(self, text: str | None) -> None:
+        self.versus.setText(text or "")
+        self.versus.setVisible(bool(text))
+
+
+def _signed(v: float, digits: int = 1) -> str:
+    return f"{v:+,.{digits}f}"
 
 
 class SummaryStrip(QWidget):
-    """Interruptions, time between them, goodput and lost GPU-hours with their cost."""
+    """Interruptions, time between them, goodput, the checkpoint interval against its optimum, and
+    GPU-hours not spent training with their cost. The price box edits the scenario's price."""
 
-    priceChanged = Signal(float)
-
-    def __init__(self) -> None:
+    def __init__(self, price_changed) -> None:
         super().__init__()
-        grid = QGridLayout(self)
-        grid.setContentsMargins(0, 0, 0, 0)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._columns = 0
         self.interruptions = _Block("Unplanned interruptions", "summaryInterruptions",
                                     "Monte Carlo mean over trials, with the 5th-95th percentile range.")
         self.every = _Block("Time between interruptions", "summaryEvery",
@@ -55,6 +74,11 @@ class SummaryStrip(QWidget):
         self.goodput = _Block("Goodput", "summaryGoodput",
                               "Compute time never rolled back / wall-clock window (Meta's 'effective training "
                               "time'): Monte Carlo mean, 5th-95th percentile, and the exact expectation.")
+        self.interval = _Block("Checkpoint interval", "summaryInterval",
+                               "The interval in use against the optimum: the exact model's (which also counts "
+                               "planned interruptions and restarts), Young's (1974) and Daly's (2006). The "
+                               "points available are the exact goodput at the exact optimum minus at the "
+                               "interval in use.")
         self.lost = _Block("GPU-hours not spent training", "summaryLost",
                            "GPUs x (window - useful compute), and its cost at the price per GPU-hour. "
                            + DEFAULT_NOTES["gpu_hour_cost_usd"])
@@ -65,22 +89,43 @@ class SummaryStrip(QWidget):
         self.price.setPrefix("$")
         self.price.setSuffix(" / GPU-h")
         self.price.setKeyboardTracking(False)
-        self.price.setToolTip(DEFAULT_NOTES["gpu_hour_cost_usd"])
+        self.price.setToolTip("Price per GPU-hour. " + DEFAULT_NOTES["gpu_hour_cost_usd"])
+        self.price.setAccessibleName("Price per GPU-hour")
         self.lost.extra.addWidget(self.price)
-        self.price.valueChanged.connect(self._price_changed)
-        for i, b in enumerate((self.interruptions, self.every, self.goodput, self.lost)):
-            grid.addWidget(b, 0, i)
+        self.price.valueChanged.connect(price_changed)
+        self.blocks = (self.interruptions, self.every, self.goodput, self.interval, self.lost)
+        self._arrange(5)
         self._last: PlanResult | None = None
+        self._baseline: PlanResult | None = None
+
+    def _arrange(self, columns: int) -> None:
+        if columns == self._columns:
+            return
+        self._columns = columns
+        for b in self.blocks:
+            self._grid.removeWidget(b)
+        for i, b in enumerate(self.blocks):
+            self._grid.addWidget(b, i // columns, i % columns)
+        for c in range(5):
+            self._grid.setColumnStretch(c, 1 if c < columns else 0)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        self._arrange(5 if event.size().width() >= 900 else 3)
+        super().resizeEvent(event)
 
     def set_price(self, usd: float) -> None:
-        self.price.blockSignals(True)
-        self.price.setValue(usd)
-        self.price.blockSignals(False)
-
-    def _price_changed(self, usd: float) -> None:
+        """Show the scenario's price (without reporting it back as an edit)."""
+        if self.price.value() != usd:
+            self.price.blockSignals(True)
+            self.price.setValue(usd)
+            self.price.blockSignals(False)
         if self._last is not None:
-            self._show_cost(self._last)
-        self.priceChanged.emit(usd)
+            self._show_cost()
+
+    def set_baseline(self, res: PlanResult | None) -> None:
+        self._baseline = res
+        if self._last is not None:
+            self._show_versus()
 
     def show_result(self, res: PlanResult) -> None:
         self._last = res
@@ -89,18 +134,40 @@ class SummaryStrip(QWidget):
         it = summarize(m.trials.unplanned)
         self.interruptions.value.setText(fmt.count(it.mean))
         self.interruptions.detail.setText(
-            f"p05-p95 {fmt.count(it.p05)}-{fmt.count(it.p95)}; planned {m.trials.planned.mean():,.1f}"
-        )
+            f"p05-p95 {fmt.count(it.p05)}-{fmt.count(it.p95)}; planned {m.trials.planned.mean():,.1f}")
         self.every.value.setText(fmt.every(sc.cluster_mtbf_hours))
         self.every.detail.setText(f"one GPU: {fmt.every(sc.gpu_mtbf_hours)}")
         g = summarize(m.goodput)
         self.goodput.value.setText(fmt.percent(g.mean))
         self.goodput.detail.setText(
-            f"p05-p95 {fmt.percent(g.p05)}-{fmt.percent(g.p95)}; exact {fmt.percent(m.expected.goodput, 2)}"
-        )
-        self._show_cost(res)
+            f"p05-p95 {fmt.percent(g.p05)}-{fmt.percent(g.p95)}; exact {fmt.percent(m.expected.goodput, 2)}")
+        opt = m.optimal
+        how = "Daly" if sc.uses_optimal_interval else "fixed"
+        gain = 100 * (m.goodput_at_optimum() - m.expected.goodput)
+        self.interval.value.setText(f"{duration_text(m.interval_min)} ({how})")
+        self.interval.detail.setText(
+            f"best {duration_text(opt.exact)}: +{max(gain, 0.0):.1f} points available\n"
+            f"Young {duration_text(opt.young)}, Daly {duration_text(opt.daly)}")
+        self._show_cost()
+        self._show_versus()
 
-    def _show_cost(self, res: PlanResult) -> None:
-        lost = float(res.main.lost_gpu_hours().mean())
+    def _show_cost(self) -> None:
+        lost = float(self._last.main.lost_gpu_hours().mean())
         self.lost.value.setText(f"{fmt.compact(lost)} GPU-h")
         self.lost.detail.setText(f"costs {fmt.money(lost * self.price.value())}")
+
+    def _show_versus(self) -> None:
+        b, r = self._baseline, self._last
+        if b is None or r is None:
+            for block in self.blocks:
+                block.set_versus(None)
+            return
+        name = fmt.clean(b.main.scenario.name, 30)
+        d_int = float(r.main.trials.unplanned.mean() - b.main.trials.unplanned.mean())
+        d_gp = 100 * float(r.main.goodput.mean() - b.main.goodput.mean())
+        d_lost = float(r.main.lost_gpu_hours().mean() - b.main.lost_gpu_hours().mean())
+        self.interruptions.set_versus(f"vs baseline: {_signed(d_int)}")
+        self.goodput.set_versus(f"vs baseline: {_signed(d_gp, 2)} points")
+        self.lost.set_versus(f"vs baseline: {'+' if d_lost >= 0 else '-'}{fmt.compact(abs(d_lost))} GPU-h")
+        self.every.set_versus(f"baseline: {name}")
+        self.interval.set_versus(f"baseline: {duration_text(b.main.interval_min)}")

@@ -3,13 +3,43 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QAbstractSpinBox, QDoubleSpinBox, QHBoxLayout, QLabel, QSlider, QWidget
+from PySide6.QtWidgets import QAbstractSpinBox, QDoubleSpinBox, QGridLayout, QLabel, QSlider, QWidget
 
-__all__ = ["LogSlider", "ValueControl"]
+__all__ = ["LogSlider", "ValueControl", "significant", "sig_text", "nice_gpu_count"]
 
 _STEPS = 1000
+
+
+def significant(value: float, digits: int = 3) -> float:
+    """``value`` rounded to ``digits`` significant digits (what a slider position should mean)."""
+    if value <= 0 or not math.isfinite(value):
+        return value
+    return round(value, digits - 1 - math.floor(math.log10(value)))
+
+
+def sig_text(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` significant digits and thousands separators: 0.217, 1,230, 4.1e-09."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    decimals = digits - 1 - math.floor(math.log10(abs(value)))
+    if decimals > 6:
+        return f"{value:.{digits - 1}e}"
+    return f"{value:,.{max(decimals, 0)}f}"
+
+
+#: GPU counts a dragged GPU slider snaps to when it passes near them: powers of two and round sizes.
+_GPU_LANDMARKS = tuple(sorted({1024 * 2**k for k in range(11)} | {10_000, 50_000, 100_000, 200_000, 500_000}))
+
+
+def nice_gpu_count(value: float) -> float:
+    """A dragged GPU count: a landmark within 1.5% (16,384, 100,000, ...), else two significant digits."""
+    for mark in _GPU_LANDMARKS:
+        if abs(math.log(value / mark)) < 0.015:
+            return float(mark)
+    return significant(value, 2)
 
 
 class LogSlider(QSlider):
@@ -28,26 +58,21 @@ class LogSlider(QSlider):
         return math.exp(self._lo + (self._hi - self._lo) * position / _STEPS)
 
     def to_position(self, value: float) -> int:
-        if value <= 0:
+        if not value > 0:
             return 0
         f = (math.log(value) - self._lo) / (self._hi - self._lo)
         return int(round(min(max(f, 0.0), 1.0) * _STEPS))
 
-    def logValue(self) -> float:  # noqa: N802 - Qt naming
-        return self.to_value(self.value())
-
-    def setLogValue(self, value: float) -> None:  # noqa: N802
-        self.setValue(self.to_position(value))
-
 
 class ValueControl(QWidget):
-    """Label, log slider, spin box and unit on one row.
+    """A label and an exact spin box on one line, a log slider under them.
 
-    The slider covers the usual range on a log scale; the spin box takes any allowed value exactly
-    (including 0 where allowed). ``edited`` carries the new value and whether the slider is being dragged.
+    The slider covers the usual range on a log scale, and its positions snap to round values
+    (``snap``); the spin box takes any allowed value exactly (including 0 where allowed).
+    ``edited`` carries the new value; ``slider.isSliderDown()`` says whether it is being dragged.
     """
 
-    edited = Signal(float, bool)
+    edited = Signal(float)
     dragFinished = Signal()
 
     def __init__(
@@ -61,30 +86,35 @@ class ValueControl(QWidget):
         value: float = 1.0,
         tooltip: str = "",
         object_name: str = "",
-        label_width: int = 110,
+        snap: Callable[[float], float] = significant,
     ) -> None:
         super().__init__()
+        self._snap = snap
         self.slider = LogSlider(*slider_range)
         if object_name:
             self.slider.setObjectName(object_name)
+        self.slider.setAccessibleName(label)
         self.spin = QDoubleSpinBox()
         self.spin.setDecimals(decimals)
         self.spin.setRange(*value_range)
         self.spin.setKeyboardTracking(False)
         self.spin.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
         self.spin.setGroupSeparatorShown(True)
-        self.spin.setMinimumWidth(96)
+        self.spin.setMinimumWidth(104)
         self.spin.setAlignment(Qt.AlignmentFlag.AlignRight)
+        self.spin.setAccessibleName(label)
         self.label = QLabel(label)
-        self.label.setMinimumWidth(label_width)
+        self.label.setWordWrap(True)
         self.unit = QLabel(unit)
-        self.unit.setMinimumWidth(34)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.label)
-        row.addWidget(self.slider, 1)
-        row.addWidget(self.spin)
-        row.addWidget(self.unit)
+        self.unit.setMinimumWidth(44)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setVerticalSpacing(0)
+        grid.addWidget(self.label, 0, 0)
+        grid.addWidget(self.spin, 0, 1)
+        grid.addWidget(self.unit, 0, 2)
+        grid.addWidget(self.slider, 1, 0, 1, 3)
+        grid.setColumnStretch(0, 1)
         for w in (self, self.label, self.slider, self.spin):
             w.setToolTip(tooltip)
         self._syncing = False
@@ -104,33 +134,34 @@ class ValueControl(QWidget):
         self._syncing = True
         try:
             self.spin.setValue(value)
-            self.slider.setLogValue(value)
+            if not self.slider.isSliderDown():  # never pull the handle from under the hand
+                self.slider.setValue(self.slider.to_position(value))
         finally:
             self._syncing = False
 
-    def setEnabled(self, enabled: bool) -> None:  # noqa: N802
+    def setEnabled(self, enabled: bool) -> None:  # noqa: N802 - Qt naming
         self.slider.setEnabled(enabled)
         self.spin.setEnabled(enabled)
 
     def _from_slider(self, position: int) -> None:
         if self._syncing:
             return
-        value = self.slider.to_value(position)
+        value = min(max(self._snap(self.slider.to_value(position)), self.spin.minimum()), self.spin.maximum())
         self._syncing = True
         try:
             self.spin.setValue(value)
         finally:
             self._syncing = False
-        self._value = float(self.spin.value())  # a slider position means the value shown, rounded
-        self.edited.emit(self._value, self.slider.isSliderDown())
+        self._value = float(self.spin.value())  # a slider position means the value shown
+        self.edited.emit(self._value)
 
     def _from_spin(self, value: float) -> None:
         if self._syncing:
             return
         self._syncing = True
         try:
-            self.slider.setLogValue(value)
+            self.slider.setValue(self.slider.to_position(value))
         finally:
             self._syncing = False
         self._value = float(value)
-        self.edited.emit(self._value, False)
+        self.edited.emit(self._value)

@@ -1,0 +1,307 @@
+"""What the window shows against what its labels say: each control moves what it names, each legend
+entry is drawn, nothing is clipped, axes stay sane at the extremes, and the readouts tell the values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QPoint, QPointF
+from PySide6.QtGui import QPalette
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QAbstractSlider, QApplication, QLabel
+
+from planner_gui.core.exact import time_fractions
+from planner_gui.core.params import resolve
+from planner_gui.core.plan import FULL, interval_range
+from planner_gui.core.scenario_io import load_preset, preset_names
+from planner_gui.ui.docs import model_html
+from planner_gui.ui.main_window import MIN_SIZE
+from planner_gui.ui.plot_items import BandSample
+from planner_gui.ui.theme import MIN_CONTRAST, contrast_ratio
+
+from test_gui import find, settle
+
+
+def shown_after(qtbot, win, change) -> None:
+    """Apply ``change`` and wait for the first results shown for the new inputs (a preview will do)."""
+    change()
+    target = win.scenario().replace(name="", gpu_hour_cost_usd=0.0)
+    qtbot.waitUntil(lambda: win.last_result is not None and
+                    win.last_result.request.scenario.replace(name="", gpu_hour_cost_usd=0.0) == target,
+                    timeout=60_000)
+
+
+# -- every control moves what its label names, and only that -----------------------------------------
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_every_component_slider_moves_its_component_and_its_bar_only(make_window, qtbot, preset):
+    """Issue 8 item 1: today 12 of 18 sliders moved another component."""
+    win = make_window(load_preset(preset), restore=False)
+    for comp in load_preset(preset).components:
+        before_rates = {c.name: c.rate_per_gpu_hour for c in win.scenario().components}
+        before_bars = win.plots.component_bars()
+        slider = find(win, QAbstractSlider, f"componentSlider:{comp.name}")
+        home = slider.value()
+        factor = win.inputs.multiplier(comp.name)
+        shown_after(qtbot, win, lambda: slider.setValue(home + 250))  # x10 on the log scale
+        factor = win.inputs.multiplier(comp.name) / factor
+        assert factor == pytest.approx(10.0, rel=0.02)
+        after_rates = {c.name: c.rate_per_gpu_hour for c in win.scenario().components}
+        assert {n for n in after_rates if after_rates[n] != before_rates[n]} == {comp.name}
+        assert after_rates[comp.name] == pytest.approx(factor * before_rates[comp.name], rel=1e-9)
+        bars = win.plots.component_bars()
+        expected = comp.rate_per_gpu_hour * win.scenario().gpus * win.scenario().hours
+        assert bars[comp.name] == pytest.approx(factor * expected, rel=1e-9)
+        for name, width in bars.items():
+            if name != comp.name and name in before_bars and not name.endswith(" others"):
+                assert width == before_bars[name], (comp.name, name)
+        original = win.inputs.multiplier(comp.name) / factor
+        shown_after(qtbot, win, lambda: win.inputs.set_multiplier(comp.name, original))
+        assert win.scenario().components == load_preset(preset).components or win.inputs.multiplier(
+            comp.name) == pytest.approx(original)
+
+
+def test_category_and_all_sliders_move_exactly_their_components(make_window, qtbot):
+    win = make_window()
+    cats = {c.name: c.category for c in win.scenario().components}
+    for name, members in [(f"categorySlider:{cat}", {n for n, c in cats.items() if c == cat})
+                          for cat in win.scenario().categories] + [("allRatesSlider", set(cats))]:
+        before = {c.name: c.rate_per_gpu_hour for c in win.scenario().components}
+        slider = find(win, QAbstractSlider, name)
+        home = slider.value()
+        slider.setValue(home + 75)  # x2 on the log scale
+        after = {c.name: c.rate_per_gpu_hour for c in win.scenario().components}
+        for n in cats:
+            if n in members:
+                assert after[n] == pytest.approx(2.0 * before[n], rel=0.01), (name, n)
+            else:
+                assert after[n] == before[n], (name, n)
+        slider.setValue(home)
+    settle(qtbot, win)
+
+
+def test_each_rate_line_says_its_own_components_rate(make_window):
+    win = make_window()
+    for comp in win.scenario().components:
+        row = win.controls.comp_rows[comp.name]
+        assert row.control.label.text() == comp.name
+        assert f"{comp.rate_per_gpu_hour * 24_000:.3g}"[:4] in row.info.text().replace(",", "")
+
+
+# -- legends promise only what is drawn -----------------------------------------------------------------
+
+def _polygon_area(item: pg.FillBetweenItem) -> float:
+    poly = item.path().toFillPolygon()
+    xs = np.array([p.x() for p in poly])
+    ys = np.array([p.y() for p in poly])
+    return 0.5 * abs(float(np.dot(xs, np.roll(ys, 1)) - np.dot(ys, np.roll(xs, 1))))
+
+
+def test_bands_are_drawn_with_the_area_between_p05_and_p95(make_window):
+    """Issue 8 item 2: the p05-p95 bands were named in the legend but never drawn."""
+    win = make_window()
+    res = win.last_result
+    for band, sweep, scale in ((win.plots.gp_band, res.by_gpus, 100.0), (win.plots.iv_band, res.by_interval, 100.0)):
+        x = np.log10(sweep.x)
+        lo, hi = scale * sweep.goodput_p05, scale * sweep.goodput_p95
+        assert band.fill.isVisible()
+        np.testing.assert_allclose(band.lo.getData()[1], lo)
+        np.testing.assert_allclose(band.hi.getData()[1], hi)
+        area = float(np.trapezoid(hi - lo, x))
+        assert area > 0 and _polygon_area(band.fill) == pytest.approx(area, rel=1e-6)
+    assert _polygon_area(win.plots.int_band.fill) > 0
+
+
+def test_every_legend_entry_is_drawn(make_window):
+    win = make_window()
+    win.pin_baseline()
+    for name, legend in win.plots.legends.items():
+        if legend is None:
+            continue
+        for sample, label in legend.items:
+            item = sample.item
+            assert item.isVisible(), (name, label.text)
+            if isinstance(sample, BandSample):
+                assert _polygon_area(sample.band.fill) > 0, (name, label.text)
+            elif isinstance(item, pg.BarGraphItem):
+                assert np.asarray(item.opts["width"]).sum() > 0, (name, label.text)
+            else:
+                x, y = item.getData()
+                assert x is not None and len(x) and np.isfinite(y).any(), (name, label.text)
+    texts = [label.text for _, label in win.plots.legends["goodputVsGpusPlot"].items]
+    assert any(t.startswith("baseline: Llama 3 405B") for t in texts)
+    win.clear_baseline()
+    assert not any(label.text.startswith("baseline") for _, label in win.plots.legends["goodputVsGpusPlot"].items)
+
+
+# -- nothing clipped, at every common screen size and the declared minimum ---------------------------------
+
+def _clipped(win) -> list[str]:
+    problems = []
+    for name, w in win.plots.widgets.items():
+        item = w.getPlotItem()
+        if item.geometry().width() > w.viewport().width() + 1 or item.geometry().height() > w.viewport().height() + 1:
+            problems.append(f"{name} draws {item.geometry().width():.0f} in {w.viewport().width()}")
+        title = item.titleLabel.item.boundingRect().width()
+        if title > w.width():
+            problems.append(f"{name} title {title:.0f} wider than {w.width()}")
+    body = win.controls.widget()
+    if body.minimumSizeHint().width() > win.controls.viewport().width():
+        problems.append(f"controls need {body.minimumSizeHint().width()} in {win.controls.viewport().width()}")
+    for block in win.summary.blocks:
+        if block.minimumSizeHint().width() > block.width() or block.minimumSizeHint().height() > block.height():
+            problems.append(f"summary block {block.head.text()} clipped")
+    if win.centralWidget().minimumSizeHint().width() > win.centralWidget().width():
+        problems.append("the window's content is wider than the window")
+    return problems
+
+
+@pytest.mark.parametrize("size", [(1366, 740), (1440, 860), (1920, 1040), MIN_SIZE])
+def test_nothing_is_clipped(make_window, qtbot, size):
+    """Issue 8 item 4, at the three screen sizes and at the window's declared minimum."""
+    win = make_window()
+    for gpus in (16_384, 100_000):
+        win.inputs.update(gpus=gpus)
+        settle(qtbot, win)
+        win.resize(*size)
+        qtbot.waitUntil(lambda: win.width() == max(size[0], MIN_SIZE[0]), timeout=5_000)
+        qtbot.wait(50)
+        assert _clipped(win) == [], (size, gpus)
+        fit = win.plots._component_rows()
+        assert len(win.plots.component_bars()) <= fit
+
+
+# -- axes at the extremes ------------------------------------------------------------------------------
+
+def test_interval_axis_follows_the_optimum_and_markers_carry_their_values(make_window, qtbot):
+    """Item 5: at 1M GPUs the optimum is under a minute; every marker stays on the axis, labelled."""
+    win = make_window(load_preset("h100-1m"), restore=False)
+    res = win.last_result
+    (x0, x1), _ = win.plots.plot("goodputVsIntervalPlot").getViewBox().viewRange()
+    for key, minutes in (("current", res.main.interval_min), ("Young", res.main.optimal.young),
+                         ("Daly", res.main.optimal.daly)):
+        marked = win.plots.iv_lines[key]
+        assert x0 < marked.line.value() < x1
+        assert marked.text.textItem.toPlainText().startswith(key) and (
+            "s" in marked.text.textItem.toPlainText() or "min" in marked.text.textItem.toPlainText())
+        assert marked.line.value() == pytest.approx(math.log10(minutes))
+    lo, hi = interval_range(res.main.scenario)
+    assert lo <= res.main.optimal.young / 10 and hi >= res.main.interval_min * 10
+
+
+def test_axes_stay_sane_at_ten_million_gpus(make_window, qtbot):
+    """Item 6: at 10,000,000 GPUs no 1e-11 % ticks and no negative percent."""
+    win = make_window()
+    win.inputs.update(gpus=10_000_000, trials=200)
+    settle(qtbot, win)
+    for name in ("goodputVsGpusPlot", "goodputVsIntervalPlot"):
+        _, (y0, y1) = win.plots.plot(name).getViewBox().viewRange()
+        assert y0 >= -5 and y1 <= 105 and y1 - y0 >= 1.9, (name, y0, y1)
+    (x0, x1), _ = win.plots.plot("goodputHistogramPlot").getViewBox().viewRange()
+    assert x0 >= 0 and x1 <= 100 and x1 - x0 >= 0.19
+
+
+# -- the summary tells what a planner looks for --------------------------------------------------------
+
+def test_summary_shows_the_optimum_and_the_points_it_adds(make_window, qtbot):
+    """Item 14: the recommended interval, and the goodput it would add over the current one."""
+    win = make_window()
+    win.controls.use_optimal.setChecked(False)
+    win.controls.interval.spin.setValue(60.0)
+    settle(qtbot, win)
+    sc = win.scenario()
+    p, _ = resolve(sc)
+    opt = win.last_result.main.optimal
+    at_opt = float(time_fractions(p.lam, p.mu, opt.exact / 60, p.c, p.r_unplanned, p.r_planned).useful)
+    at_cur = float(time_fractions(p.lam, p.mu, 1.0, p.c, p.r_unplanned, p.r_planned).useful)
+    text = win.summary.interval.detail.text()
+    assert f"+{100 * (at_opt - at_cur):.1f} points" in text
+    assert win.summary.interval.value.text() == "60 min (fixed)"
+
+
+def test_baseline_shows_in_the_legend_and_the_summary(make_window, qtbot):
+    win = make_window()
+    win.pin_baseline()
+    base_y = win.plots.gp_base.getData()[1].copy()
+    win.controls.values["restart_min"].spin.setValue(30.0)
+    settle(qtbot, win)
+    np.testing.assert_array_equal(win.plots.gp_base.getData()[1], base_y)
+    assert not np.allclose(win.plots.gp_band.mean.getData()[1], base_y)
+    d = 100 * (win.last_result.main.goodput.mean() - win.plots.baseline.main.goodput.mean())
+    assert win.summary.goodput.versus.isVisible()
+    assert f"{d:+.2f} points" in win.summary.goodput.versus.text()
+    win.clear_baseline()
+    assert not win.plots.gp_base.isVisible() and not win.summary.goodput.versus.isVisible()
+
+
+# -- values under the mouse -------------------------------------------------------------------------------
+
+def test_readouts_show_the_values_under_the_mouse(make_window, qtbot):
+    """Item 15."""
+    win = make_window()
+    res = win.last_result
+    g = res.by_gpus
+    i = int(np.argmin(np.abs(g.x - 100_000)))
+    text = win.plots.hovers["goodputVsGpusPlot"].show_at(5.0, 50.0)
+    assert f"{g.x[i]:,.0f} GPUs" in text and f"{100 * g.goodput_mean[i]:.1f}%" in text
+    text = win.plots.hovers["componentsPlot"].show_at(1.0, 0.0)
+    top = max(win.scenario().components, key=lambda c: c.rate_per_gpu_hour)
+    assert text.startswith(top.name) and "expected" in text
+    text = win.plots.hovers["timeBreakdownPlot"].show_at(1.0, 2.0)
+    assert text.startswith("lost work:")
+    # A real mouse move over a plot shows its readout.
+    w = win.plots.widgets["goodputVsIntervalPlot"]
+    vb = w.getPlotItem().getViewBox()
+    centre = w.mapFromScene(vb.mapViewToScene(QPointF(*[sum(r) / 2 for r in vb.viewRange()])))
+    QTest.mouseMove(w.viewport(), QPoint(centre.x(), centre.y()))
+    hover = win.plots.hovers["goodputVsIntervalPlot"]
+    qtbot.waitUntil(lambda: hover.text.isVisible(), timeout=3_000)
+    assert "goodput" in hover.text.textItem.toPlainText()
+
+
+# -- readable, documented ---------------------------------------------------------------------------------
+
+def test_secondary_text_reads_at_aa_contrast(make_window):
+    """Item 18: secondary text was #B8B8B8 on #EFEFEF (1.7:1)."""
+    win = make_window()
+    labels = [w for w in win.findChildren(QLabel) if w.property("secondary")]
+    assert len(labels) >= 10
+    back = QApplication.palette().color(QPalette.ColorRole.Window)
+    for label in labels:
+        assert contrast_ratio(label.palette().color(QPalette.ColorRole.WindowText), back) >= MIN_CONTRAST
+
+
+def test_help_states_dalys_formula_and_names_inputs_as_the_window_does():
+    """Item 13: the third term is (1/9)(C/2M); no raw field names; no input without a control."""
+    html = model_html()
+    assert "(1/9)(<i>C</i>/2<i>M</i>)" in html and "&#8537;" not in html
+    for raw in ("checkpoint_write_s", "gpus_per_node", "detect_min", "gpu_hour_cost_usd"):
+        assert raw not in html
+
+
+def test_exported_plots_carry_a_caption_of_their_inputs(make_window, tmp_path):
+    """Item 19."""
+    win = make_window()
+    svg = win.export_plots_to(tmp_path / "plots.svg")
+    png = win.export_plots_to(tmp_path / "plots.png")
+    assert len(png) == 6 and len(svg) == 6
+    text = svg[0].read_text()
+    assert "16,384 GPUs, 54 days" in text and "1,000 trials" in text and "Llama 3 405B" in text
+    from PySide6.QtGui import QImage
+
+    w = win.plots.widgets["interruptionsVsGpusPlot"]
+    image = QImage(str(png[0]))
+    assert image.width() == 2 * w.width() and image.height() > 2 * w.height() + 40
+    csvs = win.export_results_to(tmp_path / "results.csv")
+    assert len(csvs) == 3
+    lines = csvs[0].read_text().splitlines()
+    assert len(lines) == 1 + win.scenario().trials and lines[0].startswith("trial,")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary files left
+
+
+def test_results_are_the_full_run(make_window):
+    win = make_window()
+    assert win.last_result.request.quality == FULL and win.results_current()
