@@ -33,9 +33,8 @@ from .core.scenario_io import (
     save,
     smallest_gpu_mtbf_hours,
     validate,
-    writable_target,
-    write_atomic,
 )
+from .core.userfiles import writable_target, write_atomic
 from .core.sweep import (
     Cost,
     check_sweep_size,

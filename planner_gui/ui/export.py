@@ -20,7 +20,7 @@ from ..core import fmt
 from ..core.model import Scenario
 from ..core.plan import PREVIEW, PlanResult
 from ..core.results import HOURS_KEYS
-from ..core.scenario_io import write_atomic
+from ..core.userfiles import write_atomic
 from .plot_items import duration_text
 
 __all__ = ["export_plots", "export_results", "results_csv", "caption_lines"]

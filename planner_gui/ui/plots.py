@@ -207,7 +207,7 @@ class PlotsPanel(QWidget):
         p1.setLabel("bottom", "GPUs")
         p1.setLabel("left", "interruptions in the window")
         self._guides(p1)
-        legend = self._legend("interruptionsVsGpusPlot", (10, 5))
+        legend = self._legend("interruptionsVsGpusPlot", (-5, -5))  # the curve rises: bottom right is free
         self.int_band = Band(p1, PALETTE[0], legend)
         self.int_exact = self._exact_curve(p1, legend)
         self.int_marker = self._marker(p1)
@@ -247,7 +247,7 @@ class PlotsPanel(QWidget):
 
     def _build_components_plot(self) -> None:
         p4 = self.plot("componentsPlot")
-        p4.setLabel("bottom", "interruptions: bar exact, dot simulated")
+        p4.setLabel("bottom", "interruptions: bar exact, dot simulated", **{"font-size": "8pt"})
         p4.invertY(True)
         self.comp_bars = pg.BarGraphItem(x0=[0], y=[0], height=0.7, width=[0])
         self.comp_spread = pg.ErrorBarItem(x=np.zeros(1), y=np.zeros(1), left=0, right=0, beam=0.25,

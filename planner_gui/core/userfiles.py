@@ -1,0 +1,132 @@
+"""User files, written and read safely: atomic writes that keep modes and follow links, and the
+checks that refuse names and special files before anything blocks or is replaced.
+
+Qt-free and scenario-free: the command line, the scenario files and the window's exports use it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .fmt import clean
+
+__all__ = ["bad_path", "kind_of", "writable_target", "write_atomic"]
+
+
+def bad_path(path: Any) -> str | None:
+    """Why ``path`` cannot name a file, or None."""
+    try:
+        text = os.fspath(path)
+    except TypeError:
+        return f"not a file name ({type(path).__name__})"
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text:
+        return "the file name is empty"
+    if "\0" in text:
+        return "the file name contains a NUL byte"
+    return None
+
+
+def kind_of(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where the system allows."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o022)  # the classic way: set and restore (not thread-safe, hence the above first)
+    os.umask(old)
+    return old
+
+
+def writable_target(path: str | os.PathLike[str]) -> tuple[Path, int | None]:
+    """Where :func:`write_atomic` would write ``path``, and the mode the file keeps (None for a new file).
+
+    Symbolic links are followed to their target, which is the file replaced. Raises :class:`OSError`
+    with a one-line ``strerror`` for a name that cannot be written: an empty name, a NUL byte, a
+    missing folder, an existing target that is not a regular file (a device, a FIFO, a directory), or
+    a loop of links.
+    """
+    why = bad_path(path)
+    if why is not None:
+        raise OSError(errno.EINVAL, why)
+    p = Path(os.fsdecode(os.fspath(path)))
+    target = p
+    if p.is_symlink():
+        target = Path(os.path.realpath(p))
+        if target.is_symlink():  # realpath gives up on a loop and returns a link
+            raise OSError(errno.ELOOP, "a loop of symbolic links")
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EEXIST, f"it is {kind_of(st.st_mode)}; only regular files are replaced")
+    parent = target.parent
+    if not parent.is_dir():
+        raise OSError(errno.ENOENT, f"no folder {clean(str(parent), 80)}")
+    return target, (stat.S_IMODE(st.st_mode) if st is not None else None)
+
+
+def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
+    """Write ``text`` to a temporary file beside ``path``, flush it to disk, then rename it over ``path``.
+
+    A symbolic link is followed: its target is replaced and the link kept. An existing file keeps its
+    permission bits; a new one gets ``0666 & ~umask``, as any program's new file would. A target that
+    is not a regular file (a device, a FIFO, a directory) is refused. Every failure is an
+    :class:`OSError` whose ``strerror`` is one line.
+    """
+    target, mode = writable_target(path)
+    if isinstance(text, str):
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise OSError(errno.EILSEQ, f"the text cannot be written as UTF-8 (character {exc.start})") from None
+    else:
+        data = bytes(text)
+    if mode is None:
+        mode = 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), mode)
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if not hasattr(os, "fchmod"):
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:  # make the rename itself durable; not every system can open a folder
+        dfd = os.open(target.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
