@@ -32,6 +32,52 @@ def display_available() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
+def _debian_package(library: str) -> str:
+    """The Debian/Ubuntu package that ships a library: libxcb-icccm.so.4 -> libxcb-icccm4."""
+    stem, _, version = library.partition(".so.")
+    version = version.split(".")[0]
+    return f"{stem}-{version}" if stem[-1:].isdigit() else f"{stem}{version}"
+
+
+def missing_libraries(ldd_output: str) -> list[str]:
+    """The libraries ``ldd`` says are not found, in order, once each."""
+    names = [line.split("=>")[0].strip() for line in ldd_output.splitlines() if "not found" in line]
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def missing_window_libraries() -> list[str]:
+    """System libraries Qt's X11 window support needs and this machine lacks (Linux, X11 only).
+
+    Without them Qt aborts with a message that names the wrong library; this finds the real ones
+    before Qt starts, with ``ldd`` on its X11 plugin. Anywhere else, or if it cannot tell, [].
+    """
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM", "xcb") != "xcb" \
+            or not os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return []
+    import ctypes.util
+    import shutil
+    import subprocess
+
+    try:
+        import PySide6
+    except ImportError:
+        return []
+    qt = Path(PySide6.__file__).parent / "Qt"
+    targets = [p for p in (qt / "plugins" / "platforms" / "libqxcb.so", qt / "lib" / "libQt6XcbQpa.so.6")
+               if p.exists()]
+    ldd = shutil.which("ldd")
+    if not targets or ldd is None:
+        return []
+    try:
+        out = subprocess.run([ldd, *map(str, targets)], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    missing = missing_libraries(out)
+    if ctypes.util.find_library("xcb-cursor") is None:  # loaded by Qt at run time, so ldd cannot see it
+        missing.append("libxcb-cursor.so.0")
+    return missing
+
+
 def log_dir() -> Path:
     """The user's log directory for this app, created if missing: ``planner-gui/logs`` in the user's data
     folder (on Linux ``~/.local/share/planner-gui/logs``). Independent of the application's name, which
@@ -89,6 +135,12 @@ def run_gui(scenario_path: str | None = None) -> int:
     """Open the main window; returns the process exit status."""
     if not display_available():
         print(f"planner-gui: no display available; {HEADLESS_HINT}", file=sys.stderr)
+        return 2
+    missing = missing_window_libraries()
+    if missing:
+        packages = " ".join(_debian_package(m) for m in missing)
+        print(f"planner-gui: Qt cannot open a window here: missing system libraries {', '.join(missing)} "
+              f"(on Debian or Ubuntu: apt-get install {packages}); {HEADLESS_HINT}", file=sys.stderr)
         return 2
     log_file = _setup_logging()
     from PySide6.QtCore import QTimer

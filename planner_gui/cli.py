@@ -202,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--over", choices=("gpus", "interval"), default="gpus", help="the swept input")
     sw.add_argument("--points", type=_integer, default=41, metavar="N", help="points (2-401)")
     sw.add_argument("--output", "-o", metavar="FILE", type=_file_name,
-                    help="CSV file to write (default: standard output)")
+                    help="CSV file to write ('-' or none: standard output)")
     gui = sub.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("--scenario", metavar="FILE", type=_file_name, help="open this scenario file")
     return parser
@@ -285,6 +285,11 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         raise _naming_flags(exc, {f: FLAG_FIELDS[f] for f in overrides}) from None
 
 
+def _minutes(m: float) -> str:
+    """An interval for people: 0.6 s, 5.5 min, 3.0 h (never "0.0 min")."""
+    return fmt.duration_hours(m / 60.0)
+
+
 def report(res: SimulationResult) -> str:
     """The short readable report of ``planner-gui run``."""
     sc, d = res.scenario, res.to_json_dict()
@@ -298,15 +303,15 @@ def report(res: SimulationResult) -> str:
     lines = [
         fmt.clean(sc.name, 240),
         f"  {fmt.count(sc.gpus)} GPUs ({fmt.count(math.ceil(sc.gpus / sc.gpus_per_node))} nodes) for "
-        f"{sc.days:g} days; {fmt.count(sc.trials)} trials, seed {sc.seed}",
+        f"{sc.days:g} day{'' if sc.days == 1 else 's'}; {fmt.count(sc.trials)} trials, seed {sc.seed}",
         f"Unplanned interruptions  {it['mean']:,.1f} (p05-p95 {it['p05']:,.0f}-{it['p95']:,.0f}); "
         f"expected {res.expected.unplanned:,.1f}",
         f"  {fmt.every(sc.cluster_mtbf_hours)} for the job; one GPU: {fmt.every(sc.gpu_mtbf_hours)}",
         f"Planned interruptions    {pl['mean']:,.1f} (p05-p95 {pl['p05']:,.0f}-{pl['p95']:,.0f})",
         f"Goodput                  {fmt.percent(gp['mean'], 2)} +/- {fmt.percent(gp['sem'], 2)} "
         f"(p05-p95 {fmt.percent(gp['p05'])}-{fmt.percent(gp['p95'])}); exact {fmt.percent(res.expected.goodput, 2)}",
-        f"Checkpoint interval      {res.interval_min:,.1f} min ({how}); optima: Young {opt.young:,.1f}, "
-        f"Daly {opt.daly:,.1f}, exact {opt.exact:,.1f} min",
+        f"Checkpoint interval      {_minutes(res.interval_min)} ({how}); optima: Young {_minutes(opt.young)}, "
+        f"Daly {_minutes(opt.daly)}, exact {_minutes(opt.exact)}",
         f"Where the {total_h:,.0f} hours went: useful {hours['useful']:,.1f}, checkpoint writes "
         f"{hours['checkpoint']:,.1f}, lost work {hours['lost_work']:,.1f}, detection + restart "
         f"{hours['recovery']:,.1f}, planned restarts {hours['planned_restart']:,.1f}",
@@ -416,6 +421,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not 2 <= args.points <= 401:
         raise UsageError(f"--points: must be from 2 to 401 (got {args.points})")
     sc = scenario_from_args(args)
+    if args.output == "-":  # the usual spelling of standard output
+        args.output = None
     if args.output is not None:
         _check_output(args.output, "--output")
     xs = gpu_counts(args.points) if args.over == "gpus" else interval_points(args.points)
@@ -457,6 +464,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .core.server import main as serve
 
             return serve()
+        if argv and argv[0].startswith("--scenario"):  # `planner-gui --scenario FILE` opens it in the window
+            argv = ["gui", *argv]
         parser = build_parser()
         args = parser.parse_args(argv)
         command = args.command or "gui"

@@ -206,3 +206,26 @@ def test_progress_on_a_terminal_is_one_line_rewritten_and_cleared(monkeypatch):
     updates = rest.split("\r")[1:]  # three updates of the same line, then spaces to clear it
     assert [u.split("%")[0].split()[-1] for u in updates[:3]] == ["10", "50", "90"]
     assert updates[3].strip() == "" and len(updates[3]) >= len(updates[2]) and updates[4] == ""
+
+
+def test_scenario_without_a_command_opens_the_window(tmp_path):
+    """`planner-gui --scenario FILE` means the window (here: no display, so it says so)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    out = subprocess.run([sys.executable, "-m", "planner_gui", "--scenario", str(tmp_path / "x.json")],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120, env=env)
+    assert out.returncode == 2 and "no display available" in out.stderr
+
+
+def test_sweep_to_dash_writes_standard_output(tmp_path):
+    out = cli("sweep", "--points", "2", "--trials", "5", "-o", "-", cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.startswith("gpus,") and not (tmp_path / "-").exists()
+
+
+def test_a_file_with_a_byte_order_mark_is_read(tmp_path):
+    doc = (ROOT / "planner_gui/core/data/presets/llama3-405b.json").read_bytes()
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + doc)
+    out = cli("run", "--scenario", str(path), "--trials", "5")
+    assert out.returncode == 0, out.stderr

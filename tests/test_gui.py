@@ -224,6 +224,8 @@ def test_cancel_marks_the_plots_out_of_date(make_window, qtbot):
     text = win.stale_label.text()
     assert "Out of date" in text and "cancelled" in text
     assert f"{win.last_result.main.scenario.gpus:,} GPUs" in text
+    assert "GPUs 16,384 -> 1,000,000; days 54 -> 365" in text  # which inputs the plots are not for
+    assert win.restart_button.isVisible() and win.restart_button.text() == "Run again"
 
 
 def test_a_refused_run_marks_the_plots_out_of_date(make_window, qtbot):

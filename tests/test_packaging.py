@@ -89,3 +89,15 @@ def test_compute_server_answers_over_pipes(argv):
         write_frame(proc.stdin, "quit")
         assert read_frame(proc.stdout)[0] == "bye"
         assert proc.wait(30) == 0
+
+
+def test_missing_window_libraries_are_named_with_their_packages():
+    """Qt aborts naming the wrong library when X11 libraries are missing; the app finds the real ones."""
+    from planner_gui.app import _debian_package, missing_libraries
+
+    ldd = ("/x/libqxcb.so:\n\tlibQt6XcbQpa.so.6 => /x/libQt6XcbQpa.so.6 (0x1)\n"
+           "\tlibxcb-icccm.so.4 => not found\n\tlibxcb-keysyms.so.1 => not found\n"
+           "/x/libQt6XcbQpa.so.6:\n\tlibxcb-icccm.so.4 => not found\n\tlibc.so.6 => /lib/libc.so.6 (0x2)\n")
+    assert missing_libraries(ldd) == ["libxcb-icccm.so.4", "libxcb-keysyms.so.1"]
+    assert [_debian_package(n) for n in ("libxcb-icccm.so.4", "libxkbcommon-x11.so.0", "libxcb-cursor.so.0")] == [
+        "libxcb-icccm4", "libxkbcommon-x11-0", "libxcb-cursor0"]

@@ -22,7 +22,7 @@ from .model import OPTIMAL, Component, Scenario, llama3_components
 from .params import daly_minutes
 from .scenario_io import preset_titles
 
-__all__ = ["Inputs", "COMPUTED_FIELDS", "EDITED_SUFFIX", "reference_rates"]
+__all__ = ["Inputs", "COMPUTED_FIELDS", "EDITED_SUFFIX", "reference_rates", "describe_changes"]
 
 #: Fields whose change needs a new Monte Carlo run (the name and the price do not).
 COMPUTED_FIELDS = frozenset(f.name for f in dataclasses.fields(Scenario)) - {"name", "gpu_hour_cost_usd"}
@@ -44,6 +44,34 @@ def reference_rates(components: Iterable[Component]) -> dict[str, float]:
     """The rate each component's multiplier is relative to: Llama 3's for a Llama 3 cause, else its own."""
     llama = _llama3_rates()
     return {c.name: llama.get(c.name, c.rate_per_gpu_hour) for c in components}
+
+
+#: How each computed input is named and shown in a description of changes.
+_LABELS = (("gpus", "GPUs", "{:,.0f}"), ("days", "days", "{:g}"), ("planned_per_day", "planned per day", "{:.3g}"),
+           ("checkpoint_interval_min", "interval", "{} min"), ("checkpoint_write_s", "write", "{:g} s"),
+           ("detect_min", "detection", "{:g} min"), ("restart_min", "restart", "{:g} min"),
+           ("trials", "trials", "{:,}"), ("seed", "seed", "{}"))
+
+
+def describe_changes(old: Scenario, new: Scenario, limit: int = 4) -> str:
+    """What differs between two scenarios' computed inputs, for people: "detection 5.4 -> 5.5 min;
+    Faulty GPU rate x2". At most ``limit`` items, then "and N more"."""
+    items = []
+    for field, label, form in _LABELS:
+        a, b = getattr(old, field), getattr(new, field)
+        if a != b:
+            show = (lambda v: "optimal" if v == OPTIMAL else form.format(v))  # noqa: E731
+            items.append(f"{label} {show(a).split(' ')[0]} -> {show(b)}")
+    before = {c.name: c.rate_per_gpu_hour for c in old.components}
+    for c in new.components:
+        was = before.pop(c.name, None)
+        if was is None:
+            items.append(f"{c.name} added")
+        elif was != c.rate_per_gpu_hour:
+            items.append(f"{c.name} rate x{c.rate_per_gpu_hour / was:.3g}" if was > 0 else f"{c.name} rate from 0")
+    items += [f"{name} removed" for name in before]
+    more = len(items) - limit
+    return "; ".join(items[:limit]) + (f"; and {more} more" if more > 0 else "")
 
 
 def _ratio(value: float, reference: float) -> float:

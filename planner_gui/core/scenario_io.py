@@ -295,11 +295,11 @@ def loads(data: bytes | str) -> Scenario:
         if len(data) > MAX_FILE_BYTES:
             raise ScenarioError(f"scenario: file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}")
         try:
-            text = data.decode("utf-8")
+            text = data.decode("utf-8-sig")  # a byte-order mark (Windows editors write one) is fine
         except UnicodeDecodeError as exc:
             raise ScenarioError(f"scenario: not UTF-8 text (byte {exc.start})") from None
     elif isinstance(data, str):
-        text = data
+        text = data.removeprefix("\ufeff")
         if len(text) > MAX_FILE_BYTES:
             raise ScenarioError(f"scenario: text is {len(text):,} characters; the limit is {MAX_FILE_BYTES:,}")
     else:

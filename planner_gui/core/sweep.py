@@ -55,6 +55,7 @@ class SweepResult:
     goodput_p05: np.ndarray
     goodput_p95: np.ndarray
     goodput_expected: np.ndarray
+    trials: np.ndarray  # Monte Carlo trials at each point (fewer than asked where trials are long)
 
     COLUMNS = (
         "interruptions_mean",
@@ -66,6 +67,7 @@ class SweepResult:
         "goodput_p05",
         "goodput_p95",
         "goodput_expected",
+        "trials",
     )
 
     def to_csv(self) -> str:
@@ -212,7 +214,8 @@ def _summary_columns(raw: RawTrials, p: Params) -> dict[str, float]:
     n, g = summarize(raw.unplanned), summarize(raw.useful / p.hours)
     return {"interruptions_mean": n.mean, "interruptions_p05": n.p05, "interruptions_p95": n.p95,
             "interruptions_expected": p.lam * p.hours, "goodput_mean": g.mean, "goodput_sem": g.sem,
-            "goodput_p05": g.p05, "goodput_p95": g.p95, "goodput_expected": expected_for(p).goodput}
+            "goodput_p05": g.p05, "goodput_p95": g.p95, "goodput_expected": expected_for(p).goodput,
+            "trials": float(raw.unplanned.size)}
 
 
 def _part(progress: Callable[[float], None] | None, lo: float, hi: float) -> Callable[[float], None] | None:

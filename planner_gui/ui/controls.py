@@ -7,6 +7,8 @@ Component rows are keyed by the component's name.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -16,7 +18,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QScrollArea,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -24,14 +25,19 @@ from superqt import QCollapsible
 
 from ..core import fmt
 from ..core.inputs import Inputs
-from ..core.model import DEFAULT_NOTES, Scenario
+from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
 from .theme import mark_secondary
-from .widgets import ValueControl, nice_gpu_count, sig_text
+from .widgets import SpinBox, ValueControl, nice_gpu_count, sig_text
 
 __all__ = ["ControlsPanel", "MULT_RANGE"]
 
 MULT_RANGE = (0.01, 100.0)
 MULT_VALUES = (0.0, 10_000.0)
+
+
+@lru_cache(maxsize=1)
+def _llama3_names() -> frozenset[str]:
+    return frozenset(c.name for c in llama3_components())
 
 
 def rate_text(rate: float) -> str:
@@ -238,13 +244,13 @@ class ControlsPanel(QScrollArea):
     def _build_monte_carlo(self) -> None:
         lay = self._group("Monte Carlo")
         row = QHBoxLayout()
-        self.trials = QSpinBox()
+        self.trials = SpinBox()
         self.trials.setRange(1, 100_000)
         self.trials.setGroupSeparatorShown(True)
         self.trials.setKeyboardTracking(False)
         self.trials.setToolTip(DEFAULT_NOTES["trials"])
         self.trials.setObjectName("trialsSpin")
-        self.seed = QSpinBox()
+        self.seed = SpinBox()
         self.seed.setRange(0, 2_147_483_647)
         self.seed.setKeyboardTracking(False)
         self.seed.setToolTip(DEFAULT_NOTES["seed"] + " A seed above 2,147,483,647 (from a file) is kept, read-only.")
@@ -301,8 +307,9 @@ class ControlsPanel(QScrollArea):
             control.set_value(self.inputs.category_multiplier(cat))
         self.all_mult.set_value(self.inputs.total_multiplier())
         total = sc.rate_per_gpu_hour
-        mtbf = fmt.duration_hours(1 / total) if total > 0 else "never"
+        how = (f"one GPU is interrupted every {fmt.duration_hours(1 / total)}" if total > 0
+               else "no GPU is ever interrupted")
+        own = any(n not in _llama3_names() for n in self.comp_rows)
         self.rate_summary.setText(
-            f"All components: {sig_text(total * 24_000)} per 1,000 GPU-days; one GPU is interrupted "
-            f"every {mtbf}. Multipliers are against the reference rates (Llama 3's)."
-        )
+            f"All components: {sig_text(total * 24_000)} per 1,000 GPU-days; {how}. Multipliers are against "
+            f"reference rates: Llama 3's{', or as opened for other components' if own else ''}.")

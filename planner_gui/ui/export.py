@@ -51,7 +51,7 @@ def caption_lines(res: PlanResult, current: Scenario) -> list[str]:
     preview = " (preview)" if res.request.quality.name == PREVIEW.name else ""
     return [
         f"{fmt.clean(name, 100)} - planner-gui {__version__}, {dt.date.today().isoformat()}",
-        f"{fmt.count(sc.gpus)} GPUs, {sc.days:g} days; one GPU interrupted {fmt.every(sc.gpu_mtbf_hours)}; "
+        f"{fmt.count(sc.gpus)} GPUs, {sc.days:g} days; interruptions per GPU: {fmt.every(sc.gpu_mtbf_hours)}; "
         f"planned {sc.planned_per_day:.3g}/day; checkpoint every {duration_text(res.main.interval_min)} ({how}), "
         f"blocking write {sc.checkpoint_write_s:g} s; detection {sc.detect_min:g} min, restart {sc.restart_min:g} min",
         f"{fmt.count(run.trials)} trials{preview}, seed {run.seed}: goodput {fmt.percent(float(res.main.goodput.mean()))} "
@@ -60,26 +60,55 @@ def caption_lines(res: PlanResult, current: Scenario) -> list[str]:
     ]
 
 
-def _caption_font() -> QFont:
-    font = QFont()
-    font.setPointSizeF(8.0)
-    return font
-
-
 def _paint(painter: QPainter, widget: pg.PlotWidget, caption: list[str]) -> None:
-    """The plot as on screen, then the caption under it (in widget pixels)."""
-    widget.render(painter)
+    """The plot's scene as on screen, then the caption under it (in widget pixels).
+
+    The scene is rendered, not the widget: ``QWidget.render`` on a scaled painter scales twice on some
+    platforms. Readouts under the mouse are hidden first: an export shows the data, not the pointer.
+    """
+    painter.fillRect(QRectF(0, 0, widget.width(), widget.height() + 1000), QColor(pg.getConfigOption("background")))
+    hidden = [item for item in widget.scene().items() if getattr(item, "isReadout", False) and item.isVisible()]
+    for item in hidden:
+        item.setVisible(False)
+    try:
+        source = widget.mapToScene(widget.viewport().rect()).boundingRect()
+        widget.scene().render(painter, QRectF(0, 0, widget.width(), widget.height()), source)
+    finally:
+        for item in hidden:
+            item.setVisible(True)
     if not caption:
         return
     font = _caption_font()
     painter.setFont(font)
     painter.setPen(QColor(pg.getConfigOption("foreground")))
-    line = QFontMetrics(font).height()
+    metrics = QFontMetrics(font)
     top = widget.height() + 4
     for i, text in enumerate(caption):
-        painter.drawText(QRectF(6, top + i * line, widget.width() - 12, line),
-                         int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
-                         QFontMetrics(font).elidedText(text, Qt.TextElideMode.ElideRight, widget.width() - 12))
+        painter.drawText(QRectF(6, top + i * metrics.height(), widget.width() - 12, metrics.height()),
+                         int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
+
+
+def _caption_font() -> QFont:
+    font = QFont()
+    font.setPointSizeF(7.5)
+    return font
+
+
+def wrap_caption(lines: list[str], width: int) -> list[str]:
+    """The caption's lines wrapped at spaces to ``width`` pixels of the caption font."""
+    metrics = QFontMetrics(_caption_font())
+    out: list[str] = []
+    for line in lines:
+        current = ""
+        for word in line.split(" "):
+            trial = f"{current} {word}" if current else word
+            if current and metrics.horizontalAdvance(trial) > width:
+                out.append(current)
+                current = word
+            else:
+                current = trial
+        out.append(current)
+    return out
 
 
 def _canvas_size(widget: pg.PlotWidget, caption: list[str]) -> QSize:
@@ -88,6 +117,7 @@ def _canvas_size(widget: pg.PlotWidget, caption: list[str]) -> QSize:
 
 
 def _render_png(widget: pg.PlotWidget, path: str, caption: list[str]) -> None:
+    caption = wrap_caption(caption, widget.width() - 12)
     size = _canvas_size(widget, caption)
     image = QImage(size * PNG_SCALE, QImage.Format.Format_ARGB32)
     image.fill(QColor(pg.getConfigOption("background")))
@@ -104,13 +134,16 @@ def _render_png(widget: pg.PlotWidget, path: str, caption: list[str]) -> None:
 
 
 def _render_svg(widget: pg.PlotWidget, path: str, caption: list[str]) -> None:
-    """Vector export through Qt's SVG generator (pyqtgraph's SVG exporter cannot parse the paths of
-    current Qt releases)."""
+    """Vector export through Qt's SVG generator (pyqtgraph's own SVG exporter fails on the paths of
+    current Qt releases). The generator gets the screen's resolution: at its default, text and markers
+    (drawn at a fixed size in pixels) would be placed by another scale than the data."""
+    caption = wrap_caption(caption, widget.width() - 12)
     size = _canvas_size(widget, caption)
     gen = QSvgGenerator()
     gen.setFileName(path)
     gen.setSize(size)
     gen.setViewBox(QRect(0, 0, size.width(), size.height()))
+    gen.setResolution(widget.logicalDpiX())
     gen.setTitle(widget.getPlotItem().titleLabel.text)
     gen.setDescription(" | ".join(caption) or "planner-gui plot")
     painter = QPainter(gen)

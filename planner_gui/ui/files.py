@@ -63,8 +63,9 @@ class FilesMixin:
         """True when it is fine to replace the current scenario (saved, discarded, or unchanged)."""
         if not self.inputs.dirty:
             return True
+        what = fmt.clean(self._path.name, 60) if self._path else f"'{fmt.clean(self.inputs.scenario.name, 60)}'"
         answer = QMessageBox.question(
-            self, "Unsaved changes", "The scenario has unsaved changes. Save them first?",
+            self, "Unsaved changes", f"{what} has unsaved changes. Save them first?",
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Save,
         )

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core import fmt
-from ..core.inputs import COMPUTED_FIELDS, Inputs
+from ..core.inputs import COMPUTED_FIELDS, Inputs, describe_changes
 from ..core.model import Scenario
 from ..core.plan import FULL, PREVIEW, PlanResult
 from ..core.scenario_io import DEFAULT_PRESET, ScenarioError, load_preset, preset_titles, validate
@@ -83,6 +83,7 @@ class MainWindow(FilesMixin, QMainWindow):
         self._render_steps: list = []
         self._rendering = False
         self._stale_reason = ""
+        self._refused = False
         self._copy_pending = False
 
         self.controls = ControlsPanel(self.inputs)
@@ -105,8 +106,9 @@ class MainWindow(FilesMixin, QMainWindow):
         geometry = self.settings.value("window/geometry") if restore else None
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
-        else:
-            self.resize(1440, 900)
+        else:  # 1440 x 900, or the screen's room if that is less
+            room = self.screen().availableGeometry()
+            self.resize(max(min(1440, room.width()), MIN_SIZE[0]), max(min(900, room.height() - 40), MIN_SIZE[1]))
         self._update_title()
         QTimer.singleShot(0, self.recompute)
 
@@ -243,11 +245,13 @@ class MainWindow(FilesMixin, QMainWindow):
             sc = validate(self.inputs.scenario)
         except ScenarioError as exc:
             self._preview_wanted = self._full_wanted = False
+            self._refused = True
             self._stale_reason = f"The current inputs cannot be computed: {fmt.clean(str(exc), 300)}"
             self.status.setText(f"Cannot compute: {fmt.clean(str(exc), 300)}")
             self._refresh_staleness()
             return
         self._stale_reason = ""
+        self._refused = False
         self.compute.submit(sc, PREVIEW if preview else FULL)
 
     def _drag_finished(self) -> None:
@@ -296,15 +300,20 @@ class MainWindow(FilesMixin, QMainWindow):
     def _refresh_staleness(self) -> None:
         """Mark the plots out of date when they show other inputs and nothing newer is on its way."""
         waiting = self.compute.busy or self._preview_wanted or self._full_wanted
-        current = self.results_current()
-        self.restart_button.setVisible(self.compute.gave_up)
-        if current or (waiting and not self.compute.gave_up):
+        if self.results_current() or (waiting and not self.compute.gave_up):
             self.banner.setVisible(False)
             return
-        shown = (f"these results show {_run_text(self.last_result)}, not the current inputs"
-                 if self.last_result is not None else "there are no results yet")
+        res = self.last_result
+        if res is None:
+            shown = "there are no results yet"
+        else:
+            differ = describe_changes(res.request.scenario, self.inputs.scenario)
+            shown = (f"these results show {_run_text(res)}"
+                     + (f", for other inputs ({differ})" if differ else ", a quick preview"))
         reason = self._stale_reason or "The run for the current inputs did not finish."
         self.stale_label.setText(f"Out of date: {shown}. {reason}")
+        self.restart_button.setText("Restart computation" if self.compute.gave_up else "Run again")
+        self.restart_button.setVisible(self.compute.gave_up or not self._refused)  # a refusal would repeat
         self.banner.setVisible(True)
 
     def _compute_failed(self, message: str) -> None:
@@ -321,8 +330,10 @@ class MainWindow(FilesMixin, QMainWindow):
         self._refresh_staleness()
 
     def _restart_compute(self) -> None:
+        """The banner's button: restart a compute process that gave up, or run the current inputs again."""
         self._stale_reason = ""
-        self.compute.restart()
+        if self.compute.gave_up:
+            self.compute.restart()
         self._full_wanted = False
         self.recompute()
 

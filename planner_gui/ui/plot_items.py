@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor
 
 from ..core import fmt
@@ -59,10 +59,18 @@ def duration_text(minutes: float) -> str:
     return fmt.duration_hours(minutes / 60.0)
 
 
-#: Durations (minutes) an interval axis puts its ticks on, with their labels.
-_DURATION_TICKS = [(1 / 60, "1 s"), (10 / 60, "10 s"), (1.0, "1 min"), (10.0, "10 min"), (60.0, "1 h"),
-                   (600.0, "10 h"), (1440.0, "1 d"), (14_400.0, "10 d"), (144_000.0, "100 d"),
-                   (525_600.0, "1 y")]
+#: Durations (minutes) an interval axis puts its major ticks on.
+_DURATION_TICKS = (1 / 60, 10 / 60, 1.0, 10.0, 60.0, 600.0, 1440.0, 14_400.0, 144_000.0, 525_600.0)
+_UNITS = ((525_600.0, "y"), (1440.0, "d"), (60.0, "h"), (1.0, "min"), (1 / 60, "s"))
+
+
+def short_duration(minutes: float) -> str:
+    """A tick label: 1 s, 20 s, 5 min, 2 h, 10 d, 1 y (two significant digits, one unit style)."""
+    for size, unit in _UNITS:
+        if minutes >= size * 0.999 or unit == "s":
+            v = minutes / size
+            return f"{v:.2g} {unit}" if v < 100 else f"{v:,.0f} {unit}"
+    return f"{minutes:g} min"
 
 
 class DurationAxis(pg.AxisItem):
@@ -73,16 +81,15 @@ class DurationAxis(pg.AxisItem):
         self.enableAutoSIPrefix(False)
 
     def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 - pyqtgraph API
-        majors = [math.log10(m) for m, _ in _DURATION_TICKS if minVal <= math.log10(m) <= maxVal]
-        minors = [math.log10(m * k) for m, _ in _DURATION_TICKS[:-1] for k in (2, 5)
+        majors = [math.log10(m) for m in _DURATION_TICKS if minVal <= math.log10(m) <= maxVal]
+        minors = [math.log10(m * k) for m in _DURATION_TICKS[:-1] for k in (2, 5)
                   if minVal <= math.log10(m * k) <= maxVal]
-        if len(majors) < 2:  # a narrow range: fall back to plain decades of minutes
+        if len(majors) < 2:  # a narrow range: ticks in plain decades, labelled as durations too
             return super().tickValues(minVal, maxVal, size)
         return [(1.0, majors), (0.3, minors)]
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph API
-        labels = {round(math.log10(m), 9): text for m, text in _DURATION_TICKS}
-        return [labels.get(round(v, 9), duration_text(10.0 ** v)) for v in values]
+        return [short_duration(10.0 ** v) for v in values]
 
 
 class PercentAxis(pg.AxisItem):
@@ -105,8 +112,8 @@ class Band:
     """
 
     def __init__(self, plot: pg.PlotItem, color: str, legend: pg.LegendItem | None) -> None:
-        self.lo = pg.PlotCurveItem(pen=pen(color, 1, alpha=0))
-        self.hi = pg.PlotCurveItem(pen=pen(color, 1, alpha=0))
+        self.lo = pg.PlotCurveItem(pen=pen(color, 1, alpha=0), connect="finite")
+        self.hi = pg.PlotCurveItem(pen=pen(color, 1, alpha=0), connect="finite")
         plot.addItem(self.lo)
         plot.addItem(self.hi)
         self.fill_brush = brush(color, 70)
@@ -152,7 +159,7 @@ class MarkedLine:
     def __init__(self, plot: pg.PlotItem, line_pen, color, height: float) -> None:
         self.vb, self.height = plot.getViewBox(), height
         self.line = pg.InfiniteLine(0, angle=90, pen=line_pen)
-        self.text = pg.TextItem(color=color, anchor=(0, 0.5), fill=brush(pg.getConfigOption("background"), 200))
+        self.text = pg.TextItem(color=color, anchor=(0, 0.5))  # no background: it must not hide the curve
         plot.addItem(self.line, ignoreBounds=True)
         plot.addItem(self.text, ignoreBounds=True)
         self.vb.sigRangeChanged.connect(self.place)
@@ -170,23 +177,34 @@ class MarkedLine:
         self.text.setPos(x, y0 + self.height * (y1 - y0))
 
 
-class Hover:
-    """The values under the mouse: a readout in the plot's top corner and, for curves, a vertical line.
+class Hover(QObject):
+    """The values under the mouse: a readout beside the pointer and, for curves, a vertical line.
 
-    ``describe(x, y)`` (view coordinates) returns the text, or "" for nothing there.
+    ``describe(x, y)`` (view coordinates) returns the text, or "" for nothing there. The readout sits
+    on the side of the pointer with more room, so it is never cut by the plot's edge; it goes away
+    when the pointer leaves the plot and when new results are drawn (its values would be stale).
     """
 
-    def __init__(self, plot: pg.PlotItem, describe: Callable[[float, float], str], line: bool = True) -> None:
-        self.plot, self.describe = plot, describe
-        self.text = pg.TextItem(anchor=(1, 0), color=pg.getConfigOption("foreground"),
-                                fill=brush(pg.getConfigOption("background"), 220))
+    def __init__(self, widget: pg.PlotWidget, describe: Callable[[float, float], str], line: bool = True) -> None:
+        super().__init__(widget)
+        self.plot, self.describe = widget.getPlotItem(), describe
+        self.text = pg.TextItem(color=pg.getConfigOption("foreground"),
+                                fill=brush(pg.getConfigOption("background"), 225), border=pen("#808080", 1))
         self.text.setZValue(100)
-        plot.addItem(self.text, ignoreBounds=True)
+        self.text.isReadout = True  # exports leave readouts out
+        self.plot.addItem(self.text, ignoreBounds=True)
         self.line = pg.InfiniteLine(angle=90, pen=pen("#808080", 1, Qt.PenStyle.DotLine)) if line else None
         if self.line is not None:
-            plot.addItem(self.line, ignoreBounds=True)
+            self.line.isReadout = True
+            self.plot.addItem(self.line, ignoreBounds=True)
         self.hide()
-        self._proxy = pg.SignalProxy(plot.scene().sigMouseMoved, rateLimit=30, slot=self._moved)
+        self._proxy = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30, slot=self._moved)
+        widget.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        if event.type() == QEvent.Type.Leave:
+            self.hide()
+        return False
 
     def hide(self) -> None:
         self.text.setVisible(False)
@@ -203,15 +221,18 @@ class Hover:
         self.show_at(p.x(), p.y())
 
     def show_at(self, x: float, y: float) -> str:
-        """Show the readout for view point (x, y); returns its text."""
+        """Show the readout for view point (x, y), as if the pointer were there; returns its text."""
         text = self.describe(x, y)
         if not text:
             self.hide()
             return ""
-        (x0, x1), (y0, y1) = self.plot.getViewBox().viewRange()
-        inverted = self.plot.getViewBox().yInverted()
+        vb = self.plot.getViewBox()
+        at = vb.mapViewToScene(QPointF(x, y))
+        centre = vb.sceneBoundingRect().center()
+        # Towards the middle of the plot from the pointer: right and below it in the top-left quarter.
+        self.text.setAnchor((0 if at.x() < centre.x() else 1, 0 if at.y() < centre.y() else 1))
         self.text.setText(text)
-        self.text.setPos(QPointF(x1, y0 if inverted else y1))
+        self.text.setPos(QPointF(x, y))
         self.text.setVisible(True)
         if self.line is not None:
             self.line.setValue(x)

@@ -59,18 +59,21 @@ MIN_PERCENT_SPAN = 2.0
 
 
 def _log_count(v: np.ndarray) -> np.ndarray:
-    """log10 of counts, with zero shown at 0.1 so a log axis can hold it."""
-    return np.log10(np.maximum(np.asarray(v, dtype=float), 0.1))
+    """log10 of counts; a count of zero has no place on a log axis and is not drawn (NaN)."""
+    v = np.asarray(v, dtype=float)
+    with np.errstate(divide="ignore"):
+        return np.where(v > 0, np.log10(np.where(v > 0, v, 1.0)), np.nan)
 
 
 def _histogram(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Bin edges and counts of per-trial goodput in percent (about 1.5 sqrt(n) bins, 10 to 80),
     over at least 0.2 points and never outside 0-100."""
     lo, hi = float(values.min()), float(values.max())
-    if hi - lo < 0.2:
+    bins = int(np.clip(np.sqrt(values.size) * 1.5, 10, 80))
+    if hi - lo < 0.2:  # (nearly) one value: ten bins of 0.02 points around it, the data in a visible bar
         mid = min(max((lo + hi) / 2, 0.1), 99.9)
-        lo, hi = mid - 0.1, mid + 0.1
-    counts, edges = np.histogram(values, bins=int(np.clip(np.sqrt(values.size) * 1.5, 10, 80)), range=(lo, hi))
+        lo, hi, bins = mid - 0.1, mid + 0.1, 10
+    counts, edges = np.histogram(values, bins=bins, range=(lo, hi))
     return edges, counts
 
 
@@ -172,13 +175,13 @@ class PlotsPanel(QWidget):
 
     # -- construction ----------------------------------------------------------------------
     def _legend(self, name: str, offset: tuple[int, int]) -> pg.LegendItem:
-        legend = self.plot(name).addLegend(offset=offset, labelTextSize="8pt", labelTextColor=self.text_color,
-                                           brush=brush(pg.getConfigOption("background"), 200))
+        # No background: a legend must not hide the data under it (and it can be dragged aside).
+        legend = self.plot(name).addLegend(offset=offset, labelTextSize="8pt", labelTextColor=self.text_color)
         self.legends[name] = legend
         return legend
 
     def _hover(self, name: str, describe: Callable[[float, float], str], line: bool = True) -> None:
-        self.hovers[name] = Hover(self.plot(name), describe, line)
+        self.hovers[name] = Hover(self.widgets[name], describe, line)
 
     def _guides(self, p: pg.PlotItem) -> None:
         for n in GUIDE_GPUS:
@@ -247,7 +250,8 @@ class PlotsPanel(QWidget):
 
     def _build_components_plot(self) -> None:
         p4 = self.plot("componentsPlot")
-        p4.setLabel("bottom", "interruptions: bar exact, dot simulated", **{"font-size": "8pt"})
+        p4.setLabel("bottom", "bar: exact; dot: simulated", **{"font-size": "8pt"})
+        p4.getAxis("bottom").enableAutoSIPrefix(False)
         p4.invertY(True)
         self.comp_bars = pg.BarGraphItem(x0=[0], y=[0], height=0.7, width=[0])
         self.comp_spread = pg.ErrorBarItem(x=np.zeros(1), y=np.zeros(1), left=0, right=0, beam=0.25,
@@ -278,10 +282,11 @@ class PlotsPanel(QWidget):
 
     def _build_breakdown(self) -> None:
         p6 = self.plot("timeBreakdownPlot")
-        p6.setLabel("bottom", "hours of the window (mean over trials)")
+        p6.setLabel("bottom", "hours (mean over trials)")
         p6.invertY(True)
         ticks = [(i, HOURS_LABELS[k]) for i, k in enumerate(HOURS_KEYS)]
         p6.getAxis("left").setTicks([ticks])
+        p6.getAxis("bottom").enableAutoSIPrefix(False)
         brushes = [pg.mkBrush(HOURS_COLORS[k]) for k in HOURS_KEYS]
         self.time_bars = pg.BarGraphItem(x0=[0] * 5, y=list(range(5)), height=0.7, width=[0] * 5, brushes=brushes)
         self.time_base = pg.BarGraphItem(x0=[0] * 5, y=list(range(5)), height=0.7, width=[0] * 5,
@@ -311,6 +316,8 @@ class PlotsPanel(QWidget):
         """
         def first() -> None:
             self.result = res
+            for hover in self.hovers.values():  # its values are about to be stale
+                hover.hide()
 
         shows = (self._show_gpus, self._show_interval, self._show_components, self._show_histogram,
                  self._show_breakdown)
@@ -347,7 +354,9 @@ class PlotsPanel(QWidget):
             self.plot(name).setXRange(*span, padding=0.02)
         counts = _log_count(np.concatenate([g.interruptions_p05, g.interruptions_p95, g.interruptions_expected,
                                             [main.trials.unplanned.mean()]]))
-        self.plot("interruptionsVsGpusPlot").setYRange(float(counts.min()), float(counts.max()), padding=0.08)
+        if np.isfinite(counts).any():
+            self.plot("interruptionsVsGpusPlot").setYRange(float(np.nanmin(counts)), float(np.nanmax(counts)),
+                                                           padding=0.08)
 
     def _show_interval(self, res: PlanResult) -> None:
         iv, main = res.by_interval, res.main
@@ -399,7 +408,9 @@ class PlotsPanel(QWidget):
         axis.setTicks([[(k, metrics.elidedText(r[0], Qt.TextElideMode.ElideRight, width - 12))
                         for k, r in enumerate(rows)]])
         axis.setWidth(width)
-        p4.setXRange(0, max(float(max(r[1] for r in rows)), float(hi.max()), 1e-9) * 1.05, padding=0)
+        base = self.comp_base.opts["width"] if self.baseline is not None else [0.0]
+        p4.setXRange(0, max(float(max(r[1] for r in rows)), float(hi.max()), float(np.max(base)), 1e-9) * 1.05,
+                     padding=0)
         p4.setYRange(-0.6, len(rows) - 0.4, padding=0)
 
     @staticmethod
@@ -459,8 +470,8 @@ class PlotsPanel(QWidget):
             return ""
         s, i = hit
         return (f"{fmt.count(s.x[i])} GPUs: {fmt.count(s.interruptions_mean[i], 1)} interruptions\n"
-                f"p05-p95 {fmt.count(s.interruptions_p05[i])}-{fmt.count(s.interruptions_p95[i])}; "
-                f"exact {fmt.count(s.interruptions_expected[i], 1)}")
+                f"p05-p95 {fmt.count(s.interruptions_p05[i])}-{fmt.count(s.interruptions_p95[i])} over "
+                f"{fmt.count(s.trials[i])} trials; exact {fmt.count(s.interruptions_expected[i], 1)}")
 
     def _describe_goodput_gpus(self, x: float, y: float) -> str:
         hit = self._sweep_point(x, True)
@@ -468,8 +479,8 @@ class PlotsPanel(QWidget):
             return ""
         s, i = hit
         return (f"{fmt.count(s.x[i])} GPUs: goodput {fmt.percent(s.goodput_mean[i])}\n"
-                f"p05-p95 {fmt.percent(s.goodput_p05[i])}-{fmt.percent(s.goodput_p95[i])}; "
-                f"exact {fmt.percent(s.goodput_expected[i], 2)}")
+                f"p05-p95 {fmt.percent(s.goodput_p05[i])}-{fmt.percent(s.goodput_p95[i])} over "
+                f"{fmt.count(s.trials[i])} trials; exact {fmt.percent(s.goodput_expected[i], 2)}")
 
     def _describe_interval(self, x: float, y: float) -> str:
         hit = self._sweep_point(x, False)
@@ -479,7 +490,8 @@ class PlotsPanel(QWidget):
         fine, exact = self.result.exact_curve
         j = nearest(np.log10(fine), x)
         return (f"every {duration_text(s.x[i])}: goodput {fmt.percent(s.goodput_mean[i])} "
-                f"(p05-p95 {fmt.percent(s.goodput_p05[i])}-{fmt.percent(s.goodput_p95[i])})\n"
+                f"(p05-p95 {fmt.percent(s.goodput_p05[i])}-{fmt.percent(s.goodput_p95[i])} over "
+                f"{fmt.count(s.trials[i])} trials)\n"
                 f"exact at {duration_text(fine[j])}: {fmt.percent(exact[j], 2)}")
 
     def _describe_component(self, x: float, y: float) -> str:
@@ -516,7 +528,7 @@ class PlotsPanel(QWidget):
         for name, item in curves.items():
             self.legends[name].removeItem(item)
             if b is not None:
-                self.legends[name].addItem(item, f"baseline: {fmt.clean(b.main.scenario.name, 40)}")
+                self.legends[name].addItem(item, "baseline (pinned)")
         for item in (*curves.values(), self.time_base):
             item.setVisible(b is not None)
         if b is None:

@@ -4,7 +4,7 @@ pinned baseline."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDoubleSpinBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from ..core import fmt
 from ..core.model import DEFAULT_NOTES
@@ -12,6 +12,7 @@ from ..core.plan import PlanResult
 from ..core.results import summarize
 from .plot_items import duration_text
 from .theme import mark_secondary
+from .widgets import DoubleSpinBox
 
 __all__ = ["SummaryStrip"]
 
@@ -82,7 +83,7 @@ class SummaryStrip(QWidget):
         self.lost = _Block("GPU-hours not spent training", "summaryLost",
                            "GPUs x (window - useful compute), and its cost at the price per GPU-hour. "
                            + DEFAULT_NOTES["gpu_hour_cost_usd"])
-        self.price = QDoubleSpinBox()
+        self.price = DoubleSpinBox()
         self.price.setObjectName("priceSpin")
         self.price.setRange(0, 10_000)
         self.price.setDecimals(2)
@@ -145,9 +146,9 @@ class SummaryStrip(QWidget):
         how = "Daly" if sc.uses_optimal_interval else "fixed"
         gain = 100 * (m.goodput_at_optimum() - m.expected.goodput)
         self.interval.value.setText(f"{duration_text(m.interval_min)} ({how})")
-        self.interval.detail.setText(
-            f"best {duration_text(opt.exact)}: +{max(gain, 0.0):.1f} points available\n"
-            f"Young {duration_text(opt.young)}, Daly {duration_text(opt.daly)}")
+        best = (f"at the best interval ({duration_text(opt.exact)})" if gain < 0.05
+                else f"best {duration_text(opt.exact)}: +{gain:.1f} points available")
+        self.interval.detail.setText(f"{best}\nYoung {duration_text(opt.young)}, Daly {duration_text(opt.daly)}")
         self._show_cost()
         self._show_versus()
 

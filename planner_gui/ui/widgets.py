@@ -6,9 +6,35 @@ import math
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QAbstractSpinBox, QDoubleSpinBox, QGridLayout, QLabel, QSlider, QWidget
+from PySide6.QtWidgets import QAbstractSpinBox, QDoubleSpinBox, QGridLayout, QLabel, QSlider, QSpinBox, QWidget
 
-__all__ = ["LogSlider", "ValueControl", "significant", "sig_text", "nice_gpu_count"]
+__all__ = ["LogSlider", "ValueControl", "SpinBox", "DoubleSpinBox", "significant", "sig_text", "nice_gpu_count"]
+
+
+class _WheelOnlyWhenFocused:
+    """The mouse wheel changes the value only once the control has the focus (a click or Tab);
+    otherwise it scrolls the panel the control sits in, as a user scrolling past it expects."""
+
+    def _init_wheel(self) -> None:
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+
+    def wheelEvent(self, event) -> None:  # noqa: N802 - Qt API
+        if self.hasFocus():
+            super().wheelEvent(event)
+        else:
+            event.ignore()  # passed on to the scroll area
+
+
+class SpinBox(_WheelOnlyWhenFocused, QSpinBox):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._init_wheel()
+
+
+class DoubleSpinBox(_WheelOnlyWhenFocused, QDoubleSpinBox):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._init_wheel()
 
 _STEPS = 1000
 
@@ -42,11 +68,12 @@ def nice_gpu_count(value: float) -> float:
     return significant(value, 2)
 
 
-class LogSlider(QSlider):
+class LogSlider(_WheelOnlyWhenFocused, QSlider):
     """A horizontal slider whose integer positions map to a log scale from ``lo`` to ``hi``."""
 
     def __init__(self, lo: float, hi: float, parent: QWidget | None = None) -> None:
         super().__init__(Qt.Orientation.Horizontal, parent)
+        self._init_wheel()
         if not 0 < lo < hi:
             raise ValueError("a log slider needs 0 < lo < hi")
         self._lo, self._hi = math.log(lo), math.log(hi)
@@ -94,7 +121,7 @@ class ValueControl(QWidget):
         if object_name:
             self.slider.setObjectName(object_name)
         self.slider.setAccessibleName(label)
-        self.spin = QDoubleSpinBox()
+        self.spin = DoubleSpinBox()
         self.spin.setDecimals(decimals)
         self.spin.setRange(*value_range)
         self.spin.setKeyboardTracking(False)
