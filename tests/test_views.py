@@ -407,3 +407,22 @@ def test_the_first_window_fits_the_screen(make_window):
     from planner_gui.ui.main_window import MIN_SIZE as smallest
 
     assert win.width() <= max(room.width(), smallest[0]) and win.height() <= max(room.height(), smallest[1])
+
+
+def test_svg_exports_need_no_non_scaling_strokes(make_window, tmp_path):
+    """Curves come out in pixel coordinates: renderers without ``vector-effect`` (librsvg, office suites)
+    would otherwise scale their strokes with the data and draw bands instead of lines."""
+    import re
+
+    from planner_gui.ui.export import flatten_svg
+
+    doc = ('<g fill="none" transform="matrix(2,0,0,16,10,20)"\n>\n'
+           '<path vector-effect="non-scaling-stroke" d="M0,1 L3,-1 Z"/>\n<polyline points="1,0 2,1 " />\n</g>')
+    flat = flatten_svg(doc)
+    assert 'matrix(1,0,0,1,0,0)' in flat and 'd="M10,36 L16,4 Z"' in flat and 'points="12,20 14,36 "' in flat
+    win = make_window()
+    for path in win.export_plots_to(tmp_path / "p.svg"):
+        for matrix, body in re.findall(r'transform="matrix\(([^)]*)\)"[^>]*>(.*?)</g>', path.read_text(), re.DOTALL):
+            a, b, c, d, _, _ = (float(v) for v in matrix.split(","))
+            if "<path" in body or "<polyline" in body:
+                assert (a, b, c, d) == (1, 0, 0, 1), (path.name, matrix)

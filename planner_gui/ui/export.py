@@ -7,6 +7,7 @@ import csv
 import datetime as dt
 import io
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -133,6 +134,36 @@ def _render_png(widget: pg.PlotWidget, path: str, caption: list[str]) -> None:
         raise OSError(f"{Path(path).name}: cannot write the image")
 
 
+_GROUP = re.compile(r'(<g [^>]*?transform=")matrix\(([^)]*)\)("[^>]*>)(.*?)(</g>)', re.DOTALL)
+_POINT = re.compile(r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?),(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
+
+
+def flatten_svg(text: str) -> str:
+    """Apply each drawing group's transform to its paths' and polylines' points.
+
+    Qt writes a curve in data coordinates under a group that scales them to pixels, with
+    ``vector-effect="non-scaling-stroke"`` to keep its lines one pixel wide. Renderers without that
+    SVG Tiny 1.2 feature (librsvg, many office suites) scale the stroke with the data: a line drawn in
+    a plot whose y scale is 16 pixels per unit becomes a 16-pixel band. With the points in pixels and
+    the transform gone, every renderer draws what the screen shows.
+    """
+    def flatten(m: re.Match[str]) -> str:
+        body = m.group(4)
+        if "<text" in body or "<rect" in body or "<image" in body:
+            return m.group(0)  # only point lists are rewritten; anything else keeps its transform
+        a, b, c, d, e, f = (float(v) for v in m.group(2).split(","))
+
+        def point(p: re.Match[str]) -> str:
+            x, y = float(p.group(1)), float(p.group(2))
+            return f"{a * x + c * y + e:.6g},{b * x + d * y + f:.6g}"
+
+        body = re.sub(r'( (?:d|points)=")([^"]*)(")', lambda q: q.group(1) + _POINT.sub(point, q.group(2)) + q.group(3),
+                      body)
+        return f"{m.group(1)}matrix(1,0,0,1,0,0){m.group(3)}{body}{m.group(5)}"
+
+    return _GROUP.sub(flatten, text)
+
+
 def _render_svg(widget: pg.PlotWidget, path: str, caption: list[str]) -> None:
     """Vector export through Qt's SVG generator (pyqtgraph's own SVG exporter fails on the paths of
     current Qt releases). The generator gets the screen's resolution: at its default, text and markers
@@ -151,6 +182,8 @@ def _render_svg(widget: pg.PlotWidget, path: str, caption: list[str]) -> None:
         _paint(painter, widget, caption)
     finally:
         painter.end()
+    svg = Path(path)
+    svg.write_text(flatten_svg(svg.read_text(encoding="utf-8")), encoding="utf-8")
 
 
 def export_plots(widgets: dict[str, pg.PlotWidget], base: str | os.PathLike[str],
