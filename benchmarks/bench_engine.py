@@ -62,7 +62,9 @@ def peak_rss_mb():
         return peak / 2**20 if sys.platform == "darwin" else peak / 1024
 """
 
-BIG_CHILD = PEAK_RSS + """
+BIG_CHILD = (
+    PEAK_RSS
+    + """
 import time
 from planner_gui.core.model import Scenario
 from planner_gui.core.results import simulate
@@ -73,13 +75,17 @@ dt = time.perf_counter() - t0
 events = int(res.trials.unplanned.sum() + res.trials.planned.sum())
 print(f"{events} {dt} {peak_rss_mb()} {res.goodput.mean()} {res.expected.goodput}")
 """
+)
 
-IDLE_CHILD = PEAK_RSS + """
+IDLE_CHILD = (
+    PEAK_RSS
+    + """
 from planner_gui.core.model import Scenario
 from planner_gui.core.results import simulate
 simulate(Scenario(gpus=1024, trials=10))
 print(peak_rss_mb())
 """
+)
 
 
 def main() -> None:
@@ -100,17 +106,20 @@ def main() -> None:
     xs = gpu_counts(41)
     for trials in (50, 200, 1000):
         sc = Scenario(trials=trials)
-        seconds = best_of(lambda: sweep_gpus(sc, xs), max(1, args.repeat // 2))
+        seconds = best_of(lambda sc=sc: sweep_gpus(sc, xs), max(1, args.repeat // 2))
         print(f"sweep 41 GPU counts (1,024 to 1,048,576) x {trials:>5,} trials: {seconds * 1e3:8.1f} ms")
     for gpus in (16_384, 100_000):
         sc = Scenario(gpus=gpus, trials=200)
-        seconds = best_of(lambda: sweep_interval(sc, interval_points(41)), args.repeat)
-        single = best_of(lambda: simulate(sc), args.repeat)
-        print(f"sweep 41 intervals at {gpus:,} GPUs x 200 trials: {seconds * 1e3:8.1f} ms "
-              f"(one interval alone: {single * 1e3:.1f} ms; draws are shared across intervals)")
+        seconds = best_of(lambda sc=sc: sweep_interval(sc, interval_points(41)), args.repeat)
+        single = best_of(lambda sc=sc: simulate(sc), args.repeat)
+        print(
+            f"sweep 41 intervals at {gpus:,} GPUs x 200 trials: {seconds * 1e3:8.1f} ms "
+            f"(one interval alone: {single * 1e3:.1f} ms; draws are shared across intervals)"
+        )
     if args.big:
-        idle = float(subprocess.run([sys.executable, "-c", IDLE_CHILD], capture_output=True, text=True,
-                                    check=True).stdout)
+        idle = float(
+            subprocess.run([sys.executable, "-c", IDLE_CHILD], capture_output=True, text=True, check=True).stdout
+        )
         out = subprocess.run([sys.executable, "-c", BIG_CHILD], capture_output=True, text=True, check=True)
         events, dt, peak, mc, exact = out.stdout.split()
         print(

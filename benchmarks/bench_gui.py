@@ -19,20 +19,21 @@ import os
 import sys
 import tempfile
 import time
+import typing
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
-from PySide6.QtCore import QElapsedTimer, QEventLoop, QSettings, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import numpy as np
+from PySide6.QtCore import QElapsedTimer, QEventLoop, QSettings, QTimer
+from PySide6.QtWidgets import QApplication
 
 
 class _TracingApp(QApplication):
     """With TRACE_STALLS=1: remember every event that takes over 15 ms, to explain stalls."""
 
-    slow: list = []
+    slow: typing.ClassVar[list] = []
 
-    def notify(self, receiver, event):  # noqa: D102
+    def notify(self, receiver, event):
         t0 = time.perf_counter()
         try:
             return super().notify(receiver, event)
@@ -82,8 +83,7 @@ def wait_shown(win, generation: int, timeout_s: float = 60.0, full: bool = False
 
     def done() -> bool:
         r = win.last_result
-        return (r is not None and r.request.generation >= generation
-                and (not full or r.request.quality.name == "full"))
+        return r is not None and r.request.generation >= generation and (not full or r.request.quality.name == "full")
 
     def check() -> None:
         if done():
@@ -125,7 +125,7 @@ def drag(win, slider, seconds: float = 2.0) -> tuple[int, list[float], float]:
     """Drag at 60 Hz; return (refreshes, preview latencies, time from release to full results)."""
     shown_at: list[tuple[float, int]] = []
     moved_at: dict[int, float] = {}
-    hook = lambda: shown_at.append((time.perf_counter(), win.last_result.request.generation))  # noqa: E731
+    hook = lambda: shown_at.append((time.perf_counter(), win.last_result.request.generation))
     win.resultsShown.connect(hook)
     slider.setSliderDown(True)
     start = time.perf_counter()
@@ -179,14 +179,22 @@ def main() -> int:
         refreshes, latencies, full = drag(win, restart)
         stall = monitor.stop()
         worst = max(worst, stall)
-        print(f"{n:>7,} GPUs: move -> all plots fresh, restart slider: p50 {pct(t_other, 50):6.1f} ms, "
-              f"p95 {pct(t_other, 95):6.1f} ms" + ("  (floor: p95 <= 200 ms)" if n == 100_000 else ""))
-        print(f"{'':>12} ... refined to full quality:       p50 {pct(t_other_full, 50):6.1f} ms, "
-              f"p95 {pct(t_other_full, 95):6.1f} ms")
-        print(f"{'':>12} GPU slider (GPU sweep reused):    p50 {pct(t_gpu, 50):6.1f} ms, p95 {pct(t_gpu, 95):6.1f} ms; "
-              f"full p50 {pct(t_gpu_full, 50):6.1f} ms, p95 {pct(t_gpu_full, 95):6.1f} ms")
-        print(f"{'':>12} 2 s drag at 60 Hz: {refreshes} refreshes, preview latency p50 {pct(latencies, 50):.1f} ms, "
-              f"p95 {pct(latencies, 95):.1f} ms; release -> full results {full * 1000:.0f} ms")
+        print(
+            f"{n:>7,} GPUs: move -> all plots fresh, restart slider: p50 {pct(t_other, 50):6.1f} ms, "
+            f"p95 {pct(t_other, 95):6.1f} ms" + ("  (floor: p95 <= 200 ms)" if n == 100_000 else "")
+        )
+        print(
+            f"{'':>12} ... refined to full quality:       p50 {pct(t_other_full, 50):6.1f} ms, "
+            f"p95 {pct(t_other_full, 95):6.1f} ms"
+        )
+        print(
+            f"{'':>12} GPU slider (GPU sweep reused):    p50 {pct(t_gpu, 50):6.1f} ms, p95 {pct(t_gpu, 95):6.1f} ms; "
+            f"full p50 {pct(t_gpu_full, 50):6.1f} ms, p95 {pct(t_gpu_full, 95):6.1f} ms"
+        )
+        print(
+            f"{'':>12} 2 s drag at 60 Hz: {refreshes} refreshes, preview latency p50 {pct(latencies, 50):.1f} ms, "
+            f"p95 {pct(latencies, 95):.1f} ms; release -> full results {full * 1000:.0f} ms"
+        )
         print(f"{'':>12} longest GUI event-loop stall: {stall} ms (floor: 100 ms)")
     win._confirm_discard = lambda: True
     win.close()

@@ -44,8 +44,20 @@ def main() -> int:
     ap.add_argument("--max-mb", type=float, default=250.0)
     args = ap.parse_args()
     spec = ROOT / "packaging" / "planner-gui.spec"
-    cmd = [sys.executable, "-m", "PyInstaller", str(spec), "--noconfirm", "--clean", "--log-level", "WARN",
-           "--distpath", str(ROOT / "dist"), "--workpath", str(ROOT / "build" / "pyinstaller")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "PyInstaller",
+        str(spec),
+        "--noconfirm",
+        "--clean",
+        "--log-level",
+        "WARN",
+        "--distpath",
+        str(ROOT / "dist"),
+        "--workpath",
+        str(ROOT / "build" / "pyinstaller"),
+    ]
     print("+", " ".join(cmd), flush=True)
     if subprocess.run(cmd, cwd=ROOT).returncode != 0:
         print("build: PyInstaller failed", file=sys.stderr)

@@ -14,8 +14,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-BAD_MARKERS = ("Traceback (most recent call last)", "ImportError", "ModuleNotFoundError",
-               "could not load the Qt platform plugin", "Segmentation fault")
+BAD_MARKERS = (
+    "Traceback (most recent call last)",
+    "ImportError",
+    "ModuleNotFoundError",
+    "could not load the Qt platform plugin",
+    "Segmentation fault",
+)
 
 
 def executable(dist: Path, name: str) -> Path:
@@ -38,9 +43,15 @@ def main() -> int:
     exe = executable(dist, "planner-gui")
     cli = executable(dist, "planner-gui-cli") if (dist / "planner-gui-cli.exe").exists() else exe
     home = Path(tempfile.mkdtemp(prefix="planner-smoke-"))
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PLANNER_GUI_QUIT_AFTER_START="1", HOME=str(home),
-               XDG_CONFIG_HOME=str(home / "config"), XDG_DATA_HOME=str(home / "data"),
-               XDG_CACHE_HOME=str(home / "cache"))
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        PLANNER_GUI_QUIT_AFTER_START="1",
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_CACHE_HOME=str(home / "cache"),
+    )
     env.pop("PYTHONPATH", None)  # the bundle must not lean on a source tree
     ok = True
 
@@ -51,11 +62,20 @@ def main() -> int:
     bad = [m for m in BAD_MARKERS if m in output]
     ok &= check("no import error or traceback", not bad, f"{bad}\n{output[-3000:]}")
     logs = list(home.rglob("planner-gui.log"))
-    ok &= check("log file written in the user's log directory", bool(logs) and
-                "init finished" in logs[0].read_text(errors="replace"), str(logs))
+    ok &= check(
+        "log file written in the user's log directory",
+        bool(logs) and "init finished" in logs[0].read_text(errors="replace"),
+        str(logs),
+    )
 
-    run = subprocess.run([str(cli), "run", "--preset", "llama3-405b", "--json"], capture_output=True, text=True,
-                         env=env, timeout=300, cwd=home)
+    run = subprocess.run(
+        [str(cli), "run", "--preset", "llama3-405b", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=home,
+    )
     ok &= check("command line exits 0", run.returncode == 0, run.stderr[-2000:])
     try:
         doc = json.loads(run.stdout)
@@ -64,10 +84,14 @@ def main() -> int:
         parsed, doc = False, exc
     ok &= check("command line JSON parses and is plausible", parsed, str(doc)[:500])
 
-    bad_flag = subprocess.run([str(cli), "run", "--gpus", "0"], capture_output=True, text=True, env=env,
-                              timeout=120, cwd=home)
-    ok &= check("bad flag: exit 2 with one line", bad_flag.returncode == 2 and
-                len(bad_flag.stderr.strip().splitlines()) == 1, bad_flag.stderr)
+    bad_flag = subprocess.run(
+        [str(cli), "run", "--gpus", "0"], capture_output=True, text=True, env=env, timeout=120, cwd=home
+    )
+    ok &= check(
+        "bad flag: exit 2 with one line",
+        bad_flag.returncode == 2 and len(bad_flag.stderr.strip().splitlines()) == 1,
+        bad_flag.stderr,
+    )
     print("smoke test passed" if ok else "smoke test FAILED")
     return 0 if ok else 1
 

@@ -51,8 +51,12 @@ def missing_window_libraries() -> list[str]:
     Without them Qt aborts with a message that names the wrong library; this finds the real ones
     before Qt starts, with ``ldd`` on its X11 plugin. Anywhere else, or if it cannot tell, [].
     """
-    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM", "xcb") != "xcb" \
-            or not os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+    if (
+        not sys.platform.startswith("linux")
+        or os.environ.get("QT_QPA_PLATFORM", "xcb") != "xcb"
+        or not os.environ.get("DISPLAY")
+        or os.environ.get("WAYLAND_DISPLAY")
+    ):
         return []
     import ctypes.util
     import shutil
@@ -63,8 +67,7 @@ def missing_window_libraries() -> list[str]:
     except ImportError:
         return []
     qt = Path(PySide6.__file__).parent / "Qt"
-    targets = [p for p in (qt / "plugins" / "platforms" / "libqxcb.so", qt / "lib" / "libQt6XcbQpa.so.6")
-               if p.exists()]
+    targets = [p for p in (qt / "plugins" / "platforms" / "libqxcb.so", qt / "lib" / "libQt6XcbQpa.so.6") if p.exists()]
     ldd = shutil.which("ldd")
     if not targets or ldd is None:
         return []
@@ -97,8 +100,9 @@ def _setup_logging() -> Path | None:
     target = None
     try:
         target = log_dir() / "planner-gui.log"
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(target, maxBytes=2_000_000, backupCount=3,
-                                                                        encoding="utf-8")
+        handler: logging.Handler = logging.handlers.RotatingFileHandler(
+            target, maxBytes=2_000_000, backupCount=3, encoding="utf-8"
+        )
         handler.setFormatter(fmt)
         root.addHandler(handler)
     except OSError as exc:  # a read-only home must not stop the app
@@ -139,8 +143,11 @@ def run_gui(scenario_path: str | None = None) -> int:
     missing = missing_window_libraries()
     if missing:
         packages = " ".join(_debian_package(m) for m in missing)
-        print(f"planner-gui: Qt cannot open a window here: missing system libraries {', '.join(missing)} "
-              f"(on Debian or Ubuntu: apt-get install {packages}); {HEADLESS_HINT}", file=sys.stderr)
+        print(
+            f"planner-gui: Qt cannot open a window here: missing system libraries {', '.join(missing)} "
+            f"(on Debian or Ubuntu: apt-get install {packages}); {HEADLESS_HINT}",
+            file=sys.stderr,
+        )
         return 2
     log_file = _setup_logging()
     from PySide6.QtCore import QTimer
@@ -165,6 +172,7 @@ def run_gui(scenario_path: str | None = None) -> int:
     window.show()
     log.info("planner-gui %s started (Qt platform %s)", __version__, app.platformName())
     if os.environ.get(QUIT_ENV):
+
         def finish() -> None:
             log.info("init finished")
             window.close()

@@ -20,7 +20,6 @@ from . import __version__
 from .core import fmt
 from .core.model import OPTIMAL, Scenario
 from .core.results import SimulationResult, simulate
-from .core.server import SERVE_ARG
 from .core.scenario_io import (
     DEFAULT_PRESET,
     LIMITS,
@@ -34,7 +33,7 @@ from .core.scenario_io import (
     smallest_gpu_mtbf_hours,
     validate,
 )
-from .core.userfiles import writable_target, write_atomic
+from .core.server import SERVE_ARG
 from .core.sweep import (
     Cost,
     check_sweep_size,
@@ -44,6 +43,7 @@ from .core.sweep import (
     sweep_gpus,
     sweep_interval,
 )
+from .core.userfiles import writable_target, write_atomic
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -97,8 +97,9 @@ def _parse_number(text: str, kind: str) -> int | float:
     if not value:
         raise argparse.ArgumentTypeError(f"must be {kind} (got an empty value)")
     if len(value) > _MAX_NUMBER_CHARS:
-        raise argparse.ArgumentTypeError(f"must be {kind} of at most {_MAX_NUMBER_CHARS} characters "
-                                         f"(got {len(value):,} characters)")
+        raise argparse.ArgumentTypeError(
+            f"must be {kind} of at most {_MAX_NUMBER_CHARS} characters (got {len(value):,} characters)"
+        )
     if not value.isascii():
         raise argparse.ArgumentTypeError(f"must be {kind} written with the ASCII digits 0-9 (got {_quoted(text)})")
     if value.lower() in _NOT_FINITE:
@@ -108,7 +109,8 @@ def _parse_number(text: str, kind: str) -> int | float:
         if re.fullmatch(r"[+-]?[\d,_]+(?:\.\d*)?(?:[eE][+-]?\d+)?", value):
             raise argparse.ArgumentTypeError(
                 f"must be {kind}; ',' and '_' may only separate groups of three digits, as in 100,000 or "
-                f"100_000 (got {_quoted(text)})")
+                f"100_000 (got {_quoted(text)})"
+            )
         raise argparse.ArgumentTypeError(f"must be {kind} (got {_quoted(text)})")
     plain = value.replace(",", "").replace("_", "")
     if m.group("frac") is None and m.group("frac_only") is None and m.group("exp") is None:
@@ -160,30 +162,46 @@ FLAG_FIELDS = {
 }
 #: Fields whose flags change what a scenario describes, and so its name. Trials and seed change only
 #: how the Monte Carlo estimates it.
-_NAMED_FIELDS = ("gpus", "days", "checkpoint_interval_min", "checkpoint_write_s", "detect_min", "restart_min",
-                 "planned_per_day")
+_NAMED_FIELDS = (
+    "gpus",
+    "days",
+    "checkpoint_interval_min",
+    "checkpoint_write_s",
+    "detect_min",
+    "restart_min",
+    "planned_per_day",
+)
 
 
 def _add_scenario_flags(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--preset", metavar="NAME", help=f"start from a preset ({', '.join(preset_names())})")
-    src.add_argument("--scenario", metavar="FILE", type=_file_name,
-                     help="start from a scenario JSON file")
-    p.add_argument("--name", metavar="TEXT",
-                   help="the scenario's name (default: the preset's or file's, marked 'edited' when flags change it)")
+    src.add_argument("--scenario", metavar="FILE", type=_file_name, help="start from a scenario JSON file")
+    p.add_argument(
+        "--name",
+        metavar="TEXT",
+        help="the scenario's name (default: the preset's or file's, marked 'edited' when flags change it)",
+    )
     p.add_argument("--gpus", type=_integer, metavar="N", help="GPUs in the job")
     p.add_argument("--days", type=_number, metavar="D", help="wall-clock window, days")
-    p.add_argument("--checkpoint-interval", type=_interval, metavar="MIN|optimal",
-                   help="compute minutes between checkpoints, or 'optimal' (Daly)")
-    p.add_argument("--checkpoint-write", type=_number, metavar="SEC",
-                   help="blocking checkpoint write, seconds")
+    p.add_argument(
+        "--checkpoint-interval",
+        type=_interval,
+        metavar="MIN|optimal",
+        help="compute minutes between checkpoints, or 'optimal' (Daly)",
+    )
+    p.add_argument("--checkpoint-write", type=_number, metavar="SEC", help="blocking checkpoint write, seconds")
     p.add_argument("--detect", type=_number, metavar="MIN", help="detection time, minutes")
-    p.add_argument("--restart", type=_number, metavar="MIN",
-                   help="restart time (reschedule, initialise, load), minutes")
-    p.add_argument("--planned-per-day", type=_number, metavar="X",
-                   help="planned interruptions per day")
-    p.add_argument("--gpu-mtbf-hours", type=_number, metavar="H",
-                   help="scale all component rates so one GPU's MTBF is H hours (mix kept)")
+    p.add_argument(
+        "--restart", type=_number, metavar="MIN", help="restart time (reschedule, initialise, load), minutes"
+    )
+    p.add_argument("--planned-per-day", type=_number, metavar="X", help="planned interruptions per day")
+    p.add_argument(
+        "--gpu-mtbf-hours",
+        type=_number,
+        metavar="H",
+        help="scale all component rates so one GPU's MTBF is H hours (mix kept)",
+    )
     p.add_argument("--trials", type=_integer, metavar="K", help="Monte Carlo trials")
     p.add_argument("--seed", type=_integer, metavar="S", help="random seed")
 
@@ -195,14 +213,16 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="simulate one scenario and print a report")
     _add_scenario_flags(run)
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
-    run.add_argument("--save", metavar="FILE", type=_file_name,
-                     help="also write the scenario, after every flag, as a scenario file")
+    run.add_argument(
+        "--save", metavar="FILE", type=_file_name, help="also write the scenario, after every flag, as a scenario file"
+    )
     sw = sub.add_parser("sweep", help="simulate over GPU count or checkpoint interval and write CSV")
     _add_scenario_flags(sw)
     sw.add_argument("--over", choices=("gpus", "interval"), default="gpus", help="the swept input")
     sw.add_argument("--points", type=_integer, default=41, metavar="N", help="points (2-401)")
-    sw.add_argument("--output", "-o", metavar="FILE", type=_file_name,
-                    help="CSV file to write ('-' or none: standard output)")
+    sw.add_argument(
+        "--output", "-o", metavar="FILE", type=_file_name, help="CSV file to write ('-' or none: standard output)"
+    )
     gui = sub.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("--scenario", metavar="FILE", type=_file_name, help="open this scenario file")
     return parser
@@ -242,8 +262,9 @@ def _with_mtbf(sc: Scenario, hours: float) -> Scenario:
         shown = math.ceil(least / step) * step
         if shown < least * (1 + 1e-12):
             shown += step
-        raise ScenarioError(f"--gpu-mtbf-hours: must be at least {shown:.3g} hours with this component mix "
-                            f"(got {hours:g})")
+        raise ScenarioError(
+            f"--gpu-mtbf-hours: must be at least {shown:.3g} hours with this component mix (got {hours:g})"
+        )
     return scaled
 
 
@@ -266,8 +287,11 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
     overrides = {f: getattr(args, flag[2:].replace("-", "_")) for f, flag in FLAG_FIELDS.items()}
     overrides = {f: v for f, v in overrides.items() if v is not None}
     sc = sc.replace(**overrides)
-    edits = [f"{FLAG_FIELDS[f]} {_show_value(overrides[f])}" for f in _NAMED_FIELDS
-             if f in overrides and overrides[f] != getattr(base, f)]
+    edits = [
+        f"{FLAG_FIELDS[f]} {_show_value(overrides[f])}"
+        for f in _NAMED_FIELDS
+        if f in overrides and overrides[f] != getattr(base, f)
+    ]
     if args.gpu_mtbf_hours is not None:
         sc = _with_mtbf(sc, args.gpu_mtbf_hours)
         if sc.components != base.components:
@@ -324,6 +348,7 @@ def report(res: SimulationResult) -> str:
 
 # -- time estimate and progress -----------------------------------------------------------------------
 
+
 def _about(seconds: float) -> str:
     """``about 35 s``, ``about 4 min``."""
     if seconds < 10:
@@ -360,10 +385,11 @@ class _Progress:
         except (OSError, ValueError):
             pass
 
-    def __enter__(self) -> "_Progress":
+    def __enter__(self) -> _Progress:
         if self.cost.seconds >= ESTIMATE_AFTER_S:
-            self._write(f"planner-gui: {self.what}: {_about(self.cost.seconds)} on a 2-core machine "
-                        "(Ctrl-C stops it)\n")
+            self._write(
+                f"planner-gui: {self.what}: {_about(self.cost.seconds)} on a 2-core machine (Ctrl-C stops it)\n"
+            )
         self.t0 = time.monotonic()
         return self
 
@@ -393,13 +419,15 @@ class _Progress:
 
 # -- commands -------------------------------------------------------------------------------------------
 
+
 def _check_output(path: str, flag: str) -> None:
     """Refuse an output file that cannot be written, before any time is spent computing."""
     try:
         writable_target(path)
     except OSError as exc:
-        raise ScenarioError(f"{flag}: {fmt.clean(path, 120)}: cannot write ({fmt.clean(exc.strerror or str(exc), 160)})"
-                            ) from None
+        raise ScenarioError(
+            f"{flag}: {fmt.clean(path, 120)}: cannot write ({fmt.clean(exc.strerror or str(exc), 160)})"
+        ) from None
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -437,8 +465,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         try:
             write_atomic(args.output, text)
         except OSError as exc:
-            raise ScenarioError(f"{fmt.clean(args.output, 120)}: cannot write "
-                                f"({fmt.clean(exc.strerror or str(exc), 160)})") from None
+            raise ScenarioError(
+                f"{fmt.clean(args.output, 120)}: cannot write ({fmt.clean(exc.strerror or str(exc), 160)})"
+            ) from None
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -489,4 +518,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-__all__ = ["main", "build_parser", "report", "scenario_from_args"]
+__all__ = ["build_parser", "main", "report", "scenario_from_args"]

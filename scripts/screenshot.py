@@ -36,10 +36,16 @@ def main() -> int:
 
         app.setStyle("Fusion")
         pal = QPalette()
-        for role, color in ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#e6e6e6"),
-                            (QPalette.ColorRole.Base, "#1e1e1e"), (QPalette.ColorRole.Text, "#e6e6e6"),
-                            (QPalette.ColorRole.Button, "#3a3a3a"), (QPalette.ColorRole.ButtonText, "#e6e6e6"),
-                            (QPalette.ColorRole.Mid, "#9a9a9a"), (QPalette.ColorRole.Highlight, "#4e79a7")):
+        for role, color in (
+            (QPalette.ColorRole.Window, "#2b2b2b"),
+            (QPalette.ColorRole.WindowText, "#e6e6e6"),
+            (QPalette.ColorRole.Base, "#1e1e1e"),
+            (QPalette.ColorRole.Text, "#e6e6e6"),
+            (QPalette.ColorRole.Button, "#3a3a3a"),
+            (QPalette.ColorRole.ButtonText, "#e6e6e6"),
+            (QPalette.ColorRole.Mid, "#9a9a9a"),
+            (QPalette.ColorRole.Highlight, "#4e79a7"),
+        ):
             pal.setColor(role, QColor(color))
         app.setPalette(pal)
     from planner_gui.ui.theme import configure_pyqtgraph

@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "planner_gui", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "planner_gui", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
 
 
 def test_run_json_has_the_documented_keys_and_round_trips(tmp_path):
@@ -40,9 +41,30 @@ def test_run_json_has_the_documented_keys_and_round_trips(tmp_path):
 
 
 def test_overrides_apply():
-    out = cli("run", "--gpus", "100,000", "--days", "10", "--checkpoint-interval", "30", "--checkpoint-write", "60",
-              "--detect", "2", "--restart", "3", "--planned-per-day", "0", "--gpu-mtbf-hours", "50000",
-              "--trials", "100", "--seed", "5", "--json")
+    out = cli(
+        "run",
+        "--gpus",
+        "100,000",
+        "--days",
+        "10",
+        "--checkpoint-interval",
+        "30",
+        "--checkpoint-write",
+        "60",
+        "--detect",
+        "2",
+        "--restart",
+        "3",
+        "--planned-per-day",
+        "0",
+        "--gpu-mtbf-hours",
+        "50000",
+        "--trials",
+        "100",
+        "--seed",
+        "5",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     sc = doc["scenario"]
@@ -71,16 +93,20 @@ def test_readable_report():
         (["run", "--detect", "-1"], "--detect: must be a number from 0 to 10,080 (got -1)"),
         (["run", "--trials", "100000", "--gpus", "10000000", "--days", "3650"], "--trials: about"),
         (["run", "--gpu-mtbf-hours", "0"], "--gpu-mtbf-hours: must be more than 0"),
-        (["run", "--gpu-mtbf-hours", "1e-9"],
-         "--gpu-mtbf-hours: must be at least 0.354 hours with this component mix (got 1e-09)"),
+        (
+            ["run", "--gpu-mtbf-hours", "1e-9"],
+            "--gpu-mtbf-hours: must be at least 0.354 hours with this component mix (got 1e-09)",
+        ),
         (["run", "--preset", "nope"], "--preset: unknown preset 'nope' (available: "),
         (["run", "--scenario", "/does/not/exist.json"], "cannot read"),
         (["run", "--preset", "llama3-405b", "--scenario", "x.json"], "not allowed with"),
         (["run", "--bogus"], "unrecognized arguments"),
         (["sweep", "--points", "1"], "--points: must be from 2 to 401"),
         (["sweep", "--over", "days"], "invalid choice"),
-        (["run", "--gpu-mtbf-hours", "1e-310"],
-         "--gpu-mtbf-hours: must be at least 0.354 hours with this component mix (got 1e-310)"),
+        (
+            ["run", "--gpu-mtbf-hours", "1e-310"],
+            "--gpu-mtbf-hours: must be at least 0.354 hours with this component mix (got 1e-310)",
+        ),
         (["run", "--gpu-mtbf-hours", "5e-324"], "--gpu-mtbf-hours: must be at least 0.354 hours"),
         (["run", "--scenario", "/dev/zero"], "/dev/zero: is a character device, not a regular file"),
         (["run", "--scenario", ""], "argument --scenario: must be a file name (got an empty value)"),
@@ -90,8 +116,10 @@ def test_readable_report():
         (["run", "--days", "1,5"], "argument --days: must be a number; ',' and '_' may only separate groups"),
         (["run", "--gpus", "\u0661\u0662\u0663"], "argument --gpus: must be a whole number written with the ASCII"),
         (["run", "--name", "x" * 201], "--name: must be a non-empty text of at most 200 characters"),
-        (["sweep", "--over", "interval", "--points", "41", "--gpus", "10000000", "--days", "365"],
-         "--points: a sweep over 41 checkpoint intervals costs as much as simulating about"),
+        (
+            ["sweep", "--over", "interval", "--points", "41", "--gpus", "10000000", "--days", "365"],
+            "--points: a sweep over 41 checkpoint intervals costs as much as simulating about",
+        ),
         (["sweep", "--points", "401", "--days", "840"], "--points: a sweep over 401 GPU counts costs"),
     ],
 )
@@ -129,7 +157,7 @@ def test_sweep_writes_csv(tmp_path):
     assert len(rows) == 9 and rows[0]["gpus"] == "1024" and rows[-1]["gpus"] == "1048576"
     out = cli("sweep", "--over", "interval", "--points", "5", "--trials", "50")
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
-    assert [float(r["checkpoint_interval_min"]) for r in rows][0] == 1.0 and len(rows) == 5
+    assert float(rows[0]["checkpoint_interval_min"]) == 1.0 and len(rows) == 5
 
 
 def test_sweep_to_unwritable_place_fails_cleanly(tmp_path):
@@ -156,8 +184,22 @@ def test_the_name_says_when_flags_changed_the_scenario(tmp_path):
 
 def test_run_save_writes_the_scenario_after_every_flag(tmp_path):
     path = tmp_path / "edited.json"
-    out = cli("run", "--preset", "h100-100k", "--days", "3", "--gpu-mtbf-hours", "80000", "--trials", "50",
-              "--checkpoint-interval", "40", "--save", str(path), "--json")
+    out = cli(
+        "run",
+        "--preset",
+        "h100-100k",
+        "--days",
+        "3",
+        "--gpu-mtbf-hours",
+        "80000",
+        "--trials",
+        "50",
+        "--checkpoint-interval",
+        "40",
+        "--save",
+        str(path),
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert json.loads(path.read_text()) == doc["scenario"]
@@ -213,8 +255,14 @@ def test_scenario_without_a_command_opens_the_window(tmp_path):
     import os
 
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    out = subprocess.run([sys.executable, "-m", "planner_gui", "--scenario", str(tmp_path / "x.json")],
-                         capture_output=True, text=True, cwd=ROOT, timeout=120, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "planner_gui", "--scenario", str(tmp_path / "x.json")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env=env,
+    )
     assert out.returncode == 2 and "no display available" in out.stderr
 
 

@@ -65,7 +65,7 @@ class StallMeter:
         self._last = now
         self.ticks += 1
 
-    def __enter__(self) -> "StallMeter":
+    def __enter__(self) -> StallMeter:
         self._last = (time.perf_counter(), run_queue_wait_s())
         self._timer.start()
         return self
@@ -110,8 +110,9 @@ def base():
 
 def wait_for_newest(qtbot, c: ComputeController, rec: Recorder):
     """Wait until the result of the newest request has arrived; return it."""
-    qtbot.waitUntil(lambda: bool(rec.results) and rec.results[-1].request.generation == c.generation,
-                    timeout=RESULT_TIMEOUT_MS)
+    qtbot.waitUntil(
+        lambda: bool(rec.results) and rec.results[-1].request.generation == c.generation, timeout=RESULT_TIMEOUT_MS
+    )
     assert not c.busy
     return rec.results[-1]
 
@@ -225,8 +226,9 @@ def test_a_stopped_compute_process_never_blocks_the_gui_thread(controller, qtbot
     finally:
         waker.cancel()
         proc.send_signal(signal.SIGCONT)
-    print(f"\nlongest GUI stall with the compute process stopped: {meter} "
-          f"({sent} requests of {len(PADDING) // 1000} kB)")
+    print(
+        f"\nlongest GUI stall with the compute process stopped: {meter} ({sent} requests of {len(PADDING) // 1000} kB)"
+    )
     assert meter.longest < MAX_STALL_S
     assert sent * len(PADDING) > 1_000_000  # far more than a pipe holds
     assert res.main.scenario.name == f"{PADDING}{sent - 1}" and res.request.quality == PREVIEW
@@ -253,8 +255,9 @@ def test_shutdown_with_a_stopped_compute_process_is_quick(qtbot, base, fill_pipe
         closing = time.perf_counter() - t0
     finally:
         waker.cancel()
-    print(f"\nshutdown with a stopped compute process ({'pipe full' if fill_pipe else 'idle'}): "
-          f"{closing * 1000:.0f} ms")
+    print(
+        f"\nshutdown with a stopped compute process ({'pipe full' if fill_pipe else 'idle'}): {closing * 1000:.0f} ms"
+    )
     assert submitting < MAX_STALL_S
     assert closing < 1.0
     assert stopped and not c.alive and proc.returncode == -signal.SIGKILL and not c.busy
@@ -290,8 +293,12 @@ def test_cancel_drops_the_running_request(controller, qtbot, base):
 
 
 def start_server() -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "planner_gui", "_compute-server"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, cwd=ROOT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "planner_gui", "_compute-server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=ROOT,
+    )
 
 
 def long_request(gen: int) -> PlanRequest:
@@ -321,8 +328,9 @@ def raw_frame(data: bytes) -> bytes:
     return len(data).to_bytes(8, "big") + data
 
 
-@pytest.mark.parametrize("bad", [b"\x80\x05not a pickle", b"cno_such_module\nThing\n."],
-                         ids=["garbage", "missing-module"])
+@pytest.mark.parametrize(
+    "bad", [b"\x80\x05not a pickle", b"cno_such_module\nThing\n."], ids=["garbage", "missing-module"]
+)
 def test_server_skips_a_request_it_cannot_unpickle(bad):
     with start_server() as proc:
         watchdog = threading.Timer(60.0, proc.kill)  # a hung server fails the test instead of hanging it
@@ -369,8 +377,9 @@ def process_ended(pid: int) -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_server_exits_when_the_window_process_dies_mid_run(qtbot):
-    parent = subprocess.run([sys.executable, "-c", PARENT_SCRIPT], capture_output=True, text=True, cwd=ROOT,
-                            timeout=120)
+    parent = subprocess.run(
+        [sys.executable, "-c", PARENT_SCRIPT], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert parent.returncode == -signal.SIGKILL, parent.stderr
     pid = int(parent.stdout)
     qtbot.waitUntil(lambda: process_ended(pid), timeout=30_000)

@@ -13,8 +13,8 @@ from scipy.stats import poisson
 
 from planner_gui.core import engine, rows
 from planner_gui.core.intervals import HoursAccumulator, interval_parts
-from planner_gui.core.params import MAX_INTERVAL_MIN, Params
 from planner_gui.core.model import LLAMA3_DAYS, LLAMA3_GPUS, Component, Scenario, llama3_components
+from planner_gui.core.params import MAX_INTERVAL_MIN, Params
 from planner_gui.core.results import HOURS_KEYS, simulate
 
 Z = 4.5
@@ -57,8 +57,17 @@ GRID = [
 
 @pytest.mark.parametrize("gpus,days,interval,write,detect,restart,planned,trials", GRID)
 def test_monte_carlo_matches_exact(gpus, days, interval, write, detect, restart, planned, trials):
-    sc = Scenario(gpus=gpus, days=float(days), checkpoint_interval_min=interval, checkpoint_write_s=write,
-                  detect_min=detect, restart_min=restart, planned_per_day=planned, trials=trials, seed=7)
+    sc = Scenario(
+        gpus=gpus,
+        days=float(days),
+        checkpoint_interval_min=interval,
+        checkpoint_write_s=write,
+        detect_min=detect,
+        restart_min=restart,
+        planned_per_day=planned,
+        trials=trials,
+        seed=7,
+    )
     check_against_exact(sc)
 
 
@@ -76,11 +85,21 @@ FEW = [
 
 
 @pytest.mark.parametrize("rate,days,interval,write,detect,restart,planned,trials", FEW)
-def test_monte_carlo_matches_exact_with_few_interruptions(rate, days, interval, write, detect, restart, planned,
-                                                          trials):
-    sc = Scenario(gpus=1, days=days, components=(Component("x", "GPU", rate),), checkpoint_interval_min=interval,
-                  checkpoint_write_s=write, detect_min=detect, restart_min=restart, planned_per_day=planned,
-                  trials=trials, seed=7)
+def test_monte_carlo_matches_exact_with_few_interruptions(
+    rate, days, interval, write, detect, restart, planned, trials
+):
+    sc = Scenario(
+        gpus=1,
+        days=days,
+        components=(Component("x", "GPU", rate),),
+        checkpoint_interval_min=interval,
+        checkpoint_write_s=write,
+        detect_min=detect,
+        restart_min=restart,
+        planned_per_day=planned,
+        trials=trials,
+        seed=7,
+    )
     check_against_exact(sc)
 
 
@@ -96,8 +115,15 @@ def test_rare_failures_give_the_compute_share_in_every_trial(rate, gpus):
     A window of a whole number of checkpoint cycles (7 days of 60 + 10 minutes) without interruptions
     holds exactly that many cycles' compute and writes, wherever it starts in the cycle.
     """
-    sc = Scenario(gpus=gpus, days=7.0, components=(Component("x", "GPU", rate),), planned_per_day=0.0,
-                  checkpoint_interval_min=60.0, checkpoint_write_s=600.0, trials=200)
+    sc = Scenario(
+        gpus=gpus,
+        days=7.0,
+        components=(Component("x", "GPU", rate),),
+        planned_per_day=0.0,
+        checkpoint_interval_min=60.0,
+        checkpoint_write_s=600.0,
+        trials=200,
+    )
     res = simulate(sc)
     assert res.trials.unplanned.sum() == 0
     np.testing.assert_allclose(res.goodput, 60 / 70, rtol=1e-12)
@@ -145,8 +171,13 @@ def test_split_windows_match_exact(monkeypatch):
 
 
 def test_no_interruptions_is_exact():
-    sc = Scenario(components=llama3_components()[:1], planned_per_day=0.0, checkpoint_interval_min=60.0,
-                  checkpoint_write_s=600.0, trials=20).scale_rates(0.0)
+    sc = Scenario(
+        components=llama3_components()[:1],
+        planned_per_day=0.0,
+        checkpoint_interval_min=60.0,
+        checkpoint_write_s=600.0,
+        trials=20,
+    ).scale_rates(0.0)
     res = simulate(sc)
     # Each trial enters the checkpoint cycle at a random phase: within one write of 60/70, exact on average.
     assert np.all(np.abs(res.goodput - 60 / 70) <= (10 / 60) / sc.hours + 1e-12)
@@ -199,8 +230,7 @@ def test_chunk_sums_equal_the_interval_formula_spacing_by_spacing():
     taus = np.array([0.7, 2.5])
     accs = [HoursAccumulator(m) for _ in taus]
     pieces = np.zeros((2, m))
-    engine._run_chunk(p, chunks, 0, p.hours, rows.stream(5, 9), accs, taus, pieces,
-                      engine._Workspace(width * m, width))
+    engine._run_chunk(p, chunks, 0, p.hours, rows.stream(5, 9), accs, taus, pieces, engine._Workspace(width * m, width))
     e = rows.stream(5, 9).standard_exponential((width, m))  # the same draws
     up, pp, pu = (int(h) for h in chunks.bands[0])
     first_row = {"fp": 2, "pp": 2 + up, "pf": 2 + up + pp, "ff": 2 + up + pp + pu}

@@ -72,7 +72,7 @@ def test_young_and_daly_intervals():
 def test_exact_optimum_beats_neighbours_and_is_near_daly():
     lam, c, r = 1 / 3.09, 5 / 3600, 10 / 60
     best = exact_optimal_interval(lam, 0.0, c, r, r, (1e-4, 100.0))
-    g = lambda t: float(time_fractions(lam, 0.0, t, c, r, r).useful)  # noqa: E731
+    g = lambda t: float(time_fractions(lam, 0.0, t, c, r, r).useful)
     assert g(best) >= g(best * 1.05) and g(best) >= g(best / 1.05)
     assert best == pytest.approx(float(daly_interval(c, 3.09)), rel=0.02)
 
@@ -139,20 +139,24 @@ def _reference(lam, mu, tau, c, ru, rp):
 
 
 @pytest.mark.parametrize("lam", [1e-300, 1e-40, 1e-9, 2e-3, 0.4, 30.0, 1e5])
-@pytest.mark.parametrize("mu,tau,c,ru,rp", [
-    (0.0, 1.0, 5 / 3600, 10 / 60, 5 / 60),
-    (1e-6, 0.01 / 60, 24.0, 336.0, 168.0),
-    (40.0, 8760.0, 0.5, 0.0, 0.0),
-    (0.04, 2.0, 0.0, 1.0, 0.1),
-    (0.3, 0.05, 0.05, 0.2, 0.2),
-])
+@pytest.mark.parametrize(
+    "mu,tau,c,ru,rp",
+    [
+        (0.0, 1.0, 5 / 3600, 10 / 60, 5 / 60),
+        (1e-6, 0.01 / 60, 24.0, 336.0, 168.0),
+        (40.0, 8760.0, 0.5, 0.0, 0.0),
+        (0.04, 2.0, 0.0, 1.0, 0.1),
+        (0.3, 0.05, 0.05, 0.2, 0.2),
+    ],
+)
 def test_fractions_match_a_high_precision_reference(lam, mu, tau, c, ru, rp):
     """From rates of 1e-300 to 1e5 per hour and intervals of 0.6 s to a year, to 1e-12 relative
     (values below 1e-250 come from underflow of e^(-Lambda R) and are compared absolutely)."""
     f = time_fractions(lam, mu, tau, c, ru, rp)
     got = [f.useful, f.checkpoint, f.lost_work, f.recovery, f.planned]
-    for name, value, want in zip(("useful", "checkpoint", "lost", "recovery", "planned"), got,
-                                 _reference(lam, mu, tau, c, ru, rp)):
+    for name, value, want in zip(
+        ("useful", "checkpoint", "lost", "recovery", "planned"), got, _reference(lam, mu, tau, c, ru, rp)
+    ):
         assert float(value) == pytest.approx(float(want), rel=1e-12, abs=1e-250), name
 
 

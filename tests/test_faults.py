@@ -10,7 +10,6 @@ import os
 import signal
 
 import pytest
-
 from test_compute import MAX_STALL_S, StallMeter
 from test_gui import settle
 
@@ -18,8 +17,7 @@ needs_sigstop = pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="needs
 
 
 def current_process(qtbot, win):
-    qtbot.waitUntil(lambda: win.compute._process is not None and win.compute._process.poll() is None,
-                    timeout=30_000)
+    qtbot.waitUntil(lambda: win.compute._process is not None and win.compute._process.poll() is None, timeout=30_000)
     return win.compute._process
 
 
@@ -61,7 +59,7 @@ def test_when_the_compute_process_keeps_dying_the_window_says_so_and_can_restart
     for _ in range(win.compute.MAX_DEATHS + 1):
         proc = current_process(qtbot, win)
         proc.kill()
-        qtbot.waitUntil(lambda: win.compute._process is not proc, timeout=30_000)
+        qtbot.waitUntil(lambda proc=proc: win.compute._process is not proc, timeout=30_000)
     qtbot.waitUntil(lambda: win.compute.gave_up, timeout=30_000)
     win.inputs.update(detect_min=9.0)
     assert not win.compute.busy and not win.progress.isVisible()

@@ -21,10 +21,24 @@ from planner_gui.ui.compute import FULL, PREVIEW
 from planner_gui.ui.widgets import _GPU_LANDMARKS, significant
 
 ROOT = Path(__file__).resolve().parent.parent
-SLIDERS = ["gpuCountSlider", "daysSlider", "plannedSlider", "checkpointIntervalSlider", "checkpointWriteSlider",
-           "detectSlider", "restartSlider", "allRatesSlider"]
-PLOTS = ["interruptionsVsGpusPlot", "goodputVsGpusPlot", "goodputVsIntervalPlot", "componentsPlot",
-         "goodputHistogramPlot", "timeBreakdownPlot"]
+SLIDERS = [
+    "gpuCountSlider",
+    "daysSlider",
+    "plannedSlider",
+    "checkpointIntervalSlider",
+    "checkpointWriteSlider",
+    "detectSlider",
+    "restartSlider",
+    "allRatesSlider",
+]
+PLOTS = [
+    "interruptionsVsGpusPlot",
+    "goodputVsGpusPlot",
+    "goodputVsIntervalPlot",
+    "componentsPlot",
+    "goodputHistogramPlot",
+    "timeBreakdownPlot",
+]
 
 
 def find(win: MainWindow, cls, name: str):
@@ -52,9 +66,16 @@ def test_default_window_has_the_named_widgets(make_window):
     assert not win.dirty and not win.banner.isVisible()
 
 
-@pytest.mark.parametrize("name,field,unit_factor", [
-    ("restartSlider", "restart_min", 1), ("checkpointWriteSlider", "checkpoint_write_s", 1),
-    ("detectSlider", "detect_min", 1), ("daysSlider", "days", 1), ("plannedSlider", "planned_per_day", 1)])
+@pytest.mark.parametrize(
+    "name,field,unit_factor",
+    [
+        ("restartSlider", "restart_min", 1),
+        ("checkpointWriteSlider", "checkpoint_write_s", 1),
+        ("detectSlider", "detect_min", 1),
+        ("daysSlider", "days", 1),
+        ("plannedSlider", "planned_per_day", 1),
+    ],
+)
 def test_each_slider_changes_its_field_only_and_the_results(make_window, qtbot, name, field, unit_factor):
     win = make_window()
     before_sc = win.scenario()
@@ -66,9 +87,19 @@ def test_each_slider_changes_its_field_only_and_the_results(make_window, qtbot, 
     after_sc = win.scenario()
     shown = win.controls.values[field].spin.value()
     assert getattr(after_sc, field) == pytest.approx(shown, rel=1e-9) and getattr(after_sc, field) != getattr(
-        before_sc, field)
-    for other in ("gpus", "days", "planned_per_day", "checkpoint_write_s", "detect_min", "restart_min",
-                  "components", "trials", "seed"):
+        before_sc, field
+    )
+    for other in (
+        "gpus",
+        "days",
+        "planned_per_day",
+        "checkpoint_write_s",
+        "detect_min",
+        "restart_min",
+        "components",
+        "trials",
+        "seed",
+    ):
         if other != field:
             assert getattr(after_sc, other) == getattr(before_sc, other), other
     assert not np.allclose(win.plots.curve_data("goodputVsGpusPlot")[1], before_curve)
@@ -303,19 +334,28 @@ def test_plot_items_can_be_added_and_removed_repeatedly(qapp):
 
 def test_no_display_says_so_in_one_line(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    out = subprocess.run([sys.executable, "-m", "planner_gui"], capture_output=True, text=True, env=env, cwd=ROOT,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "planner_gui"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+    )
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
-        "planner-gui: no display available; use 'planner-gui run --preset llama3-405b' for the command line"]
+        "planner-gui: no display available; use 'planner-gui run --preset llama3-405b' for the command line"
+    ]
 
 
 def test_app_starts_and_logs_where_the_readme_says(tmp_path):
     """Item 11: the log is in <data folder>/planner-gui/logs/planner-gui.log."""
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PLANNER_GUI_QUIT_AFTER_START="1",
-               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"), HOME=str(tmp_path))
-    out = subprocess.run([sys.executable, "-m", "planner_gui"], capture_output=True, text=True, env=env, cwd=ROOT,
-                         timeout=180)
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        PLANNER_GUI_QUIT_AFTER_START="1",
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        HOME=str(tmp_path),
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "planner_gui"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=180
+    )
     assert out.returncode == 0, out.stderr
     assert "init finished" in out.stderr and "Traceback" not in out.stderr
     log = tmp_path / "data" / "planner-gui" / "logs" / "planner-gui.log"

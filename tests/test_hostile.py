@@ -30,8 +30,12 @@ from planner_gui.core.scenario_io import LIMITS, ScenarioError, loads, scenario_
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "planner-gui: error: "
-SETTINGS = settings(derandomize=True, deadline=None, max_examples=200,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+SETTINGS = settings(
+    derandomize=True,
+    deadline=None,
+    max_examples=200,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 # A small, fast, valid document to mutate.
 SMALL = scenario_to_dict(Scenario(gpus=64, days=0.05, trials=3))
@@ -50,7 +54,7 @@ def assert_refused(code: int, err: str) -> str:
     assert lines[0].startswith(PREFIX), repr(err)
     assert "Traceback" not in err and len(lines[0]) <= 500
     assert safe(lines[0]), repr(lines[0])  # no control characters reach the terminal
-    return lines[0][len(PREFIX):]
+    return lines[0][len(PREFIX) :]
 
 
 def safe(text: str) -> bool:
@@ -77,7 +81,8 @@ def assert_good_report(out: str) -> dict:
 # -- scenario files -------------------------------------------------------------------------------------
 
 json_scalars = st.one_of(
-    st.none(), st.booleans(),
+    st.none(),
+    st.booleans(),
     st.integers(min_value=-(10**30), max_value=10**30),
     st.sampled_from([0, 1, -1, 2**63, 10**7 + 1, 3650, 100_000, 10**400]),
     st.floats(allow_nan=False, allow_infinity=False),
@@ -85,9 +90,12 @@ json_scalars = st.one_of(
     st.text(max_size=30),
     st.sampled_from(["", " ", "optimal", "\n", "\x1b[2J", "\u202e", "a" * 5000, "\ud800"]),
 )
-json_values = st.recursive(json_scalars, lambda kids: st.lists(kids, max_size=4)
-                           | st.dictionaries(st.text(max_size=10), kids, max_size=4), max_leaves=10)
-field_names = st.sampled_from(list(SMALL) + ["extra", "gpus\nFAKE: all good", "x" * 5000, ""])
+json_values = st.recursive(
+    json_scalars,
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=10), kids, max_size=4),
+    max_leaves=10,
+)
+field_names = st.sampled_from([*SMALL, "extra", "gpus\nFAKE: all good", "x" * 5000, ""])
 component_fields = st.sampled_from(["name", "category", "rate_per_gpu_hour", "colour", "\x1b]0;t\x07"])
 
 
@@ -115,10 +123,15 @@ def valid_documents(draw) -> dict:
     for key in draw(st.lists(st.sampled_from(sorted(VALID_VALUES)), max_size=4, unique=True)):
         doc[key] = draw(VALID_VALUES[key])
     if draw(st.booleans()):
-        names = draw(st.lists(st.text(min_size=1, max_size=100).filter(str.strip), min_size=1, max_size=8,
-                              unique=True))
-        doc["components"] = [{"name": n, "category": draw(st.text(min_size=1, max_size=100).filter(str.strip)),
-                              "rate_per_gpu_hour": draw(st.floats(0, 1e-3))} for n in names]
+        names = draw(st.lists(st.text(min_size=1, max_size=100).filter(str.strip), min_size=1, max_size=8, unique=True))
+        doc["components"] = [
+            {
+                "name": n,
+                "category": draw(st.text(min_size=1, max_size=100).filter(str.strip)),
+                "rate_per_gpu_hour": draw(st.floats(0, 1e-3)),
+            }
+            for n in names
+        ]
     return doc
 
 
@@ -141,9 +154,21 @@ def mutated_documents(draw) -> str:
             if isinstance(comps[i], dict):
                 comps[i][draw(component_fields)] = draw(json_values)
         else:
-            doc["components"] = draw(st.one_of(json_values, st.lists(st.fixed_dictionaries(
-                {"name": st.text(min_size=1, max_size=5), "category": st.just("GPU"),
-                 "rate_per_gpu_hour": st.floats(0, 2)}), max_size=5)))
+            doc["components"] = draw(
+                st.one_of(
+                    json_values,
+                    st.lists(
+                        st.fixed_dictionaries(
+                            {
+                                "name": st.text(min_size=1, max_size=5),
+                                "category": st.just("GPU"),
+                                "rate_per_gpu_hour": st.floats(0, 2),
+                            }
+                        ),
+                        max_size=5,
+                    ),
+                )
+            )
     text = json.dumps(doc)
     edit = draw(st.sampled_from(["none", "cut", "splice", "dup", "huge"]))
     if edit == "cut":
@@ -193,8 +218,11 @@ def test_a_mutated_scenario_file_runs_or_is_refused_in_one_line(tmp_path, capfd,
 
 
 @SETTINGS
-@given(data=st.binary(max_size=300) | st.text(max_size=300).map(lambda t: t.encode("utf-8", "surrogatepass"))
-       | mutated_documents().map(lambda t: t.encode("utf-8", "surrogatepass")))
+@given(
+    data=st.binary(max_size=300)
+    | st.text(max_size=300).map(lambda t: t.encode("utf-8", "surrogatepass"))
+    | mutated_documents().map(lambda t: t.encode("utf-8", "surrogatepass"))
+)
 def test_loads_raises_only_one_line_scenario_errors(data):
     try:
         loads(data)
@@ -240,7 +268,7 @@ ARABIC = str.maketrans("0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666
 
 def _grouped(digits: str, sep: str) -> str:
     head = len(digits) % 3 or 3
-    return sep.join([digits[:head]] + [digits[i:i + 3] for i in range(head, len(digits), 3)])
+    return sep.join([digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)])
 
 
 @st.composite
@@ -254,8 +282,7 @@ def flag_values(draw, flag: str, good: bool = False) -> tuple[str, bool, float]:
         value = draw(st.integers(math.ceil(lo), int(top)) if integer else st.floats(lo, top))
     else:
         outside = [lo - 1, -1, hi * 10 if math.isfinite(hi) else -2, lo / 2 if lo > 0 else -0.5]
-        value = draw(st.sampled_from([int(v) for v in outside if int(v) < lo or int(v) > hi] if integer
-                                     else outside))
+        value = draw(st.sampled_from([int(v) for v in outside if int(v) < lo or int(v) > hi] if integer else outside))
     whole = isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e15)
     digits = str(abs(int(value))) if whole else ""
     sign = "-" if value < 0 else ""
@@ -321,7 +348,7 @@ def test_flags_are_accepted_or_refused_alike_in_one_line(capfd, case):
 
 @pytest.mark.parametrize("flag", sorted(FLAGS))
 def test_every_numeric_flag_reads_separators_alike(capfd, flag):
-    lo, hi, integer, fast_hi = FLAGS[flag]
+    _, hi, _, fast_hi = FLAGS[flag]
     good = "1,000" if min(hi, fast_hi or hi) >= 1000 else "1"
     fast = ["--days", "0.05", "--trials", "3"]
     code, _, err = call(capfd, "run", *fast, f"{flag}={good}")
@@ -343,16 +370,19 @@ def test_thousands_separators_mean_the_same_in_every_flag(capfd):
     assert (sc["gpus"], sc["days"]) == (1000, 1000)
 
 
-@pytest.mark.parametrize("argv,field", [
-    (["run", "--scenario", ""], "--scenario"),
-    (["run", "--preset", ""], "--preset"),
-    (["sweep", "-o", ""], "--output"),
-    (["run", "--save", ""], "--save"),
-    (["run", "--name", ""], "--name"),
-    (["run", "--name", " "], "--name"),
-    (["run", "--name", "x" * 201], "--name"),
-    (["run", "--scenario", "a\0b"], "--scenario"),
-])
+@pytest.mark.parametrize(
+    "argv,field",
+    [
+        (["run", "--scenario", ""], "--scenario"),
+        (["run", "--preset", ""], "--preset"),
+        (["sweep", "-o", ""], "--output"),
+        (["run", "--save", ""], "--save"),
+        (["run", "--name", ""], "--name"),
+        (["run", "--name", " "], "--name"),
+        (["run", "--name", "x" * 201], "--name"),
+        (["run", "--scenario", "a\0b"], "--scenario"),
+    ],
+)
 def test_empty_and_impossible_names_are_refused(capfd, argv, field):
     code, out, err = call(capfd, *argv)
     assert field in assert_refused(code, err) and out == ""
@@ -389,9 +419,11 @@ def test_names_with_terminal_escapes_are_shown_escaped(tmp_path, capfd):
 
 # -- special files and signals, as a user meets them: a real process -------------------------------------
 
+
 def cli_process(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "planner_gui", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "planner_gui", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout
+    )
 
 
 def special_files(tmp_path: Path) -> dict[str, Path]:
@@ -405,8 +437,7 @@ def special_files(tmp_path: Path) -> dict[str, Path]:
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_special_files_are_refused_without_hanging_or_reading_them(tmp_path):
-    expect = {"/dev/zero": "character device", "FIFO": "FIFO", "directory": "directory",
-              "loop": "symbolic links"}
+    expect = {"/dev/zero": "character device", "FIFO": "FIFO", "directory": "directory", "loop": "symbolic links"}
     for what, path in special_files(tmp_path).items():
         t0 = time.monotonic()
         out = cli_process("run", "--scenario", str(path), timeout=30)  # a hang or a read of /dev/zero times out
@@ -438,9 +469,13 @@ def test_outputs_onto_special_files_are_refused_before_computing(tmp_path, capfd
 @pytest.mark.skipif(not hasattr(signal, "SIGINT") or sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_stops_a_long_run_with_one_line_and_status_130():
     # About 7 s of work: long enough that the estimate is printed first, which says the run has begun.
-    proc = subprocess.Popen([sys.executable, "-m", "planner_gui", "run", "--gpus", "1000000", "--days", "365",
-                             "--trials", "4000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "planner_gui", "run", "--gpus", "1000000", "--days", "365", "--trials", "4000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     try:
         first = proc.stderr.readline()
         assert "about" in first and "Ctrl-C" in first, first

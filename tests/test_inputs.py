@@ -25,8 +25,9 @@ def test_each_component_multiplier_changes_that_component_only(preset):
         after = rates(inputs.scenario)
         changed = {n for n in before if after[n] != before[n]}
         assert changed == {comp.name}, (preset, comp.name, changed)
-        assert after[comp.name] == pytest.approx(3.0 * before[comp.name] if before[comp.name] > 0
-                                                 else 3.0 * inputs.reference_rate(comp.name), rel=1e-12)
+        assert after[comp.name] == pytest.approx(
+            3.0 * before[comp.name] if before[comp.name] > 0 else 3.0 * inputs.reference_rate(comp.name), rel=1e-12
+        )
         inputs.set_multiplier(comp.name, m)
         assert rates(inputs.scenario)[comp.name] == pytest.approx(before[comp.name], rel=1e-12)
 
@@ -72,7 +73,7 @@ def test_multipliers_are_against_the_llama3_rates_so_a_saved_file_reads_the_same
 
 def test_an_unknown_component_is_relative_to_its_rate_as_opened():
     sc = load_preset("llama3-405b")
-    sc = sc.replace(components=sc.components + (Component("Cosmic rays", "Other", 1e-6),))
+    sc = sc.replace(components=(*sc.components, Component("Cosmic rays", "Other", 1e-6)))
     inputs = Inputs(sc)
     assert inputs.multiplier("Cosmic rays") == 1.0
     inputs.set_multiplier("Cosmic rays", 5.0)

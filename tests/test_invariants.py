@@ -52,8 +52,9 @@ RATE_HI = LIMITS["rate_per_gpu_hour"][1]
 # windows hold many interruptions).
 rates = st.one_of(st.sampled_from(SPECIAL_RATES), log_uniform(5e-324, RATE_HI), log_uniform(1e-9, RATE_HI))
 # The accepted times (minutes, seconds) from 0 or their smallest value to their largest.
-fixed_intervals = st.one_of(st.sampled_from([MIN_INTERVAL_MIN, MAX_INTERVAL_MIN]),
-                            log_uniform(MIN_INTERVAL_MIN, MAX_INTERVAL_MIN))
+fixed_intervals = st.one_of(
+    st.sampled_from([MIN_INTERVAL_MIN, MAX_INTERVAL_MIN]), log_uniform(MIN_INTERVAL_MIN, MAX_INTERVAL_MIN)
+)
 intervals = st.one_of(st.just(OPTIMAL), fixed_intervals)
 writes = zero_or(1e-3, LIMITS["checkpoint_write_s"][1])
 downtimes = zero_or(1e-3, LIMITS["detect_min"][1])
@@ -106,8 +107,11 @@ def check_trials(hours_per_trial: dict[str, np.ndarray], window: float, what: st
 
 
 @given(
-    lam=st.one_of(st.sampled_from(SPECIAL_RATES), log_uniform(5e-324, RATE_HI * LIMITS["gpus"][1]),
-                  log_uniform(1e-6, RATE_HI * LIMITS["gpus"][1])),
+    lam=st.one_of(
+        st.sampled_from(SPECIAL_RATES),
+        log_uniform(5e-324, RATE_HI * LIMITS["gpus"][1]),
+        log_uniform(1e-6, RATE_HI * LIMITS["gpus"][1]),
+    ),
     mu=zero_or(1e-300, LIMITS["planned_per_day"][1] / 24.0),
     tau_min=fixed_intervals,
     write_s=writes,
@@ -117,8 +121,7 @@ def check_trials(hours_per_trial: dict[str, np.ndarray], window: float, what: st
 @settings(SETTINGS, max_examples=1500)
 def test_exact_fractions_are_shares_of_the_window(lam, mu, tau_min, write_s, detect_min, restart_min):
     """Each fraction is in [0, 1] and they add up to 1: each has its own closed form, so the sum is a check."""
-    f = time_fractions(lam, mu, tau_min / 60.0, write_s / 3600.0, (detect_min + restart_min) / 60.0,
-                       restart_min / 60.0)
+    f = time_fractions(lam, mu, tau_min / 60.0, write_s / 3600.0, (detect_min + restart_min) / 60.0, restart_min / 60.0)
     check_fractions([f.useful, f.checkpoint, f.lost_work, f.recovery, f.planned], "exact")
 
 

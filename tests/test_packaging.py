@@ -75,8 +75,9 @@ def test_compute_server_answers_over_pipes(argv):
     from planner_gui.core.scenario_io import load_preset
     from planner_gui.core.server import read_frame, write_frame
 
-    with subprocess.Popen([sys.executable, "-m", "planner_gui", *argv], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, cwd=ROOT) as proc:
+    with subprocess.Popen(
+        [sys.executable, "-m", "planner_gui", *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT
+    ) as proc:
         sc = load_preset("llama3-405b").replace(trials=50)
         write_frame(proc.stdin, PlanRequest(sc, FULL, 1))
         kinds = []
@@ -95,9 +96,14 @@ def test_missing_window_libraries_are_named_with_their_packages():
     """Qt aborts naming the wrong library when X11 libraries are missing; the app finds the real ones."""
     from planner_gui.app import _debian_package, missing_libraries
 
-    ldd = ("/x/libqxcb.so:\n\tlibQt6XcbQpa.so.6 => /x/libQt6XcbQpa.so.6 (0x1)\n"
-           "\tlibxcb-icccm.so.4 => not found\n\tlibxcb-keysyms.so.1 => not found\n"
-           "/x/libQt6XcbQpa.so.6:\n\tlibxcb-icccm.so.4 => not found\n\tlibc.so.6 => /lib/libc.so.6 (0x2)\n")
+    ldd = (
+        "/x/libqxcb.so:\n\tlibQt6XcbQpa.so.6 => /x/libQt6XcbQpa.so.6 (0x1)\n"
+        "\tlibxcb-icccm.so.4 => not found\n\tlibxcb-keysyms.so.1 => not found\n"
+        "/x/libQt6XcbQpa.so.6:\n\tlibxcb-icccm.so.4 => not found\n\tlibc.so.6 => /lib/libc.so.6 (0x2)\n"
+    )
     assert missing_libraries(ldd) == ["libxcb-icccm.so.4", "libxcb-keysyms.so.1"]
     assert [_debian_package(n) for n in ("libxcb-icccm.so.4", "libxkbcommon-x11.so.0", "libxcb-cursor.so.0")] == [
-        "libxcb-icccm4", "libxkbcommon-x11-0", "libxcb-cursor0"]
+        "libxcb-icccm4",
+        "libxkbcommon-x11-0",
+        "libxcb-cursor0",
+    ]

@@ -25,8 +25,9 @@ def test_gpu_sweep_matches_exact_and_points_match_single_runs():
     res = sweep_gpus(sc, xs)
     z = np.abs(res.goodput_mean - res.goodput_expected) / res.goodput_sem
     assert np.all(z < 4.5), z
-    np.testing.assert_allclose(res.interruptions_expected, [sc.replace(gpus=int(n)).failure_rate_per_hour * sc.hours
-                                                            for n in xs])
+    np.testing.assert_allclose(
+        res.interruptions_expected, [sc.replace(gpus=int(n)).failure_rate_per_hour * sc.hours for n in xs]
+    )
     assert np.all(np.diff(res.interruptions_mean) > 0)
     assert np.all(res.goodput_p05 <= res.goodput_mean) and np.all(res.goodput_mean <= res.goodput_p95)
 
@@ -117,11 +118,14 @@ def test_the_cost_of_a_sweep_counts_every_point():
     assert many.events > 100 * (few.events - one) / 4 * 0.9  # each further interval adds its share
 
 
-@pytest.mark.parametrize("scenario,over,points", [
-    (Scenario(gpus=10_000_000, days=365), "interval", 41),   # ran past 120 s unchecked
-    (Scenario(days=840), "gpus", 401),                       # ran past 300 s unchecked
-    (Scenario(gpus=1024, trials=100_000), "interval", 401),  # tiny trials, many of them: per-row costs
-])
+@pytest.mark.parametrize(
+    "scenario,over,points",
+    [
+        (Scenario(gpus=10_000_000, days=365), "interval", 41),  # ran past 120 s unchecked
+        (Scenario(days=840), "gpus", 401),  # ran past 300 s unchecked
+        (Scenario(gpus=1024, trials=100_000), "interval", 401),  # tiny trials, many of them: per-row costs
+    ],
+)
 def test_sweeps_over_the_limit_are_refused_before_running(scenario, over, points):
     xs = gpu_counts(points) if over == "gpus" else interval_points(points)
     assert run_cost(scenario).events < MAX_TOTAL_EVENTS  # each run alone is allowed

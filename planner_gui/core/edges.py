@@ -44,8 +44,9 @@ def truncated_exponential(v: np.ndarray, rate: float, width: float) -> np.ndarra
     return -np.log1p(v * np.expm1(-x)) / x * width
 
 
-def edge_hours(p: Params, rows: Rows, pieces: np.ndarray, sub: int, seed: int, taus: np.ndarray
-               ) -> list[HoursAccumulator]:
+def edge_hours(
+    p: Params, rows: Rows, pieces: np.ndarray, sub: int, seed: int, taus: np.ndarray
+) -> list[HoursAccumulator]:
     """Sum the spacings that cross sub-window and window edges, trial by trial, for each interval.
 
     ``rows`` are (trial, sub-window) pairs, ``sub`` sub-windows per trial, in trial order.

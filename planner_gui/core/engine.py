@@ -50,20 +50,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import Scenario
 from .edges import edge_hours
 from .intervals import HoursAccumulator
+from .model import Scenario
 from .params import Params
 from .rows import STREAM_COMPONENTS, STREAM_SPACINGS, Rows, draw_rows, stream
 
 __all__ = [
+    "MAX_TOTAL_EVENTS",
+    "Cancelled",
     "Layout",
     "RawTrials",
-    "Cancelled",
     "plan_layout",
-    "simulate_trials",
     "simulate_intervals",
-    "MAX_TOTAL_EVENTS",
+    "simulate_trials",
 ]
 
 #: Expected interruptions in one row before a trial's window is split into sub-windows.
@@ -74,6 +74,7 @@ CHUNK_ELEMENTS = 1 << 18
 CHUNK_MAX_ELEMENTS = 1 << 21
 #: Refuse scenarios that would simulate more interruptions than this (summed over trials).
 MAX_TOTAL_EVENTS = 4_000_000_000
+
 
 class Cancelled(Exception):
     """Raised when the caller's ``should_stop`` callback asks the engine to stop."""
@@ -133,7 +134,7 @@ class _Workspace:
         self.ones = np.ones(width)
 
     @classmethod
-    def get(cls, elements: int, width: int) -> "_Workspace":
+    def get(cls, elements: int, width: int) -> _Workspace:
         kept = getattr(cls._local, "work", None)
         if kept is not None and len(kept.e) >= elements and len(kept.ones) >= width:
             return kept
@@ -160,7 +161,7 @@ class _Chunks:
     widths: np.ndarray  # matrix rows per chunk
 
     @classmethod
-    def plan(cls, rows: Rows, step: int) -> "_Chunks":
+    def plan(cls, rows: Rows, step: int) -> _Chunks:
         n = rows.n[rows.order]
         kinds = np.stack((rows.fp, rows.pp, rows.pf))[:, rows.order]
         starts = np.arange(0, len(n), step)
@@ -195,9 +196,17 @@ def _multiply_columns(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     np.multiply(a[full:], b, out=out[full:])
 
 
-
-def _run_chunk(p: Params, chunks: _Chunks, i: int, sub_hours: float, rng: np.random.Generator,
-               accs: list[HoursAccumulator], taus: np.ndarray, pieces: np.ndarray, work: _Workspace) -> None:
+def _run_chunk(
+    p: Params,
+    chunks: _Chunks,
+    i: int,
+    sub_hours: float,
+    rng: np.random.Generator,
+    accs: list[HoursAccumulator],
+    taus: np.ndarray,
+    pieces: np.ndarray,
+    work: _Workspace,
+) -> None:
     """Simulate chunk ``i`` (one column of spacings per row, drawn in one call) for every interval in
     ``taus``; the draws are shared, so the intervals see common random numbers at little extra cost.
     ``accs`` and ``pieces`` are indexed in chunk order.
@@ -311,8 +320,9 @@ def simulate_trials(
     components
         Split each trial's unplanned interruptions among the components (skip it for sweeps).
     """
-    return simulate_intervals(scenario, params, [params.tau], layout=layout, progress=progress,
-                              should_stop=should_stop, components=components)[0]
+    return simulate_intervals(
+        scenario, params, [params.tau], layout=layout, progress=progress, should_stop=should_stop, components=components
+    )[0]
 
 
 def simulate_intervals(

@@ -41,11 +41,11 @@ from numpy.typing import ArrayLike
 
 __all__ = [
     "TimeFractions",
-    "time_fractions",
     "daly_goodput",
-    "young_interval",
     "daly_interval",
     "exact_optimal_interval",
+    "time_fractions",
+    "young_interval",
 ]
 
 
@@ -135,8 +135,9 @@ class _Terms:
     rx: np.ndarray  # x / expm1(x)
 
     @classmethod
-    def of(cls, lam: np.ndarray, mu: np.ndarray, tau: np.ndarray, c: np.ndarray, ru: np.ndarray,
-           rp: np.ndarray) -> "_Terms":
+    def of(
+        cls, lam: np.ndarray, mu: np.ndarray, tau: np.ndarray, c: np.ndarray, ru: np.ndarray, rp: np.ndarray
+    ) -> _Terms:
         big = lam + mu
         s = tau + c
         # Lambda = 0 takes p = 0, q = 1: then S = 1 and the formulas give their limits. (q is not

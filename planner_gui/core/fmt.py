@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import unicodedata
 
-__all__ = ["count", "percent", "duration_hours", "every", "money", "compact", "clean"]
+__all__ = ["clean", "compact", "count", "duration_hours", "every", "money", "percent"]
 
 
 def count(v: float, digits: int = 0) -> str:
@@ -84,9 +84,10 @@ def clean(text: str, max_len: int = 80) -> str:
     """``text`` made safe to show on one line: at most ``max_len`` characters, no control characters.
 
     Control and format characters (Unicode categories Cc and Cf; also unpaired surrogates, unassigned
-    code points, and line and paragraph separators) are shown as escapes (``\\n``, ``\\x1b``, ``\\u202e``), so user text can neither break a
-    message into several lines nor drive the terminal. Longer text keeps its start and its end around
-    "..." (an escape is never cut in two). Cleaning clean text changes nothing.
+    code points, and line and paragraph separators) are shown as escapes (``\\n``, ``\\x1b``,
+    ``\\u202e``), so user text can neither break a message into several lines nor drive the terminal.
+    Longer text keeps its start and its end around "..." (an escape is never cut in two). Cleaning clean
+    text changes nothing.
     """
     if not isinstance(text, str):
         text = str(text)

@@ -22,7 +22,7 @@ from .model import OPTIMAL, Component, Scenario, llama3_components
 from .params import daly_minutes
 from .scenario_io import preset_titles
 
-__all__ = ["Inputs", "COMPUTED_FIELDS", "EDITED_SUFFIX", "reference_rates", "describe_changes"]
+__all__ = ["COMPUTED_FIELDS", "EDITED_SUFFIX", "Inputs", "describe_changes", "reference_rates"]
 
 #: Fields whose change needs a new Monte Carlo run (the name and the price do not).
 COMPUTED_FIELDS = frozenset(f.name for f in dataclasses.fields(Scenario)) - {"name", "gpu_hour_cost_usd"}
@@ -47,10 +47,17 @@ def reference_rates(components: Iterable[Component]) -> dict[str, float]:
 
 
 #: How each computed input is named and shown in a description of changes.
-_LABELS = (("gpus", "GPUs", "{:,.0f}"), ("days", "days", "{:g}"), ("planned_per_day", "planned per day", "{:.3g}"),
-           ("checkpoint_interval_min", "interval", "{} min"), ("checkpoint_write_s", "write", "{:g} s"),
-           ("detect_min", "detection", "{:g} min"), ("restart_min", "restart", "{:g} min"),
-           ("trials", "trials", "{:,}"), ("seed", "seed", "{}"))
+_LABELS = (
+    ("gpus", "GPUs", "{:,.0f}"),
+    ("days", "days", "{:g}"),
+    ("planned_per_day", "planned per day", "{:.3g}"),
+    ("checkpoint_interval_min", "interval", "{} min"),
+    ("checkpoint_write_s", "write", "{:g} s"),
+    ("detect_min", "detection", "{:g} min"),
+    ("restart_min", "restart", "{:g} min"),
+    ("trials", "trials", "{:,}"),
+    ("seed", "seed", "{}"),
+)
 
 
 def describe_changes(old: Scenario, new: Scenario, limit: int = 4) -> str:
@@ -60,8 +67,8 @@ def describe_changes(old: Scenario, new: Scenario, limit: int = 4) -> str:
     for field, label, form in _LABELS:
         a, b = getattr(old, field), getattr(new, field)
         if a != b:
-            show = (lambda v: "optimal" if v == OPTIMAL else form.format(v))  # noqa: E731
-            items.append(f"{label} {show(a).split(' ')[0]} -> {show(b)}")
+            shown = ["optimal" if v == OPTIMAL else form.format(v) for v in (a, b)]
+            items.append(f"{label} {shown[0].split(' ')[0]} -> {shown[1]}")
     before = {c.name: c.rate_per_gpu_hour for c in old.components}
     for c in new.components:
         was = before.pop(c.name, None)
@@ -137,8 +144,7 @@ class Inputs:
         old = self._scenario
         self._scenario = self._saved = scenario
         self._reference = reference_rates(scenario.components)
-        self.changed.emit(frozenset(f.name for f in dataclasses.fields(Scenario)) if old != scenario
-                          else frozenset())
+        self.changed.emit(frozenset(f.name for f in dataclasses.fields(Scenario)) if old != scenario else frozenset())
 
     def mark_saved(self) -> None:
         self._saved = self._scenario
@@ -185,7 +191,9 @@ class Inputs:
         else:
             target = value * math.fsum(self._reference[c.name] for c in comps)
             rates = {c.name: c.rate_per_gpu_hour * (target / total) for c in comps}
-        self.update(components=tuple(
-            dataclasses.replace(c, rate_per_gpu_hour=rates[c.name]) if c.name in rates else c
-            for c in self._scenario.components
-        ))
+        self.update(
+            components=tuple(
+                dataclasses.replace(c, rate_per_gpu_hour=rates[c.name]) if c.name in rates else c
+                for c in self._scenario.components
+            )
+        )

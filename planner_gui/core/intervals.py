@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["interval_parts", "HoursAccumulator"]
+__all__ = ["HoursAccumulator", "interval_parts"]
 
 
 def interval_parts(

@@ -13,17 +13,16 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Union
 
 __all__ = [
+    "DEFAULT_NOTES",
+    "LLAMA3_DAYS",
+    "LLAMA3_GPUS",
+    "LLAMA3_PLANNED",
+    "OPTIMAL",
     "Component",
     "Scenario",
-    "LLAMA3_GPUS",
-    "LLAMA3_DAYS",
-    "LLAMA3_PLANNED",
     "llama3_components",
-    "DEFAULT_NOTES",
-    "OPTIMAL",
 ]
 
 #: Size and length of the Llama 3 snapshot behind the default rates.
@@ -35,7 +34,7 @@ LLAMA3_PLANNED = 47
 #: The value of ``checkpoint_interval_min`` that asks for Daly's optimum.
 OPTIMAL = "optimal"
 
-Interval = Union[float, str]
+Interval = float | str
 
 
 @dataclass(frozen=True)
@@ -76,9 +75,7 @@ def llama3_components() -> tuple[Component, ...]:
     gpu_hours = LLAMA3_GPUS * LLAMA3_DAYS * 24.0
     text = resources.files("planner_gui.core").joinpath("data/llama3_table5.csv").read_text("utf-8")
     rows = csv.DictReader(text.splitlines())
-    return tuple(
-        Component(r["component"], r["category"], int(r["interruptions"]) / gpu_hours) for r in rows
-    )
+    return tuple(Component(r["component"], r["category"], int(r["interruptions"]) / gpu_hours) for r in rows)
 
 
 #: Where each default comes from; shown in tooltips, the CLI report and the docs.
@@ -170,11 +167,11 @@ class Scenario:
         return self.checkpoint_interval_min == OPTIMAL
 
     # -- edits ----------------------------------------------------------------
-    def replace(self, **changes: object) -> "Scenario":
+    def replace(self, **changes: object) -> Scenario:
         """A copy with some fields changed (not validated; see :mod:`.scenario_io`)."""
         return dataclasses.replace(self, **changes)
 
-    def with_gpu_mtbf_hours(self, hours: float) -> "Scenario":
+    def with_gpu_mtbf_hours(self, hours: float) -> Scenario:
         """Scale every component's rate by one factor so the per-GPU MTBF is ``hours``, keeping the mix."""
         if not (math.isfinite(hours) and hours > 0):
             raise ValueError(f"the GPU MTBF must be a positive number of hours (got {hours!r})")
@@ -186,8 +183,9 @@ class Scenario:
         if all(math.isfinite(c.rate_per_gpu_hour) for c in scaled.components):
             return scaled
         # The factor overflowed (a tiny total or a tiny MTBF): scale each component's share instead.
-        comps = tuple(dataclasses.replace(c, rate_per_gpu_hour=(c.rate_per_gpu_hour / total) / hours)
-                      for c in self.components)
+        comps = tuple(
+            dataclasses.replace(c, rate_per_gpu_hour=(c.rate_per_gpu_hour / total) / hours) for c in self.components
+        )
         return self.replace(components=comps)
 
     def top_share(self) -> float:
@@ -197,7 +195,7 @@ class Scenario:
             return 0.0
         return min(1.0, max(c.rate_per_gpu_hour for c in self.components) / total)
 
-    def scale_rates(self, factor: float, category: str | None = None) -> "Scenario":
+    def scale_rates(self, factor: float, category: str | None = None) -> Scenario:
         """Multiply component rates (of one category, or all) by ``factor``."""
         comps = tuple(
             dataclasses.replace(c, rate_per_gpu_hour=c.rate_per_gpu_hour * factor)

@@ -9,7 +9,15 @@ import numpy as np
 from .exact import daly_interval, exact_optimal_interval, young_interval
 from .model import Scenario
 
-__all__ = ["Params", "OptimalIntervals", "optimal_intervals", "resolve", "daly_minutes", "MIN_INTERVAL_MIN", "MAX_INTERVAL_MIN"]
+__all__ = [
+    "MAX_INTERVAL_MIN",
+    "MIN_INTERVAL_MIN",
+    "OptimalIntervals",
+    "Params",
+    "daly_minutes",
+    "optimal_intervals",
+    "resolve",
+]
 
 #: Bounds on the checkpoint interval, minutes. 'optimal' is clamped to them.
 MIN_INTERVAL_MIN = 0.01

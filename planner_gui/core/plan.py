@@ -16,7 +16,7 @@ from .params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, optimal_intervals, resol
 from .results import SimulationResult, simulate
 from .sweep import SweepResult, expected_goodput_vs_interval, gpu_counts, interval_points, sweep_gpus, sweep_interval
 
-__all__ = ["Quality", "PREVIEW", "FULL", "PlanRequest", "PlanResult", "compute_plan", "GpuSweepCache"]
+__all__ = ["FULL", "PREVIEW", "GpuSweepCache", "PlanRequest", "PlanResult", "Quality", "compute_plan"]
 
 
 @dataclass(frozen=True)
@@ -100,13 +100,17 @@ class GpuSweepCache:
 
 def _gpu_sweep(sc: Scenario, q: Quality, trials: int, should_stop, progress) -> tuple[SweepResult, float]:
     t0 = time.perf_counter()
-    res = sweep_gpus(sc.replace(trials=min(trials, q.gpu_trials)), _gpu_sweep_counts(sc, q), should_stop=should_stop,
-                     progress=progress, max_events_per_point=GPU_SWEEP_EVENTS)
+    res = sweep_gpus(
+        sc.replace(trials=min(trials, q.gpu_trials)),
+        _gpu_sweep_counts(sc, q),
+        should_stop=should_stop,
+        progress=progress,
+        max_events_per_point=GPU_SWEEP_EVENTS,
+    )
     return res, time.perf_counter() - t0
 
 
-def compute_plan(req: PlanRequest, should_stop=None, progress=None, cache: GpuSweepCache | None = None
-                 ) -> PlanResult:
+def compute_plan(req: PlanRequest, should_stop=None, progress=None, cache: GpuSweepCache | None = None) -> PlanResult:
     """Run the main simulation and both sweeps for a request, in the calling thread.
 
     (Running the GPU sweep in a second thread was measured: the engine's many short numpy calls contend
@@ -144,4 +148,3 @@ def compute_plan(req: PlanRequest, should_stop=None, progress=None, cache: GpuSw
         if cache is not None:
             cache.put(key, by_gpus)
     return PlanResult(req, main, by_interval, by_gpus, exact_curve, time.perf_counter() - t0, timings)
-

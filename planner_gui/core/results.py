@@ -17,7 +17,7 @@ from .model import Scenario
 from .params import OptimalIntervals, Params, optimal_intervals, resolve
 from .scenario_io import scenario_to_dict
 
-__all__ = ["Summary", "summarize", "Expected", "SimulationResult", "simulate", "HOURS_KEYS"]
+__all__ = ["HOURS_KEYS", "Expected", "SimulationResult", "Summary", "simulate", "summarize"]
 
 #: Where the hours go, in display order.
 HOURS_KEYS = ("useful", "checkpoint", "lost_work", "recovery", "planned_restart")

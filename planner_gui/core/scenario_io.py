@@ -19,30 +19,30 @@ from typing import Any
 
 from .engine import MAX_TOTAL_EVENTS
 from .fmt import clean
-from .userfiles import bad_path, kind_of, write_atomic
 from .model import OPTIMAL, Component, Scenario
 from .params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
+from .userfiles import bad_path, kind_of, write_atomic
 
 __all__ = [
-    "ScenarioError",
+    "DEFAULT_PRESET",
     "FORMAT_VERSION",
-    "MAX_FILE_BYTES",
     "LIMITS",
-    "scenario_to_dict",
-    "scenario_from_dict",
-    "loads",
+    "MAX_FILE_BYTES",
+    "NAME_MAX_LEN",
+    "ScenarioError",
+    "check_name",
+    "check_size",
     "dumps",
+    "edited_name",
     "load",
-    "save",
+    "load_preset",
+    "loads",
     "preset_names",
     "preset_titles",
-    "load_preset",
-    "DEFAULT_PRESET",
-    "check_size",
-    "check_name",
-    "edited_name",
+    "save",
+    "scenario_from_dict",
+    "scenario_to_dict",
     "smallest_gpu_mtbf_hours",
-    "NAME_MAX_LEN",
 ]
 
 FORMAT_VERSION = 1
@@ -219,8 +219,9 @@ def scenario_from_dict(doc: Any) -> Scenario:
     interval = doc["checkpoint_interval_min"]
     if interval != OPTIMAL:
         if isinstance(interval, str):
-            raise ScenarioError("checkpoint_interval_min: must be 'optimal' or a number of minutes "
-                                f"(got '{clean(interval, 40)}')")
+            raise ScenarioError(
+                f"checkpoint_interval_min: must be 'optimal' or a number of minutes (got '{clean(interval, 40)}')"
+            )
         interval = float(check_number("checkpoint_interval_min", interval))
     nums = {k: check_number(k, doc[k]) for k in LIMITS if k in doc and k != "checkpoint_interval_min"}
     scenario = Scenario(
@@ -315,7 +316,7 @@ def loads(data: bytes | str) -> Scenario:
         raise ScenarioError("scenario: JSON nested too deeply") from None
     except MemoryError:
         raise ScenarioError("scenario: too large to read into memory") from None
-    except Exception as exc:  # noqa: BLE001 - the window and the CLI rely on ScenarioError only
+    except Exception as exc:
         raise ScenarioError(f"scenario: cannot be read ({clean(f'{type(exc).__name__}: {exc}', 120)})") from None
 
 
@@ -339,8 +340,11 @@ def _read_limited(path: str | os.PathLike[str]) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise ScenarioError(f"is {kind_of(st.st_mode)}, not a scenario file" if stat.S_ISDIR(st.st_mode)
-                                else f"is {kind_of(st.st_mode)}, not a regular file; scenarios are read from files")
+            raise ScenarioError(
+                f"is {kind_of(st.st_mode)}, not a scenario file"
+                if stat.S_ISDIR(st.st_mode)
+                else f"is {kind_of(st.st_mode)}, not a regular file; scenarios are read from files"
+            )
         if st.st_size > MAX_FILE_BYTES:
             raise ScenarioError(f"file is {st.st_size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
         chunks, total = [], 0
@@ -402,7 +406,7 @@ def _flag_groups(text: str) -> dict[str, str] | None:
     groups: dict[str, str] = {}
     pos = 0
     for m in _FLAG_GROUP.finditer(text):
-        if text[pos:m.start()].strip():
+        if text[pos : m.start()].strip():
             return None
         groups.pop(m.group(1), None)
         groups[m.group(1)] = m.group(2).strip()
@@ -449,6 +453,7 @@ def edited_name(name: str, what: str) -> str:
 
 # -- presets ----------------------------------------------------------------------------------------
 
+
 def _preset_dir() -> Any:
     return resources.files("planner_gui.core").joinpath("data/presets")
 
@@ -471,7 +476,7 @@ def preset_titles() -> dict[str, str]:
     return {slug: load_preset(slug).name for slug in preset_names()}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_preset(name: str) -> Scenario:
     return loads(_preset_dir().joinpath(f"{name}.json").read_bytes())
 

@@ -27,8 +27,16 @@ from typing import BinaryIO
 from .engine import Cancelled
 from .plan import GpuSweepCache, PlanRequest, compute_plan
 
-__all__ = ["main", "encode_frame", "write_frame", "read_frame", "read_frame_bytes", "FrameError", "SERVE_ARG",
-           "MAX_FRAME_BYTES"]
+__all__ = [
+    "MAX_FRAME_BYTES",
+    "SERVE_ARG",
+    "FrameError",
+    "encode_frame",
+    "main",
+    "read_frame",
+    "read_frame_bytes",
+    "write_frame",
+]
 
 #: The command-line argument that turns ``planner-gui`` into this server.
 SERVE_ARG = "_compute-server"
@@ -106,7 +114,7 @@ class _Inbox:
                 return
             try:
                 msg = pickle.loads(data)
-            except Exception as exc:  # noqa: BLE001 - one whole frame that does not unpickle: skip it
+            except Exception as exc:
                 print(f"compute server: unreadable request ({type(exc).__name__}: {exc})", file=sys.stderr)
                 continue
             self.put(msg)
@@ -168,7 +176,7 @@ def _serve_one(req: PlanRequest, inbox: _Inbox, answers: _Answers, cache: GpuSwe
         answers.send(("cancelled", gen, None))
     except _Gone:
         raise
-    except Exception as exc:  # noqa: BLE001 - report with details for the log, and keep serving
+    except Exception as exc:
         answers.send(("failed", gen, (f"{type(exc).__name__}: {exc}", traceback.format_exc())))
     else:
         answers.send(("result", gen, res))

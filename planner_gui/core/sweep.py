@@ -23,17 +23,17 @@ from .results import expected_for, summarize
 from .scenario_io import ScenarioError
 
 __all__ = [
+    "GUIDE_GPUS",
+    "MAX_ROW_INTERVALS",
+    "Cost",
     "SweepResult",
+    "check_sweep_size",
     "gpu_counts",
     "interval_points",
-    "sweep_gpus",
-    "sweep_interval",
-    "GUIDE_GPUS",
-    "Cost",
     "run_cost",
     "sweep_cost",
-    "check_sweep_size",
-    "MAX_ROW_INTERVALS",
+    "sweep_gpus",
+    "sweep_interval",
 ]
 
 #: GPU counts every GPU sweep includes: the Llama 3 cluster and a 100k cluster.
@@ -168,16 +168,19 @@ def _gpu_trials(scenario: Scenario, params: Sequence[Params], max_events_per_poi
 
 
 def _gpu_layouts(params: Sequence[Params], trials: Sequence[int]) -> dict[int, Layout]:
-    return {t: plan_layout(max(_events_per_trial(p) for p, tt in zip(params, trials) if tt == t), t,
-                           min_rows=min(t, 128)) for t in set(trials)}
+    return {
+        t: plan_layout(max(_events_per_trial(p) for p, tt in zip(params, trials) if tt == t), t, min_rows=min(t, 128))
+        for t in set(trials)
+    }
 
 
 def _gpu_point_seconds(params: Sequence[Params], trials: Sequence[int], layouts: dict[int, Layout]) -> list[float]:
     return [_pass_seconds(_events_per_trial(p) * t, t * layouts[t].subwindows) for p, t in zip(params, trials)]
 
 
-def sweep_cost(scenario: Scenario, over: str, xs: Sequence[float] | np.ndarray,
-               max_events_per_point: float | None = None) -> Cost:
+def sweep_cost(
+    scenario: Scenario, over: str, xs: Sequence[float] | np.ndarray, max_events_per_point: float | None = None
+) -> Cost:
     """The cost of :func:`sweep_gpus` (``over="gpus"``, ``xs`` GPU counts) or :func:`sweep_interval`
     (``over="interval"``, ``xs`` minutes) for ``scenario``."""
     xs = np.asarray(xs)
@@ -193,16 +196,21 @@ def sweep_cost(scenario: Scenario, over: str, xs: Sequence[float] | np.ndarray,
     rows = scenario.trials * plan_layout(per_trial, scenario.trials).subwindows
     groups = len(_interval_groups(len(xs), rows))
     extra = max(len(xs) - groups, 0)
-    return _cost(groups * _pass_seconds(events, rows)
-                 + extra * (events * SECONDS_PER_EVENT_PER_INTERVAL + rows * SECONDS_PER_ROW_PER_INTERVAL))
+    return _cost(
+        groups * _pass_seconds(events, rows)
+        + extra * (events * SECONDS_PER_EVENT_PER_INTERVAL + rows * SECONDS_PER_ROW_PER_INTERVAL)
+    )
 
 
 def check_sweep_size(scenario: Scenario, over: str, xs: Sequence[float] | np.ndarray, field: str = "points") -> Cost:
     """Refuse a sweep that would cost more than the largest single run allowed; return its cost."""
     cost = sweep_cost(scenario, over, xs)
     if cost.events > MAX_TOTAL_EVENTS:
-        what, levers = (("GPU counts", "points, trials or days") if over == "gpus"
-                        else ("checkpoint intervals", "points, trials, days or GPUs"))
+        what, levers = (
+            ("GPU counts", "points, trials or days")
+            if over == "gpus"
+            else ("checkpoint intervals", "points, trials, days or GPUs")
+        )
         raise ScenarioError(
             f"{field}: a sweep over {len(xs)} {what} costs as much as simulating about {cost.events:.3g} "
             f"interruptions, over the limit of {MAX_TOTAL_EVENTS:.3g}; use fewer {levers}"
@@ -212,10 +220,18 @@ def check_sweep_size(scenario: Scenario, over: str, xs: Sequence[float] | np.nda
 
 def _summary_columns(raw: RawTrials, p: Params) -> dict[str, float]:
     n, g = summarize(raw.unplanned), summarize(raw.useful / p.hours)
-    return {"interruptions_mean": n.mean, "interruptions_p05": n.p05, "interruptions_p95": n.p95,
-            "interruptions_expected": p.lam * p.hours, "goodput_mean": g.mean, "goodput_sem": g.sem,
-            "goodput_p05": g.p05, "goodput_p95": g.p95, "goodput_expected": expected_for(p).goodput,
-            "trials": float(raw.unplanned.size)}
+    return {
+        "interruptions_mean": n.mean,
+        "interruptions_p05": n.p05,
+        "interruptions_p95": n.p95,
+        "interruptions_expected": p.lam * p.hours,
+        "goodput_mean": g.mean,
+        "goodput_sem": g.sem,
+        "goodput_p05": g.p05,
+        "goodput_p95": g.p95,
+        "goodput_expected": expected_for(p).goodput,
+        "trials": float(raw.unplanned.size),
+    }
 
 
 def _part(progress: Callable[[float], None] | None, lo: float, hi: float) -> Callable[[float], None] | None:
@@ -285,8 +301,9 @@ def sweep_interval(
     summaries: list[dict[str, float]] = []
     for g, group in enumerate(groups):
         report = _part(progress, g / len(groups), (g + 1) / len(groups))
-        raws = simulate_intervals(scenario, base, xs[group] / 60.0, layout=layout, progress=report,
-                                  should_stop=should_stop, components=False)
+        raws = simulate_intervals(
+            scenario, base, xs[group] / 60.0, layout=layout, progress=report, should_stop=should_stop, components=False
+        )
         summaries.extend(_summary_columns(raw, p) for raw, p in zip(raws, params[group]))
         del raws
     return _result(summaries, xs, "checkpoint_interval_min")

@@ -32,8 +32,8 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt, Signal, Slot
@@ -44,7 +44,7 @@ from ..core.server import SERVE_ARG, FrameError, encode_frame, read_frame_bytes
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Quality", "PREVIEW", "FULL", "PlanRequest", "PlanResult", "ComputeController"]
+__all__ = ["FULL", "PREVIEW", "ComputeController", "PlanRequest", "PlanResult", "Quality"]
 
 #: Seconds :meth:`ComputeController.shutdown` gives the compute process to quit before killing it.
 QUIT_GRACE_S = 0.3
@@ -71,7 +71,7 @@ def _server_env() -> dict[str, str]:
 def _write_all(stream, data: bytes) -> None:
     view = memoryview(data)
     while view:  # an unbuffered pipe write may take only part of the data
-        view = view[stream.write(view):]
+        view = view[stream.write(view) :]
 
 
 class _Link:
@@ -145,16 +145,20 @@ class _Link:
     @property
     def alive(self) -> bool:
         reader = self._reader
-        return (self._writer.is_alive() or (reader is not None and reader.is_alive())
-                or (self.process is not None and self.process.poll() is None))
+        return (
+            self._writer.is_alive()
+            or (reader is not None and reader.is_alive())
+            or (self.process is not None and self.process.poll() is None)
+        )
 
     # -- writer thread ----------------------------------------------------------------
     def _run(self) -> None:
         try:
             # Unbuffered pipes: only this thread touches stdin and only the reader stdout, so no buffer
             # lock is ever shared between threads.
-            process = subprocess.Popen(server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       env=_server_env(), bufsize=0)
+            process = subprocess.Popen(
+                server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_server_env(), bufsize=0
+            )
         except OSError as exc:
             log.error("cannot start the compute process: %s", exc)
             self._started.set()
@@ -164,8 +168,9 @@ class _Link:
             self.process = process
             if self._abandoned:  # abandoned while starting: abandon() could not kill it
                 process.kill()
-        self._reader = threading.Thread(target=self._read_loop, daemon=True,
-                                        name=f"planner-compute-reader-{self.number}")
+        self._reader = threading.Thread(
+            target=self._read_loop, daemon=True, name=f"planner-compute-reader-{self.number}"
+        )
         self._reader.start()
         self._started.set()
         self._write_loop(process.stdin)
@@ -383,8 +388,9 @@ class ComputeController(QObject):
         while now - self._deaths[0] > self.DEATH_WINDOW_S:
             self._deaths.popleft()
         if len(self._deaths) > self.MAX_DEATHS:
-            log.error("the compute process died %d times within %.0f s; giving up", len(self._deaths),
-                      self.DEATH_WINDOW_S)
+            log.error(
+                "the compute process died %d times within %.0f s; giving up", len(self._deaths), self.DEATH_WINDOW_S
+            )
             self._give_up(self._gave_up_message())
             return
         log.warning("the compute process ended unexpectedly; restarting it")
@@ -397,8 +403,10 @@ class ComputeController(QObject):
         self.gaveUp.emit(message)
 
     def _gave_up_message(self) -> str:
-        return (f"The compute process stopped {self.MAX_DEATHS + 1} times within {self.DEATH_WINDOW_S:.0f} s; "
-                "computation is paused until it is restarted.")
+        return (
+            f"The compute process stopped {self.MAX_DEATHS + 1} times within {self.DEATH_WINDOW_S:.0f} s; "
+            "computation is paused until it is restarted."
+        )
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self._busy:

@@ -29,7 +29,7 @@ from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
 from .theme import mark_secondary
 from .widgets import SpinBox, ValueControl, nice_gpu_count, sig_text
 
-__all__ = ["ControlsPanel", "MULT_RANGE"]
+__all__ = ["MULT_RANGE", "ControlsPanel"]
 
 MULT_RANGE = (0.01, 100.0)
 MULT_VALUES = (0.0, 10_000.0)
@@ -54,11 +54,16 @@ class _ComponentRow(QWidget):
         self.inputs, self.name = inputs, name
         reference = inputs.reference_rate(name)
         self.control = ValueControl(
-            fmt.clean(name, 60), "x Ref.", slider_range=MULT_RANGE, value_range=MULT_VALUES, decimals=3,
+            fmt.clean(name, 60),
+            "x Ref.",
+            slider_range=MULT_RANGE,
+            value_range=MULT_VALUES,
+            decimals=3,
             object_name=f"componentSlider:{name}",
             tooltip=f"{fmt.clean(name)} ({fmt.clean(category)}): its rate as a multiple of the reference rate "
-                    f"(x1 = {rate_text(reference)}). The reference is the Llama 3 rate for a Llama 3 cause, "
-                    f"else the rate in the scenario as opened. {DEFAULT_NOTES['components']}")
+            f"(x1 = {rate_text(reference)}). The reference is the Llama 3 rate for a Llama 3 cause, "
+            f"else the rate in the scenario as opened. {DEFAULT_NOTES['components']}",
+        )
         self.control.setObjectName(f"component:{name}")
         self.info = QLabel()
         self.info.setIndent(8)
@@ -128,8 +133,10 @@ class ControlsPanel(QScrollArea):
         self.name = QLineEdit()
         self.name.setObjectName("scenarioName")
         self.name.setMaxLength(200)
-        self.name.setToolTip("The scenario's name: shown in the title, reports, exports and the baseline legend. "
-                             "Editing a preset appends '(edited)' to its name.")
+        self.name.setToolTip(
+            "The scenario's name: shown in the title, reports, exports and the baseline legend. "
+            "Editing a preset appends '(edited)' to its name."
+        )
         self.name.editingFinished.connect(self._name_edited)
         lay.addWidget(self.name)
 
@@ -142,10 +149,19 @@ class ControlsPanel(QScrollArea):
 
     def _build_cluster(self) -> None:
         lay = self._group("Cluster")
-        self._value(lay, "gpus", "GPUs", "", slider_range=(1024, 1_048_576), value_range=(1, 10_000_000),
-                    decimals=0, snap=nice_gpu_count, object_name="gpuCountSlider",
-                    tooltip="GPUs in the training job (the slider spans 1,024 to 1,048,576; type up to 10 million). "
-                            + DEFAULT_NOTES["gpus"])
+        self._value(
+            lay,
+            "gpus",
+            "GPUs",
+            "",
+            slider_range=(1024, 1_048_576),
+            value_range=(1, 10_000_000),
+            decimals=0,
+            snap=nice_gpu_count,
+            object_name="gpuCountSlider",
+            tooltip="GPUs in the training job (the slider spans 1,024 to 1,048,576; type up to 10 million). "
+            + DEFAULT_NOTES["gpus"],
+        )
         marks = QHBoxLayout()
         marks.addWidget(QLabel("Jump to:"))
         for n, tip in ((16_384, "The Llama 3 405B cluster"), (100_000, "A 100,000-GPU cluster")):
@@ -156,13 +172,29 @@ class ControlsPanel(QScrollArea):
             marks.addWidget(b)
         marks.addStretch(1)
         lay.addLayout(marks)
-        self._value(lay, "days", "Run length", "days", slider_range=(1, 3650), value_range=(0.01, 3650),
-                    decimals=2, object_name="daysSlider",
-                    tooltip="Wall-clock window simulated. " + DEFAULT_NOTES["days"])
-        self._value(lay, "planned_per_day", "Planned interruptions", "per day", slider_range=(0.01, 100),
-                    value_range=(0, 1000), decimals=3, object_name="plannedSlider",
-                    tooltip="Planned interruptions per day: the job is drained first (no work lost) but each "
-                            "costs the restart time. " + DEFAULT_NOTES["planned_per_day"])
+        self._value(
+            lay,
+            "days",
+            "Run length",
+            "days",
+            slider_range=(1, 3650),
+            value_range=(0.01, 3650),
+            decimals=2,
+            object_name="daysSlider",
+            tooltip="Wall-clock window simulated. " + DEFAULT_NOTES["days"],
+        )
+        self._value(
+            lay,
+            "planned_per_day",
+            "Planned interruptions",
+            "per day",
+            slider_range=(0.01, 100),
+            value_range=(0, 1000),
+            decimals=3,
+            object_name="plannedSlider",
+            tooltip="Planned interruptions per day: the job is drained first (no work lost) but each "
+            "costs the restart time. " + DEFAULT_NOTES["planned_per_day"],
+        )
 
     def _build_rates(self) -> None:
         lay = self._group("Failure rates")
@@ -171,10 +203,15 @@ class ControlsPanel(QScrollArea):
         self.rate_summary.setObjectName("rateSummary")
         lay.addWidget(self.rate_summary)
         self.all_mult = ValueControl(
-            "All components", "x Ref.", slider_range=MULT_RANGE, value_range=MULT_VALUES, decimals=3,
+            "All components",
+            "x Ref.",
+            slider_range=MULT_RANGE,
+            value_range=MULT_VALUES,
+            decimals=3,
             object_name="allRatesSlider",
             tooltip="The total rate as a multiple of the reference total (Llama 3's rates for Llama 3 causes); "
-                    "moving it scales every component, keeping the mix. " + DEFAULT_NOTES["components"])
+            "moving it scales every component, keeping the mix. " + DEFAULT_NOTES["components"],
+        )
         self.all_mult.edited.connect(self.inputs.set_total_multiplier)
         self.all_mult.dragFinished.connect(self.dragFinished)
         lay.addWidget(self.all_mult)
@@ -198,10 +235,15 @@ class ControlsPanel(QScrollArea):
             box = QCollapsible(f"{fmt.clean(cat, 40)} ({len(comps)})")
             box.setObjectName(f"category:{cat}")
             cm = ValueControl(
-                f"All {fmt.clean(cat, 40)}", "x Ref.", slider_range=MULT_RANGE, value_range=MULT_VALUES,
-                decimals=3, object_name=f"categorySlider:{cat}",
+                f"All {fmt.clean(cat, 40)}",
+                "x Ref.",
+                slider_range=MULT_RANGE,
+                value_range=MULT_VALUES,
+                decimals=3,
+                object_name=f"categorySlider:{cat}",
                 tooltip=f"The {fmt.clean(cat)} components' total rate as a multiple of their reference total; "
-                        "moving it scales each of them, keeping their mix.")
+                "moving it scales each of them, keeping their mix.",
+            )
             cm.edited.connect(lambda v, cat=cat: self.inputs.set_category_multiplier(cat, v))
             cm.dragFinished.connect(self.dragFinished)
             self.cat_mult[cat] = cm
@@ -223,23 +265,54 @@ class ControlsPanel(QScrollArea):
         self.use_optimal.toggled.connect(self.inputs.set_use_optimal)
         lay.addWidget(self.use_optimal)
         self.interval = self._value(
-            lay, "checkpoint_interval_min", "Interval (compute between checkpoints)", "min",
-            slider_range=(1, 1440), value_range=(0.01, 525_600), decimals=2, object_name="checkpointIntervalSlider",
+            lay,
+            "checkpoint_interval_min",
+            "Interval (compute between checkpoints)",
+            "min",
+            slider_range=(1, 1440),
+            value_range=(0.01, 525_600),
+            decimals=2,
+            object_name="checkpointIntervalSlider",
             tooltip="Compute time between checkpoints (1 minute to 24 hours on the slider). "
-                    + DEFAULT_NOTES["checkpoint_interval_min"])
-        self._value(lay, "checkpoint_write_s", "Blocking write", "s", slider_range=(0.1, 1800),
-                    value_range=(0, 86_400), decimals=2, object_name="checkpointWriteSlider",
-                    tooltip="Time training stalls to write each checkpoint (0.1 s to 30 min on the slider). "
-                            + DEFAULT_NOTES["checkpoint_write_s"])
+            + DEFAULT_NOTES["checkpoint_interval_min"],
+        )
+        self._value(
+            lay,
+            "checkpoint_write_s",
+            "Blocking write",
+            "s",
+            slider_range=(0.1, 1800),
+            value_range=(0, 86_400),
+            decimals=2,
+            object_name="checkpointWriteSlider",
+            tooltip="Time training stalls to write each checkpoint (0.1 s to 30 min on the slider). "
+            + DEFAULT_NOTES["checkpoint_write_s"],
+        )
 
     def _build_recovery(self) -> None:
         lay = self._group("Recovery")
-        self._value(lay, "detect_min", "Detection", "min", slider_range=(0.1, 1440), value_range=(0, 10_080),
-                    decimals=2, object_name="detectSlider",
-                    tooltip="From an unplanned interruption to noticing it. " + DEFAULT_NOTES["detect_min"])
-        self._value(lay, "restart_min", "Restart", "min", slider_range=(0.1, 1440), value_range=(0, 10_080),
-                    decimals=2, object_name="restartSlider",
-                    tooltip="Reschedule, initialise and load the checkpoint. " + DEFAULT_NOTES["restart_min"])
+        self._value(
+            lay,
+            "detect_min",
+            "Detection",
+            "min",
+            slider_range=(0.1, 1440),
+            value_range=(0, 10_080),
+            decimals=2,
+            object_name="detectSlider",
+            tooltip="From an unplanned interruption to noticing it. " + DEFAULT_NOTES["detect_min"],
+        )
+        self._value(
+            lay,
+            "restart_min",
+            "Restart",
+            "min",
+            slider_range=(0.1, 1440),
+            value_range=(0, 10_080),
+            decimals=2,
+            object_name="restartSlider",
+            tooltip="Reschedule, initialise and load the checkpoint. " + DEFAULT_NOTES["restart_min"],
+        )
 
     def _build_monte_carlo(self) -> None:
         lay = self._group("Monte Carlo")
@@ -265,18 +338,21 @@ class ControlsPanel(QScrollArea):
     @property
     def dragging(self) -> bool:
         """Whether any slider is held down."""
-        controls = [*self.values.values(), self.all_mult, *self.cat_mult.values(),
-                    *(r.control for r in self.comp_rows.values())]
+        controls = [
+            *self.values.values(),
+            self.all_mult,
+            *self.cat_mult.values(),
+            *(r.control for r in self.comp_rows.values()),
+        ]
         return any(c.slider.isSliderDown() for c in controls)
 
     def _follow(self, changed: frozenset) -> None:
         """Show what the inputs hold (every field on a reload, else those that changed)."""
         sc = self.inputs.scenario
         everything = "*" in changed or len(changed) > 3
-        if "name" in changed or everything:
-            if self.name.text() != sc.name:
-                self.name.setText(sc.name)
-                self.name.setCursorPosition(0)
+        if ("name" in changed or everything) and self.name.text() != sc.name:
+            self.name.setText(sc.name)
+            self.name.setCursorPosition(0)
         for field, control in self.values.items():
             if field != "checkpoint_interval_min" and (everything or field in changed):
                 control.set_value(getattr(sc, field))
@@ -307,9 +383,13 @@ class ControlsPanel(QScrollArea):
             control.set_value(self.inputs.category_multiplier(cat))
         self.all_mult.set_value(self.inputs.total_multiplier())
         total = sc.rate_per_gpu_hour
-        how = (f"one GPU is interrupted every {fmt.duration_hours(1 / total)}" if total > 0
-               else "no GPU is ever interrupted")
+        how = (
+            f"one GPU is interrupted every {fmt.duration_hours(1 / total)}"
+            if total > 0
+            else "no GPU is ever interrupted"
+        )
         own = any(n not in _llama3_names() for n in self.comp_rows)
         self.rate_summary.setText(
             f"All components: {sig_text(total * 24_000)} per 1,000 GPU-days; {how}. Multipliers are against "
-            f"reference rates: Llama 3's{', or as opened for other components' if own else ''}.")
+            f"reference rates: Llama 3's{', or as opened for other components' if own else ''}."
+        )

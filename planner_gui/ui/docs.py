@@ -7,18 +7,24 @@ from html import escape
 from .. import __version__
 from ..core.model import DEFAULT_NOTES
 
-__all__ = ["model_html", "about_html"]
+__all__ = ["about_html", "model_html"]
 
 _SOURCES = [
-    ("Meta, 'The Llama 3 Herd of Models', arXiv 2407.21783 (2024), sec. 3.3.4 and Table 5",
-     "419 unexpected and 47 planned interruptions in 54 days on up to 16,384 H100 GPUs; effective "
-     "training time above 90%. The component rates are Table 5's counts (the printed 30.1% for faulty GPUs "
-     "is a misprint: 148/419 = 35.3%)."),
-    ("Jiang et al., 'MegaScale', NSDI 2024, arXiv 2402.15627",
-     "Restart initialisation under 30 s at more than 10,000 GPUs; detection and diagnosis under 10 minutes; "
-     "checkpoint first stage to host memory in several seconds."),
-    ("Wan et al., 'ByteCheckpoint', NSDI 2025, arXiv 2407.20143",
-     "405B model on 8,960 GPUs: 0.59 s training stall, 51 s full save, 129 s load."),
+    (
+        "Meta, 'The Llama 3 Herd of Models', arXiv 2407.21783 (2024), sec. 3.3.4 and Table 5",
+        "419 unexpected and 47 planned interruptions in 54 days on up to 16,384 H100 GPUs; effective "
+        "training time above 90%. The component rates are Table 5's counts (the printed 30.1% for faulty GPUs "
+        "is a misprint: 148/419 = 35.3%).",
+    ),
+    (
+        "Jiang et al., 'MegaScale', NSDI 2024, arXiv 2402.15627",
+        "Restart initialisation under 30 s at more than 10,000 GPUs; detection and diagnosis under 10 minutes; "
+        "checkpoint first stage to host memory in several seconds.",
+    ),
+    (
+        "Wan et al., 'ByteCheckpoint', NSDI 2025, arXiv 2407.20143",
+        "405B model on 8,960 GPUs: 0.59 s training stall, 51 s full save, 129 s load.",
+    ),
     ("Epoch AI, 'Hardware failures won't limit AI scaling' (2024)", "One H100 failure per 50,000 GPU-hours."),
     ("BigScience BLOOM-176B training notes", "Checkpoints every 3 hours on about 400 A100 GPUs."),
     ("Young, CACM 17(9), 1974", "Optimal interval sqrt(2 C M)."),
@@ -43,8 +49,9 @@ INPUT_LABELS = {
 
 
 def model_html() -> str:
-    notes = "".join(f"<li><b>{escape(label)}</b>: {escape(DEFAULT_NOTES[key])}</li>"
-                    for key, label in INPUT_LABELS.items())
+    notes = "".join(
+        f"<li><b>{escape(label)}</b>: {escape(DEFAULT_NOTES[key])}</li>" for key, label in INPUT_LABELS.items()
+    )
     sources = "".join(f"<li><b>{escape(a)}</b>: {escape(b)}</li>" for a, b in _SOURCES)
     return f"""
 <h2>The model</h2>

@@ -24,7 +24,7 @@ from ..core.results import HOURS_KEYS
 from ..core.userfiles import write_atomic
 from .plot_items import duration_text
 
-__all__ = ["export_plots", "export_results", "results_csv", "caption_lines"]
+__all__ = ["caption_lines", "export_plots", "export_results", "results_csv"]
 
 _SLUGS = {
     "interruptionsVsGpusPlot": "interruptions-vs-gpus",
@@ -55,7 +55,8 @@ def caption_lines(res: PlanResult, current: Scenario) -> list[str]:
         f"{fmt.count(sc.gpus)} GPUs, {sc.days:g} days; interruptions per GPU: {fmt.every(sc.gpu_mtbf_hours)}; "
         f"planned {sc.planned_per_day:.3g}/day; checkpoint every {duration_text(res.main.interval_min)} ({how}), "
         f"blocking write {sc.checkpoint_write_s:g} s; detection {sc.detect_min:g} min, restart {sc.restart_min:g} min",
-        f"{fmt.count(run.trials)} trials{preview}, seed {run.seed}: goodput {fmt.percent(float(res.main.goodput.mean()))} "
+        f"{fmt.count(run.trials)} trials{preview}, seed {run.seed}: "
+        f"goodput {fmt.percent(float(res.main.goodput.mean()))} "
         f"(exact {fmt.percent(res.main.expected.goodput, 2)}), {fmt.count(float(res.main.trials.unplanned.mean()), 1)} "
         f"unplanned interruptions",
     ]
@@ -85,8 +86,11 @@ def _paint(painter: QPainter, widget: pg.PlotWidget, caption: list[str]) -> None
     metrics = QFontMetrics(font)
     top = widget.height() + 4
     for i, text in enumerate(caption):
-        painter.drawText(QRectF(6, top + i * metrics.height(), widget.width() - 12, metrics.height()),
-                         int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
+        painter.drawText(
+            QRectF(6, top + i * metrics.height(), widget.width() - 12, metrics.height()),
+            int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+            text,
+        )
 
 
 def _caption_font() -> QFont:
@@ -147,6 +151,7 @@ def flatten_svg(text: str) -> str:
     a plot whose y scale is 16 pixels per unit becomes a 16-pixel band. With the points in pixels and
     the transform gone, every renderer draws what the screen shows.
     """
+
     def flatten(m: re.Match[str]) -> str:
         body = m.group(4)
         if "<text" in body or "<rect" in body or "<image" in body:
@@ -157,8 +162,9 @@ def flatten_svg(text: str) -> str:
             x, y = float(p.group(1)), float(p.group(2))
             return f"{a * x + c * y + e:.6g},{b * x + d * y + f:.6g}"
 
-        body = re.sub(r'( (?:d|points)=")([^"]*)(")', lambda q: q.group(1) + _POINT.sub(point, q.group(2)) + q.group(3),
-                      body)
+        body = re.sub(
+            r'( (?:d|points)=")([^"]*)(")', lambda q: q.group(1) + _POINT.sub(point, q.group(2)) + q.group(3), body
+        )
         return f"{m.group(1)}matrix(1,0,0,1,0,0){m.group(3)}{body}{m.group(5)}"
 
     return _GROUP.sub(flatten, text)
@@ -186,8 +192,9 @@ def _render_svg(widget: pg.PlotWidget, path: str, caption: list[str]) -> None:
     svg.write_text(flatten_svg(svg.read_text(encoding="utf-8")), encoding="utf-8")
 
 
-def export_plots(widgets: dict[str, pg.PlotWidget], base: str | os.PathLike[str],
-                 caption: list[str] | None = None) -> list[Path]:
+def export_plots(
+    widgets: dict[str, pg.PlotWidget], base: str | os.PathLike[str], caption: list[str] | None = None
+) -> list[Path]:
     """Write every plot beside ``base`` as ``<stem>-<plot><suffix>``; the suffix (.png or .svg) picks the format.
 
     Each image carries ``caption`` (a few lines on its inputs) under the plot. Each is rendered in a
@@ -218,21 +225,39 @@ def results_csv(res: PlanResult) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     comps = [c.name for c in m.scenario.components]
-    w.writerow(["trial", "unplanned_interruptions", "planned_interruptions", "goodput",
-                *(f"hours_{k}" for k in HOURS_KEYS), *(f"interruptions:{c}" for c in comps)])
+    w.writerow(
+        [
+            "trial",
+            "unplanned_interruptions",
+            "planned_interruptions",
+            "goodput",
+            *(f"hours_{k}" for k in HOURS_KEYS),
+            *(f"interruptions:{c}" for c in comps),
+        ]
+    )
     hours = m.hours_per_trial()
     for i in range(m.trials.unplanned.size):
-        w.writerow([i, int(m.trials.unplanned[i]), int(m.trials.planned[i]), repr(float(m.goodput[i])),
-                    *(repr(float(hours[k][i])) for k in HOURS_KEYS), *(int(v) for v in m.trials.by_component[i])])
+        w.writerow(
+            [
+                i,
+                int(m.trials.unplanned[i]),
+                int(m.trials.planned[i]),
+                repr(float(m.goodput[i])),
+                *(repr(float(hours[k][i])) for k in HOURS_KEYS),
+                *(int(v) for v in m.trials.by_component[i]),
+            ]
+        )
     return out.getvalue()
 
 
 def export_results(res: PlanResult, path: str | os.PathLike[str]) -> list[Path]:
     """Write per-trial results to ``path`` and both sweeps beside it (``-gpu-sweep``, ``-interval-sweep``)."""
     path = Path(path)
-    targets = [(path, results_csv(res)),
-               (_sibling(path, "gpu-sweep"), res.by_gpus.to_csv()),
-               (_sibling(path, "interval-sweep"), res.by_interval.to_csv())]
+    targets = [
+        (path, results_csv(res)),
+        (_sibling(path, "gpu-sweep"), res.by_gpus.to_csv()),
+        (_sibling(path, "interval-sweep"), res.by_interval.to_csv()),
+    ]
     for target, text in targets:
         write_atomic(target, text)
     return [t for t, _ in targets]

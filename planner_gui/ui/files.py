@@ -65,7 +65,9 @@ class FilesMixin:
             return True
         what = fmt.clean(self._path.name, 60) if self._path else f"'{fmt.clean(self.inputs.scenario.name, 60)}'"
         answer = QMessageBox.question(
-            self, "Unsaved changes", f"{what} has unsaved changes. Save them first?",
+            self,
+            "Unsaved changes",
+            f"{what} has unsaved changes. Save them first?",
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Save,
         )
@@ -154,8 +156,9 @@ class FilesMixin:
 
     # -- exports ---------------------------------------------------------------------------------------
     def export_plots_dialog(self) -> None:
-        path, chosen = QFileDialog.getSaveFileName(self, "Export plots", self._dialog_dir("plots.png"),
-                                                   "PNG image (*.png);;SVG drawing (*.svg)")
+        path, chosen = QFileDialog.getSaveFileName(
+            self, "Export plots", self._dialog_dir("plots.png"), "PNG image (*.png);;SVG drawing (*.svg)"
+        )
         if path:
             if not path.lower().endswith((".png", ".svg")):
                 path += ".svg" if "svg" in chosen.lower() else ".png"
@@ -173,8 +176,7 @@ class FilesMixin:
         return written
 
     def export_results_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export results", self._dialog_dir("results.csv"),
-                                              "CSV (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(self, "Export results", self._dialog_dir("results.csv"), "CSV (*.csv)")
         if path:
             self.export_results_to(path if path.lower().endswith(".csv") else path + ".csv")
 

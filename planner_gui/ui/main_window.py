@@ -120,8 +120,9 @@ class MainWindow(FilesMixin, QMainWindow):
         lay.addWidget(self.summary)
         self.banner = QWidget()
         self.banner.setObjectName("staleBannerBox")
-        self.banner.setStyleSheet("#staleBannerBox { background: #fff3cd; border: 1px solid #d9b44a; }"
-                                  " QLabel { color: #3d2e00; }")
+        self.banner.setStyleSheet(
+            "#staleBannerBox { background: #fff3cd; border: 1px solid #d9b44a; } QLabel { color: #3d2e00; }"
+        )
         row = QHBoxLayout(self.banner)
         row.setContentsMargins(8, 3, 8, 3)
         self.stale_label = QLabel()
@@ -214,8 +215,9 @@ class MainWindow(FilesMixin, QMainWindow):
 
     def _update_title(self) -> None:
         where = fmt.clean(self._path.name, 60) if self._path else "untitled"
-        self.setWindowTitle(f"{where}{' *' if self.dirty else ''} - {fmt.clean(self.inputs.scenario.name, 80)}"
-                            " - planner-gui")
+        self.setWindowTitle(
+            f"{where}{' *' if self.dirty else ''} - {fmt.clean(self.inputs.scenario.name, 80)} - planner-gui"
+        )
 
     def _inputs_changed(self, changed: frozenset) -> None:
         """Progressive refinement: a quick low-trial preview first, then the full run.
@@ -262,8 +264,11 @@ class MainWindow(FilesMixin, QMainWindow):
     def _show(self, res: PlanResult) -> None:
         """Render a result in steps, one turn of the event loop each; a newer result replaces the rest."""
         steps = self.plots.render_steps(res)
-        self._render_steps = [lambda: (self.summary.show_result(res), steps[0]()), *steps[1:-1],
-                              lambda: (steps[-1](), self._shown(res))]
+        self._render_steps = [
+            lambda: (self.summary.show_result(res), steps[0]()),
+            *steps[1:-1],
+            lambda: (steps[-1](), self._shown(res)),
+        ]
         if not self._rendering:
             self._rendering = True
             QTimer.singleShot(0, self._render_next)
@@ -277,8 +282,10 @@ class MainWindow(FilesMixin, QMainWindow):
 
     def _shown(self, res: PlanResult) -> None:
         self.last_result = res
-        self.status.setText(f"{'Preview' if res.request.quality.name == PREVIEW.name else 'Showing'}: "
-                            f"{_run_text(res)}, computed in {res.seconds * 1000:,.0f} ms")
+        self.status.setText(
+            f"{'Preview' if res.request.quality.name == PREVIEW.name else 'Showing'}: "
+            f"{_run_text(res)}, computed in {res.seconds * 1000:,.0f} ms"
+        )
         if self._preview_wanted:
             self._preview_wanted = False
             self.recompute(preview=True)
@@ -294,8 +301,11 @@ class MainWindow(FilesMixin, QMainWindow):
     def results_current(self) -> bool:
         """Whether the results shown are the full run for the current inputs."""
         res = self.last_result
-        return (res is not None and res.request.quality.name == FULL.name
-                and _computed_part(res.request.scenario) == _computed_part(self.inputs.scenario))
+        return (
+            res is not None
+            and res.request.quality.name == FULL.name
+            and _computed_part(res.request.scenario) == _computed_part(self.inputs.scenario)
+        )
 
     def _refresh_staleness(self) -> None:
         """Mark the plots out of date when they show other inputs and nothing newer is on its way."""
@@ -308,8 +318,9 @@ class MainWindow(FilesMixin, QMainWindow):
             shown = "there are no results yet"
         else:
             differ = describe_changes(res.request.scenario, self.inputs.scenario)
-            shown = (f"these results show {_run_text(res)}"
-                     + (f", for other inputs ({differ})" if differ else ", a quick preview"))
+            shown = f"these results show {_run_text(res)}" + (
+                f", for other inputs ({differ})" if differ else ", a quick preview"
+            )
         reason = self._stale_reason or "The run for the current inputs did not finish."
         self.stale_label.setText(f"Out of date: {shown}. {reason}")
         self.restart_button.setText("Restart computation" if self.compute.gave_up else "Run again")
@@ -412,7 +423,7 @@ class MainWindow(FilesMixin, QMainWindow):
         box.exec()
 
     # -- closing -----------------------------------------------------------------------------
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
+    def closeEvent(self, event: QCloseEvent) -> None:
         if not self._confirm_discard():
             event.ignore()
             return

@@ -12,12 +12,23 @@ from PySide6.QtGui import QColor
 
 from ..core import fmt
 
-__all__ = ["PALETTE", "pen", "brush", "CountAxis", "DurationAxis", "PercentAxis", "Band", "BandSample", "Hover",
-           "MarkedLine", "duration_text", "nearest"]
+__all__ = [
+    "PALETTE",
+    "Band",
+    "BandSample",
+    "CountAxis",
+    "DurationAxis",
+    "Hover",
+    "MarkedLine",
+    "PercentAxis",
+    "brush",
+    "duration_text",
+    "nearest",
+    "pen",
+]
 
 # Tableau 10: distinguishable in light and dark themes.
-PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
-           "#bab0ac"]
+PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"]
 
 
 def pen(color: str | QColor, width: float = 2.0, style=Qt.PenStyle.SolidLine, alpha: int = 255) -> pg.QtGui.QPen:
@@ -42,7 +53,7 @@ class CountAxis(pg.AxisItem):
         super().__init__(orientation)
         self.enableAutoSIPrefix(False)
 
-    def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 - pyqtgraph API
+    def tickValues(self, minVal, maxVal, size):
         lo, hi = math.floor(minVal), math.ceil(maxVal)
         majors = [float(v) for v in range(lo, hi + 1)]
         if len(majors) > 8:
@@ -50,8 +61,8 @@ class CountAxis(pg.AxisItem):
         minors = [math.log10(m) + v for v in range(lo, hi + 1) for m in (2, 5)] if len(majors) <= 3 else []
         return [(1.0, majors), (0.3, minors)]
 
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph API
-        return [fmt.compact(10.0 ** v).replace(" ", "") for v in values]
+    def tickStrings(self, values, scale, spacing):
+        return [fmt.compact(10.0**v).replace(" ", "") for v in values]
 
 
 def duration_text(minutes: float) -> str:
@@ -80,16 +91,17 @@ class DurationAxis(pg.AxisItem):
         super().__init__(orientation)
         self.enableAutoSIPrefix(False)
 
-    def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 - pyqtgraph API
+    def tickValues(self, minVal, maxVal, size):
         majors = [math.log10(m) for m in _DURATION_TICKS if minVal <= math.log10(m) <= maxVal]
-        minors = [math.log10(m * k) for m in _DURATION_TICKS[:-1] for k in (2, 5)
-                  if minVal <= math.log10(m * k) <= maxVal]
+        minors = [
+            math.log10(m * k) for m in _DURATION_TICKS[:-1] for k in (2, 5) if minVal <= math.log10(m * k) <= maxVal
+        ]
         if len(majors) < 2:  # a narrow range: ticks in plain decades, labelled as durations too
             return super().tickValues(minVal, maxVal, size)
         return [(1.0, majors), (0.3, minors)]
 
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph API
-        return [short_duration(10.0 ** v) for v in values]
+    def tickStrings(self, values, scale, spacing):
+        return [short_duration(10.0**v) for v in values]
 
 
 class PercentAxis(pg.AxisItem):
@@ -99,7 +111,7 @@ class PercentAxis(pg.AxisItem):
         super().__init__(orientation)
         self.enableAutoSIPrefix(False)
 
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph API
+    def tickStrings(self, values, scale, spacing):
         digits = max(0, min(3, -math.floor(math.log10(spacing)))) if spacing > 0 else 0
         return [f"{v:.{digits}f}" for v in values]
 
@@ -148,7 +160,7 @@ class BandSample(pg.ItemSample):
         p.setPen(self.band.mean.opts["pen"])
         p.drawLine(QPointF(0, 10), QPointF(20, 10))
 
-    def mouseClickEvent(self, event) -> None:  # noqa: N802 - pyqtgraph API
+    def mouseClickEvent(self, event) -> None:
         super().mouseClickEvent(event)
         self.band.set_band_visible(self.item.isVisible())
 
@@ -170,7 +182,7 @@ class MarkedLine:
         self.place()
 
     def place(self, *_args) -> None:
-        (x0, x1), (y0, y1) = self.vb.viewRange()
+        (_, x1), (y0, y1) = self.vb.viewRange()
         x = self.line.value()
         width = self.text.boundingRect().width() * (self.vb.viewPixelSize()[0] or 0.0)
         self.text.setAnchor((1, 0.5) if x + width > x1 else (0, 0.5))  # flip to the left at the right edge
@@ -188,8 +200,11 @@ class Hover(QObject):
     def __init__(self, widget: pg.PlotWidget, describe: Callable[[float, float], str], line: bool = True) -> None:
         super().__init__(widget)
         self.plot, self.describe = widget.getPlotItem(), describe
-        self.text = pg.TextItem(color=pg.getConfigOption("foreground"),
-                                fill=brush(pg.getConfigOption("background"), 225), border=pen("#808080", 1))
+        self.text = pg.TextItem(
+            color=pg.getConfigOption("foreground"),
+            fill=brush(pg.getConfigOption("background"), 225),
+            border=pen("#808080", 1),
+        )
         self.text.setZValue(100)
         self.text.isReadout = True  # exports leave readouts out
         self.plot.addItem(self.text, ignoreBounds=True)
@@ -201,7 +216,7 @@ class Hover(QObject):
         self._proxy = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30, slot=self._moved)
         widget.viewport().installEventFilter(self)
 
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+    def eventFilter(self, watched, event) -> bool:
         if event.type() == QEvent.Type.Leave:
             self.hide()
         return False

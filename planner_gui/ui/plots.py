@@ -35,14 +35,30 @@ from .plot_items import (
 )
 from .theme import secondary_color
 
-__all__ = ["PlotsPanel", "CATEGORY_COLORS", "PLOT_NAMES", "BASELINE_COLOR"]
+__all__ = ["BASELINE_COLOR", "CATEGORY_COLORS", "PLOT_NAMES", "PlotsPanel"]
 
-CATEGORY_COLORS = {"GPU": PALETTE[2], "Dependency": PALETTE[0], "Network": PALETTE[1],
-                   "Unplanned Maintenance": PALETTE[6], "Host": PALETTE[3], "Unknown": PALETTE[9]}
-HOURS_LABELS = {"useful": "useful compute", "checkpoint": "checkpoint writes", "lost_work": "lost work",
-                "recovery": "detection + restart", "planned_restart": "planned restarts"}
-HOURS_COLORS = {"useful": PALETTE[4], "checkpoint": PALETTE[0], "lost_work": PALETTE[2],
-                "recovery": PALETTE[1], "planned_restart": PALETTE[6]}
+CATEGORY_COLORS = {
+    "GPU": PALETTE[2],
+    "Dependency": PALETTE[0],
+    "Network": PALETTE[1],
+    "Unplanned Maintenance": PALETTE[6],
+    "Host": PALETTE[3],
+    "Unknown": PALETTE[9],
+}
+HOURS_LABELS = {
+    "useful": "useful compute",
+    "checkpoint": "checkpoint writes",
+    "lost_work": "lost work",
+    "recovery": "detection + restart",
+    "planned_restart": "planned restarts",
+}
+HOURS_COLORS = {
+    "useful": PALETTE[4],
+    "checkpoint": PALETTE[0],
+    "lost_work": PALETTE[2],
+    "recovery": PALETTE[1],
+    "planned_restart": PALETTE[6],
+}
 BASELINE_COLOR = PALETTE[8]
 #: objectName -> title, in layout order.
 PLOT_NAMES = {
@@ -159,7 +175,7 @@ class PlotsPanel(QWidget):
         for r in range(3):
             self._grid.setRowStretch(r, 1 if r < 6 // columns else 0)
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
+    def resizeEvent(self, event) -> None:
         # Three across when the panel is wide for its height, so each plot stays near 3:2.
         self._arrange(3 if event.size().width() > 1.55 * event.size().height() else 2)
         super().resizeEvent(event)
@@ -221,9 +237,13 @@ class PlotsPanel(QWidget):
         p2.setLabel("bottom", "GPUs")
         p2.setLabel("left", "goodput (%)")
         self._guides(p2)
-        self.target = pg.InfiniteLine(90, angle=0, pen=pen(PALETTE[4], 1, Qt.PenStyle.DashLine),
-                                      label="90% target", labelOpts={"position": 0.04, "color": PALETTE[4],
-                                                                     "anchors": [(0, 0), (0, 0)]})
+        self.target = pg.InfiniteLine(
+            90,
+            angle=0,
+            pen=pen(PALETTE[4], 1, Qt.PenStyle.DashLine),
+            label="90% target",
+            labelOpts={"position": 0.04, "color": PALETTE[4], "anchors": [(0, 0), (0, 0)]},
+        )
         p2.addItem(self.target, ignoreBounds=True)
         legend = self._legend("goodputVsGpusPlot", (10, -5))
         self.gp_band = Band(p2, PALETTE[0], legend)
@@ -242,9 +262,11 @@ class PlotsPanel(QWidget):
         self.iv_exact = self._exact_curve(p3, legend)
         self.iv_base = self._baseline_curve(p3)
         self.iv_lines = {}
-        for key, color, style, height in (("current", PALETTE[2], Qt.PenStyle.SolidLine, 0.93),
-                                          ("Young", PALETTE[1], Qt.PenStyle.DashLine, 0.8),
-                                          ("Daly", PALETTE[6], Qt.PenStyle.DashLine, 0.67)):
+        for key, color, style, height in (
+            ("current", PALETTE[2], Qt.PenStyle.SolidLine, 0.93),
+            ("Young", PALETTE[1], Qt.PenStyle.DashLine, 0.8),
+            ("Daly", PALETTE[6], Qt.PenStyle.DashLine, 0.67),
+        ):
             self.iv_lines[key] = MarkedLine(p3, pen(color, 2 if key == "current" else 1, style), color, height)
         self._hover("goodputVsIntervalPlot", self._describe_interval)
 
@@ -254,11 +276,18 @@ class PlotsPanel(QWidget):
         p4.getAxis("bottom").enableAutoSIPrefix(False)
         p4.invertY(True)
         self.comp_bars = pg.BarGraphItem(x0=[0], y=[0], height=0.7, width=[0])
-        self.comp_spread = pg.ErrorBarItem(x=np.zeros(1), y=np.zeros(1), left=0, right=0, beam=0.25,
-                                           pen=pen(self.text_color, 1))
+        self.comp_spread = pg.ErrorBarItem(
+            x=np.zeros(1), y=np.zeros(1), left=0, right=0, beam=0.25, pen=pen(self.text_color, 1)
+        )
         self.comp_mc = pg.ScatterPlotItem(size=6, brush=pg.mkBrush(pg.getConfigOption("foreground")), pen=None)
-        self.comp_base = pg.BarGraphItem(x0=[0], y=[0], height=0.7, width=[0], brush=pg.mkBrush(None),
-                                         pen=pen(BASELINE_COLOR, 1.5, Qt.PenStyle.DashLine))
+        self.comp_base = pg.BarGraphItem(
+            x0=[0],
+            y=[0],
+            height=0.7,
+            width=[0],
+            brush=pg.mkBrush(None),
+            pen=pen(BASELINE_COLOR, 1.5, Qt.PenStyle.DashLine),
+        )
         self.comp_base.setVisible(False)
         for item in (self.comp_bars, self.comp_spread, self.comp_mc, self.comp_base):
             p4.addItem(item)
@@ -289,8 +318,14 @@ class PlotsPanel(QWidget):
         p6.getAxis("bottom").enableAutoSIPrefix(False)
         brushes = [pg.mkBrush(HOURS_COLORS[k]) for k in HOURS_KEYS]
         self.time_bars = pg.BarGraphItem(x0=[0] * 5, y=list(range(5)), height=0.7, width=[0] * 5, brushes=brushes)
-        self.time_base = pg.BarGraphItem(x0=[0] * 5, y=list(range(5)), height=0.7, width=[0] * 5,
-                                         brush=pg.mkBrush(None), pen=pen(BASELINE_COLOR, 1.5, Qt.PenStyle.DashLine))
+        self.time_base = pg.BarGraphItem(
+            x0=[0] * 5,
+            y=list(range(5)),
+            height=0.7,
+            width=[0] * 5,
+            brush=pg.mkBrush(None),
+            pen=pen(BASELINE_COLOR, 1.5, Qt.PenStyle.DashLine),
+        )
         self.time_base.setVisible(False)
         p6.addItem(self.time_bars)
         p6.addItem(self.time_base)
@@ -314,13 +349,19 @@ class PlotsPanel(QWidget):
         turn (a repaint of all six at once would stall the event loop). Each step holds back its
         plot's repaints until all its items are updated, so it is repainted once.
         """
+
         def first() -> None:
             self.result = res
             for hover in self.hovers.values():  # its values are about to be stale
                 hover.hide()
 
-        shows = (self._show_gpus, self._show_interval, self._show_components, self._show_histogram,
-                 self._show_breakdown)
+        shows = (
+            self._show_gpus,
+            self._show_interval,
+            self._show_components,
+            self._show_histogram,
+            self._show_breakdown,
+        )
         names = ([PLOT_ORDER[0], PLOT_ORDER[1]], [PLOT_ORDER[2]], [PLOT_ORDER[3]], [PLOT_ORDER[4]], [PLOT_ORDER[5]])
         steps = [self._batched(lambda show=show: show(res), n) for show, n in zip(shows, names)]
         return [lambda: (first(), steps[0]()), *steps[1:]]
@@ -342,8 +383,9 @@ class PlotsPanel(QWidget):
         main, g = res.main, res.by_gpus
         sc = main.scenario
         lx = np.log10(g.x)
-        self.int_band.set(lx, _log_count(g.interruptions_p05), _log_count(g.interruptions_mean),
-                          _log_count(g.interruptions_p95))
+        self.int_band.set(
+            lx, _log_count(g.interruptions_p05), _log_count(g.interruptions_mean), _log_count(g.interruptions_p95)
+        )
         self.int_exact.setData(lx, _log_count(g.interruptions_expected))
         self.int_marker.setData([math.log10(sc.gpus)], [_log_count(np.array([main.trials.unplanned.mean()]))[0]])
         self.gp_band.set(lx, 100 * g.goodput_p05, 100 * g.goodput_mean, 100 * g.goodput_p95)
@@ -352,11 +394,15 @@ class PlotsPanel(QWidget):
         span = (float(lx[0]), float(max(lx[-1], math.log10(sc.gpus))))
         for name in ("interruptionsVsGpusPlot", "goodputVsGpusPlot"):
             self.plot(name).setXRange(*span, padding=0.02)
-        counts = _log_count(np.concatenate([g.interruptions_p05, g.interruptions_p95, g.interruptions_expected,
-                                            [main.trials.unplanned.mean()]]))
+        counts = _log_count(
+            np.concatenate(
+                [g.interruptions_p05, g.interruptions_p95, g.interruptions_expected, [main.trials.unplanned.mean()]]
+            )
+        )
         if np.isfinite(counts).any():
-            self.plot("interruptionsVsGpusPlot").setYRange(float(np.nanmin(counts)), float(np.nanmax(counts)),
-                                                           padding=0.08)
+            self.plot("interruptionsVsGpusPlot").setYRange(
+                float(np.nanmin(counts)), float(np.nanmax(counts)), padding=0.08
+            )
 
     def _show_interval(self, res: PlanResult) -> None:
         iv, main = res.by_interval, res.main
@@ -374,8 +420,7 @@ class PlotsPanel(QWidget):
     def _component_rows(self) -> int:
         """How many bar rows the components plot's height holds at the axis font's line height."""
         vb = self.plot("componentsPlot").getViewBox()
-        line = QFontMetrics(self.plot("componentsPlot").getAxis("left").style.get("tickFont")
-                            or self.font()).height()
+        line = QFontMetrics(self.plot("componentsPlot").getAxis("left").style.get("tickFont") or self.font()).height()
         return max(3, int(vb.height() // (line * 1.15)))
 
     def _show_components(self, res: PlanResult) -> None:
@@ -386,18 +431,38 @@ class PlotsPanel(QWidget):
         expected = np.array([c.rate_per_gpu_hour for c in comps]) * res.main.scenario.gpus * res.main.scenario.hours
         order = list(np.argsort(-expected, kind="stable"))
         self._comp_rows = fit = self._component_rows()
-        named, rest = (order, []) if len(order) <= fit else (order[: fit - 1], order[fit - 1:])
+        named, rest = (order, []) if len(order) <= fit else (order[: fit - 1], order[fit - 1 :])
         cats = list(dict.fromkeys(c.category for c in comps))
-        rows = [(fmt.clean(comps[i].name, 60), expected[i], *self._spread(by[:, i]), fmt.clean(comps[i].category, 40),
-                 category_color(comps[i].category, cats.index(comps[i].category))) for i in named]
+        rows = [
+            (
+                fmt.clean(comps[i].name, 60),
+                expected[i],
+                *self._spread(by[:, i]),
+                fmt.clean(comps[i].category, 40),
+                category_color(comps[i].category, cats.index(comps[i].category)),
+            )
+            for i in named
+        ]
         if rest:
-            rows.append((f"{len(rest)} others", float(expected[rest].sum()), *self._spread(by[:, rest].sum(axis=1)),
-                         "", PALETTE[9]))
+            rows.append(
+                (
+                    f"{len(rest)} others",
+                    float(expected[rest].sum()),
+                    *self._spread(by[:, rest].sum(axis=1)),
+                    "",
+                    PALETTE[9],
+                )
+            )
         self._comp_rows_shown = [r[:6] for r in rows]
         y = np.arange(len(rows))
         means, lo, hi = (np.array([r[k] for r in rows]) for k in (2, 3, 4))
-        self.comp_bars.setOpts(x0=np.zeros(len(rows)), y=y, width=[r[1] for r in rows],
-                               brushes=[pg.mkBrush(r[6]) for r in rows], height=0.7)
+        self.comp_bars.setOpts(
+            x0=np.zeros(len(rows)),
+            y=y,
+            width=[r[1] for r in rows],
+            brushes=[pg.mkBrush(r[6]) for r in rows],
+            height=0.7,
+        )
         self.comp_spread.setData(x=means, y=y, left=means - lo, right=hi - means)
         self.comp_mc.setData(means, y)
         self._align_baseline_components()
@@ -405,12 +470,14 @@ class PlotsPanel(QWidget):
         axis = p4.getAxis("left")
         width = int(min(0.42 * self.widgets["componentsPlot"].width(), 190))
         metrics = QFontMetrics(axis.style.get("tickFont") or self.font())
-        axis.setTicks([[(k, metrics.elidedText(r[0], Qt.TextElideMode.ElideRight, width - 12))
-                        for k, r in enumerate(rows)]])
+        axis.setTicks(
+            [[(k, metrics.elidedText(r[0], Qt.TextElideMode.ElideRight, width - 12)) for k, r in enumerate(rows)]]
+        )
         axis.setWidth(width)
         base = self.comp_base.opts["width"] if self.baseline is not None else [0.0]
-        p4.setXRange(0, max(float(max(r[1] for r in rows)), float(hi.max()), float(np.max(base)), 1e-9) * 1.05,
-                     padding=0)
+        p4.setXRange(
+            0, max(float(max(r[1] for r in rows)), float(hi.max()), float(np.max(base)), 1e-9) * 1.05, padding=0
+        )
         p4.setYRange(-0.6, len(rows) - 0.4, padding=0)
 
     @staticmethod
@@ -429,8 +496,9 @@ class PlotsPanel(QWidget):
             lo, hi = min(lo, float(base_edges[0])), max(hi, float(base_edges[-1]))
             counts = np.concatenate([counts, base_counts])
         pad = (hi - lo) * 0.05
-        self.plot("goodputHistogramPlot").setXRange(max(min(lo, exact) - pad, 0.0), min(max(hi, exact) + pad, 100.0),
-                                                    padding=0)
+        self.plot("goodputHistogramPlot").setXRange(
+            max(min(lo, exact) - pad, 0.0), min(max(hi, exact) + pad, 100.0), padding=0
+        )
         self.plot("goodputHistogramPlot").setYRange(0, max(float(counts.max()), 1.0) * 1.1, padding=0)
 
     def _show_breakdown(self, res: PlanResult) -> None:
@@ -469,18 +537,22 @@ class PlotsPanel(QWidget):
         if hit is None:
             return ""
         s, i = hit
-        return (f"{fmt.count(s.x[i])} GPUs: {fmt.count(s.interruptions_mean[i], 1)} interruptions\n"
-                f"p05-p95 {fmt.count(s.interruptions_p05[i])}-{fmt.count(s.interruptions_p95[i])} over "
-                f"{fmt.count(s.trials[i])} trials; exact {fmt.count(s.interruptions_expected[i], 1)}")
+        return (
+            f"{fmt.count(s.x[i])} GPUs: {fmt.count(s.interruptions_mean[i], 1)} interruptions\n"
+            f"p05-p95 {fmt.count(s.interruptions_p05[i])}-{fmt.count(s.interruptions_p95[i])} over "
+            f"{fmt.count(s.trials[i])} trials; exact {fmt.count(s.interruptions_expected[i], 1)}"
+        )
 
     def _describe_goodput_gpus(self, x: float, y: float) -> str:
         hit = self._sweep_point(x, True)
         if hit is None:
             return ""
         s, i = hit
-        return (f"{fmt.count(s.x[i])} GPUs: goodput {fmt.percent(s.goodput_mean[i])}\n"
-                f"p05-p95 {fmt.percent(s.goodput_p05[i])}-{fmt.percent(s.goodput_p95[i])} over "
-                f"{fmt.count(s.trials[i])} trials; exact {fmt.percent(s.goodput_expected[i], 2)}")
+        return (
+            f"{fmt.count(s.x[i])} GPUs: goodput {fmt.percent(s.goodput_mean[i])}\n"
+            f"p05-p95 {fmt.percent(s.goodput_p05[i])}-{fmt.percent(s.goodput_p95[i])} over "
+            f"{fmt.count(s.trials[i])} trials; exact {fmt.percent(s.goodput_expected[i], 2)}"
+        )
 
     def _describe_interval(self, x: float, y: float) -> str:
         hit = self._sweep_point(x, False)
@@ -489,18 +561,22 @@ class PlotsPanel(QWidget):
         s, i = hit
         fine, exact = self.result.exact_curve
         j = nearest(np.log10(fine), x)
-        return (f"every {duration_text(s.x[i])}: goodput {fmt.percent(s.goodput_mean[i])} "
-                f"(p05-p95 {fmt.percent(s.goodput_p05[i])}-{fmt.percent(s.goodput_p95[i])} over "
-                f"{fmt.count(s.trials[i])} trials)\n"
-                f"exact at {duration_text(fine[j])}: {fmt.percent(exact[j], 2)}")
+        return (
+            f"every {duration_text(s.x[i])}: goodput {fmt.percent(s.goodput_mean[i])} "
+            f"(p05-p95 {fmt.percent(s.goodput_p05[i])}-{fmt.percent(s.goodput_p95[i])} over "
+            f"{fmt.count(s.trials[i])} trials)\n"
+            f"exact at {duration_text(fine[j])}: {fmt.percent(exact[j], 2)}"
+        )
 
     def _describe_component(self, x: float, y: float) -> str:
-        k = int(round(y))
+        k = round(y)
         if not 0 <= k < len(self._comp_rows_shown):
             return ""
         name, expected, mean, p05, p95, category = self._comp_rows_shown[k]
-        return (f"{name}{f' ({category})' if category else ''}: expected {fmt.count(expected, 1)}\n"
-                f"Monte Carlo {fmt.count(mean, 1)} (p05-p95 {fmt.count(p05)}-{fmt.count(p95)})")
+        return (
+            f"{name}{f' ({category})' if category else ''}: expected {fmt.count(expected, 1)}\n"
+            f"Monte Carlo {fmt.count(mean, 1)} (p05-p95 {fmt.count(p05)}-{fmt.count(p95)})"
+        )
 
     def _describe_histogram(self, x: float, y: float) -> str:
         edges, counts = self.hist.xData, self.hist.yData
@@ -510,7 +586,7 @@ class PlotsPanel(QWidget):
         return f"goodput {edges[i]:.2f}-{edges[i + 1]:.2f}%: {int(counts[i]):,} trials"
 
     def _describe_breakdown(self, x: float, y: float) -> str:
-        k = int(round(y))
+        k = round(y)
         if self.result is None or not 0 <= k < len(HOURS_KEYS):
             return ""
         vals = _mean_hours(self.result)
@@ -522,9 +598,13 @@ class PlotsPanel(QWidget):
         """Pin ``res`` as an overlay on every plot, with a legend entry (None removes it). It is drawn
         once, here; only its component bars follow the current results' rows."""
         self.baseline = b = res
-        curves = {"interruptionsVsGpusPlot": self.int_base, "goodputVsGpusPlot": self.gp_base,
-                  "goodputVsIntervalPlot": self.iv_base, "goodputHistogramPlot": self.hist_base,
-                  "componentsPlot": self.comp_base}
+        curves = {
+            "interruptionsVsGpusPlot": self.int_base,
+            "goodputVsGpusPlot": self.gp_base,
+            "goodputVsIntervalPlot": self.iv_base,
+            "goodputHistogramPlot": self.hist_base,
+            "componentsPlot": self.comp_base,
+        }
         for name, item in curves.items():
             self.legends[name].removeItem(item)
             if b is not None:

@@ -68,21 +68,36 @@ class SummaryStrip(QWidget):
         self._grid = QGridLayout(self)
         self._grid.setContentsMargins(0, 0, 0, 0)
         self._columns = 0
-        self.interruptions = _Block("Unplanned interruptions", "summaryInterruptions",
-                                    "Monte Carlo mean over trials, with the 5th-95th percentile range.")
-        self.every = _Block("Time between interruptions", "summaryEvery",
-                            "Mean time between unplanned interruptions of the whole job (1 / total rate).")
-        self.goodput = _Block("Goodput", "summaryGoodput",
-                              "Compute time never rolled back / wall-clock window (Meta's 'effective training "
-                              "time'): Monte Carlo mean, 5th-95th percentile, and the exact expectation.")
-        self.interval = _Block("Checkpoint interval", "summaryInterval",
-                               "The interval in use against the optimum: the exact model's (which also counts "
-                               "planned interruptions and restarts), Young's (1974) and Daly's (2006). The "
-                               "points available are the exact goodput at the exact optimum minus at the "
-                               "interval in use.")
-        self.lost = _Block("GPU-hours not spent training", "summaryLost",
-                           "GPUs x (window - useful compute), and its cost at the price per GPU-hour. "
-                           + DEFAULT_NOTES["gpu_hour_cost_usd"])
+        self.interruptions = _Block(
+            "Unplanned interruptions",
+            "summaryInterruptions",
+            "Monte Carlo mean over trials, with the 5th-95th percentile range.",
+        )
+        self.every = _Block(
+            "Time between interruptions",
+            "summaryEvery",
+            "Mean time between unplanned interruptions of the whole job (1 / total rate).",
+        )
+        self.goodput = _Block(
+            "Goodput",
+            "summaryGoodput",
+            "Compute time never rolled back / wall-clock window (Meta's 'effective training "
+            "time'): Monte Carlo mean, 5th-95th percentile, and the exact expectation.",
+        )
+        self.interval = _Block(
+            "Checkpoint interval",
+            "summaryInterval",
+            "The interval in use against the optimum: the exact model's (which also counts "
+            "planned interruptions and restarts), Young's (1974) and Daly's (2006). The "
+            "points available are the exact goodput at the exact optimum minus at the "
+            "interval in use.",
+        )
+        self.lost = _Block(
+            "GPU-hours not spent training",
+            "summaryLost",
+            "GPUs x (window - useful compute), and its cost at the price per GPU-hour. "
+            + DEFAULT_NOTES["gpu_hour_cost_usd"],
+        )
         self.price = DoubleSpinBox()
         self.price.setObjectName("priceSpin")
         self.price.setRange(0, 10_000)
@@ -110,7 +125,7 @@ class SummaryStrip(QWidget):
         for c in range(5):
             self._grid.setColumnStretch(c, 1 if c < columns else 0)
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
+    def resizeEvent(self, event) -> None:
         self._arrange(5 if event.size().width() >= 900 else 3)
         super().resizeEvent(event)
 
@@ -135,19 +150,24 @@ class SummaryStrip(QWidget):
         it = summarize(m.trials.unplanned)
         self.interruptions.value.setText(fmt.count(it.mean))
         self.interruptions.detail.setText(
-            f"p05-p95 {fmt.count(it.p05)}-{fmt.count(it.p95)}; planned {m.trials.planned.mean():,.1f}")
+            f"p05-p95 {fmt.count(it.p05)}-{fmt.count(it.p95)}; planned {m.trials.planned.mean():,.1f}"
+        )
         self.every.value.setText(fmt.every(sc.cluster_mtbf_hours))
         self.every.detail.setText(f"one GPU: {fmt.every(sc.gpu_mtbf_hours)}")
         g = summarize(m.goodput)
         self.goodput.value.setText(fmt.percent(g.mean))
         self.goodput.detail.setText(
-            f"p05-p95 {fmt.percent(g.p05)}-{fmt.percent(g.p95)}; exact {fmt.percent(m.expected.goodput, 2)}")
+            f"p05-p95 {fmt.percent(g.p05)}-{fmt.percent(g.p95)}; exact {fmt.percent(m.expected.goodput, 2)}"
+        )
         opt = m.optimal
         how = "Daly" if sc.uses_optimal_interval else "fixed"
         gain = 100 * (m.goodput_at_optimum() - m.expected.goodput)
         self.interval.value.setText(f"{duration_text(m.interval_min)} ({how})")
-        best = (f"at the best interval ({duration_text(opt.exact)})" if gain < 0.05
-                else f"best {duration_text(opt.exact)}: +{gain:.1f} points available")
+        best = (
+            f"at the best interval ({duration_text(opt.exact)})"
+            if gain < 0.05
+            else f"best {duration_text(opt.exact)}: +{gain:.1f} points available"
+        )
         self.interval.detail.setText(f"{best}\nYoung {duration_text(opt.young)}, Daly {duration_text(opt.daly)}")
         self._show_cost()
         self._show_versus()

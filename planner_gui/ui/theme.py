@@ -6,7 +6,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
-__all__ = ["configure_pyqtgraph", "contrast_ratio", "secondary_color", "mark_secondary", "MIN_CONTRAST"]
+__all__ = ["MIN_CONTRAST", "configure_pyqtgraph", "contrast_ratio", "mark_secondary", "secondary_color"]
 
 #: WCAG AA contrast for normal text.
 MIN_CONTRAST = 4.5
@@ -34,8 +34,7 @@ def secondary_color(palette: QPalette | None = None) -> QColor:
     palette = palette or QApplication.palette()
     text, back = palette.color(QPalette.ColorRole.WindowText), palette.color(QPalette.ColorRole.Window)
     for share in (0.45, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1, 0.05, 0.0):  # share of the background
-        c = QColor.fromRgbF(*(t * (1 - share) + b * share for t, b in
-                              zip(text.getRgbF()[:3], back.getRgbF()[:3])))
+        c = QColor.fromRgbF(*(t * (1 - share) + b * share for t, b in zip(text.getRgbF()[:3], back.getRgbF()[:3])))
         if contrast_ratio(c, back) >= MIN_CONTRAST + 0.1:
             return c
     return text
@@ -56,5 +55,4 @@ def configure_pyqtgraph(app: QApplication) -> None:
     the few main curves turn it on for themselves.
     """
     palette = app.palette()
-    pg.setConfigOptions(antialias=False, background=palette.window().color(),
-                        foreground=palette.text().color())
+    pg.setConfigOptions(antialias=False, background=palette.window().color(), foreground=palette.text().color())

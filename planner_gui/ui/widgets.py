@@ -8,7 +8,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractSpinBox, QDoubleSpinBox, QGridLayout, QLabel, QSlider, QSpinBox, QWidget
 
-__all__ = ["LogSlider", "ValueControl", "SpinBox", "DoubleSpinBox", "significant", "sig_text", "nice_gpu_count"]
+__all__ = ["DoubleSpinBox", "LogSlider", "SpinBox", "ValueControl", "nice_gpu_count", "sig_text", "significant"]
 
 
 class _WheelOnlyWhenFocused:
@@ -18,7 +18,7 @@ class _WheelOnlyWhenFocused:
     def _init_wheel(self) -> None:
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
 
-    def wheelEvent(self, event) -> None:  # noqa: N802 - Qt API
+    def wheelEvent(self, event) -> None:
         if self.hasFocus():
             super().wheelEvent(event)
         else:
@@ -35,6 +35,7 @@ class DoubleSpinBox(_WheelOnlyWhenFocused, QDoubleSpinBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._init_wheel()
+
 
 _STEPS = 1000
 
@@ -88,7 +89,7 @@ class LogSlider(_WheelOnlyWhenFocused, QSlider):
         if not value > 0:
             return 0
         f = (math.log(value) - self._lo) / (self._hi - self._lo)
-        return int(round(min(max(f, 0.0), 1.0) * _STEPS))
+        return round(min(max(f, 0.0), 1.0) * _STEPS)
 
 
 class ValueControl(QWidget):
@@ -166,7 +167,7 @@ class ValueControl(QWidget):
         finally:
             self._syncing = False
 
-    def setEnabled(self, enabled: bool) -> None:  # noqa: N802 - Qt naming
+    def setEnabled(self, enabled: bool) -> None:
         self.slider.setEnabled(enabled)
         self.spin.setEnabled(enabled)
 
