@@ -204,49 +204,48 @@ def test_partial_window_by_hand():
     np.testing.assert_allclose([dt[0], ut[0], wt[0], lt[0]], [0, 3.0, 2.0, 0])
 
 
-# Rows laid out by hand: the order of interruptions in each, and its counts of each kind of spacing
-# (pf: planned to unplanned, fp: unplanned to planned, pp: planned to planned, ff: the bulk).
+# Rows laid out by hand: the order of interruptions in each (U unplanned, P planned), and so its counts
+# of each kind of interior spacing (UP, PP, PU in the bands, UU in the bulk).
 HAND_ROWS = ["UUUUU", "UPUPU", "PPUU", "", "UUUP", "PUUUUUUP"]
 
 
 def _kinds(seq: str) -> list[str]:
-    return ["".join("f" if k == "U" else "p" for k in seq[i : i + 2]) for i in range(len(seq) - 1)]
+    return [seq[i : i + 2] for i in range(len(seq) - 1)]
 
 
 def test_chunk_sums_equal_the_interval_formula_spacing_by_spacing():
     """The engine's band and bulk sums, on its own draws, equal interval_parts summed spacing by spacing."""
-    count = {k: np.array([_kinds(q).count(k) for q in HAND_ROWS]) for k in ("pf", "fp", "pp")}
     hand = rows.Rows(
         n_unplanned=np.array([q.count("U") for q in HAND_ROWS]),
         n_planned=np.array([q.count("P") for q in HAND_ROWS]),
         first_planned=np.array([q[:1] == "P" for q in HAND_ROWS]),
         last_planned=np.array([q[-1:] == "P" for q in HAND_ROWS]),
         order=np.arange(len(HAND_ROWS)),
-        **count,
+        **{f"n_{k.lower()}": np.array([_kinds(q).count(k) for q in HAND_ROWS]) for k in ("UP", "PP", "PU")},
     )
     p = Params(lam=0.5, mu=0.1, hours=30.0, tau=0.7, c=0.2, r_unplanned=0.4, r_planned=0.25)
     chunks = engine._Chunks.plan(hand, len(HAND_ROWS))
-    width, m = int(chunks.widths[0]), len(HAND_ROWS)
+    slots, m = int(chunks.slots[0]), len(HAND_ROWS)
     taus = np.array([0.7, 2.5])
     accs = [HoursAccumulator(m) for _ in taus]
     pieces = np.zeros((2, m))
-    engine._run_chunk(p, chunks, 0, p.hours, rows.stream(5, 9), accs, taus, pieces, engine._Workspace(width * m, width))
-    e = rows.stream(5, 9).standard_exponential((width, m))  # the same draws
-    up, pp, pu = (int(h) for h in chunks.bands[0])
-    first_row = {"fp": 2, "pp": 2 + up, "pf": 2 + up + pp, "ff": 2 + up + pp + pu}
+    engine._run_chunk(p, chunks, 0, p.hours, rows.stream(5, 9), accs, taus, pieces, engine._Workspace(slots * m, slots))
+    e = rows.stream(5, 9).standard_exponential((slots, m))  # the same draws
+    h_up, h_pp, h_pu = (int(h) for h in chunks.bands[0])
+    first_slot = {"UP": 2, "PP": 2 + h_up, "PU": 2 + h_up + h_pp, "UU": 2 + h_up + h_pp + h_pu}
     for col, seq in enumerate(HAND_ROWS):
         kinds = _kinds(seq)
         cells = [0] + ([1] if seq else [])
-        for kind in ("fp", "pp", "pf", "ff"):
-            cells += range(first_row[kind], first_row[kind] + kinds.count(kind))
+        for kind in ("UP", "PP", "PU", "UU"):
+            cells += range(first_slot[kind], first_slot[kind] + kinds.count(kind))
         scale = p.hours / e[cells, col].sum()
         assert pieces[0, col] == pytest.approx(e[0, col] * scale)
         assert pieces[1, col] == pytest.approx(e[1, col] * scale if seq else 0.0)
-        interior = [(e[first_row[k] + kinds[:i].count(k), col] * scale, k) for i, k in enumerate(kinds)]
+        interior = [(e[first_slot[k] + kinds[:i].count(k), col] * scale, k) for i, k in enumerate(kinds)]
         g = np.array([length for length, _ in interior])
-        starts_p = np.array([k[0] == "p" for _, k in interior], dtype=bool)
+        starts_p = np.array([k[0] == "P" for _, k in interior], dtype=bool)
         down = np.where(starts_p, p.r_planned, p.r_unplanned)
-        saved = np.array([k[1] == "p" for _, k in interior], dtype=bool)
+        saved = np.array([k[1] == "P" for _, k in interior], dtype=bool)
         for acc, tau in zip(accs, taus):
             dt, ut, wt, lt = interval_parts(g, down, saved, np.zeros(len(g)), g, tau, p.c)
             got = [acc.useful[col], acc.checkpoint[col], acc.lost[col], acc.recovery[col], acc.planned[col]]

@@ -1,12 +1,13 @@
 """The spacings that cross edges: between sub-windows of a trial, and at the ends of its window.
 
 Each row's first and last spacing are only pieces of a spacing; the engine returns them as
-``pieces`` and they are joined here, trial by trial, with the time since the last interruption
-before the window and to the first one after it (steady state).
+``pieces`` and they are joined here, trial by trial, into whole *gaps* (the time from one
+interruption to the next), with the time since the last interruption before the window and to the
+first one after it (steady state).
 
 Those two are exponential with mean ``1/Lambda``, which is astronomically long for tiny rates
 (1e40 hours at 1e-40 per hour), and the hours inside the window would then be differences of such
-numbers. They are not drawn as such: only what the window can see of them is.
+numbers. They are not drawn as such: only what the window can see of them is (:func:`draw_edges`).
 
 * The time since the last interruption, ``A``, matters only through where the window starts in the
   interval it begins: in its downtime ``D`` (probability ``1 - e^(-Lambda D)``; ``A`` is then an
@@ -14,13 +15,16 @@ numbers. They are not drawn as such: only what the window can see of them is.
   cycle ``s = tau + C``, which is an exponential truncated to ``[0, s)`` whatever the number of whole
   cycles before it (memorylessness). So ``A`` is drawn as ``D`` plus such a phase, by inversion.
 * The time to the next interruption, ``B``, matters only through whether it comes before the cycle
-  running at the window's end completes, i.e. within ``D + s``; it is capped at ``D + 2 s``.
+  running at the window's end completes, which is within ``s`` of the end; it is capped at
+  ``max(R, r) + 2 s``, a margin of more than a cycle against rounding.
 
 Both are exact (the window's hours are the same as with the full draws), and every number handled
-is then at most a few windows or cycles long.
+is then at most a few windows or cycles long. docs/engine.md works through an example.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,7 +32,7 @@ from .intervals import HoursAccumulator, interval_parts
 from .params import Params
 from .rows import STREAM_EDGES, Rows, stream, uniforms
 
-__all__ = ["edge_hours", "truncated_exponential"]
+__all__ = ["EdgeDraws", "draw_edges", "edge_hours", "truncated_exponential"]
 
 
 def truncated_exponential(v: np.ndarray, rate: float, width: float) -> np.ndarray:
@@ -40,90 +44,168 @@ def truncated_exponential(v: np.ndarray, rate: float, width: float) -> np.ndarra
     """
     x = rate * width
     if x < 1e-100:
-        return v * width
-    return -np.log1p(v * np.expm1(-x)) / x * width
+        uniform: np.ndarray = v * width
+        return uniform
+    q: np.ndarray = -np.log1p(v * np.expm1(-x)) / x * width
+    return q
 
 
-def edge_hours(
-    p: Params, rows: Rows, pieces: np.ndarray, sub: int, seed: int, taus: np.ndarray
-) -> list[HoursAccumulator]:
-    """Sum the spacings that cross sub-window and window edges, trial by trial, for each interval.
+@dataclass(frozen=True)
+class EdgeDraws:
+    """Per trial, what the window sees of the interruptions just outside it (see the module docstring)."""
 
-    ``rows`` are (trial, sub-window) pairs, ``sub`` sub-windows per trial, in trial order.
+    big: float  # Lambda, the rate of interruptions of both kinds
+    start_planned: np.ndarray  # the last interruption before the window was planned
+    end_planned: np.ndarray  # the first one after it is planned
+    down: np.ndarray  # the downtime D of the last one before the window
+    in_down: np.ndarray  # the window starts within that downtime ...
+    age_in_down: np.ndarray  # ... this long after the interruption (meaningful where in_down)
+    phase: np.ndarray  # otherwise a uniform on [0, 1) that places the start in the checkpoint cycle
+    until_next: np.ndarray  # B, from the window's end to the next interruption (inf for Lambda = 0)
+
+    def before(self, s: float) -> np.ndarray:
+        """Hours from the last interruption before the window to its start, for cycles of ``s`` hours:
+        ``A`` itself within the downtime, else ``D`` plus the phase ``(A - D) mod s``."""
+        out: np.ndarray = np.where(
+            self.in_down, self.age_in_down, self.down + truncated_exponential(self.phase, self.big, s)
+        )
+        return out
+
+    def after(self, s: float, longest_down: float) -> np.ndarray:
+        """Hours from the window's end to the next interruption, capped where they stop mattering."""
+        out: np.ndarray = np.minimum(self.until_next, longest_down + 2.0 * s)
+        return out
+
+
+def draw_edges(p: Params, trials: int, seed: int) -> EdgeDraws:
+    """What each of ``trials`` trials sees outside its window, in steady state.
+
+    Parameters
+    ----------
+    p
+        Rates (``lam + mu`` is ``Lambda``) and downtimes.
+    trials, seed
+        How many trials, and the seed of the edges' stream.
+
+    Returns
+    -------
+    EdgeDraws
+        Drawn by inversion from four uniforms per trial (phase or age, time to the next interruption,
+        and the kinds of the interruptions before and after the window).
     """
-    trials = len(rows.n) // sub
-    sub_hours = p.hours / sub
-    rng = stream(seed, STREAM_EDGES)
-    u = uniforms(rng, (4, trials))
+    u = uniforms(stream(seed, STREAM_EDGES), (4, trials))
     big = p.lam + p.mu
     p_planned = p.mu / big if big > 0 else 0.0
-    start_p0 = u[2] < p_planned
-    end_p_last = u[3] < p_planned
-    # A = -log(1 - u[0]) / Lambda, by inversion. The window starts in the downtime of its first interval
-    # when A < D, i.e. u[0] < 1 - e^(-Lambda D), and A is then computed as such (it is under D). Otherwise
-    # v, u[0] rescaled to a uniform on [0, 1), places the start in the checkpoint cycle.
-    d_first = np.where(start_p0, p.r_planned, p.r_unplanned)
-    p_down = -np.expm1(-big * d_first)
+    start_planned = u[2] < p_planned
+    down = np.where(start_planned, p.r_planned, p.r_unplanned)
+    # A = -log(1 - u[0]) / Lambda. It is under D, and so computed, when u[0] < 1 - e^(-Lambda D);
+    # otherwise u[0] rescaled to a uniform on [0, 1) draws the phase.
+    p_down = -np.expm1(-big * down)
     in_down = u[0] < p_down
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         age_in_down = -np.log1p(-u[0]) / big
-        v = np.where(in_down, 0.0, (u[0] - p_down) / (1.0 - p_down))
-        until_next = -np.log(u[1]) / big  # inf when Lambda is 0 or tiny: it is capped below
+        phase = np.where(in_down, 0.0, (u[0] - p_down) / (1.0 - p_down))
+        until_next = -np.log(u[1]) / big  # inf when Lambda is 0 or tiny: after() caps it
+    return EdgeDraws(big, start_planned, u[3] < p_planned, down, in_down, age_in_down, phase, until_next)
+
+
+@dataclass(frozen=True)
+class _Gaps:
+    """The trials' pieces laid end to end, and which of them form each gap.
+
+    Per trial the sequence is: a slot for ``before`` (left at 0), then each row's first piece and, if
+    the row has interruptions, its last piece, then a slot for ``after`` (left at 0). A gap ends at
+    each row's first piece (the row's first interruption) and at the ``after`` slot.
+    """
+
+    inner: np.ndarray  # per gap, the hours of its pieces within the window
+    starts_planned: np.ndarray  # per gap: the interruption that starts it is planned
+    ends_planned: np.ndarray  # the one that ends it is planned
+    first_gap: np.ndarray  # per trial, its first and last gap (the same one if it has no interruption)
+    last_gap: np.ndarray
+    gap_trial: np.ndarray  # per gap, its trial
+
+    @classmethod
+    def join(cls, rows: Rows, pieces: np.ndarray, sub: int, sub_hours: float, edges: EdgeDraws) -> _Gaps:
+        trials = len(rows.n) // sub
+        has = rows.n > 0
+        pieces_per_row = np.where(has, 2, 1)
+        row_trial = np.arange(len(has)) // sub
+        first_pos = np.cumsum(pieces_per_row) - pieces_per_row + 2 * row_trial + 1  # each row's first piece
+        last_pos = first_pos[has] + 1  # and last piece, in rows that have interruptions
+        row_bounds = np.concatenate(([0], np.cumsum(pieces_per_row)))
+        trial_first = row_bounds[np.arange(trials) * sub] + 2 * np.arange(trials)  # the before slots
+        trial_last = row_bounds[(np.arange(trials) + 1) * sub] + 2 * np.arange(trials) + 1  # the after slots
+        total = int(row_bounds[-1]) + 2 * trials
+        vals = np.zeros(total)
+        ends = np.zeros(total, dtype=bool)  # the piece ends a gap
+        starts_kind = np.zeros(total, dtype=bool)  # read at a gap's first piece: the gap starts planned
+        ends_kind = np.zeros(total, dtype=bool)  # read at a gap's last piece: the gap ends planned
+        starts_kind[trial_first] = edges.start_planned
+        ends[trial_last] = True
+        ends_kind[trial_last] = edges.end_planned
+        vals[first_pos] = np.where(has, pieces[0], sub_hours)  # a row without interruptions is one piece
+        ends[first_pos] = has
+        ends_kind[first_pos] = has & rows.first_planned
+        vals[last_pos] = pieces[1][has]
+        starts_kind[last_pos] = rows.last_planned[has]
+        gap = np.cumsum(ends) - ends
+        starts = np.ones(total, dtype=bool)
+        starts[1:] = ends[:-1]
+        first_gap, last_gap = gap[trial_first], gap[trial_last]
+        return cls(
+            inner=np.bincount(gap, vals, int(ends.sum())),
+            starts_planned=starts_kind[starts],
+            ends_planned=ends_kind[ends],
+            first_gap=first_gap,
+            last_gap=last_gap,
+            gap_trial=np.repeat(np.arange(trials), last_gap - first_gap + 1),
+        )
+
+
+def edge_hours(
+    p: Params, rows: Rows, pieces: np.ndarray, sub: int, edges: EdgeDraws, taus: np.ndarray
+) -> list[HoursAccumulator]:
+    """The hours of the gaps that cross sub-window and window edges, trial by trial, for each interval.
+
+    Parameters
+    ----------
+    p
+        Downtimes, window and checkpoint write (``p.tau`` is not used: see ``taus``).
+    rows
+        The (trial, sub-window) rows, ``sub`` per trial, in trial order.
+    pieces
+        (2, rows): each row's first and last spacing, hours (the first is ignored, and the whole
+        sub-window used, in a row without interruptions).
+    sub
+        Sub-windows per trial.
+    edges
+        What lies outside each trial's window (:func:`draw_edges`).
+    taus
+        Checkpoint intervals, hours.
+
+    Returns
+    -------
+    list of HoursAccumulator
+        One per interval, with one entry per trial.
+    """
+    gaps = _Gaps.join(rows, pieces, sub, p.hours / sub, edges)
+    down = np.where(gaps.starts_planned, p.r_planned, p.r_unplanned)
     longest_down = max(p.r_planned, p.r_unplanned)
-
-    n = rows.n
-    has = n > 0
-    pieces_per_row = np.where(has, 2, 1)
-    nrows = len(n)
-    row_trial = np.arange(nrows) // sub
-    first_piece_pos = np.cumsum(pieces_per_row) - pieces_per_row + 2 * row_trial + 1
-    row_bounds = np.concatenate(([0], np.cumsum(pieces_per_row)))
-    trial_first = row_bounds[np.arange(trials) * sub] + 2 * np.arange(trials)
-    trial_last = row_bounds[(np.arange(trials) + 1) * sub] + 2 * np.arange(trials) + 1
-    total = int(row_bounds[-1]) + 2 * trials
-
-    # The gaps (intervals between interruptions) with the before and after pieces left at 0; they
-    # depend on the checkpoint cycle and are added for each interval below.
-    vals = np.zeros(total)
-    ends = np.zeros(total, dtype=bool)
-    kind_planned = np.zeros(total, dtype=bool)  # for a gap's first piece: starts planned; for its end: ends planned
-    end_planned = np.zeros(total, dtype=bool)
-    kind_planned[trial_first] = start_p0
-    ends[trial_last] = True
-    end_planned[trial_last] = end_p_last
-    # A row with interruptions: its first piece ends a gap, its last piece starts one.
-    fp = first_piece_pos
-    vals[fp] = np.where(has, pieces[0], sub_hours)
-    ends[fp] = has
-    end_planned[fp] = has & rows.first_planned
-    lp = fp[has] + 1
-    vals[lp] = pieces[1][has]
-    kind_planned[lp] = rows.last_planned[has]
-
-    gap = np.cumsum(ends) - ends
-    ngaps = int(ends.sum())
-    inner = np.bincount(gap, vals, ngaps)
-    starts = np.ones(total, dtype=bool)
-    starts[1:] = ends[:-1]
-    starts_planned = kind_planned[starts]
-    ends_planned = end_planned[ends]
-    first_gap = gap[trial_first]
-    last_gap = gap[trial_last]
-    gap_trial = np.repeat(np.arange(trials), last_gap - first_gap + 1)
-    down = np.where(starts_planned, p.r_planned, p.r_unplanned)
     out = []
     for tau in taus:
         s = tau + p.c
-        before = np.where(in_down, age_in_down, d_first + truncated_exponential(v, big, s))
-        after = np.minimum(until_next, longest_down + 2.0 * s)
-        g = inner.copy()
-        g[first_gap] += before  # first_gap and last_gap are each one gap per trial (possibly the same)
-        g[last_gap] += after
-        lo = np.zeros(ngaps)
-        lo[first_gap] = before
+        before = edges.before(s)
+        after = edges.after(s, longest_down)
+        g = gaps.inner.copy()
+        g[gaps.first_gap] += before  # first_gap and last_gap are each one gap per trial (possibly the same)
+        g[gaps.last_gap] += after
+        lo = np.zeros(len(g))  # the window's part of each gap, as offsets from the gap's start
+        lo[gaps.first_gap] = before
         hi = g.copy()
-        hi[last_gap] -= after
-        acc = HoursAccumulator(trials)
-        acc.add(gap_trial, interval_parts(g, down, ends_planned, lo, hi, tau, p.c), starts_planned)
+        hi[gaps.last_gap] -= after
+        acc = HoursAccumulator(len(gaps.first_gap))
+        parts = interval_parts(g, down, gaps.ends_planned, lo, hi, tau, p.c)
+        acc.add(gaps.gap_trial, parts, gaps.starts_planned)
         out.append(acc)
     return out

@@ -35,7 +35,7 @@ def interval_parts(
 
 
 class HoursAccumulator:
-    """Per-row sums of hours, filled chunk by chunk."""
+    """Sums of hours per row (trial or sub-window; per trial for the edges), filled chunk by chunk."""
 
     def __init__(self, rows: int) -> None:
         self.useful = np.zeros(rows)
@@ -50,8 +50,9 @@ class HoursAccumulator:
             setattr(self, name, getattr(self, name)[index])
 
     def add(self, idx: np.ndarray, parts: tuple[np.ndarray, ...], starts_planned: np.ndarray) -> None:
-        """Add per-interval parts to their rows; ``idx`` must keep each row's entries together
-        (a row may also appear in several calls)."""
+        """Add the parts of intervals between interruptions to their rows (``idx``, one per interval),
+        and their downtime to recovery or planned restart by ``starts_planned``; ``idx`` must keep each
+        row's entries together (a row may also appear in several calls)."""
         if not len(idx):
             return
         first = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))

@@ -3,6 +3,10 @@
 
 Every kind of draw has its own random stream (:func:`stream`), so changing how one is made never
 shifts another, and common random numbers hold across scenarios that share a seed.
+
+Spacings are named by the kinds of interruption at their two ends, in time order: ``U`` for an
+unplanned one, ``P`` for a planned one. A row with ``n >= 1`` interruptions has ``n - 1`` interior
+spacings of the kinds UP, PP, PU and UU, and two pieces that cross its edges (see docs/engine.md).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from scipy.special import ndtri, pdtr
 
 from .params import Params
 
-__all__ = ["Rows", "draw_rows", "poisson_by_inversion", "stream", "uniforms"]
+__all__ = ["Arrangement", "Rows", "draw_arrangement", "draw_rows", "poisson_by_inversion", "stream", "uniforms"]
 
 STREAM_COUNTS, STREAM_ARRANGE, STREAM_EDGES, STREAM_SPACINGS, STREAM_COMPONENTS = range(1, 6)
 
@@ -44,58 +48,89 @@ def poisson_by_inversion(u: np.ndarray, mean: float) -> np.ndarray:
         if (lo == 0 or cdf[0] < u.min()) and cdf[-1] >= u.max():
             break
         margin *= 4.0
-    return (lo + np.searchsorted(cdf[1:], u, side="left")).astype(np.int64)
+    k: np.ndarray = (lo + np.searchsorted(cdf[1:], u, side="left")).astype(np.int64)
+    return k
 
 
 def uniforms(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     """Uniforms kept away from 0 and 1, where quantile functions are infinite."""
-    return np.clip(rng.random(shape), 1e-15, 1.0 - 1e-15)
+    u: np.ndarray = np.clip(rng.random(shape), 1e-15, 1.0 - 1e-15)
+    return u
 
 
 @dataclass
-class Rows:
-    """Per-row draws: counts and the kinds of interruption around each spacing."""
+class Arrangement:
+    """Per row, what a random order of its interruptions decides: the kinds at its ends, and how many
+    interior spacings there are of each kind next to a planned interruption (the rest are UU)."""
+
+    first_planned: np.ndarray  # the row's first interruption is planned
+    last_planned: np.ndarray  # its last one is planned
+    n_up: np.ndarray  # interior spacings from an unplanned to a planned interruption
+    n_pp: np.ndarray  # between two planned ones
+    n_pu: np.ndarray  # from a planned to an unplanned one
+
+
+@dataclass
+class Rows(Arrangement):
+    """Per-row draws: counts, and the arrangement of the interruptions (see :class:`Arrangement`)."""
 
     n_unplanned: np.ndarray
     n_planned: np.ndarray
-    first_planned: np.ndarray  # the row's first interruption is planned
-    last_planned: np.ndarray
-    # Interior spacings by the kinds at their ends (p: planned, f: unplanned, i.e. a failure):
-    pf: np.ndarray  # from a planned to an unplanned interruption
-    fp: np.ndarray  # from an unplanned to a planned one
-    pp: np.ndarray  # between two planned ones
     order: np.ndarray  # rows sorted by their count's uniform: equal counts share chunks, in every scenario
 
     @property
     def n(self) -> np.ndarray:
-        return self.n_unplanned + self.n_planned
+        n: np.ndarray = self.n_unplanned + self.n_planned
+        return n
+
+
+def draw_arrangement(rng: np.random.Generator, n_unplanned: np.ndarray, n_planned: np.ndarray) -> Arrangement:
+    """The arrangement of ``n_unplanned`` and ``n_planned`` interruptions in a uniformly random order.
+
+    Parameters
+    ----------
+    rng
+        Draws one hypergeometric and two uniforms per row, whatever the counts.
+    n_unplanned, n_planned
+        Per row, the counts ``m`` and ``k`` (int arrays of one length).
+
+    Returns
+    -------
+    Arrangement
+        Drawn from the exact law of a random order. The ``m`` unplanned interruptions fall in ``k + 1``
+        groups (before the first planned one, between two, after the last); ``t``, the number of
+        non-empty groups, is hypergeometric, and given ``t`` the non-empty groups are a uniform choice
+        of ``t`` of them, so the first and the last group are non-empty with probabilities
+        ``t / (k + 1)`` and then ``(t - [first]) / k``. The planned ones then form
+        ``1 + t - [first] - [last]`` runs, which fixes every count (derived in docs/engine.md).
+    """
+    m, k = n_unplanned, n_planned
+    t = rng.hypergeometric(k + 1, np.where(m > 0, m - 1, 0), m)  # numpy's (good, bad, sample)
+    ua, ub = uniforms(rng, (2, len(m)))
+    first_group = ua < t / (k + 1)  # unplanned ones before the first planned one
+    last_group = ub < (t - first_group) / np.maximum(k, 1)  # and after the last
+    has_p = k > 0
+    runs = np.where(has_p, 1 + t - first_group - last_group, 0)  # maximal runs of planned ones
+    first_p = has_p & ~first_group
+    last_p = has_p & ~last_group
+    return Arrangement(
+        first_planned=first_p,
+        last_planned=last_p,
+        n_up=np.where(has_p, runs - first_p, 0),  # every run but a leading one follows an unplanned one
+        n_pp=np.where(has_p, k - runs, 0),  # a run of r planned ones holds r - 1 PP spacings
+        n_pu=np.where(has_p, runs - last_p, 0),  # every run but a trailing one precedes an unplanned one
+    )
 
 
 def draw_rows(p: Params, seed: int, rows: int, sub_hours: float) -> Rows:
     """Counts and arrangement for ``rows`` rows of ``sub_hours`` each (see the engine's docstring)."""
     u = uniforms(stream(seed, STREAM_COUNTS), (rows, 2))
-    nf = poisson_by_inversion(u[:, 0], p.lam * sub_hours)
-    npl = poisson_by_inversion(u[:, 1], p.mu * sub_hours)
-    rng = stream(seed, STREAM_ARRANGE)
-    # In a random arrangement of k planned among m unplanned, the k + 1 gaps of unplanned ones
-    # (before, between, after the planned) hold t non-empty gaps, t ~ Hypergeometric(k + 1, m - 1, m).
-    has_f = nf > 0
-    t = rng.hypergeometric(npl + 1, np.where(has_f, nf - 1, 0), nf)
-    ua, ub = uniforms(rng, (2, rows))
-    k = npl
-    a = ua < t / (k + 1)  # the gap before the first planned one is non-empty
-    b = ub < (t - a) / np.maximum(k, 1)  # the gap after the last planned one is non-empty
-    has_p = k > 0
-    runs = np.where(has_p, 1 + t - a - b, 0)
-    first_p = has_p & ~a
-    last_p = has_p & ~b
+    n_unplanned = poisson_by_inversion(u[:, 0], p.lam * sub_hours)
+    n_planned = poisson_by_inversion(u[:, 1], p.mu * sub_hours)
+    arranged = draw_arrangement(stream(seed, STREAM_ARRANGE), n_unplanned, n_planned)
     return Rows(
-        nf,
-        npl,
-        first_p,
-        last_p,
-        pf=np.where(has_p, runs - last_p, 0),
-        fp=np.where(has_p, runs - first_p, 0),
-        pp=np.where(has_p, k - runs, 0),
+        **vars(arranged),
+        n_unplanned=n_unplanned,
+        n_planned=n_planned,
         order=np.argsort(u[:, 0], kind="stable"),
     )
