@@ -155,7 +155,8 @@ def run_gui(scenario_path: str | None = None) -> int:
 
     from .ui.theme import configure_pyqtgraph
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setOrganizationName("planner-gui")
     app.setApplicationName("planner-gui")
     app.setApplicationVersion(__version__)

@@ -66,6 +66,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
     def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+        parsed: argparse.Namespace
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:  # argparse would echo them raw; a few, cleaned, are enough to say what is wrong
             shown = " ".join(f"'{fmt.clean(a, 40)}'" for a in extras[:3]) + (" ..." if len(extras) > 3 else "")

@@ -13,6 +13,22 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
+#: Test modules that drive Qt (the window or its compute controller): marked ``gui``.
+GUI_MODULES = {"test_gui", "test_views", "test_faults", "test_compute"}
+#: Test modules that start subprocesses or search with hypothesis: marked ``slow``.
+SLOW_MODULES = {"test_cli", "test_hostile", "test_invariants", "test_packaging"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark tests by module, so ``pytest -m "not gui and not slow"`` runs the compute core in seconds."""
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1]
+        if module in GUI_MODULES:
+            item.add_marker(pytest.mark.gui)
+        if module in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def isolated_settings(tmp_path, qapp):
     """QSettings in a fresh folder, so tests never read or write the user's."""

@@ -81,8 +81,8 @@ def test_plan_exact_curve_passes_through_the_interval_sweep_and_peaks_at_the_exa
 import pytest  # noqa: E402
 
 from planner_gui.core import sweep as sweep_module  # noqa: E402
-from planner_gui.core.engine import MAX_TOTAL_EVENTS  # noqa: E402
 from planner_gui.core.scenario_io import ScenarioError  # noqa: E402
+from planner_gui.core.specs import MAX_TOTAL_EVENTS  # noqa: E402
 from planner_gui.core.sweep import check_sweep_size, run_cost, sweep_cost  # noqa: E402
 
 

@@ -94,11 +94,12 @@ def _remainder_compute(x: np.ndarray, a: np.ndarray) -> np.ndarray:
     y = x * a
     # E[min(V, a)] = a (1 - a e2(-y) x / (1 - e^(-x))), where the subtraction loses nothing for y < 1;
     # for y >= 1, (1 - e^(-y) - y e^(-x)) / (x (1 - e^(-x))) loses under a digit.
-    return np.where(
+    out: np.ndarray = np.where(
         y < 1.0,
         y * (1.0 - a * _e2(-y) * _x_over_expm1(-x)),
         (-np.expm1(-y) - y * np.exp(-x)) / -np.expm1(-x),
     )
+    return out
 
 
 def _remainder_write(x: np.ndarray, a: np.ndarray, b: np.ndarray, rx: np.ndarray) -> np.ndarray:
@@ -109,11 +110,12 @@ def _remainder_write(x: np.ndarray, a: np.ndarray, b: np.ndarray, rx: np.ndarray
     y, z = x * a, x * b
     # E[max(V - a, 0)] = b^2 e2(z) x / expm1(x) for z < 1 (0, not inf / inf, for huge x);
     # for z >= 1, (e^(-y) - (1 + z) e^(-x)) / (x (1 - e^(-x))) loses under a digit.
-    return np.where(
+    out: np.ndarray = np.where(
         z < 1.0,
         z * b * _e2(z) * rx,
         (np.exp(-y) - (1.0 + z) * np.exp(-x)) / -np.expm1(-x),
     )
+    return out
 
 
 def _remainder_length(x: np.ndarray, rx: np.ndarray) -> np.ndarray:
@@ -151,7 +153,8 @@ class _Terms:
         return cls(p, q, survive, x, tau / s, c / s, _x_over_expm1(x))
 
     def useful(self) -> np.ndarray:
-        return self.survive * (self.a * self.rx + self.q * _remainder_compute(self.x, self.a))
+        out: np.ndarray = self.survive * (self.a * self.rx + self.q * _remainder_compute(self.x, self.a))
+        return out
 
 
 def _arrays(*values: ArrayLike) -> tuple[np.ndarray, ...]:
@@ -220,7 +223,8 @@ def daly_goodput(tau: ArrayLike, c: ArrayLike, r: ArrayLike, m: ArrayLike) -> np
     tau, c, r, m = (np.asarray(x, dtype=float) for x in (tau, c, r, m))
     s = tau + c
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return tau / s * np.exp(-r / m) * _x_over_expm1(s / m)
+        out: np.ndarray = tau / s * np.exp(-r / m) * _x_over_expm1(s / m)
+    return out
 
 
 def young_interval(c: ArrayLike, m: ArrayLike) -> np.ndarray:
@@ -256,11 +260,11 @@ def exact_optimal_interval(
     which would add 35 MB to the standalone bundle.)
     """
     lo, hi = float(np.log(bounds[0])), float(np.log(bounds[1]))
-    lam, mu, c, ru, rp = _arrays(lam, mu, c, r_unplanned, r_planned)
+    lams, mus, cs, ru, rp = _arrays(lam, mu, c, r_unplanned, r_planned)
     while True:
         grid = np.linspace(lo, hi, _OPTIMUM_GRID)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # from branches not taken
-            g = _Terms.of(lam, mu, np.exp(grid), c, ru, rp).useful()  # goodput alone: half the cost
+            g = _Terms.of(lams, mus, np.exp(grid), cs, ru, rp).useful()  # goodput alone: half the cost
         i = int(np.argmax(g))
         lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, grid.size - 1)])
         if hi - lo < 1e-9:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
+from typing import Any
 
 from psygnal import Signal
 
@@ -149,7 +150,7 @@ class Inputs:
     def mark_saved(self) -> None:
         self._saved = self._scenario
 
-    def update(self, **fields: object) -> None:
+    def update(self, **fields: Any) -> None:
         """Set scenario fields. Changing anything of a preset but its name marks the name as edited."""
         new = dataclasses.replace(self._scenario, **fields)
         changed = frozenset(k for k in fields if getattr(new, k) != getattr(self._scenario, k))
@@ -182,7 +183,7 @@ class Inputs:
         """Every component back to its reference rate."""
         self._scale(lambda c: True, 1.0, per_component=True)
 
-    def _scale(self, chosen, value: float, per_component: bool = False) -> None:
+    def _scale(self, chosen: Callable[[Component], bool], value: float, per_component: bool = False) -> None:
         comps = [c for c in self._scenario.components if chosen(c)]
         total = math.fsum(c.rate_per_gpu_hour for c in comps)
         # A group with no rate left cannot keep its mix: it goes back to its reference mix.

@@ -13,6 +13,7 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from importlib import resources
+from typing import Any
 
 __all__ = [
     "DEFAULT_NOTES",
@@ -167,7 +168,7 @@ class Scenario:
         return self.checkpoint_interval_min == OPTIMAL
 
     # -- edits ----------------------------------------------------------------
-    def replace(self, **changes: object) -> Scenario:
+    def replace(self, **changes: Any) -> Scenario:
         """A copy with some fields changed (not validated; see :mod:`.scenario_io`)."""
         return dataclasses.replace(self, **changes)
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from .exact import daly_interval, exact_optimal_interval, young_interval
 from .model import Scenario
+from .specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
 
 __all__ = [
     "MAX_INTERVAL_MIN",
@@ -18,10 +19,6 @@ __all__ = [
     "optimal_intervals",
     "resolve",
 ]
-
-#: Bounds on the checkpoint interval, minutes. 'optimal' is clamped to them.
-MIN_INTERVAL_MIN = 0.01
-MAX_INTERVAL_MIN = 525_600.0
 
 
 @dataclass(frozen=True)
@@ -35,10 +32,6 @@ class Params:
     c: float  # blocking checkpoint write
     r_unplanned: float  # detect + restart
     r_planned: float  # restart
-
-    @property
-    def s(self) -> float:
-        return self.tau + self.c
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .model import Scenario
-from .params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, optimal_intervals, resolve
+from .params import optimal_intervals, resolve
 from .results import SimulationResult, simulate
+from .specs import GPU_RANGE, MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
 from .sweep import SweepResult, expected_goodput_vs_interval, gpu_counts, interval_points, sweep_gpus, sweep_interval
 
 __all__ = ["FULL", "PREVIEW", "GpuSweepCache", "PlanRequest", "PlanResult", "Quality", "compute_plan"]
@@ -75,30 +77,38 @@ def interval_range(sc: Scenario) -> tuple[float, float]:
 
 def _gpu_sweep_counts(sc: Scenario, q: Quality) -> np.ndarray:
     """The GPU counts of the sweep: 1,024 to 1,048,576, or further to cover the current size."""
-    return gpu_counts(q.gpu_points, 1024, max(sc.gpus, 1_048_576))
+    return gpu_counts(q.gpu_points, GPU_RANGE[0], max(sc.gpus, GPU_RANGE[1]))
 
 
-def _gpu_sweep_key(sc: Scenario, q: Quality) -> tuple:
+#: What a GPU sweep is cached under (see :func:`_gpu_sweep_key`).
+SweepKey = tuple[Scenario, int, int, int]
+StopCheck = Callable[[], bool] | None
+Progress = Callable[[float], None] | None
+
+
+def _gpu_sweep_key(sc: Scenario, q: Quality) -> SweepKey:
     # The GPU sweep does not depend on the current GPU count (only on the range it must cover), nor on
     # the scenario's name or price.
     neutral = sc.replace(gpus=1, name="", gpu_hour_cost_usd=0.0)
-    return (neutral, q.gpu_points, q.gpu_trials, max(sc.gpus, 1_048_576))
+    return (neutral, q.gpu_points, q.gpu_trials, max(sc.gpus, GPU_RANGE[1]))
 
 
 class GpuSweepCache:
     def __init__(self) -> None:
-        self._items: dict[tuple, SweepResult] = {}
+        self._items: dict[SweepKey, SweepResult] = {}
 
-    def get(self, key: tuple) -> SweepResult | None:
+    def get(self, key: SweepKey) -> SweepResult | None:
         return self._items.get(key)
 
-    def put(self, key: tuple, value: SweepResult) -> None:
+    def put(self, key: SweepKey, value: SweepResult) -> None:
         if len(self._items) > 16:
             self._items.clear()
         self._items[key] = value
 
 
-def _gpu_sweep(sc: Scenario, q: Quality, trials: int, should_stop, progress) -> tuple[SweepResult, float]:
+def _gpu_sweep(
+    sc: Scenario, q: Quality, trials: int, should_stop: StopCheck, progress: Progress
+) -> tuple[SweepResult, float]:
     t0 = time.perf_counter()
     res = sweep_gpus(
         sc.replace(trials=min(trials, q.gpu_trials)),
@@ -110,7 +120,9 @@ def _gpu_sweep(sc: Scenario, q: Quality, trials: int, should_stop, progress) -> 
     return res, time.perf_counter() - t0
 
 
-def compute_plan(req: PlanRequest, should_stop=None, progress=None, cache: GpuSweepCache | None = None) -> PlanResult:
+def compute_plan(
+    req: PlanRequest, should_stop: StopCheck = None, progress: Progress = None, cache: GpuSweepCache | None = None
+) -> PlanResult:
     """Run the main simulation and both sweeps for a request, in the calling thread.
 
     (Running the GPU sweep in a second thread was measured: the engine's many short numpy calls contend
@@ -121,7 +133,7 @@ def compute_plan(req: PlanRequest, should_stop=None, progress=None, cache: GpuSw
     trials = sc.trials if q.max_trials is None else min(sc.trials, q.max_trials)
     timings: dict[str, float] = {}
 
-    def step(weight0: float, weight1: float):
+    def step(weight0: float, weight1: float) -> Callable[[float], None]:
         def report(f: float) -> None:
             if progress is not None:
                 progress(weight0 + (weight1 - weight0) * f)

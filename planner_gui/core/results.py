@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -97,7 +98,7 @@ class SimulationResult:
         """GPU-hours per trial not spent on useful compute."""
         return (self.scenario.hours - self.trials.useful) * self.scenario.gpus
 
-    def to_json_dict(self) -> dict[str, object]:
+    def to_json_dict(self) -> dict[str, Any]:
         """The machine-readable report of ``planner-gui run --json``."""
         sc = self.scenario
         hours = self.hours_per_trial()

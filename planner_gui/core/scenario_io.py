@@ -17,10 +17,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .engine import MAX_TOTAL_EVENTS
 from .fmt import clean
 from .model import OPTIMAL, Component, Scenario
-from .params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
+from .specs import LIMITS, MAX_TOTAL_EVENTS
 from .userfiles import bad_path, kind_of, write_atomic
 
 __all__ = [
@@ -59,21 +58,6 @@ DEFAULT_PRESET = "llama3-405b"
 #: larger sizes, other failure rates, other cadences. Presets not listed here follow, by name.
 _PRESET_ORDER = (DEFAULT_PRESET, "h100-100k", "h100-1m", "epoch-100k", "bloom-3h-384")
 
-#: (low, high, integer) for each numeric field; bounds are inclusive unless noted in ``_OPEN_LOW``.
-LIMITS: dict[str, tuple[float, float, bool]] = {
-    "gpus": (1, 10_000_000, True),
-    "gpus_per_node": (1, 1024, True),
-    "days": (0.01, 3650, False),
-    "planned_per_day": (0, 1000, False),
-    "checkpoint_interval_min": (MIN_INTERVAL_MIN, MAX_INTERVAL_MIN, False),
-    "checkpoint_write_s": (0, 86_400, False),
-    "detect_min": (0, 10_080, False),
-    "restart_min": (0, 10_080, False),
-    "trials": (1, 100_000, True),
-    "seed": (0, 2**63 - 1, True),
-    "gpu_hour_cost_usd": (0, 10_000, False),
-    "rate_per_gpu_hour": (0, 1.0, False),
-}
 _FIELDS = (
     "format_version",
     "name",
@@ -117,7 +101,8 @@ def check_number(field: str, value: Any) -> float | int:
         value = int(value)
     if not lo <= value <= hi:
         raise ScenarioError(f"{field}: {allowed} (got {_describe(value)})")
-    return value
+    number: float | int = value
+    return number
 
 
 def _describe(value: Any) -> str:

@@ -15,12 +15,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .engine import MAX_TOTAL_EVENTS, Layout, RawTrials, plan_layout, simulate_intervals, simulate_trials
+from .engine import Layout, RawTrials, plan_layout, simulate_intervals, simulate_trials
 from .exact import time_fractions
 from .model import Scenario
 from .params import Params, resolve
 from .results import expected_for, summarize
 from .scenario_io import ScenarioError
+from .specs import GPU_RANGE, MAX_TOTAL_EVENTS
 
 __all__ = [
     "GUIDE_GPUS",
@@ -84,7 +85,7 @@ def _fmt(v: float) -> str:
     return repr(int(v)) if float(v).is_integer() and abs(v) < 1e15 else repr(float(v))
 
 
-def gpu_counts(points: int = 41, lo: int = 1024, hi: int = 1_048_576) -> np.ndarray:
+def gpu_counts(points: int = 41, lo: int = GPU_RANGE[0], hi: int = GPU_RANGE[1]) -> np.ndarray:
     """``points`` log-spaced GPU counts from ``lo`` to ``hi``, with 16,384 and 100,000 in place of their nearest."""
     if points < 2:
         raise ValueError("a sweep needs at least 2 points")
@@ -125,7 +126,7 @@ MAX_ROW_INTERVALS = 1 << 20
 @dataclass(frozen=True)
 class Cost:
     """What simulating costs: ``events``, in interruptions of a single run that would take as long (the
-    unit of :data:`.engine.MAX_TOTAL_EVENTS`), and the estimated ``seconds`` on the reference machine."""
+    unit of :data:`.specs.MAX_TOTAL_EVENTS`), and the estimated ``seconds`` on the reference machine."""
 
     events: float
     seconds: float

@@ -34,8 +34,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO, cast
 
-import numpy as np
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from ..core.model import Scenario
@@ -87,7 +87,7 @@ class _Link:
 
     def __init__(self, number: int, deliver: Callable[[int, str, int, object], None]) -> None:
         self.number = number
-        self.process: subprocess.Popen | None = None  # set by the writer thread once started
+        self.process: subprocess.Popen[bytes] | None = None  # set by the writer thread once started
         self._deliver = deliver
         self._cond = threading.Condition()
         self._outbox: bytes | None = None  # the newest unsent frame
@@ -199,7 +199,9 @@ class _Link:
 
     # -- reader thread ----------------------------------------------------------------
     def _read_loop(self) -> None:
-        stream = self.process.stdout
+        # Started by the writer thread once the process runs, so the process and its pipe exist.
+        assert self.process is not None and self.process.stdout is not None
+        stream = cast(BinaryIO, self.process.stdout)
         while True:
             try:
                 data = read_frame_bytes(stream)
@@ -220,6 +222,7 @@ class _Link:
 
     def _reap(self) -> None:
         # With a timeout, Popen.wait polls instead of holding its lock, so poll() elsewhere stays usable.
+        assert self.process is not None
         try:
             self.process.wait(REAP_TIMEOUT_S)
         except subprocess.TimeoutExpired:  # it closed its output but did not exit
@@ -360,8 +363,10 @@ class ComputeController(QObject):
         except RuntimeError:  # the controller was deleted without shutdown; nobody is listening
             pass
 
-    def _retire(self, link: _Link) -> None:
+    def _retire(self, link: _Link | None) -> None:
         """Kill ``link``'s process without waiting; its reader thread reaps it."""
+        if link is None:
+            return
         link.abandon()
         self._dying = [old for old in self._dying if old.alive]
         self._dying.append(link)
@@ -427,13 +432,13 @@ class ComputeController(QObject):
         if self._unanswered is None or gen != self._unanswered.generation:
             return  # stale: a newer request (or a cancel) has been made since, or it was answered
         if kind == "progress":
-            self.progress.emit(float(np.clip(payload, 0.0, 1.0)))
+            self.progress.emit(min(max(float(cast(float, payload)), 0.0), 1.0))
         elif kind in ("result", "failed"):
             self._unanswered = None
             self._set_busy(False)
             if kind == "result":
                 self.resultReady.emit(payload)
             else:
-                message, details = payload
+                message, details = cast(tuple[str, str], payload)
                 log.error("computation failed: %s\n%s", message, details)
                 self.failed.emit(message)

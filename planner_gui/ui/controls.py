@@ -8,6 +8,7 @@ Component rows are keyed by the component's name.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -26,6 +27,7 @@ from superqt import QCollapsible
 from ..core import fmt
 from ..core.inputs import Inputs
 from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
+from ..core.specs import SPECS
 from .theme import mark_secondary
 from .widgets import SpinBox, ValueControl, nice_gpu_count, sig_text
 
@@ -118,11 +120,22 @@ class ControlsPanel(QScrollArea):
         self._layout.addWidget(box)
         return lay
 
-    def _value(self, lay: QVBoxLayout, field: str, label: str, unit: str, **kwargs) -> ValueControl:
-        """A control bound to a scenario field (its value is the field's, in the field's unit)."""
-        control = ValueControl(label, unit, **kwargs)
-        convert = int if field == "gpus" else float
-        control.edited.connect(lambda v: self.inputs.update(**{field: convert(round(v) if convert is int else v)}))
+    def _value(self, lay: QVBoxLayout, field: str, object_name: str, **kwargs: Any) -> ValueControl:
+        """A control bound to a scenario field: label, unit, ranges and tooltip from its :data:`SPECS` entry."""
+        spec = SPECS[field]
+        assert spec.slider is not None
+        control = ValueControl(
+            spec.label,
+            spec.unit,
+            slider_range=spec.slider,
+            value_range=(spec.lo, spec.hi),
+            decimals=spec.decimals,
+            object_name=object_name,
+            tooltip=f"{spec.help} {spec.note}".strip(),
+            **kwargs,
+        )
+        convert = int if spec.integer else float
+        control.edited.connect(lambda v: self.inputs.update(**{field: convert(round(v) if spec.integer else v)}))
         control.dragFinished.connect(self.dragFinished)
         self.values[field] = control
         lay.addWidget(control)
@@ -149,19 +162,7 @@ class ControlsPanel(QScrollArea):
 
     def _build_cluster(self) -> None:
         lay = self._group("Cluster")
-        self._value(
-            lay,
-            "gpus",
-            "GPUs",
-            "",
-            slider_range=(1024, 1_048_576),
-            value_range=(1, 10_000_000),
-            decimals=0,
-            snap=nice_gpu_count,
-            object_name="gpuCountSlider",
-            tooltip="GPUs in the training job (the slider spans 1,024 to 1,048,576; type up to 10 million). "
-            + DEFAULT_NOTES["gpus"],
-        )
+        self._value(lay, "gpus", "gpuCountSlider", snap=nice_gpu_count)
         marks = QHBoxLayout()
         marks.addWidget(QLabel("Jump to:"))
         for n, tip in ((16_384, "The Llama 3 405B cluster"), (100_000, "A 100,000-GPU cluster")):
@@ -172,29 +173,8 @@ class ControlsPanel(QScrollArea):
             marks.addWidget(b)
         marks.addStretch(1)
         lay.addLayout(marks)
-        self._value(
-            lay,
-            "days",
-            "Run length",
-            "days",
-            slider_range=(1, 3650),
-            value_range=(0.01, 3650),
-            decimals=2,
-            object_name="daysSlider",
-            tooltip="Wall-clock window simulated. " + DEFAULT_NOTES["days"],
-        )
-        self._value(
-            lay,
-            "planned_per_day",
-            "Planned interruptions",
-            "per day",
-            slider_range=(0.01, 100),
-            value_range=(0, 1000),
-            decimals=3,
-            object_name="plannedSlider",
-            tooltip="Planned interruptions per day: the job is drained first (no work lost) but each "
-            "costs the restart time. " + DEFAULT_NOTES["planned_per_day"],
-        )
+        self._value(lay, "days", "daysSlider")
+        self._value(lay, "planned_per_day", "plannedSlider")
 
     def _build_rates(self) -> None:
         lay = self._group("Failure rates")
@@ -264,67 +244,25 @@ class ControlsPanel(QScrollArea):
         self.use_optimal.setToolTip(DEFAULT_NOTES["checkpoint_interval_min"])
         self.use_optimal.toggled.connect(self.inputs.set_use_optimal)
         lay.addWidget(self.use_optimal)
-        self.interval = self._value(
-            lay,
-            "checkpoint_interval_min",
-            "Interval (compute between checkpoints)",
-            "min",
-            slider_range=(1, 1440),
-            value_range=(0.01, 525_600),
-            decimals=2,
-            object_name="checkpointIntervalSlider",
-            tooltip="Compute time between checkpoints (1 minute to 24 hours on the slider). "
-            + DEFAULT_NOTES["checkpoint_interval_min"],
-        )
-        self._value(
-            lay,
-            "checkpoint_write_s",
-            "Blocking write",
-            "s",
-            slider_range=(0.1, 1800),
-            value_range=(0, 86_400),
-            decimals=2,
-            object_name="checkpointWriteSlider",
-            tooltip="Time training stalls to write each checkpoint (0.1 s to 30 min on the slider). "
-            + DEFAULT_NOTES["checkpoint_write_s"],
-        )
+        self.interval = self._value(lay, "checkpoint_interval_min", "checkpointIntervalSlider")
+        self._value(lay, "checkpoint_write_s", "checkpointWriteSlider")
 
     def _build_recovery(self) -> None:
         lay = self._group("Recovery")
-        self._value(
-            lay,
-            "detect_min",
-            "Detection",
-            "min",
-            slider_range=(0.1, 1440),
-            value_range=(0, 10_080),
-            decimals=2,
-            object_name="detectSlider",
-            tooltip="From an unplanned interruption to noticing it. " + DEFAULT_NOTES["detect_min"],
-        )
-        self._value(
-            lay,
-            "restart_min",
-            "Restart",
-            "min",
-            slider_range=(0.1, 1440),
-            value_range=(0, 10_080),
-            decimals=2,
-            object_name="restartSlider",
-            tooltip="Reschedule, initialise and load the checkpoint. " + DEFAULT_NOTES["restart_min"],
-        )
+        self._value(lay, "detect_min", "detectSlider")
+        self._value(lay, "restart_min", "restartSlider")
 
     def _build_monte_carlo(self) -> None:
         lay = self._group("Monte Carlo")
         row = QHBoxLayout()
         self.trials = SpinBox()
-        self.trials.setRange(1, 100_000)
+        self.trials.setRange(int(SPECS["trials"].lo), int(SPECS["trials"].hi))
         self.trials.setGroupSeparatorShown(True)
         self.trials.setKeyboardTracking(False)
         self.trials.setToolTip(DEFAULT_NOTES["trials"])
         self.trials.setObjectName("trialsSpin")
         self.seed = SpinBox()
-        self.seed.setRange(0, 2_147_483_647)
+        self.seed.setRange(0, 2_147_483_647)  # a spin box holds 32 bits; a larger seed stays as it is
         self.seed.setKeyboardTracking(False)
         self.seed.setToolTip(DEFAULT_NOTES["seed"] + " A seed above 2,147,483,647 (from a file) is kept, read-only.")
         self.seed.setObjectName("seedSpin")

@@ -6,6 +6,7 @@ from html import escape
 
 from .. import __version__
 from ..core.model import DEFAULT_NOTES
+from ..core.specs import SPECS
 
 __all__ = ["about_html", "model_html"]
 
@@ -32,26 +33,28 @@ _SOURCES = [
 ]
 
 
-#: The window's name for each input with a control, in the order of the controls.
-INPUT_LABELS = {
-    "gpus": "GPUs",
-    "days": "Run length",
-    "planned_per_day": "Planned interruptions per day",
-    "components": "Failure rates",
-    "checkpoint_interval_min": "Checkpoint interval",
-    "checkpoint_write_s": "Blocking write",
-    "detect_min": "Detection",
-    "restart_min": "Restart",
-    "trials": "Trials",
-    "seed": "Seed",
-    "gpu_hour_cost_usd": "Price per GPU-hour",
-}
+#: The inputs with a control, in the order of the controls (the failure rates between planned and interval).
+_WITH_CONTROLS = (
+    "gpus",
+    "days",
+    "planned_per_day",
+    "components",
+    "checkpoint_interval_min",
+    "checkpoint_write_s",
+    "detect_min",
+    "restart_min",
+    "trials",
+    "seed",
+    "gpu_hour_cost_usd",
+)
+
+
+def _label(field: str) -> str:
+    return "Failure rates" if field == "components" else SPECS[field].label
 
 
 def model_html() -> str:
-    notes = "".join(
-        f"<li><b>{escape(label)}</b>: {escape(DEFAULT_NOTES[key])}</li>" for key, label in INPUT_LABELS.items()
-    )
+    notes = "".join(f"<li><b>{escape(_label(key))}</b>: {escape(DEFAULT_NOTES[key])}</li>" for key in _WITH_CONTROLS)
     sources = "".join(f"<li><b>{escape(a)}</b>: {escape(b)}</li>" for a, b in _SOURCES)
     return f"""
 <h2>The model</h2>

@@ -134,7 +134,7 @@ def _render_png(widget: pg.PlotWidget, path: str, caption: list[str]) -> None:
         _paint(painter, widget, caption)
     finally:
         painter.end()
-    if not image.save(path, "PNG"):
+    if not image.save(path):  # the format follows the .png suffix
         raise OSError(f"{Path(path).name}: cannot write the image")
 
 

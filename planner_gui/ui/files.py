@@ -1,7 +1,8 @@
 """The window's file work: new, open, save, recent files, exports, and the remembered session.
 
-A mixin of :class:`~planner_gui.ui.main_window.MainWindow`: it reads and writes the window's
-``inputs`` (the scenario being edited), ``settings`` and ``last_result``.
+:class:`FileWindow` is the base of :class:`~planner_gui.ui.main_window.MainWindow`: it reads and writes
+the window's ``inputs`` (the scenario being edited), ``settings`` and ``last_result``, which the main
+window sets up.
 """
 
 from __future__ import annotations
@@ -9,25 +10,45 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox
 
 from ..core import fmt
+from ..core.inputs import Inputs
 from ..core.model import Scenario
+from ..core.plan import PlanResult
 from ..core.scenario_io import DEFAULT_PRESET, ScenarioError, dumps, load, load_preset, loads, save
 from .export import caption_lines, export_plots, export_results
+from .plots import PlotsPanel
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FilesMixin"]
+__all__ = ["FileWindow"]
 
 MAX_RECENT = 8
 FILE_FILTER = "Scenario (*.json);;All files (*)"
 
 
-class FilesMixin:
+class FileWindow(QMainWindow):
     """File menu actions; every failure is a dialog that names the file and the problem."""
 
+    # Set up by the main window.
+    settings: QSettings
+    inputs: Inputs
+    plots: PlotsPanel
+    status: QLabel
+    recent_menu: QMenu
+    last_result: PlanResult | None
     _path: Path | None
+
+    def set_scenario(self, sc: Scenario, path: Path | None = None) -> None:
+        raise NotImplementedError
+
+    def _update_title(self) -> None:
+        raise NotImplementedError
+
+    def _error(self, title: str, message: str) -> None:
+        QMessageBox.critical(self, title, message)
 
     # -- the remembered session ------------------------------------------------------------
     def _restored_session(self) -> tuple[Scenario, Path | None] | None:
@@ -143,9 +164,9 @@ class FilesMixin:
 
     def _recent(self) -> list[str]:
         value = self.settings.value("files/recent", [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in (value or [])]
+        if isinstance(value, str):  # QSettings gives one entry back as a plain string
+            return [value]
+        return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
 
     def _refresh_recent(self) -> None:
         self.recent_menu.clear()

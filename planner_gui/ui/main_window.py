@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
@@ -19,7 +20,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QLabel,
-    QMainWindow,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -37,8 +37,8 @@ from ..core.scenario_io import DEFAULT_PRESET, ScenarioError, load_preset, prese
 from .compute import ComputeController
 from .controls import ControlsPanel
 from .docs import about_html, model_html
-from .files import FilesMixin
-from .plots import PlotsPanel
+from .files import FileWindow
+from .plots import PlotsPanel, chain
 from .resources import app_icon
 from .summary import SummaryStrip
 
@@ -61,7 +61,7 @@ def _run_text(res: PlanResult) -> str:
     return f"{what} at {sc.gpus:,} GPUs over {sc.days:g} days"
 
 
-class MainWindow(FilesMixin, QMainWindow):
+class MainWindow(FileWindow):
     """The planner's window. ``resultsShown`` fires each time the plots show new results."""
 
     resultsShown = Signal()
@@ -265,9 +265,9 @@ class MainWindow(FilesMixin, QMainWindow):
         """Render a result in steps, one turn of the event loop each; a newer result replaces the rest."""
         steps = self.plots.render_steps(res)
         self._render_steps = [
-            lambda: (self.summary.show_result(res), steps[0]()),
+            chain(partial(self.summary.show_result, res), steps[0]),
             *steps[1:-1],
-            lambda: (steps[-1](), self._shown(res)),
+            chain(steps[-1], partial(self._shown, res)),
         ]
         if not self._rendering:
             self._rendering = True
@@ -383,6 +383,7 @@ class MainWindow(FilesMixin, QMainWindow):
                 self.recompute()
             return
         # The run is for these inputs; only the name and the price may have changed since (neither is computed).
+        assert self.last_result is not None  # results_current() says so
         doc = dataclasses.replace(self.last_result.main, scenario=self.inputs.scenario)
         QGuiApplication.clipboard().setText(json.dumps(doc.to_json_dict(), indent=2, allow_nan=False))
         self.status.setText("Copied the results as JSON")
@@ -401,9 +402,6 @@ class MainWindow(FilesMixin, QMainWindow):
         self.summary.set_baseline(None)
 
     # -- help ------------------------------------------------------------------------------
-    def _error(self, title: str, message: str) -> None:
-        QMessageBox.critical(self, title, message)
-
     def show_model(self) -> None:
         dlg = QDialog(self)
         dlg.setObjectName("modelDialog")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import pyqtgraph as pg
@@ -109,6 +110,16 @@ def _percent_range(*arrays: np.ndarray) -> tuple[float, float]:
     if hi > 100:
         lo, hi = min(lo - (hi - 100), 100 - MIN_PERCENT_SPAN), 100.0
     return max(lo, 0.0), hi
+
+
+def chain(*steps: Callable[[], None]) -> Callable[[], None]:
+    """One step that runs ``steps`` in order."""
+
+    def run() -> None:
+        for step in steps:
+            step()
+
+    return run
 
 
 def category_color(category: str, index: int = 0) -> str:
@@ -363,8 +374,8 @@ class PlotsPanel(QWidget):
             self._show_breakdown,
         )
         names = ([PLOT_ORDER[0], PLOT_ORDER[1]], [PLOT_ORDER[2]], [PLOT_ORDER[3]], [PLOT_ORDER[4]], [PLOT_ORDER[5]])
-        steps = [self._batched(lambda show=show: show(res), n) for show, n in zip(shows, names)]
-        return [lambda: (first(), steps[0]()), *steps[1:]]
+        steps = [self._batched(partial(show, res), n) for show, n in zip(shows, names)]
+        return [chain(first, steps[0]), *steps[1:]]
 
     def _batched(self, update: Callable[[], None], names: list[str]) -> Callable[[], None]:
         def run() -> None:
@@ -559,6 +570,7 @@ class PlotsPanel(QWidget):
         if hit is None:
             return ""
         s, i = hit
+        assert self.result is not None  # a sweep point was found in it
         fine, exact = self.result.exact_curve
         j = nearest(np.log10(fine), x)
         return (

@@ -10,6 +10,7 @@ from ..core import fmt
 from ..core.model import DEFAULT_NOTES
 from ..core.plan import PlanResult
 from ..core.results import summarize
+from ..core.specs import SPECS
 from .plot_items import duration_text
 from .theme import mark_secondary
 from .widgets import DoubleSpinBox
@@ -100,7 +101,7 @@ class SummaryStrip(QWidget):
         )
         self.price = DoubleSpinBox()
         self.price.setObjectName("priceSpin")
-        self.price.setRange(0, 10_000)
+        self.price.setRange(SPECS["gpu_hour_cost_usd"].lo, SPECS["gpu_hour_cost_usd"].hi)
         self.price.setDecimals(2)
         self.price.setPrefix("$")
         self.price.setSuffix(" / GPU-h")
@@ -173,6 +174,8 @@ class SummaryStrip(QWidget):
         self._show_versus()
 
     def _show_cost(self) -> None:
+        if self._last is None:
+            return
         lost = float(self._last.main.lost_gpu_hours().mean())
         self.lost.value.setText(f"{fmt.compact(lost)} GPU-h")
         self.lost.detail.setText(f"costs {fmt.money(lost * self.price.value())}")

@@ -25,6 +25,10 @@ def contrast_ratio(a: QColor, b: QColor) -> float:
     return (la + 0.05) / (lb + 0.05)
 
 
+def _rgb(c: QColor) -> tuple[float, float, float]:
+    return c.redF(), c.greenF(), c.blueF()
+
+
 def secondary_color(palette: QPalette | None = None) -> QColor:
     """A muted text colour that still reads at :data:`MIN_CONTRAST` on the window background.
 
@@ -34,7 +38,8 @@ def secondary_color(palette: QPalette | None = None) -> QColor:
     palette = palette or QApplication.palette()
     text, back = palette.color(QPalette.ColorRole.WindowText), palette.color(QPalette.ColorRole.Window)
     for share in (0.45, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1, 0.05, 0.0):  # share of the background
-        c = QColor.fromRgbF(*(t * (1 - share) + b * share for t, b in zip(text.getRgbF()[:3], back.getRgbF()[:3])))
+        mix = [t * (1 - share) + b * share for t, b in zip(_rgb(text), _rgb(back))]
+        c = QColor.fromRgbF(mix[0], mix[1], mix[2])
         if contrast_ratio(c, back) >= MIN_CONTRAST + 0.1:
             return c
     return text

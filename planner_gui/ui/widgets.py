@@ -4,21 +4,29 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QAbstractSpinBox, QDoubleSpinBox, QGridLayout, QLabel, QSlider, QSpinBox, QWidget
 
 __all__ = ["DoubleSpinBox", "LogSlider", "SpinBox", "ValueControl", "nice_gpu_count", "sig_text", "significant"]
 
 
-class _WheelOnlyWhenFocused:
+if TYPE_CHECKING:  # the mixin calls QWidget methods: to the type checker it is one, at run time a mixin
+    _WidgetBase = QWidget
+else:
+    _WidgetBase = object
+
+
+class _WheelOnlyWhenFocused(_WidgetBase):
     """The mouse wheel changes the value only once the control has the focus (a click or Tab);
     otherwise it scrolls the panel the control sits in, as a user scrolling past it expects."""
 
     def _init_wheel(self) -> None:
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
 
-    def wheelEvent(self, event) -> None:
+    def wheelEvent(self, event: QWheelEvent) -> None:
         if self.hasFocus():
             super().wheelEvent(event)
         else:

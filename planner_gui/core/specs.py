@@ -1,0 +1,120 @@
+"""One table of the scenario's numeric inputs: what each is called, its unit, the values it may take,
+the range its slider spans, and where its default comes from.
+
+Validation (:mod:`.scenario_io`), the window's controls and its help all read this table, so a range
+or a label is written once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import DEFAULT_NOTES
+
+__all__ = ["GPU_RANGE", "LIMITS", "MAX_INTERVAL_MIN", "MAX_TOTAL_EVENTS", "MIN_INTERVAL_MIN", "SPECS", "InputSpec"]
+
+#: Bounds on the checkpoint interval, minutes ('optimal' is clamped to them): 0.6 s to a year.
+MIN_INTERVAL_MIN = 0.01
+MAX_INTERVAL_MIN = 525_600.0
+#: The GPU counts the GPU slider and the GPU sweeps span (the box takes up to the limit below).
+GPU_RANGE = (1024, 1_048_576)
+#: The most interruptions a run may simulate, summed over its trials (a sweep counts its whole work).
+MAX_TOTAL_EVENTS = 4_000_000_000
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One numeric input of a scenario.
+
+    ``lo``/``hi`` bound the values a file, a flag or a box may hold (inclusive); ``slider`` is the usual
+    range a log slider spans (None: no slider); ``decimals`` what a box shows.
+    """
+
+    field: str
+    label: str
+    unit: str
+    lo: float
+    hi: float
+    integer: bool = False
+    slider: tuple[float, float] | None = None
+    decimals: int = 2
+    help: str = ""
+
+    @property
+    def note(self) -> str:
+        """Where the default comes from (empty for inputs without a default of their own)."""
+        return DEFAULT_NOTES.get(self.field, "")
+
+
+SPECS: dict[str, InputSpec] = {
+    s.field: s
+    for s in (
+        InputSpec(
+            "gpus",
+            "GPUs",
+            "",
+            1,
+            10_000_000,
+            True,
+            GPU_RANGE,
+            0,
+            "GPUs in the training job (the slider spans 1,024 to 1,048,576; type up to 10 million).",
+        ),
+        InputSpec("gpus_per_node", "GPUs per node", "", 1, 1024, True),
+        InputSpec("days", "Run length", "days", 0.01, 3650, slider=(1, 3650), help="Wall-clock window simulated."),
+        InputSpec(
+            "planned_per_day",
+            "Planned interruptions",
+            "per day",
+            0,
+            1000,
+            slider=(0.01, 100),
+            decimals=3,
+            help="Planned interruptions per day: the job is drained first (no work lost) but each costs "
+            "the restart time.",
+        ),
+        InputSpec(
+            "checkpoint_interval_min",
+            "Interval (compute between checkpoints)",
+            "min",
+            MIN_INTERVAL_MIN,
+            MAX_INTERVAL_MIN,
+            slider=(1, 1440),
+            help="Compute time between checkpoints (1 minute to 24 hours on the slider).",
+        ),
+        InputSpec(
+            "checkpoint_write_s",
+            "Blocking write",
+            "s",
+            0,
+            86_400,
+            slider=(0.1, 1800),
+            help="Time training stalls to write each checkpoint (0.1 s to 30 min on the slider).",
+        ),
+        InputSpec(
+            "detect_min",
+            "Detection",
+            "min",
+            0,
+            10_080,
+            slider=(0.1, 1440),
+            help="From an unplanned interruption to noticing it.",
+        ),
+        InputSpec(
+            "restart_min",
+            "Restart",
+            "min",
+            0,
+            10_080,
+            slider=(0.1, 1440),
+            help="Reschedule, initialise and load the checkpoint.",
+        ),
+        InputSpec("trials", "Trials", "", 1, 100_000, True, decimals=0),
+        InputSpec("seed", "Seed", "", 0, 2**63 - 1, True, decimals=0),
+        InputSpec("gpu_hour_cost_usd", "Price per GPU-hour", "$", 0, 10_000, help="Price per GPU-hour."),
+        InputSpec("rate_per_gpu_hour", "Failure rate", "per GPU-hour", 0, 1.0),
+    )
+}
+
+#: (low, high, integer) for each numeric field, inclusive: what validation checks.
+LIMITS: dict[str, tuple[float, float, bool]] = {f: (s.lo, s.hi, s.integer) for f, s in SPECS.items()}
