@@ -213,9 +213,10 @@ def test_run_save_writes_the_scenario_after_every_flag(tmp_path):
 
 def test_long_jobs_print_an_estimate_and_a_few_progress_lines(capfd, monkeypatch):
     from planner_gui import cli as cli_module
+    from planner_gui.cli import flags
 
-    monkeypatch.setattr(cli_module, "ESTIMATE_AFTER_S", 0.0)
-    monkeypatch.setattr(cli_module, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(flags, "ESTIMATE_AFTER_S", 0.0)
+    monkeypatch.setattr(flags, "PROGRESS_AFTER_S", 0.0)
     assert cli_module.main(["run", "--gpus", "1000000", "--trials", "400"]) == 0
     err = capfd.readouterr().err.splitlines()
     sc = Scenario(gpus=1_000_000, trials=400)
@@ -229,7 +230,7 @@ def test_long_jobs_print_an_estimate_and_a_few_progress_lines(capfd, monkeypatch
 
 
 def test_progress_on_a_terminal_is_one_line_rewritten_and_cleared(monkeypatch):
-    from planner_gui import cli as cli_module
+    from planner_gui.cli import flags as cli_module
     from planner_gui.core.sweep import Cost
 
     class Terminal(io.StringIO):
@@ -239,7 +240,7 @@ def test_progress_on_a_terminal_is_one_line_rewritten_and_cleared(monkeypatch):
     monkeypatch.setattr(cli_module, "PROGRESS_AFTER_S", 0.0)
     monkeypatch.setattr(cli_module, "PROGRESS_EVERY_S", 0.0)
     term = Terminal()
-    with cli_module._Progress(Cost(4e9, 38.0), "simulating", term) as progress:
+    with cli_module.Progress(Cost(4e9, 38.0), "simulating", term) as progress:
         for f in (0.1, 0.5, 0.9):
             progress(f)
     text = term.getvalue()

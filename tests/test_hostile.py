@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner_gui import cli
+from planner_gui.cli import flags as cli_flags
 from planner_gui.core.model import Scenario
 from planner_gui.core.scenario_io import LIMITS, ScenarioError, loads, scenario_to_dict
 
@@ -342,7 +343,7 @@ def test_flags_are_accepted_or_refused_alike_in_one_line(capfd, case):
         if flag == "--gpu-mtbf-hours":
             assert doc["gpu_mtbf_hours"] == pytest.approx(value, rel=1e-9), argv
         else:
-            field = next(f for f, name in cli.FLAG_FIELDS.items() if name == flag)
+            field = next(f for f, name in cli_flags.FLAG_FIELDS.items() if name == flag)
             assert doc["scenario"][field] == value, (argv, field)
 
 

@@ -1,26 +1,22 @@
-"""Command line: ``planner-gui run``, ``planner-gui sweep``; no subcommand opens the desktop app.
+"""Flags shared by the commands: one number grammar, the scenario flags, output checks and progress.
 
-Bad flags or files exit with status 2 and one line on stderr, never a traceback. Long runs print an
-estimate of their time and their progress on stderr; Ctrl-C stops them (exit status 130).
+Bad flags exit with status 2 and one line on stderr (:class:`UsageError`, or a :class:`ScenarioError`
+from the scenario's validation), never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import re
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from . import __version__
-from .core import fmt
-from .core.model import OPTIMAL, Scenario
-from .core.results import SimulationResult, simulate
-from .core.scenario_io import (
+from ..core import fmt
+from ..core.model import OPTIMAL, Scenario
+from ..core.scenario_io import (
     DEFAULT_PRESET,
     LIMITS,
     ScenarioError,
@@ -29,21 +25,13 @@ from .core.scenario_io import (
     load,
     load_preset,
     preset_names,
-    save,
     smallest_gpu_mtbf_hours,
     validate,
 )
-from .core.server import SERVE_ARG
-from .core.sweep import (
+from ..core.sweep import (
     Cost,
-    check_sweep_size,
-    gpu_counts,
-    interval_points,
-    run_cost,
-    sweep_gpus,
-    sweep_interval,
 )
-from .core.userfiles import writable_target, write_atomic
+from ..core.userfiles import writable_target
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -61,7 +49,7 @@ class UsageError(Exception):
     """A bad flag or value; printed as one line, exit status 2."""
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message)
 
@@ -122,11 +110,11 @@ def _parse_number(text: str, kind: str) -> int | float:
     return v
 
 
-def _number(text: str) -> float:
+def number_arg(text: str) -> float:
     return float(_parse_number(text, "a number"))
 
 
-def _integer(text: str) -> int:
+def integer_arg(text: str) -> int:
     v = _parse_number(text, "a whole number")
     if isinstance(v, float):
         if not v.is_integer():
@@ -135,13 +123,13 @@ def _integer(text: str) -> int:
     return v
 
 
-def _interval(text: str) -> float | str:
+def interval_arg(text: str) -> float | str:
     if text.strip().lower() == OPTIMAL:
         return OPTIMAL
     return float(_parse_number(text, "a number of minutes or 'optimal'"))
 
 
-def _file_name(text: str) -> str:
+def file_name(text: str) -> str:
     if not text:
         raise argparse.ArgumentTypeError("must be a file name (got an empty value)")
     if "\0" in text:
@@ -174,59 +162,37 @@ _NAMED_FIELDS = (
 )
 
 
-def _add_scenario_flags(p: argparse.ArgumentParser) -> None:
+def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--preset", metavar="NAME", help=f"start from a preset ({', '.join(preset_names())})")
-    src.add_argument("--scenario", metavar="FILE", type=_file_name, help="start from a scenario JSON file")
+    src.add_argument("--scenario", metavar="FILE", type=file_name, help="start from a scenario JSON file")
     p.add_argument(
         "--name",
         metavar="TEXT",
         help="the scenario's name (default: the preset's or file's, marked 'edited' when flags change it)",
     )
-    p.add_argument("--gpus", type=_integer, metavar="N", help="GPUs in the job")
-    p.add_argument("--days", type=_number, metavar="D", help="wall-clock window, days")
+    p.add_argument("--gpus", type=integer_arg, metavar="N", help="GPUs in the job")
+    p.add_argument("--days", type=number_arg, metavar="D", help="wall-clock window, days")
     p.add_argument(
         "--checkpoint-interval",
-        type=_interval,
+        type=interval_arg,
         metavar="MIN|optimal",
         help="compute minutes between checkpoints, or 'optimal' (Daly)",
     )
-    p.add_argument("--checkpoint-write", type=_number, metavar="SEC", help="blocking checkpoint write, seconds")
-    p.add_argument("--detect", type=_number, metavar="MIN", help="detection time, minutes")
+    p.add_argument("--checkpoint-write", type=number_arg, metavar="SEC", help="blocking checkpoint write, seconds")
+    p.add_argument("--detect", type=number_arg, metavar="MIN", help="detection time, minutes")
     p.add_argument(
-        "--restart", type=_number, metavar="MIN", help="restart time (reschedule, initialise, load), minutes"
+        "--restart", type=number_arg, metavar="MIN", help="restart time (reschedule, initialise, load), minutes"
     )
-    p.add_argument("--planned-per-day", type=_number, metavar="X", help="planned interruptions per day")
+    p.add_argument("--planned-per-day", type=number_arg, metavar="X", help="planned interruptions per day")
     p.add_argument(
         "--gpu-mtbf-hours",
-        type=_number,
+        type=number_arg,
         metavar="H",
         help="scale all component rates so one GPU's MTBF is H hours (mix kept)",
     )
-    p.add_argument("--trials", type=_integer, metavar="K", help="Monte Carlo trials")
-    p.add_argument("--seed", type=_integer, metavar="S", help="random seed")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="planner-gui", description="What-if planner for GPU cluster reliability and goodput.")
-    parser.add_argument("--version", action="version", version=f"planner-gui {__version__}")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-    run = sub.add_parser("run", help="simulate one scenario and print a report")
-    _add_scenario_flags(run)
-    run.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
-    run.add_argument(
-        "--save", metavar="FILE", type=_file_name, help="also write the scenario, after every flag, as a scenario file"
-    )
-    sw = sub.add_parser("sweep", help="simulate over GPU count or checkpoint interval and write CSV")
-    _add_scenario_flags(sw)
-    sw.add_argument("--over", choices=("gpus", "interval"), default="gpus", help="the swept input")
-    sw.add_argument("--points", type=_integer, default=41, metavar="N", help="points (2-401)")
-    sw.add_argument(
-        "--output", "-o", metavar="FILE", type=_file_name, help="CSV file to write ('-' or none: standard output)"
-    )
-    gui = sub.add_parser("gui", help="open the desktop app (the default)")
-    gui.add_argument("--scenario", metavar="FILE", type=_file_name, help="open this scenario file")
-    return parser
+    p.add_argument("--trials", type=integer_arg, metavar="K", help="Monte Carlo trials")
+    p.add_argument("--seed", type=integer_arg, metavar="S", help="random seed")
 
 
 def _naming_flags(exc: ScenarioError, flags: dict[str, str]) -> ScenarioError:
@@ -310,47 +276,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         raise _naming_flags(exc, {f: FLAG_FIELDS[f] for f in overrides}) from None
 
 
-def _minutes(m: float) -> str:
-    """An interval for people: 0.6 s, 5.5 min, 3.0 h (never "0.0 min")."""
-    return fmt.duration_hours(m / 60.0)
-
-
-def report(res: SimulationResult) -> str:
-    """The short readable report of ``planner-gui run``."""
-    sc, d = res.scenario, res.to_json_dict()
-    it, gp, pl = d["interruptions"], d["goodput"], d["planned_interruptions"]
-    hours = d["hours"]
-    total_h = sc.hours
-    opt = res.optimal
-    how = "Daly optimum" if sc.uses_optimal_interval else "fixed"
-    lost = d["lost_gpu_hours"]
-    top = sorted(res.by_component_mean().items(), key=lambda kv: -kv[1])[:5]
-    lines = [
-        fmt.clean(sc.name, 240),
-        f"  {fmt.count(sc.gpus)} GPUs ({fmt.count(math.ceil(sc.gpus / sc.gpus_per_node))} nodes) for "
-        f"{sc.days:g} day{'' if sc.days == 1 else 's'}; {fmt.count(sc.trials)} trials, seed {sc.seed}",
-        f"Unplanned interruptions  {it['mean']:,.1f} (p05-p95 {it['p05']:,.0f}-{it['p95']:,.0f}); "
-        f"expected {res.expected.unplanned:,.1f}",
-        f"  {fmt.every(sc.cluster_mtbf_hours)} for the job; one GPU: {fmt.every(sc.gpu_mtbf_hours)}",
-        f"Planned interruptions    {pl['mean']:,.1f} (p05-p95 {pl['p05']:,.0f}-{pl['p95']:,.0f})",
-        f"Goodput                  {fmt.percent(gp['mean'], 2)} +/- {fmt.percent(gp['sem'], 2)} "
-        f"(p05-p95 {fmt.percent(gp['p05'])}-{fmt.percent(gp['p95'])}); exact {fmt.percent(res.expected.goodput, 2)}",
-        f"Checkpoint interval      {_minutes(res.interval_min)} ({how}); optima: Young {_minutes(opt.young)}, "
-        f"Daly {_minutes(opt.daly)}, exact {_minutes(opt.exact)}",
-        f"Where the {total_h:,.0f} hours went: useful {hours['useful']:,.1f}, checkpoint writes "
-        f"{hours['checkpoint']:,.1f}, lost work {hours['lost_work']:,.1f}, detection + restart "
-        f"{hours['recovery']:,.1f}, planned restarts {hours['planned_restart']:,.1f}",
-        f"Lost GPU-hours           {fmt.compact(lost['mean'])} ({fmt.money(d['lost_cost_usd'])} at "
-        f"${sc.gpu_hour_cost_usd:,.2f} per GPU-hour)",
-        "Top causes               " + ", ".join(f"{fmt.clean(n, 40)} {v:,.1f}" for n, v in top),
-    ]
-    return "\n".join(lines)
-
-
-# -- time estimate and progress -----------------------------------------------------------------------
-
-
-def _about(seconds: float) -> str:
+def about(seconds: float) -> str:
     """``about 35 s``, ``about 4 min``."""
     if seconds < 10:
         return f"about {max(1, round(seconds))} s"
@@ -359,7 +285,7 @@ def _about(seconds: float) -> str:
     return f"about {round(seconds / 60)} min"
 
 
-class _Progress:
+class Progress:
     """Says how long a job should take, then how far it is, on stderr.
 
     On a terminal one line is rewritten in place (``\\r``) a few times a second; elsewhere (a log, a
@@ -386,11 +312,9 @@ class _Progress:
         except (OSError, ValueError):
             pass
 
-    def __enter__(self) -> _Progress:
+    def __enter__(self) -> Progress:
         if self.cost.seconds >= ESTIMATE_AFTER_S:
-            self._write(
-                f"planner-gui: {self.what}: {_about(self.cost.seconds)} on a 2-core machine (Ctrl-C stops it)\n"
-            )
+            self._write(f"planner-gui: {self.what}: {about(self.cost.seconds)} on a 2-core machine (Ctrl-C stops it)\n")
         self.t0 = time.monotonic()
         return self
 
@@ -403,7 +327,7 @@ class _Progress:
             if now - self.last < PROGRESS_EVERY_S:
                 return
             self.last = now
-            left = f", about {_about(elapsed * (1 - fraction) / fraction)[6:]} left" if fraction >= 0.05 else ""
+            left = f", about {about(elapsed * (1 - fraction) / fraction)[6:]} left" if fraction >= 0.05 else ""
             line = f"planner-gui: {fraction:4.0%} done after {elapsed:.0f} s{left}"
             self._write("\r" + line.ljust(self.width))
             self.width = len(line)
@@ -421,7 +345,7 @@ class _Progress:
 # -- commands -------------------------------------------------------------------------------------------
 
 
-def _check_output(path: str, flag: str) -> None:
+def check_output(path: str, flag: str) -> None:
     """Refuse an output file that cannot be written, before any time is spent computing."""
     try:
         writable_target(path)
@@ -429,94 +353,3 @@ def _check_output(path: str, flag: str) -> None:
         raise ScenarioError(
             f"{flag}: {fmt.clean(path, 120)}: cannot write ({fmt.clean(exc.strerror or str(exc), 160)})"
         ) from None
-
-
-def _cmd_run(args: argparse.Namespace) -> int:
-    sc = scenario_from_args(args)
-    if args.save is not None:
-        _check_output(args.save, "--save")
-        save(sc, args.save)
-    events = (sc.failure_rate_per_hour + sc.planned_per_day / 24.0) * sc.hours * sc.trials
-    with _Progress(run_cost(sc), f"simulating about {fmt.compact(events)} interruptions") as progress:
-        res = simulate(sc, progress=progress)
-    if args.json:
-        print(json.dumps(res.to_json_dict(), indent=2, allow_nan=False))
-    else:
-        print(report(res))
-    return 0
-
-
-def _cmd_sweep(args: argparse.Namespace) -> int:
-    if not 2 <= args.points <= 401:
-        raise UsageError(f"--points: must be from 2 to 401 (got {args.points})")
-    sc = scenario_from_args(args)
-    if args.output == "-":  # the usual spelling of standard output
-        args.output = None
-    if args.output is not None:
-        _check_output(args.output, "--output")
-    xs = gpu_counts(args.points) if args.over == "gpus" else interval_points(args.points)
-    cost = check_sweep_size(sc, args.over, xs, "--points")
-    with _Progress(cost, f"sweeping {len(xs)} points") as progress:
-        if args.over == "gpus":
-            res = sweep_gpus(sc, xs, progress=progress)
-        else:
-            res = sweep_interval(sc, xs, progress=progress)
-    text = res.to_csv()
-    if args.output is not None:
-        try:
-            write_atomic(args.output, text)
-        except OSError as exc:
-            raise ScenarioError(
-                f"{fmt.clean(args.output, 120)}: cannot write ({fmt.clean(exc.strerror or str(exc), 160)})"
-            ) from None
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    return 0
-
-
-def _cmd_gui(args: argparse.Namespace) -> int:
-    from .app import run_gui
-
-    return run_gui(getattr(args, "scenario", None))
-
-
-def _error(message: str) -> int:
-    print(f"planner-gui: error: {fmt.clean(message, MAX_MESSAGE)}", file=sys.stderr)
-    return EXIT_USAGE
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``planner-gui`` command; returns the exit status."""
-    try:
-        argv = list(sys.argv[1:] if argv is None else argv)
-        if argv == [SERVE_ARG]:  # the window's compute process (see planner_gui.ui.compute)
-            from .core.server import main as serve
-
-            return serve()
-        if argv and argv[0].startswith("--scenario"):  # `planner-gui --scenario FILE` opens it in the window
-            argv = ["gui", *argv]
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        command = args.command or "gui"
-        handler = {"run": _cmd_run, "sweep": _cmd_sweep, "gui": _cmd_gui}[command]
-        return handler(args)
-    except UsageError as exc:
-        return _error(str(exc))
-    except ScenarioError as exc:
-        return _error(str(exc))
-    except KeyboardInterrupt:
-        print("planner-gui: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`): stop quietly, and keep Python from complaining at exit
-        # when it flushes stdout.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
-        return 0
-
-
-__all__ = ["build_parser", "main", "report", "scenario_from_args"]

@@ -1,0 +1,92 @@
+"""Command line: ``planner-gui run``, ``planner-gui sweep``; no subcommand opens the desktop app.
+
+Bad flags or files exit with status 2 and one line on stderr, never a traceback. Long runs print an
+estimate of their time and their progress on stderr; Ctrl-C stops them (exit status 130).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from ..core import fmt
+from ..core.scenario_io import ScenarioError
+from ..core.server import SERVE_ARG
+from .commands import cmd_gui, cmd_run, cmd_sweep, report
+from .flags import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    MAX_MESSAGE,
+    Parser,
+    UsageError,
+    add_scenario_flags,
+    file_name,
+    integer_arg,
+    scenario_from_args,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="planner-gui", description="What-if planner for GPU cluster reliability and goodput.")
+    parser.add_argument("--version", action="version", version=f"planner-gui {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=Parser)
+    run = sub.add_parser("run", help="simulate one scenario and print a report")
+    add_scenario_flags(run)
+    run.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
+    run.add_argument(
+        "--save", metavar="FILE", type=file_name, help="also write the scenario, after every flag, as a scenario file"
+    )
+    sw = sub.add_parser("sweep", help="simulate over GPU count or checkpoint interval and write CSV")
+    add_scenario_flags(sw)
+    sw.add_argument("--over", choices=("gpus", "interval"), default="gpus", help="the swept input")
+    sw.add_argument("--points", type=integer_arg, default=41, metavar="N", help="points (2-401)")
+    sw.add_argument(
+        "--output", "-o", metavar="FILE", type=file_name, help="CSV file to write ('-' or none: standard output)"
+    )
+    gui = sub.add_parser("gui", help="open the desktop app (the default)")
+    gui.add_argument("--scenario", metavar="FILE", type=file_name, help="open this scenario file")
+    return parser
+
+
+def _error(message: str) -> int:
+    print(f"planner-gui: error: {fmt.clean(message, MAX_MESSAGE)}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``planner-gui`` command; returns the exit status."""
+    try:
+        argv = list(sys.argv[1:] if argv is None else argv)
+        if argv == [SERVE_ARG]:  # the window's compute process (see planner_gui.ui.compute)
+            from ..core.server import main as serve
+
+            return serve()
+        if argv and argv[0].startswith("--scenario"):  # `planner-gui --scenario FILE` opens it in the window
+            argv = ["gui", *argv]
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        command = args.command or "gui"
+        handler = {"run": cmd_run, "sweep": cmd_sweep, "gui": cmd_gui}[command]
+        return handler(args)
+    except UsageError as exc:
+        return _error(str(exc))
+    except ScenarioError as exc:
+        return _error(str(exc))
+    except KeyboardInterrupt:
+        print("planner-gui: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, and keep Python from complaining at exit
+        # when it flushes stdout.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 0
+
+
+__all__ = ["build_parser", "main", "report", "scenario_from_args"]
