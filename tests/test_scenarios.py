@@ -69,7 +69,8 @@ BAD = [
     (lambda d: d.update(checkpoint_interval_min="sometimes"), "checkpoint_interval_min: must be 'optimal'"),
     (lambda d: d.update(checkpoint_write_s=-1), "checkpoint_write_s: must be a number from 0"),
     (lambda d: d.update(trials=0), "trials: must be a whole number from 1"),
-    (lambda d: d.update(format_version=2), "format_version: must be 1"),
+    (lambda d: d.update(format_version=3), "format_version: must be 1 or 2 (got 3)"),
+    (lambda d: d.update(training={"train_flops": 1e25}), "training: unknown key"),  # not in version 1
     (lambda d: d["components"][0].update(rate_per_gpu_hour=-1e-5), "components[0].rate_per_gpu_hour: must be"),
     (lambda d: d["components"][1].update(colour="red"), "components[1].colour: unknown key"),
     (lambda d: d["components"][2].update(name=d["components"][0]["name"]), "appears more than once"),
@@ -303,3 +304,27 @@ def test_gpu_mtbf_scaling_never_overflows():
     assert scaled.gpu_mtbf_hours == pytest.approx(100.0)
     with pytest.raises(ValueError):
         Scenario().with_gpu_mtbf_hours(0.0)
+
+
+def test_the_training_section_round_trips_and_is_validated():
+    from planner_gui.core.model import Training
+
+    sc = Scenario(training=Training())
+    doc = scenario_to_dict(sc)
+    assert doc["format_version"] == 2 and doc["training"]["train_flops"] == 3.8e25
+    assert loads(json.dumps(doc)) == sc
+    # 3.8e25 FLOPs at 989 TFLOP/s and 40 % MFU: 2.668e7 GPU-hours of compute.
+    assert sc.training.gpu_hours == pytest.approx(3.8e25 / (989e12 * 0.4 * 3600))
+    assert Training(None, compute_gpu_hours=1e6).gpu_hours == 1e6
+    assert scenario_to_dict(Scenario())["format_version"] == 1  # nothing new: readable by every release
+    for change, message in [
+        ({"train_flops": None}, "training: give exactly one of train_flops and compute_gpu_hours"),
+        ({"compute_gpu_hours": 5e6}, "training: give exactly one"),
+        ({"mfu": 1.5}, "training.mfu: must be a number from 0.01 to 1"),
+        ({"mfu": None}, "training.mfu: must be a number"),
+        ({"extra": 1}, "training.extra: unknown key"),
+    ]:
+        bad = json.loads(json.dumps(doc))
+        bad["training"].update(change)
+        with pytest.raises(ScenarioError, match=message.replace("(", r"\(").replace(".", r"\.")):
+            loads(json.dumps(bad))

@@ -109,7 +109,40 @@ DEFAULT_NOTES: dict[str, str] = {
     "trials": "1,000 Monte Carlo trials: the standard error of goodput is then a few hundredths of a percent.",
     "seed": "Fixed seed: the same scenario gives the same numbers.",
     "gpu_hour_cost_usd": "Planner input with no published source: the price you pay per GPU-hour.",
+    "train_flops": "3.8e25 FLOPs: Llama 3 405B's pre-training compute (arXiv 2407.21783).",
+    "peak_tflops": "989 TFLOP/s: H100 SXM peak dense BF16 (NVIDIA datasheet; 1,979 with sparsity).",
+    "mfu": "40 %: Llama 3 405B reached 38-43 % BF16 MFU on 8k-16k H100s (arXiv 2407.21783, Table 4).",
+    "compute_gpu_hours": "GPU-hours of pure compute, instead of FLOPs, peak and MFU: a planner input.",
 }
+
+
+#: Llama 3 405B's pre-training compute (FLOPs), H100 SXM peak dense BF16 (TFLOP/s per GPU) and a
+#: model FLOPs utilisation in Llama 3's published 38-43 % range (arXiv 2407.21783, Table 4).
+LLAMA3_TRAIN_FLOPS = 3.8e25
+H100_PEAK_TFLOPS = 989.0
+LLAMA3_MFU = 0.40
+
+
+@dataclass(frozen=True)
+class Training:
+    """The work a training run must do, for the time it takes and what it costs.
+
+    Either ``train_flops`` (with the GPU's ``peak_tflops`` and the achieved ``mfu``) or
+    ``compute_gpu_hours`` (GPU-hours of pure compute, at 100 % goodput) says how much; exactly one is set.
+    """
+
+    train_flops: float | None = LLAMA3_TRAIN_FLOPS
+    peak_tflops: float = H100_PEAK_TFLOPS
+    mfu: float = LLAMA3_MFU
+    compute_gpu_hours: float | None = None
+
+    @property
+    def gpu_hours(self) -> float:
+        """GPU-hours of pure compute the run needs (what 100 % goodput would take)."""
+        if self.compute_gpu_hours is not None:
+            return self.compute_gpu_hours
+        assert self.train_flops is not None
+        return self.train_flops / (self.peak_tflops * 1e12 * self.mfu * 3600.0)
 
 
 @dataclass(frozen=True)
@@ -129,6 +162,8 @@ class Scenario:
     trials: int = 1000
     seed: int = 20240723
     gpu_hour_cost_usd: float = 2.5
+    #: The work to do, for time-to-train and cost; None: the window alone is simulated.
+    training: Training | None = None
 
     # -- derived quantities -------------------------------------------------
     @property

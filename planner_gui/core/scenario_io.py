@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .fmt import clean
-from .model import OPTIMAL, Component, Scenario
+from .model import OPTIMAL, Component, Scenario, Training
 from .specs import LIMITS, MAX_TOTAL_EVENTS
 from .userfiles import bad_path, kind_of, write_atomic
 
@@ -44,7 +44,9 @@ __all__ = [
     "smallest_gpu_mtbf_hours",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: Versions read. Version 1 is version 2 without its optional sections (``training``).
+READ_VERSIONS = (1, 2)
 MAX_FILE_BYTES = 1_000_000
 MAX_COMPONENTS = 200
 #: Longest scenario name (component names and categories: 100).
@@ -75,6 +77,9 @@ _FIELDS = (
     "gpu_hour_cost_usd",
 )
 _COMPONENT_FIELDS = ("name", "category", "rate_per_gpu_hour")
+#: Optional sections of a version-2 document: absent (or null) means off.
+_OPTIONAL = ("training",)
+_TRAINING_FIELDS = ("train_flops", "peak_tflops", "mfu", "compute_gpu_hours")
 
 
 class ScenarioError(ValueError):
@@ -151,13 +156,15 @@ def _object_pairs(pairs: list[tuple[str, Any]]) -> _Object:
     return obj
 
 
-def _check_keys(where: str, doc: dict[str, Any], allowed: tuple[str, ...]) -> None:
+def _check_keys(where: str, doc: dict[str, Any], allowed: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
     dups = getattr(doc, "duplicates", ())
     if dups:
         raise ScenarioError(f"{where}{clean(dups[0], 40)}: appears more than once (each key may appear once)")
-    unknown = [k for k in doc if k not in allowed]
+    unknown = [k for k in doc if k not in allowed and k not in optional]
     if unknown:
-        raise ScenarioError(f"{where}{clean(unknown[0], 40)}: unknown key (allowed: {', '.join(allowed)})")
+        raise ScenarioError(
+            f"{where}{clean(unknown[0], 40)}: unknown key (allowed: {', '.join((*allowed, *optional))})"
+        )
     missing = [k for k in allowed if k not in doc]
     if missing:
         raise ScenarioError(f"{where}{missing[0]}: missing")
@@ -189,10 +196,11 @@ def scenario_from_dict(doc: Any) -> Scenario:
     """Validate a decoded JSON document and build the :class:`Scenario`."""
     if not isinstance(doc, dict):
         raise ScenarioError("scenario: must be a JSON object")
-    _check_keys("", doc, _FIELDS)
-    version = doc["format_version"]
-    if isinstance(version, bool) or not isinstance(version, (int, float)) or version != FORMAT_VERSION:
-        raise ScenarioError(f"format_version: must be {FORMAT_VERSION} (got {_describe(version)})")
+    version = doc.get("format_version")
+    if isinstance(version, bool) or not isinstance(version, (int, float)) or version not in READ_VERSIONS:
+        shown = _describe(version) if "format_version" in doc else "nothing"
+        raise ScenarioError(f"format_version: must be 1 or {FORMAT_VERSION} (got {shown})")
+    _check_keys("", doc, _FIELDS, _OPTIONAL if version >= 2 else ())
     comps = doc["components"]
     if not isinstance(comps, list) or not 1 <= len(comps) <= MAX_COMPONENTS:
         raise ScenarioError(f"components: must be a list of 1 to {MAX_COMPONENTS} components")
@@ -223,9 +231,27 @@ def scenario_from_dict(doc: Any) -> Scenario:
         trials=int(nums["trials"]),
         seed=int(nums["seed"]),
         gpu_hour_cost_usd=float(nums["gpu_hour_cost_usd"]),
+        training=_training(doc.get("training")),
     )
     check_size(scenario)
     return scenario
+
+
+def _training(doc: Any) -> Training | None:
+    """The optional ``training`` section: FLOPs, peak and MFU, or GPU-hours of compute (exactly one)."""
+    if doc is None:
+        return None
+    if not isinstance(doc, dict):
+        raise ScenarioError(f"training: must be an object with keys {', '.join(_TRAINING_FIELDS)}")
+    _check_keys("training.", doc, _TRAINING_FIELDS)
+    flops, hours = (
+        None if doc[k] is None else float(check_number(f"training.{k}", doc[k]))
+        for k in ("train_flops", "compute_gpu_hours")
+    )
+    if (flops is None) == (hours is None):
+        raise ScenarioError("training: give exactly one of train_flops and compute_gpu_hours (the other null)")
+    peak, mfu = (float(check_number(f"training.{k}", doc[k])) for k in ("peak_tflops", "mfu"))
+    return Training(flops, peak, mfu, hours)
 
 
 def validate(scenario: Scenario) -> Scenario:
@@ -234,9 +260,12 @@ def validate(scenario: Scenario) -> Scenario:
 
 
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
-    """The JSON document of a scenario (the inverse of :func:`scenario_from_dict`)."""
-    return {
-        "format_version": FORMAT_VERSION,
+    """The JSON document of a scenario (the inverse of :func:`scenario_from_dict`).
+
+    A scenario without optional sections is written as version 1, which every release reads.
+    """
+    doc = {
+        "format_version": FORMAT_VERSION if scenario.training is not None else 1,
         "name": scenario.name,
         "gpus": scenario.gpus,
         "gpus_per_node": scenario.gpus_per_node,
@@ -254,6 +283,15 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
         "seed": scenario.seed,
         "gpu_hour_cost_usd": scenario.gpu_hour_cost_usd,
     }
+    if scenario.training is not None:
+        t = scenario.training
+        doc["training"] = {
+            "train_flops": t.train_flops,
+            "peak_tflops": t.peak_tflops,
+            "mfu": t.mfu,
+            "compute_gpu_hours": t.compute_gpu_hours,
+        }
+    return doc
 
 
 def _reject_constant(name: str) -> Any:

@@ -113,6 +113,24 @@ SPECS: dict[str, InputSpec] = {
         InputSpec("seed", "Seed", "", 0, 2**63 - 1, True, decimals=0),
         InputSpec("gpu_hour_cost_usd", "Price per GPU-hour", "$", 0, 10_000, help="Price per GPU-hour."),
         InputSpec("rate_per_gpu_hour", "Failure rate", "per GPU-hour", 0, 1.0),
+        InputSpec(
+            "train_flops",
+            "Training compute",
+            "FLOPs",
+            1e15,
+            1e30,
+            help="Total training compute (Llama 3 405B: 3.8e25).",
+        ),
+        InputSpec("peak_tflops", "Peak per GPU", "TFLOP/s", 1, 100_000, help="Peak dense throughput of one GPU."),
+        InputSpec("mfu", "Utilisation (MFU)", "", 0.01, 1.0, help="Model FLOPs utilisation: achieved / peak."),
+        InputSpec(
+            "compute_gpu_hours",
+            "Compute",
+            "GPU-hours",
+            1,
+            1e12,
+            help="GPU-hours of pure compute the run needs (at 100 % goodput).",
+        ),
     )
 }
 
