@@ -1,4 +1,4 @@
-"""Command line: ``planner-gui run``, ``planner-gui sweep``; no subcommand opens the desktop app.
+"""Command line: ``planner-gui run``, ``sweep``, ``sensitivity``, ``compare``; no subcommand opens the window.
 
 Bad flags or files exit with status 2 and one line on stderr, never a traceback. Long runs print an
 estimate of their time and their progress on stderr; Ctrl-C stops them (exit status 130).
@@ -15,6 +15,8 @@ from .. import __version__
 from ..core import fmt
 from ..core.scenario_io import ScenarioError
 from ..core.server import SERVE_ARG
+from .analysis import add_parsers as add_analysis_parsers
+from .analysis import cmd_compare, cmd_sensitivity
 from .commands import cmd_gui, cmd_run, cmd_sweep, report
 from .flags import (
     EXIT_INTERRUPTED,
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument(
         "--output", "-o", metavar="FILE", type=file_name, help="CSV file to write ('-' or none: standard output)"
     )
+    add_analysis_parsers(sub)
     gui = sub.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("--scenario", metavar="FILE", type=file_name, help="open this scenario file")
     return parser
@@ -69,7 +72,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         command = args.command or "gui"
-        handler = {"run": cmd_run, "sweep": cmd_sweep, "gui": cmd_gui}[command]
+        handler = {
+            "run": cmd_run,
+            "sweep": cmd_sweep,
+            "sensitivity": cmd_sensitivity,
+            "compare": cmd_compare,
+            "gui": cmd_gui,
+        }[command]
         return handler(args)
     except UsageError as exc:
         return _error(str(exc))

@@ -1,0 +1,78 @@
+"""The commands ``sensitivity`` (which lever buys the most) and ``compare`` (scenarios side by side)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from ..core import fmt
+from ..core.compare import comparison, comparison_table
+from ..core.results import simulate
+from ..core.scenario_io import ScenarioError, load, validate
+from ..core.sensitivity import DEFAULT_FACTOR, sensitivity
+from .flags import Parser, UsageError, add_scenario_flags, file_name, integer_arg, number_arg, scenario_from_args
+
+__all__ = ["add_parsers", "cmd_compare", "cmd_sensitivity"]
+
+#: The most scenarios ``compare`` puts side by side.
+MAX_COMPARED = 8
+
+
+def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
+    """Register ``sensitivity`` and ``compare`` on the command line's subcommands."""
+    sens = sub.add_parser("sensitivity", help="the effect of improving each input, biggest saving first")
+    add_scenario_flags(sens)
+    sens.add_argument(
+        "--factor",
+        type=number_arg,
+        default=DEFAULT_FACTOR,
+        metavar="F",
+        help=f"multiply each lever's time or rate by F (default {DEFAULT_FACTOR}: halve it)",
+    )
+    sens.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
+    cmp = sub.add_parser("compare", help="simulate several scenario files and show them side by side")
+    cmp.add_argument("files", nargs="+", type=file_name, metavar="FILE", help="scenario files (2 to 8)")
+    cmp.add_argument("--trials", type=integer_arg, metavar="K", help="Monte Carlo trials for every scenario")
+    cmp.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+
+
+def _signed(v: float, digits: int = 2) -> str:
+    return f"{v:+.{digits}f}"
+
+
+def cmd_sensitivity(args: argparse.Namespace) -> int:
+    if not (args.factor > 0 and math.isfinite(args.factor)) or args.factor == 1:
+        raise UsageError(f"--factor: must be a positive number other than 1 (got {args.factor:g})")
+    sc = scenario_from_args(args)
+    effects = sensitivity(sc, args.factor)
+    if args.json:
+        print(json.dumps([e.to_dict() for e in effects], indent=2, allow_nan=False))
+        return 0
+    print(f"{fmt.clean(sc.name, 120)}: what each change buys (exact expectations)")
+    width = max([len(e.change) for e in effects] + [6])
+    what = "days and cost to train" if sc.training is not None else "cost of the GPU-hours not spent training"
+    print(f"{'change':<{width}}  {'goodput':>14}  {what}")
+    for e in effects:
+        days = "" if e.days_delta is None else f"{_signed(e.days_delta, 1)} days, "
+        cost = f"{'-' if e.cost_delta_usd < 0 else '+'}${fmt.compact(abs(e.cost_delta_usd))}"
+        print(f"{e.change:<{width}}  {_signed(100 * e.goodput_delta):>7} points  {days}{cost}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    if not 2 <= len(args.files) <= MAX_COMPARED:
+        raise UsageError(f"compare: give 2 to {MAX_COMPARED} scenario files (got {len(args.files)})")
+    scenarios = [load(path) for path in args.files]
+    if args.trials is not None:
+        try:
+            scenarios = [validate(s.replace(trials=args.trials)) for s in scenarios]
+        except ScenarioError as exc:
+            raise ScenarioError(f"--trials: {str(exc).partition(': ')[2]}") from None
+    reports = [simulate(s).to_json_dict() for s in scenarios]
+    doc = comparison([s.name for s in scenarios], scenarios, reports)
+    if args.json:
+        print(json.dumps(doc, indent=2, allow_nan=False))
+    else:
+        print(comparison_table(doc))
+    return 0

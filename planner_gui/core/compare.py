@@ -1,0 +1,113 @@
+"""Scenarios side by side: the inputs that differ and the headline outputs with their differences.
+
+The command line's ``compare`` and the window's comparison table both show what :func:`comparison`
+returns; the outputs are taken from each scenario's JSON report (``planner-gui run --json``), so the
+numbers are the same everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import fmt
+from .model import OPTIMAL, Scenario
+
+__all__ = ["OUTPUTS", "comparison", "comparison_table", "input_differences"]
+
+_INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
+    ("GPUs", lambda s: fmt.count(s.gpus)),
+    ("days", lambda s: f"{s.days:g}"),
+    ("planned per day", lambda s: f"{s.planned_per_day:.3g}"),
+    (
+        "checkpoint interval",
+        lambda s: "optimal" if s.checkpoint_interval_min == OPTIMAL else f"{float(s.checkpoint_interval_min):g} min",
+    ),
+    ("blocking write", lambda s: f"{s.checkpoint_write_s:g} s"),
+    ("detection", lambda s: f"{s.detect_min:g} min"),
+    ("restart", lambda s: f"{s.restart_min:g} min"),
+    ("one GPU interrupted", lambda s: fmt.every(s.gpu_mtbf_hours)),
+    ("price per GPU-hour", lambda s: f"${s.gpu_hour_cost_usd:,.2f}"),
+    ("training compute", lambda s: "none" if s.training is None else f"{s.training.gpu_hours:,.3g} GPU-hours"),
+    ("trials", lambda s: fmt.count(s.trials)),
+    ("seed", lambda s: str(s.seed)),
+)
+
+#: Headline outputs: label, how to read it from a JSON report (None where it does not apply), unit.
+OUTPUTS: tuple[tuple[str, Callable[[dict[str, Any]], float | None], str], ...] = (
+    ("unplanned interruptions", lambda d: d["interruptions"]["mean"], ""),
+    ("goodput (Monte Carlo)", lambda d: 100 * d["goodput"]["mean"], "%"),
+    ("goodput (exact)", lambda d: 100 * d["goodput_expected"], "%"),
+    ("checkpoint interval", lambda d: d["checkpoint_interval_min"], "min"),
+    ("GPU-hours not spent training", lambda d: d["lost_gpu_hours"]["mean"], "GPU-h"),
+    ("their cost", lambda d: d["lost_cost_usd"], "$"),
+    ("days to train", lambda d: d["time_to_train"]["days"]["mean"] if "time_to_train" in d else None, "days"),
+    ("cost to train", lambda d: d["time_to_train"]["cost_usd"] if "time_to_train" in d else None, "$"),
+)
+
+
+def input_differences(scenarios: Sequence[Scenario]) -> list[tuple[str, list[str]]]:
+    """The inputs whose shown value differs between ``scenarios``: (label, the value in each)."""
+    rows = [(label, [show(s) for s in scenarios]) for label, show in _INPUTS]
+    rows = [(label, values) for label, values in rows if len(set(values)) > 1]
+    names = list(dict.fromkeys(c.name for s in scenarios for c in s.components))
+    for name in names:
+        rates = [{c.name: c.rate_per_gpu_hour for c in s.components}.get(name) for s in scenarios]
+        if len(set(rates)) > 1:
+            shown = ["absent" if r is None else f"{r * 24_000:.3g} per 1,000 GPU-days" for r in rates]
+            rows.append((f"{fmt.clean(name, 60)} rate", shown))
+    return rows
+
+
+def comparison(
+    names: Sequence[str], scenarios: Sequence[Scenario], reports: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """The comparison as a JSON-ready object: each scenario's report, the inputs that differ, and each
+    headline output with its difference from the first scenario."""
+    outputs = []
+    for label, read, unit in OUTPUTS:
+        values = [read(d) for d in reports]
+        if all(v is None for v in values):
+            continue
+        first = values[0]
+        deltas = [None if v is None or first is None else v - first for v in values]
+        outputs.append({"output": label, "unit": unit, "values": values, "differences": deltas})
+    return {
+        "scenarios": [{"name": n, "report": d} for n, d in zip(names, reports)],
+        "inputs": [{"input": label, "values": values} for label, values in input_differences(scenarios)],
+        "outputs": outputs,
+    }
+
+
+def _show(value: float | None, unit: str, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    sign = "+" if signed and value >= 0 else ""
+    if unit == "$":
+        return f"{'-' if value < 0 else sign}${fmt.compact(abs(value))}"
+    if unit == "%":
+        return f"{value:{'+' if signed else ''}.2f}{' points' if signed else '%'}"
+    text = fmt.compact(value) if abs(value) >= 1e4 else f"{value:,.1f}"
+    return f"{sign}{text}{' ' + unit if unit else ''}"
+
+
+def comparison_table(doc: dict[str, Any]) -> str:
+    """The comparison as a plain-text table: a column per scenario, differences from the first."""
+    names = [fmt.clean(s["name"], 30) for s in doc["scenarios"]]
+    rows = [("", names)]
+    rows += [(r["input"], [fmt.clean(v, 30) for v in r["values"]]) for r in doc["inputs"]] or [
+        ("inputs", ["the same"] * len(names))
+    ]
+    rows.append(("", ["-" * 10] * len(names)))
+    for r in doc["outputs"]:
+        cells = [_show(r["values"][0], r["unit"])]
+        cells += [
+            f"{_show(v, r['unit'])} ({_show(d, r['unit'], signed=True)})"
+            for v, d in zip(r["values"][1:], r["differences"][1:])
+        ]
+        rows.append((r["output"], cells))
+    width = max(len(label) for label, _ in rows)
+    cols = [max(len(cells[i]) for _, cells in rows) for i in range(len(names))]
+    return "\n".join(
+        f"{label:<{width}}  " + "  ".join(f"{c:<{w}}" for c, w in zip(cells, cols)).rstrip() for label, cells in rows
+    )

@@ -1,0 +1,116 @@
+"""Which lever buys the most: each lever's effect against Daly's closed form and hand arithmetic."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from planner_gui.core.exact import daly_goodput
+from planner_gui.core.model import Scenario, Training
+from planner_gui.core.sensitivity import expected_goodput, sensitivity
+
+
+def daly(sc: Scenario, interval_min: float) -> float:
+    """Daly's exact goodput (no planned interruptions), written out from its formula."""
+    m = 1.0 / sc.failure_rate_per_hour
+    return float(daly_goodput(interval_min / 60, sc.checkpoint_write_s / 3600, sc.recovery_min / 60, m))
+
+
+def test_each_lever_changes_goodput_as_dalys_formula_says():
+    sc = Scenario(gpus=100_000, planned_per_day=0.0, checkpoint_interval_min=10.0, checkpoint_write_s=30.0)
+    effects = {e.lever: e for e in sensitivity(sc, factor=0.5)}
+    base = daly(sc, 10.0)
+    assert expected_goodput(sc) == pytest.approx(base, rel=1e-12)
+    expect = {
+        "detection": daly(sc.replace(detect_min=2.5), 10.0) - base,
+        "restart": daly(sc.replace(restart_min=2.5), 10.0) - base,
+        "checkpoint write": daly(sc.replace(checkpoint_write_s=15.0), 10.0) - base,
+        "all failure rates": daly(sc.scale_rates(0.5), 10.0) - base,
+        "GPU failures": daly(sc.scale_rates(0.5, "GPU"), 10.0) - base,
+    }
+    for lever, delta in expect.items():
+        assert effects[lever].goodput_delta == pytest.approx(delta, rel=1e-9), lever
+        assert effects[lever].goodput_delta > 0, lever
+    assert "planned interruptions" not in effects  # there are none to halve
+    # Without a training compute the cost is the window's GPU-hours not spent training.
+    e = effects["detection"]
+    assert e.days_delta is None
+    assert e.cost_delta_usd == pytest.approx(-sc.gpus * sc.hours * e.goodput_delta * sc.gpu_hour_cost_usd, rel=1e-9)
+    deltas = [x.goodput_delta for x in sensitivity(sc)]
+    assert deltas == sorted(deltas, reverse=True)  # the most goodput gained first
+
+
+def test_with_a_training_compute_levers_are_days_and_dollars():
+    sc = Scenario(gpus=100_000, training=Training(), checkpoint_interval_min=30.0)
+    effects = sensitivity(sc)
+    costs = [e.cost_delta_usd for e in effects]
+    assert costs == sorted(costs)  # the biggest saving first
+    by = {e.lever: e for e in effects}
+    g0 = expected_goodput(sc)
+    work_hours = sc.training.gpu_hours / sc.gpus
+    g1 = g0 + by["restart"].goodput_delta
+    assert by["restart"].days_delta == pytest.approx((work_hours / g1 - work_hours / g0) / 24, rel=1e-9)
+    assert by["restart"].cost_delta_usd == pytest.approx(
+        (work_hours / g1 - work_hours / g0) * sc.gpus * sc.gpu_hour_cost_usd, rel=1e-9
+    )
+    # The optimal interval is a lever when the interval is fixed, and it never loses goodput.
+    assert by["checkpoint interval"].goodput_delta >= 0
+    # Halving the GPUs: more goodput, but a longer run.
+    assert by["GPU count"].goodput_delta > 0 and by["GPU count"].days_delta > 0
+
+
+def test_bad_factor_is_refused():
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError):
+            sensitivity(Scenario(), bad)
+
+
+def test_sensitivity_command_prints_the_json_contract(capsys):
+    import json
+
+    from planner_gui.cli import main
+
+    assert main(["sensitivity", "--preset", "h100-100k", "--json"]) == 0
+    effects = json.loads(capsys.readouterr().out)
+    assert effects and all(
+        set(e) == {"lever", "change", "goodput_delta", "days_delta", "cost_delta_usd"} for e in effects
+    )
+    direct = sensitivity(_preset("h100-100k"))
+    assert [e["goodput_delta"] for e in effects] == [d.goodput_delta for d in direct]
+    assert main(["sensitivity", "--factor", "1"]) == 2
+    assert main(["sensitivity", "--factor", "-2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("planner-gui: error: ") for line in err)
+
+
+def _preset(name):
+    from planner_gui.core.scenario_io import load_preset
+
+    return load_preset(name)
+
+
+def test_compare_command_lines_up_inputs_and_outputs(tmp_path, capsys):
+    import json
+
+    from planner_gui.cli import main
+    from planner_gui.core.results import simulate
+    from planner_gui.core.scenario_io import save
+
+    a, b = _preset("llama3-405b").replace(trials=100), _preset("h100-100k").replace(trials=100)
+    save(a, tmp_path / "a.json")
+    save(b, tmp_path / "b.json")
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["report"] for s in doc["scenarios"]] == [
+        json.loads(json.dumps(simulate(s).to_json_dict())) for s in (a, b)
+    ]
+    assert {"input": "GPUs", "values": ["16,384", "100,000"]} in doc["inputs"]
+    assert all(r["input"] != "days" for r in doc["inputs"])  # the same in both: not listed
+    goodput = next(r for r in doc["outputs"] if r["output"] == "goodput (exact)")
+    assert goodput["differences"][1] == pytest.approx(goodput["values"][1] - goodput["values"][0])
+    assert main(["compare", str(tmp_path / "a.json")]) == 2
+    assert "give 2 to 8 scenario files" in capsys.readouterr().err
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    table = capsys.readouterr().out
+    assert "GPUs" in table and "16,384" in table and "100,000" in table and "points)" in table
