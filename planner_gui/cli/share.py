@@ -1,0 +1,104 @@
+"""The command ``report``: one self-contained HTML file of a scenario, optionally beside others.
+
+It computes what the window shows (:func:`.core.plan.compute_plan` at full quality) for the scenario
+and each ``--compare`` file, and writes :func:`.report.render_report` of the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from ..core import fmt
+from ..core.model import Scenario
+from ..core.plan import FULL, GPU_SWEEP_EVENTS, PlanRequest, PlanResult, compute_plan, interval_range
+from ..core.scenario_io import ScenarioError, load
+from ..core.specs import GPU_RANGE
+from ..core.sweep import Cost, gpu_counts, interval_points, run_cost, sweep_cost
+from ..core.userfiles import write_atomic
+from ..report import MAX_COMPARED, render_report
+from .flags import Parser, Progress, UsageError, add_scenario_flags, check_output, file_name, scenario_from_args
+
+__all__ = ["add_parser", "cmd_report", "plan_cost"]
+
+
+def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
+    """Register ``report`` on the command line's subcommands."""
+    rep = sub.add_parser(
+        "report", help="write one self-contained HTML report: headline numbers, plots, levers, inputs, sources"
+    )
+    add_scenario_flags(rep)
+    rep.add_argument(
+        "--compare",
+        nargs="+",
+        action="extend",
+        default=[],
+        type=file_name,
+        metavar="FILE",
+        help=f"scenario files to compare with it (at most {MAX_COMPARED}; the flags change only the main scenario)",
+    )
+    rep.add_argument(
+        "--output",
+        "-o",
+        required=True,
+        metavar="FILE",
+        type=file_name,
+        help="HTML file to write ('-': standard output)",
+    )
+
+
+def plan_cost(sc: Scenario) -> Cost:
+    """The estimated cost of :func:`.core.plan.compute_plan` at full quality: the run and both sweeps."""
+    q = FULL
+    interval = sweep_cost(
+        sc.replace(trials=min(sc.trials, q.interval_trials)),
+        "interval",
+        interval_points(q.interval_points, *interval_range(sc)),
+    )
+    counts = gpu_counts(q.gpu_points, GPU_RANGE[0], max(sc.gpus, GPU_RANGE[1]))
+    gpus = sweep_cost(sc.replace(trials=min(sc.trials, q.gpu_trials)), "gpus", counts, GPU_SWEEP_EVENTS)
+    parts = (run_cost(sc), interval, gpus)
+    return Cost(sum(c.events for c in parts), sum(c.seconds for c in parts))
+
+
+def _part(progress: Callable[[float], None], lo: float, hi: float) -> Callable[[float], None]:
+    return lambda f: progress(lo + (hi - lo) * min(max(f, 0.0), 1.0))
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    if len(args.compare) > MAX_COMPARED:
+        raise UsageError(f"--compare: give at most {MAX_COMPARED} scenario files (got {len(args.compare)})")
+    sc = scenario_from_args(args)
+    others = [load(path) for path in args.compare]
+    output = None if args.output == "-" else args.output
+    if output is not None:
+        check_output(output, "--output")
+    scenarios = [sc, *others]
+    costs = [plan_cost(s) for s in scenarios]
+    total = sum(c.seconds for c in costs) or 1.0
+    what = "simulating the scenario" if not others else f"simulating {len(scenarios)} scenarios"
+    plans: list[PlanResult] = []
+    with Progress(Cost(sum(c.events for c in costs), total), what) as progress:
+        done = 0.0
+        for s, c in zip(scenarios, costs):
+            share = c.seconds / total
+            plans.append(compute_plan(PlanRequest(s, FULL), progress=_part(progress, done, done + share)))
+            done += share
+    text = render_report(plans[0], plans[1:])
+    if output is None:  # the bytes the file would hold (it declares UTF-8), whatever the terminal's encoding
+        sys.stdout.flush()
+        stream = getattr(sys.stdout, "buffer", None)
+        if stream is None:
+            sys.stdout.write(text)
+        else:
+            stream.write(text.encode("utf-8"))
+            stream.flush()
+        return 0
+    try:
+        write_atomic(output, text)
+    except OSError as exc:
+        raise ScenarioError(
+            f"--output: {fmt.clean(output, 120)}: cannot write ({fmt.clean(exc.strerror or str(exc), 160)})"
+        ) from None
+    return 0

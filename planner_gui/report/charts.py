@@ -1,0 +1,405 @@
+"""The report's figures, drawn from the same data the window plots (:class:`.core.plan.PlanResult`) and the
+same JSON report the command line prints.
+
+Each function returns one SVG figure (text). What they show follows the window's plots
+(``planner_gui/ui/plots.py``): interruptions and goodput vs GPU count (the Monte Carlo mean over its
+p05-p95 band, the exact expectation dashed, the current size marked, guides at 16,384 and 100,000),
+goodput vs checkpoint interval (with the current interval and Young's and Daly's optima marked),
+interruptions by component (exact bars by category, Monte Carlo dots with p05-p95 whiskers) and where
+the hours go; and the sensitivity chart (:mod:`.core.sensitivity`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core import fmt
+from ..core.plan import PlanResult
+from ..core.results import HOURS_KEYS
+from ..core.sensitivity import Effect
+from ..core.sweep import GUIDE_GPUS
+from .svg import (
+    BarChart,
+    LegendEntry,
+    Row,
+    XYPlot,
+    count_ticks,
+    duration_ticks,
+    linear_ticks,
+)
+
+__all__ = [
+    "HOURS_LABELS",
+    "OVERLAYS",
+    "components_chart",
+    "goodput_vs_gpus",
+    "goodput_vs_interval",
+    "hours_chart",
+    "interruptions_vs_gpus",
+    "sensitivity_chart",
+]
+
+# Tableau 10, as the window's plots use it.
+BLUE, ORANGE, RED, TEAL, GREEN, YELLOW, PURPLE, PINK, BROWN, GREY = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
+PALETTE = (BLUE, ORANGE, RED, TEAL, GREEN, YELLOW, PURPLE, PINK, BROWN, GREY)
+MAIN_COLOR = BLUE
+CURRENT_COLOR = RED
+EXACT_COLOR = "#000"
+EXACT_DASH = "6 4"
+#: Colour, dash pattern and marker of each compared scenario (a dash tells them apart in grey too).
+OVERLAYS: tuple[tuple[str, str, str], ...] = (
+    (ORANGE, "9 3", "diamond"),
+    (GREEN, "2 3", "square"),
+    (PURPLE, "9 3 2 3", "triangle"),
+    (BROWN, "4 2", "diamond"),
+    ("#3b8c85", "1 3", "square"),
+    ("#c09a1e", "12 4", "triangle"),
+    ("#d4668a", "6 2 2 2", "diamond"),
+)
+CATEGORY_COLORS = {
+    "GPU": RED,
+    "Dependency": BLUE,
+    "Network": ORANGE,
+    "Unplanned Maintenance": PURPLE,
+    "Host": TEAL,
+    "Unknown": GREY,
+}
+OTHERS_COLOR = "#d9d9d9"
+HOURS_LABELS = {
+    "useful": "useful compute",
+    "checkpoint": "checkpoint writes",
+    "lost_work": "lost work",
+    "recovery": "detection + restart",
+    "planned_restart": "planned restarts",
+}
+#: Components named in the components chart; the rest are summed in one row.
+MAX_COMPONENT_ROWS = 24
+#: A goodput axis spans at least this many percentage points (as in the window).
+MIN_PERCENT_SPAN = 2.0
+#: Longest scenario label in a legend.
+LEGEND_NAME = 48
+
+
+def category_color(category: str, index: int) -> str:
+    return CATEGORY_COLORS.get(category, PALETTE[(index + 4) % len(PALETTE)])
+
+
+def _short(label: str) -> str:
+    return fmt.clean(label, LEGEND_NAME)
+
+
+def _percent_range(*arrays: np.ndarray) -> tuple[float, float]:
+    """A goodput axis range (percent) around the data: within 0-100, at least MIN_PERCENT_SPAN wide."""
+    vals = np.concatenate([np.ravel(a) for a in arrays])
+    vals = vals[np.isfinite(vals)]
+    lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 100.0)
+    pad = max((hi - lo) * 0.06, (MIN_PERCENT_SPAN - (hi - lo)) / 2, 0.0)
+    lo, hi = lo - pad, hi + pad
+    if lo < 0:
+        lo, hi = 0.0, max(hi - lo, MIN_PERCENT_SPAN)
+    if hi > 100:
+        lo, hi = min(lo - (hi - 100), 100 - MIN_PERCENT_SPAN), 100.0
+    return max(lo, 0.0), hi
+
+
+def _gpu_span(plans: Sequence[PlanResult]) -> tuple[float, float]:
+    """The GPU counts of the sweeps and the scenarios' own sizes; an end within 10% of a power of ten is
+    moved onto it, so the axis is labelled at its ends (1k, 1M)."""
+    lo = min(min(float(p.by_gpus.x[0]), float(p.main.scenario.gpus)) for p in plans)
+    hi = max(max(float(p.by_gpus.x[-1]), float(p.main.scenario.gpus)) for p in plans)
+    lo_decade = 10.0 ** math.floor(math.log10(lo))
+    hi_decade = 10.0 ** math.ceil(math.log10(hi))
+    return (lo_decade if lo <= lo_decade * 1.1 else lo), (hi_decade if hi >= hi_decade / 1.1 else hi)
+
+
+def _gpu_entries(
+    plot: XYPlot,
+    plans: Sequence[PlanResult],
+    labels: Sequence[str],
+    value: str,
+) -> None:
+    """The series of a GPU-count plot: the main band, mean, exact curve and marker; each compared
+    scenario's mean and marker. ``value`` is "interruptions" or "goodput"."""
+    scale = 100.0 if value == "goodput" else 1.0
+    main = plans[0]
+    g = main.by_gpus
+    prefix = "this scenario: " if len(plans) > 1 else ""
+    kinds = []
+    if plot.band("main", g.x, scale * getattr(g, f"{value}_p05"), scale * getattr(g, f"{value}_p95"), MAIN_COLOR):
+        kinds.append("band")
+    if plot.line("main", g.x, scale * getattr(g, f"{value}_mean"), MAIN_COLOR, 2.2):
+        kinds.append("line")
+    if kinds:
+        what = "Monte Carlo mean, p05–p95" if "band" in kinds else "Monte Carlo mean"
+        plot.legend.append(LegendEntry("main", tuple(kinds), prefix + what, MAIN_COLOR))
+    if plot.line("exact", g.x, scale * getattr(g, f"{value}_expected"), EXACT_COLOR, 1.5, EXACT_DASH):
+        plot.legend.append(LegendEntry("exact", ("line",), prefix + "exact expectation", EXACT_COLOR, EXACT_DASH))
+    for i, (p, label) in enumerate(zip(plans[1:], labels[1:])):
+        color, dash, shape = OVERLAYS[i % len(OVERLAYS)]
+        series = f"compared-{i + 1}"
+        s = p.by_gpus
+        kinds = []
+        if plot.line(series, s.x, scale * getattr(s, f"{value}_mean"), color, 2.0, dash):
+            kinds.append("line")
+        if plot.marker(series, p.main.scenario.gpus, _current(p, value) * scale, color, shape):
+            kinds.append("marker")
+        if kinds:
+            at = f" (at {fmt.count(p.main.scenario.gpus)} GPUs)" if "marker" in kinds else ""
+            plot.legend.append(
+                LegendEntry(series, tuple(kinds), f"{_short(label)}: Monte Carlo mean{at}", color, dash, shape)
+            )
+    # The current size goes last, so it is drawn over the compared scenarios' curves.
+    if plot.marker("current", main.main.scenario.gpus, _current(main, value) * scale, CURRENT_COLOR):
+        where = f"{fmt.count(main.main.scenario.gpus)} GPUs"
+        plot.legend.append(LegendEntry("current", ("marker",), f"{prefix}current size ({where})", CURRENT_COLOR))
+    for n in GUIDE_GPUS:
+        plot.guide(n, f"{n:,}")
+
+
+def _gpu_plot_height(plans: Sequence[PlanResult]) -> float:
+    """Shorter plots for longer legends, so the two GPU-count plots still share a printed page."""
+    return 250.0 - 10.0 * (len(plans) - 1)
+
+
+def _current(p: PlanResult, value: str) -> float:
+    """The Monte Carlo mean at the scenario's own size (the JSON report's, not the sweep's)."""
+    if value == "goodput":
+        return float(p.main.goodput.mean())
+    return float(p.main.trials.unplanned.mean())
+
+
+def interruptions_vs_gpus(plans: Sequence[PlanResult], labels: Sequence[str]) -> str:
+    """Unplanned interruptions in the window vs GPU count, log-log."""
+    x = _gpu_span(plans)
+    values: list[np.ndarray] = []
+    for p in plans:
+        g = p.by_gpus
+        values += [
+            g.interruptions_p05,
+            g.interruptions_p95,
+            g.interruptions_mean,
+            np.array([_current(p, "interruptions")]),
+        ]
+    values.append(plans[0].by_gpus.interruptions_expected)
+    v = np.concatenate([np.ravel(a) for a in values])
+    v = v[np.isfinite(v) & (v > 0)]
+    y = (float(v.min()) / 1.6, float(v.max()) * 1.6) if v.size else (0.1, 10.0)
+    days = plans[0].main.scenario.days
+    plot = XYPlot(
+        "interruptions-gpus",
+        "Unplanned interruptions vs GPU count",
+        "Monte Carlo mean over trials with its 5th-95th percentile band, the exact expectation dashed, "
+        "and the current cluster size marked.",
+        x,
+        y,
+        count_ticks(*x),
+        count_ticks(*y),
+        "GPUs (log scale)",
+        f"interruptions in {days:g} day{'' if days == 1 else 's'}",
+        x_log=True,
+        y_log=True,
+        guides=True,
+        plot_height=_gpu_plot_height(plans),
+    )
+    _gpu_entries(plot, plans, labels, "interruptions")
+    return plot.to_svg()
+
+
+def goodput_vs_gpus(plans: Sequence[PlanResult], labels: Sequence[str]) -> str:
+    """Goodput vs GPU count, with the 90% target."""
+    x = _gpu_span(plans)
+    plot = XYPlot(
+        "goodput-gpus",
+        "Goodput vs GPU count",
+        "Monte Carlo mean over trials with its 5th-95th percentile band, the exact expectation dashed, "
+        "the current cluster size marked, and a 90% target line.",
+        x,
+        (0.0, 100.0),
+        count_ticks(*x),
+        (linear_ticks(0.0, 100.0), [10.0 * k for k in range(1, 10, 2)]),
+        "GPUs (log scale)",
+        "goodput (%)",
+        x_log=True,
+        guides=True,
+        plot_height=_gpu_plot_height(plans),
+    )
+    _gpu_entries(plot, plans, labels, "goodput")
+    plot.hline(90.0, "90% target", "#555")
+    return plot.to_svg()
+
+
+def goodput_vs_interval(plan: PlanResult) -> str:
+    """Goodput vs checkpoint interval: the Monte Carlo sweep's band and mean, the exact curve, and the
+    current interval and Young's and Daly's optima marked with their values."""
+    iv, main = plan.by_interval, plan.main
+    fine, exact = plan.exact_curve
+    x = (float(fine[0]), float(fine[-1]))
+    y = _percent_range(100 * iv.goodput_p05, 100 * iv.goodput_p95, 100 * np.asarray(exact))
+    ticks = linear_ticks(*y)
+    plot = XYPlot(
+        "goodput-interval",
+        "Goodput vs checkpoint interval",
+        "Monte Carlo mean over trials with its 5th-95th percentile band and the exact expectation dashed; "
+        "the interval in use and Young's and Daly's optima marked.",
+        x,
+        (min(y[0], ticks[0][0]), max(y[1], ticks[-1][0])),
+        duration_ticks(*x),
+        (ticks, []),
+        "checkpoint interval: compute between checkpoints (log scale)",
+        "goodput (%)",
+        x_log=True,
+    )
+    kinds = []
+    if plot.band("main", iv.x, 100 * iv.goodput_p05, 100 * iv.goodput_p95, MAIN_COLOR):
+        kinds.append("band")
+    if plot.line("main", iv.x, 100 * iv.goodput_mean, MAIN_COLOR, 2.2):
+        kinds.append("line")
+    if kinds:
+        trials = int(iv.trials.max()) if iv.trials.size else 0
+        what = "Monte Carlo mean, p05–p95" if "band" in kinds else "Monte Carlo mean"
+        plot.legend.append(LegendEntry("main", tuple(kinds), f"{what} ({fmt.count(trials)} trials)", MAIN_COLOR))
+    if plot.line("exact", fine, 100 * np.asarray(exact), EXACT_COLOR, 1.5, EXACT_DASH):
+        plot.legend.append(LegendEntry("exact", ("line",), "exact expectation", EXACT_COLOR, EXACT_DASH))
+    opt = main.optimal
+    how = "Daly" if main.scenario.uses_optimal_interval else "fixed"
+    for name, minutes, color, height, dash, width in (
+        (f"in use ({how})", main.interval_min, CURRENT_COLOR, 0.42, None, 2.0),
+        ("Young", opt.young, ORANGE, 0.30, "5 3", 1.5),
+        ("Daly", opt.daly, PURPLE, 0.18, "5 3", 1.5),
+    ):
+        if plot.xs.contains(minutes):
+            plot.vline(minutes, f"{name} {fmt.duration_hours(minutes / 60)}", color, height, dash, width)
+    return plot.to_svg()
+
+
+def _spread(values: np.ndarray) -> tuple[float, float, float]:
+    p05, p95 = np.percentile(values, [5, 95])
+    return float(values.mean()), float(p05), float(p95)
+
+
+def components_chart(plan: PlanResult) -> str:
+    """Interruptions by component: bars of the exact expectation coloured by category, dots and whiskers
+    of the Monte Carlo mean and p05-p95; the largest by name, the rest summed in one row."""
+    main = plan.main
+    sc = main.scenario
+    comps = sc.components
+    by = main.trials.by_component
+    expected = np.array([c.rate_per_gpu_hour for c in comps]) * sc.gpus * sc.hours
+    order = [int(i) for i in np.argsort(-expected, kind="stable")]
+    fit = MAX_COMPONENT_ROWS
+    named, rest = (order, []) if len(order) <= fit else (order[: fit - 1], order[fit - 1 :])
+    cats = list(dict.fromkeys(c.category for c in comps))
+    rows: list[tuple[str, float, tuple[float, float, float], str | None]] = [
+        (fmt.clean(comps[i].name, 40), float(expected[i]), _spread(by[:, i]), comps[i].category) for i in named
+    ]
+    if rest:
+        rows.append((f"{len(rest)} others", float(expected[rest].sum()), _spread(by[:, rest].sum(axis=1)), None))
+    hi = max([r[1] for r in rows] + [r[2][2] for r in rows] + [1e-9]) * 1.04
+    chart = BarChart(
+        "components",
+        "Unplanned interruptions by component",
+        "Bars: the exact expected count of each component, coloured by category; dots and whiskers: the "
+        "Monte Carlo mean and 5th-95th percentile over trials.",
+        [Row(r[0], f"{r[1]:,.1f}") for r in rows],
+        (0.0, hi),
+        f"interruptions in {sc.days:g} day{'' if sc.days == 1 else 's'} (bar and number: exact expectation)",
+    )
+    used: dict[str, tuple[str, str]] = {}
+    for i, (_, value, _, category) in enumerate(rows):
+        if category is None:
+            series, color, label = "others", OTHERS_COLOR, "others (summed)"
+        else:
+            k = cats.index(category)
+            series, color, label = f"category-{k}", category_color(category, k), fmt.clean(category, 40)
+        chart.bar(series, i, value, color)
+        used.setdefault(series, (label, color))
+    for i, (_, _, (mean, lo, hi_), _) in enumerate(rows):
+        chart.dot("monte-carlo", i, mean, lo, hi_)
+    chart.legend = [LegendEntry(s, ("bar",), f"exact: {label}", color) for s, (label, color) in used.items()]
+    chart.legend.append(LegendEntry("monte-carlo", ("dot",), "Monte Carlo mean, p05–p95"))
+    return chart.to_svg()
+
+
+def hours_chart(report: dict[str, Any]) -> str:
+    """Where the window's hours go (Monte Carlo means, exact expectations as ticks); the losses set the
+    scale, and a useful-compute bar far longer than them is cut."""
+    hours = [float(report["hours"][k]) for k in HOURS_KEYS]
+    exact = [float(report["hours_expected"][k]) for k in HOURS_KEYS]
+    total = float(report["scenario"]["days"]) * 24.0
+    losses = max(max(hours[1:]), max(exact[1:]))
+    right = losses * 1.08
+    cut = hours[0] > 1.6 * right
+    if not cut or right <= 0:
+        right, cut = max(hours[0], exact[0], losses, 1e-9) * 1.04, False
+    rows = [
+        Row(HOURS_LABELS[k], f"{fmt.count(v, 1)} h ({fmt.percent(v / total if total else 0.0)})")
+        for k, v in zip(HOURS_KEYS, hours)
+    ]
+    title = f"hours of the {fmt.count(total, 0)}-hour window (Monte Carlo mean over trials)"
+    chart = BarChart(
+        "hours",
+        "Where the hours go",
+        "The wall-clock window split into useful compute, checkpoint writes, lost work, detection and restart, "
+        "and planned restarts: Monte Carlo means as bars, exact expectations as ticks.",
+        rows,
+        (0.0, right),
+        title + ("; useful compute is cut" if cut else ""),
+    )
+    for i, (v, e) in enumerate(zip(hours, exact)):
+        chart.bar("monte-carlo", i, min(v, right), MAIN_COLOR, cut=cut and i == 0)
+        if e <= right:
+            chart.tick("exact", i, e)
+    chart.legend = [
+        LegendEntry("monte-carlo", ("bar",), "Monte Carlo mean", MAIN_COLOR),
+        LegendEntry("exact", ("tick",), "exact expectation"),
+    ]
+    return chart.to_svg()
+
+
+def effect_text(e: Effect) -> str:
+    """What a lever buys, in words: "+1.23 points, -0.4 days, -$1.2 M"."""
+    days = "" if e.days_delta is None else f", {e.days_delta:+.1f} days"
+    cost = f"{'-' if e.cost_delta_usd < 0 else '+'}${fmt.compact(abs(e.cost_delta_usd))}"
+    return f"{100 * e.goodput_delta:+.2f} points{days}, {cost}"
+
+
+def sensitivity_chart(effects: Sequence[Effect], training: bool) -> str:
+    """A bar per lever, in the order given (biggest saving first), labelled with its goodput points and
+    dollars."""
+    deltas = [100 * e.goodput_delta for e in effects]
+    lo, hi = min([0.0, *deltas]), max([0.0, *deltas])
+    span = (hi - lo) or 1e-3
+    lo, hi = (lo - 0.04 * span if lo < 0 else 0.0), (hi + 0.04 * span if hi > 0 else 0.0)
+    what = "days and cost to train" if training else "cost of the GPU-hours not spent training"
+    chart = BarChart(
+        "sensitivity",
+        "What each change buys",
+        f"The change in exact expected goodput (percentage points) and in the {what}, for each input "
+        "changed alone; the biggest saving first.",
+        [Row(fmt.clean(e.change, 48), effect_text(e)) for e in effects],
+        (lo, hi),
+        "change in goodput (percentage points, exact expectation)",
+    )
+    drawn: dict[str, None] = {}
+    for i, d in enumerate(deltas):
+        series = "gain" if d >= 0 else "loss"
+        chart.bar(series, i, d, MAIN_COLOR if d >= 0 else RED)
+        drawn[series] = None
+    names = {"gain": ("goodput gained", MAIN_COLOR), "loss": ("goodput lost", RED)}
+    chart.legend = [LegendEntry(s, ("bar",), names[s][0], names[s][1]) for s in ("gain", "loss") if s in drawn]
+    return chart.to_svg()

@@ -1,0 +1,538 @@
+"""One self-contained HTML report of a scenario: headline numbers, plots, levers, comparison, inputs,
+sources and the model.
+
+:func:`render_report` takes what the window already has (its :class:`.core.plan.PlanResult`, those of
+the scenarios it compares, and the sensitivity effects it shows), and the command line computes the same
+with :func:`.core.plan.compute_plan`, so both write the same report from the same data. Every headline
+number is read from the JSON report (:meth:`.core.results.SimulationResult.to_json_dict`, what
+``planner-gui run --json`` prints) and carries its key (``data-key``) and unit (``data-unit``), so a test
+can check it against that report.
+
+The file needs nothing else: no scripts, fonts, images or style sheets to fetch; the plots are inline SVG.
+It prints on A4 and Letter: each section starts a page, no plot is split across pages, and plots scale to
+the printable width.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Sequence
+from html import escape
+from typing import Any
+
+from .. import __version__
+from ..core import fmt
+from ..core.compare import comparison
+from ..core.model import DEFAULT_NOTES, OPTIMAL, Scenario, Training
+from ..core.plan import PlanResult
+from ..core.sensitivity import DEFAULT_FACTOR, Effect, sensitivity
+from ..core.specs import SPECS
+from . import charts
+from .model_text import MODEL_HTML, defaults_html, sources_html
+
+__all__ = ["MAX_COMPARED", "SECTIONS", "render_report"]
+
+#: The most scenarios a report compares with the main one (the compare command's limit, less the main).
+MAX_COMPARED = 7
+#: Section ids and headings, in order (the comparison only with compared scenarios).
+SECTIONS = {
+    "summary": "Headline numbers",
+    "gpus": "Scaling with the GPU count",
+    "interval": "The checkpoint interval",
+    "levers": "Which change buys the most",
+    "components": "Interruptions by component",
+    "comparison": "Compared scenarios",
+    "inputs": "Inputs and the sources of the defaults",
+    "model": "The model",
+}
+
+CSS = """
+@page { margin: 14mm 15mm 16mm; }
+* { -webkit-print-color-adjust: exact; print-color-adjust: exact; box-sizing: border-box; }
+html { background: #fff; color: #000; color-scheme: light; }
+body { font: 10pt/1.4 "DejaVu Sans", Verdana, Helvetica, Arial, sans-serif; max-width: 180mm; margin: 0 auto;
+  padding: 8mm 0; overflow-wrap: break-word; }
+h1 { font-size: 17pt; margin: 0 0 1mm; line-height: 1.2; }
+h2 { font-size: 13pt; margin: 0 0 3mm; padding-bottom: 1mm; border-bottom: 1.5px solid #000;
+  break-after: avoid; page-break-after: avoid; }
+h3 { font-size: 11pt; margin: 5mm 0 2mm; break-after: avoid; page-break-after: avoid; }
+p { margin: 0 0 2.5mm; }
+.meta { color: #333; margin-bottom: 5mm; }
+section { margin: 0 0 10mm; }
+section + section { break-before: page; page-break-before: always; }
+section.same-page { break-before: auto; page-break-before: auto; }
+figure { margin: 0 0 5mm; break-inside: avoid; page-break-inside: avoid; }
+figure svg { display: block; width: 100%; height: auto; }
+figcaption { font-size: 8.5pt; color: #333; margin-top: 1mm; }
+table { border-collapse: collapse; width: 100%; margin: 0 0 4mm; font-size: 9pt; table-layout: fixed; }
+td, th { overflow-wrap: anywhere; }
+th, td { text-align: left; vertical-align: top; padding: 1.2mm 2mm; border-bottom: 0.5px solid #999; }
+thead th { border-bottom: 1.2px solid #000; }
+tr { break-inside: avoid; page-break-inside: avoid; }
+td.num, th.num { text-align: right; }
+table.headline { font-size: 10pt; }
+table.headline th { width: 30%; font-weight: normal; }
+table.headline td.value { font-weight: bold; font-size: 12pt; width: 28%; }
+table.compare, table.inputs { font-size: 8.5pt; }
+.small { font-size: 8.5pt; }
+.note { color: #333; font-size: 8.5pt; }
+ul { margin: 0 0 3mm; padding-left: 5mm; }
+li { margin-bottom: 1mm; }
+@media print { body { max-width: none; padding: 0; } }
+"""
+
+
+def _t(text: Any, max_len: int = 200) -> str:
+    """User text (a name) for HTML: control characters shown as escapes, then HTML-escaped."""
+    return escape(fmt.clean(str(text), max_len), quote=True)
+
+
+def _num(text: str, key: str, unit: str) -> str:
+    """A number shown in the headline, with the JSON report's key and the unit it is shown in."""
+    return f'<span class="num" data-key="{escape(key)}" data-unit="{unit}">{escape(text)}</span>'
+
+
+def _duration_min(minutes: float) -> str:
+    return fmt.duration_hours(minutes / 60.0)
+
+
+def _summary(d: Any) -> tuple[Any, Any, Any]:
+    """(mean, p05, p95) of a summary dict, or (value, None, None) for a plain number."""
+    if isinstance(d, dict):
+        return d.get("mean"), d.get("p05"), d.get("p95")
+    if isinstance(d, (int, float)):
+        return float(d), None, None
+    return None, None, None
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def headline_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]]:
+    """The headline: (quantity, value, detail) rows of HTML, every number read from the JSON report ``d``."""
+    it, gp, lost = d["interruptions"], d["goodput"], d["lost_gpu_hours"]
+    it_p05, it_p95, expected = it["p05"], it["p95"], d["interruptions_expected"]
+    planned = d["planned_interruptions"]["mean"]
+    rows = [
+        (
+            "Unplanned interruptions",
+            _num(f"{it['mean']:,.1f}", "interruptions/mean", "count"),
+            f"p05–p95 {_num(f'{it_p05:,.0f}', 'interruptions/p05', 'count')}–"
+            f"{_num(f'{it_p95:,.0f}', 'interruptions/p95', 'count')}; exact expectation "
+            f"{_num(f'{expected:,.1f}', 'interruptions_expected', 'count')}. Planned: "
+            f"{_num(f'{planned:,.1f}', 'planned_interruptions/mean', 'count')}",
+        ),
+    ]
+    every_job = fmt.every(d["cluster_mtbf_hours"] if d["cluster_mtbf_hours"] is not None else math.inf)
+    every_gpu = fmt.every(d["gpu_mtbf_hours"] if d["gpu_mtbf_hours"] is not None else math.inf)
+    rows.append(
+        (
+            "Time between interruptions",
+            _num(every_job, "cluster_mtbf_hours", "hours"),
+            f"for the whole job; for one GPU: {_num(every_gpu, 'gpu_mtbf_hours', 'hours')}",
+        )
+    )
+    rows.append(
+        (
+            "Goodput",
+            f"{_num(fmt.percent(gp['mean'], 2), 'goodput/mean', 'percent')} ± "
+            f"{_num(fmt.percent(gp['sem'], 2), 'goodput/sem', 'percent')}",
+            f"Monte Carlo mean ± its standard error; p05–p95 "
+            f"{_num(fmt.percent(gp['p05'], 2), 'goodput/p05', 'percent')}–"
+            f"{_num(fmt.percent(gp['p95'], 2), 'goodput/p95', 'percent')}; exact expectation "
+            f"{_num(fmt.percent(d['goodput_expected'], 2), 'goodput_expected', 'percent')}",
+        )
+    )
+    opt = d["optimal_interval_min"]
+    how = "Daly's optimum" if sc.uses_optimal_interval else "fixed"
+    gain = 100.0 * (d["goodput_expected_at_optimal_interval"] - d["goodput_expected"])
+    rows.append(
+        (
+            "Checkpoint interval",
+            f"{_num(_duration_min(d['checkpoint_interval_min']), 'checkpoint_interval_min', 'minutes')} ({how})",
+            f"best (the exact model's optimum): "
+            f"{_num(_duration_min(opt['exact']), 'optimal_interval_min/exact', 'minutes')}, "
+            f"{_num(f'{gain:+.2f}', 'goodput_expected_at_optimal_interval - goodput_expected', 'points')} "
+            f"points available; Young {_num(_duration_min(opt['young']), 'optimal_interval_min/young', 'minutes')}, "
+            f"Daly {_num(_duration_min(opt['daly']), 'optimal_interval_min/daly', 'minutes')}",
+        )
+    )
+    rows.append(
+        (
+            "GPU-hours not spent training",
+            f"{_num(fmt.compact(lost['mean']), 'lost_gpu_hours/mean', 'count')} GPU-hours",
+            f"p05–p95 {_num(fmt.compact(lost['p05']), 'lost_gpu_hours/p05', 'count')}–"
+            f"{_num(fmt.compact(lost['p95']), 'lost_gpu_hours/p95', 'count')}; they cost "
+            f"{_num(fmt.money(d['lost_cost_usd']), 'lost_cost_usd', 'usd')} at "
+            f"{_num(f'${sc.gpu_hour_cost_usd:,.2f}', 'scenario/gpu_hour_cost_usd', 'usd')} per GPU-hour",
+        )
+    )
+    tt = d.get("time_to_train")
+    if isinstance(tt, dict):
+        mean, p05, p95 = _summary(tt.get("days"))
+        days_key = "time_to_train/days" + ("/mean" if isinstance(tt.get("days"), dict) else "")
+        cost_mean, _, _ = _summary(tt.get("cost_usd"))
+        cost_key = "time_to_train/cost_usd" + ("/mean" if isinstance(tt.get("cost_usd"), dict) else "")
+        if _finite(mean):
+            value = f"{_num(f'{mean:,.1f}', days_key, 'days')} days"
+            details = []
+            if _finite(p05) and _finite(p95):
+                details.append(
+                    f"p05–p95 {_num(f'{p05:,.1f}', 'time_to_train/days/p05', 'days')}–"
+                    f"{_num(f'{p95:,.1f}', 'time_to_train/days/p95', 'days')} days"
+                )
+            if _finite(cost_mean):
+                details.append(f"it costs {_num(fmt.money(cost_mean), cost_key, 'usd')}")
+            ideal = tt.get("ideal_days")
+            if _finite(ideal):
+                details.append(f"at 100% goodput: {_num(f'{ideal:,.1f}', 'time_to_train/ideal_days', 'days')} days")
+            rows.append(("Time to train", value, "; ".join(details)))
+    return rows
+
+
+# -- inputs -----------------------------------------------------------------------------------------------
+
+
+def _show_input(field: str, v: Any) -> str:
+    if v is None:
+        return "–"
+    if field == "gpus":
+        return fmt.count(v)
+    if field == "gpus_per_node":
+        return f"{v:,}"
+    if field == "days":
+        return f"{v:g} days"
+    if field == "planned_per_day":
+        return f"{v:.4g} per day"
+    if field == "checkpoint_interval_min":
+        if v == OPTIMAL:
+            return "optimal (Daly)"
+        shown, exact = _duration_min(float(v)), f"{float(v):g} min"
+        return exact if shown == exact else f"{shown} ({exact})"
+    if field == "checkpoint_write_s":
+        return f"{v:g} s"
+    if field in ("detect_min", "restart_min"):
+        return f"{v:g} min"
+    if field in ("trials",):
+        return fmt.count(v)
+    if field == "seed":
+        return str(v)
+    if field == "gpu_hour_cost_usd":
+        return f"${v:,.2f}"
+    if field == "train_flops":
+        return f"{v:.3g} FLOPs"
+    if field == "peak_tflops":
+        return f"{v:,g} TFLOP/s"
+    if field == "mfu":
+        return fmt.percent(v, 0)
+    if field == "compute_gpu_hours":
+        return f"{fmt.compact(v)} GPU-hours"
+    return str(v)
+
+
+_INPUT_FIELDS = (
+    "gpus",
+    "gpus_per_node",
+    "days",
+    "planned_per_day",
+    "components",
+    "checkpoint_interval_min",
+    "checkpoint_write_s",
+    "detect_min",
+    "restart_min",
+    "trials",
+    "seed",
+    "gpu_hour_cost_usd",
+)
+_TRAINING_FIELDS = ("train_flops", "peak_tflops", "mfu", "compute_gpu_hours")
+
+
+def _rates_text(sc: Scenario) -> str:
+    return f"{len(sc.components)} components; one GPU: {fmt.every(sc.gpu_mtbf_hours)}"
+
+
+def inputs_html(sc: Scenario) -> str:
+    """The inputs, labelled as the window labels them, beside the default and where it comes from."""
+    default = Scenario()
+    rows = []
+    for field in _INPUT_FIELDS:
+        if field == "components":
+            label = "Failure rates"
+            value, base = _rates_text(sc), _rates_text(default)
+        else:
+            spec = SPECS[field]
+            label = spec.label
+            value, base = _show_input(field, getattr(sc, field)), _show_input(field, getattr(default, field))
+        rows.append((label, value, base, DEFAULT_NOTES.get(field, "")))
+    if sc.training is not None:
+        dflt = Training()
+        for field in _TRAINING_FIELDS:
+            v = getattr(sc.training, field)
+            if field in ("peak_tflops", "mfu") and sc.training.train_flops is None:
+                continue  # not used when the compute is given in GPU-hours
+            if v is None:
+                continue
+            rows.append(
+                (
+                    SPECS[field].label,
+                    _show_input(field, v),
+                    _show_input(field, getattr(dflt, field)),
+                    DEFAULT_NOTES.get(field, ""),
+                )
+            )
+    body = "".join(
+        f"<tr><th>{escape(label)}</th><td>{escape(value)}</td><td>{escape(base)}</td>"
+        f'<td class="small">{escape(note)}</td></tr>'
+        for label, value, base, note in rows
+    )
+    return (
+        '<table class="inputs"><colgroup><col style="width:21%"><col style="width:19%"><col style="width:18%">'
+        '<col style="width:42%"></colgroup><thead><tr><th>Input</th><th>This scenario</th><th>Default (Llama 3)</th>'
+        f"<th>Where the default comes from</th></tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def components_html(sc: Scenario, d: dict[str, Any]) -> str:
+    """The failure rate of every component, with its expected and simulated interruptions."""
+    mc = d["by_component"]
+    rows = []
+    for c in sc.components:
+        rows.append(
+            f"<tr><td>{_t(c.name, 100)}</td><td>{_t(c.category, 100)}</td>"
+            f'<td class="num">{c.per_1000_gpu_days:.3g}</td>'
+            f'<td class="num">{escape(fmt.duration_hours(c.gpu_mtbf_hours))}</td>'
+            f'<td class="num">{c.rate_per_gpu_hour * sc.gpus * sc.hours:,.1f}</td>'
+            f'<td class="num">{mc.get(c.name, 0.0):,.1f}</td></tr>'
+        )
+    total = sc.rate_per_gpu_hour
+    rows.append(
+        f'<tr><th>All components</th><td></td><td class="num">{total * 24_000:.3g}</td>'
+        f'<td class="num">{escape(fmt.duration_hours(sc.gpu_mtbf_hours))}</td>'
+        f'<td class="num">{d["interruptions_expected"]:,.1f}</td>'
+        f'<td class="num">{d["interruptions"]["mean"]:,.1f}</td></tr>'
+    )
+    return (
+        '<table class="rates"><colgroup><col style="width:27%"><col style="width:17%">'
+        + '<col style="width:14%">' * 4
+        + "</colgroup><thead>"
+        "<tr><th>Component</th><th>Category</th>"
+        '<th class="num">Per 1,000 GPU-days</th><th class="num">One GPU: one every</th>'
+        '<th class="num">Expected in the window</th><th class="num">Monte Carlo mean</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+# -- comparison ---------------------------------------------------------------------------------------------
+
+
+def _show(value: float | None, unit: str, signed: bool = False) -> str:
+    """An output of the comparison, as the compare command shows it."""
+    if value is None:
+        return "–"
+    sign = "+" if signed and value >= 0 else ""
+    if unit == "$":
+        return f"{'-' if value < 0 else sign}${fmt.compact(abs(value))}"
+    if unit == "%":
+        return f"{value:{'+' if signed else ''}.2f}{' points' if signed else '%'}"
+    text = fmt.compact(value) if abs(value) >= 1e4 else f"{value:,.1f}"
+    return f"{sign}{text}{' ' + unit if unit else ''}"
+
+
+def comparison_html(doc: dict[str, Any], labels: Sequence[str]) -> str:
+    """The comparison: the inputs that differ, and the headline outputs with their differences from the
+    first scenario."""
+    head = "".join(f"<th>{_t(n, 60)}</th>" for n in labels)
+    cols = '<colgroup><col style="width:22%">' + "<col>" * len(labels) + "</colgroup>"
+    if doc["inputs"]:
+        body = "".join(
+            f"<tr><th>{_t(r['input'], 80)}</th>" + "".join(f"<td>{_t(v, 60)}</td>" for v in r["values"]) + "</tr>"
+            for r in doc["inputs"]
+        )
+        inputs = (
+            f'<table class="compare inputs-differ">{cols}<thead><tr><th>Input</th>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>"
+        )
+    else:
+        inputs = "<p>The scenarios have the same inputs.</p>"
+    out_rows = []
+    for r in doc["outputs"]:
+        cells = [f'<td class="num">{escape(_show(r["values"][0], r["unit"]))}</td>']
+        cells += [
+            f'<td class="num">{escape(_show(v, r["unit"]))}<br><span class="note">'
+            f"{escape(_show(dv, r['unit'], signed=True))}</span></td>"
+            for v, dv in zip(r["values"][1:], r["differences"][1:])
+        ]
+        out_rows.append(f"<tr><th>{escape(r['output'])}</th>{''.join(cells)}</tr>")
+    outputs = (
+        f'<table class="compare outputs">{cols}<thead><tr><th>Output</th>{head}</tr></thead>'
+        f"<tbody>{''.join(out_rows)}</tbody></table>"
+    )
+    return (
+        f"<h3>Inputs that differ</h3>{inputs}<h3>Outputs</h3>"
+        f'<p class="note">Under each compared value: its difference from the first scenario.</p>{outputs}'
+    )
+
+
+# -- the document ---------------------------------------------------------------------------------------
+
+
+def _labels(plans: Sequence[PlanResult], labels: Sequence[str] | None) -> list[str]:
+    names = list(labels) if labels is not None else [p.main.scenario.name for p in plans]
+    if len(names) != len(plans):
+        raise ValueError(f"labels: one per scenario ({len(plans)}), got {len(names)}")
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        n = fmt.clean(n, 200)
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n} ({seen[n]})")
+    return out
+
+
+def _figure(svg: str, caption: str) -> str:
+    return f"<figure>{svg}<figcaption>{caption}</figcaption></figure>"
+
+
+def _section(key: str, body: str, same_page: bool = False) -> str:
+    """A section; it starts a new page when printed unless ``same_page``."""
+    cls = ' class="same-page"' if same_page else ""
+    return f'<section id="{key}"{cls}><h2>{escape(SECTIONS[key])}</h2>{body}</section>'
+
+
+def render_report(
+    main: PlanResult,
+    compared: Sequence[PlanResult] = (),
+    effects: Sequence[Effect] | None = None,
+    *,
+    labels: Sequence[str] | None = None,
+    reports: Sequence[dict[str, Any]] | None = None,
+    factor: float = DEFAULT_FACTOR,
+    generated: _dt.date | None = None,
+) -> str:
+    """The report as one self-contained HTML document.
+
+    ``main`` is the scenario reported on and ``compared`` the scenarios shown beside it (at most
+    :data:`MAX_COMPARED`), each a :func:`.core.plan.compute_plan` result (the window passes the results
+    it shows; the command line computes them at full quality). ``effects`` are the sensitivity effects
+    to chart, in the order given (default: :func:`.core.sensitivity.sensitivity` of the main scenario
+    with ``factor``). ``labels`` name the scenarios, the main one first (default: their names; a repeated
+    name is numbered). ``reports`` are their JSON reports, main first, as ``planner-gui run --json``
+    prints them (default: each main run's :meth:`~.core.results.SimulationResult.to_json_dict`); the
+    headline and the comparison read their numbers from them, and a ``time_to_train`` key adds the time
+    and cost to train. ``generated`` is the date printed (default: today).
+    """
+    if len(compared) > MAX_COMPARED:
+        raise ValueError(f"at most {MAX_COMPARED} compared scenarios (got {len(compared)})")
+    plans = [main, *compared]
+    names = _labels(plans, labels)
+    sc = main.main.scenario
+    docs = list(reports) if reports is not None else [p.main.to_json_dict() for p in plans]
+    if len(docs) != len(plans):
+        raise ValueError(f"reports: one per scenario ({len(plans)}), got {len(docs)}")
+    d = docs[0]
+    if effects is None:
+        effects = sensitivity(sc, factor)
+    when = generated if generated is not None else _dt.date.today()
+    date = when.strftime("%Y-%m-%d") if isinstance(when, _dt.date) else str(when)
+    nodes = math.ceil(sc.gpus / sc.gpus_per_node)
+    trials_note = (
+        f"{fmt.count(sc.trials)} Monte Carlo trials (seed {sc.seed}); the sweeps use "
+        f"{fmt.count(int(main.by_gpus.trials.max()))} trials per GPU count (fewer for the largest) and "
+        f"{fmt.count(int(main.by_interval.trials.max()))} per interval."
+    )
+    quality = getattr(main.request.quality, "name", "full")
+    if quality != "full":
+        trials_note += f" These are {quality} results, computed quickly with fewer trials."
+
+    headline = "".join(
+        f'<tr><th>{escape(q)}</th><td class="value">{v}</td><td>{detail}</td></tr>'
+        for q, v, detail in headline_rows(d, sc)
+    )
+    summary = (
+        f'<table class="headline"><tbody>{headline}</tbody></table>'
+        '<p class="note">Monte Carlo results give the mean over trials and the 5th-95th percentile range '
+        "(nine trials in ten fall inside it); the exact expectation is the model's closed form. "
+        "Goodput is compute never rolled back as a share of the wall-clock window.</p>"
+        + _figure(
+            charts.hours_chart(d),
+            "Checkpoint writes, lost work (since the last checkpoint), detection and restart after unplanned "
+            "interruptions, and restarts after planned ones; the rest is useful compute.",
+        )
+    )
+    compare_note = (
+        " Compared scenarios: their Monte Carlo means, each with a marker at its own size." if compared else ""
+    )
+    gpus = _figure(
+        charts.interruptions_vs_gpus(plans, names),
+        "Everything but the GPU count as in the scenario; dotted guides at 16,384 (Llama 3) and 100,000 GPUs."
+        + compare_note,
+    ) + _figure(
+        charts.goodput_vs_gpus(plans, names),
+        "Goodput at each GPU count"
+        + (" with the optimal interval for that count." if sc.uses_optimal_interval else " at the fixed interval.")
+        + compare_note,
+    )
+    interval = _figure(
+        charts.goodput_vs_interval(main),
+        "Goodput at each checkpoint interval, the rest of the scenario fixed. Young's (1974) and Daly's (2006) "
+        "optima are marked beside the interval in use; the headline gives the exact model's optimum.",
+    )
+    components = _figure(
+        charts.components_chart(main),
+        "Bars and numbers: the exact expected count of each component (rate x GPUs x hours). Dots and "
+        "whiskers: the Monte Carlo mean and 5th-95th percentile over trials.",
+    ) + components_html(sc, d)
+    if effects:
+        levers = _figure(
+            charts.sensitivity_chart(effects, sc.training is not None),
+            "Each input changed alone, by the factor shown, with everything else fixed; exact expectations. "
+            "Bars: the change in goodput; at the right, in words: it, and "
+            + (
+                "the change in the days and dollars to train the given compute."
+                if sc.training is not None
+                else "the change in the cost of the GPU-hours not spent training in the window."
+            ),
+        )
+    else:
+        levers = "<p>No change of a single input changes this scenario.</p>"
+
+    sections = [
+        _section("summary", summary),
+        _section("gpus", gpus),
+        _section("interval", interval),
+        _section("levers", levers, same_page=True),
+        _section("components", components),
+    ]
+    if compared:
+        doc = comparison(names, [p.main.scenario for p in plans], docs)
+        sections.append(_section("comparison", comparison_html(doc, names)))
+    sections.append(
+        _section(
+            "inputs",
+            '<p class="note">The default column is the Llama 3 405B run each note describes. Failure rates by '
+            "component are in the table under “Interruptions by component”.</p>" + inputs_html(sc),
+        )
+    )
+    sections.append(
+        _section(
+            "model",
+            MODEL_HTML + f"<h3>Defaults and their sources</h3><ul>{defaults_html()}</ul>"
+            f"<h3>Sources</h3><ul>{sources_html()}</ul>",
+        )
+    )
+    title = _t(sc.name)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta name="generator" content="planner-gui {escape(__version__)}">'
+        f"<title>{title}: planner-gui report</title><style>{CSS}</style></head>\n<body>"
+        f'<header><h1 id="title">{title}</h1>'
+        f'<p class="meta">planner-gui {escape(__version__)} report, {escape(date)}. '
+        f"{fmt.count(sc.gpus)} GPUs ({fmt.count(nodes)} nodes of {sc.gpus_per_node}) for "
+        f"{sc.days:g} day{'' if sc.days == 1 else 's'}. {escape(trials_note)}</p></header>\n"
+        + "\n".join(sections)
+        + "\n</body></html>\n"
+    )
