@@ -1,93 +1,26 @@
-"""Text of the Help menu: the model and the source of every default."""
+"""Text of the Help menu: the model and the source of every default (the same text as the report's)."""
 
 from __future__ import annotations
 
 from html import escape
 
 from .. import __version__
-from ..core.model import DEFAULT_NOTES
-from ..core.specs import SPECS
+from ..report.model_text import MODEL_HTML, defaults_html, sources_html
 
 __all__ = ["about_html", "model_html"]
 
-_SOURCES = [
-    (
-        "Meta, 'The Llama 3 Herd of Models', arXiv 2407.21783 (2024), sec. 3.3.4 and Table 5",
-        "419 unexpected and 47 planned interruptions in 54 days on up to 16,384 H100 GPUs; effective "
-        "training time above 90%. The component rates are Table 5's counts (the printed 30.1% for faulty GPUs "
-        "is a misprint: 148/419 = 35.3%).",
-    ),
-    (
-        "Jiang et al., 'MegaScale', NSDI 2024, arXiv 2402.15627",
-        "Restart initialisation under 30 s at more than 10,000 GPUs; detection and diagnosis under 10 minutes; "
-        "checkpoint first stage to host memory in several seconds.",
-    ),
-    (
-        "Wan et al., 'ByteCheckpoint', NSDI 2025, arXiv 2407.20143",
-        "405B model on 8,960 GPUs: 0.59 s training stall, 51 s full save, 129 s load.",
-    ),
-    ("Epoch AI, 'Hardware failures won't limit AI scaling' (2024)", "One H100 failure per 50,000 GPU-hours."),
-    ("BigScience BLOOM-176B training notes", "Checkpoints every 3 hours on about 400 A100 GPUs."),
-    ("Young, CACM 17(9), 1974", "Optimal interval sqrt(2 C M)."),
-    ("Daly, FGCS 22(3), 2006", "Higher-order optimal interval and exact expected wall time."),
-]
-
-
-#: The inputs with a control, in the order of the controls (the failure rates between planned and interval).
-_WITH_CONTROLS = (
-    "gpus",
-    "days",
-    "planned_per_day",
-    "components",
-    "checkpoint_interval_min",
-    "checkpoint_write_s",
-    "detect_min",
-    "restart_min",
-    "trials",
-    "seed",
-    "gpu_hour_cost_usd",
-)
-
-
-def _label(field: str) -> str:
-    return "Failure rates" if field == "components" else SPECS[field].label
+#: What only the window has: its multipliers.
+_WINDOW_NOTES = """\
+<p><b>Failure-rate multipliers</b> are against reference rates: the Llama 3 rate for each of its 18 causes,
+or, for a component of another name, its rate in the scenario as opened.</p>
+"""
 
 
 def model_html() -> str:
-    notes = "".join(f"<li><b>{escape(_label(key))}</b>: {escape(DEFAULT_NOTES[key])}</li>" for key in _WITH_CONTROLS)
-    sources = "".join(f"<li><b>{escape(a)}</b>: {escape(b)}</li>" for a, b in _SOURCES)
-    return f"""
-<h2>The model</h2>
-<p>A synchronous training job runs on <i>N</i> GPUs for a wall-clock window. The window is a snapshot of a
-long job in its steady state, as Meta's 54-day Llama 3 snapshot was.</p>
-<ul>
-<li><b>Unplanned interruptions</b> come from components. Each has a rate per GPU-hour; the job's rate is
-<i>N</i> times their sum, and its mean time between interruptions is <i>M</i> = 1 / rate. They arrive as a
-Poisson process at any time: while computing, while writing a checkpoint, while detecting or restarting.</li>
-<li><b>Planned interruptions</b> arrive at a rate per day. The job is drained first, so they lose no work;
-each costs the restart time.</li>
-<li><b>Checkpointing</b>: the job computes for the interval &tau;, then writes a blocking checkpoint for
-<i>C</i>, and repeats. An unplanned interruption loses the work since the last completed checkpoint.</li>
-<li><b>Recovery</b>: after an unplanned interruption the job is down for <i>R</i> = detection + restart;
-after a planned one, for the restart time. An interruption during a downtime starts a new one.</li>
-<li><b>Goodput</b> = compute time never rolled back / wall-clock window (Meta's "effective training
-time").</li>
-</ul>
-<p>Every interruption restarts the process, so renewal-reward theory gives the exact expected goodput.
-Without planned interruptions it is Daly's (2006) expression
-&tau; / (<i>M</i> e<sup><i>R</i>/<i>M</i></sup> (e<sup>(&tau;+<i>C</i>)/<i>M</i></sup> &minus; 1)).
-The plots show it as a dashed line beside the Monte Carlo mean; the two agree within sampling error
-(the test suite checks this from 1,024 to 1,000,000 GPUs).</p>
-<p><b>Optimal intervals</b>: Young (1974) &tau;* = &radic;(2<i>CM</i>); Daly (2006)
-&tau;* = &radic;(2<i>CM</i>) [1 + (1/3)&radic;(<i>C</i>/2<i>M</i>) + (1/9)(<i>C</i>/2<i>M</i>)] &minus; <i>C</i>
-for <i>C</i> &lt; 2<i>M</i>, else <i>M</i>. "Use the optimal interval" follows Daly's. The summary
-also shows the exact model's optimum (the interval that maximises the exact goodput, planned
-interruptions and restarts included) and the goodput points it would add.</p>
-<p><b>Failure-rate multipliers</b> are against reference rates: the Llama 3 rate for each of its 18 causes,
-or, for a component of another name, its rate in the scenario as opened.</p>
-<h2>Defaults</h2><ul>{notes}</ul>
-<h2>Sources</h2><ul>{sources}</ul>
-"""
+    return (
+        f"<h2>The model</h2>{MODEL_HTML}{_WINDOW_NOTES}"
+        f"<h2>Defaults</h2><ul>{defaults_html()}</ul><h2>Sources</h2><ul>{sources_html()}</ul>"
+    )
 
 
 def about_html() -> str:
