@@ -15,6 +15,8 @@ from .. import __version__
 from ..core import fmt
 from ..core.scenario_io import ScenarioError
 from ..core.server import SERVE_ARG
+from . import fit as fit_command
+from . import share as report_command
 from .analysis import add_parsers as add_analysis_parsers
 from .analysis import cmd_compare, cmd_sensitivity
 from .commands import cmd_gui, cmd_run, cmd_sweep, report
@@ -49,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--output", "-o", metavar="FILE", type=file_name, help="CSV file to write ('-' or none: standard output)"
     )
     add_analysis_parsers(sub)
+    report_command.add_parser(sub)
+    fit_command.add_parser(sub)
     gui = sub.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("--scenario", metavar="FILE", type=file_name, help="open this scenario file")
     return parser
@@ -77,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "sweep": cmd_sweep,
             "sensitivity": cmd_sensitivity,
             "compare": cmd_compare,
+            "report": report_command.cmd_report,
+            "fit": fit_command.cmd_fit,
             "gui": cmd_gui,
         }[command]
         return handler(args)
