@@ -9,6 +9,7 @@ import json
 import math
 from datetime import datetime, timedelta, timezone
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -473,12 +474,15 @@ def test_bad_flags_give_one_line_and_exit_2(capsys, tmp_path, flags, message):
 
 def test_the_core_uses_scipy_special_only():
     # The standalone bundle ships scipy.special and no other scipy subpackage.
-    with open(incidents.__file__, encoding="utf-8") as fh:
-        tree = ast.parse(fh.read())
-    scipy = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("scipy")}
-    scipy |= {
-        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names if a.name.startswith("scipy")
-    }
+    scipy: set[str] = set()
+    for path in Path(incidents.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        scipy |= {
+            n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("scipy")
+        }
+        scipy |= {
+            a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names if a.name.startswith("scipy")
+        }
     assert scipy == {"scipy.special"}
 
 
