@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from planner_gui import cli
 from planner_gui.cli import flags as cli_flags
+from planner_gui.core import training
 from planner_gui.core.model import Scenario
 from planner_gui.core.scenario_io import LIMITS, ScenarioError, loads, scenario_to_dict
 
@@ -76,6 +77,14 @@ def assert_good_report(out: str) -> dict:
     assert sum(doc["hours"].values()) == pytest.approx(hours, rel=1e-6, abs=1e-9)
     assert all(v >= -1e-9 * hours for v in doc["hours"].values()), doc["hours"]
     assert loads(json.dumps(doc["scenario"])) is not None  # the report's scenario is a valid file
+    if "time_to_train" in doc:
+        tt = doc["time_to_train"]
+        assert all(math.isfinite(v) for v in (tt["ideal_days"], tt["gpu_hours"], tt["cost_usd"], *tt["days"].values()))
+        assert 0 < tt["ideal_days"] <= tt["days"]["p05"] * (1 + 1e-12) and tt["days"]["p05"] <= tt["days"]["p95"]
+        assert tt["cost_usd"] >= 0 and tt["lost_cost_usd"] >= -1e-9 * tt["cost_usd"]
+    if "storage" in doc:
+        assert doc["storage"]["checkpoint_write_s"] >= 0
+        assert doc["storage"]["warning"] is None or "\n" not in doc["storage"]["warning"]
     return doc
 
 
@@ -263,7 +272,39 @@ FLAGS = {
     "--trials": (*LIMITS["trials"][:2], True, 20),
     "--seed": (*LIMITS["seed"][:2], True, None),
     "--gpu-mtbf-hours": (0.36, math.inf, False, None),  # 0.354 is the smallest for the Llama 3 mix
+    "--train-flops": (*LIMITS["train_flops"][:2], False, 1e26),
+    "--peak-tflops": (*LIMITS["peak_tflops"][:2], False, None),
+    "--mfu": (*LIMITS["mfu"][:2], False, None),
+    "--compute-gpu-hours": (*LIMITS["compute_gpu_hours"][:2], False, 1e9),
+    "--checkpoint-gb-per-gpu": (*LIMITS["checkpoint_gb_per_gpu"][:2], False, None),
+    "--storage-gbps": (*LIMITS["storage_gb_s"][:2], False, None),
 }
+#: The section each of the new flags writes to (the others set a top-level field of the scenario).
+SECTION_FLAGS = {
+    **{flag: ("training", f) for f, flag in cli_flags.TRAINING_FLAGS.items()},
+    **{flag: ("storage", f) for f, flag in cli_flags.STORAGE_FLAGS.items()},
+}
+#: The other flag a storage flag needs (on a scenario without storage), with a value that keeps writes short.
+STORAGE_PARTNER = {"--checkpoint-gb-per-gpu": "--storage-gbps=100000", "--storage-gbps": "--checkpoint-gb-per-gpu=1"}
+
+
+def flags_fit_together(values: dict[str, float]) -> bool:
+    """Whether flags with good values are accepted together: one of FLOPs and GPU-hours; peak and MFU only
+    with FLOPs; both storage flags, never beside --checkpoint-write, and a write of at most a day."""
+    given = set(values)
+    if {"--train-flops", "--compute-gpu-hours"} <= given:
+        return False
+    if "--compute-gpu-hours" in given and given & {"--peak-tflops", "--mfu"}:
+        return False
+    storage = given & set(STORAGE_PARTNER)
+    if len(storage) == 1 or (storage and "--checkpoint-write" in given):
+        return False
+    if storage:
+        write = values.get("--gpus", 16_384) * values["--checkpoint-gb-per-gpu"] / values["--storage-gbps"]
+        return write <= LIMITS["checkpoint_write_s"][1]
+    return True
+
+
 ARABIC = str.maketrans("0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669")
 
 
@@ -279,7 +320,7 @@ def flag_values(draw, flag: str, good: bool = False) -> tuple[str, bool, float]:
     lo, hi, integer, fast_hi = FLAGS[flag]
     ok = good or draw(st.booleans())  # in range?
     if ok:
-        top = min(fast_hi if fast_hi is not None else hi, 10**12)
+        top = min(fast_hi if fast_hi is not None else hi, 10**12 if lo < 10**12 else math.inf)
         value = draw(st.integers(math.ceil(lo), int(top)) if integer else st.floats(lo, top))
     else:
         outside = [lo - 1, -1, hi * 10 if math.isfinite(hi) else -2, lo / 2 if lo > 0 else -0.5]
@@ -326,22 +367,31 @@ def command_lines(draw) -> tuple[list[str], bool, dict[str, float]]:
         text, good, values[flag] = draw(flag_values(flag, all_good))
         ok = ok and good
         argv.append(f"{flag}={text}")  # with '=', a value starting with '-' is still the flag's value
-    return argv, ok, values
+    return argv, ok and flags_fit_together(values), values
 
 
 @SETTINGS
 @given(case=command_lines())
-def test_flags_are_accepted_or_refused_alike_in_one_line(capfd, case):
+def test_flags_are_accepted_or_refused_alike_in_one_line(capfd, monkeypatch, case):
     argv, ok, values = case
+    # A time to train is refused when it would draw too many spacings (or never end): a lower limit keeps
+    # every accepted run fast, and the refusal is one line like any other.
+    monkeypatch.setattr(training, "MAX_SPACINGS", 2e6)
     code, out, err = call(capfd, *argv)
     if not ok:
         assert_refused(code, err)
+        return
+    if code == 2 and set(values) & set(cli_flags.TRAINING_FLAGS.values()):
+        assert assert_refused(code, err).startswith("training: "), err
         return
     assert code == 0, (argv, err)
     doc = assert_good_report(out)
     for flag, value in values.items():  # each flag means the number it was generated from
         if flag == "--gpu-mtbf-hours":
             assert doc["gpu_mtbf_hours"] == pytest.approx(value, rel=1e-9), argv
+        elif flag in SECTION_FLAGS:
+            section, field = SECTION_FLAGS[flag]
+            assert doc["scenario"][section][field] == value, (argv, field)
         else:
             field = next(f for f, name in cli_flags.FLAG_FIELDS.items() if name == flag)
             assert doc["scenario"][field] == value, (argv, field)
@@ -349,9 +399,11 @@ def test_flags_are_accepted_or_refused_alike_in_one_line(capfd, case):
 
 @pytest.mark.parametrize("flag", sorted(FLAGS))
 def test_every_numeric_flag_reads_separators_alike(capfd, flag):
-    _, hi, _, fast_hi = FLAGS[flag]
+    lo, hi, _, fast_hi = FLAGS[flag]
     good = "1,000" if min(hi, fast_hi or hi) >= 1000 else "1"
-    fast = ["--days", "0.05", "--trials", "3"]
+    if lo > 1000:  # the training compute: its smallest value, in groups of three
+        good = _grouped(str(int(lo)), ",")
+    fast = ["--days", "0.05", "--trials", "3", *([STORAGE_PARTNER[flag]] if flag in STORAGE_PARTNER else [])]
     code, _, err = call(capfd, "run", *fast, f"{flag}={good}")
     assert code == 0, err
     code, _, err = call(capfd, "run", *fast, f"{flag}=1,5")

@@ -8,12 +8,14 @@ import math
 import sys
 
 from ..core import fmt
+from ..core.params import resolve
 from ..core.results import SimulationResult, simulate
 from ..core.scenario_io import (
     ScenarioError,
     save,
 )
 from ..core.sweep import (
+    Cost,
     check_sweep_size,
     gpu_counts,
     interval_points,
@@ -21,8 +23,9 @@ from ..core.sweep import (
     sweep_gpus,
     sweep_interval,
 )
+from ..core.training import SECONDS_PER_SPACING, TimeToTrain, check_training_size, training_events, work_hours
 from ..core.userfiles import write_atomic
-from .flags import Progress, UsageError, check_output, scenario_from_args
+from .flags import TRAINING_FLAGS, Progress, UsageError, check_output, scenario_from_args
 
 
 def _minutes(m: float) -> str:
@@ -52,14 +55,46 @@ def report(res: SimulationResult) -> str:
         f"(p05-p95 {fmt.percent(gp['p05'])}-{fmt.percent(gp['p95'])}); exact {fmt.percent(res.expected.goodput, 2)}",
         f"Checkpoint interval      {_minutes(res.interval_min)} ({how}); optima: Young {_minutes(opt.young)}, "
         f"Daly {_minutes(opt.daly)}, exact {_minutes(opt.exact)}",
+        *_storage_lines(res),
         f"Where the {total_h:,.0f} hours went: useful {hours['useful']:,.1f}, checkpoint writes "
         f"{hours['checkpoint']:,.1f}, lost work {hours['lost_work']:,.1f}, detection + restart "
         f"{hours['recovery']:,.1f}, planned restarts {hours['planned_restart']:,.1f}",
         f"Lost GPU-hours           {fmt.compact(lost['mean'])} ({fmt.money(d['lost_cost_usd'])} at "
         f"${sc.gpu_hour_cost_usd:,.2f} per GPU-hour)",
+        *(_training_lines(res.time_to_train, sc.gpu_hour_cost_usd) if res.time_to_train is not None else ()),
         "Top causes               " + ", ".join(f"{fmt.clean(n, 40)} {v:,.1f}" for n, v in top),
     ]
     return "\n".join(lines)
+
+
+def _days(hours: float) -> str:
+    return f"{hours / 24.0:,.1f}"
+
+
+def _training_lines(t: TimeToTrain, price: float) -> list[str]:
+    """When the model finishes and what it costs (the report's ``time_to_train``)."""
+    d = t.to_json_dict(price)
+    days = d["days"]
+    return [
+        f"Time to train            {days['mean']:,.1f} days (p05-p95 {days['p05']:,.1f}-{days['p95']:,.1f}); "
+        f"{_days(t.work_hours)} days at 100% goodput, {_days(t.expected_hours)} at the exact goodput",
+        f"  {fmt.compact(d['gpu_hours'])} GPU-hours used for {fmt.compact(t.compute_gpu_hours)} of compute: "
+        f"{fmt.money(d['cost_usd'])}, of which {fmt.money(d['lost_cost_usd'])} lost to interruptions",
+    ]
+
+
+def _storage_lines(res: SimulationResult) -> list[str]:
+    """Where the write time comes from, and a warning when storage cannot keep up."""
+    sc = res.scenario
+    if sc.storage is None:
+        return []
+    st = sc.storage
+    lines = [
+        f"Checkpoint write         {fmt.duration_hours(sc.write_s / 3600.0)} from storage: {fmt.count(sc.gpus)} GPUs "
+        f"x {st.checkpoint_gb_per_gpu:g} GB / {st.storage_gb_s:,g} GB/s"
+    ]
+    warning = sc.storage_warning(res.interval_min)
+    return lines + ([f"Warning: {warning}"] if warning is not None else [])
 
 
 # -- time estimate and progress -----------------------------------------------------------------------
@@ -67,11 +102,18 @@ def report(res: SimulationResult) -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     sc = scenario_from_args(args)
+    check_training_size(sc)  # before any time is spent
     if args.save is not None:
         check_output(args.save, "--save")
         save(sc, args.save)
     events = (sc.failure_rate_per_hour + sc.planned_per_day / 24.0) * sc.hours * sc.trials
-    with Progress(run_cost(sc), f"simulating about {fmt.compact(events)} interruptions") as progress:
+    cost = run_cost(sc)
+    if sc.training is not None:  # the time to train draws its own interruptions
+        params, _ = resolve(sc)
+        extra = training_events(params, work_hours(sc), sc.trials)
+        events += extra
+        cost = Cost(cost.events + extra, cost.seconds + extra * SECONDS_PER_SPACING)
+    with Progress(cost, f"simulating about {fmt.compact(events)} interruptions") as progress:
         res = simulate(sc, progress=progress)
     if args.json:
         print(json.dumps(res.to_json_dict(), indent=2, allow_nan=False))
@@ -83,6 +125,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     if not 2 <= args.points <= 401:
         raise UsageError(f"--points: must be from 2 to 401 (got {args.points})")
+    for field, flag in TRAINING_FLAGS.items():
+        if getattr(args, field) is not None:
+            raise UsageError(f"{flag}: the time to train is reported by 'planner-gui run', not by sweep")
     sc = scenario_from_args(args)
     if args.output == "-":  # the usual spelling of standard output
         args.output = None

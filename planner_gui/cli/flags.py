@@ -7,6 +7,7 @@ from the scenario's validation), never a traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import re
 import sys
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from ..core import fmt
-from ..core.model import OPTIMAL, Scenario
+from ..core.model import OPTIMAL, Scenario, Storage, Training
 from ..core.scenario_io import (
     DEFAULT_PRESET,
     LIMITS,
@@ -162,6 +163,32 @@ _NAMED_FIELDS = (
 )
 
 
+#: The training section's field set by each flag (``planner-gui run`` only).
+TRAINING_FLAGS = {
+    "train_flops": "--train-flops",
+    "peak_tflops": "--peak-tflops",
+    "mfu": "--mfu",
+    "compute_gpu_hours": "--compute-gpu-hours",
+}
+#: The storage section's field set by each flag.
+STORAGE_FLAGS = {"checkpoint_gb_per_gpu": "--checkpoint-gb-per-gpu", "storage_gb_s": "--storage-gbps"}
+
+
+def add_training_flags(p: argparse.ArgumentParser) -> None:
+    """The flags that give the work to do, for the time to train and its cost (``run`` reports them)."""
+    p.add_argument(
+        "--train-flops",
+        type=number_arg,
+        metavar="F",
+        help="training compute, FLOPs (with --peak-tflops and --mfu, each Llama 3's unless given)",
+    )
+    p.add_argument("--peak-tflops", type=number_arg, metavar="T", help="peak dense TFLOP/s of one GPU")
+    p.add_argument("--mfu", type=number_arg, metavar="M", help="model FLOPs utilisation, 0.01 to 1")
+    p.add_argument(
+        "--compute-gpu-hours", type=number_arg, metavar="H", help="GPU-hours of pure compute, instead of FLOPs"
+    )
+
+
 def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--preset", metavar="NAME", help=f"start from a preset ({', '.join(preset_names())})")
@@ -191,8 +218,16 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         metavar="H",
         help="scale all component rates so one GPU's MTBF is H hours (mix kept)",
     )
+    p.add_argument(
+        "--checkpoint-gb-per-gpu",
+        type=number_arg,
+        metavar="G",
+        help="checkpoint size per GPU, GB; with --storage-gbps it sets the write (GPUs x G / B)",
+    )
+    p.add_argument("--storage-gbps", type=number_arg, metavar="B", help="storage write bandwidth, GB/s (all GPUs)")
     p.add_argument("--trials", type=integer_arg, metavar="K", help="Monte Carlo trials")
     p.add_argument("--seed", type=integer_arg, metavar="S", help="random seed")
+    add_training_flags(p)
 
 
 def _naming_flags(exc: ScenarioError, flags: dict[str, str]) -> ScenarioError:
@@ -263,6 +298,9 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         sc = _with_mtbf(sc, args.gpu_mtbf_hours)
         if sc.components != base.components:
             edits.append(f"--gpu-mtbf-hours {_show_value(args.gpu_mtbf_hours)}")
+    sc, training_edits = _with_training(sc, _given(args, TRAINING_FLAGS))
+    sc, storage_edits = _with_storage(sc, _given(args, STORAGE_FLAGS), args.checkpoint_write is not None)
+    edits += training_edits + storage_edits
     if args.name is not None:
         try:
             sc = sc.replace(name=check_name(args.name, "--name"))
@@ -270,10 +308,64 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
             raise ScenarioError(fmt.clean(str(exc), MAX_MESSAGE)) from None
     elif edits:
         sc = sc.replace(name=edited_name(sc.name, " ".join(edits)))
+    named = {f: FLAG_FIELDS[f] for f in overrides}
+    named |= {f"training.{f}": TRAINING_FLAGS[f] for f in _given(args, TRAINING_FLAGS)}
+    named |= {f"storage.{f}": STORAGE_FLAGS[f] for f in _given(args, STORAGE_FLAGS)}
     try:
         return validate(sc)
     except ScenarioError as exc:
-        raise _naming_flags(exc, {f: FLAG_FIELDS[f] for f in overrides}) from None
+        raise _naming_flags(exc, named) from None
+
+
+def _given(args: argparse.Namespace, flags: dict[str, str]) -> dict[str, float]:
+    """The fields of ``flags`` whose flag was given (commands without those flags give none)."""
+    values = {f: getattr(args, flag[2:].replace("-", "_"), None) for f, flag in flags.items()}
+    return {f: v for f, v in values.items() if v is not None}
+
+
+def _edits(flags: dict[str, str], given: dict[str, float], before: object) -> list[str]:
+    """The name's description of the flags that changed a section (all of them when it was absent)."""
+    return [f"{flags[f]} {_show_value(v)}" for f, v in given.items() if before is None or getattr(before, f) != v]
+
+
+def _with_training(sc: Scenario, given: dict[str, float]) -> tuple[Scenario, list[str]]:
+    """``sc`` with the training flags applied, and their edits; a section they start from is Llama 3's
+    (:class:`.model.Training`'s defaults)."""
+    if not given:
+        return sc, []
+    if "train_flops" in given and "compute_gpu_hours" in given:
+        raise UsageError("--compute-gpu-hours: give it or --train-flops (with --peak-tflops and --mfu), not both")
+    t = dataclasses.replace(sc.training if sc.training is not None else Training(), **given)
+    if "train_flops" in given:
+        t = dataclasses.replace(t, compute_gpu_hours=None)
+    if "compute_gpu_hours" in given:
+        t = dataclasses.replace(t, train_flops=None)
+    if t.train_flops is None:  # peak and MFU would change nothing: say so rather than ignore them
+        for f in ("peak_tflops", "mfu"):
+            if f in given:
+                raise UsageError(
+                    f"{TRAINING_FLAGS[f]}: applies to --train-flops; here the compute is given in GPU-hours "
+                    "(--compute-gpu-hours)"
+                )
+    return sc.replace(training=t), _edits(TRAINING_FLAGS, given, sc.training)
+
+
+def _with_storage(sc: Scenario, given: dict[str, float], write_flag: bool) -> tuple[Scenario, list[str]]:
+    """``sc`` with the storage flags applied, and their edits. A new storage section needs both flags; a
+    blocking write typed with ``--checkpoint-write`` would be ignored beside one, so it is refused."""
+    if given and sc.storage is None and len(given) < len(STORAGE_FLAGS):
+        have, need = (STORAGE_FLAGS[f] for f in sorted(STORAGE_FLAGS, key=lambda f: f not in given))
+        raise UsageError(f"{need}: needed with {have} (the write takes GPUs x checkpoint size / bandwidth)")
+    new = sc
+    if given:
+        base = dataclasses.asdict(sc.storage) if sc.storage is not None else {}
+        new = sc.replace(storage=Storage(**(base | given)))
+    if new.storage is not None and write_flag:
+        raise UsageError(
+            "--checkpoint-write: this scenario's write comes from its storage (GPUs x checkpoint size / "
+            "bandwidth); change --checkpoint-gb-per-gpu or --storage-gbps instead"
+        )
+    return new, _edits(STORAGE_FLAGS, given, sc.storage)
 
 
 def about(seconds: float) -> str:

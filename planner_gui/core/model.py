@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from .fmt import duration_hours
+
 __all__ = [
     "DEFAULT_NOTES",
     "LLAMA3_DAYS",
@@ -23,6 +25,7 @@ __all__ = [
     "OPTIMAL",
     "Component",
     "Scenario",
+    "Storage",
     "llama3_components",
 ]
 
@@ -113,6 +116,13 @@ DEFAULT_NOTES: dict[str, str] = {
     "peak_tflops": "989 TFLOP/s: H100 SXM peak dense BF16 (NVIDIA datasheet; 1,979 with sparsity).",
     "mfu": "40 %: Llama 3 405B reached 38-43 % BF16 MFU on 8k-16k H100s (arXiv 2407.21783, Table 4).",
     "compute_gpu_hours": "GPU-hours of pure compute, instead of FLOPs, peak and MFU: a planner input.",
+    "checkpoint_gb_per_gpu": (
+        "What each GPU writes per checkpoint: 1 MB to 4 GB per GPU in Llama 3 (arXiv 2407.21783, sec. 3.3.4)."
+    ),
+    "storage_gb_s": (
+        "Sustained write bandwidth of the whole storage: Llama 3's Tectonic sustained 2 TB/s (2,000 GB/s), "
+        "7 TB/s at peak (arXiv 2407.21783, sec. 3.3.4)."
+    ),
 }
 
 
@@ -146,6 +156,22 @@ class Training:
 
 
 @dataclass(frozen=True)
+class Storage:
+    """What a checkpoint writes and how fast storage takes it: an optional way to set the blocking write.
+
+    When a scenario has one, its blocking write is ``gpus x checkpoint_gb_per_gpu / storage_gb_s`` seconds
+    (every GPU writes its share at once, through one shared bandwidth), in place of ``checkpoint_write_s``.
+    """
+
+    checkpoint_gb_per_gpu: float
+    storage_gb_s: float
+
+    def write_s(self, gpus: int) -> float:
+        """Seconds to write one checkpoint of ``gpus`` GPUs."""
+        return gpus * self.checkpoint_gb_per_gpu / self.storage_gb_s
+
+
+@dataclass(frozen=True)
 class Scenario:
     """Every input of one simulation; see :data:`DEFAULT_NOTES` for the defaults' sources."""
 
@@ -164,6 +190,8 @@ class Scenario:
     gpu_hour_cost_usd: float = 2.5
     #: The work to do, for time-to-train and cost; None: the window alone is simulated.
     training: Training | None = None
+    #: Checkpoint size and storage bandwidth; when set, they give the blocking write (see :attr:`write_s`).
+    storage: Storage | None = None
 
     # -- derived quantities -------------------------------------------------
     @property
@@ -197,6 +225,26 @@ class Scenario:
     def recovery_min(self) -> float:
         """Time from an unplanned interruption to computing again (R = detect + restart)."""
         return self.detect_min + self.restart_min
+
+    @property
+    def write_s(self) -> float:
+        """The blocking checkpoint write in use, seconds: from :attr:`storage` when set, else
+        ``checkpoint_write_s`` (which a storage section leaves in the file but does not use)."""
+        if self.storage is None:
+            return self.checkpoint_write_s
+        return self.storage.write_s(self.gpus)
+
+    def storage_warning(self, interval_min: float) -> str | None:
+        """A one-line warning when storage cannot keep up with checkpoints every ``interval_min`` minutes
+        (the write takes at least as long as the compute between two checkpoints); None otherwise."""
+        if self.storage is None or self.write_s < interval_min * 60.0:
+            return None
+        st = self.storage
+        return (
+            f"storage cannot keep up: each checkpoint takes {duration_hours(self.write_s / 3600.0)} to write "
+            f"({self.gpus:,} GPUs x {st.checkpoint_gb_per_gpu:g} GB at {st.storage_gb_s:,g} GB/s), no less than the "
+            f"{duration_hours(interval_min / 60.0)} of compute between checkpoints"
+        )
 
     @property
     def uses_optimal_interval(self) -> bool:

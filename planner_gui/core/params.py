@@ -64,7 +64,7 @@ def optimal_intervals(scenario: Scenario) -> OptimalIntervals:
     if lam == 0:
         return OptimalIntervals(MAX_INTERVAL_MIN, MAX_INTERVAL_MIN, MAX_INTERVAL_MIN)
     m_min = scenario.cluster_mtbf_hours * 60.0  # inf for a subnormal rate: the formulas take it
-    c_min = scenario.checkpoint_write_s / 60.0
+    c_min = scenario.write_s / 60.0  # from storage when the scenario has a storage section
     young = _clamp(float(young_interval(c_min, m_min)))
     daly = daly_minutes(scenario)
     if c_min == 0:
@@ -89,7 +89,7 @@ def daly_minutes(scenario: Scenario) -> float:
     when there are no unplanned interruptions)."""
     if scenario.failure_rate_per_hour == 0:
         return MAX_INTERVAL_MIN
-    c_min = scenario.checkpoint_write_s / 60.0
+    c_min = scenario.write_s / 60.0  # from storage when the scenario has a storage section
     return _clamp(float(daly_interval(c_min, scenario.cluster_mtbf_hours * 60.0)))
 
 
@@ -104,7 +104,7 @@ def resolve(scenario: Scenario, optimal: OptimalIntervals | None = None) -> tupl
         mu=scenario.planned_per_day / 24.0,
         hours=scenario.hours,
         tau=interval / 60.0,
-        c=scenario.checkpoint_write_s / 3600.0,
+        c=scenario.write_s / 3600.0,
         r_unplanned=scenario.recovery_min / 60.0,
         r_planned=scenario.restart_min / 60.0,
     )

@@ -17,6 +17,7 @@ from .exact import TimeFractions, time_fractions
 from .model import Scenario
 from .params import OptimalIntervals, Params, optimal_intervals, resolve
 from .scenario_io import scenario_to_dict
+from .training import TimeToTrain, simulate_time_to_train, training_events, work_hours
 
 __all__ = ["HOURS_KEYS", "Expected", "SimulationResult", "Summary", "simulate", "summarize"]
 
@@ -74,6 +75,8 @@ class SimulationResult:
     optimal: OptimalIntervals
     expected: Expected
     trials: RawTrials
+    #: The time to train, when the scenario has a training section.
+    time_to_train: TimeToTrain | None = None
 
     @property
     def goodput(self) -> np.ndarray:
@@ -119,8 +122,18 @@ class SimulationResult:
             "hours_expected": self.expected.hours(),
             "lost_gpu_hours": summarize(lost).to_dict(),
             "lost_cost_usd": float(lost.mean() * sc.gpu_hour_cost_usd),
+            **self._optional_json(),
             "scenario": scenario_to_dict(sc),
         }
+
+    def _optional_json(self) -> dict[str, Any]:
+        """The parts of the report present only for optional inputs, so that without them it is unchanged."""
+        sc, out = self.scenario, {}
+        if self.time_to_train is not None:
+            out["time_to_train"] = self.time_to_train.to_json_dict(sc.gpu_hour_cost_usd)
+        if sc.storage is not None:
+            out["storage"] = {"checkpoint_write_s": sc.write_s, "warning": sc.storage_warning(self.interval_min)}
+        return out
 
 
 def expected_for(params: Params) -> Expected:
@@ -135,11 +148,30 @@ def simulate(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> SimulationResult:
-    """Run the Monte Carlo for ``scenario`` and compute the exact expectations beside it.
+    """Run the Monte Carlo for ``scenario`` and compute the exact expectations beside it; with a training
+    section, also the time to train (:func:`.training.simulate_time_to_train`).
 
     See :func:`.engine.simulate_trials` for ``layout``, ``progress`` and ``should_stop``.
     """
     optimal = optimal_intervals(scenario)
     params, interval = resolve(scenario, optimal)
-    raw = simulate_trials(scenario, params, layout=layout, progress=progress, should_stop=should_stop)
-    return SimulationResult(scenario, interval, optimal, expected_for(params), raw)
+    window, training = _progress_split(scenario, params, progress)
+    raw = simulate_trials(scenario, params, layout=layout, progress=window, should_stop=should_stop)
+    ttt = None
+    if scenario.training is not None:
+        ttt = simulate_time_to_train(scenario, params, progress=training, should_stop=should_stop)
+    return SimulationResult(scenario, interval, optimal, expected_for(params), raw, ttt)
+
+
+def _progress_split(
+    scenario: Scenario, params: Params, progress: Callable[[float], None] | None
+) -> tuple[Callable[[float], None] | None, Callable[[float], None] | None]:
+    """Progress callbacks for the window and the time to train, each weighted by the interruptions it
+    draws, so the fraction reported runs once from 0 to 1."""
+    if progress is None or scenario.training is None:
+        return progress, None
+    window = (params.lam + params.mu) * params.hours * scenario.trials + scenario.trials
+    train = training_events(params, work_hours(scenario), scenario.trials)
+    share = window / (window + train) if window + train > 0 and train < float("inf") else 1.0
+    report = progress
+    return (lambda f: report(share * f)), (lambda f: report(share + (1.0 - share) * f))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .fmt import clean
-from .model import OPTIMAL, Component, Scenario, Training
+from .model import OPTIMAL, Component, Scenario, Storage, Training
 from .specs import LIMITS, MAX_TOTAL_EVENTS
 from .userfiles import bad_path, kind_of, write_atomic
 
@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 2
-#: Versions read. Version 1 is version 2 without its optional sections (``training``).
+#: Versions read. Version 1 is version 2 without its optional sections (``training``, ``storage``).
 READ_VERSIONS = (1, 2)
 MAX_FILE_BYTES = 1_000_000
 MAX_COMPONENTS = 200
@@ -78,8 +78,9 @@ _FIELDS = (
 )
 _COMPONENT_FIELDS = ("name", "category", "rate_per_gpu_hour")
 #: Optional sections of a version-2 document: absent (or null) means off.
-_OPTIONAL = ("training",)
+_OPTIONAL = ("training", "storage")
 _TRAINING_FIELDS = ("train_flops", "peak_tflops", "mfu", "compute_gpu_hours")
+_STORAGE_FIELDS = ("checkpoint_gb_per_gpu", "storage_gb_s")
 
 
 class ScenarioError(ValueError):
@@ -232,7 +233,9 @@ def scenario_from_dict(doc: Any) -> Scenario:
         seed=int(nums["seed"]),
         gpu_hour_cost_usd=float(nums["gpu_hour_cost_usd"]),
         training=_training(doc.get("training")),
+        storage=_storage(doc.get("storage")),
     )
+    _check_storage_write(scenario)
     check_size(scenario)
     return scenario
 
@@ -254,6 +257,28 @@ def _training(doc: Any) -> Training | None:
     return Training(flops, peak, mfu, hours)
 
 
+def _storage(doc: Any) -> Storage | None:
+    """The optional ``storage`` section: checkpoint size per GPU and storage bandwidth (both numbers)."""
+    if doc is None:
+        return None
+    if not isinstance(doc, dict):
+        raise ScenarioError(f"storage: must be an object with keys {', '.join(_STORAGE_FIELDS)}")
+    _check_keys("storage.", doc, _STORAGE_FIELDS)
+    size, speed = (float(check_number(f"storage.{k}", doc[k])) for k in _STORAGE_FIELDS)
+    return Storage(size, speed)
+
+
+def _check_storage_write(scenario: Scenario) -> None:
+    """Refuse a storage section whose write exceeds what ``checkpoint_write_s`` may hold, so that the
+    engine only ever sees writes it would accept as typed."""
+    hi = LIMITS["checkpoint_write_s"][1]
+    if scenario.storage is not None and scenario.write_s > hi:
+        raise ScenarioError(
+            f"storage: a checkpoint would take {scenario.write_s:.3g} s to write (gpus x checkpoint_gb_per_gpu / "
+            f"storage_gb_s), over the limit of {_fmt_bound(hi)} s; use faster storage or smaller checkpoints"
+        )
+
+
 def validate(scenario: Scenario) -> Scenario:
     """Re-check a scenario built in code (e.g. from command-line overrides)."""
     return scenario_from_dict(scenario_to_dict(scenario))
@@ -264,8 +289,9 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
 
     A scenario without optional sections is written as version 1, which every release reads.
     """
+    optional = scenario.training is not None or scenario.storage is not None
     doc = {
-        "format_version": FORMAT_VERSION if scenario.training is not None else 1,
+        "format_version": FORMAT_VERSION if optional else 1,
         "name": scenario.name,
         "gpus": scenario.gpus,
         "gpus_per_node": scenario.gpus_per_node,
@@ -290,6 +316,11 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
             "peak_tflops": t.peak_tflops,
             "mfu": t.mfu,
             "compute_gpu_hours": t.compute_gpu_hours,
+        }
+    if scenario.storage is not None:
+        doc["storage"] = {
+            "checkpoint_gb_per_gpu": scenario.storage.checkpoint_gb_per_gpu,
+            "storage_gb_s": scenario.storage.storage_gb_s,
         }
     return doc
 

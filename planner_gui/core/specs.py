@@ -131,6 +131,23 @@ SPECS: dict[str, InputSpec] = {
             1e12,
             help="GPU-hours of pure compute the run needs (at 100 % goodput).",
         ),
+        InputSpec(
+            "checkpoint_gb_per_gpu",
+            "Checkpoint per GPU",
+            "GB",
+            0,
+            10_000,
+            help="What each GPU writes per checkpoint (Llama 3: 1 MB to 4 GB).",
+        ),
+        InputSpec(
+            "storage_gb_s",
+            "Storage bandwidth",
+            "GB/s",
+            0.001,
+            10_000_000,
+            help="Sustained write bandwidth of the whole storage (Llama 3: 2,000 GB/s, 7,000 at peak). With the "
+            "checkpoint size it sets the blocking write: GPUs x size / bandwidth.",
+        ),
     )
 }
 
