@@ -3,7 +3,8 @@
 Prints:
 * the cost of numpy drawing one exponential random number (the baseline);
 * the engine's cost per simulated interruption at 16,384, 100,000 and 1,048,576 GPUs
-  (54 days, 1,000 trials), and the ratio baseline / engine (floor: >= 0.5 at 100,000);
+  (54 days, 1,000 trials), and the ratio baseline / engine (floor: >= 0.5 at 100,000); at 100,000
+  GPUs also with rate uncertainty on and with a 10-piece rate profile;
 * wall times of those runs and of 41-point GPU-count sweeps at several trial counts;
 * with ``--big``: the 1,000,000 GPUs x 365 days x 2,000 trials run and its peak memory
   (floor: under 400 MB), measured in a child process so the figure is that run's own.
@@ -41,8 +42,12 @@ def baseline_ns(repeat: int) -> float:
     return best_of(lambda: rng.standard_exponential(out=out), repeat) / n * 1e9
 
 
-def engine_run(gpus: int, repeat: int) -> tuple[float, float]:
-    sc = Scenario(gpus=gpus)
+#: A profile of 10 pieces over the 54 days (x2 and x0.5 in turn), for the varying-rate lines.
+TEN_PIECES = tuple((5.4 * i, 2.0 if i % 2 == 0 else 0.5) for i in range(10))
+
+
+def engine_run(gpus: int, repeat: int, **changes: object) -> tuple[float, float]:
+    sc = Scenario(gpus=gpus).replace(**changes)
     res = simulate(sc)
     events = float(res.trials.unplanned.sum() + res.trials.planned.sum())
     seconds = best_of(lambda: simulate(sc), repeat)
@@ -102,6 +107,15 @@ def main() -> None:
             f"engine {gpus:>9,} GPUs x 54 d x 1,000 trials: {seconds * 1e3:8.1f} ms, "
             f"{per:6.2f} ns per interruption, ratio baseline/engine {base / per:5.2f}"
             + ("  (floor 0.5)" if gpus == 100_000 else "")
+        )
+    for what, changes in (
+        ("rate uncertainty on", {"rate_uncertainty": True}),
+        ("10-piece rate profile", {"rate_profile": TEN_PIECES}),
+    ):
+        seconds, per = engine_run(100_000, args.repeat, **changes)
+        print(
+            f"engine   100,000 GPUs x 54 d x 1,000 trials, {what}: {seconds * 1e3:8.1f} ms, "
+            f"{per:6.2f} ns per interruption, ratio baseline/engine {base / per:5.2f}"
         )
     xs = gpu_counts(41)
     for trials in (50, 200, 1000):

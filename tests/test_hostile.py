@@ -85,6 +85,13 @@ def assert_good_report(out: str) -> dict:
     if "storage" in doc:
         assert doc["storage"]["checkpoint_write_s"] >= 0
         assert doc["storage"]["warning"] is None or "\n" not in doc["storage"]["warning"]
+    if "uncertainty" in doc:
+        for key in ("interruptions", "goodput"):
+            shares = doc["uncertainty"][key]
+            assert all(0.0 <= v <= 1.0 for v in shares.values()), shares
+            assert sum(shares.values()) in (0.0, pytest.approx(1.0)), shares
+    if "rate_profile" in doc:
+        assert 0.0 <= doc["rate_profile"]["goodput_expected_bound"] < math.inf
     return doc
 
 
@@ -305,6 +312,78 @@ def flags_fit_together(values: dict[str, float]) -> bool:
     return True
 
 
+#: The flags of rates that vary, which are not numbers (a switch, a pair, a file): values that must run,
+#: and values that must be refused in one line naming the flag. Files are made by ``rate_files``.
+RATE_FLAGS = {
+    "--rate-uncertainty": ([None], []),
+    "--no-rate-uncertainty": ([None], []),
+    "--burn-in": (
+        ["0.7,30", "1,5", "0.2,0.001", "0.9,0.001", " 0.5 , 1 ", "+0.8,1e1", "0.95,1_000.5"],
+        [
+            "1.5,30",
+            "0,30",
+            "0.7,0",
+            "0.7",
+            "0.7,1,000",
+            "0.7;30",
+            "x,3",
+            "nan,3",
+            "0.7,inf",
+            "",
+            "0.7,",
+            ",30",
+            "\u0661,3",
+            "0.7,30\n",
+            "0.7,30,",
+            "-0.5,30",
+            "0.7,100001",
+            "1" * 200 + ",3",
+            "0.05,0.001",  # valid alone, but the first piece's rate would be 6.6e19 times the burnt-in one
+            "0.3,1_000",
+        ],
+    ),
+    "--rate-profile": (
+        ["steps.csv", "steps.json", "scenario.json", "header.csv"],
+        [
+            "missing.csv",
+            "empty.csv",
+            "words.csv",
+            "decreasing.csv",
+            "late-start.csv",
+            "three.csv",
+            "nan.json",
+            "null.json",
+            "huge.csv",
+            "binary.csv",
+            "directory",
+        ],
+    ),
+}
+
+
+def rate_files(folder: Path) -> dict[str, Path]:
+    """Profile files for ``RATE_FLAGS``, good and bad."""
+    texts = {
+        "steps.csv": "0,3\n0.01,1\n0.03,0.5\n",
+        "steps.json": "[[0, 2], [0.02, 0.25]]",
+        "scenario.json": json.dumps(dict(SMALL, format_version=2, rate_profile=[[0, 4.0]])),
+        "header.csv": "# a comment\nday,multiplier\n\n0,1.5\n",
+        "empty.csv": "",
+        "words.csv": "day,multiplier\nzero,one\n",
+        "decreasing.csv": "0,1\n2,1\n1,1\n",
+        "late-start.csv": "1,2\n",
+        "three.csv": "0,1,2\n",
+        "nan.json": "[[0, NaN]]",
+        "null.json": "null",
+        "huge.csv": "0,1\n" * 600_000,
+        "binary.csv": "\udcff0,1",
+    }
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8", errors="surrogateescape")
+    (folder / "directory").mkdir()
+    return {name: folder / name for name in (*texts, "directory", "missing.csv")}
+
+
 ARABIC = str.maketrans("0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669")
 
 
@@ -412,6 +491,41 @@ def test_every_numeric_flag_reads_separators_alike(capfd, flag):
     assert "ASCII" in assert_refused(code, err)
 
 
+@pytest.mark.parametrize("flag", sorted(RATE_FLAGS))
+def test_rate_flags_run_or_are_refused_in_one_line(tmp_path, capfd, flag):
+    files = rate_files(tmp_path)
+    good, bad = RATE_FLAGS[flag]
+    fast = ["run", "--json", "--days", "0.05", "--trials", "3"]
+    for value in good:
+        given = [flag] if value is None else [f"{flag}={files.get(value, value)}"]
+        code, out, err = call(capfd, *fast, *given)
+        assert code == 0, (flag, value, err)
+        doc = assert_good_report(out)
+        scenario = doc["scenario"]
+        if flag == "--rate-uncertainty":
+            assert scenario["rate_uncertainty"] is True and "uncertainty" in doc
+        elif flag == "--no-rate-uncertainty":
+            assert "rate_uncertainty" not in scenario and "uncertainty" not in doc
+        else:
+            assert scenario["rate_profile"][0][0] == 0 and "rate_profile" in doc
+            assert loads(json.dumps(scenario)).rate_profile is not None
+    for value in bad:
+        code, out, err = call(capfd, *fast, f"{flag}={files.get(value, value)}")
+        assert flag in assert_refused(code, err) and out == "", (flag, value)
+
+
+def test_rate_flags_combine_and_conflict_in_one_line(tmp_path, capfd):
+    files = rate_files(tmp_path)
+    fast = ["run", "--json", "--days", "0.05", "--trials", "3"]
+    code, out, err = call(capfd, *fast, "--rate-uncertainty", "--burn-in", "0.7,30", "--gpus", "1,000")
+    assert code == 0, err
+    assert "uncertainty" in assert_good_report(out)
+    code, _, err = call(capfd, *fast, "--burn-in", "0.7,30", f"--rate-profile={files['steps.csv']}")
+    assert "--burn-in" in assert_refused(code, err)
+    code, _, err = call(capfd, "sensitivity", "--rate-uncertainty")
+    assert "--rate-uncertainty" in assert_refused(code, err)
+
+
 def test_thousands_separators_mean_the_same_in_every_flag(capfd):
     code, out, err = call(capfd, "run", "--gpus", "100_000", "--days", "1,000.5", "--trials", "1", "--json")
     assert code == 0, err
@@ -492,10 +606,11 @@ def special_files(tmp_path: Path) -> dict[str, Path]:
 def test_special_files_are_refused_without_hanging_or_reading_them(tmp_path):
     expect = {"/dev/zero": "character device", "FIFO": "FIFO", "directory": "directory", "loop": "symbolic links"}
     for what, path in special_files(tmp_path).items():
-        t0 = time.monotonic()
-        out = cli_process("run", "--scenario", str(path), timeout=30)  # a hang or a read of /dev/zero times out
-        assert time.monotonic() - t0 < 30
-        assert expect[what] in assert_refused(out.returncode, out.stderr), what
+        for flag in ("--scenario", "--rate-profile"):
+            t0 = time.monotonic()
+            out = cli_process("run", flag, str(path), timeout=30)  # a hang or a read of /dev/zero times out
+            assert time.monotonic() - t0 < 30
+            assert expect[what] in assert_refused(out.returncode, out.stderr), (what, flag)
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads files without permission")

@@ -6,9 +6,11 @@ import argparse
 import json
 import math
 import sys
+from typing import Any
 
 from ..core import fmt
 from ..core.params import resolve
+from ..core.profiles import pieces
 from ..core.results import SimulationResult, simulate
 from ..core.scenario_io import (
     ScenarioError,
@@ -56,6 +58,7 @@ def report(res: SimulationResult) -> str:
         f"Checkpoint interval      {_minutes(res.interval_min)} ({how}); optima: Young {_minutes(opt.young)}, "
         f"Daly {_minutes(opt.daly)}, exact {_minutes(opt.exact)}",
         *_storage_lines(res),
+        *_rate_lines(res, d),
         f"Where the {total_h:,.0f} hours went: useful {hours['useful']:,.1f}, checkpoint writes "
         f"{hours['checkpoint']:,.1f}, lost work {hours['lost_work']:,.1f}, detection + restart "
         f"{hours['recovery']:,.1f}, planned restarts {hours['planned_restart']:,.1f}",
@@ -95,6 +98,29 @@ def _storage_lines(res: SimulationResult) -> list[str]:
     ]
     warning = sc.storage_warning(res.interval_min)
     return lines + ([f"Warning: {warning}"] if warning is not None else [])
+
+
+def _rate_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
+    """Rate uncertainty (its posterior and its share of the variance) and the rate profile, when on."""
+    sc, lines = res.scenario, []
+    if "uncertainty" in d:
+        u = d["uncertainty"]
+        rate = u["rate_per_gpu_hour"]
+        lines += [
+            f"Rate uncertainty         on: each trial draws its rates from their posteriors (all components: "
+            f"{rate['mean']:.3g} +/- {rate['sd']:.2g} per GPU-hour)",
+            f"  of the variance, the rates cause {fmt.percent(u['interruptions']['variance_share_rates'])} for "
+            f"interruptions and {fmt.percent(u['goodput']['variance_share_rates'])} for goodput; chance the rest",
+        ]
+    if sc.rate_profile is not None:
+        pc = pieces(sc.rate_profile, sc.days)
+        first, last, mean = pc.multipliers[0], pc.multipliers[-1], pc.integral() / pc.hours
+        lines.append(
+            f"Rate profile             {fmt.count(len(pc))} piece{'' if len(pc) == 1 else 's'} in the window, "
+            f"x{first:.3g} at the start, x{last:.3g} at the end, x{mean:.3g} on average; exact goodput within "
+            f"{d['rate_profile']['goodput_expected_bound'] * 100:.2g} points (changes of rate)"
+        )
+    return lines
 
 
 # -- time estimate and progress -----------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
 import re
 import sys
 import time
@@ -17,11 +18,14 @@ from typing import Any, TextIO
 
 from ..core import fmt
 from ..core.model import OPTIMAL, Scenario, Storage, Training
+from ..core.profile_io import load_profile
+from ..core.profiles import burn_in_profile
 from ..core.scenario_io import (
     DEFAULT_PRESET,
     LIMITS,
     ScenarioError,
     check_name,
+    check_number,
     edited_name,
     load,
     load_preset,
@@ -130,6 +134,18 @@ def interval_arg(text: str) -> float | str:
     return float(_parse_number(text, "a number of minutes or 'optimal'"))
 
 
+def burn_in_arg(text: str) -> tuple[float, float]:
+    """``SHAPE,LIFE_DAYS``: two numbers separated by a comma (ranges are checked with the scenario)."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(
+            f"must be SHAPE,LIFE_DAYS, two numbers separated by one comma, e.g. 0.7,30 (got {_quoted(text)}; "
+            "write a long life as 1000 or 1_000)"
+        )
+    shape, life = (float(_parse_number(part, "a number")) for part in parts)
+    return shape, life
+
+
 def file_name(text: str) -> str:
     if not text:
         raise argparse.ArgumentTypeError("must be a file name (got an empty value)")
@@ -227,7 +243,36 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--storage-gbps", type=number_arg, metavar="B", help="storage write bandwidth, GB/s (all GPUs)")
     p.add_argument("--trials", type=integer_arg, metavar="K", help="Monte Carlo trials")
     p.add_argument("--seed", type=integer_arg, metavar="S", help="random seed")
+    add_rate_flags(p)
     add_training_flags(p)
+
+
+#: The flags of rates that vary (``run``, ``sweep``, ``report``; ``sensitivity`` refuses them).
+RATE_FLAGS = ("--rate-uncertainty", "--rate-profile", "--burn-in")
+
+
+def add_rate_flags(p: argparse.ArgumentParser) -> None:
+    """Rate uncertainty, and rates that change over the run (a profile or a burn-in)."""
+    p.add_argument(
+        "--rate-uncertainty",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="draw each trial's failure rates from their posteriors given their evidence (Llama 3's causes: "
+        "their Table 5 counts); the percentiles then include it",
+    )
+    varying = p.add_mutually_exclusive_group()
+    varying.add_argument(
+        "--rate-profile",
+        metavar="FILE",
+        type=file_name,
+        help="multipliers of the failure rates over the run: a CSV of day,multiplier lines or JSON pairs",
+    )
+    varying.add_argument(
+        "--burn-in",
+        metavar="SHAPE,LIFE_DAYS",
+        type=burn_in_arg,
+        help="a new cluster's burn-in: Weibull node lives of SHAPE (below 1) and characteristic life in days",
+    )
 
 
 def _naming_flags(exc: ScenarioError, flags: dict[str, str]) -> ScenarioError:
@@ -300,7 +345,8 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
             edits.append(f"--gpu-mtbf-hours {_show_value(args.gpu_mtbf_hours)}")
     sc, training_edits = _with_training(sc, _given(args, TRAINING_FLAGS))
     sc, storage_edits = _with_storage(sc, _given(args, STORAGE_FLAGS), args.checkpoint_write is not None)
-    edits += training_edits + storage_edits
+    sc, rate_edits = _with_rates(sc, args)
+    edits += training_edits + storage_edits + rate_edits
     if args.name is not None:
         try:
             sc = sc.replace(name=check_name(args.name, "--name"))
@@ -315,6 +361,44 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         return validate(sc)
     except ScenarioError as exc:
         raise _naming_flags(exc, named) from None
+
+
+def _with_rates(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[str]]:
+    """``sc`` with the rate flags applied (after ``--days``: a burn-in covers the window), and their edits."""
+    uncertainty = getattr(args, "rate_uncertainty", None)
+    profile_file, burn_in = getattr(args, "rate_profile", None), getattr(args, "burn_in", None)
+    given = [f for f, v in zip(RATE_FLAGS, (uncertainty, profile_file, burn_in)) if v is not None]
+    if given and getattr(args, "command", None) == "sensitivity":
+        raise UsageError(f"{given[0]}: sensitivity compares exact expectations at constant, known rates")
+    edits = []
+    if uncertainty is not None and uncertainty != sc.rate_uncertainty:
+        sc = sc.replace(rate_uncertainty=uncertainty)
+        edits.append("--rate-uncertainty" if uncertainty else "--no-rate-uncertainty")
+    if profile_file is not None:
+        try:
+            sc = sc.replace(rate_profile=load_profile(profile_file))
+        except ScenarioError as exc:
+            raise ScenarioError(f"--rate-profile: {exc}") from None
+        edits.append(f"--rate-profile {os.path.basename(profile_file)}")
+    if burn_in is not None:
+        shape, life = burn_in
+        try:
+            shape = float(check_number("burn_in_shape", shape))
+            life = float(check_number("burn_in_life_days", life))
+        except ScenarioError as exc:
+            field, _, rest = str(exc).partition(": ")
+            what = "the shape" if field == "burn_in_shape" else "the characteristic life (days)"
+            raise UsageError(f"--burn-in: {what} {rest}") from None
+        profile = burn_in_profile(shape, life, sc.days)
+        top, most = max(m for _, m in profile), LIMITS["multiplier"][1]
+        if top > most:
+            raise UsageError(
+                f"--burn-in: a shape of {shape:g} and a life of {life:g} days make the rate {top:.3g} times the "
+                f"burnt-in rate at first, over the limit of {most:,g}; use a larger shape or a shorter life"
+            )
+        sc = sc.replace(rate_profile=profile)
+        edits.append(f"--burn-in {shape:g},{life:g}")
+    return sc, edits
 
 
 def _given(args: argparse.Namespace, flags: dict[str, str]) -> dict[str, float]:

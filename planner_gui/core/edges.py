@@ -35,14 +35,18 @@ from .rows import STREAM_EDGES, Rows, stream, uniforms
 __all__ = ["EdgeDraws", "draw_edges", "edge_hours", "truncated_exponential"]
 
 
-def truncated_exponential(v: np.ndarray, rate: float, width: float) -> np.ndarray:
+def truncated_exponential(v: np.ndarray, rate: float | np.ndarray, width: float) -> np.ndarray:
     """The ``v``-quantiles of an exponential of ``rate`` truncated to ``[0, width)``.
 
     ``-log1p(v expm1(-x)) / x`` in units of ``width``, with ``x = rate width``: accurate for any ``x``.
     Below ``x = 1e-100`` it is ``v``, uniform, to far better than double precision (and ``v expm1(-x)``
-    would lose bits as a subnormal number).
+    would lose bits as a subnormal number). ``rate`` may be one per element of ``v``.
     """
     x = rate * width
+    if np.ndim(x):
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+            q_each: np.ndarray = np.where(x < 1e-100, v, -np.log1p(v * np.expm1(-x)) / x) * width
+        return q_each
     if x < 1e-100:
         uniform: np.ndarray = v * width
         return uniform
@@ -54,7 +58,7 @@ def truncated_exponential(v: np.ndarray, rate: float, width: float) -> np.ndarra
 class EdgeDraws:
     """Per trial, what the window sees of the interruptions just outside it (see the module docstring)."""
 
-    big: float  # Lambda, the rate of interruptions of both kinds
+    big: float | np.ndarray  # Lambda, the rate of interruptions of both kinds before the window (or per trial)
     start_planned: np.ndarray  # the last interruption before the window was planned
     end_planned: np.ndarray  # the first one after it is planned
     down: np.ndarray  # the downtime D of the last one before the window
@@ -77,7 +81,13 @@ class EdgeDraws:
         return out
 
 
-def draw_edges(p: Params, trials: int, seed: int) -> EdgeDraws:
+def draw_edges(
+    p: Params,
+    trials: int,
+    seed: int,
+    lam_start: np.ndarray | None = None,
+    lam_end: np.ndarray | None = None,
+) -> EdgeDraws:
     """What each of ``trials`` trials sees outside its window, in steady state.
 
     Parameters
@@ -86,6 +96,10 @@ def draw_edges(p: Params, trials: int, seed: int) -> EdgeDraws:
         Rates (``lam + mu`` is ``Lambda``) and downtimes.
     trials, seed
         How many trials, and the seed of the edges' stream.
+    lam_start, lam_end
+        Per trial, the unplanned rate before the window and after it, when they are not ``p.lam`` (a rate
+        profile, rate uncertainty): the steady state before the window is that of ``lam_start``, and the
+        next interruption after it comes at ``lam_end + mu``.
 
     Returns
     -------
@@ -93,6 +107,8 @@ def draw_edges(p: Params, trials: int, seed: int) -> EdgeDraws:
         Drawn by inversion from four uniforms per trial (phase or age, time to the next interruption,
         and the kinds of the interruptions before and after the window).
     """
+    if lam_start is not None and lam_end is not None:
+        return _draw_edges_varying(p, trials, seed, lam_start, lam_end)
     u = uniforms(stream(seed, STREAM_EDGES), (4, trials))
     big = p.lam + p.mu
     p_planned = p.mu / big if big > 0 else 0.0
@@ -107,6 +123,24 @@ def draw_edges(p: Params, trials: int, seed: int) -> EdgeDraws:
         phase = np.where(in_down, 0.0, (u[0] - p_down) / (1.0 - p_down))
         until_next = -np.log(u[1]) / big  # inf when Lambda is 0 or tiny: after() caps it
     return EdgeDraws(big, start_planned, u[3] < p_planned, down, in_down, age_in_down, phase, until_next)
+
+
+def _draw_edges_varying(p: Params, trials: int, seed: int, lam_start: np.ndarray, lam_end: np.ndarray) -> EdgeDraws:
+    """:func:`draw_edges` with per-trial rates before and after the window, from the same uniforms."""
+    u = uniforms(stream(seed, STREAM_EDGES), (4, trials))
+    big, big_end = lam_start + p.mu, lam_end + p.mu
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_planned = np.where(big > 0, p.mu / big, 0.0)
+        p_planned_end = np.where(big_end > 0, p.mu / big_end, 0.0)
+    start_planned = u[2] < p_planned
+    down = np.where(start_planned, p.r_planned, p.r_unplanned)
+    p_down = -np.expm1(-big * down)
+    in_down = u[0] < p_down
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        age_in_down = -np.log1p(-u[0]) / big
+        phase = np.where(in_down, 0.0, (u[0] - p_down) / (1.0 - p_down))
+        until_next = -np.log(u[1]) / big_end
+    return EdgeDraws(big, start_planned, u[3] < p_planned_end, down, in_down, age_in_down, phase, until_next)
 
 
 @dataclass(frozen=True)
@@ -126,7 +160,7 @@ class _Gaps:
     gap_trial: np.ndarray  # per gap, its trial
 
     @classmethod
-    def join(cls, rows: Rows, pieces: np.ndarray, sub: int, sub_hours: float, edges: EdgeDraws) -> _Gaps:
+    def join(cls, rows: Rows, pieces: np.ndarray, sub: int, sub_hours: float | np.ndarray, edges: EdgeDraws) -> _Gaps:
         trials = len(rows.n) // sub
         has = rows.n > 0
         pieces_per_row = np.where(has, 2, 1)
@@ -164,7 +198,13 @@ class _Gaps:
 
 
 def edge_hours(
-    p: Params, rows: Rows, pieces: np.ndarray, sub: int, edges: EdgeDraws, taus: np.ndarray
+    p: Params,
+    rows: Rows,
+    pieces: np.ndarray,
+    sub: int,
+    edges: EdgeDraws,
+    taus: np.ndarray,
+    row_hours: np.ndarray | None = None,
 ) -> list[HoursAccumulator]:
     """The hours of the gaps that cross sub-window and window edges, trial by trial, for each interval.
 
@@ -183,13 +223,15 @@ def edge_hours(
         What lies outside each trial's window (:func:`draw_edges`).
     taus
         Checkpoint intervals, hours.
+    row_hours
+        Each row's length, hours, when the rows of a trial differ (a rate profile); None: ``p.hours / sub``.
 
     Returns
     -------
     list of HoursAccumulator
         One per interval, with one entry per trial.
     """
-    gaps = _Gaps.join(rows, pieces, sub, p.hours / sub, edges)
+    gaps = _Gaps.join(rows, pieces, sub, p.hours / sub if row_hours is None else row_hours, edges)
     down = np.where(gaps.starts_planned, p.r_planned, p.r_unplanned)
     longest_down = max(p.r_planned, p.r_unplanned)
     out = []

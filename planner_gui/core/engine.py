@@ -32,6 +32,10 @@ in :mod:`.edges`. A trial's window may be split into sub-windows (independent Po
 at their edges), so memory stays bounded whatever the scenario: *rows* are (trial, sub-window)
 pairs, the unit of draws, processed in chunks of at most ``CHUNK_ELEMENTS`` spacings.
 
+Rates that vary (rate uncertainty: a rate per trial; a rate profile: a rate per piece of the window,
+each piece its own rows) change only the rows' lengths and Poisson means and the rates at the window's
+edges (:mod:`.varying`, ``docs/engine.md``, "Rates that vary"); constant rates run exactly as before.
+
 Where the time goes
 -------------------
 A chunk is one matrix of exponentials with a column per row and a *slot* per place a spacing can
@@ -45,34 +49,37 @@ mapped afresh and fault on every page.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from .chunk_sums import CHUNK_ELEMENTS, ChunkHours, _Workspace
+from .chunk_sums import multiply_columns as _multiply_columns  # noqa: F401 (tests and docs use the old name)
 from .edges import draw_edges, edge_hours
 from .intervals import HoursAccumulator
 from .model import Scenario
 from .params import Params
-from .rows import STREAM_COMPONENTS, STREAM_SPACINGS, Rows, draw_rows, stream
+from .profiles import Pieces
+from .rows import STREAM_COMPONENTS, STREAM_SPACINGS, Rows, draw_rows, draw_rows_at, stream
 from .specs import MAX_TOTAL_EVENTS  # re-exported: the limit callers check before a run
+from .varying import VaryingRates, row_pieces, varying_rates
 
 __all__ = [
     "MAX_TOTAL_EVENTS",
     "Cancelled",
     "Layout",
     "RawTrials",
+    "layout_for",
     "plan_layout",
+    "plan_varying_layout",
     "simulate_intervals",
     "simulate_trials",
 ]
 
 #: Expected interruptions in one row before a trial's window is split into sub-windows.
 ROW_EVENT_CAP = 1 << 17
-#: Spacings per chunk (a chunk's arrays are a few times this many float64s).
-CHUNK_ELEMENTS = 1 << 18
 #: Upper bound when a caller asks for more rows per chunk (16 MB per array).
 CHUNK_MAX_ELEMENTS = 1 << 21
 
@@ -87,6 +94,8 @@ class Layout:
 
     subwindows: int
     rows_per_chunk: int
+    #: With a rate profile: the rows of each of its pieces in the window (they add up to ``subwindows``).
+    splits: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -116,38 +125,27 @@ def plan_layout(expected_events_per_trial: float, trials: int, min_rows: int = 1
     return Layout(subwindows, max(1, min(trials * subwindows, rows)))
 
 
-class _Workspace:
-    """Buffers reused by every chunk, and kept per thread between runs.
+def layout_for(scenario: Scenario, params: Params, min_rows: int = 1) -> Layout:
+    """The layout :func:`simulate_intervals` chooses for ``scenario`` at ``params`` (with at least ``min_rows``
+    rows per chunk): sweeps share it across their points."""
+    p, var = varying_rates(scenario, params)
+    if var is None:
+        return plan_layout((p.lam + p.mu) * p.hours, scenario.trials, min_rows)
+    lam = float(var.lams(p.lam, scenario.trials).max())
+    return plan_varying_layout(lam, p.mu, var.pieces, scenario.trials, min_rows)
 
-    Fresh large arrays are mapped anew by the allocator, and the first write to each 4 KiB page
-    faults (a couple of microseconds each on a virtual machine, several milliseconds per run).
-    """
 
-    _local = threading.local()
-    #: Largest buffer kept between runs (elements); a bigger one is freed with its run.
-    KEEP_ELEMENTS = CHUNK_ELEMENTS * 4
-
-    def __init__(self, elements: int, slots: int) -> None:
-        self.e = np.empty(elements)
-        self.x = np.empty(elements)
-        self.y = np.empty(elements)  # only its first slots are used (the bands)
-        self.zeros = np.zeros(elements)  # never written: np.maximum is several times faster on two arrays
-        self.ones = np.ones(slots)
-
-    @classmethod
-    def get(cls, elements: int, slots: int) -> _Workspace:
-        kept: _Workspace | None = getattr(cls._local, "work", None)
-        if kept is not None and len(kept.e) >= elements and len(kept.ones) >= slots:
-            return kept
-        work = cls(elements, slots)
-        if elements <= cls.KEEP_ELEMENTS:
-            cls._local.work = work
-        return work
-
-    def views(self, slots: int, m: int) -> tuple[np.ndarray, ...]:
-        """(slots, m) views of e, x, y and zeros, and ``slots`` ones."""
-        k = slots * m
-        return (*(a[:k].reshape(slots, m) for a in (self.e, self.x, self.y, self.zeros)), self.ones[:slots])
+def plan_varying_layout(lam: float, mu: float, p: Pieces, trials: int, min_rows: int = 1) -> Layout:
+    """:func:`plan_layout` for a rate profile's pieces ``p``: each piece is cut into as many rows as its
+    expected interruptions need at the unplanned rate ``lam`` (the highest of the trials', times the
+    piece's multiplier) and the planned rate ``mu``; rows per chunk follow the largest row."""
+    events = (lam * p.multipliers + mu) * p.lengths
+    splits = np.maximum(1, np.ceil(events / ROW_EVENT_CAP)).astype(int)
+    per_row = float(np.max(events / splits))
+    slots = per_row + 6.0 * math.sqrt(per_row) + 8.0
+    rows = max(int(CHUNK_ELEMENTS // slots), min(min_rows, int(CHUNK_MAX_ELEMENTS // slots)))
+    sub = int(splits.sum())
+    return Layout(sub, max(1, min(trials * sub, rows)), tuple(int(k) for k in splits))
 
 
 @dataclass(frozen=True)
@@ -176,25 +174,6 @@ class _Chunks:
 
     def rows(self, i: int) -> slice:
         return slice(i * self.step, (i + 1) * self.step)
-
-
-#: Elements in numpy's inner loop that make a broadcast multiply as cheap as a scalar one.
-_LONG_LOOP = 4096
-
-
-def _multiply_columns(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    """``out = a * b`` for a C-contiguous (slots, m) ``a`` and an (m,) ``b``.
-
-    Broadcast slot by slot, numpy's inner loop is only m long and its per-loop overhead makes the
-    multiply cost twice a scalar one. Viewing k slots as one (k m,) line and tiling b k times gives
-    an inner loop of at least ``_LONG_LOOP`` elements.
-    """
-    slots, m = a.shape
-    k = max(1, min(slots, -(-_LONG_LOOP // max(m, 1))))
-    full = slots // k * k
-    if full:
-        np.multiply(a[:full].reshape(-1, k * m), np.tile(b, k), out=out[:full].reshape(-1, k * m))
-    np.multiply(a[full:], b, out=out[full:])
 
 
 def _draw_chunk(chunks: _Chunks, i: int, rng: np.random.Generator, work: _Workspace) -> np.ndarray:
@@ -226,98 +205,6 @@ def _draw_chunk(chunks: _Chunks, i: int, rng: np.random.Generator, work: _Worksp
     return e
 
 
-class _BandSums(NamedTuple):
-    """Column sums over a chunk's bands, for one interval (see :meth:`_ChunkHours.add`)."""
-
-    run_up: np.ndarray  # x over UP (downtime R)
-    run_planned_start: np.ndarray  # x over PP and PU (downtime r)
-    run_kept: np.ndarray  # x over UP and PP (work in progress kept)
-    run_lost: np.ndarray  # x over PU (lost)
-    k_kept: np.ndarray  # floor(x) over UP and PP
-    k_lost: np.ndarray  # floor(x) over PU
-    kept_compute: np.ndarray  # min(frac(x), tau / s) over UP and PP
-
-
-class _ChunkHours:
-    """Sums the hours of a chunk's interior spacings into accumulators, one interval at a time.
-
-    Within a band every spacing has the same downtime (``R`` after an unplanned interruption, ``r``
-    after a planned one) and the same fate of the work in progress at its end (kept before a planned
-    interruption, lost before an unplanned one), so each band costs a few whole-array operations.
-    What does not depend on the interval is computed once, here.
-    """
-
-    def __init__(
-        self, p: Params, e: np.ndarray, total: np.ndarray, scale: np.ndarray, work: _Workspace, bands: np.ndarray
-    ) -> None:
-        self.p, self.e, self.scale = p, e, scale
-        slots, m = e.shape
-        _, self.x, self.y, self.zeros, self.ones = work.views(slots, m)
-        h_up, h_pp, h_pu = (int(h) for h in bands)
-        self.top = 2 + h_up + h_pp + h_pu  # the first bulk slot
-        self.h_up = h_up  # within the bands: UP first (downtime R), then PP and PU (downtime r)
-        self.h_kept = h_up + h_pp  # UP and PP keep the work in progress, PU loses it
-        self.down = np.empty((self.top - 2, 1))
-        self.down[:h_up] = p.r_unplanned
-        self.down[h_up:] = p.r_planned
-        self.e_up = self._colsum(e[2 : 2 + h_up])
-        self.e_planned_start = self._colsum(e[2 + h_up : self.top])
-        self.e_bulk = total - e[0] - e[1] - self.e_up - self.e_planned_start
-
-    def _colsum(self, a: np.ndarray) -> np.ndarray:
-        out: np.ndarray = self.ones[: len(a)] @ a  # a matrix-vector product is faster than a.sum(axis=0)
-        return out
-
-    def _running(self, slots: slice, b: np.ndarray, r: float | np.ndarray) -> np.ndarray:
-        """x = max(e b - r, 0) in ``slots``: with b = scale / s and r = D / s, each spacing's time
-        after its downtime, in checkpoint cycles of s = tau + c."""
-        x = self.x[slots]
-        _multiply_columns(self.e[slots], b, x)
-        x -= r
-        np.maximum(x, self.zeros[slots], out=x)
-        return x
-
-    def add(self, acc: HoursAccumulator, sl: slice, tau: float) -> None:
-        """Add the hours for a checkpoint interval ``tau`` to rows ``sl`` of ``acc``.
-
-        In each spacing, floor(x) cycles of tau + c complete. Of the rest, frac(x) s, the first tau
-        is compute and the remainder a write, both kept when a planned interruption ends the spacing
-        (UP, PP) and lost otherwise (PU, UU). What x leaves of the spacing is its downtime.
-        """
-        p = self.p
-        s = tau + p.c
-        b = self.scale / s
-        band = self._bands(b, s, tau)
-        run_bulk, k_bulk = self._bulk(b, s)
-        segments = band.k_kept + band.k_lost + k_bulk
-        acc.useful[sl] += segments * tau + s * band.kept_compute
-        # frac(x) - min(frac(x), tau / s): the write in progress, where it is kept
-        acc.checkpoint[sl] += segments * p.c + s * np.maximum(band.run_kept - band.k_kept - band.kept_compute, 0.0)
-        acc.lost[sl] += s * (np.maximum(band.run_lost - band.k_lost, 0.0) + np.maximum(run_bulk - k_bulk, 0.0))
-        acc.recovery[sl] += self.scale * (self.e_up + self.e_bulk) - s * (band.run_up + run_bulk)
-        acc.planned[sl] += self.scale * self.e_planned_start - s * band.run_planned_start
-
-    def _bands(self, b: np.ndarray, s: float, tau: float) -> _BandSums:
-        """Column sums over the bands (UP, PP, PU) for an interval with ``s = tau + c``."""
-        h_up, h_kept = self.h_up, self.h_kept
-        x = self._running(slice(2, self.top), b, self.down / s)
-        run_up, run_planned_start = self._colsum(x[:h_up]), self._colsum(x[h_up:])
-        run_kept, run_lost = self._colsum(x[:h_kept]), self._colsum(x[h_kept:])
-        whole = self.y[2 : self.top]
-        np.floor(x, out=whole)
-        k_kept, k_lost = self._colsum(whole[:h_kept]), self._colsum(whole[h_kept:])
-        frac = np.subtract(x[:h_kept], whole[:h_kept], out=x[:h_kept])
-        np.minimum(frac, tau / s, out=frac)
-        return _BandSums(run_up, run_planned_start, run_kept, run_lost, k_kept, k_lost, self._colsum(frac))
-
-    def _bulk(self, b: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
-        """Column sums over the bulk (UU: downtime R, work in progress lost) of x and floor(x)."""
-        x = self._running(slice(self.top, None), b, self.p.r_unplanned / s)
-        run = self._colsum(x)
-        np.floor(x, out=x)
-        return run, self._colsum(x)
-
-
 def _accumulate_chunk(
     p: Params,
     chunks: _Chunks,
@@ -341,7 +228,7 @@ def _accumulate_chunk(
         pieces[1, sl] = e[1] * scale
     if slots <= 2:
         return
-    hours = _ChunkHours(p, e, total, scale, work, chunks.bands[i])
+    hours = ChunkHours(p, e, total, scale, work, chunks.bands[i])
     for acc, tau in zip(accs, taus):
         hours.add(acc, sl, tau)
 
@@ -402,11 +289,14 @@ def _run_chunks(
     taus: np.ndarray,
     progress: Callable[[float], None] | None,
     should_stop: Callable[[], bool] | None,
+    row_hours: np.ndarray | None = None,
 ) -> tuple[list[HoursAccumulator], np.ndarray]:
     """Every chunk's pass: per interval, the hours of the rows' interior spacings, and each row's first
-    and last spacing (``pieces``, hours), all in row order."""
+    and last spacing (``pieces``, hours), all in row order. ``row_hours`` gives each row's length when
+    they differ (a rate profile); None: ``params.hours / layout.subwindows``."""
     nrows = len(rows.n)
     sub_hours = params.hours / layout.subwindows
+    sorted_hours = None if row_hours is None else row_hours[rows.order]
     chunks = _Chunks.plan(rows, layout.rows_per_chunk)
     accs = [HoursAccumulator(nrows) for _ in taus]  # in chunk order until the last chunk is done
     pieces = np.zeros((2, nrows))
@@ -415,13 +305,51 @@ def _run_chunks(
     for i in range(len(chunks)):
         if should_stop is not None and should_stop():
             raise Cancelled()
-        _run_chunk(params, chunks, i, sub_hours, stream(seed, STREAM_SPACINGS, i), accs, taus, pieces, work)
+        hours = sub_hours if sorted_hours is None else sorted_hours[chunks.rows(i)]
+        _run_chunk(params, chunks, i, hours, stream(seed, STREAM_SPACINGS, i), accs, taus, pieces, work)
         if progress is not None:
             progress((i + 1) / len(chunks))
     unsort = np.argsort(rows.order)
     for acc in accs:
         acc.reorder(unsort)
     return accs, pieces[:, unsort]
+
+
+class _Drawn(NamedTuple):
+    """A run's rows, the hours of their interior spacings and of their gaps across edges, per interval."""
+
+    rows: Rows
+    sub: int  # rows per trial
+    accs: list[HoursAccumulator]
+    edges: list[HoursAccumulator]
+
+
+def _constant(params: Params, trials: int, seed: int, taus: np.ndarray, layout: Layout | None, **run: Any) -> _Drawn:
+    """Constant rates: every row of every trial has the same means."""
+    if layout is None:
+        layout = plan_layout((params.lam + params.mu) * params.hours, trials)
+    sub = layout.subwindows
+    rows = draw_rows(params, seed, trials * sub, params.hours / sub)
+    accs, pieces = _run_chunks(params, rows, layout, seed, taus, **run)
+    return _Drawn(rows, sub, accs, edge_hours(params, rows, pieces, sub, draw_edges(params, trials, seed), taus))
+
+
+def _varying(
+    params: Params, var: VaryingRates, trials: int, seed: int, taus: np.ndarray, layout: Layout | None, **run: Any
+) -> _Drawn:
+    """Rates that vary between trials or over the window (:mod:`.varying`): each row its own means."""
+    lams = var.lams(params.lam, trials)
+    if layout is None or layout.splits is None or len(layout.splits) != len(var.pieces):
+        layout = plan_varying_layout(float(lams.max()), params.mu, var.pieces, trials)
+    assert layout.splits is not None
+    one = row_pieces(var.pieces, layout.splits)
+    sub = len(one)
+    row_hours = np.tile(one.hours, trials)
+    unplanned = (lams[:, None] * (one.multipliers * one.hours)[None, :]).ravel()
+    rows = draw_rows_at(seed, unplanned, params.mu * row_hours)
+    accs, pieces = _run_chunks(params, rows, layout, seed, taus, row_hours=row_hours, **run)
+    outside = draw_edges(params, trials, seed, lams * var.pieces.multipliers[0], lams * var.after)
+    return _Drawn(rows, sub, accs, edge_hours(params, rows, pieces, sub, outside, taus, row_hours))
 
 
 def simulate_intervals(
@@ -437,16 +365,27 @@ def simulate_intervals(
     """:func:`simulate_trials` for several checkpoint intervals ``taus`` (hours) on the same draws.
 
     ``params.tau`` is ignored. The random numbers are drawn once, so this costs little more than one
-    run and the results share their draws exactly (common random numbers).
+    run and the results share their draws exactly (common random numbers). A rate profile or rate
+    uncertainty in ``scenario`` makes the rates vary (:mod:`.varying`); ``params.lam`` is then the rate
+    they multiply.
     """
     taus = np.asarray(taus, dtype=float)
     trials, seed = scenario.trials, scenario.seed
-    if layout is None:
-        layout = plan_layout((params.lam + params.mu) * params.hours, trials)
-    sub = layout.subwindows
-    rows = draw_rows(params, seed, trials * sub, params.hours / sub)
-    accs, pieces = _run_chunks(params, rows, layout, seed, taus, progress, should_stop)
-    edges = edge_hours(params, rows, pieces, sub, draw_edges(params, trials, seed), taus)
+    params, var = varying_rates(scenario, params)
+    run: dict[str, Any] = {"progress": progress, "should_stop": should_stop}
+    if var is None:
+        drawn = _constant(params, trials, seed, taus, layout, **run)
+    else:
+        drawn = _varying(params, var, trials, seed, taus, layout, **run)
+    return _assemble(scenario, params.hours, drawn, var.comp_rates if var is not None else None, components)
+
+
+def _assemble(
+    scenario: Scenario, window: float, drawn: _Drawn, comp_rates: np.ndarray | None, components: bool
+) -> list[RawTrials]:
+    """Per-trial results, one per interval: the rows summed per trial, the edges added, the interruptions
+    split among the components."""
+    trials, sub = scenario.trials, drawn.sub
 
     def per_trial(a: np.ndarray) -> np.ndarray:
         out: np.ndarray = a.reshape(trials, sub).sum(axis=1)
@@ -455,20 +394,15 @@ def simulate_intervals(
     def hours(in_rows: np.ndarray, edge: np.ndarray) -> np.ndarray:
         # Sums of differences carry rounding of a few units in the last place of the window's hours:
         # it must not show as goodput above 100% or as negative hours.
-        out: np.ndarray = np.clip(per_trial(in_rows) + edge, 0.0, params.hours)
+        out: np.ndarray = np.clip(per_trial(in_rows) + edge, 0.0, window)
         return out
 
-    unplanned = per_trial(rows.n_unplanned)
-    planned = per_trial(rows.n_planned)
-    rates = np.array([c.rate_per_gpu_hour for c in scenario.components])
-    if components and rates.sum() > 0:
-        by_comp = stream(seed, STREAM_COMPONENTS).multinomial(unplanned, rates / rates.sum())
-    else:
-        by_comp = np.zeros((trials, len(rates)), dtype=np.int64)
+    unplanned = per_trial(drawn.rows.n_unplanned)
+    by_comp = _split(scenario, unplanned, comp_rates, components)
     return [
         RawTrials(
             unplanned=unplanned,
-            planned=planned,
+            planned=per_trial(drawn.rows.n_planned),
             by_component=by_comp,
             useful=hours(acc.useful, edge.useful),
             checkpoint=hours(acc.checkpoint, edge.checkpoint),
@@ -476,5 +410,21 @@ def simulate_intervals(
             recovery=hours(acc.recovery, edge.recovery),
             planned_restart=hours(acc.planned, edge.planned),
         )
-        for acc, edge in zip(accs, edges)
+        for acc, edge in zip(drawn.accs, drawn.edges)
     ]
+
+
+def _split(scenario: Scenario, unplanned: np.ndarray, comp_rates: np.ndarray | None, components: bool) -> np.ndarray:
+    """Each trial's unplanned interruptions split among the components, in proportion to their rates (the
+    trial's own, ``comp_rates``, with rate uncertainty); zeros when ``components`` is False."""
+    rates = np.array([c.rate_per_gpu_hour for c in scenario.components])
+    rng = stream(scenario.seed, STREAM_COMPONENTS)
+    if components and comp_rates is not None:
+        totals = comp_rates.sum(axis=1, keepdims=True)
+        shares = comp_rates / np.where(totals > 0, totals, 1.0)
+        out: np.ndarray = rng.multinomial(unplanned, shares)
+        return out
+    if components and rates.sum() > 0:
+        nominal: np.ndarray = rng.multinomial(unplanned, rates / rates.sum())
+        return nominal
+    return np.zeros((len(unplanned), len(rates)), dtype=np.int64)

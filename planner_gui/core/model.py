@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from importlib import resources
@@ -24,9 +25,11 @@ __all__ = [
     "LLAMA3_PLANNED",
     "OPTIMAL",
     "Component",
+    "Profile",
     "Scenario",
     "Storage",
     "llama3_components",
+    "llama3_evidence",
 ]
 
 #: Size and length of the Llama 3 snapshot behind the default rates.
@@ -39,6 +42,9 @@ LLAMA3_PLANNED = 47
 OPTIMAL = "optimal"
 
 Interval = float | str
+#: A rate profile: ``(day, multiplier)`` pairs, days from the window's start, the first at day 0; each
+#: multiplier holds from its day to the next pair's (the last one for ever after).
+Profile = tuple[tuple[float, float], ...]
 
 
 @dataclass(frozen=True)
@@ -53,11 +59,16 @@ class Component:
         Group used for multipliers and colours (GPU, Host, Network, ...).
     rate_per_gpu_hour
         Unplanned interruptions this component causes per GPU per hour.
+    count, exposure_gpu_hours
+        The evidence the rate came from: ``count`` interruptions seen over ``exposure_gpu_hours``
+        (both None: none given; see :func:`.rates.evidence_of` for the Llama 3 causes' own).
     """
 
     name: str
     category: str
     rate_per_gpu_hour: float
+    count: int | None = None
+    exposure_gpu_hours: float | None = None
 
     @property
     def per_1000_gpu_days(self) -> float:
@@ -77,9 +88,20 @@ def llama3_components() -> tuple[Component, ...]:
     paper's printed 30.1% for "Faulty GPU" is a misprint (148/419 = 35.3%).
     """
     gpu_hours = LLAMA3_GPUS * LLAMA3_DAYS * 24.0
+    return tuple(Component(name, cat, count / gpu_hours) for name, (cat, count) in _llama3_table().items())
+
+
+@functools.cache
+def _llama3_table() -> dict[str, tuple[str, int]]:
+    """Table 5: each cause's category and count, in the table's order."""
     text = resources.files("planner_gui.core").joinpath("data/llama3_table5.csv").read_text("utf-8")
-    rows = csv.DictReader(text.splitlines())
-    return tuple(Component(r["component"], r["category"], int(r["interruptions"]) / gpu_hours) for r in rows)
+    return {r["component"]: (r["category"], int(r["interruptions"])) for r in csv.DictReader(text.splitlines())}
+
+
+def llama3_evidence() -> dict[str, tuple[int, float]]:
+    """Each Llama 3 cause's evidence: its Table 5 count and the snapshot's 16,384 x 54 x 24 GPU-hours."""
+    gpu_hours = LLAMA3_GPUS * LLAMA3_DAYS * 24.0
+    return {name: (count, gpu_hours) for name, (_, count) in _llama3_table().items()}
 
 
 #: Where each default comes from; shown in tooltips, the CLI report and the docs.
@@ -123,6 +145,17 @@ DEFAULT_NOTES: dict[str, str] = {
         "Sustained write bandwidth of the whole storage: Llama 3's Tectonic sustained 2 TB/s (2,000 GB/s), "
         "7 TB/s at peak (arXiv 2407.21783, sec. 3.3.4)."
     ),
+    "rate_uncertainty": (
+        "Off: the rates are known. On: each trial draws every rate from its posterior given its evidence (Gamma, "
+        "Jeffreys prior: shape count + 1/2, rate exposure); a Llama 3 cause's evidence is its Table 5 count over "
+        "16,384 x 54 x 24 GPU-hours."
+    ),
+    "rate_profile": (
+        "Multipliers of the unplanned rates over the run's days, e.g. a new cluster's burn-in; none: constant "
+        "rates, as in the Llama 3 snapshot."
+    ),
+    "count": "Interruptions seen: the evidence behind the rate (with the exposure).",
+    "exposure_gpu_hours": "GPU-hours watched while they were counted: the evidence behind the rate (with the count).",
 }
 
 
@@ -192,6 +225,10 @@ class Scenario:
     training: Training | None = None
     #: Checkpoint size and storage bandwidth; when set, they give the blocking write (see :attr:`write_s`).
     storage: Storage | None = None
+    #: Draw each trial's component rates from their posteriors (:mod:`.rates`); off: the rates as given.
+    rate_uncertainty: bool = False
+    #: Multipliers of every unplanned rate over the window's days (:mod:`.profiles`); None: constant rates.
+    rate_profile: Profile | None = None
 
     # -- derived quantities -------------------------------------------------
     @property

@@ -14,12 +14,23 @@ import numpy as np
 
 from .engine import Layout, RawTrials, simulate_trials
 from .exact import TimeFractions, time_fractions
+from .expected import rates_vary, transient_bound, uncertainty_summary, varying_expectation
 from .model import Scenario
 from .params import OptimalIntervals, Params, optimal_intervals, resolve
 from .scenario_io import scenario_to_dict
 from .training import TimeToTrain, simulate_time_to_train, training_events, work_hours
+from .varying import varying_rates
 
-__all__ = ["HOURS_KEYS", "Expected", "SimulationResult", "Summary", "simulate", "summarize"]
+__all__ = [
+    "HOURS_KEYS",
+    "Expected",
+    "SimulationResult",
+    "Summary",
+    "expected_for",
+    "expected_for_scenario",
+    "simulate",
+    "summarize",
+]
 
 #: Where the hours go, in display order.
 HOURS_KEYS = ("useful", "checkpoint", "lost_work", "recovery", "planned_restart")
@@ -92,9 +103,13 @@ class SimulationResult:
         return {c.name: float(m) for c, m in zip(self.scenario.components, means)}
 
     def goodput_at_optimum(self) -> float:
-        """The exact expected goodput at the exact optimal checkpoint interval."""
+        """The exact expected goodput at the exact optimal checkpoint interval (the optimum of the base
+        rates; with varying rates, the goodput there is the varying rates' expectation)."""
         p, _ = resolve(self.scenario, self.optimal)
-        f = time_fractions(p.lam, p.mu, self.optimal.exact / 60.0, p.c, p.r_unplanned, p.r_planned)
+        tau = self.optimal.exact / 60.0
+        if rates_vary(self.scenario):
+            return float(varying_expectation(self.scenario, p, tau)[0].useful)
+        f = time_fractions(p.lam, p.mu, tau, p.c, p.r_unplanned, p.r_planned)
         return float(f.useful)
 
     def lost_gpu_hours(self) -> np.ndarray:
@@ -133,12 +148,37 @@ class SimulationResult:
             out["time_to_train"] = self.time_to_train.to_json_dict(sc.gpu_hour_cost_usd)
         if sc.storage is not None:
             out["storage"] = {"checkpoint_write_s": sc.write_s, "warning": sc.storage_warning(self.interval_min)}
+        if sc.rate_uncertainty or sc.rate_profile is not None:
+            out.update(self._rates_json())
+        return out
+
+    def _rates_json(self) -> dict[str, Any]:
+        """With rate uncertainty: how much of the variance the rates cause; with a profile: the bound on the
+        exact goodput's error from its changes of rate."""
+        sc, out = self.scenario, {}
+        p, _ = resolve(sc, self.optimal)
+        if sc.rate_uncertainty:
+            _, var = varying_rates(sc, p)  # the engine's own draws of each trial's rates (the same stream)
+            rate = np.full(len(self.goodput), p.lam) if var is None else var.lams(p.lam, len(self.goodput))
+            out["uncertainty"] = uncertainty_summary(sc, p, rate, self.goodput)
+        if sc.rate_profile is not None:
+            out["rate_profile"] = {"goodput_expected_bound": transient_bound(sc, p)}
         return out
 
 
 def expected_for(params: Params) -> Expected:
+    """The exact expectations for constant rates."""
     f = time_fractions(params.lam, params.mu, params.tau, params.c, params.r_unplanned, params.r_planned)
     return Expected(f, params.hours, params.lam * params.hours, params.mu * params.hours)
+
+
+def expected_for_scenario(scenario: Scenario, params: Params) -> Expected:
+    """The exact expectations for the scenario's rates (:func:`expected_for` when they are constant; with a
+    profile or rate uncertainty, :func:`.expected.varying_expectation`)."""
+    if not rates_vary(scenario):
+        return expected_for(params)
+    fractions, unplanned = varying_expectation(scenario, params)
+    return Expected(fractions, params.hours, unplanned, params.mu * params.hours)
 
 
 def simulate(
@@ -160,7 +200,7 @@ def simulate(
     ttt = None
     if scenario.training is not None:
         ttt = simulate_time_to_train(scenario, params, progress=training, should_stop=should_stop)
-    return SimulationResult(scenario, interval, optimal, expected_for(params), raw, ttt)
+    return SimulationResult(scenario, interval, optimal, expected_for_scenario(scenario, params), raw, ttt)
 
 
 def _progress_split(

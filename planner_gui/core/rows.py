@@ -19,7 +19,17 @@ from scipy.special import ndtri, pdtr
 
 from .params import Params
 
-__all__ = ["Arrangement", "Rows", "draw_arrangement", "draw_rows", "poisson_by_inversion", "stream", "uniforms"]
+__all__ = [
+    "Arrangement",
+    "Rows",
+    "draw_arrangement",
+    "draw_rows",
+    "draw_rows_at",
+    "poisson_by_inversion",
+    "poisson_quantiles",
+    "stream",
+    "uniforms",
+]
 
 STREAM_COUNTS, STREAM_ARRANGE, STREAM_EDGES, STREAM_SPACINGS, STREAM_COMPONENTS = range(1, 6)
 
@@ -50,6 +60,41 @@ def poisson_by_inversion(u: np.ndarray, mean: float) -> np.ndarray:
         margin *= 4.0
     k: np.ndarray = (lo + np.searchsorted(cdf[1:], u, side="left")).astype(np.int64)
     return k
+
+
+#: Above this many distinct means, :func:`poisson_quantiles` searches each element's quantile on its own.
+_TABLES = 64
+
+
+def poisson_quantiles(u: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """Poisson(``means``) quantiles of ``u``, element by element: what :func:`poisson_by_inversion` gives
+    for each mean (the same numbers: both find the smallest k with ``pdtr(k, mean) >= u``).
+
+    A few distinct means (the pieces of a rate profile) are done one table each; many (a rate per trial)
+    start from the Cornish-Fisher guess and step to the quantile, one step per unit the guess is off.
+    """
+    means = np.asarray(means, dtype=float)
+    values, inverse = np.unique(means, return_inverse=True)
+    out = np.zeros(u.shape, dtype=np.int64)
+    if len(values) <= _TABLES:
+        for j, mean in enumerate(values):
+            idx = np.flatnonzero(inverse == j)
+            out[idx] = poisson_by_inversion(u[idx], float(mean))
+        return out
+    some = np.flatnonzero(means > 0)
+    uu, m = u[some], means[some]
+    z = ndtri(uu)
+    k = np.maximum(np.floor(m + np.sqrt(m) * z + (z * z - 1.0) / 6.0 + 0.5), 0.0)
+    low = np.flatnonzero(pdtr(k, m) < uu)
+    while low.size:  # up to the first k whose CDF reaches u
+        k[low] += 1.0
+        low = low[pdtr(k[low], m[low]) < uu[low]]
+    high = np.flatnonzero((k > 0) & (pdtr(k - 1.0, m) >= uu))
+    while high.size:  # down to the smallest such k
+        k[high] -= 1.0
+        high = high[(k[high] > 0) & (pdtr(k[high] - 1.0, m[high]) >= uu[high])]
+    out[some] = k.astype(np.int64)
+    return out
 
 
 def uniforms(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -133,4 +178,23 @@ def draw_rows(p: Params, seed: int, rows: int, sub_hours: float) -> Rows:
         n_unplanned=n_unplanned,
         n_planned=n_planned,
         order=np.argsort(u[:, 0], kind="stable"),
+    )
+
+
+def draw_rows_at(seed: int, unplanned_means: np.ndarray, planned_means: np.ndarray) -> Rows:
+    """:func:`draw_rows` for rows with means of their own (a rate profile, a rate per trial).
+
+    The counts are the same quantiles of the same uniforms, so a row keeps nearly the same count when its
+    mean moves a little (common random numbers). Rows are ordered by their count, then by its uniform:
+    with different means, the uniform alone no longer puts rows of similar counts side by side.
+    """
+    u = uniforms(stream(seed, STREAM_COUNTS), (len(unplanned_means), 2))
+    n_unplanned = poisson_quantiles(u[:, 0], unplanned_means)
+    n_planned = poisson_quantiles(u[:, 1], planned_means)
+    arranged = draw_arrangement(stream(seed, STREAM_ARRANGE), n_unplanned, n_planned)
+    return Rows(
+        **vars(arranged),
+        n_unplanned=n_unplanned,
+        n_planned=n_planned,
+        order=np.lexsort((u[:, 0], n_unplanned + n_planned)),
     )

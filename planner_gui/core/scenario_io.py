@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from .fmt import clean
-from .model import OPTIMAL, Component, Scenario, Storage, Training
-from .specs import LIMITS, MAX_TOTAL_EVENTS
+from .model import OPTIMAL, Component, Profile, Scenario, Storage, Training
+from .profiles import pieces
+from .rates import mean_job_rate
+from .specs import LIMITS, MAX_PROFILE_PIECES, MAX_TOTAL_EVENTS, MAX_TOTAL_PIECES
 from .userfiles import bad_path, kind_of, write_atomic
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "NAME_MAX_LEN",
     "ScenarioError",
     "check_name",
+    "check_profile",
     "check_size",
     "dumps",
     "edited_name",
@@ -38,6 +41,7 @@ __all__ = [
     "loads",
     "preset_names",
     "preset_titles",
+    "read_file",
     "save",
     "scenario_from_dict",
     "scenario_to_dict",
@@ -45,7 +49,8 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 2
-#: Versions read. Version 1 is version 2 without its optional sections (``training``, ``storage``).
+#: Versions read. Version 1 is version 2 without its optional parts (the sections ``training``, ``storage``,
+#: ``rate_uncertainty`` and ``rate_profile``, and a component's ``count`` and ``exposure_gpu_hours``).
 READ_VERSIONS = (1, 2)
 MAX_FILE_BYTES = 1_000_000
 MAX_COMPONENTS = 200
@@ -77,8 +82,10 @@ _FIELDS = (
     "gpu_hour_cost_usd",
 )
 _COMPONENT_FIELDS = ("name", "category", "rate_per_gpu_hour")
+#: A component's optional evidence in a version-2 document: both or neither (absent or null).
+_EVIDENCE_FIELDS = ("count", "exposure_gpu_hours")
 #: Optional sections of a version-2 document: absent (or null) means off.
-_OPTIONAL = ("training", "storage")
+_OPTIONAL = ("training", "storage", "rate_uncertainty", "rate_profile")
 _TRAINING_FIELDS = ("train_flops", "peak_tflops", "mfu", "compute_gpu_hours")
 _STORAGE_FIELDS = ("checkpoint_gb_per_gpu", "storage_gb_s")
 
@@ -171,25 +178,40 @@ def _check_keys(where: str, doc: dict[str, Any], allowed: tuple[str, ...], optio
         raise ScenarioError(f"{where}{missing[0]}: missing")
 
 
-def _component(i: int, doc: Any) -> Component:
+def _component(i: int, doc: Any, version: int) -> Component:
     where = f"components[{i}]"
     if not isinstance(doc, dict):
         raise ScenarioError(f"{where}: must be an object with keys {', '.join(_COMPONENT_FIELDS)}")
-    _check_keys(f"{where}.", doc, _COMPONENT_FIELDS)
+    _check_keys(f"{where}.", doc, _COMPONENT_FIELDS, _EVIDENCE_FIELDS if version >= 2 else ())
+    count, exposure = (doc.get(k) for k in _EVIDENCE_FIELDS)
+    if (count is None) != (exposure is None):
+        raise ScenarioError(
+            f"{where}: give both count and exposure_gpu_hours (the evidence behind the rate), or neither"
+        )
     return Component(
         _check_str(f"{where}.name", doc["name"], 100),
         _check_str(f"{where}.category", doc["category"], 100),
         float(check_number(f"{where}.rate_per_gpu_hour", doc["rate_per_gpu_hour"])),
+        None if count is None else int(check_number(f"{where}.count", count)),
+        None if exposure is None else float(check_number(f"{where}.exposure_gpu_hours", exposure)),
     )
 
 
 def check_size(scenario: Scenario) -> None:
-    """Refuse a scenario whose simulation would be unreasonably large."""
-    events = (scenario.failure_rate_per_hour + scenario.planned_per_day / 24.0) * scenario.hours * scenario.trials
+    """Refuse a scenario whose simulation would be unreasonably large: too many interruptions (at the rates'
+    expected level over the profile), or too many trials x pieces of a rate profile."""
+    lam = mean_job_rate(scenario) * pieces(scenario.rate_profile, scenario.days).integral() / scenario.hours
+    events = (lam + scenario.planned_per_day / 24.0) * scenario.hours * scenario.trials
     if events > MAX_TOTAL_EVENTS:
         raise ScenarioError(
             f"trials: about {events:.3g} interruptions to simulate, over the limit of {MAX_TOTAL_EVENTS:.3g}; "
             "use fewer trials, days or GPUs"
+        )
+    count = len(pieces(scenario.rate_profile, scenario.days)) * scenario.trials
+    if count > MAX_TOTAL_PIECES:
+        raise ScenarioError(
+            f"trials: {count:,} pieces of the rate profile to simulate (trials x pieces in the window), over the "
+            f"limit of {MAX_TOTAL_PIECES:,}; use fewer trials or pieces"
         )
 
 
@@ -205,7 +227,7 @@ def scenario_from_dict(doc: Any) -> Scenario:
     comps = doc["components"]
     if not isinstance(comps, list) or not 1 <= len(comps) <= MAX_COMPONENTS:
         raise ScenarioError(f"components: must be a list of 1 to {MAX_COMPONENTS} components")
-    components = tuple(_component(i, c) for i, c in enumerate(comps))
+    components = tuple(_component(i, c, int(version)) for i, c in enumerate(comps))
     names = [c.name for c in components]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
@@ -234,6 +256,8 @@ def scenario_from_dict(doc: Any) -> Scenario:
         gpu_hour_cost_usd=float(nums["gpu_hour_cost_usd"]),
         training=_training(doc.get("training")),
         storage=_storage(doc.get("storage")),
+        rate_uncertainty=_flag("rate_uncertainty", doc.get("rate_uncertainty")),
+        rate_profile=check_profile(doc.get("rate_profile")),
     )
     _check_storage_write(scenario)
     check_size(scenario)
@@ -268,6 +292,35 @@ def _storage(doc: Any) -> Storage | None:
     return Storage(size, speed)
 
 
+def _flag(field: str, value: Any) -> bool:
+    """An optional true/false section (absent or null: false)."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    raise ScenarioError(f"{field}: must be true or false (got {_describe(value)})")
+
+
+def check_profile(doc: Any, field: str = "rate_profile") -> Profile | None:
+    """Validate a rate profile: a list of ``[day, multiplier]`` pairs, the first at day 0, days increasing
+    (absent or null: none). Return it as a tuple of pairs."""
+    if doc is None:
+        return None
+    shape = f"must be a list of 1 to {MAX_PROFILE_PIECES:,} [day, multiplier] pairs, the first at day 0"
+    if not isinstance(doc, list) or not 1 <= len(doc) <= MAX_PROFILE_PIECES:
+        raise ScenarioError(f"{field}: {shape} (got {_describe(doc)})")
+    pairs: list[tuple[float, float]] = []
+    for i, pair in enumerate(doc):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ScenarioError(f"{field}[{i}]: must be a [day, multiplier] pair (got {_describe(pair)})")
+        day = float(check_number(f"{field}[{i}].day", pair[0]))
+        mult = float(check_number(f"{field}[{i}].multiplier", pair[1]))
+        if i == 0 and day != 0:
+            raise ScenarioError(f"{field}[0]: the profile must start at day 0 (got day {day:g})")
+        if pairs and day <= pairs[-1][0]:
+            raise ScenarioError(f"{field}[{i}]: days must increase (got day {day:g} after day {pairs[-1][0]:g})")
+        pairs.append((day, mult))
+    return tuple(pairs)
+
+
 def _check_storage_write(scenario: Scenario) -> None:
     """Refuse a storage section whose write exceeds what ``checkpoint_write_s`` may hold, so that the
     engine only ever sees writes it would accept as typed."""
@@ -287,19 +340,15 @@ def validate(scenario: Scenario) -> Scenario:
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     """The JSON document of a scenario (the inverse of :func:`scenario_from_dict`).
 
-    A scenario without optional sections is written as version 1, which every release reads.
+    A scenario without optional parts is written as version 1, which every release reads.
     """
-    optional = scenario.training is not None or scenario.storage is not None
     doc = {
-        "format_version": FORMAT_VERSION if optional else 1,
+        "format_version": FORMAT_VERSION if _has_optional_parts(scenario) else 1,
         "name": scenario.name,
         "gpus": scenario.gpus,
         "gpus_per_node": scenario.gpus_per_node,
         "days": scenario.days,
-        "components": [
-            {"name": c.name, "category": c.category, "rate_per_gpu_hour": c.rate_per_gpu_hour}
-            for c in scenario.components
-        ],
+        "components": [_component_dict(c) for c in scenario.components],
         "planned_per_day": scenario.planned_per_day,
         "checkpoint_interval_min": scenario.checkpoint_interval_min,
         "checkpoint_write_s": scenario.checkpoint_write_s,
@@ -322,6 +371,24 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
             "checkpoint_gb_per_gpu": scenario.storage.checkpoint_gb_per_gpu,
             "storage_gb_s": scenario.storage.storage_gb_s,
         }
+    if scenario.rate_uncertainty:
+        doc["rate_uncertainty"] = True
+    if scenario.rate_profile is not None:
+        doc["rate_profile"] = [[day, m] for day, m in scenario.rate_profile]
+    return doc
+
+
+def _has_optional_parts(scenario: Scenario) -> bool:
+    """Whether the scenario needs format version 2: an optional section, or a component's evidence."""
+    sections = (scenario.training, scenario.storage, scenario.rate_profile)
+    evidence = any(c.count is not None for c in scenario.components)
+    return any(x is not None for x in sections) or scenario.rate_uncertainty or evidence
+
+
+def _component_dict(c: Component) -> dict[str, Any]:
+    doc: dict[str, Any] = {"name": c.name, "category": c.category, "rate_per_gpu_hour": c.rate_per_gpu_hour}
+    if c.count is not None and c.exposure_gpu_hours is not None:
+        doc["count"], doc["exposure_gpu_hours"] = c.count, c.exposure_gpu_hours
     return doc
 
 
@@ -415,24 +482,30 @@ def _read_limited(path: str | os.PathLike[str]) -> bytes:
         os.close(fd)
 
 
-def load(path: str | os.PathLike[str]) -> Scenario:
-    """Read and validate a scenario file; every failure is a one-line :class:`ScenarioError`.
-
-    Only regular files are read (a FIFO, a device or a directory is refused without blocking), and at
-    most ``MAX_FILE_BYTES`` of them.
-    """
+def read_file(path: str | os.PathLike[str]) -> tuple[Path, bytes]:
+    """The path and bytes of a regular file of at most ``MAX_FILE_BYTES`` (never blocks on a FIFO or a
+    device); every failure is a one-line :class:`ScenarioError` naming the file."""
     why = bad_path(path)
     if why is not None:
         raise ScenarioError(f"{_show_path(path)}: cannot read ({why})")
     p = Path(os.fsdecode(os.fspath(path)))
     try:
-        data = _read_limited(p)
+        return p, _read_limited(p)
     except ScenarioError as exc:
         raise ScenarioError(f"{clean(str(p), 120)}: {exc}") from None
     except OSError as exc:
         raise ScenarioError(f"{clean(str(p), 120)}: cannot read ({clean(exc.strerror or str(exc), 120)})") from None
     except (ValueError, MemoryError) as exc:
         raise ScenarioError(f"{clean(str(p), 120)}: cannot read ({clean(str(exc), 120)})") from None
+
+
+def load(path: str | os.PathLike[str]) -> Scenario:
+    """Read and validate a scenario file; every failure is a one-line :class:`ScenarioError`.
+
+    Only regular files are read (a FIFO, a device or a directory is refused without blocking), and at
+    most ``MAX_FILE_BYTES`` of them.
+    """
+    p, data = read_file(path)
     try:
         return loads(data)
     except ScenarioError as exc:

@@ -11,7 +11,17 @@ from dataclasses import dataclass
 
 from .model import DEFAULT_NOTES
 
-__all__ = ["GPU_RANGE", "LIMITS", "MAX_INTERVAL_MIN", "MAX_TOTAL_EVENTS", "MIN_INTERVAL_MIN", "SPECS", "InputSpec"]
+__all__ = [
+    "GPU_RANGE",
+    "LIMITS",
+    "MAX_INTERVAL_MIN",
+    "MAX_PROFILE_PIECES",
+    "MAX_TOTAL_EVENTS",
+    "MAX_TOTAL_PIECES",
+    "MIN_INTERVAL_MIN",
+    "SPECS",
+    "InputSpec",
+]
 
 #: Bounds on the checkpoint interval, minutes ('optimal' is clamped to them): 0.6 s to a year.
 MIN_INTERVAL_MIN = 0.01
@@ -20,6 +30,10 @@ MAX_INTERVAL_MIN = 525_600.0
 GPU_RANGE = (1024, 1_048_576)
 #: The most interruptions a run may simulate, summed over its trials (a sweep counts its whole work).
 MAX_TOTAL_EVENTS = 4_000_000_000
+#: The most pieces a rate profile may hold.
+MAX_PROFILE_PIECES = 1000
+#: The most (trial, profile piece) pairs a run may simulate: each is at least one row of the engine.
+MAX_TOTAL_PIECES = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -147,6 +161,58 @@ SPECS: dict[str, InputSpec] = {
             10_000_000,
             help="Sustained write bandwidth of the whole storage (Llama 3: 2,000 GB/s, 7,000 at peak). With the "
             "checkpoint size it sets the blocking write: GPUs x size / bandwidth.",
+        ),
+        InputSpec(
+            "count",
+            "Interruptions seen",
+            "",
+            0,
+            1e9,
+            True,
+            decimals=0,
+            help="Interruptions of this component in the data its rate came from (with the exposure).",
+        ),
+        InputSpec(
+            "exposure_gpu_hours",
+            "Exposure",
+            "GPU-hours",
+            1e-3,
+            1e15,
+            help="GPU-hours watched while the interruptions were counted (Llama 3: 16,384 x 54 x 24).",
+        ),
+        InputSpec(
+            "day",
+            "Day",
+            "days",
+            0,
+            3650,
+            help="Day of the window (0: its start) from which a rate multiplier holds.",
+        ),
+        InputSpec(
+            "multiplier",
+            "Rate multiplier",
+            "",
+            0,
+            10_000,
+            decimals=3,
+            help="Multiplies every unplanned rate from its day to the next.",
+        ),
+        InputSpec(
+            "burn_in_shape",
+            "Burn-in shape",
+            "",
+            0.05,
+            1.0,
+            decimals=2,
+            help="Weibull shape of a node's time to failure: below 1, new nodes fail more often (1: no burn-in).",
+        ),
+        InputSpec(
+            "burn_in_life_days",
+            "Characteristic life",
+            "days",
+            0.001,
+            100_000,
+            help="Weibull characteristic life of a node, days: how slowly the burn-in fades.",
         ),
     )
 }

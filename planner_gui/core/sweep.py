@@ -15,11 +15,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .engine import Layout, RawTrials, plan_layout, simulate_intervals, simulate_trials
+from .engine import Layout, RawTrials, layout_for, plan_layout, simulate_intervals, simulate_trials
 from .exact import time_fractions
+from .expected import piecewise_fractions, rate_nodes, rates_vary
 from .model import Scenario
 from .params import Params, resolve
-from .results import expected_for, summarize
+from .profiles import mean_multiplier, pieces
+from .rates import mean_job_rate
+from .results import expected_for_scenario, summarize
 from .scenario_io import ScenarioError
 from .specs import GPU_RANGE, MAX_TOTAL_EVENTS
 
@@ -132,8 +135,12 @@ class Cost:
     seconds: float
 
 
-def _events_per_trial(p: Params) -> float:
-    return (p.lam + p.mu) * p.hours
+def _events_per_trial(p: Params, scenario: Scenario) -> float:
+    """Expected interruptions per trial at ``p`` (the scenario's varying rates at their expected level)."""
+    if not rates_vary(scenario):
+        return (p.lam + p.mu) * p.hours
+    lam = mean_job_rate(scenario, p.lam) * mean_multiplier(scenario.rate_profile, scenario.days)
+    return (lam + p.mu) * p.hours
 
 
 def _pass_seconds(events: float, rows: float) -> float:
@@ -147,8 +154,8 @@ def _cost(seconds: float) -> Cost:
 def run_cost(scenario: Scenario) -> Cost:
     """The cost of :func:`.results.simulate` for ``scenario``."""
     p, _ = resolve(scenario)
-    per_trial = _events_per_trial(p)
-    rows = scenario.trials * plan_layout(per_trial, scenario.trials).subwindows
+    per_trial = _events_per_trial(p, scenario)
+    rows = scenario.trials * layout_for(scenario, p).subwindows
     return _cost(_pass_seconds(per_trial * scenario.trials, rows))
 
 
@@ -161,22 +168,37 @@ def _gpu_trials(scenario: Scenario, params: Sequence[Params], max_events_per_poi
     trials = []
     for p in params:
         t = scenario.trials
-        events = _events_per_trial(p)
+        events = _events_per_trial(p, scenario)
         while max_events_per_point and t * events > max_events_per_point and t > max(1, scenario.trials // 8):
             t = max(1, t // 2)
         trials.append(t)
     return trials
 
 
-def _gpu_layouts(params: Sequence[Params], trials: Sequence[int]) -> dict[int, Layout]:
-    return {
-        t: plan_layout(max(_events_per_trial(p) for p, tt in zip(params, trials) if tt == t), t, min_rows=min(t, 128))
-        for t in set(trials)
-    }
+def _gpu_layouts(
+    scenario: Scenario, xs: np.ndarray, params: Sequence[Params], trials: Sequence[int]
+) -> dict[int, Layout]:
+    """One layout per number of trials, for the largest point that runs them (common random numbers)."""
+    if not rates_vary(scenario):
+        return {
+            t: plan_layout(
+                max(_events_per_trial(p, scenario) for p, tt in zip(params, trials) if tt == t), t, min_rows=min(t, 128)
+            )
+            for t in set(trials)
+        }
+    out = {}
+    for t in set(trials):
+        n, biggest = max(((n, p) for n, p, tt in zip(xs, params, trials) if tt == t), key=lambda point: point[1].lam)
+        out[t] = layout_for(scenario.replace(gpus=int(n), trials=t), biggest, min_rows=min(t, 128))
+    return out
 
 
-def _gpu_point_seconds(params: Sequence[Params], trials: Sequence[int], layouts: dict[int, Layout]) -> list[float]:
-    return [_pass_seconds(_events_per_trial(p) * t, t * layouts[t].subwindows) for p, t in zip(params, trials)]
+def _gpu_point_seconds(
+    scenario: Scenario, params: Sequence[Params], trials: Sequence[int], layouts: dict[int, Layout]
+) -> list[float]:
+    return [
+        _pass_seconds(_events_per_trial(p, scenario) * t, t * layouts[t].subwindows) for p, t in zip(params, trials)
+    ]
 
 
 def sweep_cost(
@@ -188,13 +210,14 @@ def sweep_cost(
     if over == "gpus":
         params = [resolve(scenario.replace(gpus=int(n)))[0] for n in xs]
         trials = _gpu_trials(scenario, params, max_events_per_point)
-        return _cost(math.fsum(_gpu_point_seconds(params, trials, _gpu_layouts(params, trials))))
+        layouts = _gpu_layouts(scenario, xs, params, trials)
+        return _cost(math.fsum(_gpu_point_seconds(scenario, params, trials, layouts)))
     if over != "interval":
         raise ValueError(f"over must be 'gpus' or 'interval' (got {over!r})")
     p, _ = resolve(scenario)
-    per_trial = _events_per_trial(p)
+    per_trial = _events_per_trial(p, scenario)
     events = per_trial * scenario.trials
-    rows = scenario.trials * plan_layout(per_trial, scenario.trials).subwindows
+    rows = scenario.trials * layout_for(scenario, p).subwindows
     groups = len(_interval_groups(len(xs), rows))
     extra = max(len(xs) - groups, 0)
     return _cost(
@@ -219,18 +242,19 @@ def check_sweep_size(scenario: Scenario, over: str, xs: Sequence[float] | np.nda
     return cost
 
 
-def _summary_columns(raw: RawTrials, p: Params) -> dict[str, float]:
+def _summary_columns(raw: RawTrials, p: Params, scenario: Scenario) -> dict[str, float]:
     n, g = summarize(raw.unplanned), summarize(raw.useful / p.hours)
+    expected = expected_for_scenario(scenario, p)
     return {
         "interruptions_mean": n.mean,
         "interruptions_p05": n.p05,
         "interruptions_p95": n.p95,
-        "interruptions_expected": p.lam * p.hours,
+        "interruptions_expected": expected.unplanned,
         "goodput_mean": g.mean,
         "goodput_sem": g.sem,
         "goodput_p05": g.p05,
         "goodput_p95": g.p95,
-        "goodput_expected": expected_for(p).goodput,
+        "goodput_expected": expected.goodput,
         "trials": float(raw.unplanned.size),
     }
 
@@ -267,17 +291,17 @@ def sweep_gpus(
     xs = gpu_counts() if counts is None else np.asarray(counts, dtype=np.int64)
     params = [resolve(scenario.replace(gpus=int(n)))[0] for n in xs]
     trials = _gpu_trials(scenario, params, max_events_per_point)
-    layouts = _gpu_layouts(params, trials)
+    layouts = _gpu_layouts(scenario, xs, params, trials)
     # Progress is reported by work done (a big point takes far longer than a small one), within points too.
-    weights = np.asarray(_gpu_point_seconds(params, trials, layouts))
+    weights = np.asarray(_gpu_point_seconds(scenario, params, trials, layouts))
     total = float(weights.sum()) or 1.0
     done = np.concatenate(([0.0], np.cumsum(weights))) / total
     summaries = []
-    for i, (p, t) in enumerate(zip(params, trials)):
-        sc = scenario if t == scenario.trials else scenario.replace(trials=t)
+    for i, (n, p, t) in enumerate(zip(xs, params, trials)):
+        sc = scenario.replace(gpus=int(n), trials=t)
         within = _part(progress, done[i], done[i + 1])
         raw = simulate_trials(sc, p, layout=layouts[t], should_stop=should_stop, components=False, progress=within)
-        summaries.append(_summary_columns(raw, p))  # keep the summary, not the trials
+        summaries.append(_summary_columns(raw, p, sc))  # keep the summary, not the trials
     return _result(summaries, xs, "gpus")
 
 
@@ -296,7 +320,7 @@ def sweep_interval(
     """
     xs = interval_points() if intervals_min is None else np.asarray(intervals_min, dtype=float)
     base, _ = resolve(scenario)
-    layout = plan_layout(_events_per_trial(base), scenario.trials)
+    layout = layout_for(scenario, base)
     groups = _interval_groups(len(xs), scenario.trials * layout.subwindows)
     params = [replace(base, tau=float(t) / 60.0) for t in xs]
     summaries: list[dict[str, float]] = []
@@ -305,7 +329,7 @@ def sweep_interval(
         raws = simulate_intervals(
             scenario, base, xs[group] / 60.0, layout=layout, progress=report, should_stop=should_stop, components=False
         )
-        summaries.extend(_summary_columns(raw, p) for raw, p in zip(raws, params[group]))
+        summaries.extend(_summary_columns(raw, p, scenario) for raw, p in zip(raws, params[group]))
         del raws
     return _result(summaries, xs, "checkpoint_interval_min")
 
@@ -313,4 +337,8 @@ def sweep_interval(
 def expected_goodput_vs_interval(scenario: Scenario, intervals_min: np.ndarray) -> np.ndarray:
     """The exact goodput at each checkpoint interval (minutes), on as fine a grid as wanted."""
     p, _ = resolve(scenario)
+    if rates_vary(scenario):
+        lams, w = rate_nodes(scenario, p.lam)
+        pc = pieces(scenario.rate_profile, scenario.days)
+        return np.array([piecewise_fractions(p, t / 60.0, lams, pc).useful @ w for t in np.asarray(intervals_min)])
     return time_fractions(p.lam, p.mu, np.asarray(intervals_min) / 60.0, p.c, p.r_unplanned, p.r_planned).useful

@@ -126,10 +126,13 @@ class FitResult:
         return name if len(name) <= NAME_MAX_LEN else name[: NAME_MAX_LEN - 3].rstrip() + "..."
 
     def scenario(self, base: Scenario) -> Scenario:
-        """``base`` with this log's components and rates; every other input (GPUs, days, checkpointing,
-        detection, restart, planned interruptions, trials) stays the base's. Validated: raises
+        """``base`` with this log's components, rates and the evidence behind them (each one's count and
+        exposure, for rate uncertainty); every other input (GPUs, days, checkpointing, detection, restart,
+        planned interruptions, trials) stays the base's. Validated: raises
         :class:`~.scenario_io.ScenarioError` if a rate is out of range."""
-        comps = tuple(Component(c.name, c.category, c.rate_per_gpu_hour) for c in self.components)
+        comps = tuple(
+            Component(c.name, c.category, c.rate_per_gpu_hour, c.count, c.exposure_gpu_hours) for c in self.components
+        )
         return validate(base.replace(name=self.scenario_name(base.name), components=comps))
 
     def to_json_dict(self) -> dict[str, Any]:
