@@ -1,0 +1,629 @@
+"""Vectorized Monte Carlo of the two-tier model (docs/tiers.md explains it step by step).
+
+A trial's window holds ``N ~ Poisson(Lambda T)`` interruptions, each independently a fast restore, a
+persistent restore or a planned one (``Lambda`` is their total rate), and ``N + 1`` spacings between them:
+normalised exponentials filling the window, the first extended back to the spacing's start (``a``) and the
+last forward to the next interruption (``b``), both drawn in steady state by :mod:`.outside`. A chunk of
+trials is one matrix, a row per trial and its spacings in time order. Every hour follows from whole-array
+operations and a few sparse ones; there is no loop over interruptions:
+
+* each spacing's time after its downtime, in snapshot cycles of ``s = tau + c``: ``x = (g - D) / s``. Its
+  whole cycles ``m = floor(x)`` are completed fast snapshots (nothing of the persistent cadence stalls the
+  fast one), and the rest of it is lost at an unplanned end and kept at a planned one. ``D`` is the fast
+  restore's except after a full renewal and in the chains of fast-tier failures during a persistent restore
+  (which restore from the persistent tier, the worse of the two): sparse corrections;
+* ``J``, the cumulative sum of ``m`` over the chunk, numbers every completed snapshot once. A cycle between
+  full renewals starts at ``J = base``, and its persistent points are ``base`` plus multiples of ``k``;
+* at a persistent restore the work since the bank is lost. The bank is the last persistent point whose
+  upload finished: within one spacing the uploads start at its first point and every ``q``-th after it
+  (one at a time, an unplanned end aborts the one in flight), so the last one to finish is arithmetic
+  (:func:`_walk`); from the restore's spacing back, usually in one step;
+* the window's edges: the first and the last spacing are clipped to the window (``interval_parts``); the
+  compute a rollback removes is counted only inside the window, through the completed-snapshot position at
+  the window's start and end (``p0``, ``pT``); whether the work running at the window's end is later rolled
+  back is decided by simulating on after the window only as far as it takes.
+
+Persistent restores and planned interruptions are full renewals (the job resumes at the bank, which a
+planned drain first moves to the current position). Fast restores are not: the job resumes at its last fast
+snapshot, and its distance from the bank and its phase in the persistent cadence carry over (``J`` simply
+continues).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..engine import Cancelled, RawTrials
+from ..intervals import interval_parts
+from ..model import Scenario
+from ..rows import poisson_by_inversion, stream, uniforms
+from .model import TierParams, Tiers, tier_params, tier_rates
+from .outside import FAST, PERSISTENT, PLANNED, PROMOTED, Lookback, downtimes, draw_forward, draw_lookback
+
+__all__ = [
+    "CHUNK_ELEMENTS",
+    "MAX_TRIAL_EVENTS",
+    "TierHours",
+    "TierTrials",
+    "simulate_tier_params",
+    "simulate_tiers",
+]
+
+STREAM_COUNTS, STREAM_SPACINGS, STREAM_MARKS, STREAM_AFTER, STREAM_COMPONENTS = 21, 24, 25, 26, 27
+
+#: Spacings per chunk (a chunk's three float64 arrays are 2 MB each).
+CHUNK_ELEMENTS = 1 << 18
+#: A trial is one row: more interruptions than this in one window are refused (memory).
+MAX_TRIAL_EVENTS = 1 << 23
+#: Above this share of renewals among interruptions, their positions are drawn per interruption.
+_DENSE_MARKS = 0.25
+
+
+@dataclass
+class TierTrials:
+    """Per-trial results of :func:`simulate_tiers` (hours in the window), as :class:`..engine.RawTrials`
+    plus the unplanned interruptions by the tier they restored from."""
+
+    unplanned: np.ndarray
+    planned: np.ndarray
+    by_component: np.ndarray
+    useful: np.ndarray
+    checkpoint: np.ndarray
+    lost_work: np.ndarray
+    recovery: np.ndarray
+    planned_restart: np.ndarray
+    restores_fast: np.ndarray
+    restores_persistent: np.ndarray
+
+    @property
+    def restores(self) -> dict[str, np.ndarray]:
+        """Unplanned interruptions by the tier they restored from (they add up to ``unplanned``)."""
+        return {"fast": self.restores_fast, "persistent": self.restores_persistent}
+
+    def raw(self) -> RawTrials:
+        """The arrays the single-tier engine returns."""
+        return RawTrials(
+            unplanned=self.unplanned,
+            planned=self.planned,
+            by_component=self.by_component,
+            useful=self.useful,
+            checkpoint=self.checkpoint,
+            lost_work=self.lost_work,
+            recovery=self.recovery,
+            planned_restart=self.planned_restart,
+        )
+
+
+@dataclass
+class TierHours:
+    """Per-trial hours and counts of :func:`simulate_tier_params` (no split among components)."""
+
+    useful: np.ndarray
+    checkpoint: np.ndarray
+    lost: np.ndarray
+    recovery: np.ndarray
+    planned: np.ndarray
+    n_fast: np.ndarray  # fast-tier failures in the window
+    n_persistent: np.ndarray  # persistent-tier failures
+    n_planned: np.ndarray
+    promoted: np.ndarray  # fast-tier failures during a persistent restore: they restored from the persistent tier
+
+    @classmethod
+    def zeros(cls, trials: int) -> TierHours:
+        f = [np.zeros(trials) for _ in range(5)]
+        i = [np.zeros(trials, dtype=np.int64) for _ in range(4)]
+        return cls(*f, *i)
+
+
+@dataclass(frozen=True)
+class _Outside:
+    """Per trial: the look-back spacing and what follows the window."""
+
+    look: Lookback
+    after: np.ndarray  # b, capped
+    capped: np.ndarray
+    end_kind: np.ndarray
+
+    def take(self, idx: np.ndarray) -> _Outside:
+        lk = self.look
+        return _Outside(
+            Lookback(lk.kind[idx], lk.down[idx], lk.phase[idx], lk.age[idx]),
+            self.after[idx],
+            self.capped[idx],
+            self.end_kind[idx],
+        )
+
+
+@dataclass(frozen=True)
+class _Marks:
+    """A chunk's full renewals (persistent restores and planned interruptions), in (row, event) order."""
+
+    row: np.ndarray
+    event: np.ndarray  # event i ends spacing i and starts spacing i + 1 (0-based, < N)
+    kind: np.ndarray  # PERSISTENT or PLANNED
+    bounds: np.ndarray  # (rows + 1,): row r's renewals are [bounds[r], bounds[r + 1])
+
+    def row_sums(self, values: np.ndarray) -> np.ndarray:
+        """Per row, the sum of ``values`` (one per renewal)."""
+        rows = len(self.bounds) - 1
+        if not len(values):
+            return np.zeros(rows)
+        lo = self.bounds[:-1]
+        out: np.ndarray = np.add.reduceat(values, np.minimum(lo, len(values) - 1))
+        out[lo == self.bounds[1:]] = 0.0
+        return out
+
+
+def _sum_by_row(rows: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Per row (``n`` of them), the sum of ``values``; ``rows`` is sorted."""
+    if not len(values):
+        return np.zeros(n)
+    lo = np.searchsorted(rows, np.arange(n + 1))
+    out: np.ndarray = np.add.reduceat(values, np.minimum(lo[:-1], len(values) - 1))
+    out[lo[:-1] == lo[1:]] = 0.0
+    return out
+
+
+def _draw_marks(tp: TierParams, n: np.ndarray, rng: np.random.Generator) -> _Marks:
+    """Which of the chunk's interruptions are full renewals (each independently, probability ``nu / Lambda``),
+    and of which kind (persistent with probability ``lam_persistent / nu``).
+
+    The rows' interruptions are laid end to end and the renewals placed by geometric skips over all of them
+    at once (independent marks do not care where a row ends); dense renewals take a draw each.
+    """
+    rows = len(n)
+    total = int(n.sum())
+    p = tp.nu / tp.big if tp.big > 0 else 0.0
+    offsets = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(n, out=offsets[1:])
+    if p == 0.0 or total == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return _Marks(empty, empty, empty, np.zeros(rows + 1, dtype=np.int64))
+    if p >= 1.0:
+        pos = np.arange(total)
+    elif p > _DENSE_MARKS:
+        pos = np.flatnonzero(rng.random(total) < p)
+    else:
+        # Gaps between renewals, in interruptions: 1 + floor(E / -log(1 - p)) is Geometric(p) on {1, 2, ...}.
+        per_gap = -1.0 / -math.log1p(-p)
+        parts = []
+        last = -1.0
+        while last < total - 1:
+            need = (total - 1 - last) * p
+            g = rng.random(int(need + 6.0 * math.sqrt(need) + 8))
+            np.subtract(1.0, g, out=g)
+            np.log(g, out=g)
+            g *= per_gap
+            np.floor(g, out=g)
+            g += 1.0
+            np.cumsum(g, out=g)
+            g += last
+            parts.append(g)
+            last = float(g[-1])
+        pos_f = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        pos = pos_f[: np.searchsorted(pos_f, total)].astype(np.int64)
+    bounds = np.searchsorted(pos, offsets)
+    row = np.repeat(np.arange(rows), np.diff(bounds))
+    event = pos - offsets[row]
+    kind = (rng.random(len(pos)) >= tp.lam_persistent / tp.nu).astype(np.int64) + PERSISTENT
+    return _Marks(row, event, kind, bounds)
+
+
+class _Work:
+    """Buffers reused by every chunk (fresh large arrays fault on every page when first written)."""
+
+    def __init__(self, size: int) -> None:
+        self.x = np.empty(size)
+        self.m = np.empty(size)
+        self.j = np.empty(size)
+
+
+@dataclass
+class _Chunk:
+    """One chunk: a row per trial, its spacings in time order. Spacing 0 is at slot 0 and spacings 1 to
+    ``n`` at the end of the row (``first_interior`` is the slot of spacing 1); the slots between are zero."""
+
+    tp: TierParams
+    n: np.ndarray
+    out: _Outside
+    marks: _Marks
+    slots: int
+    base_flat: np.ndarray  # flat index of each row's slot 0
+    first_interior: np.ndarray
+    last_flat: np.ndarray  # flat index of each row's last spacing (slot 0 when n == 0)
+    has: np.ndarray  # n > 0
+    piece0: np.ndarray  # hours of the first spacing inside the window
+    piece_n: np.ndarray  # ... of the last (0 when n == 0: the first is the last)
+    first_len: np.ndarray  # the first spacing's whole length (from its start before the window)
+    end_flat: np.ndarray  # per renewal: the spacing it ends
+    start_flat: np.ndarray  # ... and the spacing it starts
+    x: np.ndarray  # flat: (g - D) / s, then max(., 0)
+    m: np.ndarray  # flat: floor(x), the snapshots each spacing completes
+    j: np.ndarray  # flat: cumulative sum of m
+
+
+def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.random.Generator, work: _Work) -> _Chunk:
+    """Draw the chunk's spacings: ``x = (g - D_fast) / s`` for every one, and the edges' lengths."""
+    rows = len(n)
+    slots = int(n.max()) + 1
+    size = rows * slots
+    s = tp.s
+    x2 = work.x[:size].reshape(rows, slots)
+    rng.random(out=x2)
+    np.subtract(1.0, x2, out=x2)
+    np.log(x2, out=x2)  # minus standard exponentials (1 - U is in (0, 1])
+    first_interior = slots - n
+    top = int(first_interior.max())
+    if top > 1:  # zero the unused slots between the first spacing and the interior
+        x2[:, 1:top] *= np.arange(1, top)[None, :] >= first_interior[:, None]
+    cycles = tp.hours / s / (x2 @ np.ones(slots))  # minus snapshot cycles per unit: the spacings fill the window
+    x2 *= cycles[:, None]
+    has = n > 0
+    piece0 = x2[:, 0] * s
+    piece_n = x2[:, slots - 1] * s * has
+    x = work.x[:size]
+    x -= tp.r_fast / s
+    base_flat = np.arange(rows) * slots
+    interior = first_interior[marks.row]
+    start_flat = marks.row * slots + interior + marks.event
+    return _Chunk(
+        tp=tp,
+        n=n,
+        out=out,
+        marks=marks,
+        slots=slots,
+        base_flat=base_flat,
+        first_interior=first_interior,
+        last_flat=base_flat + (slots - 1) * has,
+        has=has,
+        piece0=piece0,
+        piece_n=piece_n,
+        first_len=out.look.age + np.where(has, piece0, tp.hours + out.after),
+        end_flat=start_flat - 1 - (marks.event == 0) * (interior - 1),
+        start_flat=start_flat,
+        x=x,
+        m=work.m[:size],
+        j=work.j[:size],
+    )
+
+
+def _downtimes(ch: _Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Give every spacing that does not start with a fast restore its own downtime. Returns what starts each
+    row's last spacing, the flat index of every spacing after a fast-tier failure that restored from the
+    persistent tier, and the planned restarts' downtime in interior spacings (per row)."""
+    tp, n, o, marks = ch.tp, ch.n, ch.out, ch.marks
+    s, x, slots = tp.s, ch.x, ch.slots
+    start_last = np.where(ch.has, FAST, o.look.kind)
+    at_last = marks.event + 1 == n[marks.row]  # a renewal at the last event starts the last spacing
+    if at_last.any():
+        start_last[marks.row[at_last]] = marks.kind[at_last]
+    # After a renewal: its own downtime, as a shift of x (which has the fast restore's). The last spacing's
+    # x is set again later, from its whole length.
+    xs = x.take(ch.start_flat)
+    xs += ((tp.r_fast - downtimes(tp)) / s).take(marks.kind)
+    x[ch.start_flat] = xs
+    # A planned restart's downtime in an interior spacing: min(g, r) = r + s min(x, 0).
+    inner_planned = (marks.kind == PLANNED) & ~at_last
+    restart = marks.row_sums((tp.r_planned + s * np.minimum(xs, 0.0)) * inner_planned)
+    x[ch.base_flat] = (ch.first_len - o.look.down) / s
+    # Fast-tier failures during a persistent restore keep its downtime (the worse tier): chains from each
+    # persistent restore, while a spacing is shorter than that downtime (x < 0) and ends with a fast failure.
+    ends_fast = np.ones(len(x), dtype=bool)
+    ends_fast[ch.end_flat] = False
+    ends_fast[ch.last_flat] = False  # a chain stops at the window's end (what follows does not matter)
+    shift = (tp.r_fast - tp.r_persistent) / s
+    look = np.flatnonzero((o.look.kind == PERSISTENT) | (o.look.kind == PROMOTED))
+    look = look[(x.take(ch.base_flat[look]) < 0) & ends_fast.take(ch.base_flat[look])]
+    chain = ch.base_flat[look] + ch.first_interior[look]  # spacing 1 of those rows: promoted
+    promoted = [chain]
+    x[chain] += shift
+    chain = np.concatenate((ch.start_flat[np.flatnonzero((marks.kind == PERSISTENT) & ~at_last)], chain))
+    while chain.size:
+        chain = chain.compress((x.take(chain) < 0) & ends_fast.take(chain))
+        chain += 1  # the next spacing starts with a fast-tier failure during the persistent restore
+        promoted.append(chain)
+        x[chain] += shift  # (a last spacing's x is set again from its whole length)
+    for flat in promoted:
+        at_end = flat[(flat + 1) % slots == 0]
+        start_last[at_end // slots] = PROMOTED
+    return start_last, np.concatenate(promoted), restart
+
+
+def _walk(tp: TierParams, ch: _Chunk, flat: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """The bank (absolute snapshot count) at the end of spacings ``flat`` of cycles that start at ``base``.
+
+    A spacing's uploads start at its first persistent point ``F`` and at every ``q``-th after it (one at a
+    time); the last to finish before the spacing ends, ``x`` cycles after its downtime, is
+    ``F + q k floor((x - u - (F - jr)) / (q k))``, with ``jr`` the count at the spacing's start and ``u`` the
+    upload in cycles. If none finishes, the previous point ``F - k`` was passed by an earlier spacing: the
+    one just before, or else found by binary search in ``J``. No point left in the cycle: its base.
+    """
+    j, m, x = ch.j, ch.m, ch.x
+    k, qk, u = float(tp.k), float(tp.skip * tp.k), tp.upload / tp.s
+    bank = base.copy()
+    active = np.arange(len(flat))
+    f, b = flat, base
+    while True:
+        start = j.take(f)
+        start -= m.take(f)
+        jr = start - b  # the count at the spacing's start, relative to the cycle's base
+        first = np.floor(jr / k)
+        first += 1.0
+        first *= k
+        y = x.take(f) - (first - jr + u)
+        ok = y >= 0
+        found = b + first + np.floor(y / qk) * qk
+        if ok.all():
+            bank[active] = found
+            break
+        good = np.flatnonzero(ok)
+        bank[active[good]] = found[good]
+        back = np.flatnonzero(~ok & (first > k))  # a previous point of the cycle: base + first - k
+        if not back.size:
+            break
+        active, b, f = active[back], b[back], f[back]
+        point = b + first[back] - k
+        todo = np.arange(len(f))
+        for _ in range(3):  # usually a spacing just before passed it (it is at most the count there)
+            before = f.take(todo) - 1
+            f[todo] = before
+            todo = todo.compress(j.take(before) - m.take(before) >= point.take(todo))
+            if not todo.size:
+                break
+        else:
+            f[todo] = np.searchsorted(j, point.take(todo), side="left")
+    return np.asarray(bank)
+
+
+def _window_positions(ch: _Chunk, d_last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``p0`` and ``pT``: per row, the completed-snapshot position at the window's start and end (with the
+    fraction of the snapshot being computed, if that attempt completes). Of the completed snapshots
+    numbered up to ``J``, the window holds ``tau clip(J - p0, 0, pT - p0)`` hours of compute."""
+    tp, o = ch.tp, ch.out
+    s, tau = tp.s, tp.tau
+
+    def position(flat: np.ndarray, offset: np.ndarray, down: np.ndarray) -> np.ndarray:
+        done = ch.m[flat]
+        y = np.maximum(offset - down, 0.0)
+        whole = np.floor(y / s)
+        out: np.ndarray = ch.j[flat] - done + np.where(whole < done, whole + np.minimum(y - whole * s, tau) / tau, done)
+        return out
+
+    p0 = position(ch.base_flat, o.look.age, o.look.down)
+    end_offset = np.where(ch.has, ch.piece_n, o.look.age + tp.hours)
+    pt = position(ch.last_flat, end_offset, np.where(ch.has, d_last, o.look.down))
+    return p0, np.maximum(pt, p0)
+
+
+def _run_chunk(tp: TierParams, ch: _Chunk, acc: TierHours, trials: np.ndarray, rng_after: np.random.Generator) -> None:
+    """Simulate one chunk of trials (rows ``trials`` of the outputs)."""
+    n, o, marks = ch.n, ch.out, ch.marks
+    rows, slots = len(n), ch.slots
+    s, tau, c = tp.s, tp.tau, tp.c
+    has = ch.has
+    x, m, j = ch.x, ch.m, ch.j
+    start_last, promoted_flat, restart = _downtimes(ch)
+    d_last = downtimes(tp)[start_last]
+    x[ch.last_flat[has]] = (ch.piece_n[has] + o.after[has] - d_last[has]) / s
+    # Planned interruptions: the spacing before one keeps its work in progress (the job is drained).
+    planned_marks = marks.kind == PLANNED
+    drained = np.flatnonzero(planned_marks & (marks.event > 0))
+    work = np.maximum(x.take(ch.end_flat.take(drained)), 0.0)
+    work -= np.floor(work)
+    work *= s
+    np.maximum(x, 0.0, out=x)
+    np.floor(x, out=m)
+    np.cumsum(m, out=j)
+    ones = np.ones(slots)
+    sum_x, sum_m = x.reshape(rows, slots) @ ones, m.reshape(rows, slots) @ ones
+    # -- interior spacings: all but the first and the last ---------------------------------------------------
+    x_first, m_first = x.take(ch.base_flat), m.take(ch.base_flat)
+    in_x = sum_x - x_first - x.take(ch.last_flat) * has
+    in_m = sum_m - m_first - m.take(ch.last_flat) * has
+    useful = tau * in_m
+    checkpoint = c * in_m
+    lost = s * (in_x - in_m)
+    recovery = (tp.hours - ch.piece0 - ch.piece_n) * has - s * in_x - restart
+    planned = restart
+    if drained.size:
+        drained_rows = marks.row.take(drained)
+        lost -= _sum_by_row(drained_rows, work, rows)
+        useful += _sum_by_row(drained_rows, np.minimum(work, tau), rows)
+        checkpoint += _sum_by_row(drained_rows, np.maximum(work - tau, 0.0), rows)
+    # -- the first and the last spacing, clipped to the window ----------------------------------------------
+    first_planned = np.zeros(rows, dtype=bool)
+    first_planned[marks.row[planned_marks & (marks.event == 0)]] = True
+    after_saved = o.capped | (o.end_kind == PLANNED)
+    first_hi = np.where(has, ch.first_len, o.look.age + tp.hours)
+    parts0 = interval_parts(
+        ch.first_len, o.look.down, np.where(has, first_planned, after_saved), o.look.age, first_hi, tau, c
+    )
+    parts_n = interval_parts(ch.piece_n + o.after, d_last, after_saved, np.zeros(rows), ch.piece_n, tau, c)
+    for parts, kind, mask in ((parts0, o.look.kind, np.ones(rows)), (parts_n, start_last, has)):
+        dt, ut, wt, lt = (v * mask for v in parts)
+        is_planned = kind == PLANNED
+        recovery += dt * ~is_planned
+        planned += dt * is_planned
+        useful += ut
+        checkpoint += wt
+        lost += lt
+    # -- persistent restores: the work since the bank is lost (its part inside the window) ------------------
+    per = np.flatnonzero(marks.kind == PERSISTENT)
+    if tp.lam_persistent > 0:
+        rolled = _rollbacks(tp, ch, per, d_last, rng_after)
+        useful -= rolled
+        lost += rolled
+    # -- counts ---------------------------------------------------------------------------------------------
+    n_ren = np.diff(marks.bounds)
+    n_pers = marks.row_sums((marks.kind == PERSISTENT).astype(float)).astype(np.int64)
+    acc.useful[trials] = np.clip(useful, 0.0, tp.hours)
+    acc.checkpoint[trials] = np.clip(checkpoint, 0.0, tp.hours)
+    acc.lost[trials] = np.clip(lost, 0.0, tp.hours)
+    acc.recovery[trials] = np.clip(recovery, 0.0, tp.hours)
+    acc.planned[trials] = np.clip(planned, 0.0, tp.hours)
+    acc.n_fast[trials] = n - n_ren
+    acc.n_persistent[trials] = n_pers
+    acc.n_planned[trials] = n_ren - n_pers
+    acc.promoted[trials] = np.bincount(promoted_flat // slots, minlength=rows)
+
+
+def _rollbacks(
+    tp: TierParams, ch: _Chunk, per: np.ndarray, d_last: np.ndarray, rng_after: np.random.Generator
+) -> np.ndarray:
+    """Per row, the window's compute since the bank at every persistent restore in the window (``per``: their
+    marks) and at the one that may end the cycle running at the window's end: lost, not useful."""
+    marks, j, m = ch.marks, ch.j, ch.m
+    # Each renewal's cycle starts at the previous renewal of its row (the count at the end of the spacing
+    # it ended), or at the look-back's base (its phase before the first spacing's start).
+    look_base = j.take(ch.base_flat) - m.take(ch.base_flat) - ch.out.look.phase
+    renewal_j = j.take(ch.end_flat)
+    lo, hi = marks.bounds[:-1], marks.bounds[1:]
+    some = np.flatnonzero(hi > lo)
+    base = np.empty(len(marks.row))
+    base[1:] = renewal_j[:-1]
+    base[lo[some]] = look_base[some]
+    last_base = look_base.copy()
+    last_base[some] = renewal_j[hi[some] - 1]
+    ends = np.flatnonzero(_last_cycle_ends_persistent(tp, ch, last_base, rng_after))
+    end_flat = np.concatenate((ch.end_flat.take(per), ch.last_flat.take(ends)))
+    bank = _walk(tp, ch, end_flat, np.concatenate((base.take(per), last_base.take(ends))))
+    p0, pt = _window_positions(ch, d_last)
+    end_rows = np.concatenate((marks.row.take(per), ends))
+    low = p0.take(end_rows)
+    span = pt.take(end_rows) - low
+    rolled = np.clip(j.take(end_flat) - low, 0.0, span)
+    rolled -= np.clip(bank - low, 0.0, span)
+    per_mark = np.zeros(len(marks.row))
+    per_mark[per] = rolled[: len(per)]
+    out: np.ndarray = tp.tau * marks.row_sums(per_mark)
+    out[ends] += tp.tau * rolled[len(per) :]
+    return out
+
+
+def _last_cycle_ends_persistent(tp: TierParams, ch: _Chunk, base: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per row: whether the cycle running at the window's end ends with a persistent restore before any
+    upload finishes after its last spacing (the bank is then the one at that spacing's end).
+
+    The spacing after the window ends with the interruption drawn for it; after a fast restore the next
+    spacings are simulated (each ``Exp(Lambda)``, with the fast restore's downtime) until one finishes an
+    upload (its snapshot is after the window: nothing inside it can be rolled back any more) or a full
+    renewal comes. A capped spacing has finished such an upload itself.
+    """
+    o = ch.out
+    fate = (~o.capped) & (o.end_kind == PERSISTENT)
+    active = np.flatnonzero((~o.capped) & (o.end_kind == FAST))
+    k, u, s, big = float(tp.k), tp.upload / tp.s, tp.s, tp.big
+    jrel = ch.j[ch.last_flat[active]] - base[active]  # the count at the next spacing's start, in its cycle
+    block = 4
+    while active.size:  # a block of spacings per round: ``block`` of them for each undecided row
+        x = rng.standard_exponential((active.size, block))
+        x *= 1.0 / (big * s)
+        x -= tp.r_fast / s
+        kind_u = rng.random((active.size, block))
+        done = np.maximum(np.floor(x), 0.0)
+        start = np.cumsum(done, axis=1)
+        start -= done
+        start += jrel[:, None]  # each spacing's count at its start
+        uploaded = x - u - ((np.floor(start / k) + 1.0) * k - start) >= 0
+        renewal = ~uploaded & (kind_u < tp.nu / big)
+        decided = uploaded | renewal
+        first = np.argmax(decided, axis=1)
+        any_decided = decided[np.arange(active.size), first]
+        persistent = any_decided & renewal[np.arange(active.size), first]
+        persistent &= kind_u[np.arange(active.size), first] < tp.lam_persistent / big
+        fate[active[persistent]] = True
+        go = ~any_decided
+        jrel = start[go, -1] + done[go, -1]
+        active = active[go]
+        block = min(2 * block, 256)
+    return np.asarray(fate)
+
+
+def simulate_tier_params(
+    tp: TierParams,
+    trials: int,
+    seed: int,
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> TierHours:
+    """Simulate ``trials`` windows of the model ``tp``; per-trial hours and counts (no components)."""
+    big = tp.big
+    u = uniforms(stream(seed, STREAM_COUNTS), (trials,))
+    counts = poisson_by_inversion(u, big * tp.hours)
+    if counts.size and counts.max() >= MAX_TRIAL_EVENTS:
+        raise ValueError(
+            f"a window with about {big * tp.hours:,.0f} interruptions is more than the two-tier engine simulates "
+            f"in one trial ({MAX_TRIAL_EVENTS:,}); shorten the window"
+        )
+    look = draw_lookback(tp, trials, seed)
+    after, capped, end_kind = draw_forward(tp, trials, seed)
+    outside = _Outside(look, after, capped, end_kind)
+    order = np.argsort(counts, kind="stable")
+    acc = TierHours.zeros(trials)
+    rng_after = stream(seed, STREAM_AFTER)
+    work = _Work(2 * CHUNK_ELEMENTS + int(counts.max(initial=0)) + 1)
+    start, chunk = 0, 0
+    while start < trials:
+        width = int(counts[order[start]]) + 1
+        rows = max(1, CHUNK_ELEMENTS // max(width, 1))
+        stop = min(trials, start + rows)
+        while stop > start + 1 and (stop - start) * (int(counts[order[stop - 1]]) + 1) > 2 * CHUNK_ELEMENTS:
+            stop = start + (stop - start) // 2
+        if should_stop is not None and should_stop():
+            raise Cancelled()
+        idx = order[start:stop]
+        n = counts[idx]
+        sub = outside.take(idx)
+        marks = _draw_marks(tp, n, stream(seed, STREAM_MARKS, chunk))
+        ch = _fill(tp, n, sub, marks, stream(seed, STREAM_SPACINGS, chunk), work)
+        _run_chunk(tp, ch, acc, idx, rng_after)
+        start, chunk = stop, chunk + 1
+        if progress is not None:
+            progress(start / trials)
+    return acc
+
+
+def simulate_tiers(
+    scenario: Scenario,
+    tiers: Tiers,
+    fast_interval_min: float,
+    persistent_interval_min: float,
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    components: bool = True,
+) -> TierTrials:
+    """Simulate ``scenario.trials`` windows of the scenario under the recovery strategy ``tiers``.
+
+    ``fast_interval_min`` and ``persistent_interval_min`` are the intervals in use (resolve "optimal" with
+    :func:`.optimal.optimal_tier_intervals` first); with the fast tier off the first is ignored.
+    """
+    tp = tier_params(scenario, tiers, fast_interval_min, persistent_interval_min)
+    acc = simulate_tier_params(tp, scenario.trials, scenario.seed, progress=progress, should_stop=should_stop)
+    by_comp = np.zeros((scenario.trials, len(scenario.components)), dtype=np.int64)
+    if components and scenario.components:
+        rates = np.array([c.rate_per_gpu_hour for c in scenario.components])
+        fast = np.array(tier_rates(scenario, tiers).fast_components) & tiers.fast_enabled
+        rng = stream(scenario.seed, STREAM_COMPONENTS)
+        for mask, count in ((fast, acc.n_fast), (~fast, acc.n_persistent)):
+            total = rates[mask].sum()
+            if total > 0:
+                by_comp[:, mask] = rng.multinomial(count, rates[mask] / total)
+    unplanned = acc.n_fast + acc.n_persistent
+    return TierTrials(
+        unplanned=unplanned,
+        planned=acc.n_planned,
+        by_component=by_comp,
+        useful=acc.useful,
+        checkpoint=acc.checkpoint,
+        lost_work=acc.lost,
+        recovery=acc.recovery,
+        planned_restart=acc.planned,
+        restores_fast=acc.n_fast - acc.promoted,
+        restores_persistent=acc.n_persistent + acc.promoted,
+    )

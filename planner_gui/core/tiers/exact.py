@@ -1,0 +1,155 @@
+"""Closed-form expectations of the two-tier model where one exists, and the intervals to use.
+
+Two cases reduce to renewal-reward over single intervals between interruptions, as in :mod:`..exact`:
+
+* **No failure restores from the persistent tier** (``lam_persistent = 0``): uploads never matter; every
+  unplanned interruption restores the last fast snapshot, and the model is today's single tier with the
+  fast interval, the fast stall and ``R = detect + restart + fast restore``: :func:`..exact.time_fractions`
+  exactly (Daly's formula without planned interruptions).
+* **Every failure restores from the persistent tier** (``lam_fast = 0``: the fast tier off, or on with
+  every failure losing its replicas): every interruption is a full renewal, so an interval between two is
+  one spacing. Its snapshots complete every ``s = tau + c``; the points are snapshots ``k, 2k, ...`` and
+  uploads start at ``k, k + q k, k + 2 q k, ...`` (one at a time), the last to finish before a persistent
+  restore at ``x`` cycles after the downtime being ``B = k + q k floor((x - k - u) / (q k))`` (none if
+  ``x < k + u``). So today's fractions hold, except that a persistent restore also loses the completed
+  compute after ``B``: with ``x ~ Exp(X)``, ``X = Lambda s``,
+
+      E[m - B] = 1 / expm1(X) - e^(-X (k + u)) (k + q k / expm1(X q k)),
+
+  and ``tau lam_persistent S E[m - B]`` moves from useful to lost (``S``: the chance that an interval
+  outlives its downtime). With ``u = 0`` and ``k = 1`` it is 0: today's model.
+
+With failures of both kinds, a fast restore keeps the cycle going (the count since the bank and the phase
+of the persistent cadence carry over), and the lost work at a persistent restore depends on the whole
+cycle since the last full renewal. No closed form is derived here: the engine's estimate is checked against
+the event-by-event reference simulator (``tests/reference_tiers.py``), and this module returns None.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..exact import TimeFractions, daly_interval, exact_optimal_interval, time_fractions
+from ..model import Scenario
+from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
+from .model import TierParams, Tiers, tier_params, tier_rates
+
+__all__ = ["TierIntervals", "expected_fractions", "optimal_tier_intervals", "persistent_lag"]
+
+
+def persistent_lag(big: float, s: float, k: int, upload: float, skip: int) -> float:
+    """``E[m - B]``: completed snapshots after the last finished upload, in an interval of ``Exp(big)`` after
+    its downtime that starts at a persistent point (see the module docstring)."""
+    x = big * s
+    if x == 0.0:
+        return 0.0
+    u = upload / s
+    qk = skip * k
+    with np.errstate(over="ignore", divide="ignore"):
+        whole = 1.0 / math.expm1(x) if x < 700 else 0.0
+        reach = math.exp(-x * (k + u))
+        banked = reach * (k + qk / math.expm1(x * qk)) if x * qk < 700 else reach * k
+    return max(whole - banked, 0.0)
+
+
+def expected_fractions(tp: TierParams) -> TimeFractions | None:
+    """The exact long-run fractions of time (useful, checkpoint, lost, recovery, planned) when every failure
+    restores from one tier; None when both tiers restore (no closed form here)."""
+    if tp.lam_persistent == 0.0:
+        return time_fractions(tp.lam_fast, tp.mu, tp.tau, tp.c, tp.r_fast, tp.r_planned)
+    if tp.lam_fast > 0.0:
+        return None
+    lam, mu = tp.lam_persistent, tp.mu
+    base = time_fractions(lam, mu, tp.tau, tp.c, tp.r_persistent, tp.r_planned)
+    big = lam + mu
+    survive = (lam * math.exp(-big * tp.r_persistent) + mu * math.exp(-big * tp.r_planned)) / big
+    rolled = tp.tau * lam * survive * persistent_lag(big, tp.s, tp.k, tp.upload, tp.skip)
+    rolled = min(rolled, float(base.useful))
+    return TimeFractions(
+        useful=np.asarray(base.useful - rolled),
+        checkpoint=base.checkpoint,
+        lost_work=np.asarray(base.lost_work + rolled),
+        recovery=base.recovery,
+        planned=base.planned,
+    )
+
+
+@dataclass(frozen=True)
+class TierIntervals:
+    """The intervals to use, minutes, the persistent multiple ``k``, and how they were found."""
+
+    fast_min: float
+    persistent_min: float
+    k: int
+    method: str
+
+    def to_dict(self) -> dict[str, float | int | str]:
+        return {"fast_min": self.fast_min, "persistent_min": self.persistent_min, "k": self.k, "method": self.method}
+
+
+def _clamp(minutes: float) -> float:
+    if not math.isfinite(minutes):
+        return MAX_INTERVAL_MIN
+    return float(min(max(minutes, MIN_INTERVAL_MIN), MAX_INTERVAL_MIN))
+
+
+def _goodput_no_fast(tp: TierParams, tau: float) -> float:
+    fr = expected_fractions(dataclasses.replace(tp, tau=tau, lam_fast=0.0))  # the persistent tier alone
+    assert fr is not None
+    return float(fr.useful)
+
+
+def _search(f: Callable[[float], float], lo: float, hi: float) -> float:
+    """The maximiser of a unimodal function of the interval (hours) on a log grid, refined."""
+    a, b = math.log(lo), math.log(hi)
+    for _ in range(6):
+        grid = np.linspace(a, b, 81)
+        values = [f(math.exp(g)) for g in grid]
+        i = int(np.argmax(values))
+        a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+        if b - a < 1e-7:
+            break
+    return math.exp(grid[i])
+
+
+def optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
+    """The fast interval and the persistent multiple that a planner should use.
+
+    * Fast tier off: the persistent interval that maximises the exact goodput of the persistent tier alone
+      (today's formula with the upload lag, :func:`expected_fractions`), searched on a log grid.
+    * Fast tier on: the fast interval trades its stall against the work every unplanned interruption loses
+      since the last fast snapshot, whichever tier restores (a persistent restore loses that and more):
+      the exact optimum of today's formula at the total unplanned rate with the fast stall and the fast
+      restore (Daly's optimum when there are no planned interruptions). The persistent multiple is ``k = 1``:
+      an upload costs no training time in this model, so uploading every snapshot the one-at-a-time rule
+      allows keeps the bank closest (a larger ``k`` is a policy for storage traffic; the planner shows its
+      price).
+    """
+    rates = tier_rates(scenario, tiers)
+    lam = rates.fast + rates.persistent
+    mu = scenario.planned_per_day / 24.0
+    bounds = (MIN_INTERVAL_MIN / 60.0, MAX_INTERVAL_MIN / 60.0)
+    if not tiers.fast_enabled:
+        tp = tier_params(scenario, tiers, 60.0, 60.0)
+        if lam == 0:
+            return TierIntervals(MAX_INTERVAL_MIN, MAX_INTERVAL_MIN, 1, "no failures: the longest interval")
+        if tp.c == 0 and tp.upload == 0:
+            return TierIntervals(MIN_INTERVAL_MIN, MIN_INTERVAL_MIN, 1, "free checkpoints: the shortest interval")
+        best = _clamp(60.0 * _search(lambda tau: _goodput_no_fast(tp, tau), *bounds))
+        return TierIntervals(best, best, 1, "exact optimum of the persistent tier alone (upload lag included)")
+    c = tiers.fast_stall_s / 3600.0
+    r_fast = (scenario.detect_min + scenario.restart_min) / 60.0 + tiers.fast_restore_s / 3600.0
+    if lam == 0:
+        return TierIntervals(MAX_INTERVAL_MIN, MAX_INTERVAL_MIN, 1, "no failures: the longest interval")
+    if c == 0:
+        return TierIntervals(MIN_INTERVAL_MIN, MIN_INTERVAL_MIN, 1, "free snapshots: the shortest interval")
+    exact = exact_optimal_interval(lam, mu, c, r_fast, scenario.restart_min / 60.0, bounds)
+    fast = _clamp(60.0 * exact)
+    if not math.isfinite(fast):  # pragma: no cover - exact_optimal_interval always returns a number
+        fast = _clamp(float(daly_interval(c * 60.0, 60.0 / lam)))
+    return TierIntervals(fast, fast, 1, "fast: exact optimum at the total unplanned rate; k = 1 (uploads are free)")

@@ -1,0 +1,433 @@
+"""Recovery tiers: the vectorized engine (``planner_gui/core/tiers``) against the event-by-event reference
+simulator (``tests/reference_tiers.py``), written from the model's words, and against the closed forms where
+the model reduces to one (every failure restoring from one tier).
+
+Agreement is judged by z-scores from both standard errors (fixed seeds); ``Z`` of them at most.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import reference_tiers as ref
+
+from planner_gui.core import engine as single
+from planner_gui.core.exact import daly_goodput, time_fractions
+from planner_gui.core.model import Component, Scenario
+from planner_gui.core.params import resolve
+from planner_gui.core.tiers import (
+    DEFAULT_SCOPES,
+    TierParams,
+    Tiers,
+    expected_fractions,
+    optimal_tier_intervals,
+    restoring_tier,
+    scope_of,
+    simulate_tier_params,
+    simulate_tiers,
+    tier_params,
+    tier_rates,
+)
+from planner_gui.core.tiers.outside import PROMOTED, draw_lookback
+
+Z = 4.0
+KEYS = ("useful", "checkpoint", "lost", "recovery", "planned_restart", "unplanned", "planned", "fast", "persistent")
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One point of the grid: the inputs of both simulators (times in hours unless named otherwise)."""
+
+    gpus: int
+    hours: float
+    rates: tuple[tuple[str, float, str], ...]  # (name, rate per GPU-hour, scope)
+    mu: float = 0.05
+    fast_on: bool = True
+    fast_tau: float = 0.25
+    fast_stall: float = 0.01
+    replicas: int = 1
+    placement: str = "same-domain"
+    nodes_per_domain: int = 4
+    persistent_tau: float = 0.75
+    persistent_stall: float = 0.02
+    upload: float = 0.1
+    detect: float = 0.05
+    restart: float = 0.05
+    fast_restore: float = 0.02
+    persistent_restore: float = 0.2
+
+    def scenario(self, trials: int, seed: int) -> tuple[Scenario, Tiers]:
+        sc = Scenario(
+            name="tiers test",
+            gpus=self.gpus,
+            days=self.hours / 24.0,
+            components=tuple(Component(name, "Test", rate) for name, rate, _ in self.rates),
+            planned_per_day=self.mu * 24.0,
+            checkpoint_interval_min=self.persistent_tau * 60.0,
+            checkpoint_write_s=self.persistent_stall * 3600.0,
+            detect_min=self.detect * 60.0,
+            restart_min=self.restart * 60.0,
+            trials=trials,
+            seed=seed,
+        )
+        tiers = Tiers(
+            fast_enabled=self.fast_on,
+            fast_interval_min=self.fast_tau * 60.0,
+            fast_stall_s=self.fast_stall * 3600.0,
+            fast_restore_s=self.fast_restore * 3600.0,
+            fast_replicas=self.replicas,
+            fast_placement=self.placement,  # type: ignore[arg-type]
+            nodes_per_domain=self.nodes_per_domain,
+            persistent_upload_s=self.upload * 3600.0,
+            persistent_restore_s=self.persistent_restore * 3600.0,
+            scopes=tuple((name, scope) for name, _, scope in self.rates),  # type: ignore[misc]
+        )
+        return sc, tiers
+
+    def model(self) -> ref.Model:
+        return ref.Model(
+            gpus=self.gpus,
+            components=self.rates,
+            mu=self.mu,
+            hours=self.hours,
+            fast_on=self.fast_on,
+            fast_tau=self.fast_tau,
+            fast_stall=self.fast_stall,
+            replicas=self.replicas,
+            placement=self.placement,
+            nodes_per_domain=self.nodes_per_domain,
+            persistent_tau=self.persistent_tau,
+            persistent_stall=self.persistent_stall,
+            upload=self.upload,
+            detect_restart=self.detect + self.restart,
+            restart=self.restart,
+            fast_restore=self.fast_restore,
+            persistent_restore=self.persistent_restore,
+        )
+
+
+MIX = (("bug", 1.0e-5, "process"), ("gpu", 1.0e-5, "node"), ("switch", 0.3e-5, "domain"))
+
+
+def engine_run(case: Case, trials: int, seed: int) -> dict[str, np.ndarray]:
+    sc, tiers = case.scenario(trials, seed)
+    out = simulate_tiers(sc, tiers, case.fast_tau * 60.0, case.persistent_tau * 60.0)
+    per = {
+        "useful": out.useful,
+        "checkpoint": out.checkpoint,
+        "lost": out.lost_work,
+        "recovery": out.recovery,
+        "planned_restart": out.planned_restart,
+        "unplanned": out.unplanned,
+        "planned": out.planned,
+        "fast": out.restores_fast,
+        "persistent": out.restores_persistent,
+    }
+    for i, (name, _, _) in enumerate(case.rates):
+        per[name] = out.by_component[:, i]
+    return {k: np.asarray(v, dtype=float) for k, v in per.items()}
+
+
+def reference_run(case: Case, trials: int, seed: int, burn_in: bool = False) -> dict[str, np.ndarray]:
+    r = ref.simulate(case.model(), trials, seed, burn_in)
+    per = {k: np.asarray(r[k], dtype=float) for k in KEYS}
+    for i, (name, _, _) in enumerate(case.rates):
+        per[name] = r["by_component"][:, i].astype(float)
+    return per
+
+
+def z_scores(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, float]:
+    out = {}
+    for key in a:
+        x, y = a[key], b[key]
+        se = math.sqrt(x.var(ddof=1) / len(x) + y.var(ddof=1) / len(y))
+        diff = x.mean() - y.mean()
+        out[key] = 0.0 if se == 0 and abs(diff) < 1e-9 else diff / se if se > 0 else math.inf
+    return out
+
+
+def assert_agree(case: Case, ref_trials: int, mc_trials: int, seed: int, burn_in: bool = False) -> None:
+    z = z_scores(engine_run(case, mc_trials, seed), reference_run(case, ref_trials, seed + 1, burn_in))
+    bad = {k: round(v, 2) for k, v in z.items() if abs(v) > Z}
+    assert not bad, f"engine and reference disagree: {bad} (all: { {k: round(v, 2) for k, v in z.items()} })"
+
+
+# -- the grid: engine against the reference ----------------------------------------------------------------
+
+GRID = {
+    # 1,024 GPUs: rare failures, a long window; replicas in the same domain, uploads shorter than the interval
+    "1k same-domain": (
+        Case(1024, 2000.0, MIX, mu=0.02, fast_tau=2.0, fast_stall=0.05, persistent_tau=6.0, upload=1.0),
+        1000,
+        4000,
+    ),
+    # 16,384 GPUs: other-domain placement (every failure restores from memory but planned ones renew)
+    "16k other-domain": (Case(16_384, 150.0, MIX, placement="other-domain"), 800, 4000),
+    # no replicas: node and domain failures restore from storage; an upload longer than the persistent interval
+    "16k no replicas, upload > interval": (Case(16_384, 150.0, MIX, replicas=0, upload=1.6), 800, 4000),
+    # 100,000 GPUs, k = 4 with skipped uploads (q = 2), long persistent restores: chains of fast failures
+    "100k skipped uploads": (
+        Case(100_000, 24.0, MIX, mu=0.2, upload=1.2, persistent_tau=1.0, persistent_restore=0.4),
+        1000,
+        8000,
+    ),
+    # domains of one node: a domain failure is a node failure (fast with a replica)
+    "100k single-node domains": (Case(100_000, 24.0, MIX, mu=0.2, nodes_per_domain=1), 800, 8000),
+    # upload 0 with k = 3
+    "100k no upload time": (Case(100_000, 24.0, MIX, mu=0.2, upload=0.0), 800, 8000),
+    # the fast tier off: one persistent tier with a blocking copy and an upload after it
+    "100k fast off, upload": (
+        Case(100_000, 24.0, MIX, mu=0.2, fast_on=False, persistent_tau=0.5, upload=0.3),
+        800,
+        8000,
+    ),
+    # 1,000,000 GPUs, a short window (the edges matter): dense persistent restores and promotions
+    "1M short window": (
+        Case(1_000_000, 2.0, MIX, mu=1.0, fast_tau=0.05, persistent_tau=0.2, upload=0.15, persistent_restore=0.1),
+        600,
+        8000,
+    ),
+    # a window shorter than a fast interval: almost everything is edge
+    "short window, long intervals": (
+        Case(16_384, 0.5, MIX, mu=0.3, fast_tau=1.0, persistent_tau=3.0, upload=0.5),
+        3000,
+        20000,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(GRID))
+def test_engine_agrees_with_the_event_by_event_reference(name):
+    case, ref_trials, mc_trials = GRID[name]
+    assert_agree(case, ref_trials, mc_trials, seed=7)
+
+
+def test_reference_with_a_burn_in_agrees_too():
+    """The reference's two ways to reach the steady state (a burn-in from a fresh start, or the last full
+    renewal ``Exp(nu)`` before the window) and the engine agree."""
+    case = Case(50_000, 24.0, MIX, mu=0.1, upload=0.6)
+    assert_agree(case, 600, 8000, seed=3, burn_in=True)
+
+
+# -- closed forms -------------------------------------------------------------------------------------------
+
+
+def one_sample_z(values: np.ndarray, expected: float) -> float:
+    se = values.std(ddof=1) / math.sqrt(len(values))
+    return (values.mean() - expected) / se if se > 0 else (0.0 if abs(values.mean() - expected) < 1e-12 else math.inf)
+
+
+def fractions_z(out: dict[str, np.ndarray], hours: float, fr) -> dict[str, float]:
+    pairs = {
+        "useful": fr.useful,
+        "checkpoint": fr.checkpoint,
+        "lost": fr.lost_work,
+        "recovery": fr.recovery,
+        "planned_restart": fr.planned,
+    }
+    return {k: one_sample_z(out[k], float(v) * hours) for k, v in pairs.items()}
+
+
+@pytest.mark.parametrize("gpus", [1024, 100_000, 1_000_000])
+def test_fast_tier_off_without_upload_is_todays_model(gpus):
+    """Fast tier off, upload 0, restore 0: today's exact fractions with the persistent interval and stall, and
+    the same hours as today's engine (in distribution)."""
+    hours = {1024: 4000.0, 100_000: 48.0, 1_000_000: 6.0}[gpus]
+    case = Case(gpus, hours, MIX, mu=0.1, fast_on=False, persistent_tau=0.4, upload=0.0, persistent_restore=0.0)
+    out = engine_run(case, 6000, 11)
+    lam = sum(r for _, r, _ in MIX) * gpus
+    fr = time_fractions(lam, case.mu, 0.4, case.persistent_stall, case.detect + case.restart, case.restart)
+    z = fractions_z(out, hours, fr)
+    assert max(abs(v) for v in z.values()) < Z, z
+    sc, _tiers = case.scenario(6000, 12)
+    p, _ = resolve(sc)
+    today = single.simulate_trials(sc, p)
+    assert abs(one_sample_z(out["useful"], float(today.useful.mean()))) < Z * math.sqrt(2)
+    assert np.all(out["persistent"] == out["unplanned"])
+
+
+@pytest.mark.parametrize("gpus", [1024, 16_384, 1_000_000])
+def test_only_fast_restores_is_dalys_model(gpus):
+    """Every failure restores from memory and nothing is planned: Daly's goodput with the fast interval, the
+    fast stall and R = detect + restart + fast restore; with planned interruptions, today's fractions."""
+    hours = {1024: 4000.0, 16_384: 300.0, 1_000_000: 6.0}[gpus]
+    mix = (("bug", 1.5e-5, "process"), ("gpu", 1.0e-5, "node"))
+    case = Case(gpus, hours, mix, mu=0.0, upload=2.0)
+    out = engine_run(case, 6000, 21)
+    lam = 2.5e-5 * gpus
+    r_fast = case.detect + case.restart + case.fast_restore
+    daly = float(daly_goodput(case.fast_tau, case.fast_stall, r_fast, 1.0 / lam))
+    assert abs(one_sample_z(out["useful"] / hours, daly)) < Z
+    assert np.all(out["persistent"] == 0) and np.all(out["fast"] == out["unplanned"])
+    planned = dataclasses.replace(case, mu=0.3)
+    out = engine_run(planned, 6000, 22)
+    fr = time_fractions(lam, 0.3, case.fast_tau, case.fast_stall, r_fast, case.restart)
+    z = fractions_z(out, hours, fr)
+    assert max(abs(v) for v in z.values()) < Z, z
+
+
+@pytest.mark.parametrize(("k_tau", "upload"), [(0.25, 0.1), (0.25, 0.6), (0.75, 0.1), (0.75, 2.0)])
+def test_every_failure_from_the_persistent_tier_has_a_closed_form(k_tau, upload):
+    """No replicas and only node failures, or the fast tier off: every interruption is a full renewal, and the
+    upload lag has a closed form (``expected_fractions``), checked here against the engine and the reference."""
+    mix = (("gpu", 2.0e-5, "node"),)
+    case = Case(50_000, 24.0, mix, mu=0.2, replicas=0, persistent_tau=k_tau, upload=upload)
+    sc, tiers = case.scenario(6000, 31)
+    tp = tier_params(sc, tiers, case.fast_tau * 60.0, case.persistent_tau * 60.0)
+    assert tp.lam_fast == 0 and tp.k == round(k_tau / case.fast_tau)
+    fr = expected_fractions(tp)
+    assert fr is not None
+    out = engine_run(case, 6000, 31)
+    z = fractions_z(out, case.hours, fr)
+    assert max(abs(v) for v in z.values()) < Z, z
+    r = reference_run(case, 1500, 32)
+    z = fractions_z(r, case.hours, fr)
+    assert max(abs(v) for v in z.values()) < Z, z
+
+
+def test_closed_forms_reduce_and_add_up():
+    tp = TierParams(0.0, 0.5, 0.1, 24.0, 0.4, 0.01, 1, 0.0, 0.2, 0.2, 0.05)
+    fr = expected_fractions(tp)
+    today = time_fractions(0.5, 0.1, 0.4, 0.01, 0.2, 0.05)
+    assert fr is not None
+    for a, b in zip(
+        (fr.useful, fr.checkpoint, fr.lost_work, fr.recovery, fr.planned),
+        (today.useful, today.checkpoint, today.lost_work, today.recovery, today.planned),
+    ):
+        assert float(a) == pytest.approx(float(b), rel=1e-12)
+    slow = expected_fractions(dataclasses.replace(tp, upload=0.3, k=2))
+    assert slow is not None and float(slow.useful) < float(today.useful)
+    total = float(slow.useful + slow.checkpoint + slow.lost_work + slow.recovery + slow.planned)
+    assert total == pytest.approx(1.0, abs=1e-12)
+    assert expected_fractions(dataclasses.replace(tp, lam_fast=0.3)) is None
+
+
+# -- the model's rules -------------------------------------------------------------------------------------
+
+
+def test_scope_rules():
+    on = Tiers(fast_enabled=True, fast_replicas=1, fast_placement="same-domain", nodes_per_domain=4)
+    assert [restoring_tier(s, on) for s in ("process", "node", "domain")] == ["fast", "fast", "persistent"]
+    other = dataclasses.replace(on, fast_placement="other-domain")
+    assert [restoring_tier(s, other) for s in ("process", "node", "domain")] == ["fast"] * 3
+    bare = dataclasses.replace(on, fast_replicas=0)
+    assert [restoring_tier(s, bare) for s in ("process", "node", "domain")] == ["fast", "persistent", "persistent"]
+    single_node = dataclasses.replace(on, nodes_per_domain=1)
+    assert restoring_tier("domain", single_node) == "fast"
+    off = Tiers()
+    assert {restoring_tier(s, off) for s in ("process", "node", "domain")} == {"persistent"}
+
+
+def test_every_llama3_cause_has_a_default_scope_with_a_reason():
+    sc = Scenario()
+    assert {c.name for c in sc.components} == set(DEFAULT_SCOPES)
+    assert all(scope in ("process", "node", "domain") and len(why) > 20 for scope, why in DEFAULT_SCOPES.values())
+    tiers = Tiers(fast_enabled=True)
+    assert scope_of(Component("Filesystem", "Dependency", 1e-6), tiers) == "process"
+    assert scope_of(Component("Mystery", "Cosmic", 1e-6), tiers) == "node"
+    assert scope_of(sc.components[0], Tiers(scopes=(("Faulty GPU", "domain"),))) == "domain"
+    rates = tier_rates(sc, dataclasses.replace(tiers, fast_placement="same-domain"))
+    assert rates.persistent == pytest.approx(35 / 419 * sc.failure_rate_per_hour)
+    assert rates.fast + rates.persistent == pytest.approx(sc.failure_rate_per_hour)
+    with pytest.raises(ValueError, match="fast_replicas"):
+        Tiers(fast_replicas=-1).validate()
+    with pytest.raises(ValueError, match="do not fit"):
+        Tiers(fast_replicas=4, nodes_per_domain=4).validate()
+
+
+def test_counts_are_consistent_and_hours_fill_the_window():
+    case = GRID["100k skipped uploads"][0]
+    sc, tiers = case.scenario(500, 5)
+    out = simulate_tiers(sc, tiers, case.fast_tau * 60.0, case.persistent_tau * 60.0)
+    total = out.useful + out.checkpoint + out.lost_work + out.recovery + out.planned_restart
+    np.testing.assert_allclose(total, case.hours, rtol=1e-9)
+    np.testing.assert_array_equal(out.restores_fast + out.restores_persistent, out.unplanned)
+    np.testing.assert_array_equal(out.by_component.sum(axis=1), out.unplanned)
+    raw = out.raw()
+    assert isinstance(raw, single.RawTrials) and raw.useful is out.useful
+    again = simulate_tiers(sc, tiers, case.fast_tau * 60.0, case.persistent_tau * 60.0)
+    np.testing.assert_array_equal(again.useful, out.useful)  # fixed seed: the same numbers
+
+
+def test_lookback_state_matches_a_brute_force_chain():
+    """The state at the window's start (what started the running spacing, and the snapshots of its cycle
+    modulo k) against a direct simulation of the chain back to the last full renewal."""
+    tp = TierParams(2.0, 0.3, 0.2, 10.0, 0.1, 0.01, 7, 0.05, 0.1, 0.4, 0.05)
+    look = draw_lookback(tp, 200_000, 9)
+    rng = np.random.default_rng(10)
+    big, nu = tp.big, tp.nu
+    kinds, phases = [], []
+    for _ in range(40_000):
+        u = rng.random()
+        if u < nu / big:
+            kinds.append(1 if u < tp.lam_persistent / big else 2)
+            phases.append(0)
+            continue
+        # back to the renewal: spacings i.i.d. Exp(big), the first has the renewal's downtime
+        n = rng.geometric(nu / big)
+        persistent = rng.random() < tp.lam_persistent / nu
+        down = tp.r_persistent if persistent else tp.r_planned
+        count, restoring = 0, persistent
+        for _ in range(n):
+            g = rng.exponential(1 / big)
+            if g >= down:
+                count += int((g - down) // tp.s)
+                restoring = False
+            down = tp.r_persistent if restoring else tp.r_fast
+        kinds.append(PROMOTED if restoring else 0)
+        phases.append(count % tp.k)
+    kinds, phases = np.array(kinds), np.array(phases)
+    for kind in (0, 1, 2, PROMOTED):
+        share, brute = np.mean(look.kind == kind), np.mean(kinds == kind)
+        assert abs(share - brute) < Z * math.sqrt(brute * (1 - brute) / len(kinds)) + 1e-3, kind
+    fast = look.phase[look.kind == 0]
+    brute_fast = phases[kinds == 0]
+    for j in range(tp.k):
+        a, b = np.mean(fast == j), np.mean(brute_fast == j)
+        assert abs(a - b) < Z * math.sqrt(b * (1 - b) / len(brute_fast)) + 1e-3, j
+
+
+# -- the optimum -------------------------------------------------------------------------------------------
+
+
+def test_optimal_intervals():
+    sc = Scenario(gpus=100_000)
+    on = optimal_tier_intervals(sc, Tiers(fast_enabled=True))
+    assert on.k == 1 and on.persistent_min == on.fast_min
+    r_fast = (sc.detect_min + sc.restart_min) / 60.0 + 10.0 / 3600.0
+    # at the optimum, the exact goodput is no worse than a little either side
+    lam, mu = sc.failure_rate_per_hour, sc.planned_per_day / 24.0
+
+    def g(minutes: float) -> float:
+        return float(time_fractions(lam, mu, minutes / 60.0, 5.0 / 3600.0, r_fast, sc.restart_min / 60.0).useful)
+
+    assert g(on.fast_min) >= max(g(on.fast_min * 0.9), g(on.fast_min * 1.1))
+    off = optimal_tier_intervals(sc, Tiers(persistent_upload_s=600.0))
+    today, _ = resolve(sc.replace(checkpoint_interval_min=1.0))
+    tp = tier_params(sc, Tiers(persistent_upload_s=600.0), off.fast_min, off.persistent_min)
+    best = expected_fractions(tp)
+    assert best is not None
+    for factor in (0.8, 1.25):
+        other = expected_fractions(dataclasses.replace(tp, tau=tp.tau * factor))
+        assert other is not None and float(other.useful) <= float(best.useful)
+    assert today.tau > 0
+
+
+def test_the_package_imports_no_qt():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, planner_gui.core.tiers; print(sorted(m for m in sys.modules if 'PySide' in m or 'pyqtgraph' in m))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_simulate_tier_params_guards_huge_windows():
+    tp = TierParams(1e7, 0.0, 0.0, 1000.0, 0.1, 0.01, 1, 0.0, 0.1, 0.1, 0.1)
+    with pytest.raises(ValueError, match="interruptions"):
+        simulate_tier_params(tp, 2, 1)
