@@ -14,8 +14,12 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
+
+if TYPE_CHECKING:
+    import subprocess
 
 log = logging.getLogger("planner_gui")
 
@@ -135,6 +139,18 @@ def _install_excepthook(log_file: Path | None) -> None:
     sys.excepthook = hook
 
 
+def _start_compute_early() -> subprocess.Popen[bytes] | None:
+    """Start the compute process now, so it imports numpy and scipy (and computes the default preset)
+    on the other core while this process builds the window; None if it cannot start (the window tries
+    again, and says what is wrong)."""
+    from .core.server import spawn
+
+    try:
+        return spawn()
+    except OSError:
+        return None
+
+
 def run_gui(scenario_path: str | None = None) -> int:
     """Open the main window; returns the process exit status."""
     if not display_available():
@@ -149,6 +165,7 @@ def run_gui(scenario_path: str | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    early = _start_compute_early()
     log_file = _setup_logging()
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
@@ -164,7 +181,11 @@ def run_gui(scenario_path: str | None = None) -> int:
     _install_excepthook(log_file)
 
     from .ui import MainWindow
+    from .ui.compute import adopt_early_process
     from .ui.resources import app_icon
+
+    if early is not None:
+        adopt_early_process(early)
 
     app.setWindowIcon(app_icon())
     window = MainWindow()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -244,9 +245,12 @@ def test_close_with_a_computation_running_exits_cleanly(make_window, qtbot, monk
     assert not win.compute.alive
 
 
-def test_cancel_marks_the_plots_out_of_date(make_window, qtbot):
+def test_cancel_marks_the_plots_out_of_date(make_window, qtbot, monkeypatch):
     """Item 7: after a cancel the plots say which run they show."""
     win = make_window()
+    # A preview fits a time budget at any size, so it would be shown before the cancel; without the
+    # budget it takes seconds here, and the cancel stops it while the plots show other inputs.
+    monkeypatch.setattr("planner_gui.ui.main_window.PREVIEW", dataclasses.replace(PREVIEW, budget_s=None))
     win.inputs.update(gpus=1_000_000, days=365.0)
     qtbot.waitUntil(lambda: win.cancel_button.isVisible(), timeout=10_000)
     win.cancel_button.click()

@@ -1,10 +1,16 @@
 """What the window shows for one scenario, computed without Qt: a main run and two sweeps.
 
 The window runs :func:`compute_plan` in a separate process (:mod:`.server`).
+
+A preview (the quick results shown while a slider moves) fits each of its three parts to a time budget,
+by the cost model of :mod:`.sweep`: fewer trials first, and where even a few trials of the whole window
+would take too long, a part of the window, scaled up to the whole (see :func:`_fit`). So a preview takes
+about the same few tens of milliseconds at any size; the full run always simulates what was asked.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -12,11 +18,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .engine import RawTrials
 from .model import Scenario
 from .params import optimal_intervals, resolve
 from .results import SimulationResult, simulate
 from .specs import GPU_RANGE, MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
-from .sweep import SweepResult, expected_goodput_vs_interval, gpu_counts, interval_points, sweep_gpus, sweep_interval
+from .sweep import (
+    SweepResult,
+    expected_goodput_vs_interval,
+    gpu_counts,
+    interval_points,
+    run_cost,
+    sweep_cost,
+    sweep_gpus,
+    sweep_interval,
+)
 
 __all__ = ["FULL", "PREVIEW", "GpuSweepCache", "PlanRequest", "PlanResult", "Quality", "compute_plan"]
 
@@ -31,14 +47,24 @@ class Quality:
     interval_trials: int
     gpu_points: int
     gpu_trials: int
+    #: Seconds each part (main run, interval sweep, GPU sweep) may take by the cost model of :mod:`.sweep`
+    #: (see :func:`_fit`); None: no limit, the part simulates what was asked.
+    budget_s: float | None = None
+    #: Interruptions simulated per GPU-sweep point at most (trials are halved for large clusters).
+    gpu_events_per_point: int = 100_000
 
 
-PREVIEW = Quality("preview", 200, 21, 100, 21, 40)
+#: A preview's parts take about 5-10 ms each on the reference machine (2 shared cores) at any size: with
+#: the fixed costs of 11 + 11 points, about 20-30 ms for the whole preview.
+PREVIEW = Quality("preview", 200, 11, 50, 11, 20, budget_s=0.006, gpu_events_per_point=25_000)
 FULL = Quality("full", None, 21, 150, 41, 100)
-#: Points of the exact goodput-vs-interval curve; 8 per step of the 21-point sweep, so they include its points.
+#: Points of the exact goodput-vs-interval curve: 8 per step of the 21-point sweep (16 per step of the
+#: 11-point one), so they include its points.
 EXACT_CURVE_POINTS = 161
-#: Interruptions simulated per GPU-sweep point at most (trials are halved for large clusters).
-GPU_SWEEP_EVENTS = 100_000
+#: Interruptions simulated per GPU-sweep point at most in the full run.
+GPU_SWEEP_EVENTS = FULL.gpu_events_per_point
+#: A preview keeps at least this many trials (its p05-p95 range needs a few) before it shortens the window.
+MIN_PREVIEW_TRIALS = 8
 
 
 @dataclass(frozen=True)
@@ -50,7 +76,15 @@ class PlanRequest:
 
 @dataclass
 class PlanResult:
-    """Everything the plots show for one scenario."""
+    """Everything the plots show for one scenario.
+
+    ``timings`` holds the seconds each part took in the compute process (``main``, ``interval``,
+    ``exact``, and ``gpus`` unless the GPU sweep came from the cache). ``stamps`` holds
+    ``time.perf_counter()`` readings on the way to the window (``sent`` by the compute process just
+    before pickling, ``received`` and ``unpickled`` by the window's reader thread, ``delivered`` on the
+    GUI thread); the clock is the machine's monotonic clock, the same in both processes.
+    ``window_fraction`` is the part of the window a preview's main run simulated (1.0: all of it).
+    """
 
     request: PlanRequest
     main: SimulationResult
@@ -59,6 +93,9 @@ class PlanResult:
     exact_curve: tuple[np.ndarray, np.ndarray]  # (interval minutes, exact goodput), finer than the sweep
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    stamps: dict[str, float] = field(default_factory=dict)
+    window_fraction: float = 1.0
+    from_cache: bool = False
 
 
 def interval_range(sc: Scenario) -> tuple[float, float]:
@@ -106,18 +143,101 @@ class GpuSweepCache:
         self._items[key] = value
 
 
+def _fit(
+    sc: Scenario, trials: int, cost: Callable[[Scenario], float], budget_s: float | None
+) -> tuple[Scenario, float]:
+    """The scenario one part of a request simulates, and the fraction of the window it covers.
+
+    Without a budget: ``trials`` trials of the whole window. With one: fewer trials (down to
+    :data:`MIN_PREVIEW_TRIALS`) until the estimated ``cost`` fits, and if it still does not, a shorter
+    window (the cost grows about in proportion to the window).
+    """
+    s = sc.replace(trials=trials)
+    if budget_s is None:
+        return s, 1.0
+    c = cost(s)
+    if c > budget_s and trials > MIN_PREVIEW_TRIALS:
+        s = sc.replace(trials=max(MIN_PREVIEW_TRIALS, int(trials * budget_s / c)))
+        c = cost(s)
+    if c <= budget_s or not _scales_with_window(sc):
+        return s, 1.0
+    fraction = budget_s / c
+    return s.replace(days=s.days * fraction), fraction
+
+
+def _scales_with_window(sc: Scenario) -> bool:
+    """Whether a run over the start of ``sc``'s window, scaled up, stands for a run of all of it: only
+    with constant rates known exactly. A rate profile changes the rates over the days, and with rate
+    uncertainty the spread between trials does not shrink as the window grows; either keeps the whole
+    window (with fewer trials)."""
+    return sc.rate_profile is None and not sc.rate_uncertainty
+
+
+def _to_whole_window(totals: np.ndarray, fraction: float) -> np.ndarray:
+    """Per-trial totals (counts, hours) over a part of the window, as they would be over the whole
+    window: divided by ``fraction``, and their spread around the mean narrowed by ``sqrt(fraction)``.
+    (They are sums over many independent stretches between interruptions, so their variance grows in
+    proportion to the window; a window is only shortened where it holds very many interruptions.)"""
+    v = np.asarray(totals, dtype=float) / fraction
+    mean = v.mean(axis=0)
+    return np.asarray(np.maximum(mean + (v - mean) * math.sqrt(fraction), 0.0))
+
+
+def _whole_window_run(res: SimulationResult, sc: Scenario, fraction: float) -> SimulationResult:
+    """A run of part of ``sc``'s window, as a run of all of it (see :func:`_to_whole_window`)."""
+    if fraction == 1.0:
+        return res
+    raw = res.trials
+    scaled = RawTrials(**{f.name: _to_whole_window(getattr(raw, f.name), fraction) for f in dataclasses.fields(raw)})
+    e = res.expected
+    expected = dataclasses.replace(
+        e, hours_window=sc.hours, unplanned=e.unplanned / fraction, planned=e.planned / fraction
+    )
+    return SimulationResult(sc.replace(trials=res.scenario.trials), res.interval_min, res.optimal, expected, scaled)
+
+
+def _whole_window_sweep(s: SweepResult, fraction: float) -> SweepResult:
+    """A sweep over part of the window, as one over all of it (see :func:`_to_whole_window`)."""
+    if fraction == 1.0:
+        return s
+    root = math.sqrt(fraction)
+
+    def spread(mean: np.ndarray, q: np.ndarray) -> np.ndarray:
+        return np.asarray(np.maximum(mean + (q - mean) * root, 0.0))
+
+    return dataclasses.replace(
+        s,
+        interruptions_mean=s.interruptions_mean / fraction,
+        interruptions_p05=spread(s.interruptions_mean, s.interruptions_p05) / fraction,
+        interruptions_p95=spread(s.interruptions_mean, s.interruptions_p95) / fraction,
+        interruptions_expected=s.interruptions_expected / fraction,
+        goodput_sem=s.goodput_sem * root,
+        goodput_p05=spread(s.goodput_mean, s.goodput_p05),
+        goodput_p95=spread(s.goodput_mean, s.goodput_p95),
+    )
+
+
 def _gpu_sweep(
     sc: Scenario, q: Quality, trials: int, should_stop: StopCheck, progress: Progress
 ) -> tuple[SweepResult, float]:
     t0 = time.perf_counter()
-    res = sweep_gpus(
-        sc.replace(trials=min(trials, q.gpu_trials)),
-        _gpu_sweep_counts(sc, q),
-        should_stop=should_stop,
-        progress=progress,
-        max_events_per_point=GPU_SWEEP_EVENTS,
-    )
-    return res, time.perf_counter() - t0
+    counts = _gpu_sweep_counts(sc, q)
+    cap = q.gpu_events_per_point
+    cost = lambda s: sweep_cost(s, "gpus", counts, cap).seconds
+    run, fraction = _fit(sc, min(trials, q.gpu_trials), cost, q.budget_s)
+    res = sweep_gpus(run, counts, should_stop=should_stop, progress=progress, max_events_per_point=cap)
+    return _whole_window_sweep(res, fraction), time.perf_counter() - t0
+
+
+def _cached_gpu_sweep(sc: Scenario, q: Quality, cache: GpuSweepCache | None) -> SweepResult | None:
+    """The GPU sweep for ``sc`` at quality ``q`` if it was computed before; a preview takes the full
+    run's sweep too (it is better, and costs nothing)."""
+    if cache is None:
+        return None
+    found = cache.get(_gpu_sweep_key(sc, q))
+    if found is None and q.budget_s is not None:
+        found = cache.get(_gpu_sweep_key(sc, FULL))
+    return found
 
 
 def compute_plan(
@@ -140,23 +260,28 @@ def compute_plan(
 
         return report
 
-    key = _gpu_sweep_key(sc, q)
-    by_gpus = cache.get(key) if cache is not None else None
-    main = simulate(sc.replace(trials=trials), should_stop=should_stop, progress=step(0.0, 0.5))
+    by_gpus = _cached_gpu_sweep(sc, q, cache)
+    run, fraction = _fit(sc, trials, lambda s: run_cost(s).seconds, q.budget_s)
+    main = _whole_window_run(simulate(run, should_stop=should_stop, progress=step(0.0, 0.5)), sc, fraction)
     timings["main"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     span = interval_range(sc)
-    by_interval = sweep_interval(
-        sc.replace(trials=min(trials, q.interval_trials)),
-        interval_points(q.interval_points, *span),
-        should_stop=should_stop,
-        progress=step(0.5, 0.7),
+    xs = interval_points(q.interval_points, *span)
+    run_iv, fraction_iv = _fit(
+        sc, min(trials, q.interval_trials), lambda s: sweep_cost(s, "interval", xs).seconds, q.budget_s
     )
+    by_interval = _whole_window_sweep(
+        sweep_interval(run_iv, xs, should_stop=should_stop, progress=step(0.5, 0.7)), fraction_iv
+    )
+    timings["interval"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
     fine = interval_points(EXACT_CURVE_POINTS, *span)
     exact_curve = (fine, expected_goodput_vs_interval(sc, fine))
-    timings["interval"] = time.perf_counter() - t1
+    timings["exact"] = time.perf_counter() - t2
     if by_gpus is None:
         by_gpus, timings["gpus"] = _gpu_sweep(sc, q, trials, should_stop, step(0.7, 1.0))
         if cache is not None:
-            cache.put(key, by_gpus)
-    return PlanResult(req, main, by_interval, by_gpus, exact_curve, time.perf_counter() - t0, timings)
+            cache.put(_gpu_sweep_key(sc, q), by_gpus)
+    return PlanResult(
+        req, main, by_interval, by_gpus, exact_curve, time.perf_counter() - t0, timings, window_fraction=fraction
+    )

@@ -7,6 +7,11 @@ sends :class:`.plan.PlanRequest` objects, ``("cancel", generation)`` or ``"quit"
 computation sees a newer generation and stops at its next chunk; only the newest request is run.
 Pickle is safe here: both ends are this program, talking over the pipes of a process it started.
 
+While it waits for its first request, the server computes the default preset (so the window's first
+results are ready sooner, and its first run does not pay for cold caches); any other request stops that
+at its next chunk. It keeps its last few results, so a request it has answered before is answered at
+once (a run is a function of its scenario and quality: the same numbers).
+
 The server never outlives the window: the end of its input (the window closed the pipe, or died) stops
 it like ``"quit"``, and an answer it cannot deliver (the window's end of the pipe is closed) ends it at
 once. While the window does not read (it is stopped), the server blocks on its next answer instead of
@@ -15,17 +20,23 @@ computing ahead; it never polls, so it uses no CPU while it waits.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pickle
 import struct
+import subprocess
 import sys
 import threading
 import time
 import traceback
+from collections import OrderedDict
+from pathlib import Path
 from typing import BinaryIO
 
 from .engine import Cancelled
-from .plan import GpuSweepCache, PlanRequest, compute_plan
+from .model import Scenario
+from .plan import FULL, GpuSweepCache, PlanRequest, PlanResult, Quality, compute_plan
+from .scenario_io import DEFAULT_PRESET, load_preset
 
 __all__ = [
     "MAX_FRAME_BYTES",
@@ -35,6 +46,9 @@ __all__ = [
     "main",
     "read_frame",
     "read_frame_bytes",
+    "server_command",
+    "server_env",
+    "spawn",
     "write_frame",
 ]
 
@@ -43,6 +57,33 @@ SERVE_ARG = "_compute-server"
 _HEADER = struct.Struct(">Q")
 #: Larger frames are a corrupt stream, not a message: refuse them rather than try to allocate them.
 MAX_FRAME_BYTES = 1 << 30
+#: Results kept for requests that come again: at most this many, holding at most this many bytes of
+#: per-trial arrays.
+KEEP_RESULTS = 8
+KEEP_BYTES = 64 << 20
+
+
+def server_command() -> list[str]:
+    """How to start the compute server: this same program with a hidden argument."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, SERVE_ARG]
+    return [sys.executable, "-m", "planner_gui", SERVE_ARG]
+
+
+def server_env() -> dict[str, str]:
+    """The server's environment: this one, with this very package first on the path."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def spawn(command: list[str] | None = None) -> subprocess.Popen[bytes]:
+    """Start a compute server (``command``, by default :func:`server_command`) with unbuffered pipes to
+    its input and output; OSError if it cannot be started."""
+    return subprocess.Popen(
+        command or server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=server_env(), bufsize=0
+    )
 
 
 def encode_frame(obj: object) -> bytes:
@@ -142,6 +183,11 @@ class _Inbox:
             req, self.pending = self.pending, None
             return req
 
+    def waiting_for(self, scenario: Scenario, quality: Quality) -> bool:
+        """Whether nothing but a request for ``scenario`` at ``quality`` is waiting (or nothing at all)."""
+        pending = self.pending
+        return not self.stopping and (pending is None or (pending.scenario == scenario and pending.quality == quality))
+
 
 class _Answers:
     """Writes answers to the window; a closed pipe raises :class:`_Gone` and stops the inbox."""
@@ -160,8 +206,49 @@ class _Answers:
                 raise _Gone from exc
 
 
-def _serve_one(req: PlanRequest, inbox: _Inbox, answers: _Answers, cache: GpuSweepCache) -> None:
+def _trial_bytes(res: PlanResult) -> int:
+    raw = res.main.trials
+    return sum(int(getattr(raw, f.name).nbytes) for f in dataclasses.fields(raw))
+
+
+class _Results:
+    """The last few results, by request (scenario and quality)."""
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[tuple[Scenario, Quality], PlanResult] = OrderedDict()
+
+    def get(self, req: PlanRequest) -> PlanResult | None:
+        found = self._items.get((req.scenario, req.quality))
+        if found is None:
+            return None
+        self._items.move_to_end((req.scenario, req.quality))
+        return dataclasses.replace(found, request=req, stamps={}, from_cache=True)
+
+    def put(self, res: PlanResult) -> None:
+        self._items[(res.request.scenario, res.request.quality)] = res
+        while len(self._items) > KEEP_RESULTS or sum(map(_trial_bytes, self._items.values())) > KEEP_BYTES:
+            self._items.popitem(last=False)
+
+
+def _warm_up(inbox: _Inbox, cache: GpuSweepCache, results: _Results) -> None:
+    """Compute the default preset while no other request waits: most windows open on it, and a first
+    run pays for cold caches (memory pages, code paths) that later runs do not."""
+    sc = load_preset(DEFAULT_PRESET)
+    try:
+        results.put(compute_plan(PlanRequest(sc, FULL), lambda: not inbox.waiting_for(sc, FULL), None, cache))
+    except Cancelled:
+        pass
+    except Exception as exc:  # never fatal: the requests themselves will say what is wrong
+        print(f"compute server: warm-up failed ({type(exc).__name__}: {exc})", file=sys.stderr)
+
+
+def _serve_one(req: PlanRequest, inbox: _Inbox, answers: _Answers, cache: GpuSweepCache, results: _Results) -> None:
     gen = req.generation
+    known = results.get(req)
+    if known is not None:
+        known.stamps["sent"] = time.perf_counter()
+        answers.send(("result", gen, known))
+        return
     last = [0.0]
 
     def progress(f: float) -> None:
@@ -179,6 +266,8 @@ def _serve_one(req: PlanRequest, inbox: _Inbox, answers: _Answers, cache: GpuSwe
     except Exception as exc:
         answers.send(("failed", gen, (f"{type(exc).__name__}: {exc}", traceback.format_exc())))
     else:
+        results.put(res)
+        res.stamps["sent"] = time.perf_counter()
         answers.send(("result", gen, res))
 
 
@@ -194,9 +283,11 @@ def main() -> int:
     threading.Thread(target=inbox.reader, args=(requests,), daemon=True, name="requests").start()
     answers = _Answers(answers_stream, inbox)
     cache = GpuSweepCache()
+    results = _Results()
     try:
+        _warm_up(inbox, cache, results)
         while (req := inbox.take()) is not None:
-            _serve_one(req, inbox, answers, cache)
+            _serve_one(req, inbox, answers, cache, results)
         answers.send(("bye", 0, None))
     except _Gone:
         pass  # the window has gone away

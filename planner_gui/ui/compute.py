@@ -15,6 +15,9 @@ bounded few hundred milliseconds). Two threads per process do the waiting:
 - a reader thread takes answers from the child's stdout and forwards them as queued signals, so every
   slot runs on the GUI thread. When the child dies, the reader reports it and then reaps it.
 
+The app may start the first process before it builds the window (:func:`adopt_early_process`), so the
+process imports numpy and scipy while the window is being built; the first link takes it over.
+
 A dead process is replaced at once (the newest unanswered request is sent again) unless processes keep
 dying: more than :attr:`ComputeController.MAX_DEATHS` deaths within
 :attr:`ComputeController.DEATH_WINDOW_S` seconds give up (``gaveUp``) until :meth:`~ComputeController.restart`.
@@ -25,22 +28,19 @@ then kills it (SIGKILL ends a stopped process too).
 from __future__ import annotations
 
 import logging
-import os
 import pickle
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from pathlib import Path
 from typing import BinaryIO, cast
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from ..core.model import Scenario
 from ..core.plan import FULL, PREVIEW, PlanRequest, PlanResult, Quality
-from ..core.server import SERVE_ARG, FrameError, encode_frame, read_frame_bytes
+from ..core.server import FrameError, encode_frame, read_frame_bytes, server_command, spawn
 
 log = logging.getLogger(__name__)
 
@@ -54,18 +54,23 @@ QUIT_GRACE_S = 0.3
 REAP_TIMEOUT_S = 1.0
 
 
-def server_command() -> list[str]:
-    """How to start the compute server: this same program with a hidden argument."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable, SERVE_ARG]
-    return [sys.executable, "-m", "planner_gui", SERVE_ARG]
+_early: list[subprocess.Popen[bytes]] = []
 
 
-def _server_env() -> dict[str, str]:
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # so the child imports this very package
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
+def adopt_early_process(process: subprocess.Popen[bytes]) -> None:
+    """Hand a compute process started early (:func:`planner_gui.core.server.spawn`) to the first link
+    that needs one, instead of starting another."""
+    _early[:] = [process]
+
+
+def _start_process() -> subprocess.Popen[bytes]:
+    """The early process if it is still running, else a new one (OSError if it cannot start)."""
+    while _early:
+        process = _early.pop()
+        if process.poll() is None:
+            return process
+        process.wait()  # it ended by itself (it is reaped here; nobody else knows it)
+    return spawn(server_command())
 
 
 def _write_all(stream, data: bytes) -> None:
@@ -156,9 +161,7 @@ class _Link:
         try:
             # Unbuffered pipes: only this thread touches stdin and only the reader stdout, so no buffer
             # lock is ever shared between threads.
-            process = subprocess.Popen(
-                server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_server_env(), bufsize=0
-            )
+            process = _start_process()
         except OSError as exc:
             log.error("cannot start the compute process: %s", exc)
             self._started.set()
@@ -207,8 +210,11 @@ class _Link:
                 data = read_frame_bytes(stream)
             except (EOFError, OSError, FrameError):  # the process ended, or its output is corrupt
                 break
+            received = time.perf_counter()
             try:
                 kind, gen, payload = pickle.loads(data)
+                if kind == "result" and isinstance(payload, PlanResult):
+                    payload.stamps.update(received=received, unpickled=time.perf_counter())
             except Exception:  # a result that cannot be unpickled: report it, keep reading
                 log.exception("unreadable message from the compute process")
                 self._deliver(self.number, "failed", -1, ("unreadable result", ""))
@@ -437,6 +443,8 @@ class ComputeController(QObject):
             self._unanswered = None
             self._set_busy(False)
             if kind == "result":
+                if isinstance(payload, PlanResult):
+                    payload.stamps["delivered"] = time.perf_counter()
                 self.resultReady.emit(payload)
             else:
                 message, details = cast(tuple[str, str], payload)

@@ -57,8 +57,21 @@ def _computed_part(sc: Scenario) -> Scenario:
 
 def _run_text(res: PlanResult) -> str:
     sc, q = res.main.scenario, res.request.quality
-    what = f"a {sc.trials:,}-trial preview" if q.name == PREVIEW.name else f"{sc.trials:,} trials"
-    return f"{what} at {sc.gpus:,} GPUs over {sc.days:g} days"
+    n = f"{sc.trials:,}"
+    article = "an" if n.startswith("8") or n.split(",")[0] in ("11", "18") else "a"
+    what = f"{article} {n}-trial preview" if q.name == PREVIEW.name else f"{n} trials"
+    text = f"{what} at {sc.gpus:,} GPUs over {sc.days:g} days"
+    if res.window_fraction < 1.0:  # a preview of a very long run simulates part of the window
+        text += f" (each trial {res.window_fraction:.0%} of it, scaled up)"
+    return text
+
+
+def _status_text(res: PlanResult) -> str:
+    """What the status bar says about the results shown: a preview, or the full run."""
+    took = f"computed {'earlier ' if res.from_cache else ''}in {res.seconds * 1000:,.0f} ms"
+    if res.request.quality.name == PREVIEW.name:
+        return f"Preview (approximate; the full run follows): {_run_text(res)}, {took}"
+    return f"Showing: {_run_text(res)}, {took}"
 
 
 class MainWindow(FileWindow):
@@ -80,7 +93,14 @@ class MainWindow(FileWindow):
         self.last_result: PlanResult | None = None
         self._preview_wanted = False
         self._full_wanted = False
-        self._render_steps: list = []
+        self._render_steps: list = []  # the steps of the newest result (see _show)
+        self._render_todo: set[int] = set()  # those not run yet
+        self._render_at = 0  # the step after the last one run
+        self._render_result: PlanResult | None = None
+        self._render_timer = QTimer(self)  # a zero timer, unlike QTimer.singleShot(0), lets timers run
+        self._render_timer.setSingleShot(True)
+        self._render_timer.setInterval(0)
+        self._render_timer.timeout.connect(self._render_next)
         self._rendering = False
         self._stale_reason = ""
         self._refused = False
@@ -222,9 +242,10 @@ class MainWindow(FileWindow):
     def _inputs_changed(self, changed: frozenset) -> None:
         """Progressive refinement: a quick low-trial preview first, then the full run.
 
-        While a slider is dragged, previews run one at a time (the next starts when one is shown) and the
-        full run waits for the hand to stop. Any other change starts its preview at once, abandoning
-        whatever was running, and the full run follows it.
+        While a slider is dragged, previews run one at a time (the next starts when one arrives, and is
+        computed while that one is drawn) and the full run waits for the hand to stop. Any other change
+        starts its preview at once, abandoning whatever was running, and the full run follows it once the
+        preview is shown.
         """
         self._update_title()
         if "gpu_hour_cost_usd" in changed:
@@ -262,37 +283,56 @@ class MainWindow(FileWindow):
         self.recompute()
 
     def _show(self, res: PlanResult) -> None:
-        """Render a result in steps, one turn of the event loop each; a newer result replaces the rest."""
+        """Render a result in steps, one plot (or two) per turn of the event loop, so input and timers are
+        handled between them.
+
+        A newer result takes over from the next step: plots already drawn from the older one are drawn
+        again after the others, so however often results come, every plot shows the newest within one
+        round. While a slider is dragged, its next preview starts now, so it is computed while this one
+        is drawn.
+        """
+        self._render_result = res
         steps = self.plots.render_steps(res)
-        self._render_steps = [
-            chain(partial(self.summary.show_result, res), steps[0]),
-            *steps[1:-1],
-            chain(steps[-1], partial(self._shown, res)),
-        ]
+        steps[0] = chain(partial(self.summary.show_result, res), steps[0])
+        self._render_steps = steps
+        self._render_todo = set(range(len(steps)))
+        if self._preview_wanted:  # a slider is being dragged: its next preview is computed meanwhile
+            self._preview_wanted = False
+            self.recompute(preview=True)
         if not self._rendering:
             self._rendering = True
-            QTimer.singleShot(0, self._render_next)
+            self._render_timer.start()
 
     def _render_next(self) -> None:
-        if not self._render_steps:
+        """Draw the next plot that does not show the newest result yet."""
+        steps, todo = self._render_steps, self._render_todo
+        if not todo:
             self._rendering = False
             return
-        self._render_steps.pop(0)()
-        QTimer.singleShot(0, self._render_next)
+        i = min(todo, key=lambda k: (k - self._render_at) % len(steps))  # in order, from where it was
+        todo.discard(i)
+        self._render_at = i + 1
+        steps[i]()
+        if todo:
+            self._render_timer.start()  # a timer: events and other timers come first
+            return
+        self._rendering = False
+        self._render_at = 0
+        assert self._render_result is not None
+        self._shown(self._render_result)
 
     def _shown(self, res: PlanResult) -> None:
         self.last_result = res
-        self.status.setText(
-            f"{'Preview' if res.request.quality.name == PREVIEW.name else 'Showing'}: "
-            f"{_run_text(res)}, computed in {res.seconds * 1000:,.0f} ms"
-        )
-        if self._preview_wanted:
-            self._preview_wanted = False
-            self.recompute(preview=True)
-        elif self._full_wanted and res.request.quality.name == PREVIEW.name:
+        self.status.setText(_status_text(res))
+        if self._full_wanted and res.request.quality.name == PREVIEW.name:
+            # Only now: computing it while the preview is drawn would slow the drawing down more than
+            # it gains (on a machine with 2 cores, the compute process and painting share the memory).
             self._full_wanted = False
             self.recompute()
-        self._refresh_staleness()
+        if not (self.controls.dragging and res.request.quality.name == PREVIEW.name):
+            # While a slider is dragged, previews are what the plots should show; the banner would only
+            # flash (and lay the plots out again) between one preview and the next.
+            self._refresh_staleness()
         if self._copy_pending and self.results_current():
             self._copy_pending = False
             self.copy_results_json()

@@ -7,13 +7,14 @@ from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPixmap, QTransform
 
 from ..core import fmt
 
 __all__ = [
     "PALETTE",
+    "Axis",
     "Band",
     "BandSample",
     "CountAxis",
@@ -46,7 +47,48 @@ def brush(color: str | QColor, alpha: int = 255) -> pg.QtGui.QBrush:
     return pg.mkBrush(c)
 
 
-class CountAxis(pg.AxisItem):
+class Axis(pg.AxisItem):
+    """An axis that draws itself on screen from a pixmap while it does not change.
+
+    pyqtgraph records an axis (ticks, labels, grid lines) as a QPicture and replays it at every repaint
+    of its plot, even when only a curve moved; replaying the text is the dearest part of such a
+    repaint. On screen this replays the picture into a pixmap once, and then draws the pixmap until
+    pyqtgraph records a new picture. Exports (drawn without a widget) and scaled or rotated painters
+    get the picture itself, so SVG stays vector text.
+    """
+
+    def __init__(self, orientation: str) -> None:
+        super().__init__(orientation)
+        self._pixmap: QPixmap | None = None
+        self._pixmap_of: tuple[object, QRectF, float] | None = None  # (picture, rect, pixel ratio)
+
+    def paint(self, p, opt, widget) -> None:
+        if widget is None or p.worldTransform().type().value > QTransform.TransformationType.TxTranslate.value:
+            super().paint(p, opt, widget)
+            return
+        rect = self.boundingRect()
+        ratio = widget.devicePixelRatioF()
+        of = self._pixmap_of
+        if self.picture is None or of is None or of[0] is not self.picture or of[1] != rect or of[2] != ratio:
+            size = QSize(math.ceil(rect.width() * ratio), math.ceil(rect.height() * ratio))
+            if size.isEmpty():
+                return
+            pixmap = QPixmap(size)
+            pixmap.setDevicePixelRatio(ratio)
+            pixmap.fill(Qt.GlobalColor.transparent)
+            painter = QPainter(pixmap)
+            try:
+                painter.setRenderHints(p.renderHints())
+                painter.translate(-rect.topLeft())
+                super().paint(painter, opt, widget)  # records the picture if needed, and replays it here
+            finally:
+                painter.end()
+            self._pixmap, self._pixmap_of = pixmap, (self.picture, rect, ratio)
+        assert self._pixmap is not None
+        p.drawPixmap(rect.topLeft(), self._pixmap)
+
+
+class CountAxis(Axis):
     """An axis of log10(count) positions labelled with counts: 1k, 16k, 1M (a decade per tick)."""
 
     def __init__(self, orientation: str) -> None:
@@ -84,7 +126,7 @@ def short_duration(minutes: float) -> str:
     return f"{minutes:g} min"
 
 
-class DurationAxis(pg.AxisItem):
+class DurationAxis(Axis):
     """An axis of log10(minutes) positions labelled with durations: 1 s, 1 min, 1 h, 1 d."""
 
     def __init__(self, orientation: str) -> None:
@@ -104,7 +146,7 @@ class DurationAxis(pg.AxisItem):
         return [short_duration(10.0**v) for v in values]
 
 
-class PercentAxis(pg.AxisItem):
+class PercentAxis(Axis):
     """Goodput in percent; never scientific notation or SI prefixes."""
 
     def __init__(self, orientation: str) -> None:
@@ -177,6 +219,8 @@ class MarkedLine:
         self.vb.sigRangeChanged.connect(self.place)
 
     def set(self, x: float, label: str) -> None:
+        if x == self.line.value() and label == self.text.textItem.toPlainText():
+            return  # nothing moved: no new text layout, no repaint
         self.line.setValue(x)
         self.text.setText(label)
         self.place()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import partial
+from functools import lru_cache, partial
 
 import numpy as np
 import pyqtgraph as pg
@@ -20,9 +20,10 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 from ..core import fmt
 from ..core.plan import PlanResult
 from ..core.results import HOURS_KEYS
-from ..core.sweep import GUIDE_GPUS
+from ..core.sweep import GUIDE_GPUS, SweepResult
 from .plot_items import (
     PALETTE,
+    Axis,
     Band,
     CountAxis,
     DurationAxis,
@@ -94,6 +95,16 @@ def _histogram(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return edges, counts
 
 
+def _same_sweep(a: SweepResult, b: SweepResult | None) -> bool:
+    """Whether two sweeps hold the same numbers (a sweep that came from the compute process's cache is
+    a new object with the same values)."""
+    if b is None:
+        return False
+    if a is b:
+        return True
+    return all(np.array_equal(getattr(a, c), getattr(b, c)) for c in ("x", *SweepResult.COLUMNS))
+
+
 def _mean_hours(res: PlanResult) -> np.ndarray:
     hours = res.main.hours_per_trial()
     return np.array([float(hours[k].mean()) for k in HOURS_KEYS])
@@ -109,7 +120,20 @@ def _percent_range(*arrays: np.ndarray) -> tuple[float, float]:
         lo, hi = 0.0, max(hi - lo, MIN_PERCENT_SPAN)
     if hi > 100:
         lo, hi = min(lo - (hi - 100), 100 - MIN_PERCENT_SPAN), 100.0
-    return max(lo, 0.0), hi
+    lo, hi = _outward(lo, hi)
+    return max(lo, 0.0), min(hi, 100.0)
+
+
+def _outward(lo: float, hi: float, parts: int = 20) -> tuple[float, float]:
+    """``lo`` and ``hi`` moved out to whole steps of about ``1/parts`` of their span (1, 2 or 5 times a
+    power of ten). A range set so holds still while a slider moves the data a little, and its axis (the
+    dearest part of a plot's repaint, with its grid the more so) is not drawn again."""
+    if not hi > lo:
+        return lo, hi
+    raw = (hi - lo) / parts
+    decade = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * decade for m in (1, 2, 5, 10) if m * decade >= raw)
+    return math.floor(lo / step) * step, math.ceil(hi / step) * step
 
 
 def chain(*steps: Callable[[], None]) -> Callable[[], None]:
@@ -120,6 +144,17 @@ def chain(*steps: Callable[[], None]) -> Callable[[], None]:
             step()
 
     return run
+
+
+def _set_text(item: pg.TextItem, text: str) -> None:
+    """Set a text item's text, unless it shows that text already (setting it lays the text out again)."""
+    if item.textItem.toPlainText() != text:
+        item.setText(text)
+
+
+@lru_cache(maxsize=64)
+def _brush(color: str) -> pg.QtGui.QBrush:
+    return pg.mkBrush(color)
 
 
 def category_color(category: str, index: int = 0) -> str:
@@ -140,17 +175,18 @@ class PlotsPanel(QWidget):
         self.hovers: dict[str, Hover] = {}
         self.text_color = secondary_color()
         for name, title in PLOT_NAMES.items():
-            axes = {"bottom": pg.AxisItem("bottom"), "left": pg.AxisItem("left")}
+            kinds = {"bottom": Axis, "left": Axis}
             if name in ("interruptionsVsGpusPlot", "goodputVsGpusPlot"):
-                axes["bottom"] = CountAxis("bottom")
+                kinds["bottom"] = CountAxis
             if name == "interruptionsVsGpusPlot":
-                axes["left"] = CountAxis("left")
+                kinds["left"] = CountAxis
             if name in ("goodputVsGpusPlot", "goodputVsIntervalPlot"):
-                axes["left"] = PercentAxis("left")
+                kinds["left"] = PercentAxis
             if name == "goodputVsIntervalPlot":
-                axes["bottom"] = DurationAxis("bottom")
+                kinds["bottom"] = DurationAxis
             if name == "goodputHistogramPlot":
-                axes["bottom"] = PercentAxis("bottom")
+                kinds["bottom"] = PercentAxis
+            axes = {side: kind(side) for side, kind in kinds.items()}
             w = pg.PlotWidget(axisItems=axes)
             w.setObjectName(name)
             w.setMinimumSize(240, 170)
@@ -161,6 +197,8 @@ class PlotsPanel(QWidget):
         self._arrange(2)
         self.baseline: PlanResult | None = None
         self.result: PlanResult | None = None
+        self._drawn_gpus: SweepResult | None = None  # the GPU sweep the GPU plots show
+        self._comp_axis: tuple[list, int] = ([], 0)  # the components plot's names and their width
         self._comp_rows = 0
         self._guide_lines: list[MarkedLine] = []
         self._build_gpu_plots()
@@ -354,18 +392,13 @@ class PlotsPanel(QWidget):
             step()
 
     def render_steps(self, res: PlanResult) -> list[Callable[[], None]]:
-        """The updates for ``res``, one plot per step.
+        """The updates for ``res``, one plot (the two GPU plots together) per step.
 
-        The window runs them in separate turns of the event loop, so each plot is repainted in its own
-        turn (a repaint of all six at once would stall the event loop). Each step holds back its
-        plot's repaints until all its items are updated, so it is repainted once.
+        The window runs them in separate turns of the event loop, so input and timers are handled
+        between them. Each step only changes items whose data changed; Qt repaints what changed once,
+        after the step. (Holding a plot's repaints with ``setUpdatesEnabled`` would repaint all of it,
+        axes and legends included, even where nothing changed.)
         """
-
-        def first() -> None:
-            self.result = res
-            for hover in self.hovers.values():  # its values are about to be stale
-                hover.hide()
-
         shows = (
             self._show_gpus,
             self._show_interval,
@@ -374,45 +407,56 @@ class PlotsPanel(QWidget):
             self._show_breakdown,
         )
         names = ([PLOT_ORDER[0], PLOT_ORDER[1]], [PLOT_ORDER[2]], [PLOT_ORDER[3]], [PLOT_ORDER[4]], [PLOT_ORDER[5]])
-        steps = [self._batched(partial(show, res), n) for show, n in zip(shows, names)]
-        return [chain(first, steps[0]), *steps[1:]]
+        return [partial(self._render, res, show, n) for show, n in zip(shows, names)]
 
-    def _batched(self, update: Callable[[], None], names: list[str]) -> Callable[[], None]:
-        def run() -> None:
-            widgets = [self.widgets[n] for n in names]
-            for w in widgets:
-                w.setUpdatesEnabled(False)
-            try:
-                update()
-            finally:
-                for w in widgets:
-                    w.setUpdatesEnabled(True)
+    def _render(self, res: PlanResult, show: Callable[[PlanResult], None], names: list[str]) -> None:
+        self.result = res
+        for name in names:  # their values are about to be stale
+            self.hovers[name].hide()
+        show(res)
 
-        return run
+    def _set_range(
+        self, name: str, x: tuple[float, float] | None = None, y: tuple[float, float] | None = None, padding=0.0
+    ) -> None:
+        """Set a plot's view range (as ``setXRange``/``setYRange``), unless it shows that range already: an
+        unchanged range then costs no signals, and its axis is not drawn again."""
+        vb = self.plot(name).getViewBox()
+        current, auto = vb.viewRange(), vb.state["autoRange"]
+        for k, span in enumerate((x, y)):
+            if span is None:
+                continue
+            lo, hi = span
+            pad = (hi - lo) * padding
+            tol = 1e-9 * max(hi - lo, 1e-300)
+            if auto[k] is False and abs(current[k][0] - (lo - pad)) <= tol and abs(current[k][1] - (hi + pad)) <= tol:
+                continue
+            (vb.setXRange if k == 0 else vb.setYRange)(lo, hi, padding=padding)
 
     def _show_gpus(self, res: PlanResult) -> None:
         main, g = res.main, res.by_gpus
         sc = main.scenario
         lx = np.log10(g.x)
-        self.int_band.set(
-            lx, _log_count(g.interruptions_p05), _log_count(g.interruptions_mean), _log_count(g.interruptions_p95)
-        )
-        self.int_exact.setData(lx, _log_count(g.interruptions_expected))
+        if not _same_sweep(g, self._drawn_gpus):  # the GPU slider reuses the sweep: only the marker moves
+            self._drawn_gpus = g
+            self.int_band.set(
+                lx, _log_count(g.interruptions_p05), _log_count(g.interruptions_mean), _log_count(g.interruptions_p95)
+            )
+            self.int_exact.setData(lx, _log_count(g.interruptions_expected))
+            self.gp_band.set(lx, 100 * g.goodput_p05, 100 * g.goodput_mean, 100 * g.goodput_p95)
+            self.gp_exact.setData(lx, 100 * g.goodput_expected)
         self.int_marker.setData([math.log10(sc.gpus)], [_log_count(np.array([main.trials.unplanned.mean()]))[0]])
-        self.gp_band.set(lx, 100 * g.goodput_p05, 100 * g.goodput_mean, 100 * g.goodput_p95)
-        self.gp_exact.setData(lx, 100 * g.goodput_expected)
         self.gp_marker.setData([math.log10(sc.gpus)], [100 * float(main.goodput.mean())])
         span = (float(lx[0]), float(max(lx[-1], math.log10(sc.gpus))))
         for name in ("interruptionsVsGpusPlot", "goodputVsGpusPlot"):
-            self.plot(name).setXRange(*span, padding=0.02)
+            self._set_range(name, x=span, padding=0.02)
         counts = _log_count(
             np.concatenate(
                 [g.interruptions_p05, g.interruptions_p95, g.interruptions_expected, [main.trials.unplanned.mean()]]
             )
         )
         if np.isfinite(counts).any():
-            self.plot("interruptionsVsGpusPlot").setYRange(
-                float(np.nanmin(counts)), float(np.nanmax(counts)), padding=0.08
+            self._set_range(
+                "interruptionsVsGpusPlot", y=(float(np.nanmin(counts)), float(np.nanmax(counts))), padding=0.08
             )
 
     def _show_interval(self, res: PlanResult) -> None:
@@ -423,10 +467,10 @@ class PlotsPanel(QWidget):
         opt = main.optimal
         for key, minutes in (("current", main.interval_min), ("Young", opt.young), ("Daly", opt.daly)):
             self.iv_lines[key].set(math.log10(minutes), f"{key} {duration_text(minutes)}")
-        p3 = self.plot("goodputVsIntervalPlot")
-        p3.setXRange(float(np.log10(fine[0])), float(np.log10(fine[-1])), padding=0.02)
+        name = "goodputVsIntervalPlot"
+        self._set_range(name, x=(float(np.log10(fine[0])), float(np.log10(fine[-1]))), padding=0.02)
         base = [100 * self.baseline.by_interval.goodput_mean] if self.baseline is not None else []
-        p3.setYRange(*_percent_range(100 * iv.goodput_p05, 100 * iv.goodput_p95, 100 * exact, *base), padding=0)
+        self._set_range(name, y=_percent_range(100 * iv.goodput_p05, 100 * iv.goodput_p95, 100 * exact, *base))
 
     def _component_rows(self) -> int:
         """How many bar rows the components plot's height holds at the axis font's line height."""
@@ -444,57 +488,59 @@ class PlotsPanel(QWidget):
         self._comp_rows = fit = self._component_rows()
         named, rest = (order, []) if len(order) <= fit else (order[: fit - 1], order[fit - 1 :])
         cats = list(dict.fromkeys(c.category for c in comps))
+        columns = [by[:, i] for i in named] + ([by[:, rest].sum(axis=1)] if rest else [])
+        counts = np.column_stack(columns).astype(float)  # trials x rows
+        means = counts.mean(axis=0)
+        lo, hi = np.percentile(counts, [5, 95], axis=0)
         rows = [
             (
                 fmt.clean(comps[i].name, 60),
-                expected[i],
-                *self._spread(by[:, i]),
+                float(expected[i]),
+                float(means[k]),
+                float(lo[k]),
+                float(hi[k]),
                 fmt.clean(comps[i].category, 40),
                 category_color(comps[i].category, cats.index(comps[i].category)),
             )
-            for i in named
+            for k, i in enumerate(named)
         ]
         if rest:
+            k = len(named)
             rows.append(
                 (
                     f"{len(rest)} others",
                     float(expected[rest].sum()),
-                    *self._spread(by[:, rest].sum(axis=1)),
+                    float(means[k]),
+                    float(lo[k]),
+                    float(hi[k]),
                     "",
                     PALETTE[9],
                 )
             )
         self._comp_rows_shown = [r[:6] for r in rows]
         y = np.arange(len(rows))
-        means, lo, hi = (np.array([r[k] for r in rows]) for k in (2, 3, 4))
         self.comp_bars.setOpts(
             x0=np.zeros(len(rows)),
             y=y,
             width=[r[1] for r in rows],
-            brushes=[pg.mkBrush(r[6]) for r in rows],
+            brushes=[_brush(r[6]) for r in rows],
             height=0.7,
         )
         self.comp_spread.setData(x=means, y=y, left=means - lo, right=hi - means)
         self.comp_mc.setData(means, y)
         self._align_baseline_components()
-        p4 = self.plot("componentsPlot")
-        axis = p4.getAxis("left")
-        width = int(min(0.42 * self.widgets["componentsPlot"].width(), 190))
+        name = "componentsPlot"
+        axis = self.plot(name).getAxis("left")
+        width = int(min(0.42 * self.widgets[name].width(), 190))
         metrics = QFontMetrics(axis.style.get("tickFont") or self.font())
-        axis.setTicks(
-            [[(k, metrics.elidedText(r[0], Qt.TextElideMode.ElideRight, width - 12)) for k, r in enumerate(rows)]]
-        )
-        axis.setWidth(width)
+        ticks = [[(k, metrics.elidedText(r[0], Qt.TextElideMode.ElideRight, width - 12)) for k, r in enumerate(rows)]]
+        if (ticks, width) != self._comp_axis:  # the same names at the same width: no new layout
+            self._comp_axis = (ticks, width)
+            axis.setTicks(ticks)
+            axis.setWidth(width)
         base = self.comp_base.opts["width"] if self.baseline is not None else [0.0]
-        p4.setXRange(
-            0, max(float(max(r[1] for r in rows)), float(hi.max()), float(np.max(base)), 1e-9) * 1.05, padding=0
-        )
-        p4.setYRange(-0.6, len(rows) - 0.4, padding=0)
-
-    @staticmethod
-    def _spread(values: np.ndarray) -> tuple[float, float, float]:
-        p05, p95 = np.percentile(values, [5, 95])
-        return float(values.mean()), float(p05), float(p95)
+        right = max(float(max(r[1] for r in rows)), float(hi.max()), float(np.max(base)), 1e-9) * 1.05
+        self._set_range(name, x=(0.0, right), y=(-0.6, len(rows) - 0.4))
 
     def _show_histogram(self, res: PlanResult) -> None:
         edges, counts = _histogram(100 * res.main.goodput)
@@ -507,10 +553,12 @@ class PlotsPanel(QWidget):
             lo, hi = min(lo, float(base_edges[0])), max(hi, float(base_edges[-1]))
             counts = np.concatenate([counts, base_counts])
         pad = (hi - lo) * 0.05
-        self.plot("goodputHistogramPlot").setXRange(
-            max(min(lo, exact) - pad, 0.0), min(max(hi, exact) + pad, 100.0), padding=0
+        lo, hi = _outward(min(lo, exact) - pad, max(hi, exact) + pad)
+        self._set_range(
+            "goodputHistogramPlot",
+            x=(max(lo, 0.0), min(hi, 100.0)),
+            y=_outward(0.0, max(float(counts.max()), 1.0) * 1.1, 10),
         )
-        self.plot("goodputHistogramPlot").setYRange(0, max(float(counts.max()), 1.0) * 1.1, padding=0)
 
     def _show_breakdown(self, res: PlanResult) -> None:
         vals = _mean_hours(res)
@@ -518,7 +566,7 @@ class PlotsPanel(QWidget):
         total = res.main.scenario.hours
         texts = [f" {fmt.count(v, 1)} h ({fmt.percent(v / total)}) " for v in vals]
         for t, text in zip(self.time_labels, texts):
-            t.setText(text)
+            _set_text(t, text)
         # Scale to the losses so they stay readable, with room for each label after its bar; a bar
         # longer than that (useful compute, mostly) runs off the edge with its label inside it.
         view = max(self.plot("timeBreakdownPlot").getViewBox().width(), 50.0)
@@ -526,14 +574,13 @@ class PlotsPanel(QWidget):
         right = max([v * view / r for v, r in zip(vals[1:], room[1:])] + [1e-6])
         if vals[0] * view / room[0] <= 1.6 * right:
             right = max(right, vals[0] * view / room[0])
+        right = _outward(0.0, right)[1]
         for t, v, key, text in zip(self.time_labels, vals, HOURS_KEYS, texts):
             inside = v * view / room[HOURS_KEYS.index(key)] > right
-            t.setText(text.rstrip() + " -> " if v > right else text)
+            _set_text(t, text.rstrip() + " -> " if v > right else text)
             t.setAnchor((1, 0.5) if inside else (0, 0.5))
             t.setPos(min(v, right), HOURS_KEYS.index(key))
-        p6 = self.plot("timeBreakdownPlot")
-        p6.setXRange(0, right, padding=0)
-        p6.setYRange(-0.6, len(HOURS_KEYS) - 0.4, padding=0)
+        self._set_range("timeBreakdownPlot", x=(0.0, right), y=(-0.6, len(HOURS_KEYS) - 0.4))
 
     # -- values under the mouse --------------------------------------------------------------------
     def _sweep_point(self, x: float, gpus: bool) -> tuple | None:
