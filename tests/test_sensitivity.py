@@ -114,3 +114,37 @@ def test_compare_command_lines_up_inputs_and_outputs(tmp_path, capsys):
     assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
     table = capsys.readouterr().out
     assert "GPUs" in table and "16,384" in table and "100,000" in table and "points)" in table
+
+
+def test_compare_lists_rate_uncertainty_profile_and_evidence_differences():
+    """Scenarios differing only in their rate uncertainty, rate profile or evidence are not "the same"."""
+    import dataclasses
+
+    from planner_gui.core.compare import input_differences, profile_text
+    from planner_gui.core.profiles import burn_in_profile
+
+    a = _preset("llama3-405b")
+    assert input_differences([a, a]) == []
+    on = a.replace(rate_uncertainty=True)
+    assert input_differences([a, on]) == [("rate uncertainty", ["off", "on"])]
+    burn = a.replace(rate_profile=burn_in_profile(0.7, 30.0, a.days))
+    rows = dict(input_differences([a, burn]))
+    assert list(rows) == ["rate profile"]
+    first, last = burn.rate_profile[0][1], burn.rate_profile[-1][1]
+    mean = sum((b[0] - p[0]) * p[1] for p, b in zip(burn.rate_profile, [*burn.rate_profile[1:], (a.days, 0)])) / a.days
+    assert rows["rate profile"] == ["none", f"24 pieces, x{first:.3g} to x{last:.3g}, x{mean:.3g} on average"]
+    # Two profiles the words cannot tell apart are still listed, and told apart.
+    p1, p2 = ((0.0, 2.0), (10.0, 1.0)), ((0.0, 2.0), (10.0, 1.0000001), (12.0, 1.0))
+    assert (
+        profile_text(a.replace(rate_profile=p1)).split(",")[1:]
+        == profile_text(a.replace(rate_profile=p2)).split(",")[1:]
+    )
+    rows = dict(input_differences([a.replace(rate_profile=p1), a.replace(rate_profile=p2)]))
+    assert len(set(rows["rate profile"])) == 2
+    # With rate uncertainty on, the evidence behind a rate is an input: a component's own count differs.
+    gpu = a.components[0]
+    own = dataclasses.replace(gpu, count=296, exposure_gpu_hours=2 * 16_384 * 54 * 24)
+    b = on.replace(components=(own, *a.components[1:]))
+    rows = dict(input_differences([on, b]))
+    assert rows == {f"{gpu.name} evidence": ["148 in 21.2 M GPU-h", "296 in 42.5 M GPU-h"]}
+    assert input_differences([a, a.replace(components=(own, *a.components[1:]))]) == []  # off: not used

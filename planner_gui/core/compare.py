@@ -12,8 +12,10 @@ from typing import Any
 
 from . import fmt
 from .model import OPTIMAL, Scenario
+from .profiles import pieces
+from .rates import evidence_of
 
-__all__ = ["OUTPUTS", "comparison", "comparison_table", "input_differences"]
+__all__ = ["OUTPUTS", "comparison", "comparison_table", "input_differences", "profile_text"]
 
 _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ("GPUs", lambda s: fmt.count(s.gpus)),
@@ -29,9 +31,22 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ("one GPU interrupted", lambda s: fmt.every(s.gpu_mtbf_hours)),
     ("price per GPU-hour", lambda s: f"${s.gpu_hour_cost_usd:,.2f}"),
     ("training compute", lambda s: "none" if s.training is None else f"{s.training.gpu_hours:,.3g} GPU-hours"),
+    ("rate uncertainty", lambda s: "on" if s.rate_uncertainty else "off"),
     ("trials", lambda s: fmt.count(s.trials)),
     ("seed", lambda s: str(s.seed)),
 )
+
+
+def profile_text(scenario: Scenario) -> str:
+    """A scenario's rate profile in a few words: "none", or its pieces in the window and its multipliers
+    (at the start, at the end and on average over the window)."""
+    if scenario.rate_profile is None:
+        return "none"
+    p = pieces(scenario.rate_profile, scenario.days)
+    mean = p.integral() / p.hours
+    count = f"{len(p)} piece{'' if len(p) == 1 else 's'}"
+    return f"{count}, x{p.multipliers[0]:.3g} to x{p.multipliers[-1]:.3g}, x{mean:.3g} on average"
+
 
 #: Headline outputs: label, how to read it from a JSON report (None where it does not apply), unit.
 OUTPUTS: tuple[tuple[str, Callable[[dict[str, Any]], float | None], str], ...] = (
@@ -50,12 +65,31 @@ def input_differences(scenarios: Sequence[Scenario]) -> list[tuple[str, list[str
     """The inputs whose shown value differs between ``scenarios``: (label, the value in each)."""
     rows = [(label, [show(s) for s in scenarios]) for label, show in _INPUTS]
     rows = [(label, values) for label, values in rows if len(set(values)) > 1]
+    if len({s.rate_profile for s in scenarios}) > 1:  # profiles that differ, even where their words agree
+        shown = [profile_text(s) for s in scenarios]
+        if len(set(shown)) == 1:
+            shown = [f"{text} (profile {i + 1})" for i, text in enumerate(shown)]
+        rows.append(("rate profile", shown))
     names = list(dict.fromkeys(c.name for s in scenarios for c in s.components))
     for name in names:
         rates = [{c.name: c.rate_per_gpu_hour for c in s.components}.get(name) for s in scenarios]
         if len(set(rates)) > 1:
             shown = ["absent" if r is None else f"{r * 24_000:.3g} per 1,000 GPU-days" for r in rates]
             rows.append((f"{fmt.clean(name, 60)} rate", shown))
+    if any(s.rate_uncertainty for s in scenarios):  # the evidence matters only when the rates are drawn from it
+        for name in names:
+            found = [next((c for c in s.components if c.name == name), None) for s in scenarios]
+            evidence = [None if c is None else evidence_of(c) for c in found]
+            if len(set(evidence)) > 1:
+                shown = [
+                    "absent"
+                    if c is None
+                    else "none"
+                    if e is None
+                    else f"{e.count:,} in {fmt.compact(e.exposure_gpu_hours)} GPU-h"
+                    for c, e in zip(found, evidence)
+                ]
+                rows.append((f"{fmt.clean(name, 60)} evidence", shown))
     return rows
 
 
