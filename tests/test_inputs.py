@@ -131,3 +131,15 @@ def test_load_resets_the_reference_and_the_saved_state():
     other = load_preset("h100-1m")
     inputs.load(other)
     assert inputs.scenario == other and not inputs.dirty
+
+
+def test_changes_of_rate_uncertainty_and_profile_are_described():
+    from planner_gui.core.inputs import describe_changes
+
+    sc = load_preset("llama3-405b")
+    assert describe_changes(sc, sc) == ""
+    assert describe_changes(sc, sc.replace(rate_uncertainty=True)) == "rate uncertainty on"
+    assert describe_changes(sc.replace(rate_uncertainty=True), sc) == "rate uncertainty off"
+    burn = sc.replace(rate_profile=((0.0, 2.0), (10.0, 1.0)))
+    assert describe_changes(sc, burn) == "rate profile changed"
+    assert describe_changes(burn, sc) == "rate profile removed"

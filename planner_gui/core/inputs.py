@@ -70,6 +70,10 @@ def describe_changes(old: Scenario, new: Scenario, limit: int = 4) -> str:
         if a != b:
             shown = ["optimal" if v == OPTIMAL else form.format(v) for v in (a, b)]
             items.append(f"{label} {shown[0].split(' ')[0]} -> {shown[1]}")
+    if old.rate_uncertainty != new.rate_uncertainty:
+        items.append(f"rate uncertainty {'on' if new.rate_uncertainty else 'off'}")
+    if old.rate_profile != new.rate_profile:
+        items.append("rate profile " + ("removed" if new.rate_profile is None else "changed"))
     before = {c.name: c.rate_per_gpu_hour for c in old.components}
     for c in new.components:
         was = before.pop(c.name, None)
