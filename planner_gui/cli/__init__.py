@@ -1,4 +1,5 @@
-"""Command line: ``planner-gui run``, ``sweep``, ``sensitivity``, ``compare``; no subcommand opens the window.
+"""Command line: ``planner-gui run``, ``sweep``, ``sensitivity``, ``compare``, ``study``, ...; no subcommand opens
+the window.
 
 Bad flags or files exit with status 2 and one line on stderr, never a traceback. Long runs print an
 estimate of their time and their progress on stderr; Ctrl-C stops them (exit status 130).
@@ -17,6 +18,7 @@ from ..core.scenario_io import ScenarioError
 from ..core.server import SERVE_ARG
 from . import fit as fit_command
 from . import share as report_command
+from . import study as study_command
 from .analysis import add_parsers as add_analysis_parsers
 from .analysis import cmd_compare, cmd_sensitivity
 from .commands import cmd_gui, cmd_run, cmd_sweep, report
@@ -53,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_analysis_parsers(sub)
     report_command.add_parser(sub)
     fit_command.add_parser(sub)
+    study_command.add_parser(sub)
     gui = sub.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("--scenario", metavar="FILE", type=file_name, help="open this scenario file")
     return parser
@@ -83,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "compare": cmd_compare,
             "report": report_command.cmd_report,
             "fit": fit_command.cmd_fit,
+            "study": study_command.cmd_study,
             "gui": cmd_gui,
         }[command]
         return handler(args)

@@ -1,0 +1,312 @@
+"""The command ``study``: run a design study (``planner-gui study spec.toml -o results.parquet``) or
+summarise one (``planner-gui study --summary results.parquet``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any, TextIO
+
+from ..core import fmt
+from ..core.scenario_io import scenario_from_dict, scenario_to_dict
+from ..core.study import (
+    Backend,
+    ResultStore,
+    StudyError,
+    design_size,
+    output_format,
+    parse_condition,
+    read_results,
+    read_spec,
+    run_study,
+    scenario_doc,
+    study_meta,
+    study_summary,
+)
+from ..core.study.runners import check_scheduler, local_workers
+from ..core.study.summary import DEFAULT_WHERE, default_least
+from ..core.sweep import run_cost
+from .flags import EXIT_INTERRUPTED, Parser, UsageError, about, check_output, file_name, integer_arg
+
+__all__ = ["add_parser", "cmd_study"]
+
+#: Show progress once a study has run this long (seconds), then at most this often on a terminal.
+PROGRESS_AFTER_S = 2.0
+PROGRESS_EVERY_S = 0.5
+
+
+def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
+    st = sub.add_parser(
+        "study",
+        help="run many scenarios (a grid, Latin hypercube or Sobol design) and write one row each",
+        description="Run a design study from a TOML study file, or summarise its results (see docs/study.md).",
+    )
+    st.add_argument("spec", nargs="?", type=file_name, metavar="SPEC.toml", help="the study file")
+    st.add_argument(
+        "--output", "-o", metavar="FILE", type=file_name, help="results file, .parquet or .csv (resumed if it exists)"
+    )
+    st.add_argument(
+        "--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask scheduler's workers instead of this machine"
+    )
+    st.add_argument(
+        "--workers", type=integer_arg, metavar="N", help="local worker processes (default: one per core; 1: this one)"
+    )
+    st.add_argument("--fresh", action="store_true", help="start over: replace the results file rather than resume it")
+    st.add_argument(
+        "--show", type=integer_arg, metavar="INDEX", help="print scenario INDEX's scenario file (to run it alone)"
+    )
+    st.add_argument("--summary", metavar="RESULTS", type=file_name, help="summarise a results file")
+    st.add_argument(
+        "--where",
+        action="append",
+        metavar="COLUMN>=VALUE",
+        help=f"with --summary: a constraint on the best scenarios (repeatable; default {DEFAULT_WHERE})",
+    )
+    st.add_argument(
+        "--least",
+        metavar="COLUMN",
+        help="with --summary: the column the best scenarios minimise (default: time_to_train.cost_usd when the "
+        "scenarios have it, else lost_cost_usd)",
+    )
+    st.add_argument("--top", type=integer_arg, default=10, metavar="N", help="with --summary: best scenarios shown")
+    st.add_argument("--json", action="store_true", help="with --summary: print one JSON object")
+
+
+def cmd_study(args: argparse.Namespace) -> int:
+    try:
+        if args.summary is not None:
+            return _summary(args)
+        return _run(args)
+    except StudyError as exc:
+        raise UsageError(str(exc)) from None
+
+
+# -- running --------------------------------------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace) -> int:
+    for flag, given in (("--where", args.where), ("--least", args.least), ("--json", args.json)):
+        if given:
+            raise UsageError(f"{flag}: goes with --summary RESULTS")
+    if args.spec is None:
+        raise UsageError("study: give a study file (planner-gui study SPEC.toml -o RESULTS) or --summary RESULTS")
+    if args.workers is not None and not 1 <= args.workers <= 1024:
+        raise UsageError(f"--workers: must be from 1 to 1,024 (got {args.workers})")
+    if args.scheduler is not None:
+        if args.workers is not None:
+            raise UsageError("--workers: the Dask cluster has its own workers; give --workers or --scheduler")
+        check_scheduler(args.scheduler)
+    spec = read_spec(args.spec)
+    total = design_size(spec)
+    if args.show is not None:
+        if not 0 <= args.show < total:
+            raise UsageError(f"--show: must be a scenario index from 0 to {total - 1:,} (got {args.show})")
+        doc = scenario_to_dict(scenario_from_dict(scenario_doc(spec, args.show)))
+        print(json.dumps(doc, indent=2))
+        return 0
+    if args.output is None:
+        raise UsageError("--output: give the results file (-o results.parquet or -o results.csv)")
+    output_format(args.output)
+    check_output(args.output, "--output")
+    backend = Backend(args.workers or 0, args.scheduler)
+    store = ResultStore(args.output, study_meta(spec, total), fresh=args.fresh)
+    already = len(store.done)
+    shown = fmt.clean(args.output, 120)
+    inputs = len(spec.inputs)
+    what = (
+        f"planner-gui: study '{fmt.clean(spec.name, 60)}': {total:,} scenarios ({spec.design} over {inputs} "
+        f"input{'s' if inputs != 1 else ''}, {spec.trials:,} trials each) on {backend.describe()}"
+    )
+    if already:
+        what += f"; {min(already, total):,} done already"
+    estimate = _estimate(spec, total - already, backend)
+    if estimate is not None and total > already:
+        what += f"; {estimate}"
+    _say(what)
+    progress = StudyProgress(sys.stderr)
+    t0 = time.monotonic()
+    try:
+        ran = run_study(spec, store, backend, progress)
+    except KeyboardInterrupt:
+        progress.clear()
+        store.close()
+        _say(
+            f"planner-gui: interrupted: {len(store.done):,} of {total:,} scenarios are in {shown}; "
+            "run the same command to go on"
+        )
+        return EXIT_INTERRUPTED
+    except BaseException:
+        progress.clear()
+        store.close()
+        raise
+    progress.clear()
+    store.close()
+    elapsed = time.monotonic() - t0
+    if store.mismatches:
+        _say(
+            f"planner-gui: warning: {len(store.mismatches)} scenario(s) came back twice with different numbers "
+            f"(first: {store.mismatches[0]}); the first result was kept"
+        )
+    if ran == 0:
+        _say(f"planner-gui: every scenario is in {shown} already")
+    else:
+        rate = ran / elapsed if elapsed > 0 else float("inf")
+        _say(f"planner-gui: {ran:,} scenarios in {elapsed:,.1f} s ({rate:,.1f} per s); results in {shown}")
+    return 0
+
+
+def _estimate(spec: Any, pending: int, backend: Backend) -> str | None:
+    """``about 4 min`` for the scenarios left, from the engine's cost model on a few of them (None when
+    they are quick, or on a cluster, whose size is not known here)."""
+    if backend.scheduler is not None or pending <= 0:
+        return None
+    total = design_size(spec)
+    picks = sorted({0, total // 2, total - 1, total // 4, 3 * total // 4})
+    try:
+        seconds = sum(run_cost(scenario_from_dict(scenario_doc(spec, i))).seconds for i in picks) / len(picks)
+    except Exception:
+        return None
+    workers = backend.workers or local_workers()
+    left = seconds * pending / max(1, min(workers, 2))  # the cost model is of a 2-core machine's core
+    return f"{about(left)} (Ctrl-C stops it; run again to go on)" if left >= 3 else None
+
+
+def _say(text: str) -> None:
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+class StudyProgress:
+    """Done / total, the rate and the time left, on stderr: one line rewritten on a terminal, else a line
+    at each tenth of the study."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        try:
+            self.tty = bool(stream.isatty())
+        except (AttributeError, ValueError, OSError):
+            self.tty = False
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.width = 0
+        self.next_tenth = 1
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def line(self, done: int, total: int, start: int) -> str:
+        elapsed = time.monotonic() - self.t0
+        ran = done - start
+        rate = ran / elapsed if elapsed > 0 else 0.0
+        text = f"planner-gui: {done:,}/{total:,} scenarios, {rate:,.1f} per s"
+        if rate > 0 and done < total:
+            text += f", {about((total - done) / rate)} left"
+        return text
+
+    def __call__(self, done: int, total: int, start: int) -> None:
+        now = time.monotonic()
+        if now - self.t0 < PROGRESS_AFTER_S or done >= total:
+            return
+        if self.tty:
+            if now - self.last < PROGRESS_EVERY_S:
+                return
+            self.last = now
+            text = self.line(done, total, start)
+            self._write("\r" + text.ljust(self.width))
+            self.width = len(text)
+        elif done * 10 >= self.next_tenth * total:
+            while done * 10 >= self.next_tenth * total:
+                self.next_tenth += 1
+            self._write(self.line(done, total, start) + "\n")
+
+    def clear(self) -> None:
+        if self.width:
+            self._write("\r" + " " * self.width + "\r")
+            self.width = 0
+
+
+# -- summary ----------------------------------------------------------------------------------------------
+
+
+def _summary(args: argparse.Namespace) -> int:
+    for flag, given in (
+        ("SPEC", args.spec),
+        ("--output", args.output),
+        ("--scheduler", args.scheduler),
+        ("--workers", args.workers),
+        ("--show", args.show),
+    ):
+        if given is not None:
+            raise UsageError(f"{flag}: --summary reads a results file; it runs nothing")
+    if args.fresh:
+        raise UsageError("--fresh: --summary reads a results file; it runs nothing")
+    if not 1 <= args.top <= 10_000:
+        raise UsageError(f"--top: must be from 1 to 10,000 (got {args.top})")
+    res = read_results(args.summary)
+    if res.rows == 0:
+        raise UsageError(f"{fmt.clean(args.summary, 120)}: no scenario has finished yet")
+    where = [parse_condition(w, res) for w in (args.where or [DEFAULT_WHERE])]
+    least = args.least or default_least(res)
+    doc = study_summary(res, where, least, args.top)
+    if args.json:
+        print(json.dumps(doc, indent=2, allow_nan=False))
+    else:
+        print(summary_text(doc))
+    return 0
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return fmt.clean(str(v), 30)
+    if isinstance(v, int):
+        return f"{v:,}"
+    if abs(v) >= 1e4:
+        return f"{v:,.0f}" if abs(v) < 1e15 else f"{v:.4g}"
+    return f"{v:.4g}"
+
+
+def summary_text(doc: dict[str, Any]) -> str:
+    """The readable summary of a study."""
+    lines = [
+        f"Study '{fmt.clean(doc['study'], 80)}': {doc['done']:,} of {doc['scenarios']:,} scenarios done "
+        f"({doc['design']} over {len(doc['inputs'])} inputs, {doc['trials']:,} trials each)"
+    ]
+    r, out = doc["range"], doc["output"]
+    if r["min"] is not None:
+        lines.append(f"{out} over the scenarios: {r['min']:.4g} to {r['max']:.4g}, mean {r['mean']:.4g}")
+    s = doc["sobol"]
+    if s is not None:
+        width = max(12, *(len(n) for n in s["inputs"]))
+        lines.append(
+            f"Sobol indices of {s['output']} ({s['base_samples']:,} base samples; +/- the 95% bootstrap interval):"
+        )
+        lines.append(f"  {'input':<{width}}  {'first-order':>16}  {'total':>16}")
+        for name, v in sorted(s["inputs"].items(), key=lambda kv: -kv[1]["total"]):
+            s1 = f"{v['first_order']:.3f} +/- {v['first_order_conf']:.3f}"
+            st = f"{v['total']:.3f} +/- {v['total_conf']:.3f}"
+            lines.append(f"  {fmt.clean(name, 60):<{width}}  {s1:>16}  {st:>16}")
+    else:
+        lines.append(f"No Sobol indices: {doc['sobol_note']}")
+    b = doc["best"]
+    cond = " and ".join(b["where"]) or "no constraint"
+    lines.append(
+        f"Best scenarios with {cond}, least {b['least']} first: {b['meeting']:,} of {doc['done']:,} meet "
+        f"{'it' if len(b['where']) <= 1 else 'them'}"
+    )
+    if b["scenarios"]:
+        cols = [c for c in b["scenarios"][0] if c != "seed"]  # the seed is in --json and in --show
+        cells = [[_num(row[c]) for c in cols] for row in b["scenarios"]]
+        widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(cols)]
+        lines.append("  " + "  ".join(c.rjust(w) for c, w in zip(cols, widths)))
+        lines += ["  " + "  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in cells]
+    return "\n".join(lines)

@@ -1,0 +1,288 @@
+"""Running a study's scenarios: in this process, on a local process pool, or on a Dask cluster.
+
+The scenarios are independent tasks (a few scenarios per task, so that each task is worth sending); each
+comes back as a row that the :class:`.store.ResultStore` keeps once. Every backend gives the same rows:
+each scenario carries its own seed (:func:`.design.scenario_seed`).
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from ... import __version__
+from ..fmt import clean
+from ..scenario_io import ScenarioError, scenario_from_dict
+from ..sweep import run_cost
+from .design import design_size, scenario_doc, values_of
+from .spec import StudyError, StudySpec
+from .store import ResultStore, input_cell
+from .worker import run_chunk, worker_version
+
+__all__ = ["Backend", "check_scheduler", "local_workers", "run_study"]
+
+#: Called as rows arrive: (scenarios done, scenarios in the study, done when this run started).
+ProgressFn = Callable[[int, int, int], None]
+#: A task runs scenarios for about this long at most (by the engine's cost model), at least one.
+TASK_SECONDS = 1.0
+#: ... and holds at most this many scenarios.
+TASK_MAX_SCENARIOS = 64
+#: Tasks in flight per worker (enough to keep each busy while results travel).
+IN_FLIGHT_PER_WORKER = 3
+#: How long to wait for a cluster's first worker.
+WORKER_WAIT_S = 30.0
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where a study runs: ``workers`` local processes (1: this process), or the Dask ``scheduler``."""
+
+    workers: int = 0  # 0: one per core
+    scheduler: str | None = None
+
+    def describe(self) -> str:
+        if self.scheduler is not None:
+            return f"the Dask cluster at {clean(self.scheduler, 80)}"
+        n = self.workers or local_workers()
+        return "this process" if n == 1 else f"{n} local processes"
+
+
+def local_workers() -> int:
+    """Worker processes of the local pool: one per core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def check_scheduler(address: str) -> str:
+    """A scheduler address as ``tcp://HOST:PORT`` (or ``tls://``), else a one-line error."""
+    parts = urlsplit(address)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in ("tcp", "tls") or not parts.hostname or port is None or parts.path not in ("", "/"):
+        raise StudyError(
+            f"--scheduler: must be tcp://HOST:PORT, a Dask scheduler's address (got '{clean(address, 80)}')"
+        )
+    return address
+
+
+def _check_done(spec: StudySpec, store: ResultStore) -> None:
+    """Rows already on disk must be this design's scenarios (the same inputs at the same index)."""
+    for index, row in store.done.items():
+        if not 0 <= index < design_size(spec):
+            raise StudyError(f"{clean(str(store.path), 120)}: holds scenario {index:,}, outside this study's design")
+        for inp, v in zip(spec.inputs, values_of(spec, index)):
+            if row.get(inp.name) != input_cell(inp, v):
+                raise StudyError(
+                    f"{clean(str(store.path), 120)}: scenario {index:,} there has {inp.name} = {row.get(inp.name)!r}, "
+                    f"this design {input_cell(inp, v)!r} (another version of scipy or SALib?); use --fresh to "
+                    "start over"
+                )
+
+
+def _chunk_size(spec: StudySpec, pending: list[int], workers: int) -> int:
+    per_task = math.ceil(len(pending) / max(1, workers * 8))
+    try:
+        seconds = run_cost(scenario_from_dict(scenario_doc(spec, pending[0]))).seconds
+    except ScenarioError:
+        seconds = 0.0
+    by_time = max(1, int(TASK_SECONDS / seconds)) if seconds > 0 else TASK_MAX_SCENARIOS
+    return max(1, min(per_task, by_time, TASK_MAX_SCENARIOS))
+
+
+def _tasks(spec: StudySpec, pending: list[int], size: int) -> Iterator[list[tuple[int, dict[str, Any]]]]:
+    for start in range(0, len(pending), size):
+        yield [(i, scenario_doc(spec, i)) for i in pending[start : start + size]]
+
+
+def run_study(spec: StudySpec, store: ResultStore, backend: Backend, progress: ProgressFn | None = None) -> int:
+    """Run every scenario of the study not yet in ``store``; returns how many ran now.
+
+    KeyboardInterrupt stops the workers and propagates; rows received until then are in ``store``
+    (close it to write them).
+    """
+    _check_done(spec, store)
+    total = design_size(spec)
+    pending = [i for i in range(total) if i not in store.done]
+    start = len(store.done)
+    if not pending:
+        return 0
+
+    def receive(rows: list[dict[str, Any]]) -> None:
+        for row in rows:
+            values = values_of(spec, int(row["index"]))
+            full = {"index": row["index"], "seed": row["seed"]}
+            full |= {i.name: input_cell(i, v) for i, v in zip(spec.inputs, values)}
+            full |= {k: v for k, v in row.items() if k not in ("index", "seed")}
+            store.add(full)
+        if progress is not None:
+            progress(len(store.done), total, start)
+
+    if progress is not None:
+        progress(start, total, start)
+    if backend.scheduler is not None:
+        _run_dask(spec, pending, backend.scheduler, receive)
+    else:
+        n = backend.workers or local_workers()
+        if n == 1 or len(pending) == 1:
+            for task in _tasks(spec, pending, _chunk_size(spec, pending, 1)):
+                receive(run_chunk(task))
+        else:
+            _run_pool(spec, pending, n, receive)
+    return len(store.done) - start
+
+
+# -- local process pool ------------------------------------------------------------------------------------
+
+
+def _quiet_worker() -> None:
+    """A pool worker leaves Ctrl-C to the study (which stops the pool) and prints no traceback for it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _context() -> Any:
+    """Fork where it is safe and cheap (Linux, no other threads yet); otherwise a fresh interpreter."""
+    methods = multiprocessing.get_all_start_methods()
+    if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def _failure(exc: BaseException) -> StudyError:
+    if isinstance(exc, (ScenarioError, StudyError)):
+        return StudyError(str(exc))
+    return StudyError(f"a scenario failed in a worker ({clean(f'{type(exc).__name__}: {exc}', 200)})")
+
+
+def _run_pool(spec: StudySpec, pending: list[int], n: int, receive: Callable[[list[dict[str, Any]]], None]) -> None:
+    tasks = _tasks(spec, pending, _chunk_size(spec, pending, n))
+    ex = ProcessPoolExecutor(max_workers=n, mp_context=_context(), initializer=_quiet_worker)
+    in_flight: set[Future[list[dict[str, Any]]]] = set()
+    try:
+        for task in tasks:
+            in_flight.add(ex.submit(run_chunk, task))
+            if len(in_flight) >= n * IN_FLIGHT_PER_WORKER:
+                break
+        while in_flight:
+            finished, in_flight = wait(in_flight, timeout=0.5, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                try:
+                    rows = fut.result()
+                except BrokenProcessPool:
+                    raise StudyError(
+                        "a worker process died (out of memory?); the results so far are kept: run the same command "
+                        "to go on"
+                    ) from None
+                except Exception as exc:
+                    raise _failure(exc) from None
+                receive(rows)
+                task = next(tasks, [])
+                if task:
+                    in_flight.add(ex.submit(run_chunk, task))
+    except BaseException:
+        _stop_pool(ex)
+        raise
+    ex.shutdown(wait=True)
+
+
+def _stop_pool(ex: ProcessPoolExecutor) -> None:
+    """Stop a pool now: running scenarios are abandoned (they run again on resume)."""
+    procs = list(getattr(ex, "_processes", {}).values())
+    for p in procs:
+        try:
+            p.terminate()
+        except (OSError, AttributeError):
+            pass
+    ex.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        try:
+            p.join(timeout=5)
+        except (OSError, AttributeError, AssertionError):
+            pass
+
+
+# -- Dask ----------------------------------------------------------------------------------------------
+
+
+def _run_dask(
+    spec: StudySpec, pending: list[int], address: str, receive: Callable[[list[dict[str, Any]]], None]
+) -> None:
+    check_scheduler(address)
+    try:
+        from distributed import Client, as_completed
+    except ImportError as exc:
+        raise StudyError(
+            f"--scheduler: needs the Python package {exc.name} (pip install planner-gui installs it)"
+        ) from None
+    try:
+        client = Client(address, timeout="10s", set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise StudyError(f"--scheduler: cannot reach {clean(address, 80)} ({clean(str(exc), 160)})") from None
+    futures: list[Any] = []
+    try:
+        try:
+            client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+        except (TimeoutError, OSError):
+            raise StudyError(
+                f"--scheduler: no workers joined {clean(address, 80)} within {WORKER_WAIT_S:.0f} s"
+            ) from None
+        try:
+            theirs = client.submit(worker_version, pure=False).result(timeout=120)
+        except Exception as exc:
+            raise StudyError(
+                f"--scheduler: the workers cannot run planner-gui; install planner-gui {__version__} on every worker "
+                f"({clean(f'{type(exc).__name__}: {exc}', 160)})"
+            ) from None
+        if theirs != __version__:
+            raise StudyError(
+                f"--scheduler: the workers run planner-gui {theirs}, this is {__version__}; use the same version"
+            )
+        workers = max(1, sum(client.nthreads().values()))
+        size = _chunk_size(spec, pending, workers)
+        tasks = _tasks(spec, pending, size)
+        from .store import fingerprint
+
+        tag = fingerprint(spec)[:12]
+
+        def submit(task: list[tuple[int, dict[str, Any]]]) -> Any:
+            key = f"planner-gui-study-{tag}-{task[0][0]}-{len(task)}"
+            fut = client.submit(run_chunk, task, key=key, retries=2)
+            futures.append(fut)
+            return fut
+
+        ac = as_completed()
+        for task in tasks:
+            ac.add(submit(task))
+            if ac.count() >= workers * IN_FLIGHT_PER_WORKER:
+                break
+        for fut in ac:
+            try:
+                rows = fut.result()
+            except Exception as exc:
+                raise _failure(exc) from None
+            futures.remove(fut)
+            fut.release()
+            receive(rows)
+            task = next(tasks, [])
+            if task:
+                ac.add(submit(task))
+    finally:
+        try:
+            if futures:
+                client.cancel(futures)
+            client.close(timeout=10)
+        except Exception:
+            pass
