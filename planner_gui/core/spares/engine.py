@@ -1,0 +1,408 @@
+"""Monte Carlo of spares, repairs and continuation (the model of :mod:`.model` and docs/spares.md).
+
+Why not the renewal engine
+--------------------------
+Today's engine (:mod:`..engine`) uses that every interruption starts the job afresh, so the gaps between
+interruptions are independent. With a finite pool the state of the pool (nodes in repair) carries over
+from one gap to the next, and in ``continue`` mode so does the job's progress, so that shortcut no longer
+holds. What still holds is that the failure streams do not depend on the job: the nodes in repair, the
+capacity the job can use at each moment and, in ``continue`` mode, the replicas out, are functions of the
+failure times alone. The engine therefore
+
+1. draws, for a block of trials at once (one *lane* per trial), the failure times, their classes, the
+   repair times and the nodes already in repair when the simulated stretch starts (the stationary law
+   of M/G/infinity: a Poisson number per class, each with a residual repair time drawn as a uniform
+   fraction of a length-biased repair time);
+2. sorts every trial's points in time (failures, planned interruptions, repair completions, replica
+   returns, and marks at the window's edges) and gets the nodes in repair after each point with one
+   cumulative sum, the capacity and the time the pool next covers the loss with a reverse running minimum;
+3. drops the points that change nothing for the job, and
+4. steps through the remaining points, all lanes together, advancing each job's state (downtime left,
+   position in the checkpoint cycle, work since the last checkpoint) in closed form between points.
+
+The simulated stretch starts ``warm`` hours before the window (so the job's state at the window's start is
+close to its steady state; the pool starts exactly in its steady state) and runs a little past its end, so
+that work done inside the window is counted as useful or lost by what happens to it, even after the end.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import SparesParams
+
+__all__ = ["HOURS_KEYS", "SparesTrials", "simulate_spares", "warm_hours"]
+
+#: Where the hours go: today's five keys, then the two this model adds.
+HOURS_KEYS = (
+    "useful",
+    "checkpoint",
+    "lost_work",
+    "recovery",
+    "planned_restart",
+    "waiting_for_spares",
+    "reduced_throughput",
+)
+
+# Point types in a trial's merged stream.
+_DEPART, _RESTART, _PLANNED, _CONTINUE, _MARK, _PAD = 0, 1, 2, 3, 4, 5
+#: Lanes simulated together.
+LANES = 500
+
+
+@dataclass
+class SparesTrials:
+    """Per-trial results (hours in the window, counts of events in it) and the pooled time in each
+    number of nodes in repair (``repair_hist[n]``: trial-hours with n nodes in repair)."""
+
+    hours: dict[str, np.ndarray]
+    unplanned: np.ndarray
+    planned: np.ndarray
+    node_failures: np.ndarray  # failures in the window that took nodes
+    no_spare: np.ndarray  # ... and found fewer spares than the nodes they took
+    nodes_in_repair: np.ndarray  # time average over the window
+    repair_hist: np.ndarray
+
+    @property
+    def goodput(self) -> np.ndarray:
+        total = sum(self.hours.values())
+        return np.asarray(self.hours["useful"] / np.where(total > 0, total, 1.0))
+
+    def p_no_spare(self) -> float:
+        """The share of node-losing failures in the window that found fewer spares than they needed."""
+        n = float(self.node_failures.sum())
+        return float(self.no_spare.sum()) / n if n else 0.0
+
+    def repair_quantile(self, q: float) -> float:
+        """The q-quantile of the nodes in repair over time (pooled over trials)."""
+        cum = np.cumsum(self.repair_hist)
+        if cum[-1] <= 0:
+            return 0.0
+        return float(np.searchsorted(cum, q * cum[-1] * (1 - 1e-12)))
+
+
+def warm_hours(p: SparesParams) -> float:
+    """Hours simulated before the window: enough for the job's state to forget its start."""
+    big = p.lam + p.mu
+    s = p.tau + p.c
+    need = 3.0 * s + p.r_unplanned + p.swap + (5.0 / big if big > 0 else 0.0)
+    return float(min(max(need, 3.0 * s), 96.0 + 3.0 * s))
+
+
+def _tail_hours(p: SparesParams) -> float:
+    return 2.0 * (p.tau + p.c) + p.r_unplanned + p.swap + p.stall + p.restart
+
+
+def _repair_draws(rng: np.random.Generator, means: np.ndarray, sigma: float | None) -> np.ndarray:
+    if sigma is None:
+        return means * rng.standard_exponential(means.shape)
+    return means * np.exp(sigma * rng.standard_normal(means.shape) - 0.5 * sigma * sigma)
+
+
+def _residual_draws(rng: np.random.Generator, means: np.ndarray, sigma: float | None) -> np.ndarray:
+    """Residual repair times of nodes in repair at a random moment: a uniform fraction of a length-biased
+    repair time (Gamma(2) for exponential repairs, lognormal with its log-mean raised by sigma^2)."""
+    if sigma is None:
+        biased = means * rng.standard_gamma(2.0, means.shape)
+    else:
+        biased = means * np.exp(sigma * rng.standard_normal(means.shape) + 0.5 * sigma * sigma)
+    return rng.random(means.shape) * biased
+
+
+def _poisson_times(rng: np.random.Generator, rate: float, lanes: int, start: float, length: float) -> np.ndarray:
+    """Sorted Poisson points on [start, start + length) per lane, padded with inf (uniform spacings:
+    normalised exponentials, no sort)."""
+    n = rng.poisson(rate * length, lanes)
+    m = int(n.max()) if lanes else 0
+    if m == 0:
+        return np.full((lanes, 0), np.inf)
+    e = rng.standard_exponential((lanes, m + 1))
+    np.cumsum(e, axis=1, out=e)
+    total = e[np.arange(lanes), n]
+    t = start + length * (e[:, :m] / total[:, None])
+    t[np.arange(m)[None, :] >= n[:, None]] = np.inf
+    return t
+
+
+def _next_true_time(ok: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """For every position, the time of the first position at or after it where ``ok`` holds (inf if none)."""
+    lanes, width = ok.shape
+    big = width
+    idx = np.where(ok, np.arange(width)[None, :], big)
+    nxt = np.minimum.accumulate(idx[:, ::-1], axis=1)[:, ::-1]
+    padded = np.concatenate([times, np.full((lanes, 1), np.inf)], axis=1)
+    return np.take_along_axis(padded, nxt, axis=1)
+
+
+def _capacity(p: SparesParams, away: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Restart mode: whether the job is blocked, and its throughput, with ``away`` nodes in repair."""
+    deficit = np.maximum(away - p.spare_nodes, 0.0)
+    if p.min_nodes is None:
+        blocked = deficit > 0
+        return blocked, np.where(blocked, 0.0, 1.0)
+    avail = p.job_nodes - deficit
+    blocked = avail < p.min_nodes
+    return blocked, np.where(blocked, 0.0, avail / p.job_nodes)
+
+
+def _compact(keep: np.ndarray, *arrays: np.ndarray, fill: tuple[float, ...]) -> list[np.ndarray]:
+    """Move each lane's kept entries to its front, in order; pad the rest with ``fill``."""
+    lanes = keep.shape[0]
+    kept = keep.sum(axis=1)
+    width = int(kept.max()) if keep.size else 0
+    src = np.flatnonzero(keep)
+    # Destination of each kept entry: its lane's row, at its rank among the lane's kept entries.
+    lane = src // keep.shape[1]
+    starts = np.concatenate([[0], np.cumsum(kept)[:-1]])
+    dest = lane * width + (np.arange(len(src)) - starts[lane])
+    out = []
+    for a, f in zip(arrays, fill):
+        b = np.full(lanes * width, f, dtype=a.dtype)
+        b[dest] = a.ravel()[src]
+        out.append(b.reshape(lanes, width))
+    return out
+
+
+def _sorted(times: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:
+    """Every lane's points in time order (ties in their given order), and the other arrays alike."""
+    order = np.argsort(times, axis=1, kind="stable")
+    flat = (order + (np.arange(times.shape[0]) * times.shape[1])[:, None]).ravel()
+    return [a.ravel()[flat].reshape(a.shape) for a in (times, *arrays)]
+
+
+@dataclass
+class _Block:
+    hours: dict[str, np.ndarray]
+    unplanned: np.ndarray
+    planned: np.ndarray
+    node_failures: np.ndarray
+    no_spare: np.ndarray
+    nodes_in_repair: np.ndarray
+    hist: np.ndarray
+
+
+def _simulate_block(p: SparesParams, lanes: int, rng: np.random.Generator) -> _Block:
+    warm, tail, window = warm_hours(p), _tail_hours(p), p.hours
+    start, length = -warm, warm + window + tail
+    # 1. Failures (with classes and repairs), planned interruptions, the pool's start.
+    ft = _poisson_times(rng, p.lam, lanes, start, length)
+    probs = np.cumsum(p.rates) / p.lam if p.lam > 0 else np.ones(len(p.rates))
+    cls = np.minimum(np.searchsorted(probs, rng.random(ft.shape), side="right"), len(p.rates) - 1)
+    real = np.isfinite(ft)
+    k = np.where(real, p.nodes[cls], 0)
+    dep = ft + _repair_draws(rng, p.repair[cls], p.sigma)
+    pt = _poisson_times(rng, p.mu, lanes, start, length)
+    groups = np.where(p.nodes > 0, p.rates * p.repair, 0.0)
+    g_total = float(groups.sum())
+    if g_total > 0:
+        g = rng.poisson(g_total, lanes)
+        gm = int(g.max())
+        gcls = np.searchsorted(np.cumsum(groups) / g_total, rng.random((lanes, gm)), side="right")
+        gcls = np.minimum(gcls, len(groups) - 1)
+        init = start + _residual_draws(rng, p.repair[gcls], p.sigma)
+        gk = p.nodes[gcls]
+        live = np.arange(gm)[None, :] < g[:, None]
+        init = np.where(live, init, np.inf)
+        gk = np.where(live, gk, 0)
+    else:
+        init, gk = np.full((lanes, 0), np.inf), np.zeros((lanes, 0), dtype=np.int64)
+    away0 = gk.sum(axis=1).astype(float)
+
+    # 2. One sorted stream per lane: failures, planned, repair completions, window marks.
+    ftype = np.where(real, np.where((p.mode == "continue") & p.cont[cls], _CONTINUE, _RESTART), _PAD)
+    marks = np.broadcast_to(np.array([0.0, window]), (lanes, 2))
+    times = np.concatenate([ft, dep, init, pt, marks], axis=1)
+    types = np.concatenate(
+        [
+            ftype,
+            np.where(real & (k > 0), _DEPART, _PAD),
+            np.where(np.isfinite(init), _DEPART, _PAD),
+            np.where(np.isfinite(pt), _PLANNED, _PAD),
+            np.full((lanes, 2), _MARK),
+        ],
+        axis=1,
+    ).astype(np.int8)
+    delta = np.concatenate([k, -k, -gk, np.zeros(pt.shape, np.int64), np.zeros((lanes, 2), np.int64)], axis=1)
+    swapped = np.concatenate([k > 0, np.zeros((lanes, times.shape[1] - k.shape[1]), bool)], axis=1)
+    rep = np.concatenate([p.replicas[cls] * real, np.zeros((lanes, times.shape[1] - k.shape[1]), np.int64)], axis=1)
+    times, types, delta, swapped, rep = _sorted(times, types, delta, swapped, rep)
+    away = away0[:, None] + np.cumsum(delta, axis=1)
+    fail = (types == _RESTART) | (types == _CONTINUE)
+    inwin = (times >= 0) & (times < window)
+    short = fail & (delta > 0) & (away > p.spare_nodes)
+    node_failures = (fail & inwin & (delta > 0)).sum(axis=1)
+    no_spare = (short & inwin).sum(axis=1)
+
+    # Nodes in repair over the window: time at each count.
+    nxt = np.concatenate([times[:, 1:], np.full((lanes, 1), np.inf)], axis=1)
+    span = np.clip(np.minimum(nxt, window), 0, None) - np.clip(np.minimum(times, window), 0, None)
+    span = np.where(np.isfinite(span), span, 0.0)
+    first = np.clip(np.minimum(times[:, :1], window), 0, None)[:, 0]  # before the first point: away0
+    hist = np.bincount(away.ravel().astype(np.int64), weights=span.ravel())
+    hist0 = np.bincount(away0.astype(np.int64), weights=first, minlength=1)
+    size = max(len(hist), len(hist0))
+    hist = np.pad(hist, (0, size - len(hist))) + np.pad(hist0, (0, size - len(hist0)))
+    nodes_mean = ((away * span).sum(axis=1) + away0 * first) / window
+
+    if p.mode == "continue":
+        # Replicas out: from the failure to its return (stall + restart + swap, or after the pool covers
+        # the loss); restart failures keep their replicas out only while the pool cannot cover them.
+        back = _next_true_time(away <= p.spare_nodes, times)
+        ret = np.where(
+            short,
+            back + p.restart + p.swap,
+            np.where(types == _CONTINUE, times + p.stall + p.restart + p.swap, np.inf),
+        )
+        out_rep = np.where(np.isfinite(ret) & fail, rep, 0)
+        t2 = np.concatenate([times, np.where(out_rep > 0, ret, np.inf)], axis=1)
+        ty2 = np.concatenate([types, np.where(out_rep > 0, _DEPART, _PAD).astype(np.int8)], axis=1)
+        od2 = np.concatenate([out_rep, -out_rep], axis=1)
+        sw2 = np.concatenate([swapped, np.zeros_like(swapped)], axis=1)
+        times, types, outd, swapped = _sorted(t2, ty2, od2, sw2)
+        out = np.cumsum(outd, axis=1)
+        cap = np.clip(1.0 - out * p.share, 0.0, 1.0)
+        blocked = np.zeros(cap.shape, dtype=bool)
+    else:
+        blocked, cap = _capacity(p, away)
+
+    counts = (
+        (fail & inwin).sum(axis=1),
+        ((types == _PLANNED) & (times >= 0) & (times < window)).sum(axis=1),
+    )
+
+    # 3. Keep the points that change something for the job.
+    prev_cap = np.concatenate([np.ones((lanes, 1)), cap[:, :-1]], axis=1)
+    prev_blk = np.concatenate([np.zeros((lanes, 1), bool), blocked[:, :-1]], axis=1)
+    keep = (types != _PAD) & ((types != _DEPART) | (cap != prev_cap) | (blocked != prev_blk))
+    keep[:, 0] |= types[:, 0] != _PAD
+    times, types, cap, blocked, swapped = _compact(
+        keep, times, types, cap, blocked, swapped, fill=(np.inf, _PAD, 1.0, False, False)
+    )
+    if p.mode == "continue":
+        blocked0, cap0 = np.zeros(lanes, dtype=bool), np.ones(lanes)
+    else:
+        blocked0, cap0 = _capacity(p, away0)
+    phase0 = rng.random(lanes) * (p.tau + p.c)
+    hours = _step(p, times, types, cap, blocked, swapped, start, window, (blocked0, cap0, phase0))
+    return _Block(hours, counts[0], counts[1], node_failures, no_spare, nodes_mean, hist)
+
+
+def _step(
+    p: SparesParams,
+    times: np.ndarray,
+    types: np.ndarray,
+    caps: np.ndarray,
+    blks: np.ndarray,
+    swaps: np.ndarray,
+    start: float,
+    window: float,
+    initial: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> dict[str, np.ndarray]:
+    """Step every lane through its points; the job's state advances in closed form between them."""
+    tau, c = p.tau, p.c
+    s = tau + c
+    # Start computing at a uniformly random point of the cycle, with the pool's capacity at the start.
+    blocked, cap, phase = (a.copy() for a in initial)
+    lanes = len(phase)
+    z = np.zeros
+    acc = {k: z(lanes) for k in HOURS_KEYS}
+    down = z(lanes)
+    planned_kind = z(lanes, dtype=bool)
+    unck = z(lanes)
+    wpend = z(lanes)
+    t_prev = np.full(lanes, start)
+    col_t, col_ty, col_cap, col_blk, col_swap = (a.T.copy() for a in (times, types, caps, blks, swaps))
+    r_u, r_p, swap, stall = p.r_unplanned, p.r_planned, p.swap, p.stall
+    for j in range(col_t.shape[0]):
+        t = col_t[j]
+        ty = col_ty[j]
+        valid = ty != _PAD
+        t = np.where(valid, t, t_prev)
+        dt = t - t_prev
+        w = ((t_prev >= 0) & (t <= window)).astype(float)
+        # Advance: waiting, then the downtime left, then cycles of compute and write.
+        wt = np.where(blocked, dt, 0.0)
+        acc["waiting_for_spares"] += w * wt
+        d = np.where(blocked, 0.0, np.minimum(dt, down))
+        acc["planned_restart"] += w * np.where(planned_kind, d, 0.0)
+        acc["recovery"] += w * np.where(planned_kind, 0.0, d)
+        down -= d
+        rem = dt - wt - d
+        x1 = phase + rem
+        nb = np.floor(x1 / s)
+        ph1 = np.clip(x1 - nb * s, 0.0, s)
+        comp = nb * tau + np.minimum(ph1, tau) - np.minimum(phase, tau)
+        wtime = rem - comp
+        acc["reduced_throughput"] += w * (1.0 - cap) * comp
+        crossed = nb >= 1
+        pend_c = w * cap * np.minimum(ph1, tau)
+        pend_w = w * np.maximum(ph1 - tau, 0.0)
+        acc["useful"] += np.where(crossed, unck + w * cap * comp - pend_c, 0.0)
+        acc["checkpoint"] += np.where(crossed, wpend + w * wtime - pend_w, 0.0)
+        unck = np.where(crossed, pend_c, unck + w * cap * comp)
+        wpend = np.where(crossed, pend_w, wpend + w * wtime)
+        phase = ph1
+        # The point itself.
+        restart = ty == _RESTART
+        plan = ty == _PLANNED
+        cont = ty == _CONTINUE
+        if restart.any() or plan.any():
+            reset = restart | plan
+            acc["lost_work"] += np.where(restart, unck + wpend, 0.0)
+            acc["useful"] += np.where(plan, unck, 0.0)
+            acc["checkpoint"] += np.where(plan, wpend, 0.0)
+            unck = np.where(reset, 0.0, unck)
+            wpend = np.where(reset, 0.0, wpend)
+            phase = np.where(reset, 0.0, phase)
+            down = np.where(restart, r_u + swap * col_swap[j], np.where(plan, r_p, down))
+            planned_kind = np.where(restart, False, np.where(plan, True, planned_kind))
+        if cont.any():
+            hold = cont & planned_kind & (down > 0)
+            stall_now = cont & ~hold
+            down = np.where(stall_now, np.maximum(down, stall), down)
+            planned_kind = np.where(stall_now, False, planned_kind)
+        cap = np.where(valid, col_cap[j], cap)
+        blocked = np.where(valid, col_blk[j], blocked)
+        t_prev = t
+    # Work still pending after the tail would complete its cycle: count it where it was heading.
+    acc["useful"] += unck
+    acc["checkpoint"] += wpend
+    return acc
+
+
+def simulate_spares(
+    p: SparesParams,
+    trials: int,
+    seed: int,
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> SparesTrials:
+    """Simulate ``trials`` windows of the spares model (blocks of :data:`LANES` lanes, one stream each)."""
+    from ..engine import Cancelled
+
+    blocks = []
+    seeds = np.random.SeedSequence([seed, 0x5FA2E5]).spawn(math.ceil(trials / LANES))
+    done = 0
+    for ss in seeds:
+        if should_stop is not None and should_stop():
+            raise Cancelled
+        n = min(LANES, trials - done)
+        blocks.append(_simulate_block(p, n, np.random.default_rng(ss)))
+        done += n
+        if progress is not None:
+            progress(done / trials)
+    size = max(len(b.hist) for b in blocks)
+    return SparesTrials(
+        hours={k: np.concatenate([b.hours[k] for b in blocks]) for k in HOURS_KEYS},
+        unplanned=np.concatenate([b.unplanned for b in blocks]),
+        planned=np.concatenate([b.planned for b in blocks]),
+        node_failures=np.concatenate([b.node_failures for b in blocks]),
+        no_spare=np.concatenate([b.no_spare for b in blocks]),
+        nodes_in_repair=np.concatenate([b.nodes_in_repair for b in blocks]),
+        repair_hist=sum((np.pad(b.hist, (0, size - len(b.hist))) for b in blocks), np.zeros(size)),
+    )

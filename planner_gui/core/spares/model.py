@@ -1,0 +1,255 @@
+"""Spares, repairs and fault-tolerant continuation: the inputs (:class:`Spares`) and the model in hours.
+
+docs/spares.md states the model in full. In short:
+
+* every unplanned interruption of a component with ``node`` scope takes one node away, one with ``domain``
+  scope ``nodes_per_domain`` nodes, one with ``process`` scope none (the node rejoins at restart);
+* a node taken away is in repair for a time of mean ``repair_hours`` of the component's category
+  (exponential, or lognormal with ``repair_sigma``), then goes back to the pool of spares;
+* the job needs ``N = gpus / gpus_per_node`` nodes and owns ``spare_nodes`` more; while more nodes are in
+  repair than there are spares, the job cannot run at full size: it waits (``waiting_for_spares``) or, with
+  ``min_gpus`` set, runs smaller at proportionally lower throughput (``reduced_throughput``);
+* in ``continue`` mode the job is data-parallel replicas of ``replica_gpus`` GPUs: a failure inside one
+  replica stalls the job for ``continue_stall_min`` and takes that replica's share of throughput away until
+  it is back, losing no work; failures of process scope or spanning more than ``max_replicas_lost``
+  replicas still restart from a checkpoint.
+
+The failure streams do not depend on what the job is doing (as in today's model, where interruptions arrive
+whatever the job does), so the nodes in repair follow the M/G/infinity law whatever the spares and the mode.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import numpy as np
+
+from ..model import Component, Scenario
+
+__all__ = [
+    "DEFAULT_REPAIR_HOURS",
+    "RECOVERY_MODES",
+    "Spares",
+    "SparesParams",
+    "component_scope",
+    "nodes_per_domain_of",
+    "repair_hours_of",
+    "spares_params",
+]
+
+RecoveryMode = Literal["restart", "continue"]
+RECOVERY_MODES: tuple[str, ...] = get_args(RecoveryMode)
+
+#: Default mean repair time of a lost node by category (hours), with the reason. ``process``-scope
+#: failures take no node, whatever their category's figure.
+DEFAULT_REPAIR_HOURS: dict[str, tuple[float, str]] = {
+    "GPU": (
+        48.0,
+        "A failed GPU's server goes through automated triage and then, mostly, a manual swap or RMA: AIReSim "
+        "(DSN 2026, Table 1) uses 2 h automated and 2 days manual repair with 80 % going to manual; SemiAnalysis "
+        "(100,000 H100 clusters, 2024) says repairs take hours to days.",
+    ),
+    "Host": (
+        24.0,
+        "Host parts (NIC, SSD, PSU, DIMM, CPU, chassis) are replaced from on-site stock within about a day; "
+        "OPT-175B's logs say cloud node replacement 'can take hours' (metaseq chronicles).",
+    ),
+    "Network": (
+        4.0,
+        "A leaf switch or cable is replaced or re-seated by on-site staff within hours, and the domain's nodes "
+        "come back together (a planner input: no published repair time).",
+    ),
+    "Unplanned Maintenance": (
+        8.0,
+        "An unplanned reboot, reimage or repair of one host: a working shift (a planner input: no published "
+        "repair time).",
+    ),
+    "Dependency": (0.0, "Process scope: the hosts are fine and rejoin at the restart."),
+    "Unknown": (0.0, "Process scope (NCCL timeouts): the hosts are fine and rejoin at the restart."),
+}
+#: Repair time of a category :data:`DEFAULT_REPAIR_HOURS` does not name.
+OTHER_REPAIR_HOURS = 24.0
+#: Nodes per failure domain when the scenario does not set one (the tiers model's default).
+DEFAULT_NODES_PER_DOMAIN = 4
+
+
+@dataclass(frozen=True)
+class Spares:
+    """Spare nodes, repairs and the recovery mode. The defaults give today's model exactly.
+
+    ``spare_nodes`` None means unlimited (a failed node is replaced at once, for free); ``min_gpus`` None means
+    no shrinking; ``repair_sigma`` None means exponential repair times, a number lognormal ones with that
+    sigma (of the log) and the category's mean.
+    """
+
+    spare_nodes: int | None = None
+    swap_min: float = 0.0
+    #: Mean repair hours by category that override :data:`DEFAULT_REPAIR_HOURS`: (category, hours) pairs.
+    repair_hours: tuple[tuple[str, float], ...] = ()
+    repair_sigma: float | None = None
+    min_gpus: int | None = None
+    recovery_mode: str = "restart"
+    #: GPUs per data-parallel replica in ``continue`` mode.
+    replica_gpus: int = 1024
+    #: Stall of the whole job when one replica fails in ``continue`` mode, minutes (FT-HSDP: about 3).
+    continue_stall_min: float = 3.0
+    #: The most replicas one failure may take out and the job still continue; more restart it.
+    max_replicas_lost: int = 1
+
+    @property
+    def is_todays(self) -> bool:
+        """Whether the model is today's: unlimited spares, no swap time, restart from a checkpoint.
+
+        (Repair times and shrinking then change nothing: no failure ever waits for a node.)"""
+        return self.spare_nodes is None and self.swap_min == 0 and self.recovery_mode == "restart"
+
+    def validate(self, scenario: Scenario | None = None) -> None:
+        """Raise ValueError naming the first input out of range."""
+        if self.spare_nodes is not None and not (0 <= self.spare_nodes <= 10_000_000):
+            raise ValueError(f"spare_nodes must be a whole number from 0 to 10,000,000 (got {self.spare_nodes!r})")
+        if not (math.isfinite(self.swap_min) and 0 <= self.swap_min <= 1e5):
+            raise ValueError(f"swap_min must be from 0 to 100,000 minutes (got {self.swap_min!r})")
+        for cat, hours in self.repair_hours:
+            if not (math.isfinite(hours) and 0 <= hours <= 1e5):
+                raise ValueError(f"repair hours of {cat!r} must be from 0 to 100,000 (got {hours!r})")
+        if self.repair_sigma is not None and not (math.isfinite(self.repair_sigma) and 0 <= self.repair_sigma <= 4):
+            raise ValueError(f"repair_sigma must be from 0 to 4 (got {self.repair_sigma!r})")
+        if self.recovery_mode not in RECOVERY_MODES:
+            raise ValueError(f"recovery_mode must be one of {', '.join(RECOVERY_MODES)} (got {self.recovery_mode!r})")
+        if not (math.isfinite(self.continue_stall_min) and 0 <= self.continue_stall_min <= 1e4):
+            raise ValueError(f"continue_stall_min must be from 0 to 10,000 (got {self.continue_stall_min!r})")
+        if self.max_replicas_lost < 0:
+            raise ValueError(f"max_replicas_lost must be >= 0 (got {self.max_replicas_lost!r})")
+        if self.replica_gpus < 1:
+            raise ValueError(f"replica_gpus must be >= 1 (got {self.replica_gpus!r})")
+        if scenario is None:
+            return
+        if self.min_gpus is not None and not (1 <= self.min_gpus <= scenario.gpus):
+            raise ValueError(f"min_gpus must be from 1 to the job's {scenario.gpus:,} GPUs (got {self.min_gpus!r})")
+        if self.recovery_mode == "continue":
+            if self.replica_gpus > scenario.gpus:
+                raise ValueError(
+                    f"replica_gpus ({self.replica_gpus:,}) must not exceed the job's {scenario.gpus:,} GPUs"
+                )
+            if self.replica_gpus % scenario.gpus_per_node:
+                raise ValueError(
+                    f"replica_gpus ({self.replica_gpus:,}) must be a whole number of {scenario.gpus_per_node}-GPU nodes"
+                )
+
+
+def component_scope(component: Component) -> str:
+    """A component's failure scope: its own when set, else the tiers model's default by name or category."""
+    from ..tiers import model as tiers_model
+
+    own = getattr(component, "scope", None)
+    if own is not None:
+        return str(own)
+    if component.name in tiers_model.DEFAULT_SCOPES:
+        return str(tiers_model.DEFAULT_SCOPES[component.name][0])
+    return str(tiers_model.CATEGORY_SCOPES.get(component.category, "node"))
+
+
+def nodes_per_domain_of(scenario: Scenario) -> int:
+    """The scenario's failure-domain size (its tiers section's, else the tiers model's default)."""
+    tiers = getattr(scenario, "tiers", None)
+    if tiers is not None:
+        return int(tiers.nodes_per_domain)
+    return DEFAULT_NODES_PER_DOMAIN
+
+
+def repair_hours_of(category: str, spares: Spares) -> float:
+    """Mean repair hours of a node lost to a component of ``category``."""
+    for cat, hours in spares.repair_hours:
+        if cat == category:
+            return hours
+    return DEFAULT_REPAIR_HOURS.get(category, (OTHER_REPAIR_HOURS, ""))[0]
+
+
+@dataclass(frozen=True)
+class SparesParams:
+    """The model in the engine's units: rates per hour, times in hours, one entry per failure class.
+
+    A class is a scenario component; ``nodes[j]`` nodes go to repair per failure (0, 1 or the domain),
+    for a mean of ``repair[j]`` hours; ``cont[j]`` says whether, in ``continue`` mode, the job continues
+    (else it restarts from its checkpoint) and ``replicas[j]`` how many replicas a failure takes out.
+    """
+
+    rates: np.ndarray  # per hour, whole job, per class
+    nodes: np.ndarray  # nodes lost per failure (int)
+    repair: np.ndarray  # mean repair hours per class
+    cont: np.ndarray  # bool per class
+    replicas: np.ndarray  # replicas taken out per failure (int)
+    mu: float  # planned per hour
+    hours: float
+    tau: float
+    c: float
+    r_unplanned: float  # detect + restart
+    r_planned: float  # restart
+    swap: float  # added to a restart after a failure that took nodes
+    job_nodes: int
+    spare_nodes: float  # math.inf: unlimited
+    min_nodes: int | None  # shrink down to this many nodes; None: wait instead
+    sigma: float | None  # lognormal sigma; None: exponential repairs
+    mode: str
+    share: float  # throughput share of one replica (replica_gpus / gpus)
+    stall: float  # continue stall
+    restart: float  # restart alone (a replica's rejoin)
+    gpus_per_node: int
+
+    @property
+    def lam(self) -> float:
+        return float(self.rates.sum())
+
+    @property
+    def node_loss_rates(self) -> np.ndarray:
+        """Per class: node-losing failures per hour (0 for classes that take no node)."""
+        return np.where(self.nodes > 0, self.rates, 0.0)
+
+    @property
+    def mean_nodes_in_repair(self) -> float:
+        """M/G/infinity: node-loss rate times mean repair time, summed over classes (nodes)."""
+        return float((self.rates * self.nodes * self.repair).sum())
+
+
+def spares_params(scenario: Scenario, spares: Spares, interval_min: float) -> SparesParams:
+    """The scenario and its spares in hours, with the checkpoint interval given in minutes."""
+    spares.validate(scenario)
+    npd = nodes_per_domain_of(scenario)
+    gpn = scenario.gpus_per_node
+    comps = scenario.components
+    scopes = [component_scope(c) for c in comps]
+    nodes = np.array([0 if s == "process" else (npd if s == "domain" else 1) for s in scopes], dtype=np.int64)
+    job_nodes = max(1, math.ceil(scenario.gpus / gpn))
+    nodes = np.minimum(nodes, job_nodes)
+    repair = np.array([repair_hours_of(c.category, spares) for c in comps], dtype=float)
+    repair = np.where(nodes > 0, repair, 0.0)
+    # Replicas one failure takes out: the nodes it loses, in replica-aligned domains.
+    rep_nodes = max(1, spares.replica_gpus // gpn)
+    replicas = np.where(nodes > 0, -(-nodes // rep_nodes), 0).astype(np.int64)
+    cont = (nodes > 0) & (replicas <= spares.max_replicas_lost)
+    min_nodes = None if spares.min_gpus is None else max(1, math.ceil(spares.min_gpus / gpn))
+    return SparesParams(
+        rates=np.array([c.rate_per_gpu_hour * scenario.gpus for c in comps], dtype=float),
+        nodes=nodes,
+        repair=repair,
+        cont=cont,
+        replicas=replicas,
+        mu=scenario.planned_per_day / 24.0,
+        hours=scenario.hours,
+        tau=interval_min / 60.0,
+        c=scenario.write_s / 3600.0,
+        r_unplanned=scenario.recovery_min / 60.0,
+        r_planned=scenario.restart_min / 60.0,
+        swap=spares.swap_min / 60.0,
+        job_nodes=job_nodes,
+        spare_nodes=math.inf if spares.spare_nodes is None else float(spares.spare_nodes),
+        min_nodes=min_nodes,
+        sigma=spares.repair_sigma,
+        mode=spares.recovery_mode,
+        share=min(1.0, spares.replica_gpus / scenario.gpus),
+        stall=spares.continue_stall_min / 60.0,
+        restart=scenario.restart_min / 60.0,
+        gpus_per_node=gpn,
+    )

@@ -1,0 +1,176 @@
+"""Spares, repairs and continuation: the engine against closed forms and the event-by-event reference."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from planner_gui.core.exact import time_fractions
+from planner_gui.core.model import Scenario
+from planner_gui.core.spares import HOURS_KEYS, Spares, simulate_spares, spares_params
+from planner_gui.core.spares.exact import nodes_in_repair_pmf, p_no_spare, recommended_spares, repair_quantile
+
+sys.path.insert(0, str(Path(__file__).parent))
+import reference_spares as ref
+
+#: |z| above this fails a comparison (several quantities per test: a 4-sigma bound keeps false alarms rare).
+Z = 4.0
+QUICK_REPAIRS = (("GPU", 3.0), ("Host", 2.0), ("Network", 1.0), ("Unplanned Maintenance", 2.0))
+
+
+def _z(a: np.ndarray, b: np.ndarray | float) -> float:
+    if isinstance(b, float):
+        se = a.std(ddof=1) / math.sqrt(a.size)
+        return 0.0 if se == 0 and a.mean() == b else (a.mean() - b) / se
+    se = math.hypot(a.std(ddof=1) / math.sqrt(a.size), b.std(ddof=1) / math.sqrt(b.size))
+    return 0.0 if se == 0 and a.mean() == b.mean() else (a.mean() - b.mean()) / se
+
+
+def test_defaults_are_todays():
+    assert Spares().is_todays
+    assert not Spares(spare_nodes=10).is_todays
+    assert not Spares(swap_min=1).is_todays
+    assert not Spares(recovery_mode="continue").is_todays
+
+
+@pytest.mark.parametrize("gpus", [16_384, 100_000])
+def test_unlimited_spares_give_todays_exact_expectation(gpus):
+    sc = Scenario(gpus=gpus)
+    p = spares_params(sc, Spares(repair_sigma=1.0), 30.0)
+    e = simulate_spares(p, 1000, 5)
+    f = time_fractions(p.lam, p.mu, p.tau, p.c, p.r_unplanned, p.r_planned)
+    expected = dict(zip(HOURS_KEYS, (f.useful, f.checkpoint, f.lost_work, f.recovery, f.planned)))
+    for key, frac in expected.items():
+        assert abs(_z(e.hours[key], float(frac) * sc.hours)) < Z, key
+    assert e.hours["waiting_for_spares"].max() == 0
+    assert e.hours["reduced_throughput"].max() == 0
+    assert e.p_no_spare() == 0
+
+
+def test_hours_add_up_to_the_window():
+    sc = Scenario(gpus=8192, days=2.0).scale_rates(8.0)
+    for sp in (
+        Spares(spare_nodes=1, repair_hours=QUICK_REPAIRS, swap_min=5),
+        Spares(spare_nodes=1, min_gpus=4096, repair_hours=QUICK_REPAIRS),
+        Spares(spare_nodes=1, recovery_mode="continue", repair_hours=QUICK_REPAIRS),
+    ):
+        e = simulate_spares(spares_params(sc, sp, 20.0), 300, 1)
+        total = sum(e.hours.values())
+        np.testing.assert_allclose(total, sc.hours, rtol=1e-9)
+        assert all((v >= -1e-9).all() for v in e.hours.values())
+
+
+def test_nodes_in_repair_follow_m_g_infinity():
+    """Mean, p95 and the chance a failure finds too few spares, against the compound Poisson law."""
+    sc = Scenario(gpus=100_000)
+    for sigma in (None, 1.5):
+        p = spares_params(sc, Spares(spare_nodes=75, repair_sigma=sigma), 30.0)
+        e = simulate_spares(p, 600, 2)
+        assert abs(_z(e.nodes_in_repair, p.mean_nodes_in_repair)) < Z
+        # The share of failures that found no spare: a ratio of per-trial counts (delta method).
+        x, n = e.no_spare.astype(float), e.node_failures.astype(float)
+        r = x.sum() / n.sum()
+        se = math.sqrt(((x - r * n) ** 2).sum() / (len(n) * (len(n) - 1))) / n.mean()
+        assert abs(r - p_no_spare(p)) / se < Z
+        assert abs(e.repair_quantile(0.95) - repair_quantile(p, 0.95)) <= 1
+
+
+def test_closed_forms_by_hand():
+    """One class of node failures at 2 per hour, 3 hours of repair: Poisson(6) nodes in repair."""
+    sc = Scenario(gpus=8000, gpus_per_node=8).replace(components=Scenario().components[:1])
+    sc = sc.with_gpu_mtbf_hours(8000 / 2.0)
+    p = spares_params(sc, Spares(spare_nodes=6, repair_hours=(("GPU", 3.0),)), 30.0)
+    pmf = nodes_in_repair_pmf(p)
+    assert pmf[:4] == pytest.approx([math.exp(-6) * 6**n / math.factorial(n) for n in range(4)])
+    # A failure finds no spare when 6 or more are already in repair.
+    assert p_no_spare(p) == pytest.approx(1 - sum(math.exp(-6) * 6**n / math.factorial(n) for n in range(6)))
+    s = recommended_spares(p)
+    assert p_no_spare(p, s) <= 0.01 < p_no_spare(p, s - 1)
+
+
+def test_domains_take_several_nodes():
+    sc = Scenario(gpus=16_384)
+    p = spares_params(sc, Spares(spare_nodes=3), 30.0)
+    names = [c.name for c in sc.components]
+    assert p.nodes[names.index("Network Switch/Cable")] == 4
+    assert p.nodes[names.index("Software Bug")] == 0
+    assert p.nodes[names.index("Faulty GPU")] == 1
+
+
+CASES = {
+    "few spares": Spares(spare_nodes=2, repair_hours=QUICK_REPAIRS, swap_min=6),
+    "many spares": Spares(spare_nodes=12, repair_hours=QUICK_REPAIRS, swap_min=6),
+    "shrink": Spares(spare_nodes=1, min_gpus=8000, repair_hours=QUICK_REPAIRS),
+    "continue": Spares(
+        spare_nodes=2, recovery_mode="continue", replica_gpus=1024, swap_min=6, repair_hours=QUICK_REPAIRS
+    ),
+    "continue, lognormal": Spares(
+        spare_nodes=4, recovery_mode="continue", replica_gpus=2048, repair_sigma=1.0, repair_hours=QUICK_REPAIRS
+    ),
+    "lognormal repairs": Spares(spare_nodes=3, repair_sigma=1.0, repair_hours=QUICK_REPAIRS),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CASES))
+def test_engine_agrees_with_the_reference(name):
+    sc = Scenario(gpus=8192, days=2.0, detect_min=10, restart_min=10).scale_rates(8.0)
+    p = spares_params(sc, CASES[name], 30.0)
+    e = simulate_spares(p, 3000, 7)
+    rs = ref.simulate(ref.model_of(p), 500, 11, warm=60.0)
+    for key in HOURS_KEYS:
+        b = np.array([r.hours[key] for r in rs])
+        assert abs(_z(e.hours[key], b)) < Z, key
+    nf = np.array([r.node_failures for r in rs], float)
+    ns = np.array([r.no_spare for r in rs], float)
+    r_ref = ns.sum() / nf.sum()
+    assert abs(e.p_no_spare() - r_ref) < 0.03
+    assert abs(e.p_no_spare() - p_no_spare(p)) < 0.02
+
+
+def test_engine_agrees_with_the_reference_quick():
+    """The fast set's version: one scenario with waiting, shrinking off, fewer trials."""
+    sc = Scenario(gpus=8192, days=1.0, detect_min=10, restart_min=10).scale_rates(8.0)
+    p = spares_params(sc, CASES["few spares"], 30.0)
+    e = simulate_spares(p, 2000, 3)
+    rs = ref.simulate(ref.model_of(p), 200, 5, warm=40.0)
+    for key in ("useful", "waiting_for_spares", "recovery"):
+        assert abs(_z(e.hours[key], np.array([r.hours[key] for r in rs]))) < Z, key
+
+
+def test_continue_with_free_replica_loss_is_todays_restart_stream():
+    """With no stall, no restart and no swap a continue failure costs nothing: the goodput is today's exact
+    expectation with only the failures that still restart (process scope)."""
+    sc = Scenario(gpus=65_536, restart_min=0.0, detect_min=10.0)
+    sp = Spares(recovery_mode="continue", replica_gpus=8192, continue_stall_min=0.0)
+    p = spares_params(sc, sp, 30.0)
+    e = simulate_spares(p, 1000, 9)
+    lam_restart = float(p.rates[~p.cont].sum())
+    f = time_fractions(lam_restart, p.mu, p.tau, p.c, p.r_unplanned, p.r_planned)
+    assert abs(_z(e.hours["useful"], float(f.useful) * sc.hours)) < Z
+    assert e.hours["reduced_throughput"].max() == 0
+
+
+def test_continue_beats_restart_at_scale():
+    sc = Scenario(gpus=100_000)
+    restart = simulate_spares(spares_params(sc, Spares(swap_min=10), 30.0), 300, 1).goodput.mean()
+    cont = simulate_spares(
+        spares_params(sc, Spares(swap_min=10, recovery_mode="continue"), 30.0), 300, 1
+    ).goodput.mean()
+    assert cont > restart + 0.1
+
+
+def test_validation_names_the_input():
+    sc = Scenario()
+    with pytest.raises(ValueError, match="spare_nodes"):
+        Spares(spare_nodes=-1).validate(sc)
+    with pytest.raises(ValueError, match="replica_gpus"):
+        Spares(recovery_mode="continue", replica_gpus=12).validate(sc)
+    with pytest.raises(ValueError, match="min_gpus"):
+        Spares(min_gpus=10**9).validate(sc)
+    with pytest.raises(ValueError, match="recovery_mode"):
+        Spares(recovery_mode="resume").validate(sc)
