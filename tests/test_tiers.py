@@ -64,7 +64,7 @@ class Case:
             name="tiers test",
             gpus=self.gpus,
             days=self.hours / 24.0,
-            components=tuple(Component(name, "Test", rate) for name, rate, _ in self.rates),
+            components=tuple(Component(name, "Test", rate, scope=scope) for name, rate, scope in self.rates),  # type: ignore[arg-type]
             planned_per_day=self.mu * 24.0,
             checkpoint_interval_min=self.persistent_tau * 60.0,
             checkpoint_write_s=self.persistent_stall * 3600.0,
@@ -77,13 +77,12 @@ class Case:
             fast_enabled=self.fast_on,
             fast_interval_min=self.fast_tau * 60.0,
             fast_stall_s=self.fast_stall * 3600.0,
-            fast_restore_s=self.fast_restore * 3600.0,
+            fast_restore_min=self.fast_restore * 60.0,
             fast_replicas=self.replicas,
             fast_placement=self.placement,  # type: ignore[arg-type]
             nodes_per_domain=self.nodes_per_domain,
-            persistent_upload_s=self.upload * 3600.0,
-            persistent_restore_s=self.persistent_restore * 3600.0,
-            scopes=tuple((name, scope) for name, _, scope in self.rates),  # type: ignore[misc]
+            persistent_upload_min=self.upload * 60.0,
+            persistent_restore_min=self.persistent_restore * 60.0,
         )
         return sc, tiers
 
@@ -326,16 +325,17 @@ def test_every_llama3_cause_has_a_default_scope_with_a_reason():
     assert {c.name for c in sc.components} == set(DEFAULT_SCOPES)
     assert all(scope in ("process", "node", "domain") and len(why) > 20 for scope, why in DEFAULT_SCOPES.values())
     tiers = Tiers(fast_enabled=True)
-    assert scope_of(Component("Filesystem", "Dependency", 1e-6), tiers) == "process"
-    assert scope_of(Component("Mystery", "Cosmic", 1e-6), tiers) == "node"
-    assert scope_of(sc.components[0], Tiers(scopes=(("Faulty GPU", "domain"),))) == "domain"
+    assert scope_of(Component("Filesystem", "Dependency", 1e-6)) == "process"
+    assert scope_of(Component("Mystery", "Cosmic", 1e-6)) == "node"
+    assert scope_of(dataclasses.replace(sc.components[0], scope="domain")) == "domain"
+    assert scope_of(sc.components[0]) == "node"
     rates = tier_rates(sc, dataclasses.replace(tiers, fast_placement="same-domain"))
     assert rates.persistent == pytest.approx(35 / 419 * sc.failure_rate_per_hour)
     assert rates.fast + rates.persistent == pytest.approx(sc.failure_rate_per_hour)
     with pytest.raises(ValueError, match="fast_replicas"):
         Tiers(fast_replicas=-1).validate()
     with pytest.raises(ValueError, match="do not fit"):
-        Tiers(fast_replicas=4, nodes_per_domain=4).validate()
+        Tiers(fast_replicas=4, nodes_per_domain=4, fast_placement="same-domain").validate()
 
 
 def test_counts_are_consistent_and_hours_fill_the_window():
@@ -395,7 +395,7 @@ def test_lookback_state_matches_a_brute_force_chain():
 
 def test_optimal_intervals():
     sc = Scenario(gpus=100_000)
-    on = optimal_tier_intervals(sc, Tiers(fast_enabled=True))
+    on = optimal_tier_intervals(sc, Tiers(fast_enabled=True, fast_stall_s=5.0, fast_restore_min=10.0 / 60.0))
     assert on.k == 1 and on.persistent_min == on.fast_min
     r_fast = (sc.detect_min + sc.restart_min) / 60.0 + 10.0 / 3600.0
     # at the optimum, the exact goodput is no worse than a little either side
@@ -405,9 +405,9 @@ def test_optimal_intervals():
         return float(time_fractions(lam, mu, minutes / 60.0, 5.0 / 3600.0, r_fast, sc.restart_min / 60.0).useful)
 
     assert g(on.fast_min) >= max(g(on.fast_min * 0.9), g(on.fast_min * 1.1))
-    off = optimal_tier_intervals(sc, Tiers(persistent_upload_s=600.0))
+    off = optimal_tier_intervals(sc, Tiers(persistent_upload_min=10.0))
     today, _ = resolve(sc.replace(checkpoint_interval_min=1.0))
-    tp = tier_params(sc, Tiers(persistent_upload_s=600.0), off.fast_min, off.persistent_min)
+    tp = tier_params(sc, Tiers(persistent_upload_min=10.0), off.fast_min, off.persistent_min)
     best = expected_fractions(tp)
     assert best is not None
     for factor in (0.8, 1.25):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import unicodedata
 
-__all__ = ["clean", "compact", "count", "duration_hours", "every", "money", "percent"]
+__all__ = ["clean", "compact", "count", "duration_hours", "every", "exact_percent", "money", "percent"]
 
 
 def count(v: float, digits: int = 0) -> str:
@@ -15,6 +15,15 @@ def count(v: float, digits: int = 0) -> str:
 
 def percent(fraction: float, digits: int = 1) -> str:
     return f"{100.0 * fraction:.{digits}f}%"
+
+
+#: What stands for an exact expectation the model has no closed form for (two tiers both restoring).
+NO_CLOSED_FORM = "none (two tiers restore: Monte Carlo only)"
+
+
+def exact_percent(fraction: float | None, digits: int = 2) -> str:
+    """An exact expectation as a percentage, or :data:`NO_CLOSED_FORM` when there is none."""
+    return NO_CLOSED_FORM if fraction is None else percent(fraction, digits)
 
 
 def duration_hours(hours: float) -> str:

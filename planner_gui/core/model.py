@@ -14,7 +14,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, Literal, get_args
 
 from .fmt import duration_hours
 
@@ -24,10 +24,15 @@ __all__ = [
     "LLAMA3_GPUS",
     "LLAMA3_PLANNED",
     "OPTIMAL",
+    "PLACEMENTS",
+    "SCOPES",
     "Component",
+    "Placement",
     "Profile",
     "Scenario",
+    "Scope",
     "Storage",
+    "Tiers",
     "llama3_components",
     "llama3_evidence",
 ]
@@ -45,6 +50,14 @@ Interval = float | str
 #: A rate profile: ``(day, multiplier)`` pairs, days from the window's start, the first at day 0; each
 #: multiplier holds from its day to the next pair's (the last one for ever after).
 Profile = tuple[tuple[float, float], ...]
+
+#: What a failure loses besides the job's processes: ``process`` (nothing: host memory survives),
+#: ``node`` (one server and its memory), ``domain`` (every node of one failure domain).
+Scope = Literal["process", "node", "domain"]
+#: Where a node's in-memory snapshot is replicated: on peers in its own failure domain or only in others.
+Placement = Literal["same-domain", "other-domain"]
+SCOPES: tuple[str, ...] = get_args(Scope)
+PLACEMENTS: tuple[str, ...] = get_args(Placement)
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,9 @@ class Component:
     rate_per_gpu_hour: float
     count: int | None = None
     exposure_gpu_hours: float | None = None
+    #: What a failure of it loses (``process``, ``node``, ``domain``); None: the default for its name or
+    #: category (:func:`.tiers.scope_of`). It matters only with the fast (in-memory) tier on.
+    scope: Scope | None = None
 
     @property
     def per_1000_gpu_days(self) -> float:
@@ -154,6 +170,39 @@ DEFAULT_NOTES: dict[str, str] = {
         "Multipliers of the unplanned rates over the run's days, e.g. a new cluster's burn-in; none: constant "
         "rates, as in the Llama 3 snapshot."
     ),
+    "fast_enabled": (
+        "Off: every failure restores from the persistent checkpoint (as in 2019). On: snapshots in host memory, "
+        "replicated to peer nodes, restore any failure that leaves a copy (Gemini, SOSP 2023; ByteCheckpoint, "
+        "NSDI 2025; MegaScale, NSDI 2024)."
+    ),
+    "fast_interval_min": (
+        "'optimal': the exact optimum for the fast stall and every unplanned failure (Daly's without planned "
+        "interruptions). Gemini can snapshot every iteration."
+    ),
+    "fast_stall_s": "0.59 s: ByteCheckpoint's training stall for a 405B model on 8,960 GPUs (NSDI 2025).",
+    "fast_restore_min": (
+        "0.17 min (10 s): ByteCheckpoint's 129 s load from storage made 13x faster from CPU memory, as Gemini "
+        "reports (SOSP 2023)."
+    ),
+    "fast_replicas": "1 peer copy: Gemini's default (a group of two machines holds each other's snapshots).",
+    "fast_placement": (
+        "other-domain: replicas never share a rack or leaf switch, so a domain failure leaves a copy. "
+        "same-domain: cheaper traffic, but a domain failure falls back to the persistent tier."
+    ),
+    "nodes_per_domain": (
+        "2: a Llama 3 rack holds two 8-GPU servers under one top-of-rack switch (arXiv 2407.21783, sec. 3.3.1)."
+    ),
+    "persistent_upload_min": (
+        "0: the checkpoint counts as soon as its blocking write ends (today's model). ByteCheckpoint saves a 405B "
+        "checkpoint in 51 s end to end: a background upload of about a minute."
+    ),
+    "persistent_restore_min": (
+        "0: loading is inside the restart time. ByteCheckpoint loads a 405B checkpoint in 129 s (2.15 min)."
+    ),
+    "scope": (
+        "What a failure takes with it: process (host memory survives), node (one server), domain (every node of "
+        "a rack or leaf switch). Defaults for the Llama 3 causes in data/llama3_scopes.csv, each with its reason."
+    ),
     "count": "Interruptions seen: the evidence behind the rate (with the exposure).",
     "exposure_gpu_hours": "GPU-hours watched while they were counted: the evidence behind the rate (with the count).",
 }
@@ -205,6 +254,62 @@ class Storage:
 
 
 @dataclass(frozen=True)
+class Tiers:
+    """The recovery strategy beyond today's single persistent checkpoint (docs/tiers.md).
+
+    The persistent tier's interval and blocking stall are the scenario's ``checkpoint_interval_min`` and
+    write (:attr:`Scenario.write_s`); everything else is here. Times are in the unit their names say.
+    With the fast tier off, no upload time and no restore time, the model is exactly today's.
+    """
+
+    #: The in-memory tier is on: snapshots in host memory, replicated to ``fast_replicas`` peer nodes.
+    fast_enabled: bool = False
+    #: Compute between fast snapshots, minutes, or "optimal".
+    fast_interval_min: float | str = OPTIMAL
+    #: Training stall per fast snapshot (GPU to host memory, and to the replicas), seconds.
+    fast_stall_s: float = 0.59
+    #: Time to restore from the fast tier after detection and restart, minutes.
+    fast_restore_min: float = 0.17
+    #: Peer nodes holding a copy of each node's snapshot (0: only its own host memory).
+    fast_replicas: int = 1
+    #: Whether those peers may share the node's failure domain.
+    fast_placement: Placement = "other-domain"
+    #: Nodes per failure domain (a rack, a leaf switch, a power feed). With 1, a domain is a node.
+    nodes_per_domain: int = 2
+    #: Wall-clock time of a background upload of a checkpoint to persistent storage, minutes.
+    persistent_upload_min: float = 0.0
+    #: Time to restore from the persistent tier after detection and restart, minutes.
+    persistent_restore_min: float = 0.0
+
+    @property
+    def is_todays(self) -> bool:
+        """Whether the strategy is today's single blocking checkpoint (fast tier off, no upload, no restore)."""
+        return not self.fast_enabled and self.persistent_upload_min == 0 and self.persistent_restore_min == 0
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first input out of range."""
+        for name in ("fast_stall_s", "fast_restore_min", "persistent_upload_min", "persistent_restore_min"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0 (got {value!r})")
+        if not isinstance(self.fast_interval_min, str):
+            if not (math.isfinite(self.fast_interval_min) and self.fast_interval_min > 0):
+                raise ValueError(f"fast_interval_min must be > 0 or 'optimal' (got {self.fast_interval_min!r})")
+        elif self.fast_interval_min != OPTIMAL:
+            raise ValueError(f"fast_interval_min must be > 0 or 'optimal' (got {self.fast_interval_min!r})")
+        if self.fast_replicas < 0:
+            raise ValueError(f"fast_replicas must be >= 0 (got {self.fast_replicas!r})")
+        if self.nodes_per_domain < 1:
+            raise ValueError(f"nodes_per_domain must be >= 1 (got {self.nodes_per_domain!r})")
+        if self.fast_placement not in PLACEMENTS:
+            raise ValueError(f"fast_placement must be one of {PLACEMENTS} (got {self.fast_placement!r})")
+        if self.fast_placement == "same-domain" and self.fast_replicas > self.nodes_per_domain - 1 > 0:
+            raise ValueError(
+                f"{self.fast_replicas} replicas do not fit in the other {self.nodes_per_domain - 1} nodes of a domain"
+            )
+
+
+@dataclass(frozen=True)
 class Scenario:
     """Every input of one simulation; see :data:`DEFAULT_NOTES` for the defaults' sources."""
 
@@ -229,6 +334,8 @@ class Scenario:
     rate_uncertainty: bool = False
     #: Multipliers of every unplanned rate over the window's days (:mod:`.profiles`); None: constant rates.
     rate_profile: Profile | None = None
+    #: The recovery strategy (:class:`Tiers`); None: today's single blocking checkpoint.
+    tiers: Tiers | None = None
 
     # -- derived quantities -------------------------------------------------
     @property
@@ -286,6 +393,12 @@ class Scenario:
     @property
     def uses_optimal_interval(self) -> bool:
         return self.checkpoint_interval_min == OPTIMAL
+
+    @property
+    def uses_tiers(self) -> bool:
+        """Whether the recovery strategy differs from today's single blocking checkpoint (the two-tier
+        engine simulates it; otherwise today's engine does, and every number is today's)."""
+        return self.tiers is not None and not self.tiers.is_todays
 
     # -- edits ----------------------------------------------------------------
     def replace(self, **changes: Any) -> Scenario:

@@ -6,6 +6,7 @@ renders them and the command line only formats them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from .expected import rates_vary, transient_bound, uncertainty_summary, varying_
 from .model import Scenario
 from .params import OptimalIntervals, Params, optimal_intervals, resolve
 from .scenario_io import scenario_to_dict
+from .tiers.run import TierPlan, plan_tiers, simulate_plan
 from .training import TimeToTrain, simulate_time_to_train, training_events, work_hours
 from .varying import varying_rates
 
@@ -60,19 +62,30 @@ def summarize(values: np.ndarray) -> Summary:
 
 @dataclass(frozen=True)
 class Expected:
-    """The exact expectations of the model for a scenario."""
+    """The exact expectations of the model for a scenario.
 
-    fractions: TimeFractions
+    ``fractions`` is None where the model has no closed form (a two-tier strategy with failures restoring
+    from both tiers: docs/tiers.md); the Monte Carlo, checked against a reference simulator, is then the
+    only estimate, and :attr:`goodput` and :meth:`hours` are None.
+    """
+
+    fractions: TimeFractions | None
     hours_window: float
     unplanned: float
     planned: float
 
     @property
-    def goodput(self) -> float:
-        return float(self.fractions.useful)
+    def exact(self) -> bool:
+        return self.fractions is not None
 
-    def hours(self) -> dict[str, float]:
+    @property
+    def goodput(self) -> float | None:
+        return None if self.fractions is None else float(self.fractions.useful)
+
+    def hours(self) -> dict[str, float] | None:
         f = self.fractions
+        if f is None:
+            return None
         vals = (f.useful, f.checkpoint, f.lost_work, f.recovery, f.planned)
         return {k: float(v) * self.hours_window for k, v in zip(HOURS_KEYS, vals)}
 
@@ -88,6 +101,10 @@ class SimulationResult:
     trials: RawTrials
     #: The time to train, when the scenario has a training section.
     time_to_train: TimeToTrain | None = None
+    #: The recovery strategy's plan, when the scenario uses one (:attr:`.model.Scenario.uses_tiers`).
+    tier_plan: TierPlan | None = None
+    #: Unplanned interruptions per trial by the tier they restored from (None: all from the persistent tier).
+    restores_fast: np.ndarray | None = None
 
     @property
     def goodput(self) -> np.ndarray:
@@ -102,9 +119,35 @@ class SimulationResult:
         means = self.trials.by_component.mean(axis=0)
         return {c.name: float(m) for c, m in zip(self.scenario.components, means)}
 
-    def goodput_at_optimum(self) -> float:
+    def restores(self) -> dict[str, float]:
+        """Mean unplanned interruptions per window by the tier they restored from."""
+        fast = 0.0 if self.restores_fast is None else float(self.restores_fast.mean())
+        return {"fast": fast, "persistent": float(self.trials.unplanned.mean()) - fast}
+
+    def optimal_json(self) -> dict[str, float | None]:
+        """``optimal_interval_min``: Young's, Daly's and the exact optimum of today's single checkpoint, and
+        the optimal interval of each tier (``fast`` None with the fast tier off)."""
+        plan = self.tier_plan
+        out: dict[str, float | None] = dict(self.optimal.to_dict())
+        if plan is None:
+            out |= {"fast": None, "persistent": self.optimal.exact}
+        else:
+            on = plan.tiers.fast_enabled
+            out |= {"fast": plan.optimal.fast_min if on else None, "persistent": plan.optimal.persistent_min}
+        return out
+
+    def goodput_at_optimum(self) -> float | None:
         """The exact expected goodput at the exact optimal checkpoint interval (the optimum of the base
-        rates; with varying rates, the goodput there is the varying rates' expectation)."""
+        rates; with varying rates, the goodput there is the varying rates' expectation); with a two-tier
+        strategy, at both tiers' optimal intervals where a closed form exists (else None)."""
+        if self.tier_plan is not None:
+            sc = self.scenario
+            tiers = self.tier_plan.tiers
+            best = sc.replace(checkpoint_interval_min="optimal")
+            if tiers.fast_enabled:
+                best = best.replace(tiers=dataclasses.replace(tiers, fast_interval_min="optimal"))
+            f = plan_tiers(best).expected()
+            return None if f is None else float(f.useful)
         p, _ = resolve(self.scenario, self.optimal)
         tau = self.optimal.exact / 60.0
         if rates_vary(self.scenario):
@@ -130,13 +173,14 @@ class SimulationResult:
             "cluster_mtbf_hours": sc.cluster_mtbf_hours if np.isfinite(sc.cluster_mtbf_hours) else None,
             "gpu_mtbf_hours": sc.gpu_mtbf_hours if np.isfinite(sc.gpu_mtbf_hours) else None,
             "checkpoint_interval_min": self.interval_min,
-            "optimal_interval_min": self.optimal.to_dict(),
+            "optimal_interval_min": self.optimal_json(),
             "goodput_expected_at_optimal_interval": self.goodput_at_optimum(),
             "by_component": self.by_component_mean(),
             "hours": {k: float(v.mean()) for k, v in hours.items()},
             "hours_expected": self.expected.hours(),
             "lost_gpu_hours": summarize(lost).to_dict(),
             "lost_cost_usd": float(lost.mean() * sc.gpu_hour_cost_usd),
+            "restores": self.restores(),
             **self._optional_json(),
             "scenario": scenario_to_dict(sc),
         }
@@ -150,6 +194,8 @@ class SimulationResult:
             out["storage"] = {"checkpoint_write_s": sc.write_s, "warning": sc.storage_warning(self.interval_min)}
         if sc.rate_uncertainty or sc.rate_profile is not None:
             out.update(self._rates_json())
+        if self.tier_plan is not None:
+            out["tiers"] = self.tier_plan.to_json_dict()
         return out
 
     def _rates_json(self) -> dict[str, Any]:
@@ -194,6 +240,8 @@ def simulate(
     See :func:`.engine.simulate_trials` for ``layout``, ``progress`` and ``should_stop``.
     """
     optimal = optimal_intervals(scenario)
+    if scenario.uses_tiers:
+        return _simulate_tiers(scenario, optimal, progress, should_stop)
     params, interval = resolve(scenario, optimal)
     window, training = _progress_split(scenario, params, progress)
     raw = simulate_trials(scenario, params, layout=layout, progress=window, should_stop=should_stop)
@@ -201,6 +249,22 @@ def simulate(
     if scenario.training is not None:
         ttt = simulate_time_to_train(scenario, params, progress=training, should_stop=should_stop)
     return SimulationResult(scenario, interval, optimal, expected_for_scenario(scenario, params), raw, ttt)
+
+
+def _simulate_tiers(
+    scenario: Scenario,
+    optimal: OptimalIntervals,
+    progress: Callable[[float], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> SimulationResult:
+    """The two-tier engine's run of a scenario with a recovery strategy (docs/tiers.md)."""
+    plan = plan_tiers(scenario)
+    out = simulate_plan(plan, progress=progress, should_stop=should_stop)
+    tp = plan.params
+    expected = Expected(plan.expected(), tp.hours, (tp.lam_fast + tp.lam_persistent) * tp.hours, tp.mu * tp.hours)
+    return SimulationResult(
+        scenario, plan.persistent_min, optimal, expected, out.raw(), None, plan, np.asarray(out.restores_fast)
+    )
 
 
 def _progress_split(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .fmt import clean
-from .model import OPTIMAL, Component, Profile, Scenario, Storage, Training
+from .model import OPTIMAL, PLACEMENTS, SCOPES, Component, Profile, Scenario, Storage, Tiers, Training
 from .profiles import pieces
 from .rates import mean_job_rate
 from .specs import LIMITS, MAX_PROFILE_PIECES, MAX_TOTAL_EVENTS, MAX_TOTAL_PIECES
@@ -50,7 +50,8 @@ __all__ = [
 
 FORMAT_VERSION = 2
 #: Versions read. Version 1 is version 2 without its optional parts (the sections ``training``, ``storage``,
-#: ``rate_uncertainty`` and ``rate_profile``, and a component's ``count`` and ``exposure_gpu_hours``).
+#: ``rate_uncertainty``, ``rate_profile`` and ``tiers``, and a component's ``count``, ``exposure_gpu_hours``
+#: and ``scope``).
 READ_VERSIONS = (1, 2)
 MAX_FILE_BYTES = 1_000_000
 MAX_COMPONENTS = 200
@@ -63,7 +64,7 @@ _MAX_INT_DIGITS = 100
 DEFAULT_PRESET = "llama3-405b"
 #: The order of the shipped presets in menus and help: the default first, then the same hardware at
 #: larger sizes, other failure rates, other cadences. Presets not listed here follow, by name.
-_PRESET_ORDER = (DEFAULT_PRESET, "h100-100k", "h100-1m", "epoch-100k", "bloom-3h-384")
+_PRESET_ORDER = (DEFAULT_PRESET, "h100-100k", "h100-100k-inmemory", "h100-1m", "epoch-100k", "bloom-3h-384")
 
 _FIELDS = (
     "format_version",
@@ -84,8 +85,23 @@ _FIELDS = (
 _COMPONENT_FIELDS = ("name", "category", "rate_per_gpu_hour")
 #: A component's optional evidence in a version-2 document: both or neither (absent or null).
 _EVIDENCE_FIELDS = ("count", "exposure_gpu_hours")
+#: A component's optional failure scope in a version-2 document (absent or null: its default).
+_SCOPE_FIELD = "scope"
 #: Optional sections of a version-2 document: absent (or null) means off.
-_OPTIONAL = ("training", "storage", "rate_uncertainty", "rate_profile")
+_OPTIONAL = ("training", "storage", "rate_uncertainty", "rate_profile", "tiers")
+#: The ``tiers`` section: the recovery strategy (the persistent tier's interval and blocking stall are
+#: ``checkpoint_interval_min`` and ``checkpoint_write_s``). Every key is required.
+_TIERS_FIELDS = (
+    "fast_enabled",
+    "fast_interval_min",
+    "fast_stall_s",
+    "fast_restore_min",
+    "fast_replicas",
+    "fast_placement",
+    "nodes_per_domain",
+    "persistent_upload_min",
+    "persistent_restore_min",
+)
 _TRAINING_FIELDS = ("train_flops", "peak_tflops", "mfu", "compute_gpu_hours")
 _STORAGE_FIELDS = ("checkpoint_gb_per_gpu", "storage_gb_s")
 
@@ -182,8 +198,11 @@ def _component(i: int, doc: Any, version: int) -> Component:
     where = f"components[{i}]"
     if not isinstance(doc, dict):
         raise ScenarioError(f"{where}: must be an object with keys {', '.join(_COMPONENT_FIELDS)}")
-    _check_keys(f"{where}.", doc, _COMPONENT_FIELDS, _EVIDENCE_FIELDS if version >= 2 else ())
+    _check_keys(f"{where}.", doc, _COMPONENT_FIELDS, (*_EVIDENCE_FIELDS, _SCOPE_FIELD) if version >= 2 else ())
     count, exposure = (doc.get(k) for k in _EVIDENCE_FIELDS)
+    scope = doc.get(_SCOPE_FIELD)
+    if scope is not None and scope not in SCOPES:
+        raise ScenarioError(f"{where}.scope: must be one of {', '.join(SCOPES)} or null (got {_describe(scope)})")
     if (count is None) != (exposure is None):
         raise ScenarioError(
             f"{where}: give both count and exposure_gpu_hours (the evidence behind the rate), or neither"
@@ -194,6 +213,7 @@ def _component(i: int, doc: Any, version: int) -> Component:
         float(check_number(f"{where}.rate_per_gpu_hour", doc["rate_per_gpu_hour"])),
         None if count is None else int(check_number(f"{where}.count", count)),
         None if exposure is None else float(check_number(f"{where}.exposure_gpu_hours", exposure)),
+        scope,
     )
 
 
@@ -258,8 +278,10 @@ def scenario_from_dict(doc: Any) -> Scenario:
         storage=_storage(doc.get("storage")),
         rate_uncertainty=_flag("rate_uncertainty", doc.get("rate_uncertainty")),
         rate_profile=check_profile(doc.get("rate_profile")),
+        tiers=_tiers(doc.get("tiers")),
     )
     _check_storage_write(scenario)
+    check_tiers_fit(scenario)
     check_size(scenario)
     return scenario
 
@@ -290,6 +312,85 @@ def _storage(doc: Any) -> Storage | None:
     _check_keys("storage.", doc, _STORAGE_FIELDS)
     size, speed = (float(check_number(f"storage.{k}", doc[k])) for k in _STORAGE_FIELDS)
     return Storage(size, speed)
+
+
+def _tiers(doc: Any) -> Tiers | None:
+    """The optional ``tiers`` section: the fast (in-memory) tier, the failure domains, and the persistent
+    tier's background upload and restore."""
+    if doc is None:
+        return None
+    if not isinstance(doc, dict):
+        raise ScenarioError(f"tiers: must be an object with keys {', '.join(_TIERS_FIELDS)}")
+    _check_keys("tiers.", doc, _TIERS_FIELDS)
+    enabled = doc["fast_enabled"]
+    if not isinstance(enabled, bool):
+        raise ScenarioError(f"tiers.fast_enabled: must be true or false (got {_describe(enabled)})")
+    interval = doc["fast_interval_min"]
+    if interval != OPTIMAL:
+        if isinstance(interval, str):
+            raise ScenarioError(
+                f"tiers.fast_interval_min: must be 'optimal' or a number of minutes (got '{clean(interval, 40)}')"
+            )
+        interval = float(check_number("tiers.fast_interval_min", interval))
+    placement = doc["fast_placement"]
+    if placement not in PLACEMENTS:
+        raise ScenarioError(
+            f"tiers.fast_placement: must be one of {', '.join(PLACEMENTS)} (got {_describe(placement)})"
+        )
+    nums = {k: check_number(f"tiers.{k}", doc[k]) for k in _TIERS_FIELDS if k in LIMITS and k != "fast_interval_min"}
+    return Tiers(
+        fast_enabled=enabled,
+        fast_interval_min=interval,
+        fast_stall_s=float(nums["fast_stall_s"]),
+        fast_restore_min=float(nums["fast_restore_min"]),
+        fast_replicas=int(nums["fast_replicas"]),
+        fast_placement=placement,
+        nodes_per_domain=int(nums["nodes_per_domain"]),
+        persistent_upload_min=float(nums["persistent_upload_min"]),
+        persistent_restore_min=float(nums["persistent_restore_min"]),
+    )
+
+
+def check_tiers_fit(scenario: Scenario) -> None:
+    """Refuse a fast tier whose replicas cannot be placed in the job's nodes and domains."""
+    t = scenario.tiers
+    if scenario.uses_tiers:
+        other = next(
+            (
+                name
+                for name, on in (
+                    ("rate_uncertainty", scenario.rate_uncertainty),
+                    ("rate_profile", scenario.rate_profile is not None),
+                    ("training", scenario.training is not None),
+                )
+                if on
+            ),
+            None,
+        )
+        if other is not None:
+            raise ScenarioError(
+                f"tiers: the two-tier model takes constant, known rates over one window; it does not combine with "
+                f"{other} yet (remove one of the two)"
+            )
+    if t is None or not t.fast_enabled or t.fast_replicas == 0:
+        return
+    nodes = math.ceil(scenario.gpus / scenario.gpus_per_node)
+    domains = math.ceil(nodes / t.nodes_per_domain)
+    if t.fast_replicas > nodes - 1:
+        raise ScenarioError(
+            f"tiers.fast_replicas: {t.fast_replicas:,} replicas need {t.fast_replicas + 1:,} nodes; the job has "
+            f"{nodes:,}"
+        )
+    if t.fast_placement == "same-domain" and t.nodes_per_domain > 1 and t.fast_replicas > t.nodes_per_domain - 1:
+        raise ScenarioError(
+            f"tiers.fast_replicas: {t.fast_replicas:,} replicas do not fit in the other {t.nodes_per_domain - 1:,} "
+            f"node{'' if t.nodes_per_domain == 2 else 's'} of a domain (same-domain placement)"
+        )
+    if t.fast_placement == "other-domain" and domains < 2:
+        raise ScenarioError(
+            f"tiers.fast_placement: other-domain needs two failure domains or more; the job's {nodes:,} nodes fill "
+            f"{domains:,} of {t.nodes_per_domain:,} nodes"
+        )
 
 
 def _flag(field: str, value: Any) -> bool:
@@ -375,13 +476,16 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
         doc["rate_uncertainty"] = True
     if scenario.rate_profile is not None:
         doc["rate_profile"] = [[day, m] for day, m in scenario.rate_profile]
+    if scenario.tiers is not None:
+        tiers = scenario.tiers
+        doc["tiers"] = {k: getattr(tiers, k) for k in _TIERS_FIELDS}
     return doc
 
 
 def _has_optional_parts(scenario: Scenario) -> bool:
     """Whether the scenario needs format version 2: an optional section, or a component's evidence."""
-    sections = (scenario.training, scenario.storage, scenario.rate_profile)
-    evidence = any(c.count is not None for c in scenario.components)
+    sections = (scenario.training, scenario.storage, scenario.rate_profile, scenario.tiers)
+    evidence = any(c.count is not None or c.scope is not None for c in scenario.components)
     return any(x is not None for x in sections) or scenario.rate_uncertainty or evidence
 
 
@@ -389,6 +493,8 @@ def _component_dict(c: Component) -> dict[str, Any]:
     doc: dict[str, Any] = {"name": c.name, "category": c.category, "rate_per_gpu_hour": c.rate_per_gpu_hour}
     if c.count is not None and c.exposure_gpu_hours is not None:
         doc["count"], doc["exposure_gpu_hours"] = c.count, c.exposure_gpu_hours
+    if c.scope is not None:
+        doc["scope"] = c.scope
     return doc
 
 

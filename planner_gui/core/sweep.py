@@ -254,7 +254,7 @@ def _summary_columns(raw: RawTrials, p: Params, scenario: Scenario) -> dict[str,
         "goodput_sem": g.sem,
         "goodput_p05": g.p05,
         "goodput_p95": g.p95,
-        "goodput_expected": expected.goodput,
+        "goodput_expected": math.nan if expected.goodput is None else expected.goodput,
         "trials": float(raw.unplanned.size),
     }
 

@@ -57,7 +57,8 @@ def caption_lines(res: PlanResult, current: Scenario) -> list[str]:
         f"blocking write {sc.checkpoint_write_s:g} s; detection {sc.detect_min:g} min, restart {sc.restart_min:g} min",
         f"{fmt.count(run.trials)} trials{preview}, seed {run.seed}: "
         f"goodput {fmt.percent(float(res.main.goodput.mean()))} "
-        f"(exact {fmt.percent(res.main.expected.goodput, 2)}), {fmt.count(float(res.main.trials.unplanned.mean()), 1)} "
+        f"(exact {fmt.exact_percent(res.main.expected.goodput)}), "
+        f"{fmt.count(float(res.main.trials.unplanned.mean()), 1)} "
         f"unplanned interruptions",
     ]
 

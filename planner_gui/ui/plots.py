@@ -545,7 +545,7 @@ class PlotsPanel(QWidget):
     def _show_histogram(self, res: PlanResult) -> None:
         edges, counts = _histogram(100 * res.main.goodput)
         self.hist.setData(edges, counts)
-        exact = 100 * res.main.expected.goodput
+        exact = 100 * (res.main.expected.goodput if res.main.expected.goodput is not None else math.nan)
         self.hist_exact.setData([exact, exact], [0, max(float(counts.max()), 1.0) * 1.05])
         lo, hi = float(edges[0]), float(edges[-1])
         if self.baseline is not None:  # the baseline's trials stay in view

@@ -158,11 +158,12 @@ class SummaryStrip(QWidget):
         g = summarize(m.goodput)
         self.goodput.value.setText(fmt.percent(g.mean))
         self.goodput.detail.setText(
-            f"p05-p95 {fmt.percent(g.p05)}-{fmt.percent(g.p95)}; exact {fmt.percent(m.expected.goodput, 2)}"
+            f"p05-p95 {fmt.percent(g.p05)}-{fmt.percent(g.p95)}; exact {fmt.exact_percent(m.expected.goodput)}"
         )
         opt = m.optimal
         how = "Daly" if sc.uses_optimal_interval else "fixed"
-        gain = 100 * (m.goodput_at_optimum() - m.expected.goodput)
+        at_best, now = m.goodput_at_optimum(), m.expected.goodput
+        gain = 100 * (at_best - now) if at_best is not None and now is not None else 0.0
         self.interval.value.setText(f"{duration_text(m.interval_min)} ({how})")
         best = (
             f"at the best interval ({duration_text(opt.exact)})"

@@ -143,7 +143,7 @@ def optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
         best = _clamp(60.0 * _search(lambda tau: _goodput_no_fast(tp, tau), *bounds))
         return TierIntervals(best, best, 1, "exact optimum of the persistent tier alone (upload lag included)")
     c = tiers.fast_stall_s / 3600.0
-    r_fast = (scenario.detect_min + scenario.restart_min) / 60.0 + tiers.fast_restore_s / 3600.0
+    r_fast = (scenario.detect_min + scenario.restart_min) / 60.0 + tiers.fast_restore_min / 60.0
     if lam == 0:
         return TierIntervals(MAX_INTERVAL_MIN, MAX_INTERVAL_MIN, 1, "no failures: the longest interval")
     if c == 0:

@@ -12,11 +12,14 @@ without upload time and without restore time is exactly today's model.
 
 from __future__ import annotations
 
+import csv
+import functools
 import math
-from dataclasses import dataclass, field
-from typing import Literal, get_args
+from dataclasses import dataclass
+from importlib import resources
+from typing import Literal, cast
 
-from ..model import Component, Scenario
+from ..model import PLACEMENTS, SCOPES, Component, Placement, Scenario, Scope, Tiers
 
 __all__ = [
     "CATEGORY_SCOPES",
@@ -35,49 +38,20 @@ __all__ = [
     "tier_rates",
 ]
 
-#: What a failure loses besides the job's processes: ``process`` (nothing: host memory survives),
-#: ``node`` (one server and its memory), ``domain`` (every node of one failure domain).
-Scope = Literal["process", "node", "domain"]
-#: Where a node's in-memory snapshot is replicated: on peers in its own failure domain or only in others.
-Placement = Literal["same-domain", "other-domain"]
-SCOPES: tuple[str, ...] = get_args(Scope)
-PLACEMENTS: tuple[str, ...] = get_args(Placement)
 Tier = Literal["fast", "persistent"]
 
-#: Default scope of each Llama 3 cause (arXiv 2407.21783, Table 5), with the reason. A scope says whose
-#: host memory the failure takes with it, which is what decides whether an in-memory snapshot survives.
-DEFAULT_SCOPES: dict[str, tuple[Scope, str]] = {
-    "Faulty GPU": ("node", "The GPU's server is drained and replaced (or rebooted): its host memory goes with it."),
-    "GPU HBM3 Memory": ("node", "An uncorrectable HBM error takes the GPU, and with it its server, out of the job."),
-    "Software Bug": ("process", "The job crashes; every host and its memory are intact, so it restarts in place."),
-    "Network Switch/Cable": (
-        "domain",
-        "A leaf switch cuts off every node under it (a cable only one, but Table 5 does not separate them): the "
-        "case that decides where replicas must live.",
-    ),
-    "Host Maintenance": (
-        "node",
-        "Unplanned maintenance takes one host down (reboot, reimage, repair); rack-wide work is announced, i.e. "
-        "planned.",
-    ),
-    "GPU SRAM Memory": ("node", "A GPU SRAM error needs the GPU reset or replaced: its server leaves the job."),
-    "GPU System Processor": ("node", "A hung GSP needs a GPU reset or a reboot: its server leaves the job."),
-    "NIC": ("node", "The node loses its back-end network: it is unreachable for the job and replaced."),
-    "NCCL Watchdog Timeouts": ("process", "A collective hangs and the job is killed; the hosts are fine."),
-    "Silent Data Corruption": (
-        "node",
-        "The corrupting GPU's server is excluded. If corruption may predate the last in-memory snapshot, "
-        "restoring it is unsafe: treat such incidents as needing the persistent tier (no scope says so).",
-    ),
-    "GPU Thermal Interface + Sensor": ("node", "An overheating or unreadable GPU takes its server out of the job."),
-    "SSD": ("node", "A failed local disk (boot, cache) takes its server down."),
-    "Power Supply": ("node", "The server loses power (a redundant supply would not interrupt): its memory is gone."),
-    "Server Chassis": ("node", "A chassis fault (fans, backplane) takes the whole server down."),
-    "IO Expansion Board": ("node", "The PCIe board behind the GPUs and NICs fails: the server leaves the job."),
-    "Dependency": ("process", "An outside service the job needs (storage, scheduler) fails; the hosts are fine."),
-    "CPU": ("node", "A host CPU fault takes the server down."),
-    "System Memory": ("node", "Host DRAM fails: that node's memory, and any snapshot in it, is lost."),
-}
+
+@functools.cache
+def _default_scopes() -> dict[str, tuple[Scope, str]]:
+    text = resources.files("planner_gui.core").joinpath("data/llama3_scopes.csv").read_text("utf-8")
+    rows = csv.DictReader(text.splitlines())
+    return {r["component"]: (cast(Scope, r["scope"]), r["reason"]) for r in rows}
+
+
+#: Default scope of each Llama 3 cause (arXiv 2407.21783, Table 5), with the reason, from
+#: ``data/llama3_scopes.csv``. A scope says whose host memory the failure takes with it, which is what
+#: decides whether an in-memory snapshot survives.
+DEFAULT_SCOPES: dict[str, tuple[Scope, str]] = _default_scopes()
 
 #: Scope of a component that :data:`DEFAULT_SCOPES` does not name, by its category (else ``node``).
 CATEGORY_SCOPES: dict[str, Scope] = {
@@ -90,66 +64,10 @@ CATEGORY_SCOPES: dict[str, Scope] = {
 }
 
 
-@dataclass(frozen=True)
-class Tiers:
-    """The recovery strategy: inputs beyond today's single persistent checkpoint.
-
-    The persistent tier's interval and blocking copy are the scenario's ``checkpoint_interval_min`` and
-    write (``Scenario.write_s``); everything else is here. Times are in the unit their names say.
-    """
-
-    #: The in-memory tier is on: snapshots in host memory, replicated to ``fast_replicas`` peer nodes.
-    fast_enabled: bool = False
-    #: Compute between fast snapshots, minutes ("optimal": :func:`.optimal.optimal_tier_intervals`).
-    fast_interval_min: float | str = "optimal"
-    #: Training stall per fast snapshot (GPU to host memory), seconds.
-    fast_stall_s: float = 5.0
-    #: Time to restore from the fast tier after detection and restart, seconds.
-    fast_restore_s: float = 10.0
-    #: Peer nodes holding a copy of each node's snapshot (0: only its own host memory).
-    fast_replicas: int = 1
-    #: Whether those peers may share the node's failure domain.
-    fast_placement: Placement = "same-domain"
-    #: Nodes per failure domain (a rack, a leaf switch, a power feed). With 1, a domain is a node.
-    nodes_per_domain: int = 4
-    #: Wall-clock time of a background upload of a snapshot to persistent storage, seconds.
-    persistent_upload_s: float = 0.0
-    #: Time to restore from the persistent tier after detection and restart, seconds.
-    persistent_restore_s: float = 0.0
-    #: Per-component scopes that override the defaults: (component name, scope) pairs.
-    scopes: tuple[tuple[str, Scope], ...] = field(default=())
-
-    def validate(self) -> None:
-        """Raise ValueError naming the first input out of range."""
-        for name in ("fast_stall_s", "fast_restore_s", "persistent_upload_s", "persistent_restore_s"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0):
-                raise ValueError(f"{name} must be a finite number >= 0 (got {value!r})")
-        if not isinstance(self.fast_interval_min, str):
-            if not (math.isfinite(self.fast_interval_min) and self.fast_interval_min > 0):
-                raise ValueError(f"fast_interval_min must be > 0 or 'optimal' (got {self.fast_interval_min!r})")
-        elif self.fast_interval_min != "optimal":
-            raise ValueError(f"fast_interval_min must be > 0 or 'optimal' (got {self.fast_interval_min!r})")
-        if self.fast_replicas < 0:
-            raise ValueError(f"fast_replicas must be >= 0 (got {self.fast_replicas!r})")
-        if self.nodes_per_domain < 1:
-            raise ValueError(f"nodes_per_domain must be >= 1 (got {self.nodes_per_domain!r})")
-        if self.fast_placement not in PLACEMENTS:
-            raise ValueError(f"fast_placement must be one of {PLACEMENTS} (got {self.fast_placement!r})")
-        if self.fast_placement == "same-domain" and self.fast_replicas > self.nodes_per_domain - 1 > 0:
-            raise ValueError(
-                f"{self.fast_replicas} replicas do not fit in the other {self.nodes_per_domain - 1} nodes of a domain"
-            )
-        for name, scope in self.scopes:
-            if scope not in SCOPES:
-                raise ValueError(f"the scope of {name!r} must be one of {SCOPES} (got {scope!r})")
-
-
-def scope_of(component: Component, tiers: Tiers) -> Scope:
-    """A component's failure scope: the scenario's override, else its default by name, else by category."""
-    for name, scope in tiers.scopes:
-        if name == component.name:
-            return scope
+def scope_of(component: Component) -> Scope:
+    """A component's failure scope: its own, else its default by name, else by category."""
+    if component.scope is not None:
+        return component.scope
     if component.name in DEFAULT_SCOPES:
         return DEFAULT_SCOPES[component.name][0]
     return CATEGORY_SCOPES.get(component.category, "node")
@@ -191,7 +109,7 @@ class TierRates:
 
 def tier_rates(scenario: Scenario, tiers: Tiers) -> TierRates:
     """Split the scenario's unplanned interruptions into the two Poisson streams by each component's scope."""
-    flags = tuple(restoring_tier(scope_of(c, tiers), tiers) == "fast" for c in scenario.components)
+    flags = tuple(restoring_tier(scope_of(c), tiers) == "fast" for c in scenario.components)
     fast = math.fsum(c.rate_per_gpu_hour for c, f in zip(scenario.components, flags) if f) * scenario.gpus
     slow = math.fsum(c.rate_per_gpu_hour for c, f in zip(scenario.components, flags) if not f) * scenario.gpus
     return TierRates(fast, slow, flags)
@@ -265,8 +183,8 @@ def tier_params(
     common = {
         "mu": scenario.planned_per_day / 24.0,
         "hours": scenario.hours,
-        "upload": tiers.persistent_upload_s / 3600.0,
-        "r_persistent": detect_restart + tiers.persistent_restore_s / 3600.0,
+        "upload": tiers.persistent_upload_min / 60.0,
+        "r_persistent": detect_restart + tiers.persistent_restore_min / 60.0,
         "r_planned": scenario.restart_min / 60.0,
     }
     if not tiers.fast_enabled:
@@ -285,6 +203,6 @@ def tier_params(
         tau=fast_interval_min / 60.0,
         c=tiers.fast_stall_s / 3600.0,
         k=persistent_multiple(persistent_interval_min, fast_interval_min),
-        r_fast=detect_restart + tiers.fast_restore_s / 3600.0,
+        r_fast=detect_restart + tiers.fast_restore_min / 60.0,
         **common,
     )

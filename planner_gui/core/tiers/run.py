@@ -1,0 +1,134 @@
+"""A scenario with a recovery strategy (:attr:`..model.Scenario.tiers`): its intervals resolved, simulated,
+and its exact expectations where a closed form exists (:func:`.exact.expected_fractions`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..exact import TimeFractions, daly_interval, young_interval
+from ..model import OPTIMAL, Scenario, Tiers
+from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
+from .engine import TierTrials, simulate_tiers
+from .exact import TierIntervals, expected_fractions, optimal_tier_intervals
+from .model import TierParams, scope_of, tier_params, tier_rates
+
+__all__ = ["TierPlan", "plan_tiers", "simulate_plan", "tiers_of"]
+
+
+def tiers_of(scenario: Scenario) -> Tiers:
+    """The scenario's strategy (today's single blocking checkpoint when it has none)."""
+    return scenario.tiers if scenario.tiers is not None else Tiers()
+
+
+def _clamp(minutes: float) -> float:
+    if not math.isfinite(minutes):
+        return MAX_INTERVAL_MIN
+    return float(min(max(minutes, MIN_INTERVAL_MIN), MAX_INTERVAL_MIN))
+
+
+@dataclass(frozen=True)
+class TierPlan:
+    """The intervals a scenario's strategy uses and the model in hours."""
+
+    scenario: Scenario
+    tiers: Tiers
+    #: Compute between fast snapshots, minutes (None: the fast tier is off).
+    fast_min: float | None
+    #: Compute between persistent checkpoints, minutes (``k`` fast intervals with the fast tier on).
+    persistent_min: float
+    optimal: TierIntervals
+    params: TierParams
+
+    @property
+    def k(self) -> int:
+        return self.params.k
+
+    @property
+    def upload_every(self) -> int:
+        """Uploads start at every ``q``-th persistent point (one at a time: the points an upload still
+        running skips)."""
+        return self.params.skip
+
+    def expected(self) -> TimeFractions | None:
+        """The exact long-run fractions where a closed form exists (every failure restoring from one tier);
+        None otherwise."""
+        return expected_fractions(self.params)
+
+    def fast_young_daly(self) -> tuple[float, float] | None:
+        """Young's and Daly's intervals for the fast tier (minutes): the fast stall against the mean time
+        between all unplanned failures (they apply when every failure restores from the fast tier)."""
+        if self.fast_min is None:
+            return None
+        lam = self.params.lam_fast + self.params.lam_persistent
+        if lam == 0:
+            return MAX_INTERVAL_MIN, MAX_INTERVAL_MIN
+        c_min, m_min = self.tiers.fast_stall_s / 60.0, 60.0 / lam
+        return _clamp(float(young_interval(c_min, m_min))), _clamp(float(daly_interval(c_min, m_min)))
+
+    def restoring(self) -> dict[str, str]:
+        """Each component's scope and the tier its failures restore from."""
+        rates = tier_rates(self.scenario, self.tiers)
+        return {
+            c.name: f"{scope_of(c)}: {'fast' if fast else 'persistent'}"
+            for c, fast in zip(self.scenario.components, rates.fast_components)
+        }
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The ``tiers`` part of ``planner-gui run --json``."""
+        yd = self.fast_young_daly()
+        p = self.params
+        return {
+            "fast_enabled": self.tiers.fast_enabled,
+            "fast_interval_min": self.fast_min,
+            "persistent_interval_min": self.persistent_min,
+            "persistent_every_fast": self.k if self.fast_min is not None else None,
+            "upload_every_checkpoint": self.upload_every,
+            "optimal_method": self.optimal.method,
+            "fast_young_min": None if yd is None else yd[0],
+            "fast_daly_min": None if yd is None else yd[1],
+            "unplanned_per_hour": {"fast": p.lam_fast, "persistent": p.lam_persistent},
+            "scopes": self.restoring(),
+        }
+
+
+def plan_tiers(scenario: Scenario) -> TierPlan:
+    """Resolve the scenario's intervals: "optimal" means :func:`.exact.optimal_tier_intervals`; with the fast
+    tier on, a persistent interval given in minutes is rounded to a whole number of fast intervals."""
+    tiers = tiers_of(scenario)
+    optimal = optimal_tier_intervals(scenario, tiers)
+    if tiers.fast_enabled:
+        fast = optimal.fast_min if tiers.fast_interval_min == OPTIMAL else float(tiers.fast_interval_min)
+        if scenario.checkpoint_interval_min == OPTIMAL:
+            persistent = fast * optimal.k
+        else:
+            persistent = float(scenario.checkpoint_interval_min)
+        tp = tier_params(scenario, tiers, fast, persistent)
+        return TierPlan(scenario, tiers, fast, fast * tp.k, optimal, tp)
+    if scenario.checkpoint_interval_min == OPTIMAL:
+        persistent = optimal.persistent_min
+    else:
+        persistent = float(scenario.checkpoint_interval_min)
+    tp = tier_params(scenario, tiers, persistent, persistent)
+    return TierPlan(scenario, tiers, None, persistent, optimal, tp)
+
+
+def simulate_plan(
+    plan: TierPlan,
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> TierTrials:
+    """Simulate the plan's scenario (``scenario.trials`` windows)."""
+    fast = plan.fast_min if plan.fast_min is not None else plan.persistent_min
+    return simulate_tiers(
+        plan.scenario, plan.tiers, fast, plan.persistent_min, progress=progress, should_stop=should_stop
+    )
+
+
+def mean(values: np.ndarray) -> float:
+    return float(np.asarray(values, dtype=float).mean())
