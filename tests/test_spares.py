@@ -174,3 +174,68 @@ def test_validation_names_the_input():
         Spares(min_gpus=10**9).validate(sc)
     with pytest.raises(ValueError, match="recovery_mode"):
         Spares(recovery_mode="resume").validate(sc)
+
+
+# -- command line ----------------------------------------------------------------------------------------
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    from planner_gui.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_unlimited_spares_is_todays_run(capsys):
+    code, today, _ = _cli(capsys, "run", "--gpus", "4096", "--trials", "50", "--json")
+    assert code == 0
+    code, same, _ = _cli(capsys, "run", "--gpus", "4096", "--trials", "50", "--json", "--spare-nodes", "unlimited")
+    assert code == 0 and same == today
+
+
+def test_cli_run_json_has_the_spares_keys(capsys):
+    import json
+
+    code, out, _ = _cli(
+        capsys, "run", "--gpus", "16384", "--trials", "40", "--json", "--spare-nodes", "8", "--swap", "5"
+    )
+    assert code == 0
+    d = json.loads(out)
+    s = d["spares"]
+    assert set(s) >= {"p_no_spare", "nodes_in_repair", "idle_gpu_hours", "recommended_for_99pct"}
+    assert set(s["nodes_in_repair"]) >= {"mean", "p95"}
+    assert "waiting_for_spares" in d["hours"] and "reduced_throughput" not in d["hours"]
+    assert s["idle_gpu_hours"] == 8 * 8 * 54 * 24
+    assert abs(sum(d["hours"].values()) - 54 * 24) < 1e-6
+    code, out, _ = _cli(capsys, "run", "--trials", "40", "--json", "--recovery-mode", "continue", "--shrink-to", "8000")
+    d = json.loads(out)
+    assert "reduced_throughput" in d["hours"] and "waiting_for_spares" not in d["hours"]
+
+
+def test_cli_sweep_over_spares_marks_the_pools(capsys):
+    code, out, _ = _cli(capsys, "sweep", "--over", "spares", "--gpus", "16384", "--trials", "30", "--points", "6")
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert lines[0].startswith("spare_nodes,goodput_mean")
+    assert any("cheapest" in line for line in lines[1:])
+    assert any("99% find a spare" in line for line in lines[1:])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--spare-nodes", "-1"],
+        ["run", "--spare-nodes", "lots"],
+        ["run", "--repair-hours", "GPU"],
+        ["run", "--repair-hours", "Nope=3", "--spare-nodes", "2"],
+        ["run", "--recovery-mode", "continue", "--replica-gpus", "10"],
+        ["run", "--shrink-to", "99999999", "--spare-nodes", "2"],
+        ["sweep", "--over", "gpus", "--spare-nodes", "2"],
+        ["run", "--spare-nodes", "2", "--rate-uncertainty"],
+    ],
+)
+def test_cli_bad_spares_flags_exit_2_with_one_line(capsys, argv):
+    code, out, err = _cli(capsys, *argv)
+    assert code == 2
+    assert err.count("\n") == 1 and "Traceback" not in err

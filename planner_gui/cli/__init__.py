@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .. import __version__
 from ..core import fmt
@@ -33,6 +33,7 @@ from .flags import (
     integer_arg,
     scenario_from_args,
 )
+from .spares import add_spares_flags, cmd_run_spares, cmd_sweep_spares, uses_spares
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,13 +42,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
     run = sub.add_parser("run", help="simulate one scenario and print a report")
     add_scenario_flags(run)
+    add_spares_flags(run)
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     run.add_argument(
         "--save", metavar="FILE", type=file_name, help="also write the scenario, after every flag, as a scenario file"
     )
     sw = sub.add_parser("sweep", help="simulate over GPU count or checkpoint interval and write CSV")
     add_scenario_flags(sw)
-    sw.add_argument("--over", choices=("gpus", "interval"), default="gpus", help="the swept input")
+    add_spares_flags(sw)
+    sw.add_argument(
+        "--over",
+        choices=("gpus", "interval", "spares"),
+        default="gpus",
+        help="the swept input (spares: the spare-pool sizing, goodput and cost per spare count)",
+    )
     sw.add_argument("--points", type=integer_arg, default=41, metavar="N", help="points (2-401)")
     sw.add_argument(
         "--output", "-o", metavar="FILE", type=file_name, help="CSV file to write ('-' or none: standard output)"
@@ -59,6 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
     gui = sub.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("--scenario", metavar="FILE", type=file_name, help="open this scenario file")
     return parser
+
+
+def _sweep_handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
+    if getattr(args, "over", None) == "spares":
+        return cmd_sweep_spares
+    if args.command == "sweep" and uses_spares(args):
+        raise UsageError("the spares flags apply to 'sweep --over spares' and to 'run', not to this sweep")
+    return cmd_sweep
 
 
 def _error(message: str) -> int:
@@ -80,8 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         command = args.command or "gui"
         handler = {
-            "run": cmd_run,
-            "sweep": cmd_sweep,
+            "run": cmd_run_spares if uses_spares(args) else cmd_run,
+            "sweep": _sweep_handler(args),
             "sensitivity": cmd_sensitivity,
             "compare": cmd_compare,
             "report": report_command.cmd_report,

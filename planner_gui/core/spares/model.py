@@ -20,6 +20,7 @@ whatever the job does), so the nodes in repair follow the M/G/infinity law whate
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Literal, get_args
@@ -104,6 +105,10 @@ class Spares:
 
         (Repair times and shrinking then change nothing: no failure ever waits for a node.)"""
         return self.spare_nodes is None and self.swap_min == 0 and self.recovery_mode == "restart"
+
+    def replace_spares(self, spare_nodes: int | None) -> Spares:
+        """A copy with another pool size (None: unlimited)."""
+        return dataclasses.replace(self, spare_nodes=spare_nodes)
 
     def validate(self, scenario: Scenario | None = None) -> None:
         """Raise ValueError naming the first input out of range."""

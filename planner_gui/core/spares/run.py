@@ -1,0 +1,291 @@
+"""One run of a scenario with spares (its report and JSON), and the spare-pool sizing: goodput, the chance
+a failure finds no spare and the total cost against the number of spare nodes."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..model import Scenario
+from ..params import optimal_intervals, resolve
+from ..results import summarize
+from .engine import HOURS_KEYS, SparesTrials, simulate_spares
+from .exact import p_no_spare, recommended_spares, repair_quantile
+from .model import Spares, SparesParams, spares_params
+
+__all__ = [
+    "SizingResult",
+    "SparesRun",
+    "check_spares_fit",
+    "run_spares",
+    "sizing",
+    "sizing_counts",
+    "spares_to_dict",
+]
+
+#: Share of node-losing failures that must find a spare for the pool :func:`recommended_spares` gives.
+TARGET = 0.99
+#: Rough engine cost per simulated point (interruption or repair), seconds, for time estimates.
+SECONDS_PER_POINT = 6e-7
+#: The most points one run may simulate (keeps memory and time bounded).
+MAX_POINTS = 2e9
+
+
+def spares_to_dict(sp: Spares) -> dict[str, Any]:
+    """The spares inputs as plain JSON values (``spare_nodes`` null: unlimited)."""
+    return {
+        "spare_nodes": sp.spare_nodes,
+        "swap_min": sp.swap_min,
+        "repair_hours": dict(sp.repair_hours),
+        "repair_sigma": sp.repair_sigma,
+        "min_gpus": sp.min_gpus,
+        "recovery_mode": sp.recovery_mode,
+        "replica_gpus": sp.replica_gpus,
+        "continue_stall_min": sp.continue_stall_min,
+        "max_replicas_lost": sp.max_replicas_lost,
+    }
+
+
+def expected_points(p: SparesParams, trials: int) -> float:
+    """Points the engine steps through: interruptions and repair completions, per trial, times trials."""
+    node_rate = float(p.node_loss_rates.sum())
+    return (p.lam + p.mu + node_rate) * (p.hours + 100.0) * trials
+
+
+def check_spares_fit(scenario: Scenario, spares: Spares) -> None:
+    """Raise ValueError when the spares model cannot take the scenario (one line, naming the input)."""
+    spares.validate(scenario)
+    if scenario.rate_uncertainty or scenario.rate_profile is not None:
+        raise ValueError(
+            "spares: the spares model takes constant, known rates; it does not combine with rate uncertainty or a "
+            "rate profile"
+        )
+    if getattr(scenario, "uses_tiers", False):
+        raise ValueError("spares: the spares model does not combine with the fast checkpoint tier yet")
+    _, interval = resolve(scenario)
+    n = expected_points(spares_params(scenario, spares, interval), scenario.trials)
+    if n > MAX_POINTS:
+        raise ValueError(
+            f"spares: about {n:.3g} interruptions and repairs to simulate, over the limit of {MAX_POINTS:.0g}; "
+            "use fewer trials, GPUs or days"
+        )
+
+
+@dataclass(frozen=True)
+class SparesRun:
+    """Monte Carlo trials of a scenario with its spares, beside the closed forms of the pool."""
+
+    scenario: Scenario
+    spares: Spares
+    interval_min: float
+    params: SparesParams
+    trials: SparesTrials
+
+    @property
+    def goodput(self) -> np.ndarray:
+        return self.trials.hours["useful"] / self.scenario.hours
+
+    def lost_gpu_hours(self) -> np.ndarray:
+        return (self.scenario.hours - self.trials.hours["useful"]) * self.scenario.gpus
+
+    @property
+    def idle_gpu_hours(self) -> float | None:
+        """GPU-hours of the spare pool over the window (every spare is paid for, idle or in repair)."""
+        s = self.spares.spare_nodes
+        return None if s is None else s * self.scenario.gpus_per_node * self.scenario.hours
+
+    def spares_json(self) -> dict[str, Any]:
+        p = self.params
+        return {
+            "p_no_spare": self.trials.p_no_spare(),
+            "p_no_spare_expected": p_no_spare(p),
+            "nodes_in_repair": {
+                "mean": float(self.trials.nodes_in_repair.mean()),
+                "p95": self.trials.repair_quantile(0.95),
+                "mean_expected": p.mean_nodes_in_repair,
+                "p95_expected": repair_quantile(p, 0.95),
+            },
+            "idle_gpu_hours": self.idle_gpu_hours,
+            "idle_cost_usd": None
+            if self.idle_gpu_hours is None
+            else self.idle_gpu_hours * self.scenario.gpu_hour_cost_usd,
+            "recommended_for_99pct": recommended_spares(p, TARGET),
+            "node_failures": summarize(self.trials.node_failures).to_dict(),
+            "inputs": spares_to_dict(self.spares),
+        }
+
+    def to_json_dict(self, base: dict[str, Any]) -> dict[str, Any]:
+        """Today's report (``base``, from :meth:`.results.SimulationResult.to_json_dict`) with the Monte Carlo
+        numbers of this model in place of today's, the two new hours and the ``spares`` section. The exact
+        expectations of today's model do not hold here: those keys are null."""
+        sc, t = self.scenario, self.trials
+        lost = self.lost_gpu_hours()
+        hours = {k: float(t.hours[k].mean()) for k in HOURS_KEYS[:5]}
+        for k in HOURS_KEYS[5:]:
+            if self._applies(k):
+                hours[k] = float(t.hours[k].mean())
+        out = dict(base)
+        out.update(
+            {
+                "interruptions": summarize(t.unplanned).to_dict(),
+                "planned_interruptions": summarize(t.planned).to_dict(),
+                "goodput": summarize(self.goodput).to_dict(),
+                "goodput_expected": None,
+                "goodput_expected_at_optimal_interval": None,
+                "hours": hours,
+                "hours_expected": None,
+                "lost_gpu_hours": summarize(lost).to_dict(),
+                "lost_cost_usd": float(lost.mean() * sc.gpu_hour_cost_usd),
+                "spares": self.spares_json(),
+            }
+        )
+        return out
+
+    def _applies(self, key: str) -> bool:
+        sp = self.spares
+        if key == "waiting_for_spares":
+            return sp.recovery_mode == "restart" and sp.spare_nodes is not None
+        return sp.recovery_mode == "continue" or (sp.min_gpus is not None and sp.spare_nodes is not None)
+
+
+def run_spares(
+    scenario: Scenario,
+    spares: Spares,
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> SparesRun:
+    check_spares_fit(scenario, spares)
+    _, interval = resolve(scenario, optimal_intervals(scenario))
+    p = spares_params(scenario, spares, interval)
+    t = simulate_spares(p, scenario.trials, scenario.seed, progress=progress, should_stop=should_stop)
+    return SparesRun(scenario, spares, interval, p, t)
+
+
+# -- spare-pool sizing ------------------------------------------------------------------------------------
+
+
+def sizing_counts(scenario: Scenario, spares: Spares, points: int = 21) -> np.ndarray:
+    """Spare counts to try: from 0 to well past the pool that covers 99.9 % of failures, whole numbers."""
+    _, interval = resolve(scenario)
+    p = spares_params(scenario, spares.replace_spares(None), interval)
+    top = max(4, math.ceil(1.25 * recommended_spares(p, 0.999)))
+    return np.unique(np.round(np.linspace(0, top, points)).astype(int))
+
+
+@dataclass(frozen=True)
+class SizingResult:
+    """Per spare count: goodput (mean, sem), the chance a failure finds no spare (simulated and exact), the
+    job's lost GPU-hours, the pool's GPU-hours and the total cost; the cheapest pool and the smallest that
+    meets the target (None if no count tried does)."""
+
+    spare_nodes: np.ndarray
+    goodput: np.ndarray
+    goodput_sem: np.ndarray
+    p_no_spare: np.ndarray
+    p_no_spare_expected: np.ndarray
+    waiting_hours: np.ndarray
+    lost_gpu_hours: np.ndarray
+    spare_gpu_hours: np.ndarray
+    total_cost_usd: np.ndarray
+    cheapest: int
+    meets_target: int | None
+    target: float
+    recommended: int
+
+    def to_csv(self) -> str:
+        cols = (
+            "spare_nodes",
+            "goodput_mean",
+            "goodput_sem",
+            "p_no_spare",
+            "p_no_spare_expected",
+            "waiting_for_spares_hours",
+            "lost_gpu_hours",
+            "spare_gpu_hours",
+            "total_cost_usd",
+            "mark",
+        )
+        lines = [",".join(cols)]
+        for i, s in enumerate(self.spare_nodes):
+            marks = []
+            if s == self.cheapest:
+                marks.append("cheapest")
+            if self.meets_target is not None and s == self.meets_target:
+                marks.append(f"{self.target:.0%} find a spare")
+            vals = (
+                self.goodput[i],
+                self.goodput_sem[i],
+                self.p_no_spare[i],
+                self.p_no_spare_expected[i],
+                self.waiting_hours[i],
+                self.lost_gpu_hours[i],
+                self.spare_gpu_hours[i],
+                self.total_cost_usd[i],
+            )
+            lines.append(f"{int(s)}," + ",".join(f"{v:.10g}" for v in vals) + "," + "; ".join(marks))
+        return "\n".join(lines) + "\n"
+
+
+def sizing(
+    scenario: Scenario,
+    spares: Spares,
+    counts: Sequence[int] | np.ndarray,
+    *,
+    trials: int | None = None,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> SizingResult:
+    """Simulate every spare count on the same draws (common random numbers) and cost each."""
+    counts = np.asarray(sorted({int(c) for c in counts}), dtype=int)
+    n = scenario.trials if trials is None else trials
+    _, interval = resolve(scenario)
+    rows = []
+    for i, s in enumerate(counts):
+        sp = spares.replace_spares(int(s))
+        check_spares_fit(scenario.replace(trials=n), sp)
+        p = spares_params(scenario, sp, interval)
+
+        def part(f: float, i: int = i) -> None:
+            if progress is not None:
+                progress((i + f) / len(counts))
+
+        t = simulate_spares(p, n, scenario.seed, progress=part, should_stop=should_stop)
+        useful = t.hours["useful"]
+        lost = float(((scenario.hours - useful) * scenario.gpus).mean())
+        pool = int(s) * scenario.gpus_per_node * scenario.hours
+        rows.append(
+            (
+                float(useful.mean() / scenario.hours),
+                float(useful.std(ddof=1) / math.sqrt(n) / scenario.hours) if n > 1 else 0.0,
+                t.p_no_spare(),
+                p_no_spare(p),
+                float(t.hours["waiting_for_spares"].mean()),
+                lost,
+                pool,
+                (lost + pool) * scenario.gpu_hour_cost_usd,
+            )
+        )
+    a = np.array(rows)
+    cost = a[:, 7]
+    ok = np.flatnonzero(a[:, 3] <= 1.0 - TARGET + 1e-15)
+    p_any = spares_params(scenario, spares.replace_spares(None), interval)
+    return SizingResult(
+        spare_nodes=counts,
+        goodput=a[:, 0],
+        goodput_sem=a[:, 1],
+        p_no_spare=a[:, 2],
+        p_no_spare_expected=a[:, 3],
+        waiting_hours=a[:, 4],
+        lost_gpu_hours=a[:, 5],
+        spare_gpu_hours=a[:, 6],
+        total_cost_usd=cost,
+        cheapest=int(counts[int(np.argmin(cost))]),
+        meets_target=int(counts[ok[0]]) if len(ok) else None,
+        target=TARGET,
+        recommended=recommended_spares(p_any, TARGET),
+    )
