@@ -263,11 +263,12 @@ def _run_dask(
             futures.append(fut)
             return fut
 
-        ac = as_completed()
+        first = []
         for task in tasks:
-            ac.add(submit(task))
-            if ac.count() >= workers * IN_FLIGHT_PER_WORKER:
+            first.append(submit(task))
+            if len(first) >= workers * IN_FLIGHT_PER_WORKER:
                 break
+        ac = as_completed(first, loop=client.loop)
         for fut in ac:
             try:
                 rows = fut.result()

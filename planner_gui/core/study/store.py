@@ -386,7 +386,7 @@ def _read_parquet(p: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     for c, kind in meta["columns"].items():
         values = table.column(c).to_pylist()
         columns[c] = values if kind == "text" else np.array([np.nan if v is None else v for v in values], dtype=float)
-        if kind == "int":
+        if kind == "int" and None not in values:
             columns[c] = np.asarray(values, dtype=np.int64)
     return meta, columns
 
@@ -412,7 +412,7 @@ def _read_csv(p: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     for c, kind in kinds.items():
         if kind == "text":
             columns[c] = cells[c]
-        elif kind == "int":
+        elif kind == "int" and all(cells[c]):
             columns[c] = np.asarray([int(v) for v in cells[c]], dtype=np.int64)
         else:
             columns[c] = np.asarray([float(v) if v else np.nan for v in cells[c]], dtype=float)

@@ -1,0 +1,583 @@
+"""Design studies: study files, designs and seeds, runners (one process, the pool, a Dask cluster) giving
+each scenario's own numbers, the results writer (resume, duplicates, a killed run), Sobol indices with
+known answers, the summary and the command line's errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from planner_gui.cli import main
+from planner_gui.core.results import simulate
+from planner_gui.core.scenario_io import load_preset, scenario_from_dict
+from planner_gui.core.study import (
+    Backend,
+    ResultStore,
+    StudyError,
+    design_size,
+    loads_spec,
+    read_results,
+    read_spec,
+    run_study,
+    scenario_doc,
+    scenario_seed,
+    sobol_indices,
+    study_meta,
+    values_of,
+)
+from planner_gui.core.study.store import StudyResults
+from planner_gui.core.study.worker import OUTPUTS, output_row
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SMALL = """
+[study]
+name = "small"
+design = "lhs"
+samples = 6
+trials = 40
+seed = 11
+
+[vary]
+detect_min = { min = 1, max = 30, scale = "log" }
+checkpoint_write_s = { min = 1, max = 120 }
+gpus = { min = 8192, max = 65536, scale = "log" }
+"""
+
+
+def write_spec(tmp_path: Path, text: str, name: str = "study.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def run_to(spec_path: Path, out: Path, backend: Backend, fresh: bool = True) -> StudyResults:
+    spec = read_spec(spec_path)
+    store = ResultStore(out, study_meta(spec, design_size(spec)), fresh=fresh)
+    try:
+        run_study(spec, store, backend)
+    finally:
+        store.close()
+    return read_results(out)
+
+
+def rows_of(res: StudyResults) -> list[dict]:
+    cols = list(res.columns)
+    out = []
+    for i in range(res.rows):
+        row = {}
+        for c in cols:
+            v = res.columns[c][i]
+            v = v.item() if isinstance(v, np.generic) else v
+            row[c] = None if isinstance(v, float) and math.isnan(v) else v
+        out.append(row)
+    return out
+
+
+def alone(spec_path: Path, index: int) -> dict:
+    """Scenario ``index`` run by itself, as ``planner-gui run --scenario`` would."""
+    spec = read_spec(spec_path)
+    sc = scenario_from_dict(scenario_doc(spec, index))
+    return output_row(simulate(sc).to_json_dict())
+
+
+# -- study files -----------------------------------------------------------------------------------------
+
+
+def test_paths_reach_any_field_of_the_file_form():
+    spec = loads_spec(
+        """
+        [study]
+        trials = 10
+        [set]
+        storage = { checkpoint_gb_per_gpu = 2, storage_gb_s = 2000 }
+        [vary]
+        "components.Faulty GPU.rate_per_gpu_hour" = [1e-6, 2e-6]
+        storage.storage_gb_s = [1000, 4000]
+        "multiplier.Network" = [0.5, 2]
+        multiplier = [1, 3]
+        """
+    )
+    names = [i.name for i in spec.inputs]
+    assert names == [
+        "components.Faulty GPU.rate_per_gpu_hour",
+        "storage.storage_gb_s",
+        "multiplier.Network",
+        "multiplier",
+    ]
+    assert design_size(spec) == 16
+    values = values_of(spec, 15)
+    assert values == (2e-6, 4000, 2, 3)
+    sc = scenario_from_dict(scenario_doc(spec, 15))
+    base = load_preset("llama3-405b")
+    by_name = {c.name: c for c in sc.components}
+    assert by_name["Faulty GPU"].rate_per_gpu_hour == pytest.approx(2e-6 * 3)  # set, then every rate x3
+    for c in base.components:
+        want = c.rate_per_gpu_hour * 3 * (2 if c.category == "Network" else 1)
+        if c.name != "Faulty GPU":
+            assert by_name[c.name].rate_per_gpu_hour == pytest.approx(want)
+    assert sc.storage is not None and sc.storage.storage_gb_s == 4000 and sc.storage.checkpoint_gb_per_gpu == 2
+    assert sc.trials == 10 and sc.seed == scenario_seed(base.seed, 15)
+
+
+def test_grid_order_first_input_slowest_and_ranges_spread_ends_included():
+    spec = loads_spec(
+        """
+        [vary]
+        detect_min = [1, 2]
+        checkpoint_write_s = { min = 1, max = 100, scale = "log", points = 3 }
+        """
+    )
+    got = [values_of(spec, i) for i in range(design_size(spec))]
+    assert got == [(1, 1.0), (1, 10.0), (1, 100.0), (2, 1.0), (2, 10.0), (2, 100.0)]
+
+
+def test_integer_fields_take_whole_numbers_and_lhs_strata_hold_one_point_each():
+    spec = loads_spec(SMALL.replace("samples = 6", "samples = 50"))
+    vals = [values_of(spec, i) for i in range(50)]
+    assert all(isinstance(v[2], int) and 8192 <= v[2] <= 65536 for v in vals)
+    u = np.log10([v[0] for v in vals])  # detect_min, log range 1-30: strata in its logarithm
+    strata = np.floor((u - 0) / (math.log10(30) / 50)).astype(int)
+    assert sorted(strata.tolist()) == list(range(50))
+
+
+def test_seeds_depend_on_the_study_seed_and_index_only():
+    assert scenario_seed(5, 3) == scenario_seed(5, 3)
+    seeds = {scenario_seed(5, i) for i in range(1000)}
+    assert len(seeds) == 1000 and all(0 <= s < 2**63 for s in seeds)
+    assert scenario_seed(6, 3) != scenario_seed(5, 3)
+
+
+def test_a_varied_seed_is_kept():
+    spec = loads_spec("[vary]\nseed = [1, 2]\n")
+    assert [scenario_from_dict(scenario_doc(spec, i)).seed for i in range(2)] == [1, 2]
+
+
+def test_levels_of_text_and_numbers_are_one_text_column(tmp_path):
+    p = write_spec(tmp_path, '[study]\ntrials = 20\n[vary]\ncheckpoint_interval_min = ["optimal", 30]\n')
+    res = run_to(p, tmp_path / "r.csv", Backend(workers=1))
+    assert res.columns["checkpoint_interval_min"] == ["optimal", "30"]
+    assert res.meta["columns"]["checkpoint_interval_min"] == "text"
+    assert res.columns["interval_used_min"][1] == 30
+
+
+BAD_SPECS = [
+    ("[vary]\n", "name at least one input"),
+    ("[vary]\ngpus = 5\n", "a value for every scenario belongs under [set]"),
+    ("[vary]\ndetect_mins = [1, 2]\n", "detect_mins: not a field of the scenario"),
+    ("[vary]\ngpus = [0, 10]\n", "gpus: must be a whole number from 1"),
+    ("[vary]\ngpus = { min = 10, max = 5, points = 2 }\n", "min < max"),
+    ("[vary]\ngpus = { min = 1000, max = 5000 }\n", "a grid needs points"),
+    ('[vary]\n"components.No Such.rate_per_gpu_hour" = [1e-6]\n', "no component named 'No Such'"),
+    ("[vary]\nmultiplier.Nope = [1, 2]\n", "no component of category 'Nope'"),
+    ("[vary]\ntiers.fast_interval_min = [1, 2]\n", "the base scenario has no 'tiers' section"),
+    ("[vary]\nstorage.storage_gb_s = [1, 2]\n", "the base scenario has no 'storage' section"),
+    (
+        "[study]\ndesign = 'sobol'\nsamples = 12\n[vary]\ngpus = { min = 1000, max = 5000 }\ndays = { min = 1, max = 2 }\n",
+        "power of 2",
+    ),
+    ("[study]\ndesign = 'mc'\n[vary]\ngpus = [1, 2]\n", "study.design: must be one of grid, lhs, sobol"),
+    ("[study]\npreset = 'nope'\n[vary]\ngpus = [1, 2]\n", "unknown preset 'nope'"),
+    ("[study]\ntrials = 0\n[vary]\ngpus = [1, 2]\n", "study.trials: must be a whole number"),
+    ("[studdy]\n", "unknown table"),
+    ("[vary\n", "not valid TOML"),
+    ("[vary]\ngpus = [1, 1]\n", "a value appears more than once"),
+    ("[vary]\ntrials = [1, 2]\n", "study.trials"),
+    ("[vary]\ngpus = { min = 1000, max = 1e9, scale = 'log', points = 2 }\n", "gpus: must be a whole number"),
+    ("[study]\ntrials = 100000\n[vary]\ngpus = [10000000, 100]\n", "interruptions to simulate"),
+    ("[vary]\ngpus = { min = 1, max = 10, points = 2, step = 1 }\n", "unknown key"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), BAD_SPECS)
+def test_bad_study_files_give_one_line_errors(tmp_path, capsys, text, expected):
+    p = write_spec(tmp_path, text)
+    with pytest.raises(StudyError) as err:
+        read_spec(p)
+    assert expected in str(err.value) and "\n" not in str(err.value)
+    assert main(["study", str(p), "-o", str(tmp_path / "r.parquet")]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and len(out.err.strip().splitlines()) == 1 and expected in out.err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["study"], "give a study file"),
+        (["study", "SPEC", "-o", "r.txt"], "a .parquet or a .csv file"),
+        (["study", "SPEC"], "--output: give the results file"),
+        (["study", "SPEC", "-o", "r.parquet", "--scheduler", "localhost:8786"], "must be tcp://HOST:PORT"),
+        (["study", "SPEC", "-o", "r.parquet", "--workers", "0"], "--workers: must be from 1"),
+        (["study", "SPEC", "--show", "99"], "--show: must be a scenario index from 0 to 5"),
+        (["study", "--summary", "missing.parquet"], "no such file"),
+        (["study", "--summary", "SPEC"], "a .parquet or a .csv file"),
+        (["study", "SPEC", "-o", "r.parquet", "--where", "goodput.mean>=0.9"], "--where: goes with --summary"),
+        (["study", "SPEC", "-o", "nodir/r.parquet"], "cannot write"),
+    ],
+)
+def test_bad_flags_give_one_line_errors(tmp_path, capsys, monkeypatch, argv, expected):
+    monkeypatch.chdir(tmp_path)
+    p = write_spec(tmp_path, SMALL)
+    argv = [str(p) if a == "SPEC" else a for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and expected in err, err
+
+
+def test_the_shipped_example_study_reads():
+    spec = read_spec(ROOT / "docs" / "examples" / "study-sobol.toml")
+    assert spec.design == "sobol" and design_size(spec) == spec.samples * (len(spec.inputs) + 2)
+    grid = read_spec(ROOT / "docs" / "examples" / "study-grid.toml")
+    assert grid.design == "grid"
+
+
+# -- same numbers everywhere -----------------------------------------------------------------------------
+
+
+def test_one_process_gives_each_scenario_its_own_numbers(tmp_path):
+    p = write_spec(tmp_path, SMALL)
+    res = run_to(p, tmp_path / "one.parquet", Backend(workers=1))
+    assert sorted(res.columns["index"].tolist()) == list(range(6))
+    for row in rows_of(res):
+        want = alone(p, row["index"])
+        assert {c: row[c] for c, _ in OUTPUTS} == want
+        assert row["seed"] == scenario_seed(11, row["index"])
+
+
+def test_show_prints_a_scenario_file_that_run_reproduces(tmp_path, capsys):
+    p = write_spec(tmp_path, SMALL)
+    res = run_to(p, tmp_path / "one.csv", Backend(workers=1))
+    assert main(["study", str(p), "--show", "4"]) == 0
+    scen = tmp_path / "s4.json"
+    scen.write_text(capsys.readouterr().out)
+    assert main(["run", "--scenario", str(scen), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    row = rows_of(res)[4]
+    assert report["goodput"]["mean"] == row["goodput.mean"]
+    assert report["interruptions"]["p95"] == row["interruptions.p95"]
+    assert report["lost_cost_usd"] == row["lost_cost_usd"]
+
+
+@pytest.mark.slow
+def test_the_process_pool_gives_the_same_rows_as_one_process(tmp_path):
+    p = write_spec(tmp_path, SMALL)
+    one = rows_of(run_to(p, tmp_path / "one.parquet", Backend(workers=1)))
+    pool = rows_of(run_to(p, tmp_path / "pool.parquet", Backend(workers=2)))
+    assert pool == one
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+    ) as c:
+        yield c
+
+
+@pytest.mark.slow
+def test_a_dask_cluster_gives_the_same_rows_as_one_process(tmp_path, cluster, capsys):
+    p = write_spec(tmp_path, SMALL)
+    one = rows_of(run_to(p, tmp_path / "one.parquet", Backend(workers=1)))
+    out = tmp_path / "dask.parquet"
+    assert main(["study", str(p), "-o", str(out), "--scheduler", cluster.scheduler_address]) == 0
+    assert "on the Dask cluster at tcp://" in capsys.readouterr().err
+    assert rows_of(read_results(out)) == one
+
+
+@pytest.mark.slow
+def test_a_killed_dask_worker_loses_and_duplicates_nothing(tmp_path, cluster):
+    from distributed import Client
+
+    text = SMALL.replace("samples = 6", "samples = 60").replace("trials = 40", "trials = 200")
+    p = write_spec(tmp_path, text)
+    one = rows_of(run_to(p, tmp_path / "one.parquet", Backend(workers=1)))
+    spec = read_spec(p)
+    out = tmp_path / "dask.parquet"
+    store = ResultStore(out, study_meta(spec, design_size(spec)), fresh=True)
+    killed = []
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        pids = client.run(os.getpid)
+
+        def progress(done, total, start):
+            if done > 0 and not killed:
+                pid = next(iter(pids.values()))
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+        import planner_gui.core.study.runners as runners
+
+        old = runners.TASK_MAX_SCENARIOS
+        runners.TASK_MAX_SCENARIOS = 2  # many small tasks, so some are running on the worker that dies
+        try:
+            run_study(spec, store, Backend(scheduler=cluster.scheduler_address), progress)
+        finally:
+            runners.TASK_MAX_SCENARIOS = old
+            store.close()
+        client.wait_for_workers(2, timeout=60)
+    assert killed
+    got = rows_of(read_results(out))
+    assert [r["index"] for r in got] == list(range(60))
+    assert got == one
+
+
+# -- the writer -------------------------------------------------------------------------------------------
+
+
+def test_a_row_that_arrives_twice_is_kept_once(tmp_path):
+    spec = read_spec(write_spec(tmp_path, SMALL))
+    store = ResultStore(tmp_path / "r.parquet", study_meta(spec, 6), fresh=True)
+    row = {"index": 3, "seed": 1, "goodput.mean": 0.9}
+    assert store.add(dict(row)) is True
+    assert store.add(dict(row)) is False
+    assert store.add({**row, "goodput.mean": 0.8}) is False
+    assert store.duplicates == 2 and store.mismatches == [3]
+    store.close()
+    res = read_results(tmp_path / "r.parquet")
+    assert res.columns["index"].tolist() == [3] and res.columns["goodput.mean"].tolist() == [0.9]
+    assert not (tmp_path / "r.parquet.journal").exists()
+
+
+def test_a_killed_run_resumes_from_its_journal_without_loss_or_duplicates(tmp_path):
+    p = write_spec(tmp_path, SMALL)
+    full = rows_of(run_to(p, tmp_path / "full.csv", Backend(workers=1)))
+    spec = read_spec(p)
+    out = tmp_path / "r.csv"
+    meta = study_meta(spec, 6)
+    # What a run killed with SIGKILL leaves: no output, a journal of some rows and a line cut short.
+    journal = tmp_path / "r.csv.journal"
+    lines = [json.dumps({"fingerprint": meta["fingerprint"]})] + [json.dumps(full[i]) for i in (0, 2, 2)]
+    journal.write_text("\n".join(lines) + "\n" + json.dumps(full[4])[:25])
+    store = ResultStore(out, meta)
+    assert sorted(store.done) == [0, 2]
+    assert run_study(spec, store, Backend(workers=1)) == 4
+    store.close()
+    assert rows_of(read_results(out)) == full
+    assert not journal.exists()
+
+
+def test_an_interrupted_study_resumes_and_skips_what_is_done(tmp_path):
+    p = write_spec(tmp_path, SMALL)
+    full = rows_of(run_to(p, tmp_path / "full.parquet", Backend(workers=1)))
+    spec = read_spec(p)
+    out = tmp_path / "r.parquet"
+    store = ResultStore(out, study_meta(spec, 6), fresh=True)
+
+    def stop_after_two(done, total, start):
+        if done >= 2:
+            raise KeyboardInterrupt
+
+    import planner_gui.core.study.runners as runners
+
+    old = runners.TASK_MAX_SCENARIOS
+    runners.TASK_MAX_SCENARIOS = 1
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_study(spec, store, Backend(workers=1), stop_after_two)
+    finally:
+        runners.TASK_MAX_SCENARIOS = old
+    store.close()
+    assert read_results(out).columns["index"].tolist() == [0, 1]
+    store = ResultStore(out, study_meta(spec, 6))
+    ran = []
+    assert run_study(spec, store, Backend(workers=1), lambda d, t, s: ran.append(d)) == 4
+    store.close()
+    assert ran[0] == 2 and ran[-1] == 6
+    assert rows_of(read_results(out)) == full
+
+
+def test_results_of_another_study_are_not_resumed_or_replaced_without_fresh(tmp_path, capsys):
+    p = write_spec(tmp_path, SMALL)
+    out = tmp_path / "r.parquet"
+    run_to(p, out, Backend(workers=1))
+    other = write_spec(tmp_path, SMALL.replace("seed = 11", "seed = 12"), "other.toml")
+    assert main(["study", str(other), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "holds the results of another study" in err and "--fresh" in err and len(err.splitlines()) == 1
+    assert main(["study", str(other), "-o", str(out), "--fresh", "--workers", "1"]) == 0
+    assert read_results(out).columns["seed"][0] == scenario_seed(12, 0)
+
+
+def test_parquet_and_csv_hold_the_same_rows(tmp_path):
+    p = write_spec(tmp_path, SMALL)
+    a = rows_of(run_to(p, tmp_path / "r.parquet", Backend(workers=1)))
+    b = rows_of(run_to(p, tmp_path / "r.csv", Backend(workers=1)))
+    assert a == b
+    assert set(a[0]) == {"index", "seed", "detect_min", "checkpoint_write_s", "gpus", *(c for c, _ in OUTPUTS)}
+    assert a[0]["time_to_train.cost_usd"] is None  # no training section: an empty cell
+
+
+def test_not_results_files_are_refused_in_one_line(tmp_path):
+    f = tmp_path / "x.csv"
+    f.write_text("a,b\n1,2\n")
+    with pytest.raises(StudyError, match="not results of planner-gui study"):
+        read_results(f)
+    g = tmp_path / "x.parquet"
+    g.write_bytes(b"PAR1 not really")
+    with pytest.raises(StudyError, match="not study results"):
+        read_results(g)
+
+
+# -- Sobol indices -----------------------------------------------------------------------------------------
+
+
+def fake_results(y: np.ndarray, names: list[str], seed: int = 3) -> StudyResults:
+    n = len(y)
+    meta = {
+        "format": 1,
+        "total": n,
+        "inputs": names,
+        "outputs": ["y"],
+        "columns": {"index": "int", "y": "float"},
+        "study": {"design": "sobol", "seed": seed, "name": "fake", "trials": 1, "inputs": []},
+    }
+    return StudyResults(meta, {"index": np.arange(n), "y": np.asarray(y, dtype=float)}, Path("fake.parquet"))
+
+
+def test_sobol_indices_of_the_ishigami_function_come_out_right():
+    """A known answer: Ishigami (a=7, b=0.1) on [-pi, pi]^3 has S1 = 0.3139, 0.4424, 0 and
+    ST = 0.5576, 0.4424, 0.2437 (Ishigami and Homma 1990; Sobol' 2001)."""
+    from SALib.sample import sobol as saltelli
+
+    n = 2**12
+    x = saltelli.sample(
+        {"num_vars": 3, "names": ["a", "b", "c"], "bounds": [[-np.pi, np.pi]] * 3}, n, calc_second_order=False, seed=5
+    )
+    y = np.sin(x[:, 0]) + 7 * np.sin(x[:, 1]) ** 2 + 0.1 * x[:, 2] ** 4 * np.sin(x[:, 0])
+    s = sobol_indices(fake_results(y, ["a", "b", "c"]), "y")
+    truth_s1, truth_st = np.array([0.3139, 0.4424, 0.0]), np.array([0.5576, 0.4424, 0.2437])
+    # each estimate within two of its 95% half-widths (about four standard errors)
+    assert np.all(np.abs(s.s1 - truth_s1) < 2 * s.s1_conf), (s.s1, s.s1_conf)
+    assert np.all(np.abs(s.st - truth_st) < 2 * s.st_conf), (s.st, s.st_conf)
+    assert np.all(s.s1_conf < 0.05)
+
+
+def test_the_numpy_estimators_are_salibs():
+    rng = np.random.default_rng(1)
+    y = rng.normal(size=64 * 5) + np.repeat(rng.normal(size=64), 5)
+    a = sobol_indices(fake_results(y, ["p", "q", "r"]), "y")
+    b = sobol_indices(fake_results(y, ["p", "q", "r"]), "y", use_salib=False)
+    assert a.engine == "SALib" and b.engine == "numpy"
+    for k in ("s1", "s1_conf", "st", "st_conf"):
+        np.testing.assert_allclose(getattr(a, k), getattr(b, k), rtol=1e-12, atol=1e-15)
+
+
+def test_goodput_depending_on_one_input_only_gives_it_every_share(tmp_path, capsys):
+    """detect_min moves goodput; the price per GPU-hour and the GPUs per node do not. With the exact
+    expectation (no sampling noise) the others' indices are exactly 0; detect_min's are 1 within their
+    intervals, with the exact expectation and with the Monte Carlo mean."""
+    p = write_spec(
+        tmp_path,
+        """
+        [study]
+        design = "sobol"
+        samples = 64
+        trials = 30
+        seed = 4
+        [vary]
+        gpu_hour_cost_usd = { min = 1, max = 4 }
+        detect_min = { min = 1, max = 60 }
+        gpus_per_node = [4, 8]
+        """,
+    )
+    res = run_to(p, tmp_path / "sobol.parquet", Backend(workers=1))
+    assert res.rows == 64 * 5
+    exact = sobol_indices(res, "goodput_expected")
+    assert exact.inputs == ("gpu_hour_cost_usd", "detect_min", "gpus_per_node")
+    assert exact.st[0] == 0 and exact.s1[0] == 0 and exact.st[2] == 0 and exact.s1[2] == 0
+    assert abs(exact.st[1] - 1.0) < 2 * exact.st_conf[1] and abs(exact.s1[1] - 1.0) < 2 * exact.s1_conf[1]
+    mc = sobol_indices(res, "goodput.mean")
+    assert abs(mc.s1[1] - 1.0) < 2 * mc.s1_conf[1] and abs(mc.st[1] - 1.0) < 2 * mc.st_conf[1]
+    assert mc.st[0] < 0.01 and mc.st[2] < 0.01  # Monte Carlo noise only
+
+    assert main(["study", "--summary", str(tmp_path / "sobol.parquet"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["sobol"]["inputs"]["detect_min"]["total"] == pytest.approx(mc.st[1])
+    assert main(["study", "--summary", str(tmp_path / "sobol.parquet")]) == 0
+    text = capsys.readouterr().out
+    assert "Sobol indices of goodput.mean" in text and "detect_min" in text
+
+
+def test_sobol_indices_need_a_whole_sobol_design(tmp_path):
+    p = write_spec(tmp_path, SMALL)
+    res = run_to(p, tmp_path / "r.parquet", Backend(workers=1))
+    with pytest.raises(StudyError, match="need a Sobol design"):
+        sobol_indices(res)
+    y = np.arange(20.0)
+    partial = fake_results(y, ["a", "b"])
+    partial.meta["total"] = 40
+    with pytest.raises(StudyError, match="20 of 40 are done"):
+        sobol_indices(partial, "y")
+    with pytest.raises(StudyError, match="the same in every scenario"):
+        sobol_indices(fake_results(np.ones(20), ["a", "b"]), "y")
+
+
+# -- the summary --------------------------------------------------------------------------------------------
+
+
+def test_best_scenarios_meet_the_constraint_at_least_cost(tmp_path, capsys):
+    p = write_spec(tmp_path, SMALL.replace("samples = 6", "samples = 20"))
+    res = run_to(p, tmp_path / "r.parquet", Backend(workers=1))
+    assert (
+        main(
+            ["study", "--summary", str(tmp_path / "r.parquet"), "--json", "--where", "goodput.mean>=0.9", "--top", "50"]
+        )
+        == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    g, cost = res.columns["goodput.mean"], res.columns["lost_cost_usd"]
+    meeting = np.flatnonzero(g >= 0.9)
+    assert doc["best"]["meeting"] == len(meeting) > 0
+    got = [r["index"] for r in doc["best"]["scenarios"]]
+    assert got == res.columns["index"][meeting[np.argsort(cost[meeting])]].tolist()
+    assert doc["best"]["least"] == "lost_cost_usd"
+    assert doc["sobol"] is None and "Sobol design" in doc["sobol_note"]
+    assert main(["study", "--summary", str(tmp_path / "r.parquet"), "--where", "goodput >= 0.9"]) == 2
+    assert "no numeric column 'goodput'" in capsys.readouterr().err
+    assert main(["study", "--summary", str(tmp_path / "r.parquet"), "--where", "goodput.mean = 0.9"]) == 2
+    assert "must be COLUMN>=VALUE" in capsys.readouterr().err
+
+
+# -- Ctrl-C ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_pool_keeps_the_results_and_says_how_to_go_on(tmp_path):
+    text = SMALL.replace("samples = 6", "samples = 400").replace("trials = 40", "trials = 400")
+    p = write_spec(tmp_path, text)
+    out = tmp_path / "r.parquet"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "planner_gui", "study", str(p), "-o", str(out), "--workers", "2"],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    journal = tmp_path / "r.parquet.journal"
+    deadline = time.monotonic() + 60
+    while not journal.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "run the same command to go on" in err and "Traceback" not in err
+    done = read_results(out).rows
+    assert 0 < done < 400 and not journal.exists()
+    proc = subprocess.run(
+        [sys.executable, "-m", "planner_gui", "study", str(p), "-o", str(out), "--workers", "2"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert proc.returncode == 0 and f"{done:,} done already" in proc.stderr
+    assert read_results(out).columns["index"].tolist() == list(range(400))
