@@ -183,7 +183,8 @@ BAD_SPECS = [
     ("[vary]\ntiers.fast_interval_min = [1, 2]\n", "the base scenario has no 'tiers' section"),
     ("[vary]\nstorage.storage_gb_s = [1, 2]\n", "the base scenario has no 'storage' section"),
     (
-        "[study]\ndesign = 'sobol'\nsamples = 12\n[vary]\ngpus = { min = 1000, max = 5000 }\ndays = { min = 1, max = 2 }\n",
+        "[study]\ndesign = 'sobol'\nsamples = 12\n[vary]\ngpus = { min = 1000, max = 5000 }\n"
+        "days = { min = 1, max = 2 }\n",
         "power of 2",
     ),
     ("[study]\ndesign = 'mc'\n[vary]\ngpus = [1, 2]\n", "study.design: must be one of grid, lhs, sobol"),
