@@ -236,6 +236,6 @@ def test_cli_sweep_over_spares_marks_the_pools(capsys):
     ],
 )
 def test_cli_bad_spares_flags_exit_2_with_one_line(capsys, argv):
-    code, out, err = _cli(capsys, *argv)
+    code, _out, err = _cli(capsys, *argv)
     assert code == 2
     assert err.count("\n") == 1 and "Traceback" not in err
