@@ -18,6 +18,7 @@ from ..core.scenario_io import ScenarioError
 from ..core.server import SERVE_ARG
 from . import fit as fit_command
 from . import share as report_command
+from . import strategies as strategies_command
 from . import study as study_command
 from .analysis import add_parsers as add_analysis_parsers
 from .analysis import cmd_compare, cmd_sensitivity
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_analysis_parsers(sub)
     report_command.add_parser(sub)
+    strategies_command.add_parser(sub)
     fit_command.add_parser(sub)
     study_command.add_parser(sub)
     gui = sub.add_parser("gui", help="open the desktop app (the default)")
@@ -101,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "sensitivity": cmd_sensitivity,
             "compare": cmd_compare,
             "report": report_command.cmd_report,
+            "strategies": strategies_command.cmd_strategies,
             "fit": fit_command.cmd_fit,
             "study": study_command.cmd_study,
             "gui": cmd_gui,

@@ -55,8 +55,14 @@ def report(res: SimulationResult) -> str:
         f"Planned interruptions    {pl['mean']:,.1f} (p05-p95 {pl['p05']:,.0f}-{pl['p95']:,.0f})",
         f"Goodput                  {fmt.percent(gp['mean'], 2)} +/- {fmt.percent(gp['sem'], 2)} "
         f"(p05-p95 {fmt.percent(gp['p05'])}-{fmt.percent(gp['p95'])}); exact {fmt.exact_percent(res.expected.goodput)}",
-        f"Checkpoint interval      {_minutes(res.interval_min)} ({how}); optima: Young {_minutes(opt.young)}, "
-        f"Daly {_minutes(opt.daly)}, exact {_minutes(opt.exact)}",
+        *(
+            _tier_lines(res)
+            if res.tier_plan is not None
+            else [
+                f"Checkpoint interval      {_minutes(res.interval_min)} ({how}); optima: Young {_minutes(opt.young)}, "
+                f"Daly {_minutes(opt.daly)}, exact {_minutes(opt.exact)}"
+            ]
+        ),
         *_storage_lines(res),
         *_rate_lines(res, d),
         f"Where the {total_h:,.0f} hours went: useful {hours['useful']:,.1f}, checkpoint writes "
@@ -68,6 +74,51 @@ def report(res: SimulationResult) -> str:
         "Top causes               " + ", ".join(f"{fmt.clean(n, 40)} {v:,.1f}" for n, v in top),
     ]
     return "\n".join(lines)
+
+
+def _every(n: int, what: str) -> str:
+    """``every snapshot``, ``every 2nd snapshot``, ``every 11th snapshot``."""
+    if n == 1:
+        return f"every {what}"
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"every {n:,}{suffix} {what}"
+
+
+def _tier_lines(res: SimulationResult) -> list[str]:
+    """The recovery strategy: both tiers' intervals (and their optima), and where restores came from."""
+    plan = res.tier_plan
+    assert plan is not None
+    sc, t, r = res.scenario, plan.tiers, res.restores()
+    opt = plan.optimal
+    persistent_how = "optimal" if sc.uses_optimal_interval else "fixed"
+    upload = (
+        f"; uploads {_minutes(t.persistent_upload_min)} in the background"
+        + (f", {_every(plan.upload_every, 'checkpoint')} (one at a time)" if plan.upload_every > 1 else "")
+        if t.persistent_upload_min > 0
+        else ""
+    )
+    lines = []
+    if plan.fast_min is not None:
+        yd = plan.fast_young_daly()
+        how = "optimal" if t.fast_interval_min == "optimal" else "fixed"
+        lines.append(
+            f"Fast tier (memory)       every {_minutes(plan.fast_min)} ({how}; optimum {_minutes(opt.fast_min)}"
+            + (f", Young {_minutes(yd[0])}, Daly {_minutes(yd[1])}" if yd is not None else "")
+            + f"); stall {t.fast_stall_s:g} s, restore {_minutes(t.fast_restore_min)}, {t.fast_replicas} "
+            f"replica{'' if t.fast_replicas == 1 else 's'} {t.fast_placement}, {t.nodes_per_domain} nodes per domain"
+        )
+        lines.append(
+            f"Persistent tier          every {_minutes(plan.persistent_min)} ({persistent_how}; "
+            f"{_every(plan.k, 'snapshot')}){upload}; restore {_minutes(t.persistent_restore_min)}"
+        )
+    else:
+        lines.append(
+            f"Persistent tier          every {_minutes(plan.persistent_min)} ({persistent_how}; optimum "
+            f"{_minutes(opt.persistent_min)}); blocking {sc.write_s:g} s{upload}; restore "
+            f"{_minutes(t.persistent_restore_min)}"
+        )
+    lines.append(f"Restores                 from memory {r['fast']:,.1f}, from storage {r['persistent']:,.1f}")
+    return lines
 
 
 def _days(hours: float) -> str:

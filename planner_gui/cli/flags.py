@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from ..core import fmt
-from ..core.model import OPTIMAL, Scenario, Storage, Training
+from ..core.model import OPTIMAL, PLACEMENTS, Scenario, Storage, Tiers, Training
 from ..core.profile_io import load_profile
 from ..core.profiles import burn_in_profile
 from ..core.scenario_io import (
@@ -218,11 +218,21 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--days", type=number_arg, metavar="D", help="wall-clock window, days")
     p.add_argument(
         "--checkpoint-interval",
+        "--persistent-interval",
+        dest="checkpoint_interval",
         type=interval_arg,
         metavar="MIN|optimal",
-        help="compute minutes between checkpoints, or 'optimal' (Daly)",
+        help="compute minutes between (persistent) checkpoints, or 'optimal' (Daly; with the fast tier on, a "
+        "whole number of fast intervals)",
     )
-    p.add_argument("--checkpoint-write", type=number_arg, metavar="SEC", help="blocking checkpoint write, seconds")
+    p.add_argument(
+        "--checkpoint-write",
+        "--persistent-stall",
+        dest="checkpoint_write",
+        type=number_arg,
+        metavar="SEC",
+        help="blocking (persistent) checkpoint write, seconds",
+    )
     p.add_argument("--detect", type=number_arg, metavar="MIN", help="detection time, minutes")
     p.add_argument(
         "--restart", type=number_arg, metavar="MIN", help="restart time (reschedule, initialise, load), minutes"
@@ -245,6 +255,56 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=integer_arg, metavar="S", help="random seed")
     add_rate_flags(p)
     add_training_flags(p)
+    add_tier_flags(p)
+
+
+#: The tiers section's field set by each flag. A ``--fast-*`` flag turns the fast tier on.
+TIER_FLAGS = {
+    "fast_interval_min": "--fast-interval",
+    "fast_stall_s": "--fast-stall",
+    "fast_restore_min": "--fast-restore",
+    "fast_replicas": "--fast-replicas",
+    "fast_placement": "--fast-placement",
+    "nodes_per_domain": "--nodes-per-domain",
+    "persistent_upload_min": "--persistent-upload",
+    "persistent_restore_min": "--persistent-restore",
+}
+
+
+def add_tier_flags(p: argparse.ArgumentParser) -> None:
+    """The recovery strategy: the fast (in-memory) tier, failure domains, the persistent tier's upload and
+    restore (docs/tiers.md)."""
+    g = p.add_argument_group("recovery tiers (docs/tiers.md)")
+    g.add_argument(
+        "--fast-interval",
+        type=interval_arg,
+        metavar="MIN|optimal",
+        help="compute minutes between in-memory snapshots, or 'optimal'; any --fast-* flag turns the fast tier on",
+    )
+    g.add_argument("--fast-stall", type=number_arg, metavar="SEC", help="training stall per in-memory snapshot, s")
+    g.add_argument("--fast-restore", type=number_arg, metavar="MIN", help="restore from host memory, minutes")
+    g.add_argument("--fast-replicas", type=integer_arg, metavar="N", help="peer nodes holding each node's snapshot")
+    g.add_argument(
+        "--fast-placement",
+        choices=PLACEMENTS,
+        help="replicas in the node's own failure domain or only in others",
+    )
+    g.add_argument("--nodes-per-domain", type=integer_arg, metavar="N", help="nodes lost together by a domain failure")
+    g.add_argument(
+        "--persistent-upload",
+        type=number_arg,
+        metavar="MIN",
+        help="background upload of each checkpoint to storage, minutes; it counts only once finished",
+    )
+    g.add_argument(
+        "--persistent-restore", type=number_arg, metavar="MIN", help="restore from persistent storage, minutes"
+    )
+    g.add_argument(
+        "--no-fast-tier",
+        action="store_true",
+        default=None,
+        help="turn the fast (in-memory) tier off: every failure restores from the persistent tier",
+    )
 
 
 #: The flags of rates that vary (``run``, ``sweep``, ``report``; ``sensitivity`` refuses them).
@@ -346,7 +406,8 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
     sc, training_edits = _with_training(sc, _given(args, TRAINING_FLAGS))
     sc, storage_edits = _with_storage(sc, _given(args, STORAGE_FLAGS), args.checkpoint_write is not None)
     sc, rate_edits = _with_rates(sc, args)
-    edits += training_edits + storage_edits + rate_edits
+    sc, tier_edits = _with_tiers(sc, args)
+    edits += training_edits + storage_edits + rate_edits + tier_edits
     if args.name is not None:
         try:
             sc = sc.replace(name=check_name(args.name, "--name"))
@@ -357,6 +418,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
     named = {f: FLAG_FIELDS[f] for f in overrides}
     named |= {f"training.{f}": TRAINING_FLAGS[f] for f in _given(args, TRAINING_FLAGS)}
     named |= {f"storage.{f}": STORAGE_FLAGS[f] for f in _given(args, STORAGE_FLAGS)}
+    named |= {f"tiers.{f}": TIER_FLAGS[f] for f in _given(args, TIER_FLAGS)}
     try:
         return validate(sc)
     except ScenarioError as exc:
@@ -399,6 +461,40 @@ def _with_rates(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[
         sc = sc.replace(rate_profile=profile)
         edits.append(f"--burn-in {shape:g},{life:g}")
     return sc, edits
+
+
+_STALL_WITH_FAST = (
+    "--persistent-stall: with the fast tier on, a persistent checkpoint uploads the in-memory snapshot, so its "
+    "blocking part is the fast stall (--fast-stall); --persistent-stall (--checkpoint-write) applies with "
+    "--no-fast-tier"
+)
+
+
+def _with_tiers(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[str]]:
+    """``sc`` with the tier flags applied, and their edits. A ``--fast-*`` flag turns the fast tier on;
+    ``--no-fast-tier`` turns it off and refuses them."""
+    given = _given(args, TIER_FLAGS)
+    off = bool(getattr(args, "no_fast_tier", None))
+    if not given and not off:
+        if sc.tiers is not None and sc.tiers.fast_enabled and getattr(args, "checkpoint_write", None) is not None:
+            raise UsageError(_STALL_WITH_FAST)
+        return sc, []
+    fast = [f for f in given if f.startswith("fast_")]
+    if off and fast:
+        raise UsageError(f"{TIER_FLAGS[fast[0]]}: sets the fast tier, which --no-fast-tier turns off; give one")
+    before = sc.tiers if sc.tiers is not None else Tiers()
+    changes: dict[str, object] = dict(given)
+    if fast:
+        changes["fast_enabled"] = True
+    if off:
+        changes["fast_enabled"] = False
+    tiers = dataclasses.replace(before, **changes)  # type: ignore[arg-type]
+    if tiers.fast_enabled and getattr(args, "checkpoint_write", None) is not None:
+        raise UsageError(_STALL_WITH_FAST)
+    edits = _edits(TIER_FLAGS, given, sc.tiers)
+    if tiers.fast_enabled != before.fast_enabled or (sc.tiers is None and tiers.fast_enabled):
+        edits.insert(0, "--fast-tier" if tiers.fast_enabled else "--no-fast-tier")
+    return sc.replace(tiers=tiers), edits
 
 
 def _given(args: argparse.Namespace, flags: dict[str, str]) -> dict[str, float]:

@@ -20,6 +20,7 @@ __all__ = ["OUTPUTS", "comparison", "comparison_table", "input_differences", "pr
 _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ("GPUs", lambda s: fmt.count(s.gpus)),
     ("days", lambda s: f"{s.days:g}"),
+    ("recovery strategy", lambda s: strategy_text(s)),
     ("planned per day", lambda s: f"{s.planned_per_day:.3g}"),
     (
         "checkpoint interval",
@@ -52,13 +53,30 @@ def profile_text(scenario: Scenario) -> str:
 OUTPUTS: tuple[tuple[str, Callable[[dict[str, Any]], float | None], str], ...] = (
     ("unplanned interruptions", lambda d: d["interruptions"]["mean"], ""),
     ("goodput (Monte Carlo)", lambda d: 100 * d["goodput"]["mean"], "%"),
-    ("goodput (exact)", lambda d: 100 * d["goodput_expected"], "%"),
+    ("goodput (exact)", lambda d: None if d["goodput_expected"] is None else 100 * d["goodput_expected"], "%"),
+    ("restores from memory", lambda d: d["restores"]["fast"], ""),
+    ("restores from storage", lambda d: d["restores"]["persistent"], ""),
     ("checkpoint interval", lambda d: d["checkpoint_interval_min"], "min"),
     ("GPU-hours not spent training", lambda d: d["lost_gpu_hours"]["mean"], "GPU-h"),
     ("their cost", lambda d: d["lost_cost_usd"], "$"),
     ("days to train", lambda d: d["time_to_train"]["days"]["mean"] if "time_to_train" in d else None, "days"),
     ("cost to train", lambda d: d["time_to_train"]["cost_usd"] if "time_to_train" in d else None, "$"),
 )
+
+
+def strategy_text(scenario: Scenario) -> str:
+    """The recovery strategy in a few words (docs/tiers.md)."""
+    t = scenario.tiers
+    if t is None or t.is_todays:
+        return "persistent only"
+    parts = []
+    if t.fast_enabled:
+        parts.append(f"fast tier, {t.fast_replicas} replica{'' if t.fast_replicas == 1 else 's'} {t.fast_placement}")
+    if t.persistent_upload_min > 0:
+        parts.append(f"upload {t.persistent_upload_min:g} min")
+    if t.persistent_restore_min > 0:
+        parts.append(f"persistent restore {t.persistent_restore_min:g} min")
+    return ", ".join(parts)
 
 
 def input_differences(scenarios: Sequence[Scenario]) -> list[tuple[str, list[str]]]:

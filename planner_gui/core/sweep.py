@@ -22,9 +22,10 @@ from .model import Scenario
 from .params import Params, resolve
 from .profiles import mean_multiplier, pieces
 from .rates import mean_job_rate
-from .results import expected_for_scenario, summarize
+from .results import expected_for_scenario, simulate, summarize
 from .scenario_io import ScenarioError
 from .specs import GPU_RANGE, MAX_TOTAL_EVENTS
+from .tiers.run import plan_tiers
 
 __all__ = [
     "GUIDE_GPUS",
@@ -289,6 +290,8 @@ def sweep_gpus(
     whole steps so that runs of points keep common random numbers.
     """
     xs = gpu_counts() if counts is None else np.asarray(counts, dtype=np.int64)
+    if scenario.uses_tiers:
+        return _tier_sweep(scenario, "gpus", xs, progress, should_stop)
     params = [resolve(scenario.replace(gpus=int(n)))[0] for n in xs]
     trials = _gpu_trials(scenario, params, max_events_per_point)
     layouts = _gpu_layouts(scenario, xs, params, trials)
@@ -319,6 +322,8 @@ def sweep_interval(
     results are the same and memory stays flat.
     """
     xs = interval_points() if intervals_min is None else np.asarray(intervals_min, dtype=float)
+    if scenario.uses_tiers:
+        return _tier_sweep(scenario, "checkpoint_interval_min", xs, progress, should_stop)
     base, _ = resolve(scenario)
     layout = layout_for(scenario, base)
     groups = _interval_groups(len(xs), scenario.trials * layout.subwindows)
@@ -334,8 +339,56 @@ def sweep_interval(
     return _result(summaries, xs, "checkpoint_interval_min")
 
 
+def _at_interval(scenario: Scenario, minutes: float) -> Scenario:
+    """The scenario with the interval a sweep varies set to ``minutes``: with the fast tier on, the fast
+    interval (the persistent interval stays what it is: a whole number of fast intervals, or 'optimal'),
+    else the checkpoint (persistent) interval."""
+    tiers = scenario.tiers
+    if tiers is not None and tiers.fast_enabled:
+        return scenario.replace(tiers=replace(tiers, fast_interval_min=float(minutes)))
+    return scenario.replace(checkpoint_interval_min=float(minutes))
+
+
+def _tier_sweep(
+    scenario: Scenario,
+    variable: str,
+    xs: np.ndarray,
+    progress: Callable[[float], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> SweepResult:
+    """A sweep of a scenario with a recovery strategy: the two-tier engine run at each point (docs/tiers.md).
+    Over intervals, the interval varied is the fast one when the fast tier is on."""
+    summaries = []
+    for i, x in enumerate(xs):
+        sc = scenario.replace(gpus=int(x)) if variable == "gpus" else _at_interval(scenario, float(x))
+        res = simulate(sc, progress=_part(progress, i / len(xs), (i + 1) / len(xs)), should_stop=should_stop)
+        n, g = summarize(res.trials.unplanned), summarize(res.goodput)
+        summaries.append(
+            {
+                "interruptions_mean": n.mean,
+                "interruptions_p05": n.p05,
+                "interruptions_p95": n.p95,
+                "interruptions_expected": res.expected.unplanned,
+                "goodput_mean": g.mean,
+                "goodput_sem": g.sem,
+                "goodput_p05": g.p05,
+                "goodput_p95": g.p95,
+                "goodput_expected": math.nan if res.expected.goodput is None else res.expected.goodput,
+                "trials": float(res.trials.unplanned.size),
+            }
+        )
+    return _result(summaries, xs, variable)
+
+
 def expected_goodput_vs_interval(scenario: Scenario, intervals_min: np.ndarray) -> np.ndarray:
-    """The exact goodput at each checkpoint interval (minutes), on as fine a grid as wanted."""
+    """The exact goodput at each checkpoint interval (minutes), on as fine a grid as wanted; with a recovery
+    strategy, at each fast interval (fast tier on) where a closed form exists, else NaN."""
+    if scenario.uses_tiers:
+        out = []
+        for t in np.asarray(intervals_min, dtype=float):
+            f = plan_tiers(_at_interval(scenario, float(t))).expected()
+            out.append(math.nan if f is None else float(f.useful))
+        return np.asarray(out)
     p, _ = resolve(scenario)
     if rates_vary(scenario):
         lams, w = rate_nodes(scenario, p.lam)

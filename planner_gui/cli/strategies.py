@@ -1,0 +1,88 @@
+"""The command ``strategies``: recovery strategies side by side (docs/tiers.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..core import fmt
+from ..core.results import HOURS_KEYS
+from ..core.sweep import Cost
+from ..core.tiers.strategies import SCALE_GPUS, compare_strategies
+from .flags import Parser, Progress, UsageError, add_scenario_flags, integer_arg, scenario_from_args
+
+__all__ = ["add_parser", "cmd_strategies"]
+
+_HOURS_LABELS = {
+    "useful": "useful",
+    "checkpoint": "stalls",
+    "lost_work": "lost work",
+    "recovery": "recovery",
+    "planned_restart": "planned",
+}
+
+
+def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
+    p = sub.add_parser(
+        "strategies",
+        help="recovery strategies side by side: blocking, async upload, in-memory tier in the same or another domain",
+    )
+    add_scenario_flags(p)
+    p.add_argument(
+        "--scale-gpus",
+        type=integer_arg,
+        nargs="*",
+        metavar="N",
+        help=f"GPU counts of the comparison across scales (default {' '.join(str(n) for n in SCALE_GPUS)}; "
+        "none: only the scenario's scale)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+
+
+def cmd_strategies(args: argparse.Namespace) -> int:
+    sc = scenario_from_args(args)
+    gpus = SCALE_GPUS if args.scale_gpus is None else tuple(args.scale_gpus)
+    for n in gpus:
+        if not 1024 <= n <= 10_000_000:
+            raise UsageError(f"--scale-gpus: each must be a whole number from 1,024 to 10,000,000 (got {n:,})")
+    events = 4 * sc.failure_rate_per_hour * sc.hours * sc.trials
+    events += sum(4 * sc.rate_per_gpu_hour * n * sc.hours * min(sc.trials, 200) for n in gpus)
+    with Progress(Cost(events, events * 4e-8), "strategies") as progress:
+        doc = compare_strategies(sc, gpus, progress=progress)
+    if args.json:
+        print(json.dumps(doc, indent=2, allow_nan=False))
+        return 0
+    print(table(doc))
+    return 0
+
+
+def table(doc: dict[str, Any]) -> str:
+    """The comparison as text: at the scenario's scale, then goodput across GPU counts."""
+    rows = doc["at_scale"]
+    total = sum(rows[0]["hours"].values()) or 1.0
+    width = max(len(r["strategy"]) for r in rows)
+    head = f"{'strategy':<{width}}  {'goodput':>8}  " + "  ".join(f"{_HOURS_LABELS[k]:>9}" for k in HOURS_KEYS)
+    lines = [
+        f"{fmt.clean(doc['scenario'], 160)}",
+        f"At {doc['gpus']:,} GPUs (share of the window; restores from memory / storage; intervals):",
+        head,
+    ]
+    for r in rows:
+        shares = "  ".join(f"{fmt.percent(r['hours'][k] / total):>9}" for k in HOURS_KEYS)
+        rest = r["restores"]
+        fast = "-" if r["fast_interval_min"] is None else fmt.duration_hours(r["fast_interval_min"] / 60.0)
+        lines.append(
+            f"{r['strategy']:<{width}}  {fmt.percent(r['goodput'], 1):>8}  {shares}  "
+            f"restores {rest['fast']:,.0f} / {rest['persistent']:,.0f}; fast {fast}, persistent "
+            f"{fmt.duration_hours(r['persistent_interval_min'] / 60.0)}"
+        )
+    across = doc["across_gpus"]
+    if across["gpus"]:
+        lines.append("")
+        lines.append("Goodput across GPU counts:")
+        lines.append(f"{'strategy':<{width}}  " + "  ".join(f"{fmt.compact(n):>7}" for n in across["gpus"]))
+        for r in rows:
+            values = across[r["strategy"]]["goodput"]
+            lines.append(f"{r['strategy']:<{width}}  " + "  ".join(f"{fmt.percent(v):>7}" for v in values))
+    return "\n".join(lines)

@@ -1,0 +1,158 @@
+"""Recovery strategies side by side: what each step from 2019's blocking checkpoint to in-memory snapshots
+with replicas in another failure domain buys, at the scenario's scale and across GPU counts.
+
+Every strategy is built from the scenario's own numbers (its tiers section, or the published defaults of
+:class:`..model.Tiers` when it has none), so they differ only in the strategy:
+
+1. **persistent only (blocking)**: the whole checkpoint is written while training waits (the blocking
+   write plus the upload time), no fast tier;
+2. **+ async upload**: only the blocking part stalls; the upload runs in the background and the checkpoint
+   counts once it has finished;
+3. **+ fast tier, same-domain**: in-memory snapshots with replicas in the node's own failure domain (a
+   domain failure falls back to the persistent tier);
+4. **+ fast tier, other-domain**: replicas only in other domains (only planned interruptions renew from the
+   persistent tier).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..model import Scenario
+from ..results import HOURS_KEYS, simulate
+from ..specs import LIMITS
+from .run import tiers_of
+
+__all__ = ["STRATEGIES", "StrategyRow", "compare_strategies", "strategy_scenarios"]
+
+#: The strategies, in the order a planner would adopt them.
+STRATEGIES = (
+    "persistent only (blocking)",
+    "+ async upload",
+    "+ fast tier, same-domain",
+    "+ fast tier, other-domain",
+)
+#: GPU counts of the comparison across scales.
+SCALE_GPUS = (1024, 4096, 16_384, 65_536, 100_000, 262_144, 1_048_576)
+#: Trials per point across scales (the scenario's own trials at its scale).
+SCALE_TRIALS = 200
+
+
+def strategy_scenarios(scenario: Scenario) -> list[tuple[str, Scenario]]:
+    """The scenario under each of :data:`STRATEGIES` (the scenario's intervals: 'optimal' is each one's)."""
+    t = tiers_of(scenario)
+    write = scenario.write_s
+    off = dataclasses.replace(t, fast_enabled=False)
+    blocking_write = min(write + 60.0 * t.persistent_upload_min, LIMITS["checkpoint_write_s"][1])
+    base = scenario.replace(storage=None)
+    return [
+        (
+            STRATEGIES[0],
+            base.replace(checkpoint_write_s=blocking_write, tiers=dataclasses.replace(off, persistent_upload_min=0.0)),
+        ),
+        (STRATEGIES[1], base.replace(checkpoint_write_s=write, tiers=off)),
+        (
+            STRATEGIES[2],
+            base.replace(
+                checkpoint_write_s=write, tiers=dataclasses.replace(t, fast_enabled=True, fast_placement="same-domain")
+            ),
+        ),
+        (
+            STRATEGIES[3],
+            base.replace(
+                checkpoint_write_s=write, tiers=dataclasses.replace(t, fast_enabled=True, fast_placement="other-domain")
+            ),
+        ),
+    ]
+
+
+@dataclass(frozen=True)
+class StrategyRow:
+    """One strategy at the scenario's scale."""
+
+    name: str
+    scenario: Scenario
+    goodput: float
+    goodput_sem: float
+    goodput_expected: float | None
+    hours: dict[str, float]  # mean hours of the window by where they went
+    restores: dict[str, float]
+    fast_interval_min: float | None
+    persistent_interval_min: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "strategy": self.name,
+            "goodput": self.goodput,
+            "goodput_sem": self.goodput_sem,
+            "goodput_expected": self.goodput_expected,
+            "hours": self.hours,
+            "restores": self.restores,
+            "fast_interval_min": self.fast_interval_min,
+            "persistent_interval_min": self.persistent_interval_min,
+        }
+
+
+def compare_strategies(
+    scenario: Scenario,
+    gpus: Sequence[int] | None = SCALE_GPUS,
+    *,
+    scale_trials: int = SCALE_TRIALS,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> dict[str, Any]:
+    """Every strategy at the scenario's scale (its trials) and, unless ``gpus`` is None, its goodput at each
+    GPU count (``scale_trials`` trials a point). A JSON-ready dict: ``at_scale`` (a row per strategy) and
+    ``across_gpus`` (``gpus`` and each strategy's goodput mean and standard error)."""
+    rows = []
+    plans = strategy_scenarios(scenario)
+    counts = [] if gpus is None else [int(n) for n in gpus]
+    steps = len(plans) * (1 + len(counts))
+    done = 0
+
+    def part() -> Callable[[float], None] | None:
+        if progress is None:
+            return None
+        lo = done / steps
+        return lambda f: progress(min(1.0, lo + f / steps))
+
+    for name, sc in plans:
+        res = simulate(sc, progress=part(), should_stop=should_stop)
+        done += 1
+        d = res.to_json_dict()
+        tiers = d.get("tiers")
+        rows.append(
+            StrategyRow(
+                name,
+                sc,
+                d["goodput"]["mean"],
+                d["goodput"]["sem"],
+                d["goodput_expected"],
+                {k: float(v) for k, v in d["hours"].items()},
+                d["restores"],
+                None if tiers is None else tiers["fast_interval_min"],
+                res.interval_min,
+            )
+        )
+    across: dict[str, Any] = {"gpus": counts}
+    for name, sc in plans:
+        means, sems = [], []
+        for n in counts:
+            small = sc.replace(gpus=n, trials=min(sc.trials, scale_trials))
+            res = simulate(small, progress=part(), should_stop=should_stop)
+            done += 1
+            means.append(float(res.goodput.mean()))
+            sems.append(float(res.goodput.std(ddof=1) / np.sqrt(res.goodput.size)) if res.goodput.size > 1 else 0.0)
+        across[name] = {"goodput": means, "goodput_sem": sems}
+    return {
+        "scenario": scenario.name,
+        "gpus": scenario.gpus,
+        "hours_keys": list(HOURS_KEYS),
+        "at_scale": [r.to_dict() for r in rows],
+        "across_gpus": across,
+    }

@@ -1,0 +1,109 @@
+"""Recovery tiers on the command line: the issue's flags, their errors, the run's report and JSON, and the
+strategy comparison."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from planner_gui.cli.flags import Parser, add_scenario_flags, scenario_from_args
+from planner_gui.core.model import Tiers
+from planner_gui.core.scenario_io import ScenarioError, load_preset
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "planner_gui", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def scenario(*argv: str):
+    p = Parser()
+    add_scenario_flags(p)
+    return scenario_from_args(p.parse_args(list(argv)))
+
+
+def test_each_flag_sets_the_input_it_names():
+    base = load_preset("h100-100k")
+    sc = scenario(
+        "--preset", "h100-100k",
+        "--fast-interval", "3", "--fast-stall", "2", "--fast-restore", "0.5", "--fast-replicas", "2",
+        "--fast-placement", "same-domain", "--nodes-per-domain", "4",
+        "--persistent-interval", "30", "--persistent-upload", "4", "--persistent-restore", "2.5",
+    )  # fmt: skip
+    assert sc.tiers == Tiers(
+        fast_enabled=True,
+        fast_interval_min=3.0,
+        fast_stall_s=2.0,
+        fast_restore_min=0.5,
+        fast_replicas=2,
+        fast_placement="same-domain",
+        nodes_per_domain=4,
+        persistent_upload_min=4.0,
+        persistent_restore_min=2.5,
+    )
+    assert sc.checkpoint_interval_min == 30.0 and sc.checkpoint_write_s == base.checkpoint_write_s
+    assert "--fast-tier" in sc.name
+    off = scenario("--preset", "h100-100k-inmemory", "--no-fast-tier", "--persistent-stall", "40")
+    assert off.tiers is not None and not off.tiers.fast_enabled and off.checkpoint_write_s == 40.0
+    assert scenario("--preset", "h100-100k", "--checkpoint-interval", "optimal").tiers is None
+    assert scenario("--persistent-interval", "optimal").checkpoint_interval_min == "optimal"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--fast-stall", "-1"), "--fast-stall: must be a number from 0 to 86,400"),
+        (("--fast-interval", "0"), "--fast-interval: must be a number from 0.01"),
+        (("--fast-replicas", "3", "--fast-placement", "same-domain"), "--fast-replicas: 3 replicas do not fit"),
+        (("--nodes-per-domain", "0"), "--nodes-per-domain: must be a whole number from 1"),
+        (("--persistent-upload", "1e9"), "--persistent-upload: must be a number from 0 to 10,080"),
+        (("--no-fast-tier", "--fast-stall", "1"), "--fast-stall: sets the fast tier, which --no-fast-tier"),
+        (("--preset", "h100-100k-inmemory", "--persistent-stall", "9"), "--persistent-stall: with the fast tier on"),
+    ],
+)
+def test_bad_tier_flags_are_refused_in_one_line(argv, message):
+    from planner_gui.cli.flags import UsageError
+
+    with pytest.raises((ScenarioError, UsageError), match=message) as err:
+        scenario(*argv)
+    assert "\n" not in str(err.value)
+
+
+def test_run_json_keys_and_report():
+    out = cli("run", "--preset", "h100-100k", "--fast-interval", "optimal", "--fast-placement", "same-domain",
+              "--trials", "100", "--json")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert set(d["restores"]) == {"fast", "persistent"}
+    assert d["restores"]["fast"] + d["restores"]["persistent"] == pytest.approx(d["interruptions"]["mean"])
+    assert d["optimal_interval_min"]["fast"] > 0 and d["optimal_interval_min"]["persistent"] > 0
+    assert {"young", "daly", "exact"} <= set(d["optimal_interval_min"])
+    assert set(d["hours"]) == {"useful", "checkpoint", "lost_work", "recovery", "planned_restart"}
+    text = cli("run", "--preset", "h100-100k-inmemory", "--trials", "50")
+    assert text.returncode == 0 and "Restores                 from memory" in text.stdout
+    bad = cli("run", "--fast-placement", "rack")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_strategies_command_puts_the_four_side_by_side():
+    out = cli("strategies", "--preset", "h100-100k-inmemory", "--trials", "100", "--scale-gpus", "16384", "--json")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    names = [r["strategy"] for r in d["at_scale"]]
+    assert names == [
+        "persistent only (blocking)",
+        "+ async upload",
+        "+ fast tier, same-domain",
+        "+ fast tier, other-domain",
+    ]
+    goodput = [r["goodput"] for r in d["at_scale"]]
+    assert goodput == sorted(goodput)  # each step buys something here
+    assert d["at_scale"][3]["restores"]["persistent"] == 0.0
+    assert d["across_gpus"]["gpus"] == [16384]
+    text = cli("strategies", "--preset", "h100-100k", "--trials", "50", "--scale-gpus")
+    assert text.returncode == 0 and "+ fast tier, other-domain" in text.stdout
