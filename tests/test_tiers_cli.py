@@ -107,3 +107,10 @@ def test_strategies_command_puts_the_four_side_by_side():
     assert d["across_gpus"]["gpus"] == [16384]
     text = cli("strategies", "--preset", "h100-100k", "--trials", "50", "--scale-gpus")
     assert text.returncode == 0 and "+ fast tier, other-domain" in text.stdout
+
+
+def test_commands_without_a_tier_model_refuse_tier_scenarios():
+    for argv in (("sensitivity",), ("report", "-o", "-")):
+        out = cli(*argv, "--preset", "h100-100k-inmemory")
+        assert out.returncode == 2 and "recovery tiers" in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1

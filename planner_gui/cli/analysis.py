@@ -45,6 +45,11 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     if not (args.factor > 0 and math.isfinite(args.factor)) or args.factor == 1:
         raise UsageError(f"--factor: must be a positive number other than 1 (got {args.factor:g})")
     sc = scenario_from_args(args)
+    if sc.uses_tiers:
+        raise UsageError(
+            "sensitivity: ranks levers by the exact expectations of a single checkpoint tier, which a scenario with "
+            "recovery tiers does not have; use planner-gui strategies, or sweep"
+        )
     effects = sensitivity(sc, args.factor)
     if args.json:
         print(json.dumps([e.to_dict() for e in effects], indent=2, allow_nan=False))

@@ -71,6 +71,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(f"--compare: give at most {MAX_COMPARED} scenario files (got {len(args.compare)})")
     sc = scenario_from_args(args)
     others = [load(path) for path in args.compare]
+    if any(s.uses_tiers for s in (sc, *others)):
+        raise UsageError(
+            "report: does not cover recovery tiers yet (its sensitivity and exact curves are a single checkpoint "
+            "tier's); use planner-gui run, compare or strategies"
+        )
     output = None if args.output == "-" else args.output
     if output is not None:
         check_output(output, "--output")
