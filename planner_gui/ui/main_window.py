@@ -201,6 +201,7 @@ class MainWindow(FileWindow):
         self._action(f, "&Save", self.save, QKeySequence.StandardKey.Save, "actionSave")
         self._action(f, "Save &As...", self.save_as, QKeySequence.StandardKey.SaveAs, "actionSaveAs")
         f.addSeparator()
+        self._action(f, "Open S&tudy Results...", self.open_study_results_dialog, None, "actionOpenStudy")
         self._action(f, "Export &Plots (PNG, SVG)...", self.export_plots_dialog, "Ctrl+E", "actionExportPlots")
         self._action(f, "Export Results (&CSV)...", self.export_results_dialog, "Ctrl+Shift+E", "actionExportCsv")
         f.addSeparator()
@@ -440,6 +441,20 @@ class MainWindow(FileWindow):
     def clear_baseline(self) -> None:
         self.plots.set_baseline(None)
         self.summary.set_baseline(None)
+
+    # -- design studies ----------------------------------------------------------------------------
+    def open_study_results_dialog(self) -> None:
+        """Pick a study's results (Parquet or CSV) and show them (see :mod:`.study_view`)."""
+        from .study_view import pick_study_file  # the study's packages load only when one is opened
+
+        path = pick_study_file(self, self._dialog_dir())
+        if path:
+            self.open_study_results(path)
+
+    def open_study_results(self, path: str | Path) -> QWidget:
+        from .study_view import open_study
+
+        return open_study(path, self)
 
     # -- help ------------------------------------------------------------------------------
     def show_model(self) -> None:

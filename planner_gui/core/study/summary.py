@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 import operator
 import re
@@ -11,12 +13,21 @@ from typing import Any
 
 import numpy as np
 
-from ..fmt import clean
+from ..fmt import clean, compact
 from .sobol import sobol_indices
 from .spec import StudyError
 from .store import StudyResults
 
-__all__ = ["DEFAULT_WHERE", "Condition", "best_scenarios", "default_least", "parse_condition", "study_summary"]
+__all__ = [
+    "DEFAULT_WHERE",
+    "Condition",
+    "Heatmap",
+    "best_scenarios",
+    "default_least",
+    "heatmap",
+    "parse_condition",
+    "study_summary",
+]
 
 #: The default constraint: goodput of at least 90 %.
 DEFAULT_WHERE = "goodput.mean>=0.9"
@@ -126,3 +137,86 @@ def study_summary(
         "sobol_note": note,
         "best": {"where": [str(c) for c in where], "least": least, "meeting": meeting, "scenarios": rows},
     }
+
+
+#: An input with at most this many distinct values gets one heatmap cell per value; more are binned.
+MAX_LEVELS = 12
+#: Bins of an input with more distinct values (a Latin hypercube or Sobol range).
+HEAT_BINS = 10
+
+
+#: Axis ticks: (position, label).
+Ticks = list[tuple[float, str]]
+
+
+@dataclass(frozen=True)
+class Heatmap:
+    """The mean of ``output`` over the scenarios in each cell of two inputs' values (NaN: no scenario).
+
+    ``values[j, i]`` is the cell of ``x`` bin ``i`` and ``y`` bin ``j``; ``x_labels``/``y_labels`` name the
+    bins (a value, or a bin's range), ``counts`` how many scenarios each cell averages.
+    """
+
+    x: str
+    y: str
+    output: str
+    values: np.ndarray
+    counts: np.ndarray
+    x_labels: list[str]
+    y_labels: list[str]
+    x_ticks: Ticks
+    y_ticks: Ticks
+
+
+def _label(v: Any) -> str:
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return f"{int(v):,}" if abs(int(v)) < 10_000 else compact(float(v)).replace(" ", "")
+    if isinstance(v, float):
+        return compact(v).replace(" ", "") if abs(v) >= 1e4 else f"{v:.3g}"
+    return clean(str(v), 20)
+
+
+def _bins(results: StudyResults, name: str) -> tuple[np.ndarray, list[str], Ticks]:
+    """Each scenario's bin of input ``name``, the bins' labels, and the axis ticks: a value at the middle
+    of its cell, or a binned range's edges at the cells' borders."""
+    column = results.columns[name]
+    numeric = results.numeric(name)
+    spec = results.input_spec(name) if name in results.inputs else {}
+    if numeric is None:  # text: its levels in the study file's order
+        levels = [str(v) if isinstance(v, str) else json_text(v) for v in spec.get("levels", [])]
+        levels += sorted(set(column) - set(levels))
+        pos = {v: k for k, v in enumerate(levels)}
+        labels = [clean(v, 20) for v in levels]
+        return np.array([pos[v] for v in column]), labels, [(k + 0.5, t) for k, t in enumerate(labels)]
+    distinct = np.unique(numeric[np.isfinite(numeric)])
+    if distinct.size <= MAX_LEVELS:
+        labels = [_label(v.item()) for v in distinct]
+        return np.searchsorted(distinct, numeric), labels, [(k + 0.5, t) for k, t in enumerate(labels)]
+    lo, hi = float(distinct[0]), float(distinct[-1])
+    log = spec.get("scale") == "log" and lo > 0
+    edges = np.geomspace(lo, hi, HEAT_BINS + 1) if log else np.linspace(lo, hi, HEAT_BINS + 1)
+    idx = np.clip(np.searchsorted(edges, numeric, side="right") - 1, 0, HEAT_BINS - 1)
+    labels = [f"{_label(float(a))}-{_label(float(b))}" for a, b in itertools.pairwise(edges)]
+    return idx, labels, [(float(k), _label(float(e))) for k, e in enumerate(edges) if k % 2 == 0]
+
+
+def json_text(v: Any) -> str:
+    return json.dumps(v)
+
+
+def heatmap(results: StudyResults, x: str, y: str, output: str = "goodput.mean") -> Heatmap:
+    """The heatmap of ``output`` over inputs ``x`` and ``y`` (each averaged over the other inputs)."""
+    for name in (x, y):
+        if name not in results.inputs:
+            raise StudyError(f"'{clean(name, 60)}' is not an input of the study (inputs: {', '.join(results.inputs)})")
+    out = _numeric(results, output, "output")
+    xi, xl, xt = _bins(results, x)
+    yi, yl, yt = _bins(results, y)
+    ok = np.isfinite(out)
+    sums = np.zeros((len(yl), len(xl)))
+    counts = np.zeros((len(yl), len(xl)), dtype=np.int64)
+    np.add.at(sums, (yi[ok], xi[ok]), out[ok])
+    np.add.at(counts, (yi[ok], xi[ok]), 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return Heatmap(x, y, output, values, counts, xl, yl, xt, yt)

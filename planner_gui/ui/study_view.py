@@ -1,0 +1,269 @@
+"""File > Open Study Results: a study as a heatmap over two chosen inputs, and its Sobol indices as bars.
+
+The heatmap's cell is the mean of the chosen output (goodput by default) over the study's scenarios whose
+two inputs fall in that cell, whatever their other inputs (:func:`~planner_gui.core.study.summary.heatmap`);
+an empty cell (no scenario there) is left blank. The bars are the first-order and total Sobol indices of
+goodput with their 95% bootstrap intervals, when the study is a Sobol design. Reading the file and the
+indices runs off the window's thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..core import fmt
+from ..core.study.sobol import SobolIndices, sobol_indices
+from ..core.study.spec import StudyError
+from ..core.study.store import StudyResults, read_results
+from ..core.study.summary import Heatmap, heatmap
+from .plot_items import PALETTE, Axis, brush, pen
+from .theme import mark_secondary
+
+__all__ = ["LEGEND", "StudyView", "open_study", "pick_study_file"]
+
+#: The bars' legend entries.
+LEGEND = {"first": "first-order (alone)", "total": "total (with interactions)"}
+#: The output the heatmap shows first.
+DEFAULT_OUTPUT = "goodput.mean"
+
+
+class _Loaded(QObject):
+    """Carries a loaded study (or the one-line reason it could not be) from the reading thread."""
+
+    done = Signal(object, object, object)  # results, Sobol indices or the reason there are none, error text
+
+
+def _load(path: Path) -> tuple[StudyResults | None, SobolIndices | str | None, str | None]:
+    try:
+        res = read_results(path)
+    except StudyError as exc:
+        return None, None, str(exc)
+    if res.rows == 0:
+        return None, None, f"{fmt.clean(path.name, 80)}: no scenario has finished yet"
+    try:
+        sobol: SobolIndices | str = sobol_indices(res, DEFAULT_OUTPUT)
+    except StudyError as exc:
+        sobol = f"No Sobol indices: {exc}"
+    return res, sobol, None
+
+
+class StudyView(QWidget):
+    """A window of one study's results."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, Qt.WindowType.Window)
+        self.setObjectName("studyView")
+        self.setWindowTitle("Study results - planner-gui")
+        self.resize(1100, 620)
+        self.results: StudyResults | None = None
+        self.sobol: SobolIndices | None = None
+        self.heat: Heatmap | None = None
+        self._carrier = _Loaded()
+        self._carrier.done.connect(self._on_loaded)
+        self.loading = False
+
+        self.title = QLabel("Reading...")
+        self.title.setObjectName("studyTitle")
+        self.title.setWordWrap(True)
+        self.x_box, self.y_box, self.out_box = QComboBox(), QComboBox(), QComboBox()
+        for box, name in ((self.x_box, "studyX"), (self.y_box, "studyY"), (self.out_box, "studyOutput")):
+            box.setObjectName(name)
+            box.currentIndexChanged.connect(self._redraw_heatmap)
+        pick = QHBoxLayout()
+        for text, box in (("Across:", self.x_box), ("Up:", self.y_box), ("Colour:", self.out_box)):
+            pick.addWidget(QLabel(text))
+            pick.addWidget(box, 1)
+
+        self.heat_plot = pg.PlotWidget(axisItems={"bottom": Axis("bottom"), "left": Axis("left")})
+        self.heat_plot.setObjectName("studyHeatmap")
+        self.heat_plot.setMenuEnabled(False)
+        self.heat_plot.setMouseEnabled(False, False)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.heat_plot.addItem(self.image)
+        self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False, width=14)
+        self.colorbar.axis.enableAutoSIPrefix(False)  # goodput reads 0.9, not "900 (x0.001)"
+        self.colorbar.setImageItem(self.image, insert_in=self.heat_plot.getPlotItem())
+        self.cell_note = QLabel("")
+        mark_secondary(self.cell_note)
+
+        self.bar_plot = pg.PlotWidget(axisItems={"bottom": Axis("bottom"), "left": Axis("left")})
+        self.bar_plot.setObjectName("studySobol")
+        self.bar_plot.setMenuEnabled(False)
+        self.bar_plot.setMouseEnabled(False, False)
+        self.bar_plot.setTitle("Sobol indices of goodput")
+        self.bar_plot.setLabel("left", "share of the variance")
+        self.legend = self.bar_plot.addLegend(offset=(-10, 10))
+        self.bars: dict[str, pg.BarGraphItem] = {}
+        self.whiskers: dict[str, pg.ErrorBarItem] = {}
+        self.sobol_note = QLabel("")
+        self.sobol_note.setObjectName("studySobolNote")
+        self.sobol_note.setWordWrap(True)
+
+        left = QVBoxLayout()
+        left.addLayout(pick)
+        left.addWidget(self.heat_plot, 1)
+        left.addWidget(self.cell_note)
+        right = QVBoxLayout()
+        right.addWidget(self.bar_plot, 1)
+        right.addWidget(self.sobol_note)
+        body = QHBoxLayout()
+        body.addLayout(left, 3)
+        body.addLayout(right, 2)
+        outer = QVBoxLayout(self)
+        outer.addWidget(self.title)
+        outer.addLayout(body, 1)
+
+    # -- loading -------------------------------------------------------------------------------------------
+    def load(self, path: str | Path) -> None:
+        """Read ``path`` on another thread; the window shows it when it is read (or a dialog says why not)."""
+        p = Path(path)
+        self.loading = True
+        self.title.setText(f"Reading {fmt.clean(p.name, 80)}...")
+        carrier = self._carrier
+        threading.Thread(target=lambda: carrier.done.emit(*_load(p)), daemon=True, name="study-load").start()
+
+    def _on_loaded(self, res: StudyResults | None, sobol: Any, error: str | None) -> None:
+        self.loading = False
+        if error is not None or res is None:
+            QMessageBox.critical(self, "Open Study Results", error or "cannot read the study")
+            self.close()
+            return
+        self.show_results(res, sobol)
+
+    def show_results(self, res: StudyResults, sobol: SobolIndices | str | None) -> None:
+        self.results = res
+        self.setWindowTitle(f"{fmt.clean(res.path.name, 60)} - {fmt.clean(res.name, 60)} - planner-gui")
+        self.title.setText(
+            f"<b>{fmt.clean(res.name, 100)}</b>: {res.rows:,} of {res.total:,} scenarios ({res.design} over "
+            f"{len(res.inputs)} inputs, {int(res.meta['study']['trials']):,} trials each)"
+        )
+        for box in (self.x_box, self.y_box, self.out_box):
+            box.blockSignals(True)
+            box.clear()
+        for name in res.inputs:
+            self.x_box.addItem(name)
+            self.y_box.addItem(name)
+        numeric_outputs = [c for c in res.outputs if np.isfinite(res.numeric(c)).any()]  # type: ignore[arg-type]
+        self.out_box.addItems(numeric_outputs)
+        self.x_box.setCurrentIndex(0)
+        self.y_box.setCurrentIndex(1 if len(res.inputs) > 1 else 0)
+        if DEFAULT_OUTPUT in numeric_outputs:
+            self.out_box.setCurrentText(DEFAULT_OUTPUT)
+        for box in (self.x_box, self.y_box, self.out_box):
+            box.blockSignals(False)
+        self._redraw_heatmap()
+        self._draw_sobol(sobol)
+
+    # -- heatmap -------------------------------------------------------------------------------------------
+    def choose(self, x: str, y: str, output: str | None = None) -> None:
+        """Show ``output`` over inputs ``x`` (across) and ``y`` (up)."""
+        self.x_box.setCurrentText(x)
+        self.y_box.setCurrentText(y)
+        if output is not None:
+            self.out_box.setCurrentText(output)
+        self._redraw_heatmap()
+
+    def _redraw_heatmap(self) -> None:
+        res = self.results
+        if res is None or not self.x_box.currentText() or not self.out_box.currentText():
+            return
+        x, y, out = self.x_box.currentText(), self.y_box.currentText(), self.out_box.currentText()
+        h = heatmap(res, x, y, out)
+        self.heat = h
+        values = h.values
+        finite = values[np.isfinite(values)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        if hi <= lo:
+            hi = lo + max(abs(lo) * 1e-6, 1e-12)
+        self.image.setImage(values, autoLevels=False)
+        self.image.setRect(0, 0, values.shape[1], values.shape[0])
+        self.colorbar.setLevels((lo, hi))
+        self.colorbar.axis.setLabel(out)
+        plot = self.heat_plot.getPlotItem()
+        plot.setLabel("bottom", x)
+        plot.setLabel("left", y)
+        plot.getAxis("bottom").setTicks([h.x_ticks])
+        plot.getAxis("left").setTicks([h.y_ticks])
+        plot.setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
+        plot.setTitle(f"{out}: mean over the other inputs")
+        empty = int((h.counts == 0).sum())
+        per_cell = h.counts[h.counts > 0]
+        note = f"{per_cell.min():,} to {per_cell.max():,} scenarios per cell" if per_cell.size else "no scenarios"
+        if empty:
+            note += f"; {empty} cell{'s' if empty != 1 else ''} without a scenario left blank"
+        self.cell_note.setText(note)
+
+    # -- Sobol indices -----------------------------------------------------------------------------------------
+    def _draw_sobol(self, sobol: SobolIndices | str | None) -> None:
+        for item in (*self.bars.values(), *self.whiskers.values()):
+            self.bar_plot.removeItem(item)
+        self.bars.clear()
+        self.whiskers.clear()
+        self.legend.clear()
+        if not isinstance(sobol, SobolIndices):
+            self.sobol = None
+            self.sobol_note.setText(sobol or "")
+            self.bar_plot.setVisible(False)
+            return
+        self.sobol = sobol
+        self.bar_plot.setVisible(True)
+        d = len(sobol.inputs)
+        xs = np.arange(d, dtype=float)
+        width = 0.38
+        for k, (key, values, conf, color, shift) in enumerate(
+            (
+                ("first", sobol.s1, sobol.s1_conf, PALETTE[0], -width / 2),
+                ("total", sobol.st, sobol.st_conf, PALETTE[1], width / 2),
+            )
+        ):
+            bars = pg.BarGraphItem(x=xs + shift, height=values, width=width, brush=brush(color), pen=pen(color, 1))
+            bars.setZValue(k)
+            self.bar_plot.addItem(bars)
+            self.legend.addItem(bars, LEGEND[key])
+            whisk = pg.ErrorBarItem(x=xs + shift, y=values, height=2 * conf, beam=width / 3, pen=pen("#555555", 1))
+            self.bar_plot.addItem(whisk)
+            self.bars[key], self.whiskers[key] = bars, whisk
+        self.bar_plot.getAxis("bottom").setTicks([_ticks([fmt.clean(n, 24) for n in sobol.inputs])])
+        top = float(max(1.0, np.max(sobol.st + sobol.st_conf), np.max(sobol.s1 + sobol.s1_conf)))
+        bottom = float(min(0.0, np.min(sobol.s1 - sobol.s1_conf), np.min(sobol.st - sobol.st_conf)))
+        self.bar_plot.setRange(xRange=(-0.6, d - 0.4), yRange=(bottom, top * 1.15), padding=0)
+        self.sobol_note.setText(
+            f"Shares of the variance of {sobol.output} over the study's ranges ({sobol.base_samples:,} base samples); "
+            "whiskers: 95% bootstrap intervals. First-order: the input alone; total: with its interactions."
+        )
+
+
+def _ticks(labels: list[str], offset: float = 0.0) -> list[tuple[float, str]]:
+    return [(i + offset, s) for i, s in enumerate(labels)]
+
+
+def pick_study_file(parent: QWidget, folder: str) -> str:
+    """Ask for a study's results file (empty: cancelled)."""
+    path, _ = QFileDialog.getOpenFileName(
+        parent, "Open study results", folder, "Study results (*.parquet *.csv);;All files (*)"
+    )
+    return path
+
+
+def open_study(path: str | Path, parent: QWidget | None = None) -> StudyView:
+    """Open a study's results in a window of their own."""
+    view = StudyView(parent)
+    view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    view.load(path)
+    view.show()
+    return view
