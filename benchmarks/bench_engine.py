@@ -2,6 +2,8 @@
 
 Prints:
 * the cost of numpy drawing one exponential random number (the baseline);
+* the two-tier engine's cost per interruption at 100,000 GPUs (the h100-100k-inmemory preset, replicas in
+  another or the same domain; floor: >= 0.25);
 * the engine's cost per simulated interruption at 16,384, 100,000 and 1,048,576 GPUs
   (54 days, 1,000 trials), and the ratio baseline / engine (floor: >= 0.5 at 100,000); at 100,000
   GPUs also with rate uncertainty on and with a 10-piece rate profile;
@@ -15,6 +17,7 @@ Run: ``python benchmarks/bench_engine.py [--big] [--repeat N]``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import subprocess
 import sys
 import time
@@ -48,6 +51,18 @@ TEN_PIECES = tuple((5.4 * i, 2.0 if i % 2 == 0 else 0.5) for i in range(10))
 
 def engine_run(gpus: int, repeat: int, **changes: object) -> tuple[float, float]:
     sc = Scenario(gpus=gpus).replace(**changes)
+    res = simulate(sc)
+    events = float(res.trials.unplanned.sum() + res.trials.planned.sum())
+    seconds = best_of(lambda: simulate(sc), repeat)
+    return seconds, seconds / events * 1e9
+
+
+def tiers_run(repeat: int, **tiers: object) -> tuple[float, float]:
+    """The h100-100k-inmemory preset (both tiers on), with its tiers changed by ``tiers``."""
+    from planner_gui.core.scenario_io import load_preset
+
+    sc = load_preset("h100-100k-inmemory")
+    sc = sc.replace(tiers=dataclasses.replace(sc.tiers, **tiers))
     res = simulate(sc)
     events = float(res.trials.unplanned.sum() + res.trials.planned.sum())
     seconds = best_of(lambda: simulate(sc), repeat)
@@ -116,6 +131,15 @@ def main() -> None:
         print(
             f"engine   100,000 GPUs x 54 d x 1,000 trials, {what}: {seconds * 1e3:8.1f} ms, "
             f"{per:6.2f} ns per interruption, ratio baseline/engine {base / per:5.2f}"
+        )
+    for what, tiers in (
+        ("two tiers, replicas in another domain", {}),
+        ("two tiers, replicas in the same domain", {"fast_placement": "same-domain"}),
+    ):
+        seconds, per = tiers_run(args.repeat, **tiers)
+        print(
+            f"tiers    100,000 GPUs x 54 d x 1,000 trials, {what}: {seconds * 1e3:8.1f} ms, "
+            f"{per:6.2f} ns per interruption, ratio baseline/engine {base / per:5.2f}  (floor 0.25)"
         )
     xs = gpu_counts(41)
     for trials in (50, 200, 1000):
