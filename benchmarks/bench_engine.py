@@ -26,6 +26,8 @@ import numpy as np
 
 from planner_gui.core.model import Scenario
 from planner_gui.core.results import simulate
+from planner_gui.core.spares import Spares
+from planner_gui.core.spares.run import run_spares
 from planner_gui.core.sweep import gpu_counts, interval_points, sweep_gpus, sweep_interval
 
 
@@ -54,6 +56,14 @@ def engine_run(gpus: int, repeat: int, **changes: object) -> tuple[float, float]
     res = simulate(sc)
     events = float(res.trials.unplanned.sum() + res.trials.planned.sum())
     seconds = best_of(lambda: simulate(sc), repeat)
+    return seconds, seconds / events * 1e9
+
+
+def spares_run(gpus: int, repeat: int, spares: Spares) -> tuple[float, float]:
+    sc = Scenario(gpus=gpus)
+    res = run_spares(sc, spares)
+    events = float(res.trials.unplanned.sum() + res.trials.planned.sum())
+    seconds = best_of(lambda: run_spares(sc, spares), repeat)
     return seconds, seconds / events * 1e9
 
 
@@ -131,6 +141,16 @@ def main() -> None:
         print(
             f"engine   100,000 GPUs x 54 d x 1,000 trials, {what}: {seconds * 1e3:8.1f} ms, "
             f"{per:6.2f} ns per interruption, ratio baseline/engine {base / per:5.2f}"
+        )
+    for what, spares in (
+        ("spares (89 nodes, swap 10 min)", Spares(spare_nodes=89, swap_min=10)),
+        ("spares + continue", Spares(spare_nodes=89, swap_min=10, recovery_mode="continue")),
+    ):
+        seconds, per = spares_run(100_000, args.repeat, spares)
+        print(
+            f"spares   100,000 GPUs x 54 d x 1,000 trials, {what}: {seconds * 1e3:8.1f} ms, "
+            f"{per:6.2f} ns per interruption, ratio baseline/engine {base / per:5.3f}"
+            + ("  (floor 0.1)" if "continue" in what else "")
         )
     for what, tiers in (
         ("two tiers, replicas in another domain", {}),

@@ -174,7 +174,9 @@ def sizing_counts(scenario: Scenario, spares: Spares, points: int = 21) -> np.nd
     _, interval = resolve(scenario)
     p = spares_params(scenario, spares.replace_spares(None), interval)
     top = max(4, math.ceil(1.25 * recommended_spares(p, 0.999)))
-    return np.unique(np.round(np.linspace(0, top, points)).astype(int))
+    counts = np.round(np.linspace(0, top, points)).astype(int)
+    # The pool that meets the target is always one of them.
+    return np.unique(np.append(counts, recommended_spares(p, TARGET)))
 
 
 @dataclass(frozen=True)

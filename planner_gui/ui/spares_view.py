@@ -1,0 +1,250 @@
+"""Spare-pool sizing window (View > Spare-Pool Sizing): goodput, the chance a failure finds no spare and the
+total cost (the job's lost GPU-hours plus the pool's GPU-hours, at the scenario's price) against the number
+of spare nodes, with the cheapest pool and the pool where 99 % of failures find a spare marked.
+
+The controls edit one :class:`~planner_gui.core.spares.Spares`; every change starts a computation on a
+worker thread (the window never waits for it; a newer request supersedes an older one).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..core.model import Scenario
+from ..core.params import resolve
+from ..core.spares.exact import recommended_spares, repair_quantile
+from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, repair_hours_of, spares_params
+from ..core.spares.run import SizingResult, check_spares_fit, sizing, sizing_counts
+
+__all__ = ["SparesDialog"]
+
+#: Trials per spare count in the window (the command line uses the scenario's).
+WINDOW_TRIALS = 200
+#: Spare counts tried.
+WINDOW_POINTS = 15
+REPAIR_CATEGORIES = ("GPU", "Host", "Network", "Unplanned Maintenance")
+
+
+class _Relay(QObject):
+    done = Signal(int, object)
+
+
+class SparesDialog(QDialog):
+    """The sizing plots for one scenario and the spares controls."""
+
+    def __init__(self, scenario: Scenario, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Spare-Pool Sizing")
+        self.setObjectName("sparesDialog")
+        self.scenario = scenario
+        self.spares = Spares()
+        self.sizing_result: SizingResult | None = None
+        self._request = 0
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        self._relay = _Relay()
+        self._relay.done.connect(self._finished)
+        self._timer = QTimer(self, singleShot=True, interval=150)
+        self._timer.timeout.connect(self._start)
+
+        form = QFormLayout()
+        self.controls: dict[str, QWidget] = {}
+
+        def spin(name: str, label: str, lo: float, hi: float, value: float, step: float, decimals: int = 1) -> None:
+            w = QDoubleSpinBox()
+            w.setObjectName(name)
+            w.setRange(lo, hi)
+            w.setDecimals(decimals)
+            w.setSingleStep(step)
+            w.setValue(value)
+            w.valueChanged.connect(self._changed)
+            form.addRow(label, w)
+            self.controls[name] = w
+
+        spin("swap_min", "Swap time (min)", 0, 10_000, self.spares.swap_min, 1)
+        for cat in REPAIR_CATEGORIES:
+            spin(f"repair:{cat}", f"{cat} repair (h)", 0, 100_000, repair_hours_of(cat, self.spares), 1)
+            self.controls[f"repair:{cat}"].setToolTip(DEFAULT_REPAIR_HOURS[cat][1])
+        spin("repair_sigma", "Repair sigma (0: exponential)", 0, 4, 0, 0.1, 2)
+        mode = QComboBox()
+        mode.setObjectName("recovery_mode")
+        mode.addItems(list(RECOVERY_MODES))
+        mode.currentTextChanged.connect(self._changed)
+        form.addRow("Recovery mode", mode)
+        self.controls["recovery_mode"] = mode
+        rep = QSpinBox()
+        rep.setObjectName("replica_gpus")
+        rep.setRange(scenario.gpus_per_node, max(scenario.gpus_per_node, scenario.gpus))
+        rep.setSingleStep(scenario.gpus_per_node)
+        rep.setValue(min(self.spares.replica_gpus, max(scenario.gpus_per_node, scenario.gpus)))
+        rep.valueChanged.connect(self._changed)
+        form.addRow("Replica GPUs (continue)", rep)
+        self.controls["replica_gpus"] = rep
+        spin("continue_stall_min", "Continue stall (min)", 0, 10_000, self.spares.continue_stall_min, 0.5)
+        shrink = QSpinBox()
+        shrink.setObjectName("min_gpus")
+        shrink.setRange(0, scenario.gpus)
+        shrink.setSpecialValueText("no shrinking")
+        shrink.valueChanged.connect(self._changed)
+        form.addRow("Shrink to GPUs", shrink)
+        self.controls["min_gpus"] = shrink
+
+        self.summary = QLabel("computing...")
+        self.summary.setObjectName("sparesSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        left = QVBoxLayout()
+        left.addLayout(form)
+        left.addWidget(self.summary)
+        left.addStretch(1)
+
+        self.plots = pg.GraphicsLayoutWidget()
+        self.plots.setObjectName("sparesPlots")
+        self.plot_goodput = self.plots.addPlot(row=0, col=0, title="Goodput")
+        self.plot_nospare = self.plots.addPlot(row=1, col=0, title="Failures that find no spare")
+        self.plot_cost = self.plots.addPlot(row=2, col=0, title="Total cost: lost GPU-hours + spare pool")
+        for plot, unit in ((self.plot_goodput, "%"), (self.plot_nospare, "%"), (self.plot_cost, "$M")):
+            plot.setLabel("bottom", "spare nodes")
+            plot.setLabel("left", unit)
+            plot.showGrid(x=True, y=True, alpha=0.25)
+            plot.addLegend(offset=(-10, 10))
+        self.curves = {
+            "goodput": self.plot_goodput.plot(name="goodput (Monte Carlo)", pen=pg.mkPen("#1f77b4", width=2)),
+            "nospare": self.plot_nospare.plot(name="Monte Carlo", pen=pg.mkPen("#d62728", width=2)),
+            "nospare_exact": self.plot_nospare.plot(
+                name="M/G/infinity", pen=pg.mkPen("#555555", width=1, style=Qt.PenStyle.DashLine)
+            ),
+            "cost": self.plot_cost.plot(name="total cost", pen=pg.mkPen("#2ca02c", width=2)),
+            "pool_cost": self.plot_cost.plot(
+                name="spare pool alone", pen=pg.mkPen("#9467bd", width=1, style=Qt.PenStyle.DashLine)
+            ),
+        }
+        self.marks = {
+            "cheapest": pg.ScatterPlotItem(name="cheapest pool", symbol="o", size=11, brush=pg.mkBrush("#2ca02c")),
+            "target": pg.ScatterPlotItem(name="99% find a spare", symbol="t", size=12, brush=pg.mkBrush("#ff7f0e")),
+        }
+        self.plot_cost.addItem(self.marks["cheapest"])
+        self.plot_cost.addItem(self.marks["target"])
+
+        row = QHBoxLayout(self)
+        side = QWidget()
+        side.setLayout(left)
+        side.setMaximumWidth(340)
+        row.addWidget(side)
+        row.addWidget(self.plots, 1)
+        self.resize(1100, 720)
+        self._start()
+
+    # -- inputs ------------------------------------------------------------------------------------
+    def _read(self) -> Spares:
+        c = self.controls
+        sigma = c["repair_sigma"].value()  # type: ignore[attr-defined]
+        shrink = c["min_gpus"].value()  # type: ignore[attr-defined]
+        return dataclasses.replace(
+            self.spares,
+            swap_min=float(c["swap_min"].value()),  # type: ignore[attr-defined]
+            repair_hours=self._repairs(),
+            repair_sigma=None if sigma == 0 else float(sigma),
+            recovery_mode=c["recovery_mode"].currentText(),  # type: ignore[attr-defined]
+            replica_gpus=int(c["replica_gpus"].value()),  # type: ignore[attr-defined]
+            continue_stall_min=float(c["continue_stall_min"].value()),  # type: ignore[attr-defined]
+            min_gpus=None if shrink == 0 else int(shrink),
+        )
+
+    def _repairs(self) -> tuple[tuple[str, float], ...]:
+        """The repair times that differ from the defaults (the defaults are not written out)."""
+        out = []
+        for cat in REPAIR_CATEGORIES:
+            hours = float(self.controls[f"repair:{cat}"].value())  # type: ignore[attr-defined]
+            if hours != DEFAULT_REPAIR_HOURS[cat][0]:
+                out.append((cat, hours))
+        return tuple(out)
+
+    def _changed(self, *_: object) -> None:
+        self.spares = self._read()
+        self.summary.setText("computing...")
+        self._timer.start()
+
+    # -- computation -------------------------------------------------------------------------------
+    def _start(self) -> None:
+        self._request += 1
+        req, sc, sp = self._request, self.scenario.replace(trials=min(self.scenario.trials, WINDOW_TRIALS)), self.spares
+        try:
+            check_spares_fit(sc, sp)
+        except ValueError as exc:
+            self.summary.setText(f"Cannot compute: {exc}")
+            return
+
+        def work() -> object:
+            try:
+                return sizing(sc, sp, sizing_counts(sc, sp, WINDOW_POINTS), should_stop=lambda: req != self._request)
+            except Exception as exc:
+                return exc
+
+        fut = self._pool.submit(work)
+        fut.add_done_callback(lambda f: self._relay.done.emit(req, f.result()))
+
+    def _finished(self, req: int, result: object) -> None:
+        if req != self._request:
+            return  # superseded
+        if isinstance(result, Exception):
+            if type(result).__name__ != "Cancelled":
+                QMessageBox.warning(self, "Spare-pool sizing", f"Cannot compute: {result}")
+            return
+        assert isinstance(result, SizingResult)
+        self.sizing_result = result
+        self._draw(result)
+
+    def _draw(self, r: SizingResult) -> None:
+        x = r.spare_nodes.astype(float)
+        self.curves["goodput"].setData(x, 100 * r.goodput)
+        self.curves["nospare"].setData(x, 100 * r.p_no_spare)
+        self.curves["nospare_exact"].setData(x, 100 * r.p_no_spare_expected)
+        self.curves["cost"].setData(x, r.total_cost_usd / 1e6)
+        self.curves["pool_cost"].setData(x, r.spare_gpu_hours * self.scenario.gpu_hour_cost_usd / 1e6)
+        i = int(np.flatnonzero(r.spare_nodes == r.cheapest)[0])
+        self.marks["cheapest"].setData([x[i]], [r.total_cost_usd[i] / 1e6])
+        if r.meets_target is not None:
+            j = int(np.flatnonzero(r.spare_nodes == r.meets_target)[0])
+            self.marks["target"].setData([x[j]], [r.total_cost_usd[j] / 1e6])
+        else:
+            self.marks["target"].setData([], [])
+        _, interval = resolve(self.scenario)
+        p = spares_params(self.scenario, self.spares, interval)
+        rec = recommended_spares(p)
+        self.summary.setText(
+            f"Nodes in repair (M/G/infinity): mean {p.mean_nodes_in_repair:,.1f}, p95 {repair_quantile(p, 0.95):,.0f} "
+            f"of {p.job_nodes:,} job nodes.\n"
+            f"Pool where 99% of failures find a spare: {rec:,} nodes "
+            f"({100 * rec / p.job_nodes:.2f}% of the job).\n"
+            f"Cheapest pool tried: {r.cheapest:,} nodes, total ${r.total_cost_usd[i] / 1e6:,.1f}M "
+            f"(goodput {100 * r.goodput[i]:.1f}%).\n"
+            "Without shrinking, a job waits whenever more nodes are in repair than there are spares, so a pool "
+            "below the nodes usually in repair leaves it waiting most of the time.\n"
+            f"{WINDOW_TRIALS if self.scenario.trials >= WINDOW_TRIALS else self.scenario.trials} trials per count; "
+            "'planner-gui sweep --over spares' runs the scenario's."
+        )
+        if math.isfinite(r.total_cost_usd.max()):
+            self.plot_cost.enableAutoRange()
+
+    def done(self, code: int) -> None:
+        self._request += 1  # stop the worker at its next check
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        super().done(code)

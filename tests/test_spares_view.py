@@ -1,0 +1,91 @@
+"""The spare-pool sizing window: controls change what their labels name, and every legend entry is drawn."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from planner_gui.core.model import Scenario
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def dialog(qtbot):
+    from planner_gui.ui.spares_view import SparesDialog
+
+    d = SparesDialog(Scenario(gpus=16_384, trials=40, days=10.0))
+    qtbot.addWidget(d)
+    qtbot.waitUntil(lambda: d.sizing_result is not None, timeout=60_000)
+    return d
+
+
+#: control -> (new value, the Spares field it must change)
+CONTROLS = {
+    "swap_min": (7.0, "swap_min"),
+    "repair:GPU": (12.0, "repair_hours"),
+    "repair:Host": (3.0, "repair_hours"),
+    "repair:Network": (9.0, "repair_hours"),
+    "repair:Unplanned Maintenance": (1.0, "repair_hours"),
+    "repair_sigma": (1.2, "repair_sigma"),
+    "recovery_mode": ("continue", "recovery_mode"),
+    "replica_gpus": (2048, "replica_gpus"),
+    "continue_stall_min": (5.0, "continue_stall_min"),
+    "min_gpus": (8000, "min_gpus"),
+}
+
+
+@pytest.mark.parametrize("name", list(CONTROLS))
+def test_each_control_changes_its_field_only(dialog, name):
+    value, field = CONTROLS[name]
+    before = dataclasses.asdict(dialog.spares)
+    w = dialog.controls[name]
+    if name == "recovery_mode":
+        w.setCurrentText(value)
+    else:
+        w.setValue(value)
+    after = dataclasses.asdict(dialog.spares)
+    changed = {k for k in before if before[k] != after[k]}
+    assert changed == {field}
+    if field == "repair_hours":
+        cat = name.split(":", 1)[1]
+        assert dict(after["repair_hours"])[cat] == value
+        others = {k: v for k, v in dict(after["repair_hours"]).items() if k != cat}
+        assert all(dict(before["repair_hours"]).get(k, v) == v for k, v in others.items())
+    else:
+        assert after[field] == value
+
+
+def test_every_legend_entry_is_drawn(dialog):
+    for plot in (dialog.plot_goodput, dialog.plot_nospare, dialog.plot_cost):
+        for sample, label in plot.legend.items:
+            item = sample.item
+            xs, _ = item.getData()
+            assert xs is not None and len(xs) > 0, label.text
+
+
+def test_a_change_recomputes_and_marks_the_pools(dialog, qtbot):
+    first = dialog.sizing_result
+    dialog.controls["repair:GPU"].setValue(96.0)
+    qtbot.waitUntil(lambda: dialog.sizing_result is not first, timeout=60_000)
+    r = dialog.sizing_result
+    assert r.cheapest in r.spare_nodes
+    assert "99%" in dialog.summary.text()
+    # Longer GPU repairs need a larger pool.
+    assert r.recommended > first.recommended
+
+
+def test_the_view_menu_opens_the_sizing_window(make_window, qtbot):
+    from PySide6.QtGui import QAction
+
+    from planner_gui.ui.spares_view import SparesDialog
+
+    win = make_window()
+    act = win.findChild(QAction, "actionSparesSizing")
+    assert act is not None and "Spare-Pool" in act.text()
+    act.trigger()
+    dlg = win.findChild(SparesDialog)
+    assert dlg is not None and dlg.scenario == win.scenario()
+    qtbot.waitUntil(lambda: dlg.sizing_result is not None, timeout=120_000)
+    dlg.close()
