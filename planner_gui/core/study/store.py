@@ -210,7 +210,14 @@ class ResultStore:
 
     def __init__(self, path: str | os.PathLike[str], meta: dict[str, Any], *, fresh: bool = False) -> None:
         self.path = Path(os.fspath(path))
-        output_format(self.path)
+        if output_format(self.path) == "parquet":
+            try:
+                import pyarrow.parquet  # noqa: F401 - refuse now, not after the first results
+            except ImportError as exc:
+                raise StudyError(
+                    f"{clean(self.path.name, 80)}: writing Parquet needs the Python package {exc.name}, which this "
+                    "installation lacks; write CSV (-o results.csv) or pip install planner-gui"
+                ) from None
         self.journal_path = self.path.with_name(self.path.name + ".journal")
         self.meta = meta
         self.done: dict[int, dict[str, Any]] = {}
