@@ -239,3 +239,17 @@ def test_cli_bad_spares_flags_exit_2_with_one_line(capsys, argv):
     code, _out, err = _cli(capsys, *argv)
     assert code == 2
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--continue-stall", "5"],
+        ["run", "--replica-gpus", "2048", "--spare-nodes", "4"],
+        ["run", "--shrink-to", "8000"],
+        ["run", "--repair-hours", "GPU=12"],
+    ],
+)
+def test_cli_flags_that_would_change_nothing_are_refused(capsys, argv):
+    code, _out, err = _cli(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1

@@ -131,6 +131,17 @@ def spares_from_args(args: argparse.Namespace, sc: Scenario) -> Spares:
         changes["max_replicas_lost"] = args.max_replicas_lost
     for key, value in changes.items():
         sp = Spares(**{**_fields(sp), key: value})
+    if sp.recovery_mode != "continue":
+        for field in ("replica_gpus", "continue_stall", "max_replicas_lost"):
+            if getattr(args, field) is not None:
+                raise UsageError(f"{SPARES_FLAGS[field]}: applies with --recovery-mode continue")
+    if sp.spare_nodes is None and sp.recovery_mode == "restart":
+        for field in ("shrink_to", "repair_hours", "repair_sigma"):
+            if getattr(args, field) is not None:
+                raise UsageError(
+                    f"{SPARES_FLAGS[field]}: changes nothing with unlimited spares in restart mode; give "
+                    "--spare-nodes N, --recovery-mode continue, or use 'sweep --over spares'"
+                )
     try:
         check_spares_fit(sc, sp)
     except ValueError as exc:

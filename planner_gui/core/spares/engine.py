@@ -52,6 +52,8 @@ HOURS_KEYS = (
 _DEPART, _RESTART, _PLANNED, _CONTINUE, _MARK, _PAD = 0, 1, 2, 3, 4, 5
 #: Lanes simulated together.
 LANES = 500
+#: Points (interruptions, repairs, marks) per block, all lanes together: bounds the memory of a block.
+BLOCK_ELEMENTS = 3_000_000
 
 
 @dataclass
@@ -386,12 +388,15 @@ def simulate_spares(
     from ..engine import Cancelled
 
     blocks = []
-    seeds = np.random.SeedSequence([seed, 0x5FA2E5]).spawn(math.ceil(trials / LANES))
+    # Lanes per block: at most LANES, and few enough that a block's arrays stay near BLOCK_ELEMENTS.
+    per_trial = (p.lam + p.mu + float(p.node_loss_rates.sum())) * (p.hours + warm_hours(p) + _tail_hours(p)) + 8
+    lanes = int(max(1, min(LANES, BLOCK_ELEMENTS // per_trial)))
+    seeds = np.random.SeedSequence([seed, 0x5FA2E5]).spawn(math.ceil(trials / lanes))
     done = 0
     for ss in seeds:
         if should_stop is not None and should_stop():
             raise Cancelled
-        n = min(LANES, trials - done)
+        n = min(lanes, trials - done)
         blocks.append(_simulate_block(p, n, np.random.default_rng(ss)))
         done += n
         if progress is not None:
