@@ -174,7 +174,8 @@ def test_levels_of_text_and_numbers_are_one_text_column(tmp_path):
 BAD_SPECS = [
     ("[vary]\n", "name at least one input"),
     ("[vary]\ngpus = 5\n", "a value for every scenario belongs under [set]"),
-    ("[vary]\ndetect_mins = [1, 2]\n", "detect_mins: not a field of the scenario"),
+    ("[vary]\ndetect_mins = [1, 2]\n", "detect_mins: unknown key (allowed: format_version, name, gpus"),
+    ('[vary]\n"components.Faulty GPU.rate" = [1e-6]\n', "components[0].rate: unknown key"),
     ("[vary]\ngpus = [0, 10]\n", "gpus: must be a whole number from 1"),
     ("[vary]\ngpus = { min = 10, max = 5, points = 2 }\n", "min < max"),
     ("[vary]\ngpus = { min = 1000, max = 5000 }\n", "a grid needs points"),

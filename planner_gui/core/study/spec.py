@@ -179,7 +179,7 @@ def read_spec(path: str | Path) -> StudySpec:
     try:
         p, data = read_file(path)
     except ScenarioError as exc:
-        raise StudyError(str(exc)) from None
+        raise StudyError(str(exc).replace("not a scenario file", "not a study file")) from None
     if len(data) > MAX_SPEC_BYTES:
         raise StudyError(f"{clean(str(p), 120)}: file is {len(data):,} bytes; the limit is {MAX_SPEC_BYTES:,}")
     try:
@@ -403,11 +403,6 @@ def _set(doc: dict[str, Any], path: Path_, value: Any, table: str, *, must_exist
                 f"{where}: a component's field is components.NAME.FIELD, e.g. components.Faulty GPU.rate_per_gpu_hour"
             )
         comp = _component(doc, path[1], where)
-        if path[2] not in comp and must_exist:
-            raise StudyError(
-                f"{where}: component '{clean(path[1], 40)}' has no field {clean(path[2], 40)} "
-                f"(fields: {', '.join(comp)})"
-            )
         comp[path[2]] = value
         return
     node = doc
@@ -424,9 +419,6 @@ def _set(doc: dict[str, Any], path: Path_, value: Any, table: str, *, must_exist
                 )
             raise StudyError(f"{where}: '{clean(show_path(path[: i + 1]), 40)}' is not a section of the scenario")
         node = nxt
-    if must_exist and path[-1] not in node:
-        fields = ", ".join(k for k in node if k != "format_version")
-        raise StudyError(f"{where}: not a field of the scenario (fields here: {clean(fields, 200)})")
     node[path[-1]] = value
 
 
@@ -456,18 +448,20 @@ def apply_values(base: dict[str, Any], inputs: tuple[Input, ...], values: tuple[
 
 
 def _base_value(doc: dict[str, Any], path: Path_) -> Any:
-    """The base's value at ``path`` (checking that it exists), or 1.0 for a multiplier."""
+    """The base's value at ``path`` (None where the base leaves an optional field out), or 1.0 for a
+    multiplier; a section or component that is not there is an error. A field the scenario does not have
+    is refused by the scenario's own validation (with the keys it allows)."""
     probe = json.loads(json.dumps(doc))
     if path[0] == MULTIPLIER:
         _multiply(probe, path, 1.0, f"vary.{_where(path)}")
         return 1.0
-    _set(probe, path, None, "vary", must_exist=True)  # raises when the path is not in the scenario
-    node: Any = doc
+    _set(probe, path, None, "vary", must_exist=True)  # raises when a section or component is not there
     if path[0] == "components":
-        return _component(doc, path[1], "vary")[path[2]]
-    for part in path:
+        return _component(doc, path[1], "vary").get(path[2])
+    node: Any = doc
+    for part in path[:-1]:
         node = node[part]
-    return node
+    return node.get(path[-1])
 
 
 def _input(path: Path_, spec: Any, base: dict[str, Any], design: str) -> Input:
