@@ -548,6 +548,8 @@ def test_best_scenarios_meet_the_constraint_at_least_cost(tmp_path, capsys):
     assert "no numeric column 'goodput'" in capsys.readouterr().err
     assert main(["study", "--summary", str(tmp_path / "r.parquet"), "--where", "goodput.mean = 0.9"]) == 2
     assert "must be COLUMN>=VALUE" in capsys.readouterr().err
+    assert main(["study", "--summary", str(tmp_path / "r.parquet"), "--where", "goodput.mean>=90"]) == 2
+    assert "for 90 %, write 0.9" in capsys.readouterr().err
 
 
 # -- Ctrl-C ------------------------------------------------------------------------------------------------

@@ -64,6 +64,10 @@ def parse_condition(text: str, results: StudyResults) -> Condition:
         raise StudyError(f"--where: '{clean(m.group('value'), 40)}' is not a number") from None
     if not math.isfinite(value):
         raise StudyError(f"--where: the value must be finite (got {value})")
+    if col.startswith("goodput") and value > 1:
+        raise StudyError(
+            f"--where: goodput is a share from 0 to 1 (got {value:g}; for {value:g} %, write {value / 100:g})"
+        )
     return Condition(col, m.group("op"), value)
 
 
