@@ -147,9 +147,9 @@ def test_every_legend_entry_is_drawn(make_window):
                     inside = (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
                 assert inside.any(), (name, label.text, "drawn outside the view")
     texts = [label.text for _, label in win.plots.legends["goodputVsGpusPlot"].items]
-    assert "baseline (pinned)" in texts
+    assert f"pinned: {win.scenario().name}" in texts
     win.clear_baseline()
-    assert not any(label.text.startswith("baseline") for _, label in win.plots.legends["goodputVsGpusPlot"].items)
+    assert not any(label.text.startswith("pinned") for _, label in win.plots.legends["goodputVsGpusPlot"].items)
 
 
 # -- nothing clipped, at every common screen size and the declared minimum ---------------------------------
@@ -247,16 +247,17 @@ def test_summary_shows_the_optimum_and_the_points_it_adds(make_window, qtbot):
 def test_baseline_shows_in_the_legend_and_the_summary(make_window, qtbot):
     win = make_window()
     win.pin_baseline()
-    base_y = win.plots.gp_base.getData()[1].copy()
+    gp_base = win.plots.pinned[0].items["goodputVsGpusPlot"]
+    base_y = gp_base.getData()[1].copy()
     win.controls.values["restart_min"].spin.setValue(30.0)
     settle(qtbot, win)
-    np.testing.assert_array_equal(win.plots.gp_base.getData()[1], base_y)
+    np.testing.assert_array_equal(gp_base.getData()[1], base_y)
     assert not np.allclose(win.plots.gp_band.mean.getData()[1], base_y)
     d = 100 * (win.last_result.main.goodput.mean() - win.plots.baseline.main.goodput.mean())
     assert win.summary.goodput.versus.isVisible()
     assert f"{d:+.2f} points" in win.summary.goodput.versus.text()
     win.clear_baseline()
-    assert not win.plots.gp_base.isVisible() and not win.summary.goodput.versus.isVisible()
+    assert gp_base.scene() is None and not win.plots.pinned and not win.summary.goodput.versus.isVisible()
 
 
 # -- values under the mouse -------------------------------------------------------------------------------

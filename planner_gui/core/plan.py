@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .engine import RawTrials
+from .engine import Cancelled, RawTrials
 from .model import Scenario
 from .params import optimal_intervals, resolve
 from .results import SimulationResult, simulate
+from .scenario_io import ScenarioError
 from .specs import GPU_RANGE, MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
 from .sweep import (
     SweepResult,
@@ -33,6 +34,7 @@ from .sweep import (
     sweep_gpus,
     sweep_interval,
 )
+from .training import CostCurve, TimeToTrain, cost_curve
 
 __all__ = ["FULL", "PREVIEW", "GpuSweepCache", "PlanRequest", "PlanResult", "Quality", "compute_plan"]
 
@@ -63,6 +65,9 @@ FULL = Quality("full", None, 21, 150, 41, 100)
 EXACT_CURVE_POINTS = 161
 #: Interruptions simulated per GPU-sweep point at most in the full run.
 GPU_SWEEP_EVENTS = FULL.gpu_events_per_point
+#: GPU counts where the full run simulates the time to train for the days-and-cost plot, and its trials there.
+COST_MC_POINTS = 6
+COST_MC_TRIALS = 200
 #: A preview keeps at least this many trials (its p05-p95 range needs a few) before it shortens the window.
 MIN_PREVIEW_TRIALS = 8
 
@@ -96,6 +101,8 @@ class PlanResult:
     stamps: dict[str, float] = field(default_factory=dict)
     window_fraction: float = 1.0
     from_cache: bool = False
+    #: Days and cost to train against GPU count, when the scenario has a training section.
+    cost_curve: CostCurve | None = None
 
 
 def interval_range(sc: Scenario) -> tuple[float, float]:
@@ -193,7 +200,17 @@ def _whole_window_run(res: SimulationResult, sc: Scenario, fraction: float) -> S
     expected = dataclasses.replace(
         e, hours_window=sc.hours, unplanned=e.unplanned / fraction, planned=e.planned / fraction
     )
-    return SimulationResult(sc.replace(trials=res.scenario.trials), res.interval_min, res.optimal, expected, scaled)
+    fast = None if res.restores_fast is None else _to_whole_window(res.restores_fast, fraction)
+    return SimulationResult(
+        sc.replace(trials=res.scenario.trials),
+        res.interval_min,
+        res.optimal,
+        expected,
+        scaled,
+        res.time_to_train,
+        res.tier_plan,
+        fast,
+    )
 
 
 def _whole_window_sweep(s: SweepResult, fraction: float) -> SweepResult:
@@ -227,6 +244,27 @@ def _gpu_sweep(
     run, fraction = _fit(sc, min(trials, q.gpu_trials), cost, q.budget_s)
     res = sweep_gpus(run, counts, should_stop=should_stop, progress=progress, max_events_per_point=cap)
     return _whole_window_sweep(res, fraction), time.perf_counter() - t0
+
+
+def _cost_curve(sc: Scenario, q: Quality, counts: np.ndarray, should_stop: StopCheck) -> CostCurve | None:
+    """Days and cost to train at the GPU sweep's counts (None without a training section). The full run
+    also simulates the time to train at :data:`COST_MC_POINTS` of them (those it can simulate in size);
+    a preview gives the expectations alone."""
+    if sc.training is None or sc.uses_tiers:  # its expectations are a single checkpoint tier's
+        return None
+    curve = cost_curve(sc, counts)
+    if q.budget_s is not None:
+        return curve
+    picks = np.unique(np.round(np.geomspace(counts[0], counts[-1], COST_MC_POINTS)).astype(np.int64))
+    mc: list[TimeToTrain] = []
+    for n in picks:
+        if should_stop is not None and should_stop():
+            raise Cancelled
+        try:
+            mc.extend(cost_curve(sc, [int(n)], [int(n)], min(sc.trials, COST_MC_TRIALS)).mc)
+        except ScenarioError:  # too large to simulate: the expectation stands alone there
+            continue
+    return dataclasses.replace(curve, mc=tuple(mc))
 
 
 def _cached_gpu_sweep(sc: Scenario, q: Quality, cache: GpuSweepCache | None) -> SweepResult | None:
@@ -282,6 +320,17 @@ def compute_plan(
         by_gpus, timings["gpus"] = _gpu_sweep(sc, q, trials, should_stop, step(0.7, 1.0))
         if cache is not None:
             cache.put(_gpu_sweep_key(sc, q), by_gpus)
+    t3 = time.perf_counter()
+    costs = _cost_curve(sc, q, by_gpus.x, should_stop)
+    timings["cost"] = time.perf_counter() - t3
     return PlanResult(
-        req, main, by_interval, by_gpus, exact_curve, time.perf_counter() - t0, timings, window_fraction=fraction
+        req,
+        main,
+        by_interval,
+        by_gpus,
+        exact_curve,
+        time.perf_counter() - t0,
+        timings,
+        window_fraction=fraction,
+        cost_curve=costs,
     )

@@ -29,6 +29,7 @@ from ..core.inputs import Inputs
 from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
 from ..core.specs import SPECS
 from .theme import mark_secondary
+from .training_controls import TrainingBox
 from .widgets import SpinBox, ValueControl, nice_gpu_count, sig_text
 
 __all__ = ["MULT_RANGE", "ControlsPanel"]
@@ -107,6 +108,9 @@ class ControlsPanel(QScrollArea):
         self._build_rates()
         self._build_checkpointing()
         self._build_recovery()
+        self.training = TrainingBox(inputs)
+        self.training.dragFinished.connect(self.dragFinished)
+        self._layout.addWidget(self.training)
         self._build_monte_carlo()
         self._layout.addStretch(1)
         self.setWidget(body)
@@ -281,6 +285,7 @@ class ControlsPanel(QScrollArea):
             self.all_mult,
             *self.cat_mult.values(),
             *(r.control for r in self.comp_rows.values()),
+            *self.training.controls,
         ]
         return any(c.slider.isSliderDown() for c in controls)
 
@@ -302,6 +307,8 @@ class ControlsPanel(QScrollArea):
         self.use_optimal.blockSignals(False)
         if everything or {"trials", "seed"} & changed:
             self._show_monte_carlo(sc)
+        if everything or {"training", "gpus"} & changed:
+            self.training.follow()
         if everything or "components" in changed:
             self._show_rates(sc)
 

@@ -7,6 +7,7 @@ window sets up.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 
@@ -16,9 +17,13 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMenu, QMessageB
 from ..core import fmt
 from ..core.inputs import Inputs
 from ..core.model import Scenario
-from ..core.plan import PlanResult
+from ..core.plan import FULL, PlanResult
 from ..core.scenario_io import DEFAULT_PRESET, ScenarioError, dumps, load, load_preset, loads, save
+from ..core.sensitivity import sensitivity
+from ..core.userfiles import write_atomic
+from ..report.document import MAX_COMPARED, render_report
 from .export import caption_lines, export_plots, export_results
+from .planning import PlanningPanel
 from .plots import PlotsPanel
 
 log = logging.getLogger(__name__)
@@ -39,7 +44,12 @@ class FileWindow(QMainWindow):
     status: QLabel
     recent_menu: QMenu
     last_result: PlanResult | None
+    pins: list[tuple[str, PlanResult]]
+    planning: PlanningPanel
     _path: Path | None
+
+    def results_current(self) -> bool:
+        raise NotImplementedError
 
     def set_scenario(self, sc: Scenario, path: Path | None = None) -> None:
         raise NotImplementedError
@@ -200,6 +210,44 @@ class FileWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, "Export results", self._dialog_dir("results.csv"), "CSV (*.csv)")
         if path:
             self.export_results_to(path if path.lower().endswith(".csv") else path + ".csv")
+
+    def export_report_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export report", self._dialog_dir("report.html"), "HTML (*.html)")
+        if path:
+            self.export_report_to(path if path.lower().endswith((".html", ".htm")) else path + ".html")
+
+    def export_report_to(self, path: str | Path) -> Path | None:
+        """Write the one-page HTML report of the results shown (the current scenario, the pinned ones beside
+        it, the sensitivity at the Planning tab's factor), as ``planner-gui report`` does."""
+        if self.last_result is None or not self.results_current() or self.last_result.request.quality != FULL:
+            self._error(
+                "Cannot export the report yet",
+                "The report needs the full results of the current inputs: wait until the status bar says "
+                "'Showing', then export again.",
+            )
+            return None
+        res = dataclasses.replace(
+            self.last_result, main=dataclasses.replace(self.last_result.main, scenario=self.inputs.scenario)
+        )
+        pins = self.pins[-MAX_COMPARED:]
+        factor = self.planning.factor.value()
+        try:
+            html = render_report(
+                res,
+                [r for _, r in pins],
+                sensitivity(self.inputs.scenario, factor),
+                labels=[self.inputs.scenario.name, *(label for label, _ in pins)],
+                factor=factor,
+            )
+            target = Path(path)
+            write_atomic(target, html)
+        except (OSError, ValueError, ScenarioError) as exc:
+            self._error("Cannot export the report", fmt.clean(f"{path}: {getattr(exc, 'strerror', None) or exc}", 300))
+            return None
+        dropped = len(self.pins) - len(pins)
+        more = f" (the {dropped} oldest pinned left out: a report compares at most {MAX_COMPARED})" if dropped else ""
+        self.status.setText(f"Exported the report to {fmt.clean(target.name)}{more}")
+        return target
 
     def export_results_to(self, path: str | Path) -> list[Path]:
         if self.last_result is None:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QTabWidget,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -38,6 +39,7 @@ from .compute import ComputeController
 from .controls import ControlsPanel
 from .docs import about_html, model_html
 from .files import FileWindow
+from .planning import PlanningPanel
 from .plots import PlotsPanel, chain
 from .resources import app_icon
 from .summary import SummaryStrip
@@ -48,6 +50,8 @@ __all__ = ["MainWindow"]
 
 #: The smallest window that shows every control and plot unclipped (checked by the tests).
 MIN_SIZE = (1024, 680)
+#: Pinned scenarios at most (each has its own colour; see :data:`.plots.PIN_COLORS`).
+MAX_PINNED = 6
 
 
 def _computed_part(sc: Scenario) -> Scenario:
@@ -110,6 +114,9 @@ class MainWindow(FileWindow):
         self.summary = SummaryStrip(lambda usd: self.inputs.update(gpu_hour_cost_usd=usd))
         self.summary.set_price(scenario.gpu_hour_cost_usd)
         self.plots = PlotsPanel()
+        self.planning = PlanningPanel()
+        self.planning.set_price(scenario.gpu_hour_cost_usd)
+        self.pins: list[tuple[str, PlanResult]] = []  # pinned scenarios, oldest first
         self.setCentralWidget(self._build_body())
 
         self.compute = ComputeController(self)
@@ -155,7 +162,12 @@ class MainWindow(FileWindow):
         row.addWidget(self.restart_button)
         self.banner.setVisible(False)
         lay.addWidget(self.banner)
-        lay.addWidget(self.plots, 1)
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("resultTabs")
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.plots, "Reliability")
+        self.tabs.addTab(self.planning, "Planning")
+        lay.addWidget(self.tabs, 1)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.controls)
         split.addWidget(right)
@@ -204,6 +216,7 @@ class MainWindow(FileWindow):
         self._action(f, "Open S&tudy Results...", self.open_study_results_dialog, None, "actionOpenStudy")
         self._action(f, "Export &Plots (PNG, SVG)...", self.export_plots_dialog, "Ctrl+E", "actionExportPlots")
         self._action(f, "Export Results (&CSV)...", self.export_results_dialog, "Ctrl+Shift+E", "actionExportCsv")
+        self._action(f, "Export &Report (HTML)...", self.export_report_dialog, "Ctrl+R", "actionExportReport")
         f.addSeparator()
         self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit, "actionQuit")
         e = mb.addMenu("&Edit")
@@ -212,8 +225,8 @@ class MainWindow(FileWindow):
         for slug, title in preset_titles().items():  # the default first
             self._action(p, fmt.clean(title, 80), lambda _=False, n=slug: self.load_preset(n), name=f"preset:{slug}")
         v = mb.addMenu("&View")
-        self._action(v, "&Pin Baseline", self.pin_baseline, "Ctrl+B", "actionPinBaseline")
-        self._action(v, "&Clear Baseline", self.clear_baseline, "Ctrl+Shift+B", "actionClearBaseline")
+        self._action(v, "&Pin Scenario", self.pin_baseline, "Ctrl+B", "actionPinBaseline")
+        self._action(v, "&Clear Pinned Scenarios", self.clear_baseline, "Ctrl+Shift+B", "actionClearBaseline")
         h = mb.addMenu("&Help")
         self._action(h, "&Model and Sources", self.show_model, QKeySequence.StandardKey.HelpContents, "actionModel")
         self._action(h, "&About planner-gui", self.show_about, None, "actionAbout")
@@ -251,6 +264,7 @@ class MainWindow(FileWindow):
         self._update_title()
         if "gpu_hour_cost_usd" in changed:
             self.summary.set_price(self.inputs.scenario.gpu_hour_cost_usd)
+            self.planning.set_price(self.inputs.scenario.gpu_hour_cost_usd)
         if not changed & COMPUTED_FIELDS:
             return
         if not self.controls.dragging:
@@ -295,6 +309,7 @@ class MainWindow(FileWindow):
         self._render_result = res
         steps = self.plots.render_steps(res)
         steps[0] = chain(partial(self.summary.show_result, res), steps[0])
+        steps.append(partial(self.planning.show_result, res))
         self._render_steps = steps
         self._render_todo = set(range(len(steps)))
         if self._preview_wanted:  # a slider is being dragged: its next preview is computed meanwhile
@@ -324,6 +339,8 @@ class MainWindow(FileWindow):
 
     def _shown(self, res: PlanResult) -> None:
         self.last_result = res
+        if res.request.quality.name != PREVIEW.name:
+            self._show_comparison()
         self.status.setText(_status_text(res))
         if self._full_wanted and res.request.quality.name == PREVIEW.name:
             # Only now: computing it while the preview is drawn would slow the drawing down more than
@@ -430,17 +447,44 @@ class MainWindow(FileWindow):
         self.status.setText("Copied the results as JSON")
 
     def pin_baseline(self) -> None:
-        if self.last_result is not None:
-            res = self.last_result
-            if self.results_current():  # the name may have changed since the run (names are not computed)
-                res = dataclasses.replace(res, main=dataclasses.replace(res.main, scenario=self.inputs.scenario))
-            self.plots.set_baseline(res)
-            self.summary.set_baseline(res)
-            self.status.setText(f"Baseline pinned: {fmt.clean(res.main.scenario.name, 60)} stays on every plot")
+        """Pin the results shown: they stay on every plot in their own colour, the summary compares with
+        the first pinned, and the Planning tab's table lists them side by side. At most
+        :data:`MAX_PINNED`; pinning another drops the oldest."""
+        if self.last_result is None:
+            return
+        res = self.last_result
+        if self.results_current():  # the name may have changed since the run (names are not computed)
+            res = dataclasses.replace(res, main=dataclasses.replace(res.main, scenario=self.inputs.scenario))
+        label = res.main.scenario.name
+        taken = {name for name, _ in self.pins}
+        k = 2
+        while label in taken:
+            label, k = f"{res.main.scenario.name} ({k})", k + 1
+        self.pins = [*self.pins, (label, res)][-MAX_PINNED:]
+        self._show_pins()
+        self.status.setText(
+            f"Pinned {fmt.clean(label, 60)}: it stays on every plot ({len(self.pins)} pinned; "
+            "the Planning tab compares them)"
+        )
 
     def clear_baseline(self) -> None:
-        self.plots.set_baseline(None)
-        self.summary.set_baseline(None)
+        """Unpin every pinned scenario."""
+        self.pins = []
+        self._show_pins()
+
+    def _show_pins(self) -> None:
+        self.plots.set_pinned(self.pins)
+        self.summary.set_baseline(self.pins[0][1] if self.pins else None)
+        self._show_comparison()
+
+    def _show_comparison(self) -> None:
+        """The current results beside the pinned ones, in the Planning tab."""
+        current = self.last_result
+        if current is None:
+            return
+        results = [current, *(r for _, r in self.pins)]
+        labels = [f"current: {self.inputs.scenario.name}", *(label for label, _ in self.pins)]
+        self.planning.show_comparison(results, labels)
 
     # -- design studies ----------------------------------------------------------------------------
     def open_study_results_dialog(self) -> None:

@@ -8,8 +8,10 @@ named rows as its height can hold, the rest summed in one row.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache, partial
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -37,7 +39,7 @@ from .plot_items import (
 )
 from .theme import secondary_color
 
-__all__ = ["BASELINE_COLOR", "CATEGORY_COLORS", "PLOT_NAMES", "PlotsPanel"]
+__all__ = ["BASELINE_COLOR", "CATEGORY_COLORS", "PIN_COLORS", "PLOT_NAMES", "PlotsPanel"]
 
 CATEGORY_COLORS = {
     "GPU": PALETTE[2],
@@ -62,6 +64,20 @@ HOURS_COLORS = {
     "planned_restart": PALETTE[6],
 }
 BASELINE_COLOR = PALETTE[8]
+#: Colours of pinned scenarios, in the order they were pinned (none is a colour of the current results).
+PIN_COLORS = (BASELINE_COLOR, PALETTE[6], PALETTE[5], PALETTE[7], PALETTE[3], PALETTE[9])
+
+
+@dataclass
+class _Pinned:
+    """A pinned scenario: its label, results, colour, and its overlay item on each plot."""
+
+    label: str
+    result: PlanResult
+    color: str
+    items: dict[str, Any]
+
+
 #: objectName -> title, in layout order.
 PLOT_NAMES = {
     "interruptionsVsGpusPlot": "Interruptions vs GPUs",
@@ -195,7 +211,7 @@ class PlotsPanel(QWidget):
                 w.showGrid(x=False, y=True, alpha=0.15)
             self.widgets[name] = w
         self._arrange(2)
-        self.baseline: PlanResult | None = None
+        self.pinned: list[_Pinned] = []
         self.result: PlanResult | None = None
         self._drawn_gpus: SweepResult | None = None  # the GPU sweep the GPU plots show
         self._comp_axis: tuple[list, int] = ([], 0)  # the components plot's names and their width
@@ -265,11 +281,6 @@ class PlotsPanel(QWidget):
         p.addItem(item)
         return item
 
-    def _baseline_curve(self, p: pg.PlotItem) -> pg.PlotDataItem:
-        item = p.plot(pen=pen(BASELINE_COLOR, 2, Qt.PenStyle.DotLine))
-        item.setVisible(False)
-        return item
-
     def _build_gpu_plots(self) -> None:
         p1 = self.plot("interruptionsVsGpusPlot")
         p1.setLabel("bottom", "GPUs")
@@ -279,7 +290,6 @@ class PlotsPanel(QWidget):
         self.int_band = Band(p1, PALETTE[0], legend)
         self.int_exact = self._exact_curve(p1, legend)
         self.int_marker = self._marker(p1)
-        self.int_base = self._baseline_curve(p1)
         self._hover("interruptionsVsGpusPlot", self._describe_interruptions)
 
         p2 = self.plot("goodputVsGpusPlot")
@@ -298,7 +308,6 @@ class PlotsPanel(QWidget):
         self.gp_band = Band(p2, PALETTE[0], legend)
         self.gp_exact = self._exact_curve(p2, legend)
         self.gp_marker = self._marker(p2)
-        self.gp_base = self._baseline_curve(p2)
         p2.setYRange(0, 100, padding=0.03)
         self._hover("goodputVsGpusPlot", self._describe_goodput_gpus)
 
@@ -309,7 +318,6 @@ class PlotsPanel(QWidget):
         legend = self._legend("goodputVsIntervalPlot", (10, -5))
         self.iv_band = Band(p3, PALETTE[0], legend)
         self.iv_exact = self._exact_curve(p3, legend)
-        self.iv_base = self._baseline_curve(p3)
         self.iv_lines = {}
         for key, color, style, height in (
             ("current", PALETTE[2], Qt.PenStyle.SolidLine, 0.93),
@@ -329,16 +337,7 @@ class PlotsPanel(QWidget):
             x=np.zeros(1), y=np.zeros(1), left=0, right=0, beam=0.25, pen=pen(self.text_color, 1)
         )
         self.comp_mc = pg.ScatterPlotItem(size=6, brush=pg.mkBrush(pg.getConfigOption("foreground")), pen=None)
-        self.comp_base = pg.BarGraphItem(
-            x0=[0],
-            y=[0],
-            height=0.7,
-            width=[0],
-            brush=pg.mkBrush(None),
-            pen=pen(BASELINE_COLOR, 1.5, Qt.PenStyle.DashLine),
-        )
-        self.comp_base.setVisible(False)
-        for item in (self.comp_bars, self.comp_spread, self.comp_mc, self.comp_base):
+        for item in (self.comp_bars, self.comp_spread, self.comp_mc):
             p4.addItem(item)
         self._legend("componentsPlot", (-5, -5))  # for the baseline, when one is pinned
         self._comp_rows_shown: list[tuple[str, float, float, float, float, str]] = []
@@ -354,8 +353,6 @@ class PlotsPanel(QWidget):
         legend.addItem(self.hist, "trials (Monte Carlo)")
         self.hist_exact = p5.plot(pen=pen(self.text_color, 1.5, Qt.PenStyle.DashLine))
         legend.addItem(self.hist_exact, "exact expectation")
-        self.hist_base = p5.plot(stepMode="center", pen=pen(BASELINE_COLOR, 2, Qt.PenStyle.DotLine))
-        self.hist_base.setVisible(False)
         self._hover("goodputHistogramPlot", self._describe_histogram)
 
     def _build_breakdown(self) -> None:
@@ -367,17 +364,7 @@ class PlotsPanel(QWidget):
         p6.getAxis("bottom").enableAutoSIPrefix(False)
         brushes = [pg.mkBrush(HOURS_COLORS[k]) for k in HOURS_KEYS]
         self.time_bars = pg.BarGraphItem(x0=[0] * 5, y=list(range(5)), height=0.7, width=[0] * 5, brushes=brushes)
-        self.time_base = pg.BarGraphItem(
-            x0=[0] * 5,
-            y=list(range(5)),
-            height=0.7,
-            width=[0] * 5,
-            brush=pg.mkBrush(None),
-            pen=pen(BASELINE_COLOR, 1.5, Qt.PenStyle.DashLine),
-        )
-        self.time_base.setVisible(False)
         p6.addItem(self.time_bars)
-        p6.addItem(self.time_base)
         self.legends["timeBreakdownPlot"] = None
         self.time_labels = [pg.TextItem(anchor=(0, 0.5), color=pg.getConfigOption("foreground")) for _ in HOURS_KEYS]
         for t in self.time_labels:
@@ -469,7 +456,7 @@ class PlotsPanel(QWidget):
             self.iv_lines[key].set(math.log10(minutes), f"{key} {duration_text(minutes)}")
         name = "goodputVsIntervalPlot"
         self._set_range(name, x=(float(np.log10(fine[0])), float(np.log10(fine[-1]))), padding=0.02)
-        base = [100 * self.baseline.by_interval.goodput_mean] if self.baseline is not None else []
+        base = [100 * b.result.by_interval.goodput_mean for b in self.pinned]
         self._set_range(name, y=_percent_range(100 * iv.goodput_p05, 100 * iv.goodput_p95, 100 * exact, *base))
 
     def _component_rows(self) -> int:
@@ -538,8 +525,8 @@ class PlotsPanel(QWidget):
             self._comp_axis = (ticks, width)
             axis.setTicks(ticks)
             axis.setWidth(width)
-        base = self.comp_base.opts["width"] if self.baseline is not None else [0.0]
-        right = max(float(max(r[1] for r in rows)), float(hi.max()), float(np.max(base)), 1e-9) * 1.05
+        base = max((float(np.max(b.items["componentsPlot"].opts["width"])) for b in self.pinned), default=0.0)
+        right = max(float(max(r[1] for r in rows)), float(hi.max()), base, 1e-9) * 1.05
         self._set_range(name, x=(0.0, right), y=(-0.6, len(rows) - 0.4))
 
     def _show_histogram(self, res: PlanResult) -> None:
@@ -548,8 +535,8 @@ class PlotsPanel(QWidget):
         exact = 100 * (res.main.expected.goodput if res.main.expected.goodput is not None else math.nan)
         self.hist_exact.setData([exact, exact], [0, max(float(counts.max()), 1.0) * 1.05])
         lo, hi = float(edges[0]), float(edges[-1])
-        if self.baseline is not None:  # the baseline's trials stay in view
-            base_edges, base_counts = _histogram(100 * self.baseline.main.goodput)
+        for b in self.pinned:  # the pinned scenarios' trials stay in view
+            base_edges, base_counts = _histogram(100 * b.result.main.goodput)
             lo, hi = min(lo, float(base_edges[0])), max(hi, float(base_edges[-1]))
             counts = np.concatenate([counts, base_counts])
         pad = (hi - lo) * 0.05
@@ -652,49 +639,79 @@ class PlotsPanel(QWidget):
         total = self.result.main.scenario.hours
         return f"{HOURS_LABELS[HOURS_KEYS[k]]}: {fmt.count(vals[k], 1)} h ({fmt.percent(vals[k] / total, 2)})"
 
-    # -- baseline overlay --------------------------------------------------------------------
+    # -- pinned scenarios -----------------------------------------------------------------
+    @property
+    def baseline(self) -> PlanResult | None:
+        """The first pinned scenario's results (the one the summary compares with), or None."""
+        return self.pinned[0].result if self.pinned else None
+
     def set_baseline(self, res: PlanResult | None) -> None:
-        """Pin ``res`` as an overlay on every plot, with a legend entry (None removes it). It is drawn
-        once, here; only its component bars follow the current results' rows."""
-        self.baseline = b = res
-        curves = {
-            "interruptionsVsGpusPlot": self.int_base,
-            "goodputVsGpusPlot": self.gp_base,
-            "goodputVsIntervalPlot": self.iv_base,
-            "goodputHistogramPlot": self.hist_base,
-            "componentsPlot": self.comp_base,
-        }
-        for name, item in curves.items():
-            self.legends[name].removeItem(item)
-            if b is not None:
-                self.legends[name].addItem(item, "baseline (pinned)")
-        for item in (*curves.values(), self.time_base):
-            item.setVisible(b is not None)
-        if b is None:
-            return
-        g, iv = b.by_gpus, b.by_interval
-        self.int_base.setData(np.log10(g.x), _log_count(g.interruptions_mean))
-        self.gp_base.setData(np.log10(g.x), 100 * g.goodput_mean)
-        self.iv_base.setData(np.log10(iv.x), 100 * iv.goodput_mean)
+        """Pin ``res`` alone (None: unpin everything)."""
+        self.set_pinned([] if res is None else [(res.main.scenario.name, res)])
+
+    def set_pinned(self, pins: Sequence[tuple[str, PlanResult]]) -> None:
+        """Overlay each pinned result on every plot in its own colour (:data:`PIN_COLORS`, in order), with a
+        legend entry naming it. They are drawn once, here; only their component bars follow the current
+        results' rows."""
+        for b in self.pinned:
+            for name, item in b.items.items():
+                legend = self.legends.get(name)
+                if legend is not None:
+                    legend.removeItem(item)
+                self.plot(name).removeItem(item)
+        self.pinned = []
+        for i, (label, res) in enumerate(pins):
+            color = PIN_COLORS[i % len(PIN_COLORS)]
+            line = pen(color, 2, Qt.PenStyle.DotLine)
+            outline = pen(color, 1.5, Qt.PenStyle.DashLine)
+            g, iv = res.by_gpus, res.by_interval
+            items: dict[str, pg.GraphicsObject] = {
+                "interruptionsVsGpusPlot": pg.PlotDataItem(np.log10(g.x), _log_count(g.interruptions_mean), pen=line),
+                "goodputVsGpusPlot": pg.PlotDataItem(np.log10(g.x), 100 * g.goodput_mean, pen=line),
+                "goodputVsIntervalPlot": pg.PlotDataItem(np.log10(iv.x), 100 * iv.goodput_mean, pen=line),
+                "componentsPlot": pg.BarGraphItem(
+                    x0=[0], y=[0], height=0.7, width=[0], brush=pg.mkBrush(None), pen=outline
+                ),
+                "goodputHistogramPlot": pg.PlotDataItem(
+                    *_histogram(100 * res.main.goodput), stepMode="center", pen=line
+                ),
+                "timeBreakdownPlot": pg.BarGraphItem(
+                    x0=np.zeros(5),
+                    y=list(range(5)),
+                    height=0.7,
+                    width=_mean_hours(res),
+                    brush=pg.mkBrush(None),
+                    pen=outline,
+                ),
+            }
+            text = f"pinned: {fmt.clean(label, 40)}"
+            for name, item in items.items():
+                self.plot(name).addItem(item)
+                legend = self.legends.get(name)
+                if legend is not None:
+                    legend.addItem(item, text)
+            self.pinned.append(_Pinned(label, res, color, items))
         self._align_baseline_components()
-        self.hist_base.setData(*_histogram(100 * b.main.goodput))
-        self.time_base.setOpts(x0=np.zeros(5), width=_mean_hours(b))
-        if self.result is not None:  # ranges that make room for the baseline
+        if self.result is not None:  # ranges that make room for the pinned scenarios
             self._show_interval(self.result)
             self._show_histogram(self.result)
+            self._show_components(self.result)
 
     def _align_baseline_components(self) -> None:
-        """The baseline's expected counts in the rows of the current bars (its "others" row sums the rest)."""
-        b = self.baseline
-        if b is None or not self._comp_rows_shown:
+        """Each pinned scenario's expected counts in the rows of the current bars (its "others" row sums
+        the rest)."""
+        if not self._comp_rows_shown:
             return
-        sc = b.main.scenario
-        base = {fmt.clean(c.name, 60): c.rate_per_gpu_hour * sc.gpus * sc.hours for c in sc.components}
         named = [r[0] for r in self._comp_rows_shown]
-        widths = [base.pop(n, 0.0) for n in named]
-        if named and named[-1].endswith(" others") and named[-1] not in base:
-            widths[-1] = sum(base.values())
-        self.comp_base.setOpts(x0=np.zeros(len(named)), y=np.arange(len(named)), width=widths, height=0.7)
+        for b in self.pinned:
+            sc = b.result.main.scenario
+            base = {fmt.clean(c.name, 60): c.rate_per_gpu_hour * sc.gpus * sc.hours for c in sc.components}
+            widths = [base.pop(n, 0.0) for n in named]
+            if named and named[-1].endswith(" others") and named[-1] not in base:
+                widths[-1] = sum(base.values())
+            b.items["componentsPlot"].setOpts(
+                x0=np.zeros(len(named)), y=np.arange(len(named)), width=widths, height=0.7
+            )
 
     def curve_data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """The data of the main item of a plot (for tests and exports)."""

@@ -110,24 +110,46 @@ class SummaryStrip(QWidget):
         self.price.setAccessibleName("Price per GPU-hour")
         self.lost.extra.addWidget(self.price)
         self.price.valueChanged.connect(price_changed)
-        self.blocks = (self.interruptions, self.every, self.goodput, self.interval, self.lost)
-        self._arrange(5)
+        self.train = _Block(
+            "Time to train",
+            "summaryTimeToTrain",
+            "With a training run (controls, Training run): the simulated wall-clock days to do the run's work "
+            "with failures (mean, 5th-95th percentile), the ideal days at 100 % goodput, and the cost of the "
+            "GPU-hours used at the price per GPU-hour.",
+        )
+        self.train.setVisible(False)
+        self.blocks = (self.interruptions, self.every, self.goodput, self.interval, self.lost, self.train)
         self._last: PlanResult | None = None
         self._baseline: PlanResult | None = None
+        self._arrange(5)
+
+    def _shown_blocks(self) -> list[_Block]:
+        return [b for b in self.blocks if b is not self.train or self._last_has_training()]
+
+    def _last_has_training(self) -> bool:
+        return self._last is not None and self._last.main.time_to_train is not None
 
     def _arrange(self, columns: int) -> None:
-        if columns == self._columns:
+        """One row of the blocks shown if ``columns`` hold them, else rows of three."""
+        shown = self._shown_blocks()
+        columns = len(shown) if columns >= len(shown) else 3
+        if columns == self._columns and self._grid.count() == len(shown):
             return
         self._columns = columns
         for b in self.blocks:
             self._grid.removeWidget(b)
-        for i, b in enumerate(self.blocks):
+        for i, b in enumerate(shown):
             self._grid.addWidget(b, i // columns, i % columns)
-        for c in range(5):
+        self.train.setVisible(self.train in shown)
+        for c in range(6):
             self._grid.setColumnStretch(c, 1 if c < columns else 0)
 
+    def _room(self) -> int:
+        """How many blocks fit across: about 180 pixels each."""
+        return max(3, self.width() // 180)
+
     def resizeEvent(self, event) -> None:
-        self._arrange(5 if event.size().width() >= 900 else 3)
+        self._arrange(max(3, event.size().width() // 180))
         super().resizeEvent(event)
 
     def set_price(self, usd: float) -> None:
@@ -173,6 +195,7 @@ class SummaryStrip(QWidget):
         self.interval.detail.setText(f"{best}\nYoung {duration_text(opt.young)}, Daly {duration_text(opt.daly)}")
         self._show_cost()
         self._show_versus()
+        self._arrange(self._room())
 
     def _show_cost(self) -> None:
         if self._last is None:
@@ -180,6 +203,20 @@ class SummaryStrip(QWidget):
         lost = float(self._last.main.lost_gpu_hours().mean())
         self.lost.value.setText(f"{fmt.compact(lost)} GPU-h")
         self.lost.detail.setText(f"costs {fmt.money(lost * self.price.value())}")
+        self._show_time_to_train()
+
+    def _show_time_to_train(self) -> None:
+        t = self._last.main.time_to_train if self._last is not None else None
+        if t is None:
+            return
+        d = summarize(t.hours / 24.0)
+        price = self.price.value()
+        used = float(t.gpu_hours().mean())
+        self.train.value.setText(f"{d.mean:,.1f} days")
+        self.train.detail.setText(
+            f"p05-p95 {d.p05:,.1f}-{d.p95:,.1f}; ideal {t.work_hours / 24:,.1f}\n"
+            f"costs {fmt.money(used * price)}, of which lost {fmt.money((used - t.compute_gpu_hours) * price)}"
+        )
 
     def _show_versus(self) -> None:
         b, r = self._baseline, self._last
@@ -196,3 +233,9 @@ class SummaryStrip(QWidget):
         self.lost.set_versus(f"vs baseline: {'+' if d_lost >= 0 else '-'}{fmt.compact(abs(d_lost))} GPU-h")
         self.every.set_versus(f"baseline: {name}")
         self.interval.set_versus(f"baseline: {duration_text(b.main.interval_min)}")
+        tr, tb = r.main.time_to_train, b.main.time_to_train
+        if tr is not None and tb is not None:
+            d_days = float(tr.hours.mean() - tb.hours.mean()) / 24.0
+            self.train.set_versus(f"vs baseline: {_signed(d_days)} days")
+        else:
+            self.train.set_versus(None)

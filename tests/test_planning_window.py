@@ -1,0 +1,187 @@
+"""The window's planning answers against what their labels say: the Training run controls, the time to train
+in the summary, the Planning tab's days and cost plots, the sensitivity bars, pinned scenarios, the report."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QAbstractSlider
+from test_gui import find, settle
+
+from planner_gui.core.model import Training
+from planner_gui.core.scenario_io import load_preset
+from planner_gui.core.sensitivity import sensitivity
+from planner_gui.ui.plots import PIN_COLORS
+from planner_gui.ui.training_controls import FLOPS_UNIT, GPU_HOURS_UNIT
+
+pytestmark = pytest.mark.gui
+
+
+def _training_window(make_window, qtbot, **changes):
+    sc = load_preset("llama3-405b").replace(training=Training(), trials=200, **changes)
+    win = make_window(sc, restore=False)
+    settle(qtbot, win)
+    return win
+
+
+def test_training_switch_adds_and_removes_the_training_section(make_window, qtbot):
+    win = make_window(restore=False)
+    assert win.scenario().training is None
+    assert not win.summary.train.isVisible()
+    win.controls.training.enabled.setChecked(True)
+    assert win.scenario().training == Training()
+    settle(qtbot, win)
+    assert win.summary.train.isVisible()
+    win.controls.training.enabled.setChecked(False)
+    assert win.scenario().training is None
+    settle(qtbot, win)
+    assert not win.summary.train.isVisible()
+
+
+@pytest.mark.parametrize(
+    ("slider", "field", "unit"),
+    [
+        ("trainFlopsSlider", "train_flops", FLOPS_UNIT),
+        ("peakTflopsSlider", "peak_tflops", 1.0),
+        ("mfuSlider", "mfu", 0.01),
+    ],
+)
+def test_each_training_slider_moves_its_field_only(make_window, qtbot, slider, field, unit):
+    win = _training_window(make_window, qtbot)
+    before = win.scenario()
+    s = find(win, QAbstractSlider, slider)
+    control = next(c for c in win.controls.training.controls if c.slider is s)
+    s.setValue(s.value() + 100)
+    after = win.scenario()
+    assert getattr(after.training, field) == pytest.approx(control.value() * unit, rel=1e-12)
+    assert getattr(after.training, field) != getattr(before.training, field)
+    # Nothing else of the scenario changed (the name gains "(edited)").
+    assert after.replace(training=before.training, name=before.name) == before
+    others = {f.name for f in dataclasses.fields(Training)} - {field}
+    assert all(getattr(after.training, k) == getattr(before.training, k) for k in others)
+
+
+def test_work_given_as_gpu_hours_keeps_the_work_and_its_slider_moves_it(make_window, qtbot):
+    win = _training_window(make_window, qtbot)
+    work = win.scenario().training.gpu_hours
+    win.controls.training.mode.setCurrentIndex(1)
+    t = win.scenario().training
+    assert t.train_flops is None and t.compute_gpu_hours == pytest.approx(work, rel=1e-12)
+    assert win.controls.training.hours.isVisible() and not win.controls.training.flops.isVisible()
+    s = find(win, QAbstractSlider, "computeGpuHoursSlider")
+    s.setValue(s.value() + 100)
+    t2 = win.scenario().training
+    assert t2.compute_gpu_hours == pytest.approx(win.controls.training.hours.value() * GPU_HOURS_UNIT, rel=1e-12)
+    assert t2.compute_gpu_hours != pytest.approx(work)
+    win.controls.training.mode.setCurrentIndex(0)  # back to FLOPs: the same work at this peak and MFU
+    assert win.scenario().training.gpu_hours == pytest.approx(t2.compute_gpu_hours, rel=1e-9)
+
+
+def test_summary_time_to_train_reads_the_simulated_days_and_cost(make_window, qtbot):
+    win = _training_window(make_window, qtbot)
+    ttt = win.last_result.main.time_to_train
+    days = ttt.hours / 24.0
+    assert win.summary.train.value.text() == f"{days.mean():,.1f} days"
+    detail = win.summary.train.detail.text()
+    p05, p95 = np.percentile(days, [5, 95])
+    assert f"p05-p95 {p05:,.1f}-{p95:,.1f}; ideal {ttt.work_hours / 24:,.1f}" in detail
+    # Hand check of the headline: Llama 3 405B's 3.8e25 FLOPs at 989 TFLOP/s and 40 % MFU on 16,384 GPUs.
+    assert ttt.work_hours / 24 == pytest.approx(3.8e25 / (989e12 * 0.40 * 3600) / 16_384 / 24, rel=1e-12)
+
+
+def test_days_and_cost_plots_draw_the_curve_the_monte_carlo_and_the_current_count(make_window, qtbot):
+    win = _training_window(make_window, qtbot)
+    res = win.last_result
+    curve = res.cost_curve
+    assert curve is not None and len(curve.mc) >= 3
+    panel = win.planning
+    line, _spread, dots, marker = panel.curves["daysVsGpusPlot"]
+    x, y = line.getData()
+    np.testing.assert_allclose(x, np.log10(curve.gpus))
+    np.testing.assert_allclose(10**y, curve.days, rtol=1e-12)
+    _mx, my = dots.getData()
+    np.testing.assert_allclose(10**my, [t.hours.mean() / 24 for t in curve.mc], rtol=1e-12)
+    # The Monte Carlo agrees with the expected curve where both are drawn (within its standard error and
+    # the renewal expectation's bounded offset of one interval / goodput).
+    for t in curve.mc:
+        i = int(np.flatnonzero(curve.gpus == t.gpus)[0])
+        se = t.hours.std(ddof=1) / np.sqrt(len(t.hours)) / 24
+        assert abs(t.hours.mean() / 24 - curve.days[i]) < 4 * se + 1.0 / 24, t.gpus
+    cx, cy = marker.getData()
+    assert 10 ** cx[0] == pytest.approx(res.main.scenario.gpus)
+    assert 10 ** cy[0] == pytest.approx(res.main.time_to_train.hours.mean() / 24)
+    # Cost: GPU-hours used x the price, and it follows the price box at once (the price is not computed).
+    line_c, _, _, marker_c = panel.curves["costVsGpusPlot"]
+    np.testing.assert_allclose(line_c.getData()[1] * 1e6, curve.days * 24 * curve.gpus * 2.5, rtol=1e-12)
+    win.summary.price.setValue(5.0)
+    np.testing.assert_allclose(line_c.getData()[1] * 1e6, curve.days * 24 * curve.gpus * 5.0, rtol=1e-12)
+    assert marker_c.getData()[1][0] * 1e6 == pytest.approx(res.main.time_to_train.gpu_hours().mean() * 5.0)
+    for name in ("daysVsGpusPlot", "costVsGpusPlot"):
+        for sample, label in panel.plot(name).legend.items:
+            assert sample.item.isVisible(), (name, label.text)
+        assert not panel.empty[name].isVisible()
+
+
+def test_without_training_the_cost_plots_say_how_to_get_them(make_window, qtbot):
+    win = make_window(restore=False)
+    settle(qtbot, win)
+    for name in ("daysVsGpusPlot", "costVsGpusPlot"):
+        assert win.planning.empty[name].isVisible()
+        assert not win.planning.curves[name][0].isVisible()
+
+
+def test_sensitivity_bars_are_the_exact_effects_and_follow_the_factor(make_window, qtbot):
+    win = _training_window(make_window, qtbot)
+    panel = win.planning
+    for factor in (0.5, 0.25):
+        panel.factor.setValue(factor)
+        effects = sensitivity(win.scenario(), factor)
+        assert [e.change for e in panel.effects] == [e.change for e in effects]
+        widths = np.asarray(panel.bars.opts["width"])
+        np.testing.assert_allclose(widths, [abs(100 * e.goodput_delta) for e in effects], rtol=1e-12)
+        ticks = panel.plot("sensitivityPlot").getAxis("left")._tickLevels[0]
+        assert [t[1] for t in ticks] == [e.change for e in effects]
+    assert any("x0.25" in e.change for e in panel.effects)
+
+
+def test_pinned_scenarios_each_get_a_colour_a_legend_entry_and_a_column(make_window, qtbot):
+    win = _training_window(make_window, qtbot)
+    win.pin_baseline()
+    win.inputs.update(gpus=100_000)
+    settle(qtbot, win)
+    win.pin_baseline()
+    win.inputs.update(detect_min=1.0)
+    settle(qtbot, win)
+    assert len(win.plots.pinned) == 2
+    assert [b.color for b in win.plots.pinned] == list(PIN_COLORS[:2])
+    for name, legend in win.plots.legends.items():
+        if legend is None:
+            continue
+        texts = [label.text for _, label in legend.items]
+        assert sum(t.startswith("pinned: ") for t in texts) == 2, name
+    # Each overlay shows its own results.
+    for label, res in win.pins:
+        b = next(b for b in win.plots.pinned if b.label == label)
+        np.testing.assert_allclose(b.items["goodputVsGpusPlot"].getData()[1], 100 * res.by_gpus.goodput_mean)
+        assert b.items["goodputVsGpusPlot"].opts["pen"].color().name() == b.color
+    table = win.planning.table
+    assert table.columnCount() == 3
+    rows = [table.verticalHeaderItem(i).text() for i in range(table.rowCount())]
+    assert "GPUs" in rows and "detection" in rows  # the inputs that differ
+    assert "GPUs" not in rows[rows.index("detection") + 1 :]
+    win.clear_baseline()
+    assert not win.plots.pinned and table.columnCount() == 1
+
+
+def test_export_report_writes_the_current_and_pinned_scenarios(make_window, qtbot, tmp_path):
+    win = _training_window(make_window, qtbot)
+    win.pin_baseline()
+    win.inputs.update(name="Option B", restart_min=2.0)
+    settle(qtbot, win)
+    path = win.export_report_to(tmp_path / "report.html")
+    assert path is not None
+    html = path.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "Option B" in html and win.pins[0][0] in html
+    assert "<script" not in html.lower() and "http://" not in html.replace("http://www.w3.org", "")
