@@ -14,6 +14,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractSlider, QApplication, QLabel
 from test_gui import find, settle
 
+from planner_gui.core import fmt
 from planner_gui.core.exact import time_fractions
 from planner_gui.core.params import resolve
 from planner_gui.core.plan import FULL, interval_range
@@ -147,7 +148,7 @@ def test_every_legend_entry_is_drawn(make_window):
                     inside = (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
                 assert inside.any(), (name, label.text, "drawn outside the view")
     texts = [label.text for _, label in win.plots.legends["goodputVsGpusPlot"].items]
-    assert f"pinned: {win.scenario().name}" in texts
+    assert f"pinned: {fmt.clean(win.scenario().name, 24)}" in texts
     win.clear_baseline()
     assert not any(label.text.startswith("pinned") for _, label in win.plots.legends["goodputVsGpusPlot"].items)
 

@@ -314,7 +314,7 @@ class PlanningPanel(QWidget):
             self.bar_labels.append(label)
         right = float(points.max()) if points.size else 1.0
         # Room on the right for the labels (about as wide as the longest bar).
-        p.setXRange(min(float(points.min()), 0.0) if points.size else 0.0, max(right, 1e-6) * 2.3, padding=0)
+        p.setXRange(min(float(points.min()), 0.0) if points.size else 0.0, max(right, 1e-6) * 2.8, padding=0)
         p.setYRange(-0.6, max(len(effects), 1) - 0.4, padding=0)
 
     def show_comparison(self, results: Sequence[PlanResult], labels: Sequence[str]) -> None:

@@ -684,7 +684,7 @@ class PlotsPanel(QWidget):
                     pen=outline,
                 ),
             }
-            text = f"pinned: {fmt.clean(label, 40)}"
+            text = f"pinned: {fmt.clean(label, 24)}"
             for name, item in items.items():
                 self.plot(name).addItem(item)
                 legend = self.legends.get(name)
