@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from .model import SparesParams
 
@@ -26,6 +26,20 @@ __all__ = [
 ]
 
 
+def _poisson_pmf(n: np.ndarray, mean: float) -> np.ndarray:
+    """P(X = n) for X Poisson with ``mean`` (scipy.special, not scipy.stats: that module is heavy to import
+    and the bundle leaves it out)."""
+    out: np.ndarray = np.exp(special.xlogy(n, mean) - mean - special.gammaln(n + 1.0))
+    return out
+
+
+def _poisson_top(mean: float, tail: float) -> int:
+    """The smallest n with P(X > n) <= ``tail`` for X Poisson with ``mean``."""
+    n = np.arange(int(mean + 12.0 * math.sqrt(mean) + 40.0) + 1)
+    above = special.pdtrc(n, mean)  # P(X > n)
+    return int(np.argmax(above <= tail))
+
+
 def nodes_in_repair_pmf(p: SparesParams, tail: float = 1e-12) -> np.ndarray:
     """The law of the nodes in repair at a random moment: ``pmf[n] = P(A = n)`` (to a tail below ``tail``)."""
     pmf = np.array([1.0])
@@ -33,9 +47,9 @@ def nodes_in_repair_pmf(p: SparesParams, tail: float = 1e-12) -> np.ndarray:
         mean = float(((p.nodes == k) * p.rates * p.repair).sum())
         if mean <= 0:
             continue
-        top = int(stats.poisson.isf(tail, mean)) + 1
+        top = _poisson_top(mean, tail) + 1
         part = np.zeros(top * k + 1)
-        part[::k] = stats.poisson.pmf(np.arange(top + 1), mean)
+        part[::k] = _poisson_pmf(np.arange(top + 1), mean)
         pmf = np.convolve(pmf, part)
     return pmf
 
