@@ -144,10 +144,13 @@ class Inputs:
         return next(c.rate_per_gpu_hour for c in self._scenario.components if c.name == name)
 
     # -- writing ---------------------------------------------------------------------------
-    def load(self, scenario: Scenario) -> None:
-        """Start editing ``scenario`` (opened, a preset, or new): it is the saved state and the reference."""
+    def load(self, scenario: Scenario, *, saved: bool = True) -> None:
+        """Start editing ``scenario`` (opened, a preset, or new): it is the reference, and the saved state
+        unless ``saved`` is false (a scenario made from elsewhere, such as an incident log, is unsaved)."""
         old = self._scenario
-        self._scenario = self._saved = scenario
+        self._scenario = scenario
+        if saved:
+            self._saved = scenario
         self._reference = reference_rates(scenario.components)
         self.changed.emit(frozenset(f.name for f in dataclasses.fields(Scenario)) if old != scenario else frozenset())
 

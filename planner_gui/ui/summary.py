@@ -12,6 +12,7 @@ from ..core.plan import PlanResult
 from ..core.results import summarize
 from ..core.specs import SPECS
 from .plot_items import duration_text
+from .rates_view import SHARES_TIP, variance_text
 from .theme import mark_secondary
 from .widgets import DoubleSpinBox
 
@@ -182,6 +183,12 @@ class SummaryStrip(QWidget):
         self.goodput.detail.setText(
             f"p05-p95 {fmt.percent(g.p05)}-{fmt.percent(g.p95)}; exact {fmt.exact_percent(m.expected.goodput)}"
         )
+        shares = variance_text(m.to_json_dict()) if sc.rate_uncertainty else None
+        if shares is not None:  # with rate uncertainty: how much of the spread the rates cause, and chance
+            self.interruptions.detail.setText(f"{self.interruptions.detail.text()}\n{shares[0]}")
+            self.goodput.detail.setText(f"{self.goodput.detail.text()}\n{shares[1]}")
+        for block in (self.interruptions, self.goodput):
+            block.detail.setToolTip(SHARES_TIP if shares is not None else "")
         opt = m.optimal
         how = "Daly" if sc.uses_optimal_interval else "fixed"
         at_best, now = m.goodput_at_optimum(), m.expected.goodput

@@ -1,0 +1,299 @@
+"""File > Import Incident Log: fit a log's rates (off the GUI thread), show the fit, use it as the scenario.
+
+The dialog asks for what the fit needs beside the file (the GPUs the log watched, and optionally the
+window), fits with :func:`~planner_gui.core.incidents.fit_log` in a worker thread (a log at the size limit
+takes about 2 s), and shows what ``planner-gui fit`` reports: each component's rate with its 90 %
+interval, the window, the trend verdict and the Weibull shape. "Use as scenario" gives the current
+scenario with the log's components (:meth:`~planner_gui.core.incidents.FitResult.scenario`), and, if
+asked, the fit's trend carried on as the rate profile of the run, which starts where the log ends.
+Any problem with the file is shown in the dialog, in one line.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..core import fmt
+from ..core.incidents import LEVEL, ComponentFit, FitResult, IncidentLogError, fit_log, parse_time
+from ..core.model import Scenario
+from ..core.profiles import profile_from_fit
+from ..core.scenario_io import LIMITS, ScenarioError, validate
+from .theme import mark_secondary
+from .widgets import SpinBox
+
+__all__ = ["ImportIncidentDialog", "fitted_scenario"]
+
+COLUMNS = ("Component", "Category", "Count", "Rate", f"{LEVEL:.0%} interval", "Llama 3")
+
+
+def _per_1000_days(rate: float | None) -> str:
+    return "" if rate is None else f"{rate * 24_000:.3g}"
+
+
+def fitted_scenario(fit: FitResult, base: Scenario, with_trend: bool) -> Scenario:
+    """``base`` with the log's rates (and, if ``with_trend``, its power law carried on over the run, which
+    starts where the log ends). Raises :class:`ScenarioError` when the result is out of range."""
+    sc = fit.scenario(base)
+    if with_trend:
+        try:
+            profile = profile_from_fit(fit, sc.days, start_day=fit.hours / 24.0)
+        except ValueError as exc:
+            raise ScenarioError(str(exc)) from None
+        sc = validate(sc.replace(rate_profile=profile))
+    return sc
+
+
+class _Relay(QObject):
+    """Carries the worker thread's outcome to the GUI thread (a queued signal)."""
+
+    done = Signal(int, object)
+
+
+class ImportIncidentDialog(QDialog):
+    """Fit an incident log and offer it as the scenario. ``accepted`` means :attr:`scenario` is set."""
+
+    def __init__(self, parent: QWidget | None, path: str | Path, base: Scenario) -> None:
+        super().__init__(parent)
+        self.setObjectName("importIncidentDialog")
+        self.setWindowTitle("Import incident log")
+        self.resize(820, 620)
+        self.path, self.base = Path(path), base
+        self.fit: FitResult | None = None
+        self.scenario: Scenario | None = None
+        self.error = ""
+        self._run = 0  # the newest fit asked for; older ones' outcomes are dropped
+        self._threads: list[threading.Thread] = []
+        self._relay = _Relay(self)
+        self._relay.done.connect(self._fitted)
+
+        lay = QVBoxLayout(self)
+        head = QLabel(f"<b>{fmt.clean(self.path.name, 80)}</b>")
+        head.setTextFormat(Qt.TextFormat.RichText)
+        lay.addWidget(head)
+        form = QFormLayout()
+        self.gpus = SpinBox()
+        self.gpus.setObjectName("fitGpusSpin")
+        lo, hi, _ = LIMITS["gpus"]
+        self.gpus.setRange(int(lo), int(hi))
+        self.gpus.setGroupSeparatorShown(True)
+        self.gpus.setValue(base.gpus)
+        self.gpus.setToolTip("GPUs in the cluster the log watched: each rate is its count over GPUs x the window")
+        self.start = QLineEdit()
+        self.start.setObjectName("fitStartEdit")
+        self.start.setPlaceholderText("the first incident (ISO 8601, e.g. 2025-01-06)")
+        self.end = QLineEdit()
+        self.end.setObjectName("fitEndEdit")
+        self.end.setPlaceholderText("the last incident (ISO 8601)")
+        for edit in (self.start, self.end):
+            edit.setToolTip(
+                "The window the log watched. Left empty: the first or last incident, which makes the window too "
+                "short and the rates high by about 2/(n-1) for n incidents."
+            )
+        form.addRow("GPUs watched", self.gpus)
+        form.addRow("Window start", self.start)
+        form.addRow("Window end", self.end)
+        lay.addLayout(form)
+        row = QHBoxLayout()
+        self.fit_button = QPushButton("Fit again")
+        self.fit_button.setObjectName("fitButton")
+        self.fit_button.setToolTip("Fit the log with these GPUs and window")
+        self.fit_button.clicked.connect(self.start_fit)
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setMaximumWidth(160)
+        self.status = QLabel()
+        self.status.setObjectName("fitStatus")
+        self.status.setWordWrap(True)
+        row.addWidget(self.fit_button)
+        row.addWidget(self.busy)
+        row.addWidget(self.status, 1)
+        lay.addLayout(row)
+
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setObjectName("fitTable")
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setToolTip(
+            f"Rates in interruptions per 1,000 GPU-days; the interval holds the rate with {LEVEL:.0%} probability "
+            "(Jeffreys: Gamma with shape count + 1/2); Llama 3: the rate of that cause in Llama 3's Table 5."
+        )
+        lay.addWidget(self.table, 1)
+        self.details = QLabel()
+        self.details.setObjectName("fitDetails")
+        self.details.setWordWrap(True)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.details)
+        self.with_trend = QCheckBox("Also carry the log's trend on over the run, as its rate profile")
+        self.with_trend.setObjectName("fitTrendCheck")
+        self.with_trend.setToolTip(
+            "The power law fitted to the log (MIL-HDBK-189), continued from the log's end: the run is taken to "
+            "start where the log ends. Off: the rates are the log's averages, constant over the run."
+        )
+        lay.addWidget(self.with_trend)
+        self.keeps = QLabel()
+        self.keeps.setWordWrap(True)
+        mark_secondary(self.keeps)
+        lay.addWidget(self.keeps)
+        buttons = QDialogButtonBox()
+        self.use_button = buttons.addButton("Use as scenario", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.use_button.setObjectName("useFitButton")
+        cancel = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        cancel.setObjectName("cancelFitButton")
+        buttons.accepted.connect(self._use)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+        self._show_fit(None)
+        self.start_fit()
+
+    # -- fitting --------------------------------------------------------------------------------
+    def _window(self) -> tuple[datetime | None, datetime | None]:
+        out: list[datetime | None] = []
+        for edit, what in ((self.start, "Window start"), (self.end, "Window end")):
+            text = edit.text().strip()
+            if not text:
+                out.append(None)
+                continue
+            try:
+                out.append(parse_time(text)[0])
+            except ValueError as exc:
+                raise IncidentLogError(f"{what}: '{fmt.clean(text, 40)}' {exc}") from None
+        return out[0], out[1]
+
+    def start_fit(self) -> None:
+        """Fit the log in a worker thread; the dialog stays responsive and shows the outcome when it comes."""
+        self._run += 1
+        run, gpus = self._run, int(self.gpus.value())
+        try:
+            start, end = self._window()
+        except IncidentLogError as exc:
+            self._fitted(run, exc)
+            return
+        self.fit = None
+        self._show_fit(None)
+        self.busy.setVisible(True)
+        self.status.setText("Fitting...")
+        self.status.setStyleSheet("")
+
+        def work() -> None:
+            try:
+                outcome: object = fit_log(self.path, gpus, start, end)
+            except IncidentLogError as exc:
+                outcome = exc
+            except Exception as exc:
+                outcome = IncidentLogError(f"{type(exc).__name__}: {exc}")
+            try:
+                self._relay.done.emit(run, outcome)
+            except RuntimeError:  # the dialog is gone: nobody waits for this fit
+                pass
+
+        thread = threading.Thread(target=work, name="incident-fit", daemon=True)
+        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        thread.start()
+
+    @property
+    def fitting(self) -> bool:
+        return any(t.is_alive() for t in self._threads)
+
+    def _fitted(self, run: int, outcome: object) -> None:
+        if run != self._run:
+            return
+        self.busy.setVisible(False)
+        if isinstance(outcome, FitResult):
+            self.fit, self.error = outcome, ""
+            self.status.setText(f"{outcome.total.count:,} incidents of {len(outcome.components)} components")
+            self.status.setStyleSheet("")
+        else:
+            self.fit, self.error = None, fmt.clean(str(outcome), 400)
+            self.status.setText(f"Cannot use this log: {self.error}")
+            self.status.setStyleSheet("color: #b00020;")
+        self._show_fit(self.fit)
+
+    # -- showing --------------------------------------------------------------------------------
+    def _show_fit(self, fit: FitResult | None) -> None:
+        self.use_button.setEnabled(fit is not None)
+        self.with_trend.setEnabled(fit is not None and fit.power_law.shape is not None)
+        if fit is None:
+            self.table.setRowCount(0)
+            self.details.setText("")
+            self.keeps.setText("")
+            return
+        rows = [*fit.components, fit.total]
+        self.table.setRowCount(len(rows))
+        for r, c in enumerate(rows):
+            self._fill_row(r, c)
+        self.table.resizeColumnsToContents()
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        start = "given" if fit.start_given else "the first incident"
+        end = "given" if fit.end_given else "the last incident"
+        pl = fit.power_law
+        lines = [
+            f"Window: {fit.window_text('start')} ({start}) to {fit.window_text('end')} ({end}): "
+            f"{fmt.duration_hours(fit.hours)}, {fmt.compact(fit.exposure_gpu_hours)} GPU-hours.",
+            f"Trend: {fit.trend.verdict}"
+            + (
+                f" (Laplace U = {fit.trend.statistic:+.2f}; MIL-HDBK-189 p = {pl.p_value:.2g})"
+                if pl.p_value is not None and fit.trend.statistic is not None
+                else ""
+            ),
+            fit.weibull.verdict[0].upper() + fit.weibull.verdict[1:],
+            *(f"Note: {n}" for n in fit.notes),
+        ]
+        self.details.setText("\n".join(fmt.clean(line, 400) for line in lines))
+        self.keeps.setText(
+            f"Use as scenario: these components and rates, with the evidence behind them (for rate uncertainty); "
+            f"GPUs ({self.base.gpus:,}), days ({self.base.days:g}) and every other input stay those of "
+            f"{fmt.clean(self.base.name, 60)}."
+        )
+
+    def _fill_row(self, r: int, c: ComponentFit) -> None:
+        cells = (
+            fmt.clean(c.name, 60),
+            fmt.clean(c.category, 40),
+            f"{c.count:,}",
+            _per_1000_days(c.rate_per_gpu_hour),
+            f"{_per_1000_days(c.rate_low)}-{_per_1000_days(c.rate_high)}",
+            _per_1000_days(c.llama3_rate),
+        )
+        for col, text in enumerate(cells):
+            item = QTableWidgetItem(text)
+            if col >= 2:
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.table.setItem(r, col, item)
+
+    def _use(self) -> None:
+        if self.fit is None:
+            return
+        try:
+            self.scenario = fitted_scenario(self.fit, self.base, self.with_trend.isChecked())
+        except ScenarioError as exc:
+            self.status.setText(f"Cannot use this fit: {fmt.clean(str(exc), 300)}")
+            self.status.setStyleSheet("color: #b00020;")
+            return
+        self.accept()
+
+    def done(self, result: int) -> None:
+        self._run += 1  # a fit still running is dropped when it ends
+        super().done(result)
