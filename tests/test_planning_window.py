@@ -185,3 +185,52 @@ def test_export_report_writes_the_current_and_pinned_scenarios(make_window, qtbo
     html = path.read_text()
     assert html.startswith("<!DOCTYPE html>") and "Option B" in html and win.pins[0][0] in html
     assert "<script" not in html.lower() and "http://" not in html.replace("http://www.w3.org", "")
+
+
+# -- checkpoint storage: the write from size and bandwidth ---------------------------------------------------
+
+
+def test_storage_switch_keeps_the_write_and_its_sliders_move_their_fields_only(make_window, qtbot):
+    from planner_gui.ui.storage_controls import DEFAULT_STORAGE_GB_S
+
+    win = make_window(restore=False)
+    box = win.controls.storage
+    write_before = win.scenario().write_s
+    box.enabled.setChecked(True)
+    st = win.scenario().storage
+    assert st is not None and st.storage_gb_s == DEFAULT_STORAGE_GB_S
+    assert win.scenario().write_s == pytest.approx(write_before, rel=1e-12)  # turning it on keeps the write
+    write_control = win.controls.values["checkpoint_write_s"]
+    assert not write_control.spin.isEnabled()
+    for name, field in (
+        ("checkpointGbPerGpuSlider", "checkpoint_gb_per_gpu"),
+        ("storageGbPerSecondSlider", "storage_gb_s"),
+    ):
+        before = win.scenario()
+        s = find(win, QAbstractSlider, name)
+        s.setValue(s.value() + 100)
+        after = win.scenario()
+        control = next(c for c in box.controls if c.slider is s)
+        assert getattr(after.storage, field) == pytest.approx(control.value(), rel=1e-12)
+        assert getattr(after.storage, field) != getattr(before.storage, field)
+        assert after.replace(storage=before.storage, name=before.name) == before
+        # The write in use follows: GPUs x size / bandwidth, and the Checkpointing box shows it.
+        assert after.write_s == pytest.approx(
+            after.gpus * after.storage.checkpoint_gb_per_gpu / after.storage.storage_gb_s
+        )
+        assert write_control.value() == pytest.approx(after.write_s)
+    box.enabled.setChecked(False)
+    assert win.scenario().storage is None and write_control.spin.isEnabled()
+    assert win.scenario().write_s == win.scenario().checkpoint_write_s
+
+
+def test_storage_warns_when_it_cannot_keep_up_with_the_interval(make_window, qtbot):
+    from planner_gui.core.model import Storage
+
+    win = make_window(load_preset("llama3-405b").replace(checkpoint_interval_min=1.0), restore=False)
+    box = win.controls.storage
+    win.inputs.update(storage=Storage(checkpoint_gb_per_gpu=4.0, storage_gb_s=2_000.0))  # 32.8 s per write
+    assert not box.warning.isVisible() or not box.warning.text()
+    win.inputs.update(storage=Storage(checkpoint_gb_per_gpu=4.0, storage_gb_s=500.0))  # 131 s > 1 min
+    assert box.warning.text().startswith("Storage cannot keep up")
+    assert "16,384 GPUs x 4 GB at 500 GB/s" in box.warning.text()

@@ -28,6 +28,7 @@ from ..core import fmt
 from ..core.inputs import Inputs
 from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
 from ..core.specs import SPECS
+from .storage_controls import StorageBox
 from .theme import mark_secondary
 from .training_controls import TrainingBox
 from .widgets import SpinBox, ValueControl, nice_gpu_count, sig_text
@@ -107,6 +108,9 @@ class ControlsPanel(QScrollArea):
         self._build_cluster()
         self._build_rates()
         self._build_checkpointing()
+        self.storage = StorageBox(inputs)
+        self.storage.dragFinished.connect(self.dragFinished)
+        self._layout.addWidget(self.storage)
         self._build_recovery()
         self.training = TrainingBox(inputs)
         self.training.dragFinished.connect(self.dragFinished)
@@ -286,6 +290,7 @@ class ControlsPanel(QScrollArea):
             *self.cat_mult.values(),
             *(r.control for r in self.comp_rows.values()),
             *self.training.controls,
+            *self.storage.controls,
         ]
         return any(c.slider.isSliderDown() for c in controls)
 
@@ -299,6 +304,11 @@ class ControlsPanel(QScrollArea):
         for field, control in self.values.items():
             if field != "checkpoint_interval_min" and (everything or field in changed):
                 control.set_value(getattr(sc, field))
+        # With a storage section the write comes from it: the box shows the write in use, read-only.
+        write = self.values["checkpoint_write_s"]
+        write.set_value(sc.write_s)
+        write.setEnabled(sc.storage is None)
+        self.storage.follow()
         # The interval follows Daly's optimum while 'optimal' is on, so it depends on most inputs.
         self.interval.set_value(self.inputs.interval_minutes())
         self.interval.setEnabled(not sc.uses_optimal_interval)
