@@ -227,10 +227,19 @@ class MainWindow(FileWindow):
         v = mb.addMenu("&View")
         self._action(v, "&Pin Scenario", self.pin_baseline, "Ctrl+B", "actionPinBaseline")
         self._action(v, "&Clear Pinned Scenarios", self.clear_baseline, "Ctrl+Shift+B", "actionClearBaseline")
+        self._action(v, "Spare-Pool &Sizing...", self.show_spares_sizing, None, "actionSparesSizing")
         h = mb.addMenu("&Help")
         self._action(h, "&Model and Sources", self.show_model, QKeySequence.StandardKey.HelpContents, "actionModel")
         self._action(h, "&About planner-gui", self.show_about, None, "actionAbout")
         self._refresh_recent()
+
+    def show_spares_sizing(self) -> None:
+        """Open the spare-pool sizing window for the scenario shown (planner_gui/ui/spares_view.py)."""
+        from .spares_view import SparesDialog
+
+        dlg = SparesDialog(self.scenario(), self)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.show()
 
     # -- scenario state --------------------------------------------------------------------
     def scenario(self) -> Scenario:
