@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from ..core import fmt
+from ..core.model import Scenario
 from ..core.params import resolve
 from ..core.profiles import pieces
 from ..core.results import SimulationResult, simulate
@@ -178,7 +179,15 @@ def _rate_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    sc = scenario_from_args(args)
+    return run_scenario(args, scenario_from_args(args))
+
+
+def run_scenario(args: argparse.Namespace, sc: Scenario) -> int:
+    """``run`` of a scenario built from the flags (with spares: :func:`.spares.run_with_spares`)."""
+    if sc.uses_spares:
+        from .spares import run_with_spares
+
+        return run_with_spares(args, sc)
     check_training_size(sc)  # before any time is spent
     if args.save is not None:
         check_output(args.save, "--save")

@@ -10,14 +10,13 @@ from typing import Any
 
 from ..core import fmt
 from ..core.model import Scenario
-from ..core.scenario_io import ScenarioError
+from ..core.scenario_io import ScenarioError, edited_name, save, validate
 from ..core.spares.model import RECOVERY_MODES, Spares
 from ..core.spares.run import (
     SECONDS_PER_POINT,
     SparesRun,
     check_spares_fit,
     expected_points,
-    run_spares,
     sizing,
     sizing_counts,
 )
@@ -25,7 +24,15 @@ from ..core.sweep import Cost
 from ..core.userfiles import write_atomic
 from .flags import Progress, UsageError, check_output, integer_arg, number_arg, scenario_from_args
 
-__all__ = ["add_spares_flags", "cmd_run_spares", "cmd_sweep_spares", "spares_from_args", "uses_spares"]
+__all__ = [
+    "add_spares_flags",
+    "cmd_run_spares",
+    "cmd_sweep_spares",
+    "run_with_spares",
+    "spares_from_args",
+    "uses_spares",
+    "with_spares",
+]
 
 #: Flag -> field, for the messages that name a flag.
 SPARES_FLAGS = {
@@ -102,7 +109,8 @@ def uses_spares(args: argparse.Namespace) -> bool:
 
 
 def spares_from_args(args: argparse.Namespace, sc: Scenario) -> Spares:
-    sp = Spares()
+    """The scenario's spares (or the defaults) with the flags' changes."""
+    sp = sc.spares or Spares()
     changes: dict[str, Any] = {}
     if args.spare_nodes is not None:
         changes["spare_nodes"] = None if args.spare_nodes == "unlimited" else args.spare_nodes
@@ -205,30 +213,59 @@ def _report(run: SparesRun, d: dict[str, Any]) -> str:
 
 
 def cmd_run_spares(args: argparse.Namespace) -> int:
-    """``run`` with spares flags; with the defaults (unlimited spares, no swap, restart) today's run."""
-    from ..core.results import simulate
-    from .commands import cmd_run
+    """``run`` with spares flags: the scenario's spares section (if any) with the flags' changes; with a
+    finite pool, a swap time or continue mode the spares engine runs it, else today's run."""
+    from .commands import run_scenario
 
-    sc = scenario_from_args(args)
+    sc = with_spares(scenario_from_args(args), args)
+    return run_scenario(args, sc)
+
+
+def with_spares(sc: Scenario, args: argparse.Namespace) -> Scenario:
+    """The scenario with the spares flags applied (its name says so when they change it), validated."""
     sp = spares_from_args(args, sc)
-    if sp.is_todays:
-        return cmd_run(args)
+    if sp == sc.spares or (sc.spares is None and sp == Spares()):
+        return sc
+    given = " ".join(
+        f"{flag} {_shown(getattr(args, field))}"
+        for field, flag in SPARES_FLAGS.items()
+        if getattr(args, field) is not None
+    )
+    out = sc.replace(spares=sp, name=edited_name(sc.name, given))
+    try:
+        return validate(out)
+    except ScenarioError as exc:
+        raise UsageError(_with_flag(str(exc).removeprefix("spares.").replace("min_gpus", "--shrink-to"))) from None
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return " ".join(f"{c}={h:g}" for c, h in value)
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def run_with_spares(args: argparse.Namespace, sc: Scenario) -> int:
+    """``run`` of a scenario with spares (a finite pool, a swap time or continue mode): the spares engine."""
+    from ..core.results import simulate
+
+    assert sc.spares is not None
     if args.save is not None:
-        raise UsageError("--save: scenario files do not hold spares yet; the spares flags apply to this run only")
+        check_output(args.save, "--save")
+        save(sc, args.save)
     from ..core.params import resolve
     from ..core.spares.model import spares_params
 
     _, p_interval = resolve(sc)
-    points = expected_points(spares_params(sc, sp, p_interval), sc.trials)
+    points = expected_points(spares_params(sc, sc.spares, p_interval), sc.trials)
     cost = Cost(points, points * SECONDS_PER_POINT)
     with Progress(cost, f"simulating about {fmt.compact(points)} interruptions and repairs") as progress:
-        res = run_spares(sc, sp, progress=progress)
-    base = simulate(sc.replace(trials=2)).to_json_dict()
-    d = res.to_json_dict(base)
+        res = simulate(sc, progress=progress)
+    assert res.spares_run is not None
+    d = res.to_json_dict()
     if args.json:
         print(json.dumps(d, indent=2, allow_nan=False))
     else:
-        print(_report(res, d))
+        print(_report(res.spares_run, d))
     return 0
 
 

@@ -14,9 +14,12 @@ import functools
 import math
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from .fmt import duration_hours
+
+if TYPE_CHECKING:
+    from .spares.model import Spares
 
 __all__ = [
     "DEFAULT_NOTES",
@@ -336,6 +339,8 @@ class Scenario:
     rate_profile: Profile | None = None
     #: The recovery strategy (:class:`Tiers`); None: today's single blocking checkpoint.
     tiers: Tiers | None = None
+    #: Spare nodes, repairs and the recovery mode (:class:`.spares.model.Spares`); None: unlimited spares.
+    spares: Spares | None = None
 
     # -- derived quantities -------------------------------------------------
     @property
@@ -399,6 +404,12 @@ class Scenario:
         """Whether the recovery strategy differs from today's single blocking checkpoint (the two-tier
         engine simulates it; otherwise today's engine does, and every number is today's)."""
         return self.tiers is not None and not self.tiers.is_todays
+
+    @property
+    def uses_spares(self) -> bool:
+        """Whether spares or the recovery mode change the model (a finite pool, a swap time, or continue
+        mode): the spares engine simulates it; otherwise today's engine does, and every number is today's."""
+        return self.spares is not None and not self.spares.is_todays
 
     # -- edits ----------------------------------------------------------------
     def replace(self, **changes: Any) -> Scenario:

@@ -176,8 +176,8 @@ def _scales_with_window(sc: Scenario) -> bool:
     """Whether a run over the start of ``sc``'s window, scaled up, stands for a run of all of it: only
     with constant rates known exactly. A rate profile changes the rates over the days, and with rate
     uncertainty the spread between trials does not shrink as the window grows; either keeps the whole
-    window (with fewer trials)."""
-    return sc.rate_profile is None and not sc.rate_uncertainty
+    window (with fewer trials). So do spares: their results hold more than the hours the scaling knows."""
+    return sc.rate_profile is None and not sc.rate_uncertainty and not sc.uses_spares
 
 
 def _to_whole_window(totals: np.ndarray, fraction: float) -> np.ndarray:
@@ -210,6 +210,7 @@ def _whole_window_run(res: SimulationResult, sc: Scenario, fraction: float) -> S
         res.time_to_train,
         res.tier_plan,
         fast,
+        res.spares_run,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +22,9 @@ from .scenario_io import scenario_to_dict
 from .tiers.run import TierPlan, plan_tiers, simulate_plan
 from .training import TimeToTrain, simulate_time_to_train, training_events, work_hours
 from .varying import varying_rates
+
+if TYPE_CHECKING:
+    from .spares.run import SparesRun
 
 __all__ = [
     "HOURS_KEYS",
@@ -36,6 +39,8 @@ __all__ = [
 
 #: Where the hours go, in display order.
 HOURS_KEYS = ("useful", "checkpoint", "lost_work", "recovery", "planned_restart")
+#: The hours a scenario with spares adds (:attr:`SimulationResult.hours_keys` says which apply).
+SPARES_HOURS_KEYS = ("waiting_for_spares", "reduced_throughput")
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,17 @@ class SimulationResult:
     tier_plan: TierPlan | None = None
     #: Unplanned interruptions per trial by the tier they restored from (None: all from the persistent tier).
     restores_fast: np.ndarray | None = None
+    #: The spares engine's run, when the scenario uses spares (:attr:`.model.Scenario.uses_spares`).
+    spares_run: SparesRun | None = None
+
+    @property
+    def hours_keys(self) -> tuple[str, ...]:
+        """Where the hours go, in display order: today's five, and with spares those of
+        :data:`SPARES_HOURS_KEYS` that apply to its spares (waiting with a finite pool in restart mode,
+        reduced throughput with shrinking or in continue mode)."""
+        if self.spares_run is None:
+            return HOURS_KEYS
+        return (*HOURS_KEYS, *(k for k in SPARES_HOURS_KEYS if self.spares_run.applies(k)))
 
     @property
     def goodput(self) -> np.ndarray:
@@ -112,8 +128,12 @@ class SimulationResult:
         return self.trials.useful / self.scenario.hours
 
     def hours_per_trial(self) -> dict[str, np.ndarray]:
+        """Hours per trial by :attr:`hours_keys`."""
         t = self.trials
-        return dict(zip(HOURS_KEYS, (t.useful, t.checkpoint, t.lost_work, t.recovery, t.planned_restart)))
+        out = dict(zip(HOURS_KEYS, (t.useful, t.checkpoint, t.lost_work, t.recovery, t.planned_restart)))
+        if self.spares_run is not None:
+            out |= {k: self.spares_run.trials.hours[k] for k in self.hours_keys[len(HOURS_KEYS) :]}
+        return out
 
     def by_component_mean(self) -> dict[str, float]:
         means = self.trials.by_component.mean(axis=0)
@@ -139,7 +159,9 @@ class SimulationResult:
     def goodput_at_optimum(self) -> float | None:
         """The exact expected goodput at the exact optimal checkpoint interval (the optimum of the base
         rates; with varying rates, the goodput there is the varying rates' expectation); with a two-tier
-        strategy, at both tiers' optimal intervals where a closed form exists (else None)."""
+        strategy, at both tiers' optimal intervals where a closed form exists (else None); None with spares."""
+        if self.spares_run is not None:
+            return None
         if self.tier_plan is not None:
             sc = self.scenario
             tiers = self.tier_plan.tiers
@@ -160,7 +182,13 @@ class SimulationResult:
         return (self.scenario.hours - self.trials.useful) * self.scenario.gpus
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The machine-readable report of ``planner-gui run --json``."""
+        """The machine-readable report of ``planner-gui run --json`` (with spares: see
+        :meth:`.spares.run.SparesRun.to_json_dict`)."""
+        if self.spares_run is not None:
+            return self.spares_run.to_json_dict(self._json_dict())
+        return self._json_dict()
+
+    def _json_dict(self) -> dict[str, Any]:
         sc = self.scenario
         hours = self.hours_per_trial()
         lost = self.lost_gpu_hours()
@@ -242,6 +270,8 @@ def simulate(
     optimal = optimal_intervals(scenario)
     if scenario.uses_tiers:
         return _simulate_tiers(scenario, optimal, progress, should_stop)
+    if scenario.uses_spares:
+        return _simulate_spares(scenario, optimal, progress, should_stop)
     params, interval = resolve(scenario, optimal)
     window, training = _progress_split(scenario, params, progress)
     raw = simulate_trials(scenario, params, layout=layout, progress=window, should_stop=should_stop)
@@ -265,6 +295,36 @@ def _simulate_tiers(
     return SimulationResult(
         scenario, plan.persistent_min, optimal, expected, out.raw(), None, plan, np.asarray(out.restores_fast)
     )
+
+
+def _simulate_spares(
+    scenario: Scenario,
+    optimal: OptimalIntervals,
+    progress: Callable[[float], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> SimulationResult:
+    """The spares engine's run of a scenario with a finite pool, a swap time or continue mode (docs/spares.md).
+    Today's exact expectations do not hold there: :attr:`Expected.fractions` is None."""
+    from .spares.run import run_spares
+
+    assert scenario.spares is not None
+    params, interval = resolve(scenario, optimal)
+    run = run_spares(scenario, scenario.spares, progress=progress, should_stop=should_stop)
+    t = run.trials
+    h = t.hours
+    by_class = t.by_class if t.by_class is not None else np.zeros((len(t.unplanned), len(scenario.components)))
+    raw = RawTrials(
+        t.unplanned,
+        t.planned,
+        by_class,
+        h["useful"],
+        h["checkpoint"],
+        h["lost_work"],
+        h["recovery"],
+        h["planned_restart"],
+    )
+    expected = Expected(None, params.hours, params.lam * params.hours, params.mu * params.hours)
+    return SimulationResult(scenario, interval, optimal, expected, raw, spares_run=run)
 
 
 def _progress_split(

@@ -21,6 +21,7 @@ from .fmt import clean
 from .model import OPTIMAL, PLACEMENTS, SCOPES, Component, Profile, Scenario, Storage, Tiers, Training
 from .profiles import pieces
 from .rates import mean_job_rate
+from .spares.model import RECOVERY_MODES, Spares, component_scope
 from .specs import LIMITS, MAX_PROFILE_PIECES, MAX_TOTAL_EVENTS, MAX_TOTAL_PIECES
 from .userfiles import bad_path, kind_of, write_atomic
 
@@ -50,7 +51,7 @@ __all__ = [
 
 FORMAT_VERSION = 2
 #: Versions read. Version 1 is version 2 without its optional parts (the sections ``training``, ``storage``,
-#: ``rate_uncertainty``, ``rate_profile`` and ``tiers``, and a component's ``count``, ``exposure_gpu_hours``
+#: ``rate_uncertainty``, ``rate_profile``, ``tiers`` and ``spares``, and a component's ``count``, ``exposure_gpu_hours``
 #: and ``scope``).
 READ_VERSIONS = (1, 2)
 MAX_FILE_BYTES = 1_000_000
@@ -88,7 +89,7 @@ _EVIDENCE_FIELDS = ("count", "exposure_gpu_hours")
 #: A component's optional failure scope in a version-2 document (absent or null: its default).
 _SCOPE_FIELD = "scope"
 #: Optional sections of a version-2 document: absent (or null) means off.
-_OPTIONAL = ("training", "storage", "rate_uncertainty", "rate_profile", "tiers")
+_OPTIONAL = ("training", "storage", "rate_uncertainty", "rate_profile", "tiers", "spares")
 #: The ``tiers`` section: the recovery strategy (the persistent tier's interval and blocking stall are
 #: ``checkpoint_interval_min`` and ``checkpoint_write_s``). Every key is required.
 _TIERS_FIELDS = (
@@ -102,6 +103,22 @@ _TIERS_FIELDS = (
     "persistent_upload_min",
     "persistent_restore_min",
 )
+#: The ``spares`` section: spare nodes, repairs and the recovery mode (docs/spares.md). Every key is required;
+#: ``spare_nodes`` null is unlimited, ``repair_sigma`` null exponential repairs, ``min_gpus`` null no shrinking,
+#: ``repair_hours`` an object of mean repair hours by category (categories left out keep their defaults).
+_SPARES_FIELDS = (
+    "spare_nodes",
+    "swap_min",
+    "repair_hours",
+    "repair_sigma",
+    "min_gpus",
+    "recovery_mode",
+    "replica_gpus",
+    "continue_stall_min",
+    "max_replicas_lost",
+)
+#: The most interruptions and repairs a run with spares may simulate, summed over its trials.
+MAX_SPARES_POINTS = 2e9
 _TRAINING_FIELDS = ("train_flops", "peak_tflops", "mfu", "compute_gpu_hours")
 _STORAGE_FIELDS = ("checkpoint_gb_per_gpu", "storage_gb_s")
 
@@ -279,9 +296,11 @@ def scenario_from_dict(doc: Any) -> Scenario:
         rate_uncertainty=_flag("rate_uncertainty", doc.get("rate_uncertainty")),
         rate_profile=check_profile(doc.get("rate_profile")),
         tiers=_tiers(doc.get("tiers")),
+        spares=_spares(doc.get("spares")),
     )
     _check_storage_write(scenario)
     check_tiers_fit(scenario)
+    check_spares(scenario)
     check_size(scenario)
     return scenario
 
@@ -349,6 +368,114 @@ def _tiers(doc: Any) -> Tiers | None:
         persistent_upload_min=float(nums["persistent_upload_min"]),
         persistent_restore_min=float(nums["persistent_restore_min"]),
     )
+
+
+def _spares(doc: Any) -> Spares | None:
+    """The optional ``spares`` section: spare nodes, swap time, repair times, shrinking and the recovery mode."""
+    if doc is None:
+        return None
+    if not isinstance(doc, dict):
+        raise ScenarioError(f"spares: must be an object with keys {', '.join(_SPARES_FIELDS)}")
+    _check_keys("spares.", doc, _SPARES_FIELDS)
+    mode = doc["recovery_mode"]
+    if mode not in RECOVERY_MODES:
+        raise ScenarioError(f"spares.recovery_mode: must be one of {', '.join(RECOVERY_MODES)} (got {_describe(mode)})")
+    repairs = doc["repair_hours"]
+    if not isinstance(repairs, dict):
+        raise ScenarioError(
+            f'spares.repair_hours: must be an object of hours by category, as {{"GPU": 48}} (got {_describe(repairs)})'
+        )
+    dups = getattr(repairs, "duplicates", ())
+    if dups:
+        raise ScenarioError(
+            f"spares.repair_hours.{clean(dups[0], 40)}: appears more than once (each key may appear once)"
+        )
+    hours = tuple((_check_str("spares.repair_hours", cat, 100), _repair_hours(cat, v)) for cat, v in repairs.items())
+    nullable = {
+        k: None if doc[k] is None else check_number(f"spares.{k}", doc[k])
+        for k in ("spare_nodes", "repair_sigma", "min_gpus")
+    }
+    nums = {k: check_number(f"spares.{k}", doc[k]) for k in ("swap_min", "replica_gpus", "continue_stall_min")}
+    nums["max_replicas_lost"] = check_number("spares.max_replicas_lost", doc["max_replicas_lost"])
+    return Spares(
+        spare_nodes=None if nullable["spare_nodes"] is None else int(nullable["spare_nodes"]),
+        swap_min=float(nums["swap_min"]),
+        repair_hours=hours,
+        repair_sigma=None if nullable["repair_sigma"] is None else float(nullable["repair_sigma"]),
+        min_gpus=None if nullable["min_gpus"] is None else int(nullable["min_gpus"]),
+        recovery_mode=mode,
+        replica_gpus=int(nums["replica_gpus"]),
+        continue_stall_min=float(nums["continue_stall_min"]),
+        max_replicas_lost=int(nums["max_replicas_lost"]),
+    )
+
+
+def _repair_hours(category: str, value: Any) -> float:
+    """One category's mean repair hours, checked against the ``repair_hours`` spec; errors name the category."""
+    try:
+        return float(check_number("repair_hours", value))
+    except ScenarioError as exc:
+        raise ScenarioError(
+            f"spares.repair_hours.{clean(category, 40)}{str(exc).removeprefix('repair_hours')}"
+        ) from None
+
+
+def check_spares(scenario: Scenario) -> None:
+    """Refuse a spares section that does not fit the scenario: repair hours of a category it does not have,
+    a shrink floor or replica larger than the job, a replica not a whole number of nodes, another optional
+    model it does not combine with, or a simulation too large."""
+    sp = scenario.spares
+    if sp is None:
+        return
+    cats = scenario.categories
+    for cat, _ in sp.repair_hours:
+        if cat not in cats:
+            raise ScenarioError(
+                f"spares.repair_hours.{clean(cat, 40)}: no such category in the components (categories: "
+                f"{', '.join(clean(c, 40) for c in cats)})"
+            )
+    if sp.min_gpus is not None and sp.min_gpus > scenario.gpus:
+        raise ScenarioError(f"spares.min_gpus: must not exceed the job's {scenario.gpus:,} GPUs (got {sp.min_gpus:,})")
+    if sp.recovery_mode == "continue":
+        if sp.replica_gpus > scenario.gpus:
+            raise ScenarioError(
+                f"spares.replica_gpus: must not exceed the job's {scenario.gpus:,} GPUs (got {sp.replica_gpus:,})"
+            )
+        if sp.replica_gpus % scenario.gpus_per_node:
+            raise ScenarioError(
+                f"spares.replica_gpus: must be a whole number of {scenario.gpus_per_node}-GPU nodes "
+                f"(got {sp.replica_gpus:,})"
+            )
+    if not scenario.uses_spares:
+        return
+    other = next(
+        (
+            name
+            for name, on in (
+                ("rate_uncertainty", scenario.rate_uncertainty),
+                ("rate_profile", scenario.rate_profile is not None),
+                ("training", scenario.training is not None),
+                ("tiers", scenario.uses_tiers),
+            )
+            if on
+        ),
+        None,
+    )
+    if other is not None:
+        raise ScenarioError(
+            f"spares: the spares model takes constant, known rates over one window and a single checkpoint tier; it "
+            f"does not combine with {other} yet (remove one of the two)"
+        )
+    gpus = scenario.gpus
+    node_rate = math.fsum(c.rate_per_gpu_hour * gpus for c in scenario.components if component_scope(c) != "process")
+    points = (scenario.rate_per_gpu_hour * gpus + node_rate + scenario.planned_per_day / 24.0) * (
+        scenario.hours + 100.0
+    )
+    if points * scenario.trials > MAX_SPARES_POINTS:
+        raise ScenarioError(
+            f"trials: about {points * scenario.trials:.3g} interruptions and repairs to simulate with spares, over "
+            f"the limit of {MAX_SPARES_POINTS:.0g}; use fewer trials, GPUs or days"
+        )
 
 
 def check_tiers_fit(scenario: Scenario) -> None:
@@ -479,12 +606,15 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     if scenario.tiers is not None:
         tiers = scenario.tiers
         doc["tiers"] = {k: getattr(tiers, k) for k in _TIERS_FIELDS}
+    if scenario.spares is not None:
+        sp = scenario.spares
+        doc["spares"] = {k: dict(sp.repair_hours) if k == "repair_hours" else getattr(sp, k) for k in _SPARES_FIELDS}
     return doc
 
 
 def _has_optional_parts(scenario: Scenario) -> bool:
     """Whether the scenario needs format version 2: an optional section, or a component's evidence."""
-    sections = (scenario.training, scenario.storage, scenario.rate_profile, scenario.tiers)
+    sections = (scenario.training, scenario.storage, scenario.rate_profile, scenario.tiers, scenario.spares)
     evidence = any(c.count is not None or c.scope is not None for c in scenario.components)
     return any(x is not None for x in sections) or scenario.rate_uncertainty or evidence
 

@@ -155,9 +155,18 @@ def _cost(seconds: float) -> Cost:
 def run_cost(scenario: Scenario) -> Cost:
     """The cost of :func:`.results.simulate` for ``scenario``."""
     p, _ = resolve(scenario)
+    if scenario.uses_spares:
+        return _cost(_spares_seconds(scenario, p))
     per_trial = _events_per_trial(p, scenario)
     rows = scenario.trials * layout_for(scenario, p).subwindows
     return _cost(_pass_seconds(per_trial * scenario.trials, rows))
+
+
+def _spares_seconds(scenario: Scenario, p: Params) -> float:
+    """The spares engine's time for ``scenario``: its interruptions and repairs at the engine's rate per point."""
+    from .spares.run import SECONDS_PER_POINT
+
+    return 2.0 * (p.lam + p.mu) * (p.hours + 100.0) * scenario.trials * SECONDS_PER_POINT
 
 
 def _interval_groups(n: int, rows: int) -> list[slice]:
@@ -208,6 +217,13 @@ def sweep_cost(
     """The cost of :func:`sweep_gpus` (``over="gpus"``, ``xs`` GPU counts) or :func:`sweep_interval`
     (``over="interval"``, ``xs`` minutes) for ``scenario``."""
     xs = np.asarray(xs)
+    if scenario.uses_spares:
+        if over == "gpus":
+            points = [_at_gpus(scenario, int(n)) for n in xs]
+            if max_events_per_point is not None:
+                points = [sc.replace(trials=_spares_trials(sc, max_events_per_point)) for sc in points]
+            return _cost(math.fsum(_spares_seconds(sc, resolve(sc)[0]) for sc in points))
+        return _cost(len(xs) * _spares_seconds(scenario, resolve(scenario)[0]))
     if over == "gpus":
         params = [resolve(scenario.replace(gpus=int(n)))[0] for n in xs]
         trials = _gpu_trials(scenario, params, max_events_per_point)
@@ -290,8 +306,8 @@ def sweep_gpus(
     whole steps so that runs of points keep common random numbers.
     """
     xs = gpu_counts() if counts is None else np.asarray(counts, dtype=np.int64)
-    if scenario.uses_tiers:
-        return _tier_sweep(scenario, "gpus", xs, progress, should_stop)
+    if scenario.uses_tiers or scenario.uses_spares:
+        return _tier_sweep(scenario, "gpus", xs, progress, should_stop, max_events_per_point)
     params = [resolve(scenario.replace(gpus=int(n)))[0] for n in xs]
     trials = _gpu_trials(scenario, params, max_events_per_point)
     layouts = _gpu_layouts(scenario, xs, params, trials)
@@ -322,7 +338,7 @@ def sweep_interval(
     results are the same and memory stays flat.
     """
     xs = interval_points() if intervals_min is None else np.asarray(intervals_min, dtype=float)
-    if scenario.uses_tiers:
+    if scenario.uses_tiers or scenario.uses_spares:
         return _tier_sweep(scenario, "checkpoint_interval_min", xs, progress, should_stop)
     base, _ = resolve(scenario)
     layout = layout_for(scenario, base)
@@ -349,18 +365,47 @@ def _at_interval(scenario: Scenario, minutes: float) -> Scenario:
     return scenario.replace(checkpoint_interval_min=float(minutes))
 
 
+def _at_gpus(scenario: Scenario, gpus: int) -> Scenario:
+    """The scenario at another GPU count; with spares, a shrink floor or a replica larger than the job is
+    brought down to the job (whole nodes), the pool and everything else kept as they are."""
+    sc = scenario.replace(gpus=gpus)
+    sp = scenario.spares
+    if sp is None:
+        return sc
+    gpn = scenario.gpus_per_node
+    job = max(gpn, gpus - gpus % gpn)
+    min_gpus = None if sp.min_gpus is None else min(sp.min_gpus, gpus)
+    replica = min(sp.replica_gpus, job) if sp.recovery_mode == "continue" else sp.replica_gpus
+    return sc.replace(spares=replace(sp, min_gpus=min_gpus, replica_gpus=replica))
+
+
+def _spares_trials(scenario: Scenario, max_events: float) -> int:
+    """Trials for a sweep point with spares: halved (down to 1/8) while the point's interruptions exceed
+    ``max_events``, as :func:`sweep_gpus` does without spares."""
+    p, _ = resolve(scenario)
+    per_trial = (p.lam + p.mu) * p.hours
+    t = scenario.trials
+    while t > max(1, scenario.trials // 8) and per_trial * t > max_events:
+        t //= 2
+    return max(t, 1)
+
+
 def _tier_sweep(
     scenario: Scenario,
     variable: str,
     xs: np.ndarray,
     progress: Callable[[float], None] | None,
     should_stop: Callable[[], bool] | None,
+    max_events_per_point: float | None = None,
 ) -> SweepResult:
-    """A sweep of a scenario with a recovery strategy: the two-tier engine run at each point (docs/tiers.md).
-    Over intervals, the interval varied is the fast one when the fast tier is on."""
+    """A sweep of a scenario with a recovery strategy: the two-tier engine run at each point (docs/tiers.md);
+    or with spares, the spares engine (docs/spares.md). Over intervals, the interval varied is the fast one
+    when the fast tier is on."""
     summaries = []
     for i, x in enumerate(xs):
-        sc = scenario.replace(gpus=int(x)) if variable == "gpus" else _at_interval(scenario, float(x))
+        sc = _at_gpus(scenario, int(x)) if variable == "gpus" else _at_interval(scenario, float(x))
+        if sc.uses_spares and max_events_per_point is not None:
+            sc = sc.replace(trials=_spares_trials(sc, max_events_per_point))
         res = simulate(sc, progress=_part(progress, i / len(xs), (i + 1) / len(xs)), should_stop=should_stop)
         n, g = summarize(res.trials.unplanned), summarize(res.goodput)
         summaries.append(
@@ -382,7 +427,10 @@ def _tier_sweep(
 
 def expected_goodput_vs_interval(scenario: Scenario, intervals_min: np.ndarray) -> np.ndarray:
     """The exact goodput at each checkpoint interval (minutes), on as fine a grid as wanted; with a recovery
-    strategy, at each fast interval (fast tier on) where a closed form exists, else NaN."""
+    strategy, at each fast interval (fast tier on) where a closed form exists, else NaN; with spares, NaN (no
+    closed form)."""
+    if scenario.uses_spares:
+        return np.full(len(np.asarray(intervals_min)), math.nan)
     if scenario.uses_tiers:
         out = []
         for t in np.asarray(intervals_min, dtype=float):

@@ -54,6 +54,8 @@ _DEPART, _RESTART, _PLANNED, _CONTINUE, _MARK, _PAD = 0, 1, 2, 3, 4, 5
 LANES = 500
 #: Points (interruptions, repairs, marks) per block, all lanes together: bounds the memory of a block.
 BLOCK_ELEMENTS = 3_000_000
+#: Moments of the window (its start, its end and evenly between) at which each trial's nodes in repair are kept.
+REPAIR_GRID = 49
 
 
 @dataclass
@@ -68,6 +70,11 @@ class SparesTrials:
     no_spare: np.ndarray  # ... and found fewer spares than the nodes they took
     nodes_in_repair: np.ndarray  # time average over the window
     repair_hist: np.ndarray
+    #: Unplanned interruptions in the window per trial and failure class (trials x classes).
+    by_class: np.ndarray | None = None
+    #: Nodes in repair per trial at the hours :attr:`repair_grid` of the window (trials x moments).
+    repair_over_time: np.ndarray | None = None
+    repair_grid: np.ndarray | None = None
 
     @property
     def goodput(self) -> np.ndarray:
@@ -185,6 +192,27 @@ class _Block:
     no_spare: np.ndarray
     nodes_in_repair: np.ndarray
     hist: np.ndarray
+    by_class: np.ndarray
+    over_time: np.ndarray
+
+
+def _at_moments(times: np.ndarray, away: np.ndarray, away0: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Each lane's nodes in repair at the moments ``grid``: the count after its last point at or before each
+    (``away0`` before its first). All lanes in one search: each lane's sorted times are shifted into a stretch
+    of one increasing line of their own."""
+    lanes, width = times.shape
+    if width == 0:
+        return np.repeat(away0[:, None], len(grid), axis=1)
+    finite = np.isfinite(times)
+    bottom = min(float(times[finite].min()) if finite.any() else 0.0, float(grid[0]))
+    top = max(float(times[finite].max()) if finite.any() else 0.0, float(grid[-1])) + 1.0
+    span = top - bottom + 1.0
+    off = (np.arange(lanes) * span)[:, None]
+    line = (np.where(finite, times, top) - bottom + off).ravel()
+    idx = np.searchsorted(line, ((grid - bottom)[None, :] + off).ravel(), side="right").reshape(lanes, len(grid))
+    idx -= np.arange(lanes)[:, None] * width
+    padded = np.concatenate([away0[:, None], away], axis=1)
+    return np.take_along_axis(padded, idx, axis=1)
 
 
 def _simulate_block(p: SparesParams, lanes: int, rng: np.random.Generator) -> _Block:
@@ -249,6 +277,11 @@ def _simulate_block(p: SparesParams, lanes: int, rng: np.random.Generator) -> _B
     size = max(len(hist), len(hist0))
     hist = np.pad(hist, (0, size - len(hist))) + np.pad(hist0, (0, size - len(hist0)))
     nodes_mean = ((away * span).sum(axis=1) + away0 * first) / window
+    over_time = _at_moments(times, away, away0, np.linspace(0.0, window, REPAIR_GRID))
+    ncls = len(p.rates)
+    counted = real & (ft >= 0) & (ft < window)
+    slot = (np.arange(lanes)[:, None] * ncls + cls)[counted]
+    by_class = np.bincount(slot, minlength=lanes * ncls).reshape(lanes, ncls)
 
     if p.mode == "continue":
         # Replicas out: from the failure to its return (stall + restart + swap, or after the pool covers
@@ -290,7 +323,7 @@ def _simulate_block(p: SparesParams, lanes: int, rng: np.random.Generator) -> _B
         blocked0, cap0 = _capacity(p, away0)
     phase0 = rng.random(lanes) * (p.tau + p.c)
     hours = _step(p, times, types, cap, blocked, swapped, start, window, (blocked0, cap0, phase0))
-    return _Block(hours, counts[0], counts[1], node_failures, no_spare, nodes_mean, hist)
+    return _Block(hours, counts[0], counts[1], node_failures, no_spare, nodes_mean, hist, by_class, over_time)
 
 
 def _step(
@@ -410,4 +443,7 @@ def simulate_spares(
         no_spare=np.concatenate([b.no_spare for b in blocks]),
         nodes_in_repair=np.concatenate([b.nodes_in_repair for b in blocks]),
         repair_hist=sum((np.pad(b.hist, (0, size - len(b.hist))) for b in blocks), np.zeros(size)),
+        by_class=np.concatenate([b.by_class for b in blocks]),
+        repair_over_time=np.concatenate([b.over_time for b in blocks]),
+        repair_grid=np.linspace(0.0, p.hours, REPAIR_GRID),
     )

@@ -126,7 +126,7 @@ class SparesRun:
         lost = self.lost_gpu_hours()
         hours = {k: float(t.hours[k].mean()) for k in HOURS_KEYS[:5]}
         for k in HOURS_KEYS[5:]:
-            if self._applies(k):
+            if self.applies(k):
                 hours[k] = float(t.hours[k].mean())
         out = dict(base)
         out.update(
@@ -145,7 +145,8 @@ class SparesRun:
         )
         return out
 
-    def _applies(self, key: str) -> bool:
+    def applies(self, key: str) -> bool:
+        """Whether an hours key of this model applies to these spares (it is reported only then)."""
         sp = self.spares
         if key == "waiting_for_spares":
             return sp.recovery_mode == "restart" and sp.spare_nodes is not None
