@@ -19,9 +19,11 @@ from typing import Any
 
 from psygnal import Signal
 
-from .model import OPTIMAL, Component, Scenario, llama3_components
+from .model import OPTIMAL, Component, Scenario, Scope, Tiers, llama3_components
 from .params import daly_minutes
 from .scenario_io import preset_titles
+from .tiers.model import scope_of
+from .tiers.run import plan_tiers
 
 __all__ = ["COMPUTED_FIELDS", "EDITED_SUFFIX", "Inputs", "describe_changes", "reference_rates"]
 
@@ -74,6 +76,10 @@ def describe_changes(old: Scenario, new: Scenario, limit: int = 4) -> str:
         items.append(f"rate uncertainty {'on' if new.rate_uncertainty else 'off'}")
     if old.rate_profile != new.rate_profile:
         items.append("rate profile " + ("removed" if new.rate_profile is None else "changed"))
+    if old.tiers != new.tiers:
+        on = [t is not None and t.fast_enabled for t in (old.tiers, new.tiers)]
+        items.append(f"fast tier {'on' if on[1] else 'off'}" if on[0] != on[1] else "recovery tiers changed")
+    scopes = {c.name: scope_of(c) for c in old.components}
     before = {c.name: c.rate_per_gpu_hour for c in old.components}
     for c in new.components:
         was = before.pop(c.name, None)
@@ -81,6 +87,8 @@ def describe_changes(old: Scenario, new: Scenario, limit: int = 4) -> str:
             items.append(f"{c.name} added")
         elif was != c.rate_per_gpu_hour:
             items.append(f"{c.name} rate x{c.rate_per_gpu_hour / was:.3g}" if was > 0 else f"{c.name} rate from 0")
+        if was is not None and scopes[c.name] != scope_of(c):
+            items.append(f"{c.name} scope {scopes[c.name]} -> {scope_of(c)}")
     items += [f"{name} removed" for name in before]
     more = len(items) - limit
     return "; ".join(items[:limit]) + (f"; and {more} more" if more > 0 else "")
@@ -120,9 +128,20 @@ class Inputs:
         return self._scenario != self._saved
 
     def interval_minutes(self) -> float:
-        """The checkpoint interval in use: the fixed one, or Daly's optimum when 'optimal'."""
+        """The (persistent) checkpoint interval in use: the fixed one, or Daly's optimum when 'optimal'.
+        With a recovery strategy, the one its plan uses (docs/tiers.md: 'optimal' is that model's optimum,
+        and with the fast tier on the interval is a whole number of fast intervals)."""
         sc = self._scenario
+        if sc.uses_tiers:
+            return plan_tiers(sc).persistent_min
         return daly_minutes(sc) if sc.uses_optimal_interval else float(sc.checkpoint_interval_min)
+
+    def fast_interval_minutes(self) -> float | None:
+        """The fast tier's interval in use (its optimum when 'optimal'); None with the fast tier off."""
+        sc = self._scenario
+        if sc.tiers is None or not sc.tiers.fast_enabled:
+            return None
+        return plan_tiers(sc).fast_min
 
     def reference_rate(self, name: str) -> float:
         return self._reference[name]
@@ -170,9 +189,35 @@ class Inputs:
         self.changed.emit(changed)
 
     def set_use_optimal(self, on: bool) -> None:
-        """'optimal' follows Daly; turning it off keeps the interval it had then."""
+        """'optimal' follows Daly (a recovery strategy's own optimum); turning it off keeps the interval it
+        had then."""
         if on != self._scenario.uses_optimal_interval:
-            self.update(checkpoint_interval_min=OPTIMAL if on else daly_minutes(self._scenario))
+            self.update(checkpoint_interval_min=OPTIMAL if on else self.interval_minutes())
+
+    def set_tiers(self, **fields: Any) -> None:
+        """Set fields of the recovery strategy (:class:`.model.Tiers`; a scenario without one starts from
+        its defaults, with the fast tier off)."""
+        tiers = self._scenario.tiers if self._scenario.tiers is not None else Tiers()
+        self.update(tiers=dataclasses.replace(tiers, **fields))
+
+    def set_use_optimal_fast(self, on: bool) -> None:
+        """The fast interval 'optimal', or (off) the interval it had then."""
+        tiers = self._scenario.tiers
+        if tiers is None or on == (tiers.fast_interval_min == OPTIMAL):
+            return
+        fast = self.fast_interval_minutes()
+        self.set_tiers(fast_interval_min=OPTIMAL if on else (fast if fast is not None else 1.0))
+
+    def set_scope(self, name: str, scope: Scope) -> None:
+        """Set one component's failure scope (its default scope is stored as None, so files stay minimal)."""
+        comps = []
+        for c in self._scenario.components:
+            if c.name == name:
+                c = dataclasses.replace(c, scope=None)
+                if scope_of(c) != scope:
+                    c = dataclasses.replace(c, scope=scope)
+            comps.append(c)
+        self.update(components=tuple(comps))
 
     def set_multiplier(self, name: str, value: float) -> None:
         """Set one component's rate to ``value`` times its reference rate."""

@@ -30,6 +30,7 @@ from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
 from ..core.specs import SPECS
 from .storage_controls import StorageBox
 from .theme import mark_secondary
+from .tiers_controls import TiersBox
 from .training_controls import TrainingBox
 from .widgets import SpinBox, ValueControl, nice_gpu_count, sig_text
 
@@ -111,6 +112,9 @@ class ControlsPanel(QScrollArea):
         self.storage = StorageBox(inputs)
         self.storage.dragFinished.connect(self.dragFinished)
         self._layout.addWidget(self.storage)
+        self.tiers = TiersBox(inputs)
+        self.tiers.dragFinished.connect(self.dragFinished)
+        self._layout.addWidget(self.tiers)
         self._build_recovery()
         self.training = TrainingBox(inputs)
         self.training.dragFinished.connect(self.dragFinished)
@@ -291,6 +295,7 @@ class ControlsPanel(QScrollArea):
             *(r.control for r in self.comp_rows.values()),
             *self.training.controls,
             *self.storage.controls,
+            *self.tiers.controls,
         ]
         return any(c.slider.isSliderDown() for c in controls)
 
@@ -305,10 +310,12 @@ class ControlsPanel(QScrollArea):
             if field != "checkpoint_interval_min" and (everything or field in changed):
                 control.set_value(getattr(sc, field))
         # With a storage section the write comes from it: the box shows the write in use, read-only.
+        # With the fast tier on, the blocking part of a persistent checkpoint is the fast stall (docs/tiers.md).
         write = self.values["checkpoint_write_s"]
         write.set_value(sc.write_s)
-        write.setEnabled(sc.storage is None)
+        write.setEnabled(sc.storage is None and not (sc.tiers is not None and sc.tiers.fast_enabled))
         self.storage.follow()
+        self.tiers.follow()
         # The interval follows Daly's optimum while 'optimal' is on, so it depends on most inputs.
         self.interval.set_value(self.inputs.interval_minutes())
         self.interval.setEnabled(not sc.uses_optimal_interval)

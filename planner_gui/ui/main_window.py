@@ -228,6 +228,7 @@ class MainWindow(FileWindow):
         self._action(v, "&Pin Scenario", self.pin_baseline, "Ctrl+B", "actionPinBaseline")
         self._action(v, "&Clear Pinned Scenarios", self.clear_baseline, "Ctrl+Shift+B", "actionClearBaseline")
         self._action(v, "Spare-Pool &Sizing...", self.show_spares_sizing, None, "actionSparesSizing")
+        self._action(v, "Recovery S&trategies...", self.show_strategies, None, "actionStrategies")
         h = mb.addMenu("&Help")
         self._action(h, "&Model and Sources", self.show_model, QKeySequence.StandardKey.HelpContents, "actionModel")
         self._action(h, "&About planner-gui", self.show_about, None, "actionAbout")
@@ -240,6 +241,15 @@ class MainWindow(FileWindow):
         dlg = SparesDialog(self.scenario(), self)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.show()
+
+    def show_strategies(self) -> QDialog:
+        """Open the recovery strategies side by side, following the scenario (planner_gui/ui/strategies_view.py)."""
+        from .strategies_view import StrategiesDialog
+
+        dlg = StrategiesDialog(self.inputs, self)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.show()
+        return dlg
 
     # -- scenario state --------------------------------------------------------------------
     def scenario(self) -> Scenario:

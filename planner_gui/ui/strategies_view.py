@@ -1,0 +1,263 @@
+"""Recovery strategies side by side (View > Recovery Strategies): what each step from a blocking persistent
+checkpoint to in-memory snapshots with replicas in another failure domain buys, at the scenario's scale and
+across GPU counts (:func:`planner_gui.core.tiers.strategies.compare_strategies`, as ``planner-gui
+strategies`` prints it).
+
+The comparison follows the scenario being edited: every change of a computed input starts a new one on a
+worker thread (the window never waits for it; a newer request supersedes an older one).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import math
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..core import fmt
+from ..core.inputs import COMPUTED_FIELDS, Inputs
+from ..core.model import Scenario
+from ..core.results import HOURS_KEYS
+from ..core.scenario_io import ScenarioError, validate
+from ..core.tiers.strategies import STRATEGIES, compare_strategies, strategy_scenarios
+from .plot_items import PALETTE, CountAxis, PercentAxis, duration_text, pen
+from .plots import HOURS_COLORS, HOURS_LABELS
+
+__all__ = ["SCALE_TRIALS", "WINDOW_GPUS", "WINDOW_TRIALS", "StrategiesDialog"]
+
+#: Trials of each strategy at the scenario's scale in the window (the command line uses the scenario's).
+WINDOW_TRIALS = 500
+#: Trials per point across GPU counts in the window.
+SCALE_TRIALS = 100
+#: GPU counts of the comparison across scales.
+WINDOW_GPUS = (1024, 4096, 16_384, 65_536, 262_144, 1_048_576)
+#: Each strategy's colour.
+STRATEGY_COLORS = (PALETTE[8], PALETTE[1], PALETTE[0], PALETTE[4])
+#: The table's columns.
+COLUMNS = (
+    "Goodput",
+    "Exact",
+    "Stalls",
+    "Lost work",
+    "Recovery",
+    "Planned",
+    "From memory",
+    "From storage",
+    "Fast interval",
+    "Persistent",
+)
+_HOURS_COLUMNS = ("checkpoint", "lost_work", "recovery", "planned_restart")
+
+
+class _Relay(QObject):
+    done = Signal(int, object)
+
+
+class StrategiesDialog(QDialog):
+    """The four strategies of the scenario being edited: a table, where the time goes, and goodput against
+    GPU count."""
+
+    computed = Signal()
+
+    def __init__(self, inputs: Inputs, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Recovery Strategies")
+        self.setObjectName("strategiesDialog")
+        self.inputs = inputs
+        self.comparison: dict[str, Any] | None = None
+        self._request = 0
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        self._relay = _Relay()
+        self._relay.done.connect(self._finished)
+        self._timer = QTimer(self, singleShot=True, interval=300)
+        self._timer.timeout.connect(self._start)
+        inputs.changed.connect(self._inputs_changed)
+
+        self.status = QLabel("computing...")
+        self.status.setObjectName("strategiesStatus")
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = QTableWidget(len(STRATEGIES), len(COLUMNS))
+        self.table.setObjectName("strategiesTable")
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.setVerticalHeaderLabels(list(STRATEGIES))
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setToolTip(
+            "Each strategy at the scenario's scale: goodput (Monte Carlo mean +- standard error), the exact "
+            "expectation where a closed form exists ('none': both tiers restore), the window's hours by where "
+            "they went (% of the window: checkpoint stalls, lost work, detection + restart + restore, planned "
+            "restarts), the mean restores from host memory and from storage, and the fast and persistent "
+            "intervals in use."
+        )
+
+        self.plots = pg.GraphicsLayoutWidget()
+        self.plots.setObjectName("strategiesPlots")
+        self.plot_time = self.plots.addPlot(row=0, col=0, title="Where the time goes (% of the window)")
+        self.plot_time.invertY(True)
+        self.plot_time.getAxis("left").setTicks([[(i, f"{i + 1}") for i in range(len(STRATEGIES))]])
+        self.plot_time.setLabel("left", "strategy (table row)")
+        self.plot_time.setLabel("bottom", "% of the window, mean over trials")
+        self.plot_time.getAxis("bottom").enableAutoSIPrefix(False)
+        self.time_legend = self.plot_time.addLegend(offset=(10, 2), labelTextSize="8pt", colCount=len(HOURS_KEYS))
+        self.time_bars: dict[str, pg.BarGraphItem] = {}
+        for key in HOURS_KEYS:
+            bars = pg.BarGraphItem(x0=[0.0], y=[0.0], height=0.6, width=[0.0], brush=pg.mkBrush(HOURS_COLORS[key]))
+            self.plot_time.addItem(bars)
+            self.time_legend.addItem(bars, HOURS_LABELS[key] if key != "recovery" else "detect + restart + restore")
+            self.time_bars[key] = bars
+        self.plot_gpus = self.plots.addPlot(
+            row=1,
+            col=0,
+            title="Goodput against GPU count",
+            axisItems={"bottom": CountAxis("bottom"), "left": PercentAxis("left")},
+        )
+        self.plot_gpus.setLabel("bottom", "GPUs")
+        self.plot_gpus.setLabel("left", "goodput (%)")
+        self.plot_gpus.showGrid(x=True, y=True, alpha=0.25)
+        self.gpus_legend = self.plot_gpus.addLegend(offset=(10, -10), labelTextSize="8pt")  # curves fall right
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.errors: dict[str, pg.ErrorBarItem] = {}
+        for name, color in zip(STRATEGIES, STRATEGY_COLORS):
+            curve = self.plot_gpus.plot(
+                name=name, pen=pen(color, 2), symbol="o", symbolSize=6, symbolBrush=color, symbolPen=None
+            )
+            err = pg.ErrorBarItem(x=np.zeros(1), y=np.zeros(1), height=np.zeros(1), beam=0.05, pen=pen(color, 1))
+            self.plot_gpus.addItem(err)
+            self.curves[name], self.errors[name] = curve, err
+        self.here = pg.InfiniteLine(angle=90, pen=pen(PALETTE[2], 1, Qt.PenStyle.DashLine), label="this scenario")
+        self.here.label.setPosition(0.08)
+        self.plot_gpus.addItem(self.here, ignoreBounds=True)
+
+        self._fit_table()
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.status)
+        lay.addWidget(self.table)
+        lay.addWidget(self.plots, 1)
+        self.resize(1150, 780)
+        self._start()
+
+    # -- computation -------------------------------------------------------------------------------
+    def _inputs_changed(self, changed: frozenset) -> None:
+        if changed & COMPUTED_FIELDS:
+            self.status.setText("computing...")
+            self._timer.start()
+
+    def _start(self) -> None:
+        self._request += 1
+        req = self._request
+        sc = self.inputs.scenario.replace(trials=min(self.inputs.scenario.trials, WINDOW_TRIALS))
+        try:
+            sc = validate(sc)
+            for _, strategy in strategy_scenarios(sc):
+                validate(strategy)
+        except (ScenarioError, ValueError) as exc:
+            self._request += 1  # nothing computed stands for these inputs
+            self.status.setText(f"Cannot compare strategies: {fmt.clean(str(exc), 300)}")
+            return
+        self.status.setText("computing...")
+
+        def work() -> object:
+            try:
+                return compare_strategies(
+                    sc, WINDOW_GPUS, scale_trials=SCALE_TRIALS, should_stop=lambda: req != self._request
+                )
+            except Exception as exc:
+                return exc
+
+        fut = self._pool.submit(work)
+        fut.add_done_callback(lambda f: self._relay.done.emit(req, f.result()))
+
+    def _finished(self, req: int, result: object) -> None:
+        if req != self._request:
+            return  # superseded
+        if isinstance(result, Exception):
+            if type(result).__name__ != "Cancelled":
+                self.status.setText(f"Cannot compare strategies: {fmt.clean(str(result), 300)}")
+            return
+        assert isinstance(result, dict)
+        self.comparison = result
+        self._draw(result, self.inputs.scenario)
+        self.computed.emit()
+
+    # -- drawing -----------------------------------------------------------------------------------
+    def _draw(self, r: dict[str, Any], sc: Scenario) -> None:
+        rows = r["at_scale"]
+        window = sc.hours
+        for i, row in enumerate(rows):
+            hours = row["hours"]
+            exact = row["goodput_expected"]
+            cells = [
+                f"{100 * row['goodput']:.2f} % +- {100 * row['goodput_sem']:.2f}",
+                "none" if exact is None else f"{100 * exact:.2f} %",
+                *(f"{100 * hours[k] / window:.2f} %" for k in _HOURS_COLUMNS),
+                f"{row['restores']['fast']:,.1f}",
+                f"{row['restores']['persistent']:,.1f}",
+                "off" if row["fast_interval_min"] is None else duration_text(row["fast_interval_min"]),
+                duration_text(row["persistent_interval_min"]),
+            ]
+            for j, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.table.setItem(i, j, item)
+            self.table.verticalHeaderItem(i).setText(f"{i + 1}. {row['strategy']}")
+        self._fit_table()
+        left = np.zeros(len(rows))
+        for key in HOURS_KEYS:
+            width = np.array([100 * row["hours"][key] / window for row in rows])
+            self.time_bars[key].setOpts(x0=left.copy(), y=np.arange(len(rows)), width=width, height=0.6)
+            left += width
+        self.plot_time.setXRange(0, 100, padding=0.01)
+        self.plot_time.setYRange(-1.4, len(rows) - 0.5, padding=0.02)  # the legend's row above the bars
+        across = r["across_gpus"]
+        x = np.log10(np.asarray(across["gpus"], dtype=float))
+        lo, hi = math.inf, -math.inf
+        for name in STRATEGIES:
+            g = 100 * np.asarray(across[name]["goodput"])
+            s = 100 * np.asarray(across[name]["goodput_sem"])
+            self.curves[name].setData(x, g)
+            self.errors[name].setData(x=x, y=g, height=2 * 1.96 * s)
+            lo, hi = min(lo, float(np.min(g - 2 * s))), max(hi, float(np.max(g + 2 * s)))
+        self.here.setValue(math.log10(sc.gpus))
+        self.plot_gpus.setXRange(float(x.min()) - 0.1, float(max(x.max(), math.log10(sc.gpus))) + 0.1, padding=0)
+        self.plot_gpus.setYRange(max(lo - 2, 0.0), min(hi + 2, 100.0), padding=0)
+        best = max(rows, key=lambda row: row["goodput"])
+        self.status.setText(
+            f"{fmt.clean(sc.name, 80)}, {sc.gpus:,} GPUs: each strategy from the scenario's own numbers "
+            f"({'its tiers section' if sc.tiers is not None else 'the published defaults of the fast tier'}), "
+            f"at its own optimal intervals where the scenario says 'optimal'. Best: {best['strategy']}, "
+            f"{100 * best['goodput']:.1f} %. {min(sc.trials, WINDOW_TRIALS):,} trials each at this scale, "
+            f"{SCALE_TRIALS} per GPU count below (the bars: 95 % intervals); 'planner-gui strategies' runs the "
+            "scenario's."
+        )
+
+    def _fit_table(self) -> None:
+        """Tall enough for every row (and the scroll bar a narrow dialog needs)."""
+        t = self.table
+        t.resizeRowsToContents()
+        t.resizeColumnsToContents()
+        rows = sum(t.rowHeight(i) for i in range(t.rowCount()))
+        t.setFixedHeight(
+            t.horizontalHeader().height() + rows + 2 * t.frameWidth() + t.horizontalScrollBar().sizeHint().height()
+        )
+
+    def done(self, code: int) -> None:
+        self._request += 1  # stop the worker at its next check
+        self._timer.stop()
+        self.inputs.changed.disconnect(self._inputs_changed)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        super().done(code)

@@ -1,0 +1,189 @@
+"""The window's recovery strategies against what their labels say: the Recovery tiers controls (each changes
+exactly the field it names), the failure-scope table, the strategy comparison (computed off the window's
+thread, the same numbers as ``planner-gui strategies``), and the summary and plots with two tiers."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QAbstractSlider, QComboBox
+from test_gui import find, settle
+
+from planner_gui.core.model import OPTIMAL, Tiers
+from planner_gui.core.results import simulate
+from planner_gui.core.scenario_io import load_preset
+from planner_gui.core.tiers.model import scope_of
+from planner_gui.core.tiers.run import plan_tiers
+from planner_gui.core.tiers.strategies import STRATEGIES, compare_strategies
+from planner_gui.ui.strategies_view import SCALE_TRIALS, WINDOW_GPUS, WINDOW_TRIALS
+
+pytestmark = pytest.mark.gui
+
+
+def _tier_window(make_window, qtbot, preset="h100-100k-inmemory", **changes):
+    sc = load_preset(preset).replace(trials=200, **changes)
+    win = make_window(sc, restore=False)
+    settle(qtbot, win)
+    return win
+
+
+def _only(before, after, **tier_fields):
+    """``after`` is ``before`` with exactly ``tier_fields`` of its tiers changed (and the name marked edited)."""
+    assert after.tiers == dataclasses.replace(before.tiers, **tier_fields)
+    assert after.replace(tiers=before.tiers, name=before.name) == before
+
+
+@pytest.mark.parametrize(
+    ("slider", "field"),
+    [
+        ("fastIntervalSlider", "fast_interval_min"),
+        ("fastStallSlider", "fast_stall_s"),
+        ("fastRestoreSlider", "fast_restore_min"),
+        ("persistentUploadSlider", "persistent_upload_min"),
+        ("persistentRestoreSlider", "persistent_restore_min"),
+    ],
+)
+def test_each_tier_slider_moves_its_field_only(make_window, qtbot, slider, field):
+    win = _tier_window(make_window, qtbot, preset="h100-100k-inmemory")
+    if field == "fast_interval_min":  # a fixed interval: the slider is off while the interval is 'optimal'
+        win.controls.tiers.fast_optimal.setChecked(False)
+    before = win.scenario()
+    s = find(win, QAbstractSlider, slider)
+    assert s.isEnabled()
+    control = win.controls.tiers.values[field]
+    s.setValue(s.value() + 60)
+    after = win.scenario()
+    assert getattr(after.tiers, field) == pytest.approx(control.value(), rel=1e-12)
+    assert getattr(after.tiers, field) != getattr(before.tiers, field)
+    _only(before, after, **{field: getattr(after.tiers, field)})
+
+
+def test_fast_tier_switch_turns_on_the_published_defaults_and_off_again(make_window, qtbot):
+    win = make_window(load_preset("h100-100k").replace(trials=200), restore=False)
+    settle(qtbot, win)
+    before = win.scenario()
+    assert before.tiers is None
+    assert not win.controls.tiers.values["fast_stall_s"].spin.isEnabled()
+    win.controls.tiers.fast.setChecked(True)
+    assert win.scenario().tiers == Tiers(fast_enabled=True)
+    assert win.scenario().replace(tiers=None, name=before.name) == before
+    assert win.controls.tiers.values["fast_stall_s"].spin.isEnabled()
+    # The blocking write is the fast stall now: the Checkpointing group's write changes nothing, so it is off.
+    assert not win.controls.values["checkpoint_write_s"].spin.isEnabled()
+    win.controls.tiers.fast.setChecked(False)
+    assert win.scenario().tiers == Tiers(fast_enabled=False)
+    assert win.controls.values["checkpoint_write_s"].spin.isEnabled()
+    settle(qtbot, win)  # fast off, no upload, no restore: today's model, today's numbers
+    ref = simulate(before)
+    assert win.last_result.main.goodput.mean() == pytest.approx(float(ref.goodput.mean()), rel=1e-12)
+
+
+def test_optimal_fast_interval_switch_keeps_the_interval_in_use(make_window, qtbot):
+    win = _tier_window(make_window, qtbot)
+    before = win.scenario()
+    optimum = plan_tiers(before).fast_min
+    assert win.controls.tiers.values["fast_interval_min"].value() == pytest.approx(optimum)
+    win.controls.tiers.fast_optimal.setChecked(False)
+    _only(before, win.scenario(), fast_interval_min=pytest.approx(optimum))
+    assert win.controls.tiers.values["fast_interval_min"].spin.isEnabled()
+    win.controls.tiers.fast_optimal.setChecked(True)
+    assert win.scenario().tiers.fast_interval_min == OPTIMAL
+    assert not win.controls.tiers.values["fast_interval_min"].spin.isEnabled()
+
+
+def test_replicas_placement_and_domain_change_their_field_only(make_window, qtbot):
+    win = _tier_window(make_window, qtbot)
+    t = win.controls.tiers
+    before = win.scenario()
+    t.domain.setValue(4)
+    _only(before, win.scenario(), nodes_per_domain=4)
+    before = win.scenario()
+    t.replicas.setValue(2)
+    _only(before, win.scenario(), fast_replicas=2)
+    before = win.scenario()
+    t.placement.setCurrentIndex(t.placement.findData("same-domain"))
+    assert t.placement.currentText() == "the same domain"
+    _only(before, win.scenario(), fast_placement="same-domain")
+    # Shown back: a scenario loaded with other values moves every control.
+    sc = win.scenario().replace(tiers=Tiers(True, 2.0, 1.5, 0.5, 3, "other-domain", 8, 1.0, 2.0), name="loaded")
+    win.inputs.load(sc)
+    assert (t.replicas.value(), t.domain.value(), t.placement.currentData()) == (3, 8, "other-domain")
+    assert not t.fast_optimal.isChecked()
+    for field in ("fast_interval_min", "fast_stall_s", "fast_restore_min", "persistent_upload_min"):
+        assert t.values[field].value() == pytest.approx(getattr(sc.tiers, field))
+
+
+def test_each_scope_combo_changes_its_component_only(make_window, qtbot):
+    win = _tier_window(make_window, qtbot)
+    before = win.scenario()
+    combo = find(win, QComboBox, "scopeCombo:Faulty GPU")
+    assert combo.currentText() == "node" == scope_of(before.components[0])
+    assert "Default: node." in combo.toolTip()
+    combo.setCurrentText("domain")
+    after = win.scenario()
+    assert after.components[0].scope == "domain"
+    assert after.components[1:] == before.components[1:]
+    assert after.replace(components=before.components, name=before.name) == before
+    combo.setCurrentText("node")  # back to its default: stored as the default (None), files stay minimal
+    assert win.scenario().components == before.components
+    # A scenario whose scope changes elsewhere shows it.
+    comps = list(before.components)
+    comps[2] = dataclasses.replace(comps[2], scope="node")
+    win.inputs.load(before.replace(components=tuple(comps)))
+    assert find(win, QComboBox, f"scopeCombo:{comps[2].name}").currentText() == "node"
+
+
+def test_tier_info_names_the_intervals_and_the_share_restoring_from_memory(make_window, qtbot):
+    win = _tier_window(make_window, qtbot)
+    text = win.controls.tiers.info.text()
+    assert "fast 46 s" in text and "persistent every fast snapshot (46 s)" in text
+    assert "18 of 18 causes (100 % of failures) restore from memory" in text
+    win.controls.tiers.placement.setCurrentIndex(win.controls.tiers.placement.findData("same-domain"))
+    p = plan_tiers(win.scenario()).params
+    share = 100 * p.lam_fast / (p.lam_fast + p.lam_persistent)
+    assert f"17 of 18 causes ({share:.0f} % of failures)" in win.controls.tiers.info.text()
+
+
+def test_the_strategy_comparison_is_the_command_lines_and_draws_what_it_names(make_window, qtbot):
+    win = _tier_window(make_window, qtbot)
+    dlg = win.show_strategies()
+    with qtbot.waitSignal(dlg.computed, timeout=120_000):
+        pass
+    sc = win.scenario().replace(trials=min(win.scenario().trials, WINDOW_TRIALS))
+    ref = compare_strategies(sc, WINDOW_GPUS, scale_trials=SCALE_TRIALS)
+    assert dlg.comparison == ref  # the same seeds: the same numbers as 'planner-gui strategies'
+    for i, row in enumerate(ref["at_scale"]):
+        assert dlg.table.verticalHeaderItem(i).text() == f"{i + 1}. {STRATEGIES[i]}"
+        assert dlg.table.item(i, 0).text().startswith(f"{100 * row['goodput']:.2f} %")
+        exact = row["goodput_expected"]
+        assert dlg.table.item(i, 1).text() == ("none" if exact is None else f"{100 * exact:.2f} %")
+        assert dlg.table.item(i, 6).text() == f"{row['restores']['fast']:,.1f}"
+    # Every legend entry is drawn: each stacked bar has width, each curve is finite inside the view.
+    for sample, label in dlg.time_legend.items:
+        assert np.asarray(sample.item.opts["width"]).sum() > 0, label.text
+    (x0, x1), (y0, y1) = dlg.plot_gpus.getViewBox().viewRange()
+    for sample, label in dlg.gpus_legend.items:
+        x, y = sample.item.getData()
+        assert np.isfinite(y).all() and ((x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)).any(), label.text
+    # The stacked bars add up to the whole window.
+    total = sum(np.asarray(b.opts["width"]) for b in dlg.time_bars.values())
+    np.testing.assert_allclose(total, 100.0, rtol=1e-9)
+    # It follows the scenario: a change starts a new comparison, off the window's thread.
+    win.inputs.update(gpus=16_384)
+    with qtbot.waitSignal(dlg.computed, timeout=120_000):
+        pass
+    assert dlg.comparison["gpus"] == 16_384
+    assert math.isclose(dlg.here.value(), math.log10(16_384))
+    dlg.close()
+
+
+def test_the_strategy_comparison_says_why_it_cannot_compute(make_window, qtbot):
+    win = _tier_window(make_window, qtbot)
+    dlg = win.show_strategies()
+    win.inputs.update(rate_uncertainty=True)
+    qtbot.waitUntil(lambda: "Cannot compare strategies" in dlg.status.text(), timeout=10_000)
+    assert "rate_uncertainty" in dlg.status.text()
+    dlg.close()
