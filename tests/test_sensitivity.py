@@ -148,3 +148,72 @@ def test_compare_lists_rate_uncertainty_profile_and_evidence_differences():
     rows = dict(input_differences([on, b]))
     assert rows == {f"{gpu.name} evidence": ["148 in 21.2 M GPU-h", "296 in 42.5 M GPU-h"]}
     assert input_differences([a, a.replace(components=(own, *a.components[1:]))]) == []  # off: not used
+
+
+# -- recovery tiers -------------------------------------------------------------------------------------------
+
+
+def test_tier_levers_follow_the_two_tier_model_and_the_monte_carlo_agrees():
+    """With an in-memory tier (replicas in another domain: every failure restores from memory) the levers
+    include each tier's times; their effects are the two-tier closed form's differences, and the Monte Carlo
+    of the changed scenario agrees with the goodput the lever promises (within its standard error)."""
+    import dataclasses
+
+    import numpy as np
+
+    from planner_gui.core.results import simulate
+    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.tiers.run import plan_tiers
+
+    sc = load_preset("h100-100k-inmemory").replace(trials=300)
+    base = plan_tiers(sc).expected()
+    assert base is not None
+    effects = {e.lever: e for e in sensitivity(sc)}
+    t = sc.tiers
+    stall = sc.replace(tiers=dataclasses.replace(t, fast_stall_s=t.fast_stall_s / 2))
+    restore = sc.replace(tiers=dataclasses.replace(t, fast_restore_min=t.fast_restore_min / 2))
+    for lever, changed in (("in-memory snapshot stall", stall), ("in-memory restore", restore)):
+        after = plan_tiers(changed).expected()
+        assert after is not None
+        assert effects[lever].goodput_delta == pytest.approx(after.useful - base.useful, rel=1e-12), lever
+        assert effects[lever].goodput_delta > 0, lever
+    # The blocking write is not a stall with the fast tier on (its snapshots replace it): no bar.
+    assert "checkpoint write" not in effects
+    # The Monte Carlo of the detection lever's scenario agrees with the goodput it promises.
+    changed = sc.replace(detect_min=sc.detect_min / 2)
+    g = simulate(changed).goodput
+    promised = base.useful + effects["detection"].goodput_delta
+    assert abs(g.mean() - promised) < 4 * g.std(ddof=1) / np.sqrt(len(g))
+
+
+def test_adding_an_in_memory_tier_is_a_lever_and_both_tier_scenarios_have_no_ranking():
+    from planner_gui.core.model import Tiers
+    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.sensitivity import NoClosedForm
+    from planner_gui.core.tiers.run import plan_tiers
+
+    sc = load_preset("h100-100k")
+    effects = {e.lever: e for e in sensitivity(sc)}
+    with_tier = plan_tiers(sc.replace(tiers=Tiers(fast_enabled=True))).expected()
+    assert with_tier is not None
+    assert effects["in-memory tier"].goodput_delta == pytest.approx(with_tier.useful - expected_goodput(sc), rel=1e-12)
+    assert effects["in-memory tier"].change == "add an in-memory tier"
+    same = sc.replace(tiers=Tiers(fast_enabled=True, fast_placement="same-domain"))
+    with pytest.raises(NoClosedForm):
+        sensitivity(same)
+
+
+def test_varying_rates_have_no_ranking_and_no_time_to_train():
+    """The levers' exact expectations and the time to train assume constant, known rates: with a profile or
+    rate uncertainty they refuse in one message rather than answer for other rates."""
+    from planner_gui.core.model import Training
+    from planner_gui.core.scenario_io import ScenarioError, validate
+    from planner_gui.core.sensitivity import NoClosedForm
+
+    base = Scenario()
+    for varying in (base.replace(rate_profile=((0.0, 3.0), (10.0, 1.0))), base.replace(rate_uncertainty=True)):
+        with pytest.raises(NoClosedForm, match="constant, known rates"):
+            sensitivity(varying)
+        with pytest.raises(ScenarioError, match="training: the time to train is simulated at constant"):
+            validate(varying.replace(training=Training()))
+    validate(base.replace(training=Training()))  # constant rates: fine

@@ -110,7 +110,11 @@ def test_strategies_command_puts_the_four_side_by_side():
 
 
 def test_commands_without_a_tier_model_refuse_tier_scenarios():
-    for argv in (("sensitivity",), ("report", "-o", "-")):
-        out = cli(*argv, "--preset", "h100-100k-inmemory")
-        assert out.returncode == 2 and "recovery tiers" in out.stderr
-        assert len(out.stderr.strip().splitlines()) == 1
+    out = cli("report", "-o", "-", "--preset", "h100-100k-inmemory")
+    assert out.returncode == 2 and "recovery tiers" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    # sensitivity ranks levers by the two-tier model's exact expectation where it has one, and refuses where
+    # failures restore from both tiers (replicas in the same domain): no exact model to rank by.
+    out = cli("sensitivity", "--preset", "h100-100k-inmemory", "--fast-placement", "same-domain")
+    assert out.returncode == 2 and "both checkpoint tiers" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1

@@ -10,7 +10,7 @@ from ..core import fmt
 from ..core.compare import comparison, comparison_table
 from ..core.results import simulate
 from ..core.scenario_io import ScenarioError, load, validate
-from ..core.sensitivity import DEFAULT_FACTOR, sensitivity
+from ..core.sensitivity import DEFAULT_FACTOR, NoClosedForm, sensitivity
 from .flags import Parser, UsageError, add_scenario_flags, file_name, integer_arg, number_arg, scenario_from_args
 
 __all__ = ["add_parsers", "cmd_compare", "cmd_sensitivity"]
@@ -45,12 +45,10 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     if not (args.factor > 0 and math.isfinite(args.factor)) or args.factor == 1:
         raise UsageError(f"--factor: must be a positive number other than 1 (got {args.factor:g})")
     sc = scenario_from_args(args)
-    if sc.uses_tiers:
-        raise UsageError(
-            "sensitivity: ranks levers by the exact expectations of a single checkpoint tier, which a scenario with "
-            "recovery tiers does not have; use planner-gui strategies, or sweep"
-        )
-    effects = sensitivity(sc, args.factor)
+    try:
+        effects = sensitivity(sc, args.factor)
+    except NoClosedForm as exc:
+        raise UsageError(f"sensitivity: {exc}") from None
     if args.json:
         print(json.dumps([e.to_dict() for e in effects], indent=2, allow_nan=False))
         return 0

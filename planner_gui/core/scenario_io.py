@@ -300,6 +300,7 @@ def scenario_from_dict(doc: Any) -> Scenario:
     )
     _check_storage_write(scenario)
     check_tiers_fit(scenario)
+    _check_training_fit(scenario)
     check_spares(scenario)
     check_size(scenario)
     return scenario
@@ -547,6 +548,19 @@ def check_profile(doc: Any, field: str = "rate_profile") -> Profile | None:
             raise ScenarioError(f"{field}[{i}]: days must increase (got day {day:g} after day {pairs[-1][0]:g})")
         pairs.append((day, mult))
     return tuple(pairs)
+
+
+def _check_training_fit(scenario: Scenario) -> None:
+    """Refuse a training section with rates that vary: the time to train is simulated at constant, known
+    rates (a first passage of one renewal process), and would silently ignore the profile or the uncertainty."""
+    if scenario.training is None:
+        return
+    other = "rate_uncertainty" if scenario.rate_uncertainty else "rate_profile" if scenario.rate_profile else None
+    if other is not None:
+        raise ScenarioError(
+            f"training: the time to train is simulated at constant, known rates; it does not combine with {other} "
+            "yet (remove one of the two)"
+        )
 
 
 def _check_storage_write(scenario: Scenario) -> None:

@@ -5,19 +5,33 @@ the exact expectations (:mod:`.exact`) give the goodput before and after; with a
 (:class:`.model.Training`) also the days to train and their cost, without one the cost of the GPU-hours
 not spent training in the window. Exact expectations take well under a millisecond per lever, so the
 window recomputes the chart live as the sliders move.
+
+With recovery tiers (:mod:`.tiers`) the exact expectations are the two-tier model's, which has a closed form
+when every failure restores from one tier (e.g. replicas in another failure domain); the levers then include
+each tier's times, and a scenario without an in-memory tier gets the lever "add one". A lever whose scenario
+has no closed form is left out; a scenario without one raises :class:`NoClosedForm`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .exact import time_fractions
-from .model import OPTIMAL, Scenario
+from .expected import rates_vary
+from .model import OPTIMAL, Scenario, Tiers
 from .params import resolve
+from .tiers.run import plan_tiers
 
-__all__ = ["DEFAULT_FACTOR", "Effect", "Lever", "expected_goodput", "levers", "sensitivity"]
+__all__ = ["DEFAULT_FACTOR", "Effect", "Lever", "NoClosedForm", "expected_goodput", "levers", "sensitivity"]
+
+
+class NoClosedForm(ValueError):
+    """The scenario has no exact expectation to rank levers by: its rates vary, or its failures restore from
+    both checkpoint tiers."""
+
 
 #: The improvement each lever applies by default: halve the time or the rate.
 DEFAULT_FACTOR = 0.5
@@ -54,7 +68,17 @@ class Effect:
 
 
 def expected_goodput(sc: Scenario) -> float:
-    """The exact expected goodput (with 'optimal', at Daly's interval for this very scenario)."""
+    """The exact expected goodput (with 'optimal', at Daly's interval for this very scenario; with recovery
+    tiers, the two-tier model's at its intervals). Raises :class:`NoClosedForm` where there is none."""
+    if sc.uses_tiers:
+        f = plan_tiers(sc).expected()
+        if f is None:
+            raise NoClosedForm(
+                "the scenario's failures restore from both checkpoint tiers (replicas in the same failure domain, "
+                "or failures wider than a domain): no exact expectation to rank levers by; use planner-gui "
+                "strategies, or sweep"
+            )
+        return float(f.useful)
     p, _ = resolve(sc)
     return float(time_fractions(p.lam, p.mu, p.tau, p.c, p.r_unplanned, p.r_planned).useful)
 
@@ -103,16 +127,56 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
     out += [Lever(f"{cat} failures", f"{cat} rates {x}", rates(cat)) for cat in sc.categories]
     if not sc.uses_optimal_interval:
         out.append(Lever("checkpoint interval", "the optimal interval (Daly)", optimal))
+    out += _tier_levers(sc, factor)
     if sc.training is not None:
         out.append(Lever("GPU count", f"GPUs {x}", gpus))
     return out
 
 
+def _tier_levers(sc: Scenario, factor: float) -> list[Lever]:
+    """Each tier's times, and adding an in-memory tier where there is none."""
+    x = _fmt_factor(factor)
+    tiers = sc.tiers if sc.tiers is not None else Tiers()
+
+    def tier_times(field: str) -> Callable[[Scenario], Scenario]:
+        def apply(s: Scenario) -> Scenario:
+            t = s.tiers if s.tiers is not None else Tiers()
+            return s.replace(tiers=dataclasses.replace(t, **{field: getattr(t, field) * factor}))
+
+        return apply
+
+    out = []
+    if tiers.fast_enabled:
+        out += [
+            Lever("in-memory snapshot stall", f"snapshot stall {x}", tier_times("fast_stall_s")),
+            Lever("in-memory restore", f"restore from memory {x}", tier_times("fast_restore_min")),
+        ]
+    else:
+        out.append(
+            Lever(
+                "in-memory tier",
+                "add an in-memory tier",
+                lambda s: s.replace(tiers=dataclasses.replace(tiers, fast_enabled=True)),
+            )
+        )
+    if tiers.persistent_upload_min > 0:
+        out.append(Lever("background upload", f"upload {x}", tier_times("persistent_upload_min")))
+    if tiers.persistent_restore_min > 0:
+        out.append(Lever("restore from storage", f"restore from storage {x}", tier_times("persistent_restore_min")))
+    return out
+
+
 def sensitivity(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Effect]:
     """The effect of each lever, the biggest saving first (with a training compute: the most dollars
-    saved; without: the most goodput gained). Levers that change nothing are left out."""
+    saved; without: the most goodput gained). Levers that change nothing, or whose change leaves the exact
+    model's reach, are left out. Raises :class:`NoClosedForm` when the scenario itself has no exact model."""
     if not (factor > 0 and math.isfinite(factor)):
         raise ValueError("the factor must be a positive number")
+    if rates_vary(sc):
+        raise NoClosedForm(
+            "levers are ranked by exact expectations at constant, known rates; this scenario's rates vary (a rate "
+            "profile or rate uncertainty)"
+        )
     base_g = expected_goodput(sc)
     base_days, base_cost = _days_and_cost(sc, base_g)
     effects = []
@@ -120,7 +184,12 @@ def sensitivity(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Effect]:
         changed = lever.apply(sc)
         if changed == sc:
             continue
-        g = expected_goodput(changed)
+        try:
+            g = expected_goodput(changed)
+        except NoClosedForm:  # the change leads where the exact model does not reach: no bar rather than a guess
+            continue
+        if g == base_g:  # e.g. the blocking write with an in-memory tier, whose snapshots replace it
+            continue
         days, cost = _days_and_cost(changed, g)
         days_delta = None if days is None or base_days is None else days - base_days
         effects.append(Effect(lever.name, lever.change, g - base_g, days_delta, cost - base_cost))

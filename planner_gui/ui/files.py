@@ -236,7 +236,7 @@ class FileWindow(QMainWindow):
                 res,
                 [r for _, r in pins],
                 sensitivity(self.inputs.scenario, factor),
-                labels=[self.inputs.scenario.name, *(label for label, _ in pins)],
+                labels=[f"{self.inputs.scenario.name} (current)", *(label for label, _ in pins)],
                 factor=factor,
             )
             target = Path(path)

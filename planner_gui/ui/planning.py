@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from ..core import fmt
 from ..core.compare import comparison
 from ..core.plan import PlanResult
-from ..core.sensitivity import DEFAULT_FACTOR, Effect, sensitivity
+from ..core.sensitivity import DEFAULT_FACTOR, Effect, NoClosedForm, sensitivity
 from ..core.training import CostCurve, TimeToTrain
 from .plot_items import PALETTE, CountAxis, Hover, brush, nearest, pen
 from .theme import mark_secondary, secondary_color
@@ -96,10 +96,7 @@ class PlanningPanel(QWidget):
         row.addWidget(self.factor)
         row.addStretch(1)
         sens_lay.addLayout(row)
-        self.sensitivity_note = QLabel(
-            "With recovery tiers the levers are not ranked here (the exact expectations behind this chart are a "
-            "single checkpoint tier's): compare strategies with planner-gui strategies, or pin scenarios."
-        )
+        self.sensitivity_note = QLabel()
         self.sensitivity_note.setObjectName("sensitivityNote")
         self.sensitivity_note.setWordWrap(True)
         self.sensitivity_note.setVisible(False)
@@ -157,7 +154,7 @@ class PlanningPanel(QWidget):
             legend.addItem(current, "current GPU count")
             self.curves[name] = (line, spread, dots, current)
             empty = pg.TextItem(
-                "Turn on Training run (controls, left) to see the days and cost to train against the GPU count.",
+                "Turn on Training run (left)\nto see days and cost to train",
                 anchor=(0.5, 0.5),
                 color=self.text_color,
             )
@@ -187,11 +184,16 @@ class PlanningPanel(QWidget):
         self._show_effects(self._effects(self.factor.value()))
 
     def _effects(self, factor: float) -> list[Effect]:
-        """The levers' effects from the exact expectations; none with recovery tiers (their exact model is a
-        single tier's: the chart would answer for another strategy)."""
-        sc = self._scenario()
-        self.sensitivity_note.setVisible(sc.uses_tiers)
-        return [] if sc.uses_tiers else sensitivity(sc, factor)
+        """The levers' effects from the exact expectations; none where the recovery strategy has no exact
+        model (failures restoring from both tiers), and the note says so."""
+        try:
+            effects = sensitivity(self._scenario(), factor)
+        except NoClosedForm as exc:
+            self.sensitivity_note.setText(f"No ranking: {exc}.")
+            self.sensitivity_note.setVisible(True)
+            return []
+        self.sensitivity_note.setVisible(False)
+        return effects
 
     def _factor_changed(self, factor: float) -> None:
         if self.result is not None:
@@ -213,6 +215,7 @@ class PlanningPanel(QWidget):
             for item in self.curves[name]:
                 item.setVisible(curve is not None)
             self.empty[name].setVisible(curve is None)
+            self.plot(name).legend.setVisible(curve is not None)  # nothing it names is drawn without a curve
         if curve is None:
             tiers = self.result is not None and self.result.main.scenario.uses_tiers
             self.note.setText(
@@ -303,7 +306,7 @@ class PlanningPanel(QWidget):
         self.bars.setOpts(x0=np.minimum(points, 0), y=np.arange(len(effects)), width=np.abs(points), height=0.7)
         p.getAxis("left").setTicks([[(i, e.change) for i, e in enumerate(effects)]])
         for i, e in enumerate(effects):
-            days = "" if e.days_delta is None else f", {e.days_delta:+,.1f} d"
+            days = "" if e.days_delta is None else f", {_signed_days(e.days_delta)}"
             label = pg.TextItem(
                 f" {100 * e.goodput_delta:+.2f}{days}, {_money(e.cost_delta_usd)}",
                 anchor=(0, 0.5),
@@ -318,7 +321,11 @@ class PlanningPanel(QWidget):
         p.setYRange(-0.6, max(len(effects), 1) - 0.4, padding=0)
 
     def show_comparison(self, results: Sequence[PlanResult], labels: Sequence[str]) -> None:
-        """The pinned scenarios and the current one side by side (the current one first)."""
+        """The current scenario (first in ``results``) and the pinned ones side by side: the pinned first, in the
+        order pinned, the current last, so each difference is against the first pinned (as the summary's "vs
+        baseline")."""
+        if len(results) >= 2:
+            results, labels = [*results[1:], results[0]], [*labels[1:], labels[0]]
         if len(results) < 2:
             self.table.clear()
             self.table.setRowCount(1)
@@ -375,8 +382,18 @@ class PlanningPanel(QWidget):
         if not 0 <= k < len(self.effects):
             return ""
         e = self.effects[k]
-        days = "" if e.days_delta is None else f"; {e.days_delta:+.2f} days"
+        days = "" if e.days_delta is None else f"; {_signed_days(e.days_delta)}"
         return f"{e.change}: goodput {100 * e.goodput_delta:+.2f} points{days}; {_money(e.cost_delta_usd)}"
+
+
+def _signed_days(days: float) -> str:
+    """A change in days to train, signed, in days or (under a day) hours: "+11.2 d", "-3.5 h", "0 h"."""
+    if abs(days) >= 1.0:
+        return f"{days:+,.1f} d"
+    hours = days * 24.0
+    if round(hours, 1) == 0:
+        return "0 h"
+    return f"{hours:+.1f} h"
 
 
 def _cell(value: float | None, unit: str, signed: bool = False) -> str:

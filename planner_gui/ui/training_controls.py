@@ -11,14 +11,14 @@ from __future__ import annotations
 import dataclasses
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout
 
 from ..core import fmt
 from ..core.inputs import Inputs
 from ..core.model import Training
 from ..core.specs import SPECS
 from .theme import mark_secondary
-from .widgets import ValueControl
+from .widgets import ComboBox, ValueControl
 
 __all__ = ["FLOPS_UNIT", "GPU_HOURS_UNIT", "TrainingBox"]
 
@@ -47,7 +47,7 @@ class TrainingBox(QGroupBox):
         lay.addWidget(self.enabled)
         row = QHBoxLayout()
         row.addWidget(QLabel("Work given as"))
-        self.mode = QComboBox()
+        self.mode = ComboBox()
         self.mode.setObjectName("trainingModeCombo")
         self.mode.addItems(["training compute (FLOPs)", "GPU-hours of compute"])
         self.mode.setToolTip("The training compute with the GPU's peak and MFU, or the GPU-hours of pure compute.")

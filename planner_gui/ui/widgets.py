@@ -8,9 +8,27 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QWheelEvent
-from PySide6.QtWidgets import QAbstractSpinBox, QDoubleSpinBox, QGridLayout, QLabel, QSlider, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QGridLayout,
+    QLabel,
+    QSlider,
+    QSpinBox,
+    QWidget,
+)
 
-__all__ = ["DoubleSpinBox", "LogSlider", "SpinBox", "ValueControl", "nice_gpu_count", "sig_text", "significant"]
+__all__ = [
+    "ComboBox",
+    "DoubleSpinBox",
+    "LogSlider",
+    "SpinBox",
+    "ValueControl",
+    "nice_gpu_count",
+    "sig_text",
+    "significant",
+]
 
 
 if TYPE_CHECKING:  # the mixin calls QWidget methods: to the type checker it is one, at run time a mixin
@@ -40,6 +58,14 @@ class SpinBox(_WheelOnlyWhenFocused, QSpinBox):
 
 
 class DoubleSpinBox(_WheelOnlyWhenFocused, QDoubleSpinBox):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._init_wheel()
+
+
+class ComboBox(_WheelOnlyWhenFocused, QComboBox):
+    """A drop-down list the wheel changes only once it has the focus (scrolling past it scrolls the panel)."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._init_wheel()
