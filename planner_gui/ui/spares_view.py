@@ -55,7 +55,8 @@ class SparesDialog(QDialog):
         self.setWindowTitle("Spare-Pool Sizing")
         self.setObjectName("sparesDialog")
         self.scenario = scenario
-        self.spares = Spares()
+        # Start from the scenario's own spares (the pool size is what the dialog varies).
+        self.spares = scenario.spares or Spares()
         self.sizing_result: SizingResult | None = None
         self._request = 0
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
@@ -82,10 +83,11 @@ class SparesDialog(QDialog):
         for cat in REPAIR_CATEGORIES:
             spin(f"repair:{cat}", f"{cat} repair (h)", 0, 100_000, repair_hours_of(cat, self.spares), 1)
             self.controls[f"repair:{cat}"].setToolTip(DEFAULT_REPAIR_HOURS[cat][1])
-        spin("repair_sigma", "Repair sigma (0: exponential)", 0, 4, 0, 0.1, 2)
+        spin("repair_sigma", "Repair sigma (0: exponential)", 0, 4, self.spares.repair_sigma or 0.0, 0.1, 2)
         mode = QComboBox()
         mode.setObjectName("recovery_mode")
         mode.addItems(list(RECOVERY_MODES))
+        mode.setCurrentText(self.spares.recovery_mode)
         mode.currentTextChanged.connect(self._changed)
         form.addRow("Recovery mode", mode)
         self.controls["recovery_mode"] = mode
@@ -102,6 +104,7 @@ class SparesDialog(QDialog):
         shrink.setObjectName("min_gpus")
         shrink.setRange(0, scenario.gpus)
         shrink.setSpecialValueText("no shrinking")
+        shrink.setValue(self.spares.min_gpus or 0)
         shrink.valueChanged.connect(self._changed)
         form.addRow("Shrink to GPUs", shrink)
         self.controls["min_gpus"] = shrink
@@ -169,8 +172,9 @@ class SparesDialog(QDialog):
         )
 
     def _repairs(self) -> tuple[tuple[str, float], ...]:
-        """The repair times that differ from the defaults (the defaults are not written out)."""
-        out = []
+        """The repair times that differ from the defaults (the defaults are not written out), and the
+        scenario's own for categories the dialog has no box for."""
+        out = [(c, h) for c, h in self.spares.repair_hours if c not in REPAIR_CATEGORIES]
         for cat in REPAIR_CATEGORIES:
             hours = float(self.controls[f"repair:{cat}"].value())  # type: ignore[attr-defined]
             if hours != DEFAULT_REPAIR_HOURS[cat][0]:

@@ -1,0 +1,272 @@
+"""The "Spares and repairs" group of the controls: the spare pool, swap time, repair times per category,
+shrinking, the recovery mode and the replica size (docs/spares.md).
+
+Each control writes exactly its field of the scenario's :class:`~planner_gui.core.spares.Spares` (a scenario
+without a spares section gets the defaults, which change no number, with that one field set). Unlimited
+spares, no swap time and restart mode are today's model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout
+from superqt import QCollapsible
+
+from ..core import fmt
+from ..core.inputs import Inputs
+from ..core.model import Scenario
+from ..core.results import SimulationResult
+from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, component_scope, repair_hours_of
+from ..core.specs import SPECS
+from .theme import mark_secondary
+from .widgets import SpinBox, ValueControl
+
+__all__ = ["DEFAULT_POOL", "SparesBox", "spares_cost_text", "spares_hours_text"]
+
+#: The pool a finite pool starts with: BLOOM's share (4 of 52 nodes, 7.7 %) would be far more than the 99 %
+#: pool at scale, so the box starts from 1 % of the job's nodes, at least 1.
+DEFAULT_POOL = 0.01
+
+
+def _spec_control(field: str, object_name: str, **kwargs: Any) -> ValueControl:
+    spec = SPECS[field]
+    assert spec.slider is not None
+    return ValueControl(
+        spec.label,
+        spec.unit,
+        slider_range=spec.slider,
+        value_range=(spec.lo, spec.hi),
+        decimals=spec.decimals,
+        object_name=object_name,
+        tooltip=f"{spec.help} {spec.note}".strip(),
+        **kwargs,
+    )
+
+
+def node_categories(sc: Scenario) -> tuple[str, ...]:
+    """The scenario's categories with a component that takes nodes away (the others have nothing to repair)."""
+    return tuple(
+        c for c in sc.categories if any(component_scope(x) != "process" for x in sc.components if x.category == c)
+    )
+
+
+class SparesBox(QGroupBox):
+    """Spare nodes (or unlimited), swap time, repair times per category, lognormal sigma, shrinking, and the
+    recovery mode with its replica size, stall and the most replicas a failure may take out."""
+
+    dragFinished = Signal()
+
+    def __init__(self, inputs: Inputs) -> None:
+        super().__init__("Spares and repairs")
+        self.setObjectName("sparesBox")
+        self.inputs = inputs
+        lay = QVBoxLayout(self)
+        self.finite = QCheckBox("Finite spare pool")
+        self.finite.setObjectName("sparesFiniteCheck")
+        self.finite.setToolTip(
+            "Off: unlimited spares, a failed node is replaced at once and for free (today's model). On: the job "
+            "owns this many spare nodes; with too few it waits for repairs (or shrinks)."
+        )
+        self.finite.toggled.connect(self._finite_toggled)
+        lay.addWidget(self.finite)
+        self.pool = _spec_control("spare_nodes", "spareNodesSlider")
+        self.pool.edited.connect(lambda v: self._set(spare_nodes=round(v)))
+        self.swap = _spec_control("swap_min", "swapSlider")
+        self.swap.edited.connect(lambda v: self._set(swap_min=float(v)))
+        self.mode = QComboBox()
+        self.mode.setObjectName("recoveryModeCombo")
+        self.mode.addItems(list(RECOVERY_MODES))
+        self.mode.setToolTip(
+            "restart: every failure restarts the job from its checkpoint (today). continue: the job is "
+            "data-parallel replicas; a failure inside one stalls the others briefly and takes that replica out "
+            "until it is back, losing no work (Meta's FT-HSDP)."
+        )
+        self.mode.currentTextChanged.connect(lambda t: self._set(recovery_mode=t))
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Recovery"))
+        row.addWidget(self.mode, 1)
+        self.replica = _spec_control("replica_gpus", "replicaGpusSlider")
+        self.replica.edited.connect(self._replica_edited)
+        self.stall = _spec_control("continue_stall_min", "continueStallSlider")
+        self.stall.edited.connect(lambda v: self._set(continue_stall_min=float(v)))
+        self.lost = SpinBox()
+        self.lost.setObjectName("maxReplicasLostSpin")
+        self.lost.setRange(0, int(SPECS["max_replicas_lost"].hi))
+        self.lost.setKeyboardTracking(False)
+        self.lost.setToolTip(SPECS["max_replicas_lost"].help)
+        self.lost.valueChanged.connect(lambda v: self._set(max_replicas_lost=int(v)))
+        lost_row = QHBoxLayout()
+        lost_row.addWidget(QLabel("Replicas lost at most"))
+        lost_row.addWidget(self.lost, 1)
+        self.shrink = QCheckBox("Shrink instead of waiting")
+        self.shrink.setObjectName("sparesShrinkCheck")
+        self.shrink.setToolTip(SPECS["min_gpus"].help)
+        self.shrink.toggled.connect(self._shrink_toggled)
+        self.min_gpus = ValueControl(
+            SPECS["min_gpus"].label,
+            SPECS["min_gpus"].unit,
+            slider_range=(8, 1_048_576),
+            value_range=(SPECS["min_gpus"].lo, SPECS["min_gpus"].hi),
+            decimals=0,
+            object_name="shrinkToSlider",
+            tooltip=SPECS["min_gpus"].help,
+        )
+        self.min_gpus.edited.connect(lambda v: self._set(min_gpus=round(v)))
+        self.sigma = ValueControl(
+            SPECS["repair_sigma"].label,
+            "",
+            slider_range=(0.05, 4.0),
+            value_range=(0.0, SPECS["repair_sigma"].hi),
+            decimals=2,
+            object_name="repairSigmaSlider",
+            tooltip=SPECS["repair_sigma"].help + " 0 here: exponential.",
+        )
+        self.sigma.edited.connect(lambda v: self._set(repair_sigma=float(v) if v > 0 else None))
+        self.repairs = QCollapsible("Repair times")
+        self.repairs.setObjectName("repairTimes")
+        self.repair: dict[str, ValueControl] = {}
+        for w in (self.pool, self.swap):
+            lay.addWidget(w)
+        lay.addLayout(row)
+        for w in (self.replica, self.stall):
+            lay.addWidget(w)
+        lay.addLayout(lost_row)
+        lay.addWidget(self.shrink)
+        lay.addWidget(self.min_gpus)
+        lay.addWidget(self.repairs)
+        self.repairs.addWidget(self.sigma)
+        self.note = QLabel()
+        self.note.setObjectName("sparesNote")
+        self.note.setWordWrap(True)
+        mark_secondary(self.note)
+        lay.addWidget(self.note)
+        for control in (self.pool, self.swap, self.replica, self.stall, self.min_gpus, self.sigma):
+            control.dragFinished.connect(self.dragFinished)
+        self._categories: tuple[str, ...] = ()
+        self.follow()
+
+    @property
+    def controls(self) -> tuple[ValueControl, ...]:
+        return (self.pool, self.swap, self.replica, self.stall, self.min_gpus, self.sigma, *self.repair.values())
+
+    @property
+    def spares(self) -> Spares:
+        return self.inputs.scenario.spares or Spares()
+
+    # -- edits -----------------------------------------------------------------------------
+    def _set(self, **fields: Any) -> None:
+        new = dataclasses.replace(self.spares, **fields)
+        if new != self.inputs.scenario.spares:
+            self.inputs.update(spares=new)
+
+    def _finite_toggled(self, on: bool) -> None:
+        if on == (self.spares.spare_nodes is not None):
+            return
+        sc = self.inputs.scenario
+        nodes = max(1, -(-sc.gpus // sc.gpus_per_node))
+        self._set(spare_nodes=max(1, round(DEFAULT_POOL * nodes)) if on else None)
+
+    def _shrink_toggled(self, on: bool) -> None:
+        if on == (self.spares.min_gpus is not None):
+            return
+        sc = self.inputs.scenario
+        self._set(min_gpus=max(1, sc.gpus // 2) if on else None)
+
+    def _replica_edited(self, v: float) -> None:
+        gpn = self.inputs.scenario.gpus_per_node
+        self._set(replica_gpus=max(gpn, round(v / gpn) * gpn))
+
+    def _repair_edited(self, category: str, hours: float) -> None:
+        pairs = dict(self.spares.repair_hours)
+        pairs[category] = float(hours)
+        self._set(repair_hours=tuple(pairs.items()))
+
+    # -- following the inputs -----------------------------------------------------------------
+    def _build_repairs(self, categories: tuple[str, ...]) -> None:
+        for control in self.repair.values():
+            self.repairs.removeWidget(control)
+            control.deleteLater()
+        self.repair = {}
+        for cat in categories:
+            spec = SPECS["repair_hours"]
+            assert spec.slider is not None
+            why = DEFAULT_REPAIR_HOURS.get(cat, (0.0, "No published repair time: a planner input."))[1]
+            control = ValueControl(
+                fmt.clean(cat, 30),
+                spec.unit,
+                slider_range=spec.slider,
+                value_range=(spec.lo, spec.hi),
+                decimals=1,
+                object_name=f"repairSlider:{cat}",
+                tooltip=f"{spec.help} {why}",
+            )
+            control.edited.connect(lambda v, cat=cat: self._repair_edited(cat, v))
+            control.dragFinished.connect(self.dragFinished)
+            self.repair[cat] = control
+            self.repairs.addWidget(control)
+        self._categories = categories
+
+    def follow(self) -> None:
+        """Show what the inputs hold."""
+        sc = self.inputs.scenario
+        sp = self.spares
+        cats = node_categories(sc)
+        if cats != self._categories:
+            self._build_repairs(cats)
+        for w, on in ((self.finite, sp.spare_nodes is not None), (self.shrink, sp.min_gpus is not None)):
+            w.blockSignals(True)
+            w.setChecked(on)
+            w.blockSignals(False)
+        self.mode.blockSignals(True)
+        self.mode.setCurrentText(sp.recovery_mode)
+        self.mode.blockSignals(False)
+        self.lost.blockSignals(True)
+        self.lost.setValue(sp.max_replicas_lost)
+        self.lost.blockSignals(False)
+        if sp.spare_nodes is not None:
+            self.pool.set_value(sp.spare_nodes)
+        self.pool.setEnabled(sp.spare_nodes is not None)
+        self.swap.set_value(sp.swap_min)
+        cont = sp.recovery_mode == "continue"
+        self.replica.set_value(sp.replica_gpus)
+        self.stall.set_value(sp.continue_stall_min)
+        for control in (self.replica, self.stall, self.lost):
+            control.setEnabled(cont)
+        if sp.min_gpus is not None:
+            self.min_gpus.set_value(sp.min_gpus)
+        self.min_gpus.setEnabled(sp.min_gpus is not None)
+        self.sigma.set_value(sp.repair_sigma or 0.0)
+        for cat, control in self.repair.items():
+            control.set_value(repair_hours_of(cat, sp))
+        nodes = max(1, -(-sc.gpus // sc.gpus_per_node))
+        if sp.is_todays:
+            self.note.setText("Unlimited spares, restart: today's model (repairs change nothing).")
+        elif sp.spare_nodes is None:
+            self.note.setText(f"Unlimited spares over {nodes:,} nodes; {sp.recovery_mode}.")
+        else:
+            self.note.setText(
+                f"{sp.spare_nodes:,} spares: {fmt.percent(sp.spare_nodes / nodes, 2)} of {nodes:,} nodes."
+            )
+
+
+def spares_hours_text(res: SimulationResult) -> str | None:
+    """The hours spares add, for the summary (None without spares)."""
+    run = res.spares_run
+    if run is None:
+        return None
+    hours = res.hours_per_trial()
+    names = {"waiting_for_spares": "waiting for spares", "reduced_throughput": "reduced throughput"}
+    parts = [f"{names[k]} {hours[k].mean():,.1f} h" for k in res.hours_keys if k in names]
+    parts.append(f"no spare {fmt.percent(run.trials.p_no_spare(), 1)}")
+    return "; ".join(parts)
+
+
+def spares_cost_text(res: SimulationResult, price: float) -> str | None:
+    """The spare pool's GPU-hours and cost, for the summary (None without a finite pool)."""
+    run = res.spares_run
+    if run is None or run.idle_gpu_hours is None:
+        return None
+    return f"spare pool {fmt.compact(run.idle_gpu_hours)} GPU-h, {fmt.money(run.idle_gpu_hours * price)}"

@@ -1,0 +1,185 @@
+"""View > Repairs and Recovery Modes: the nodes in repair over the window (mean and 95th percentile over the
+trials, beside the M/G/infinity law) for the scenario shown, and restart against continue across GPU counts.
+
+Restart and continue are compared with the scenario's spares at every count, its pool scaled to the same
+share of the job's nodes (unlimited stays unlimited). The comparison runs on a worker thread; the window
+never waits for it, and closing the dialog stops it at its next check.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
+
+from ..core.model import Scenario
+from ..core.params import resolve
+from ..core.results import SimulationResult, simulate
+from ..core.spares import Spares
+from ..core.spares.exact import repair_quantile
+from ..core.spares.model import spares_params
+from .plot_items import PALETTE
+
+__all__ = ["MODE_TRIALS", "SparesModesDialog", "mode_counts", "mode_scenario", "restart_vs_continue"]
+
+#: Trials per GPU count and mode in the comparison.
+MODE_TRIALS = 60
+
+
+class _Relay(QObject):
+    done = Signal(int, object)
+
+
+def mode_counts(sc: Scenario, points: int = 7) -> np.ndarray:
+    """GPU counts for the comparison: from 8 replicas (or 1,024 GPUs) to past the scenario's, whole replicas."""
+    sp = sc.spares or Spares()
+    unit = max(sc.gpus_per_node, sp.replica_gpus)
+    lo, hi = max(1024, 8 * unit), max(sc.gpus, 8 * unit * 2, 131_072)
+    xs = np.geomspace(lo, hi, points)
+    return np.unique(np.maximum(np.round(xs / unit), 1).astype(np.int64) * unit)
+
+
+def mode_scenario(sc: Scenario, gpus: int, mode: str) -> Scenario:
+    """The scenario at ``gpus`` GPUs in recovery ``mode``: the same share of spare nodes (rounded up), the
+    replica no larger than the job, the shrink floor no larger than the job."""
+    sp = sc.spares or Spares()
+    nodes, new_nodes = max(1, -(-sc.gpus // sc.gpus_per_node)), max(1, -(-gpus // sc.gpus_per_node))
+    pool = None if sp.spare_nodes is None else math.ceil(sp.spare_nodes * new_nodes / nodes)
+    job = max(sc.gpus_per_node, gpus - gpus % sc.gpus_per_node)
+    sp = dataclasses.replace(
+        sp,
+        spare_nodes=pool,
+        recovery_mode=mode,
+        replica_gpus=min(sp.replica_gpus, job),
+        min_gpus=None if sp.min_gpus is None else min(sp.min_gpus, gpus),
+    )
+    return sc.replace(gpus=int(gpus), spares=sp, trials=min(sc.trials, MODE_TRIALS))
+
+
+def restart_vs_continue(sc: Scenario, counts: np.ndarray, should_stop=None) -> dict[str, np.ndarray]:
+    """Mean goodput and its standard error per count, in restart and in continue mode."""
+    out: dict[str, np.ndarray] = {}
+    for mode in ("restart", "continue"):
+        means, sems = [], []
+        for n in counts:
+            res = simulate(mode_scenario(sc, int(n), mode), should_stop=should_stop)
+            g = res.goodput
+            means.append(float(g.mean()))
+            sems.append(float(g.std(ddof=1) / math.sqrt(g.size)) if g.size > 1 else 0.0)
+        out[mode], out[f"{mode}_sem"] = np.array(means), np.array(sems)
+    return out
+
+
+class SparesModesDialog(QDialog):
+    """Nodes in repair over time, and restart against continue across GPU counts."""
+
+    def __init__(self, scenario: Scenario, result: SimulationResult | None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Repairs and Recovery Modes")
+        self.setObjectName("sparesModesDialog")
+        self.scenario = scenario
+        self.comparison: dict[str, np.ndarray] | None = None
+        self.counts: np.ndarray | None = None
+        self._request = 0
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        self._relay = _Relay()
+        self._relay.done.connect(self._finished)
+        self.plots = pg.GraphicsLayoutWidget()
+        self.plots.setObjectName("sparesModesPlots")
+        self.repair_plot = self.plots.addPlot(row=0, col=0, title="Nodes in repair over the window")
+        self.repair_plot.setLabel("bottom", "day")
+        self.repair_plot.setLabel("left", "nodes")
+        self.mode_plot = self.plots.addPlot(row=1, col=0, title="Restart vs continue across GPU counts")
+        self.mode_plot.setLabel("bottom", "GPUs (log)")
+        self.mode_plot.setLabel("left", "goodput %")
+        self.mode_plot.setLogMode(x=True, y=False)
+        for plot in (self.repair_plot, self.mode_plot):
+            plot.showGrid(x=True, y=True, alpha=0.25)
+            plot.addLegend(offset=(-10, 10))
+        dash = Qt.PenStyle.DashLine
+        self.curves = {
+            "mean": self.repair_plot.plot(name="mean (Monte Carlo)", pen=pg.mkPen(PALETTE[0], width=2)),
+            "p95": self.repair_plot.plot(name="95th percentile", pen=pg.mkPen(PALETTE[1], width=2)),
+            "mean_exact": self.repair_plot.plot(
+                name="M/G/infinity mean", pen=pg.mkPen(PALETTE[0], width=1, style=dash)
+            ),
+            "p95_exact": self.repair_plot.plot(name="M/G/infinity p95", pen=pg.mkPen(PALETTE[1], width=1, style=dash)),
+            "restart": self.mode_plot.plot(name="restart", pen=pg.mkPen(PALETTE[2], width=2), symbol="o"),
+            "continue": self.mode_plot.plot(name="continue", pen=pg.mkPen(PALETTE[4], width=2), symbol="s"),
+        }
+        self.pool_line: pg.PlotDataItem | None = None
+        self.note = QLabel()
+        self.note.setObjectName("sparesModesNote")
+        self.note.setWordWrap(True)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.plots, 1)
+        lay.addWidget(self.note)
+        self.resize(900, 720)
+        self._draw_repairs(result)
+        self._start()
+
+    def _draw_repairs(self, result: SimulationResult | None) -> None:
+        sc = self.scenario
+        run = None if result is None else result.spares_run
+        _, interval = resolve(sc)
+        p = spares_params(sc, sc.spares or Spares(), interval)
+        days = np.linspace(0.0, sc.days, 2)
+        self.curves["mean_exact"].setData(days, np.full(2, p.mean_nodes_in_repair))
+        self.curves["p95_exact"].setData(days, np.full(2, repair_quantile(p, 0.95)))
+        sp = sc.spares
+        if sp is not None and sp.spare_nodes is not None:
+            self.pool_line = self.repair_plot.plot(
+                days, np.full(2, float(sp.spare_nodes)), name="spare nodes", pen=pg.mkPen(PALETTE[8], width=1.5)
+            )
+        if run is None or run.trials.repair_over_time is None or run.trials.repair_grid is None:
+            self.curves["mean"].setData([], [])
+            self.curves["p95"].setData([], [])
+            text = "The scenario shown has no simulated pool (unlimited spares in restart mode): the lines are the "
+            self.note.setText(text + "M/G/infinity law alone.")
+            return
+        over, grid = run.trials.repair_over_time, run.trials.repair_grid / 24.0
+        self.curves["mean"].setData(grid, over.mean(axis=0))
+        self.curves["p95"].setData(grid, np.percentile(over, 95, axis=0))
+        self.note.setText(
+            f"{over.shape[0]:,} trials of the scenario shown; restart vs continue: {MODE_TRIALS} trials per point, "
+            "the spare pool at the same share of nodes at every count."
+        )
+
+    def _start(self) -> None:
+        self._request += 1
+        req, sc = self._request, self.scenario
+        counts = mode_counts(sc)
+
+        def work() -> object:
+            try:
+                return counts, restart_vs_continue(sc, counts, should_stop=lambda: req != self._request)
+            except Exception as exc:
+                return exc
+
+        fut = self._pool.submit(work)
+        fut.add_done_callback(lambda f: self._relay.done.emit(req, f.result()))
+
+    def _finished(self, req: int, result: object) -> None:
+        if req != self._request:
+            return
+        if isinstance(result, Exception):
+            if type(result).__name__ != "Cancelled":
+                self.note.setText(f"Cannot compare restart and continue: {result}")
+            return
+        assert isinstance(result, tuple)
+        counts: np.ndarray = result[0]
+        comp: dict[str, np.ndarray] = result[1]
+        self.comparison = comp
+        self.counts = counts
+        self.curves["restart"].setData(counts.astype(float), 100 * comp["restart"])
+        self.curves["continue"].setData(counts.astype(float), 100 * comp["continue"])
+
+    def done(self, code: int) -> None:
+        self._request += 1
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        super().done(code)
