@@ -28,6 +28,8 @@ from ..core import fmt
 from ..core.inputs import Inputs
 from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
 from ..core.specs import SPECS
+from .rates_panel import RatesFromDataPanel
+from .spares_controls import SparesBox
 from .storage_controls import StorageBox
 from .theme import mark_secondary
 from .tiers_controls import TiersBox
@@ -108,6 +110,8 @@ class ControlsPanel(QScrollArea):
         self._build_name()
         self._build_cluster()
         self._build_rates()
+        self.rates_from_data = RatesFromDataPanel(inputs)
+        self._layout.addWidget(self.rates_from_data)
         self._build_checkpointing()
         self.storage = StorageBox(inputs)
         self.storage.dragFinished.connect(self.dragFinished)
@@ -115,6 +119,9 @@ class ControlsPanel(QScrollArea):
         self.tiers = TiersBox(inputs)
         self.tiers.dragFinished.connect(self.dragFinished)
         self._layout.addWidget(self.tiers)
+        self.spares = SparesBox(inputs)
+        self.spares.dragFinished.connect(self.dragFinished)
+        self._layout.addWidget(self.spares)
         self._build_recovery()
         self.training = TrainingBox(inputs)
         self.training.dragFinished.connect(self.dragFinished)
@@ -296,6 +303,7 @@ class ControlsPanel(QScrollArea):
             *self.training.controls,
             *self.storage.controls,
             *self.tiers.controls,
+            *self.spares.controls,
         ]
         return any(c.slider.isSliderDown() for c in controls)
 
@@ -316,6 +324,8 @@ class ControlsPanel(QScrollArea):
         write.setEnabled(sc.storage is None and not (sc.tiers is not None and sc.tiers.fast_enabled))
         self.storage.follow()
         self.tiers.follow()
+        if everything or {"spares", "gpus", "gpus_per_node", "components"} & changed:
+            self.spares.follow()
         # The interval follows Daly's optimum while 'optimal' is on, so it depends on most inputs.
         self.interval.set_value(self.inputs.interval_minutes())
         self.interval.setEnabled(not sc.uses_optimal_interval)

@@ -44,7 +44,7 @@ from .widgets import SpinBox
 
 __all__ = ["ImportIncidentDialog", "fitted_scenario"]
 
-COLUMNS = ("Component", "Category", "Count", "Rate", f"{LEVEL:.0%} interval", "Llama 3")
+COLUMNS = ("Component", "Category", "Count", "Rate / 1,000 GPU-days", f"{LEVEL:.0%} interval", "Llama 3")
 
 
 def _per_1000_days(rate: float | None) -> str:
@@ -83,9 +83,11 @@ class ImportIncidentDialog(QDialog):
         self.scenario: Scenario | None = None
         self.error = ""
         self._run = 0  # the newest fit asked for; older ones' outcomes are dropped
-        self._threads: list[threading.Thread] = []
+        self._thread: threading.Thread | None = None  # the fit running, until its outcome arrives
+        self._thread_run = 0
+        self._pending: tuple[int, int, datetime | None, datetime | None] | None = None
         self._relay = _Relay(self)
-        self._relay.done.connect(self._fitted)
+        self._relay.done.connect(self._thread_done)
 
         lay = QVBoxLayout(self)
         head = QLabel(f"<b>{fmt.clean(self.path.name, 80)}</b>")
@@ -183,7 +185,9 @@ class ImportIncidentDialog(QDialog):
         return out[0], out[1]
 
     def start_fit(self) -> None:
-        """Fit the log in a worker thread; the dialog stays responsive and shows the outcome when it comes."""
+        """Fit the log in a worker thread; the dialog stays responsive and shows the outcome when it comes.
+        One fit runs at a time: asked again meanwhile, the newest request runs when it ends (the older
+        outcome is dropped), so two fits of a large log never compete for the processor."""
         self._run += 1
         run, gpus = self._run, int(self.gpus.value())
         try:
@@ -196,26 +200,42 @@ class ImportIncidentDialog(QDialog):
         self.busy.setVisible(True)
         self.status.setText("Fitting...")
         self.status.setStyleSheet("")
+        self._pending = (run, gpus, start, end)
+        if self._thread is None:
+            self._start_pending()
+
+    def _start_pending(self) -> None:
+        if self._pending is None:
+            return
+        (run, gpus, start, end), self._pending = self._pending, None
+        path, relay = self.path, self._relay
 
         def work() -> None:
             try:
-                outcome: object = fit_log(self.path, gpus, start, end)
+                outcome: object = fit_log(path, gpus, start, end)
             except IncidentLogError as exc:
                 outcome = exc
-            except Exception as exc:
+            except Exception as exc:  # anything else is shown in the dialog, never raised in a thread
                 outcome = IncidentLogError(f"{type(exc).__name__}: {exc}")
             try:
-                self._relay.done.emit(run, outcome)
+                relay.done.emit(run, outcome)
             except RuntimeError:  # the dialog is gone: nobody waits for this fit
                 pass
 
-        thread = threading.Thread(target=work, name="incident-fit", daemon=True)
-        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
-        thread.start()
+        self._thread_run = run
+        self._thread = threading.Thread(target=work, name="incident-fit", daemon=True)
+        self._thread.start()
 
     @property
     def fitting(self) -> bool:
-        return any(t.is_alive() for t in self._threads)
+        """Whether a fit is running (or waiting to run)."""
+        return self._thread is not None or self._pending is not None
+
+    def _thread_done(self, run: int, outcome: object) -> None:
+        if run == self._thread_run:  # the running fit has its outcome: the next may start
+            self._thread = None
+            self._start_pending()
+        self._fitted(run, outcome)
 
     def _fitted(self, run: int, outcome: object) -> None:
         if run != self._run:

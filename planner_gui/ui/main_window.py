@@ -18,6 +18,7 @@ from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QMessageBox,
@@ -39,8 +40,10 @@ from .compute import ComputeController
 from .controls import ControlsPanel
 from .docs import about_html, model_html
 from .files import FileWindow
+from .incident_dialog import ImportIncidentDialog
 from .planning import PlanningPanel
 from .plots import PlotsPanel, chain
+from .rates_view import RatesOverRunView
 from .resources import app_icon
 from .summary import SummaryStrip
 
@@ -114,6 +117,7 @@ class MainWindow(FileWindow):
         self.summary = SummaryStrip(lambda usd: self.inputs.update(gpu_hour_cost_usd=usd))
         self.summary.set_price(scenario.gpu_hour_cost_usd)
         self.plots = PlotsPanel()
+        self.rates_view = RatesOverRunView()
         self.planning = PlanningPanel()
         self.planning.set_price(scenario.gpu_hour_cost_usd)
         self.pins: list[tuple[str, PlanResult]] = []  # pinned scenarios, oldest first
@@ -167,6 +171,7 @@ class MainWindow(FileWindow):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.plots, "Reliability")
         self.tabs.addTab(self.planning, "Planning")
+        self.tabs.addTab(self.rates_view, "Rates over the run")
         lay.addWidget(self.tabs, 1)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.controls)
@@ -213,6 +218,7 @@ class MainWindow(FileWindow):
         self._action(f, "&Save", self.save, QKeySequence.StandardKey.Save, "actionSave")
         self._action(f, "Save &As...", self.save_as, QKeySequence.StandardKey.SaveAs, "actionSaveAs")
         f.addSeparator()
+        self._action(f, "&Import Incident Log...", self.import_incident_log_dialog, None, "actionImportIncidents")
         self._action(f, "Open S&tudy Results...", self.open_study_results_dialog, None, "actionOpenStudy")
         self._action(f, "Export &Plots (PNG, SVG)...", self.export_plots_dialog, "Ctrl+E", "actionExportPlots")
         self._action(f, "Export Results (&CSV)...", self.export_results_dialog, "Ctrl+Shift+E", "actionExportCsv")
@@ -228,6 +234,7 @@ class MainWindow(FileWindow):
         self._action(v, "&Pin Scenario", self.pin_baseline, "Ctrl+B", "actionPinBaseline")
         self._action(v, "&Clear Pinned Scenarios", self.clear_baseline, "Ctrl+Shift+B", "actionClearBaseline")
         self._action(v, "Spare-Pool &Sizing...", self.show_spares_sizing, None, "actionSparesSizing")
+        self._action(v, "&Repairs and Recovery Modes...", self.show_spares_modes, None, "actionSparesModes")
         self._action(v, "Recovery S&trategies...", self.show_strategies, None, "actionStrategies")
         h = mb.addMenu("&Help")
         self._action(h, "&Model and Sources", self.show_model, QKeySequence.StandardKey.HelpContents, "actionModel")
@@ -241,6 +248,16 @@ class MainWindow(FileWindow):
         dlg = SparesDialog(self.scenario(), self)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.show()
+
+    def show_spares_modes(self) -> QDialog:
+        """Open nodes in repair over time and restart vs continue (planner_gui/ui/spares_modes.py)."""
+        from .spares_modes import SparesModesDialog
+
+        res = self.last_result if self.results_current() else None
+        dlg = SparesModesDialog(self.scenario(), None if res is None else res.main, self)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.show()
+        return dlg
 
     def show_strategies(self) -> QDialog:
         """Open the recovery strategies side by side, following the scenario (planner_gui/ui/strategies_view.py)."""
@@ -329,6 +346,7 @@ class MainWindow(FileWindow):
         steps = self.plots.render_steps(res)
         steps[0] = chain(partial(self.summary.show_result, res), steps[0])
         steps.append(partial(self.planning.show_result, res))
+        steps.append(partial(self.rates_view.show_result, res))
         self._render_steps = steps
         self._render_todo = set(range(len(steps)))
         if self._preview_wanted:  # a slider is being dragged: its next preview is computed meanwhile
@@ -504,6 +522,30 @@ class MainWindow(FileWindow):
         results = [current, *(r for _, r in self.pins)]
         labels = [f"current: {self.inputs.scenario.name}", *(label for label, _ in self.pins)]
         self.planning.show_comparison(results, labels)
+
+    # -- incident logs ---------------------------------------------------------------------------
+    def import_incident_log_dialog(self) -> None:
+        """Pick an incident log (CSV), then fit it and offer it as the scenario (see :mod:`.incident_dialog`)."""
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Import incident log", self._dialog_dir(), "Incident logs (*.csv *.txt);;All files (*)"
+        )
+        if path:
+            self.import_incident_log(path)
+
+    def import_incident_log(self, path: str | Path) -> ImportIncidentDialog:
+        """Open the fit of ``path``; "Use as scenario" makes it the scenario being edited (untitled)."""
+        dlg = ImportIncidentDialog(self, path, self.inputs.scenario)
+        dlg.accepted.connect(lambda: self._use_fit(dlg))
+        dlg.open()
+        return dlg
+
+    def _use_fit(self, dlg: ImportIncidentDialog) -> None:
+        if dlg.scenario is None or not self._confirm_discard():
+            return
+        self._path = None
+        self.inputs.load(dlg.scenario, saved=False)  # untitled and unsaved: closing asks first
+        self._update_title()
+        self.status.setText(f"Using the rates fitted from {fmt.clean(Path(dlg.path).name, 60)}")
 
     # -- design studies ----------------------------------------------------------------------------
     def open_study_results_dialog(self) -> None:

@@ -68,11 +68,11 @@ def profile_summary(sc: Scenario) -> str:
 
 def _evidence_text(sc: Scenario) -> str:
     """Which components' rates are drawn (those with evidence) and which stay as they are."""
-    with_evidence = [c for c in sc.components if evidence_of(c) is not None]
-    kept = len(sc.components) - len(with_evidence)
+    with_evidence = sum(evidence_of(c) is not None for c in sc.components)
+    kept = len(sc.components) - with_evidence
     text = (
-        f"Each run draws the rates of {len(with_evidence)} of {len(sc.components)} components from what "
-        "their evidence allows"
+        f"Each trial draws the rates of {with_evidence} of {len(sc.components)} components from their "
+        "posteriors given their evidence"
     )
     return text + (f"; {kept} without evidence keep their rate." if kept else ".")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from ..core import fmt
@@ -83,6 +83,22 @@ def variance_text(report: dict) -> tuple[str, str] | None:
     return line(u["interruptions"]), line(u["goodput"])
 
 
+class _FillSample(pg.ItemSample):
+    """The legend's sample of a filled band (an ``ItemSample`` draws a curve's pen, which a fill has not)."""
+
+    def __init__(self, fill: pg.FillBetweenItem, fill_brush) -> None:
+        super().__init__(fill)
+        self.fill_brush = fill_brush
+
+    def paint(self, p, *args) -> None:
+        p.setPen(pg.mkPen(None))
+        p.setBrush(self.fill_brush)
+        p.drawRect(QRectF(0, 4, 20, 12))
+
+    def mouseClickEvent(self, event) -> None:  # the band is shown or hidden by the inputs, not by clicks
+        event.ignore()
+
+
 class RatesOverRunView(QWidget):
     """The plot of interruptions per day over the run, and a line of words under it."""
 
@@ -102,7 +118,9 @@ class RatesOverRunView(QWidget):
         self.legend = p.addLegend(offset=(-10, 10), labelTextSize="8pt", labelTextColor=color)
         self.band_lo = pg.PlotCurveItem(pen=pen(PALETTE[0], 1, alpha=90))
         self.band_hi = pg.PlotCurveItem(pen=pen(PALETTE[0], 1, alpha=90))
-        self.band = pg.FillBetweenItem(self.band_lo, self.band_hi, brush=brush(PALETTE[0], 60))
+        band_brush = brush(PALETTE[0], 60)
+        self.band = pg.FillBetweenItem(self.band_lo, self.band_hi, brush=band_brush)
+        self._band_sample = _FillSample(self.band, band_brush)
         for item in (self.band_lo, self.band_hi, self.band):
             p.addItem(item)
         self.expected = pg.PlotDataItem(stepMode="center", pen=pen(PALETTE[0], 2))
@@ -133,9 +151,9 @@ class RatesOverRunView(QWidget):
         if names == self._in_legend:
             return
         for name in self._in_legend:
-            self.legend.removeItem(self.items[name])
+            self.legend.removeItem(LABELS[name])
         for name in names:
-            self.legend.addItem(self.items[name], LABELS[name])
+            self.legend.addItem(self._band_sample if name == "band" else self.items[name], LABELS[name])
         self._in_legend = names
 
     def show_result(self, res: PlanResult) -> None:

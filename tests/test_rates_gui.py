@@ -1,0 +1,342 @@
+"""Rates from data in the window: each control changes exactly the input its label names, the summary's
+variance shares are the JSON's, the "Rates over the run" plot draws what its legend names and agrees with
+the exact expectation, and File > Import Incident Log fits off the GUI thread and turns bad files into
+one line in the dialog."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from scipy.special import gammainc
+from test_gui import settle
+
+from planner_gui.core.incidents import generate_log, sample_components
+from planner_gui.core.inputs import Inputs
+from planner_gui.core.model import Scenario
+from planner_gui.core.profiles import burn_in_profile, expected_per_day, pieces
+from planner_gui.core.rates import RatePosterior
+from planner_gui.core.scenario_io import load_preset
+from planner_gui.ui.rates_panel import BURN_IN, CONSTANT, TABLE, RatesFromDataPanel
+from planner_gui.ui.rates_view import LABELS, per_day, rate_band
+
+pytestmark = pytest.mark.gui
+
+FIELDS = tuple(f.name for f in dataclasses.fields(Scenario))
+
+
+def changed_fields(a: Scenario, b: Scenario) -> set[str]:
+    return {f for f in FIELDS if getattr(a, f) != getattr(b, f)} - {"name"}  # an edited preset renames
+
+
+@pytest.fixture
+def panel(qtbot):
+    inputs = Inputs(load_preset("llama3-405b"))
+    w = RatesFromDataPanel(inputs)
+    qtbot.addWidget(w)
+    return w
+
+
+def choose(panel: RatesFromDataPanel, mode: int) -> None:
+    """Choose a mode as the user does (``activated`` fires only for the user's choice)."""
+    panel.mode.setCurrentIndex(mode)
+    panel.mode.activated.emit(mode)
+
+
+# -- each control changes exactly its input -----------------------------------------------------------
+
+
+def test_the_uncertainty_switch_changes_rate_uncertainty_only(panel):
+    before = panel.inputs.scenario
+    panel.uncertainty.setChecked(True)
+    assert panel.inputs.scenario.rate_uncertainty is True
+    assert changed_fields(before, panel.inputs.scenario) == {"rate_uncertainty"}
+    assert "18 of 18 components" in panel.evidence.text() and panel.evidence.isVisibleTo(panel)
+    panel.uncertainty.setChecked(False)
+    assert changed_fields(before, panel.inputs.scenario) == set()
+
+
+def test_burn_in_makes_the_profile_of_its_shape_and_life_and_nothing_else(panel):
+    sc0 = panel.inputs.scenario
+    choose(panel, BURN_IN)
+    assert panel.inputs.scenario.rate_profile == burn_in_profile(0.7, 30.0, sc0.days)
+    assert changed_fields(sc0, panel.inputs.scenario) == {"rate_profile"}
+    panel.shape.setValue(0.5)
+    assert panel.inputs.scenario.rate_profile == burn_in_profile(0.5, 30.0, sc0.days)
+    panel.life.setValue(10.0)
+    assert panel.inputs.scenario.rate_profile == burn_in_profile(0.5, 10.0, sc0.days)
+    assert changed_fields(sc0, panel.inputs.scenario) == {"rate_profile"}
+    p = pieces(panel.inputs.scenario.rate_profile, sc0.days)
+    assert panel.summary.text().startswith(f"x{p.multipliers[0]:.3g} at the start")
+    # The burn-in covers the run: a longer run remakes it over the new days (as --days then --burn-in).
+    panel.inputs.update(days=120.0)
+    assert panel.inputs.scenario.rate_profile == burn_in_profile(0.5, 10.0, 120.0)
+    assert panel.mode.currentIndex() == BURN_IN
+    choose(panel, CONSTANT)
+    assert panel.inputs.scenario.rate_profile is None
+    assert changed_fields(sc0, panel.inputs.scenario) == {"days"}
+
+
+def test_a_burn_in_over_the_multiplier_limit_is_refused_in_words(panel):
+    choose(panel, BURN_IN)
+    panel.life.setValue(100_000.0)
+    made = panel.inputs.scenario.rate_profile
+    assert made == burn_in_profile(0.7, 100_000.0, 54.0)
+    panel.shape.setValue(0.05)
+    assert panel.inputs.scenario.rate_profile == made
+    assert "Not applied" in panel.summary.text() and "limit" in panel.summary.text()
+
+
+def test_the_table_sets_the_profile_row_by_row_and_refuses_bad_rows(panel):
+    sc0 = panel.inputs.scenario
+    choose(panel, TABLE)
+    assert panel.inputs.scenario.rate_profile == ((0.0, 1.0),)
+    panel.table.item(0, 1).setText("3")
+    assert panel.inputs.scenario.rate_profile == ((0.0, 3.0),)
+    panel._add_row()
+    assert panel.inputs.scenario.rate_profile == ((0.0, 3.0), (7.0, 1.0))
+    panel.table.item(1, 0).setText("10")
+    assert panel.inputs.scenario.rate_profile == ((0.0, 3.0), (10.0, 1.0))
+    assert changed_fields(sc0, panel.inputs.scenario) == {"rate_profile"}
+    for bad, words in (("abc", "row 2: the multiplier: must be a number"), ("-1", "row 2: the multiplier")):
+        panel.table.item(1, 1).setText(bad)
+        assert panel.inputs.scenario.rate_profile == ((0.0, 3.0), (10.0, 1.0))  # kept
+        assert panel.summary.text().startswith("Not applied") and words in panel.summary.text()
+    panel.table.item(1, 1).setText("0.5")
+    assert panel.inputs.scenario.rate_profile == ((0.0, 3.0), (10.0, 0.5))
+    assert not panel.summary.text().startswith("Not applied")
+    panel.table.item(1, 0).setText("0")  # days must increase
+    assert "days must increase" in panel.summary.text()
+    panel.table.item(1, 0).setText("10")
+    panel._remove_row()
+    assert panel.inputs.scenario.rate_profile == ((0.0, 3.0),)
+
+
+def test_the_table_keeps_exact_values_it_shows_rounded(panel):
+    exact = ((0.0, 1.23456789012), (1.0 / 3.0, 2.0))
+    panel.inputs.update(rate_profile=exact)
+    assert panel.mode.currentIndex() == TABLE  # a profile not made here is a table
+    panel.table.item(1, 1).setText("4")  # editing one cell leaves the others' exact values alone
+    assert panel.inputs.scenario.rate_profile == ((0.0, 1.23456789012), (1.0 / 3.0, 4.0))
+
+
+def test_profile_files_load_and_bad_ones_are_named(panel, tmp_path):
+    good, bad = tmp_path / "p.csv", tmp_path / "bad.csv"
+    good.write_text("day,multiplier\n0,2\n5,1\n")
+    bad.write_text("day,multiplier\n3,2\n")
+    choose(panel, TABLE)
+    panel.load_file(str(good))
+    assert panel.inputs.scenario.rate_profile == ((0.0, 2.0), (5.0, 1.0))
+    assert panel.table.rowCount() == 2
+    panel.load_file(str(bad))
+    assert panel.inputs.scenario.rate_profile == ((0.0, 2.0), (5.0, 1.0))
+    assert "Not loaded: bad.csv" in panel.summary.text()
+    panel.load_file(str(tmp_path / "missing.csv"))
+    assert "Not loaded" in panel.summary.text()
+
+
+def test_a_scenario_opened_with_a_profile_and_uncertainty_shows_them(panel):
+    sc = load_preset("llama3-405b").replace(rate_uncertainty=True, rate_profile=((0.0, 2.0), (9.0, 1.0)))
+    panel.inputs.load(sc)
+    assert panel.uncertainty.isChecked() and panel.mode.currentIndex() == TABLE
+    assert [panel.table.item(r, 0).text() for r in range(2)] == ["0", "9"]
+    panel.inputs.load(load_preset("llama3-405b"))
+    assert not panel.uncertainty.isChecked() and panel.mode.currentIndex() == CONSTANT
+
+
+# -- the plot and the summary in the window --------------------------------------------------------------
+
+
+def _legend_drawn(view) -> list[str]:
+    texts = []
+    for sample, label in view.legend.items:
+        item = sample.item
+        assert item.isVisible(), label.text
+        if item is view.band:
+            lo, hi = view.band_lo.getData()[1], view.band_hi.getData()[1]
+            assert np.all(hi > lo) and len(lo) > 0
+        else:
+            x, y = item.getData()
+            (x0, x1), (y0, y1) = view.plot.getViewBox().viewRange()
+            assert len(x) and (x >= x0).all() and (x <= x1).all(), label.text
+            assert np.isfinite(y).all() and (y >= y0).all() and (y <= y1).all(), label.text
+        texts.append(label.text)
+    return texts
+
+
+def test_the_rates_tab_draws_what_its_legend_names_and_agrees_with_the_exact_model(make_window, qtbot):
+    win = make_window()
+    assert win.tabs.tabText(win.tabs.indexOf(win.rates_view)) == "Rates over the run"
+    view = win.rates_view
+    sc = win.scenario()
+    assert _legend_drawn(view) == [LABELS["expected"], LABELS["monte_carlo"]]  # constant rates: one line
+    edges, values = view.expected.getData()
+    # The days add up to the exact model's expectation, and a constant rate is flat.
+    assert float(np.sum(values * np.diff(edges))) == pytest.approx(win.last_result.main.expected.unplanned, rel=1e-12)
+    assert np.allclose(values, sc.failure_rate_per_hour * 24.0, rtol=1e-12)
+    mc = view.monte_carlo.getData()[1]
+    assert mc[0] == pytest.approx(float(win.last_result.main.trials.unplanned.mean()) / sc.days, rel=1e-12)
+
+    burn = burn_in_profile(0.7, 30.0, sc.days)
+    win.inputs.update(rate_profile=burn, rate_uncertainty=True)
+    settle(qtbot, win)
+    assert _legend_drawn(view) == [LABELS[k] for k in ("expected", "constant", "band", "monte_carlo")]
+    res = win.last_result.main
+    edges, values = view.expected.getData()
+    assert float(np.sum(values * np.diff(edges))) == pytest.approx(res.expected.unplanned, rel=1e-9)
+    # Day 1 by hand: the burn-in's pieces that day, each its multiplier times its hours, at the posterior mean.
+    # Posterior mean: each of the 18 causes' (count + 1/2) over the same exposure, against the counts' 419.
+    mean_rate = res.scenario.failure_rate_per_hour * (419 + 18 * 0.5) / 419
+    day1 = sum(m * max(0.0, min(b, 1.0) - a) * 24.0 for (a, m), (b, _) in zip(burn, [*burn[1:], (1e9, 0)]))
+    assert values[0] == pytest.approx(mean_rate * day1, rel=1e-9)
+    # The Monte Carlo's mean per day, with its standard error, agrees with the exact expectation.
+    n = res.trials.unplanned
+    z = (n.mean() - res.expected.unplanned) / (n.std(ddof=1) / math.sqrt(len(n)))
+    assert abs(z) < 4.0
+    assert "spread:" in win.summary.interruptions.detail.text()
+    win.tabs.setCurrentWidget(view)  # painted (a legend sample that cannot paint its item fails here)
+    assert not view.grab().isNull()
+    win.inputs.update(rate_profile=None, rate_uncertainty=False)
+    settle(qtbot, win)
+    assert _legend_drawn(view) == [LABELS["expected"], LABELS["monte_carlo"]]
+    assert not view.grab().isNull()
+
+
+def test_the_rate_band_is_the_posteriors_5th_to_95th_percentile():
+    """The band's rates are the engine's draws: their percentiles agree with the Gamma posterior's (one
+    scale: Llama 3's evidence), within the sampling error of a quantile."""
+    sc = load_preset("llama3-405b").replace(rate_uncertainty=True, trials=4000)
+    lo, hi = rate_band(sc)
+    post = RatePosterior.of(sc.components)
+    scales, shapes = post.groups()
+    assert len(scales) == 1
+    per_job = sc.failure_rate_per_hour / sc.rate_per_gpu_hour
+    for value, q in ((lo, 0.05), (hi, 0.95)):
+        f = float(gammainc(shapes[0], value / per_job / scales[0]))
+        assert abs(f - q) < 4.0 * math.sqrt(q * (1 - q) / sc.trials), (q, f)
+    assert rate_band(sc.replace(rate_uncertainty=False)) is None
+    np.testing.assert_allclose(per_day(sc) * 1.0, expected_per_day(sc), rtol=1e-12)  # whole days
+
+
+def test_summary_shares_are_the_jsons_and_half_and_half_at_the_evidences_own_exposure(make_window, qtbot):
+    """By hand: with exposure E of the evidence and I of the run (GPU-hours), the rates' part of the
+    interruptions' variance is I^2 Var(rate) = I^2 (n + 1/2) / E^2 and chance's is I E[rate] = I (n + 1/2) / E,
+    so the rates' share is (I/E) / (1 + I/E): 50 % at Llama 3's own 16,384 GPUs x 54 days."""
+    win = make_window()
+    win.controls.rates_from_data.uncertainty.setChecked(True)
+    settle(qtbot, win)
+    doc = win.last_result.main.to_json_dict()
+    share = doc["uncertainty"]["interruptions"]["variance_share_rates"]
+    assert share == pytest.approx(0.5, abs=1e-12)
+    text = win.summary.interruptions.detail.text()
+    assert "spread: 50.0% rates, 50.0% chance" in text
+    g = doc["uncertainty"]["goodput"]
+    assert f"{100 * g['variance_share_rates']:.1f}% rates" in win.summary.goodput.detail.text()
+    win.inputs.update(gpus=100_000)
+    settle(qtbot, win)
+    ratio = 100_000 / 16_384  # the run's exposure over the evidence's
+    assert f"{100 * ratio / (1 + ratio):.1f}% rates" in win.summary.interruptions.detail.text()
+    win.controls.rates_from_data.uncertainty.setChecked(False)
+    settle(qtbot, win)
+    assert "spread" not in win.summary.interruptions.detail.text()
+
+
+# -- importing an incident log ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def sample_log(tmp_path):
+    path = tmp_path / "incidents.csv"
+    path.write_text(generate_log(sample_components(), 2048, 60.0, shape=0.7, seed=3))
+    return path
+
+
+def test_import_shows_the_fit_and_uses_it_as_the_scenario(make_window, qtbot, sample_log):
+    from planner_gui.core.incidents import fit_log
+
+    win = make_window()
+    base = win.scenario()
+    dlg = win.import_incident_log(sample_log)
+    dlg.gpus.setValue(2048)
+    dlg.start_fit()
+    qtbot.waitUntil(lambda: dlg.fit is not None, timeout=30_000)
+    want = fit_log(sample_log, 2048)
+    assert dlg.table.rowCount() == len(want.components) + 1
+    first = want.components[0]
+    assert dlg.table.item(0, 0).text() == first.name
+    assert dlg.table.item(0, 4).text() == f"{first.rate_low * 24_000:.3g}-{first.rate_high * 24_000:.3g}"
+    assert want.trend.verdict in dlg.details.text() and "Window:" in dlg.details.text()
+    assert dlg.with_trend.isEnabled()
+    dlg.use_button.click()
+    qtbot.waitUntil(lambda: not dlg.isVisible(), timeout=5_000)
+    assert win.scenario() == want.scenario(base)
+    assert win.dirty
+
+
+def test_a_bad_log_gives_one_line_in_the_dialog_never_a_traceback(make_window, qtbot, tmp_path):
+    win = make_window()
+    cases = {
+        "empty.csv": b"",
+        "no_component.csv": b"timestamp\n2025-01-01T00:00:00\n",
+        "bad_time.csv": b"timestamp,component\nyesterday,GPU\n",
+        "binary.csv": bytes(range(256)) * 10,
+    }
+    for name, data in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        dlg = win.import_incident_log(path)
+        qtbot.waitUntil(lambda dlg=dlg: not dlg.fitting and dlg.error != "", timeout=30_000)
+        assert "\n" not in dlg.error and "Traceback" not in dlg.error, name
+        assert dlg.status.text().startswith("Cannot use this log"), name
+        assert not dlg.use_button.isEnabled()
+        dlg.reject()
+    dlg = win.import_incident_log(tmp_path / "missing.csv")
+    qtbot.waitUntil(lambda: dlg.error != "", timeout=30_000)
+    dlg.end.setText("not a time")
+    dlg.start_fit()
+    assert dlg.error.startswith("Window end:")
+    dlg.reject()
+
+
+def test_a_large_log_is_fitted_while_the_window_stays_responsive(make_window, qtbot, tmp_path):
+    """A log near the size limit takes seconds to fit: the GUI thread keeps turning meanwhile."""
+    from PySide6.QtCore import QTimer
+
+    path = tmp_path / "big.csv"
+    path.write_text(generate_log(sample_components(), 200_000, 365.0, shape=0.7, seed=1))
+    win = make_window(load_preset("llama3-405b").replace(gpus=200_000), restore=False)
+    ticks: list[int] = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(1))
+    timer.start(20)
+    dlg = win.import_incident_log(path)  # fits at once, with the window's GPUs
+    assert dlg.fitting  # returned at once: the fit runs in its thread
+    dlg.start_fit()  # asked again meanwhile: runs after the first, whose outcome is dropped
+    assert dlg.fitting and dlg._pending is not None
+    qtbot.waitUntil(lambda: dlg.fit is not None, timeout=120_000)
+    assert not dlg.fitting and dlg.fit.gpus == 200_000
+    timer.stop()
+    assert len(ticks) >= 5
+    dlg.reject()
+
+
+def test_the_logs_trend_carried_on_is_the_power_law_from_the_logs_end(sample_log):
+    from planner_gui.core.incidents import fit_log
+    from planner_gui.core.profiles import power_law_profile
+    from planner_gui.ui.incident_dialog import fitted_scenario
+
+    fit = fit_log(sample_log, 2048)
+    base = load_preset("llama3-405b")
+    plain = fitted_scenario(fit, base, with_trend=False)
+    assert plain == fit.scenario(base) and plain.rate_profile is None
+    sc = fitted_scenario(fit, base, with_trend=True)
+    assert sc.rate_profile == power_law_profile(fit.power_law.shape, fit.hours, base.days, fit.hours / 24.0)
+    assert sc.replace(rate_profile=None) == plain
+    # By hand: the power law's rate at age t is shape (t / W)^(shape - 1) times the log's average, so its
+    # mean over the run [W, W + D] is ((W + D)^shape - W^shape) / (D W^(shape - 1)) of it.
+    k, w, d = fit.power_law.shape, fit.hours, base.days * 24.0
+    assert sum(
+        m * (b - a) for (a, m), (b, _) in zip(sc.rate_profile, [*sc.rate_profile[1:], (base.days, 0)])
+    ) / base.days == pytest.approx(((w + d) ** k - w**k) / (d * w ** (k - 1)), rel=1e-9)
