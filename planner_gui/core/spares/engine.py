@@ -17,8 +17,11 @@ failure times alone. The engine therefore
    returns, and marks at the window's edges) and gets the nodes in repair after each point with one
    cumulative sum, the capacity and the time the pool next covers the loss with a reverse running minimum;
 3. drops the points that change nothing for the job, and
-4. steps through the remaining points, all lanes together, advancing each job's state (downtime left,
-   position in the checkpoint cycle, work since the last checkpoint) in closed form between points.
+4. steps through the remaining points, advancing each job's state (downtime left, position in the
+   checkpoint cycle, work since the last checkpoint) in closed form between points. A reset (a restart
+   or a planned interruption) leaves the same state whatever came before, so every lane is cut at resets
+   into chunks of a few dozen points and all chunks of all lanes step together: the loop's length is the
+   longest chunk's, not the longest trial's, and a few trials cost little more than their points.
 
 The simulated stretch starts ``warm`` hours before the window (so the job's state at the window's start is
 close to its steady state; the pool starts exactly in its steady state) and runs a little past its end, so
@@ -51,9 +54,11 @@ HOURS_KEYS = (
 # Point types in a trial's merged stream.
 _DEPART, _RESTART, _PLANNED, _CONTINUE, _MARK, _PAD = 0, 1, 2, 3, 4, 5
 #: Lanes simulated together.
-LANES = 500
+LANES = 100
 #: Points (interruptions, repairs, marks) per block, all lanes together: bounds the memory of a block.
 BLOCK_ELEMENTS = 3_000_000
+#: Points per chunk (at least) when lanes are cut at their resets to be stepped together.
+CHUNK = 32
 #: Moments of the window (its start, its end and evenly between) at which each trial's nodes in repair are kept.
 REPAIR_GRID = 49
 
@@ -326,6 +331,79 @@ def _simulate_block(p: SparesParams, lanes: int, rng: np.random.Generator) -> _B
     return _Block(hours, counts[0], counts[1], node_failures, no_spare, nodes_mean, hist, by_class, over_time)
 
 
+def _chunks(
+    times: np.ndarray,
+    types: np.ndarray,
+    start: float,
+    initial: tuple[np.ndarray, np.ndarray, np.ndarray],
+    arrays: tuple[np.ndarray, ...],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], list[np.ndarray]]:
+    """Cut every lane's points at resets (restarts and planned interruptions) into independent chunks.
+
+    After a reset the job's state (downtime left, position in the cycle, pending work) is the same whatever
+    came before, so the stretch from one reset to the next can be stepped on its own: a chunk starts at a
+    reset with an empty state and ends at the next reset, which it also steps (to settle the work pending
+    at it). A lane's first chunk starts at its start with the lane's initial state. Chunks are ordered
+    longest first and laid out column by column, so column ``j`` of the chunks still running is a prefix.
+
+    Returns the lane of each chunk, the chunks running at each column, where each column starts in the
+    flat entries, the chunks' initial state (time, blocked, capacity, phase) and the entries of ``times``,
+    ``types`` and ``arrays``, column after column (column ``j``: the first ``running[j]`` chunks).
+    """
+    width = times.shape[1]
+    valid = types != _PAD
+    reset = valid & ((types == _RESTART) | (types == _PLANNED))
+    # Cut only at the first reset in each stretch of CHUNK points: every cut steps a point twice.
+    r_lane, r_col = np.nonzero(reset)
+    bucket = r_lane * (width // CHUNK + 1) + r_col // CHUNK
+    cut = np.ones(len(bucket), dtype=bool)
+    cut[1:] = bucket[1:] != bucket[:-1]
+    reset = np.zeros_like(reset)
+    reset[r_lane[cut], r_col[cut]] = True
+    col = np.arange(width)[None, :]
+    begins = valid & (reset | (col == 0))
+    flat_valid = valid.ravel()
+    pos = np.flatnonzero(flat_valid)  # flat positions of the points, lane by lane, in time order
+    is_begin = begins.ravel()[pos]
+    is_reset = reset.ravel()[pos] & (pos % width != 0)
+    chunk = np.cumsum(is_begin) - 1
+    nchunks = int(chunk[-1]) + 1 if len(chunk) else 0
+    first = np.flatnonzero(is_begin)  # index into pos of each chunk's first point
+    # A chunk's length: up to the next chunk's start, plus that start when it is a reset of the same lane.
+    nxt = np.append(first[1:], len(pos))
+    ends_at_reset = np.zeros(nchunks, dtype=bool)
+    ends_at_reset[:-1] = is_reset[first[1:]]
+    length = nxt - first + ends_at_reset
+    order = np.argsort(-length, kind="stable")
+    row = np.empty(nchunks, dtype=np.int64)
+    row[order] = np.arange(nchunks)
+    maxlen = int(length.max()) if nchunks else 0
+    running = nchunks - np.searchsorted(np.sort(length), np.arange(maxlen), side="right")
+    offset = np.concatenate([[0], np.cumsum(running)])
+    # Entries: every point in its chunk, and every reset once more as the last point of the chunk before.
+    rank = np.arange(len(pos)) - first[chunk]
+    extra = np.flatnonzero(is_reset)
+    prev = chunk[extra] - 1
+    src = np.concatenate([pos, pos[extra]])
+    dest = np.concatenate([offset[rank] + row[chunk], offset[length[prev] - 1] + row[prev]])
+    cols = []
+    for a in (times, types, *arrays):
+        b = np.empty(int(offset[-1]), dtype=a.dtype)
+        b[dest] = a.ravel()[src]
+        cols.append(b)
+    lane = (pos[first] // width)[order]
+    lead = (pos[first] % width == 0)[order]
+    t0 = np.where(lead, start, times.ravel()[pos[first]][order])
+    blocked0, cap0, phase0 = initial
+    init = (
+        t0,
+        np.where(lead, blocked0[lane], False),
+        np.where(lead, cap0[lane], 1.0),
+        np.where(lead, phase0[lane], 0.0),
+    )
+    return lane, running, offset, init, cols
+
+
 def _step(
     p: SparesParams,
     times: np.ndarray,
@@ -337,76 +415,92 @@ def _step(
     window: float,
     initial: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> dict[str, np.ndarray]:
-    """Step every lane through its points; the job's state advances in closed form between them."""
+    """Step every lane through its points; the job's state advances in closed form between them.
+
+    The lanes are cut into chunks at their resets (:func:`_chunks`) and all chunks step together, so the
+    loop runs over the longest chunk's points, not the longest lane's."""
     tau, c = p.tau, p.c
     s = tau + c
-    # Start computing at a uniformly random point of the cycle, with the pool's capacity at the start.
-    blocked, cap, phase = (a.copy() for a in initial)
-    lanes = len(phase)
+    lanes = times.shape[0]
+    lane, running, offset, init, cols = _chunks(times, types, start, initial, (caps, blks, swaps))
+    col_t, col_ty, col_cap, col_blk, col_swap = cols
+    t_prev, blocked, cap, phase = (np.array(a) for a in init)
+    n_all = len(t_prev)
     z = np.zeros
-    acc = {k: z(lanes) for k in HOURS_KEYS}
-    down = z(lanes)
-    planned_kind = z(lanes, dtype=bool)
-    unck = z(lanes)
-    wpend = z(lanes)
-    t_prev = np.full(lanes, start)
-    col_t, col_ty, col_cap, col_blk, col_swap = (a.T.copy() for a in (times, types, caps, blks, swaps))
+    acc = {k: z(n_all) for k in HOURS_KEYS}
+    down = z(n_all)
+    planned_kind = z(n_all, dtype=bool)
+    unck = z(n_all)
+    wpend = z(n_all)
     r_u, r_p, swap, stall = p.r_unplanned, p.r_planned, p.swap, p.stall
-    for j in range(col_t.shape[0]):
-        t = col_t[j]
-        ty = col_ty[j]
-        valid = ty != _PAD
-        t = np.where(valid, t, t_prev)
-        dt = t - t_prev
-        w = ((t_prev >= 0) & (t <= window)).astype(float)
+    for j in range(len(running)):
+        n = int(running[j])
+        o = int(offset[j])
+        t = col_t[o : o + n]
+        ty = col_ty[o : o + n]
+        tp = t_prev[:n]
+        blk = blocked[:n]
+        cp = cap[:n]
+        ph = phase[:n]
+        dn = down[:n]
+        pk = planned_kind[:n]
+        dt = t - tp
+        w = ((tp >= 0) & (t <= window)).astype(float)
         # Advance: waiting, then the downtime left, then cycles of compute and write.
-        wt = np.where(blocked, dt, 0.0)
-        acc["waiting_for_spares"] += w * wt
-        d = np.where(blocked, 0.0, np.minimum(dt, down))
-        acc["planned_restart"] += w * np.where(planned_kind, d, 0.0)
-        acc["recovery"] += w * np.where(planned_kind, 0.0, d)
-        down -= d
+        wt = np.where(blk, dt, 0.0)
+        acc["waiting_for_spares"][:n] += w * wt
+        d = np.where(blk, 0.0, np.minimum(dt, dn))
+        acc["planned_restart"][:n] += w * np.where(pk, d, 0.0)
+        acc["recovery"][:n] += w * np.where(pk, 0.0, d)
+        dn = dn - d
         rem = dt - wt - d
-        x1 = phase + rem
+        x1 = ph + rem
         nb = np.floor(x1 / s)
         ph1 = np.clip(x1 - nb * s, 0.0, s)
-        comp = nb * tau + np.minimum(ph1, tau) - np.minimum(phase, tau)
+        comp = nb * tau + np.minimum(ph1, tau) - np.minimum(ph, tau)
         wtime = rem - comp
-        acc["reduced_throughput"] += w * (1.0 - cap) * comp
+        acc["reduced_throughput"][:n] += w * (1.0 - cp) * comp
         crossed = nb >= 1
-        pend_c = w * cap * np.minimum(ph1, tau)
+        pend_c = w * cp * np.minimum(ph1, tau)
         pend_w = w * np.maximum(ph1 - tau, 0.0)
-        acc["useful"] += np.where(crossed, unck + w * cap * comp - pend_c, 0.0)
-        acc["checkpoint"] += np.where(crossed, wpend + w * wtime - pend_w, 0.0)
-        unck = np.where(crossed, pend_c, unck + w * cap * comp)
-        wpend = np.where(crossed, pend_w, wpend + w * wtime)
-        phase = ph1
+        uk = unck[:n]
+        wp = wpend[:n]
+        acc["useful"][:n] += np.where(crossed, uk + w * cp * comp - pend_c, 0.0)
+        acc["checkpoint"][:n] += np.where(crossed, wp + w * wtime - pend_w, 0.0)
+        uk = np.where(crossed, pend_c, uk + w * cp * comp)
+        wp = np.where(crossed, pend_w, wp + w * wtime)
+        ph = ph1
         # The point itself.
         restart = ty == _RESTART
         plan = ty == _PLANNED
         cont = ty == _CONTINUE
         if restart.any() or plan.any():
             reset = restart | plan
-            acc["lost_work"] += np.where(restart, unck + wpend, 0.0)
-            acc["useful"] += np.where(plan, unck, 0.0)
-            acc["checkpoint"] += np.where(plan, wpend, 0.0)
-            unck = np.where(reset, 0.0, unck)
-            wpend = np.where(reset, 0.0, wpend)
-            phase = np.where(reset, 0.0, phase)
-            down = np.where(restart, r_u + swap * col_swap[j], np.where(plan, r_p, down))
-            planned_kind = np.where(restart, False, np.where(plan, True, planned_kind))
+            acc["lost_work"][:n] += np.where(restart, uk + wp, 0.0)
+            acc["useful"][:n] += np.where(plan, uk, 0.0)
+            acc["checkpoint"][:n] += np.where(plan, wp, 0.0)
+            uk = np.where(reset, 0.0, uk)
+            wp = np.where(reset, 0.0, wp)
+            ph = np.where(reset, 0.0, ph)
+            dn = np.where(restart, r_u + swap * col_swap[o : o + n], np.where(plan, r_p, dn))
+            pk = np.where(restart, False, np.where(plan, True, pk))
         if cont.any():
-            hold = cont & planned_kind & (down > 0)
+            hold = cont & pk & (dn > 0)
             stall_now = cont & ~hold
-            down = np.where(stall_now, np.maximum(down, stall), down)
-            planned_kind = np.where(stall_now, False, planned_kind)
-        cap = np.where(valid, col_cap[j], cap)
-        blocked = np.where(valid, col_blk[j], blocked)
-        t_prev = t
+            dn = np.where(stall_now, np.maximum(dn, stall), dn)
+            pk = np.where(stall_now, False, pk)
+        unck[:n] = uk
+        wpend[:n] = wp
+        phase[:n] = ph
+        down[:n] = dn
+        planned_kind[:n] = pk
+        cap[:n] = col_cap[o : o + n]
+        blocked[:n] = col_blk[o : o + n]
+        t_prev[:n] = t
     # Work still pending after the tail would complete its cycle: count it where it was heading.
     acc["useful"] += unck
     acc["checkpoint"] += wpend
-    return acc
+    return {k: np.bincount(lane, weights=v, minlength=lanes) for k, v in acc.items()}
 
 
 def simulate_spares(
