@@ -18,7 +18,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QComboBox,
     QFileDialog,
     QGridLayout,
     QGroupBox,
@@ -41,7 +40,7 @@ from ..core.rates import evidence_of
 from ..core.scenario_io import LIMITS, ScenarioError, check_profile
 from ..core.specs import SPECS
 from .theme import mark_secondary
-from .widgets import DoubleSpinBox
+from .widgets import ComboBox, DoubleSpinBox
 
 __all__ = ["MODES", "RatesFromDataPanel", "profile_summary"]
 
@@ -106,7 +105,7 @@ class RatesFromDataPanel(QGroupBox):
 
         row = QHBoxLayout()
         row.addWidget(QLabel("Rates over the run"))
-        self.mode = QComboBox()
+        self.mode = ComboBox()
         self.mode.setObjectName("rateProfileMode")
         self.mode.addItems(MODES)
         self.mode.setToolTip(
