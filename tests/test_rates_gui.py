@@ -340,4 +340,3 @@ def test_the_logs_trend_carried_on_is_the_power_law_from_the_logs_end(sample_log
     assert sum(
         m * (b - a) for (a, m), (b, _) in zip(sc.rate_profile, [*sc.rate_profile[1:], (base.days, 0)])
     ) / base.days == pytest.approx(((w + d) ** k - w**k) / (d * w ** (k - 1)), rel=1e-9)
-
