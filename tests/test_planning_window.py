@@ -234,3 +234,56 @@ def test_storage_warns_when_it_cannot_keep_up_with_the_interval(make_window, qtb
     win.inputs.update(storage=Storage(checkpoint_gb_per_gpu=4.0, storage_gb_s=500.0))  # 131 s > 1 min
     assert box.warning.text().startswith("Storage cannot keep up")
     assert "16,384 GPUs x 4 GB at 500 GB/s" in box.warning.text()
+
+
+def test_sensitivity_ranks_tier_levers_and_says_when_there_is_no_exact_model(make_window, qtbot):
+    from planner_gui.core.model import Tiers
+
+    sc = load_preset("h100-100k-inmemory").replace(trials=100)
+    win = make_window(sc, restore=False)
+    settle(qtbot, win)
+    panel = win.planning
+    changes = [e.change for e in panel.effects]
+    assert changes == [e.change for e in sensitivity(win.scenario(), panel.factor.value())]
+    assert any(c.startswith("snapshot stall") for c in changes)
+    assert not panel.sensitivity_note.isVisibleTo(panel)
+    win.inputs.update(tiers=Tiers(fast_enabled=True, fast_placement="same-domain"))
+    settle(qtbot, win)
+    assert panel.effects == [] and panel.sensitivity_note.isVisibleTo(panel)
+    assert "both checkpoint tiers" in panel.sensitivity_note.text()
+    assert len(panel.bars.opts["width"]) == 0
+
+
+def test_scrolling_the_controls_never_changes_an_input(make_window, qtbot):
+    """The wheel over any control in the panel, unfocused, scrolls the panel and changes nothing (a user
+    scrolling down the panel passes over drop-down lists, spin boxes and sliders)."""
+    from PySide6.QtCore import QPoint, QPointF, Qt
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox
+
+    win = make_window(restore=False)
+    before = win.scenario()
+    widgets = [
+        *win.controls.findChildren(QComboBox),
+        *win.controls.findChildren(QAbstractSpinBox),
+        *win.controls.findChildren(QAbstractSlider),
+    ]
+    assert len([w for w in widgets if isinstance(w, QComboBox)]) >= 1
+    for w in widgets:
+        if not w.isEnabled():
+            continue
+        w.clearFocus()
+        for delta in (120, -120):
+            pos = QPointF(w.width() / 2, w.height() / 2)
+            event = QWheelEvent(
+                pos,
+                w.mapToGlobal(pos),
+                QPoint(0, 0),
+                QPoint(0, delta),
+                Qt.MouseButton.NoButton,
+                Qt.KeyboardModifier.NoModifier,
+                Qt.ScrollPhase.NoScrollPhase,
+                False,
+            )
+            QApplication.sendEvent(w, event)
+        assert win.scenario() == before, w.objectName() or type(w).__name__

@@ -12,7 +12,7 @@ import dataclasses
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout
 from superqt import QCollapsible
 
 from ..core import fmt
@@ -22,7 +22,7 @@ from ..core.results import SimulationResult
 from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, component_scope, repair_hours_of
 from ..core.specs import SPECS
 from .theme import mark_secondary
-from .widgets import SpinBox, ValueControl
+from .widgets import ComboBox, SpinBox, ValueControl
 
 __all__ = ["DEFAULT_POOL", "SparesBox", "spares_cost_text", "spares_hours_text"]
 
@@ -76,7 +76,7 @@ class SparesBox(QGroupBox):
         self.pool.edited.connect(lambda v: self._set(spare_nodes=round(v)))
         self.swap = _spec_control("swap_min", "swapSlider")
         self.swap.edited.connect(lambda v: self._set(swap_min=float(v)))
-        self.mode = QComboBox()
+        self.mode = ComboBox()
         self.mode.setObjectName("recoveryModeCombo")
         self.mode.addItems(list(RECOVERY_MODES))
         self.mode.setToolTip(

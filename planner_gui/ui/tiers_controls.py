@@ -29,7 +29,7 @@ from ..core.tiers.model import DEFAULT_SCOPES, restoring_tier, scope_of
 from ..core.tiers.run import plan_tiers
 from .plot_items import duration_text
 from .theme import mark_secondary
-from .widgets import SpinBox, ValueControl
+from .widgets import ComboBox, SpinBox, ValueControl
 
 __all__ = ["PLACEMENT_TEXT", "TiersBox"]
 
@@ -89,7 +89,7 @@ class TiersBox(QGroupBox):
         grid = QGridLayout()
         grid.setContentsMargins(0, 2, 0, 2)
         self.replicas = self._spin("fast_replicas", "fastReplicasSpin")
-        self.placement = QComboBox()
+        self.placement = ComboBox()
         self.placement.setObjectName("fastPlacementCombo")
         for key, text in PLACEMENT_TEXT.items():
             self.placement.addItem(text, key)
@@ -177,7 +177,7 @@ class TiersBox(QGroupBox):
             label = QLabel(fmt.clean(c.name, 40))
             label.setMinimumWidth(40)
             label.setToolTip(fmt.clean(c.name))
-            combo = QComboBox()
+            combo = ComboBox()
             combo.setObjectName(f"scopeCombo:{c.name}")
             combo.addItems(list(SCOPES))
             combo.setAccessibleName(f"{fmt.clean(c.name)} scope")
