@@ -198,6 +198,21 @@ BAD_SPECS = [
     ("[vary]\ngpus = { min = 1000, max = 1e9, scale = 'log', points = 2 }\n", "gpus: must be a whole number"),
     ("[study]\ntrials = 100000\n[vary]\ngpus = [10000000, 100]\n", "interruptions to simulate"),
     ("[vary]\ngpus = { min = 1, max = 10, points = 2, step = 1 }\n", "unknown key"),
+    ("[vary]\ngpus = {}\n", "vary.gpus: empty range; give min and max or a list"),
+    ("[vary.storage]\n", "vary.storage: empty range; give min and max or a list"),
+    ("[vary]\ngpus = { min = 1, max = 3, points = 10 }\n", "give only 3 different values; use points = 3"),
+    ("[vary]\ngpus = { min = 1000, max = 3000, points = 1 }\n", "points: must be a whole number from 2"),
+    ("[set]\ndays = 3\n[vary]\ndays = [1, 2]\n", "vary.days: also under [set]"),
+    (
+        "[study]\ndesign = 'lhs'\nsamples = 2000000\n[vary]\ngpus = { min = 1000, max = 5000 }\n",
+        "at most 1,000,000, the most scenarios a study holds",
+    ),
+    (
+        "[study]\ndesign = 'sobol'\nsamples = 524288\n[vary]\ngpus = { min = 1000, max = 5000 }\n"
+        "days = { min = 1, max = 2 }\n",
+        "= 2,097,152 scenarios, over the limit of 1,000,000 scenarios in a study; the most with 2 inputs is "
+        "samples = 131,072",
+    ),
 ]
 
 
@@ -585,3 +600,222 @@ def test_ctrl_c_stops_the_pool_keeps_the_results_and_says_how_to_go_on(tmp_path)
     )
     assert proc.returncode == 0 and f"{done:,} done already" in proc.stderr
     assert read_results(out).columns["index"].tolist() == list(range(400))
+
+
+# -- review fixes ----------------------------------------------------------------------------------------
+
+
+def test_log_grid_ends_are_exactly_min_and_max():
+    spec = loads_spec("[vary]\ncheckpoint_write_s = { min = 1, max = 600, scale = 'log', points = 5 }\n")
+    values = [values_of(spec, i)[0] for i in range(5)]
+    assert values[0] == 1.0 and values[-1] == 600.0
+    assert values[2] == pytest.approx(math.sqrt(600), rel=1e-12)
+
+
+def training_scenario(tmp_path: Path) -> Path:
+    from planner_gui.core.scenario_io import FORMAT_VERSION, scenario_to_dict
+
+    doc = scenario_to_dict(load_preset("llama3-405b"))
+    doc["format_version"] = FORMAT_VERSION
+    doc["training"] = {"train_flops": 3.8e25, "peak_tflops": 989, "mfu": 0.4, "compute_gpu_hours": None}
+    (tmp_path / "train.json").write_text(json.dumps(doc))
+    return tmp_path / "train.json"
+
+
+TOO_BIG_TO_TRAIN = """
+[study]
+scenario = "train.json"
+trials = 1000
+[set]
+days = 365
+[vary]
+gpus = [262144, 1048576]
+detect_min = [1, 30]
+"""
+
+
+def test_a_scenario_too_large_to_simulate_is_refused_before_anything_runs(tmp_path, capsys):
+    training_scenario(tmp_path)
+    p = write_spec(tmp_path, TOO_BIG_TO_TRAIN)
+    out = tmp_path / "r.csv"
+    assert main(["study", str(p), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "scenario 3 (gpus=1048576, detect_min=30) cannot run: training: about" in err
+    assert "over the limit" in err and not out.exists()
+
+
+def test_the_extremes_of_a_large_design_are_checked():
+    from planner_gui.core.study.design import corners, unit_points
+
+    spec = loads_spec(
+        "[study]\ndesign = 'lhs'\nsamples = 30000\ntrials = 10\n[vary]\n"
+        "detect_min = { min = 1, max = 30 }\nrestart_min = { min = 1, max = 30 }\n"
+    )
+    u = unit_points(spec) - 0.5
+    got = corners(spec)
+    for sign in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+        assert int(np.argmax(u @ np.array(sign))) in got
+
+
+def test_a_scenario_that_fails_as_it_runs_is_left_out_the_rest_finish_and_it_is_named(tmp_path, capsys, monkeypatch):
+    import planner_gui.core.study.worker as worker
+    from planner_gui.core.scenario_io import ScenarioError
+
+    real = worker.simulate
+
+    def fails_at_two(sc, *a, **k):
+        if sc.detect_min == 2:
+            raise ScenarioError("training: over the limit (as a test)")
+        return real(sc, *a, **k)
+
+    monkeypatch.setattr(worker, "simulate", fails_at_two)
+    p = write_spec(tmp_path, "[study]\ntrials = 20\n[vary]\ndetect_min = [1, 2, 3]\n")
+    out = tmp_path / "r.csv"
+    assert main(["study", str(p), "-o", str(out), "--workers", "1"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (
+        "planner-gui: error: 1 scenario could not run and is not in the results (1); scenario 1: training: over "
+        "the limit (as a test)"
+    )
+    assert read_results(out).columns["index"].tolist() == [0, 2]
+    monkeypatch.setattr(worker, "simulate", real)
+    assert main(["study", str(p), "-o", str(out), "--workers", "1"]) == 0  # a re-run runs what is missing
+    assert "2 done already" in capsys.readouterr().err
+    assert read_results(out).columns["index"].tolist() == [0, 1, 2]
+
+
+def _writable(folder: str) -> bool:
+    try:
+        probe = Path(folder) / f".probe-{os.getpid()}"
+        probe.write_text("x")
+        probe.unlink()
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not Path("/sys").is_dir() or _writable("/sys"), reason="needs a folder that cannot be written")
+def test_an_output_folder_that_cannot_be_written_is_refused_up_front(tmp_path, capsys):
+    p = write_spec(tmp_path, "[study]\ntrials = 20\n[vary]\ndetect_min = [1, 2, 3]\n")
+    assert main(["study", str(p), "-o", "/sys/r.csv"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--output: cannot write in /sys" in err, err
+
+
+def test_a_full_disk_while_running_is_one_line_and_the_journal_resumes(tmp_path, capsys, monkeypatch):
+    import errno
+
+    import planner_gui.core.study.runners as runners
+    import planner_gui.core.study.store as store_mod
+
+    monkeypatch.setattr(runners, "TASK_MAX_SCENARIOS", 1)
+
+    class Full:
+        def __init__(self, fh):
+            self.fh, self.lines = fh, 0
+
+        def write(self, text):
+            self.lines += 1
+            if self.lines > 3:  # the head and two rows, then the disk is full
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return self.fh.write(text)
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+    monkeypatch.setattr(store_mod, "open", lambda *a, **k: Full(open(*a, **k)), raising=False)  # noqa: SIM115
+    p = write_spec(tmp_path, "[study]\ntrials = 20\n[vary]\ndetect_min = [1, 2, 3, 4]\n")
+    out = tmp_path / "r.csv"
+    assert main(["study", str(p), "-o", str(out), "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "Traceback" not in "\n".join(err)
+    assert err[-1].startswith("planner-gui: error: ") and "No space left on device" in err[-1], err
+    assert "run the same command to go on" in err[-1]
+    assert (tmp_path / "r.csv.journal").exists()
+    monkeypatch.undo()
+    assert main(["study", str(p), "-o", str(out), "--workers", "1"]) == 0
+    assert "2 done already" in capsys.readouterr().err
+    assert read_results(out).columns["index"].tolist() == [0, 1, 2, 3]
+
+
+def test_progress_lines_speak_of_one_scenario_and_one_input(tmp_path, capsys):
+    p = write_spec(tmp_path, "[study]\ntrials = 20\n[vary]\ndetect_min = [1]\n")
+    assert main(["study", str(p), "-o", str(tmp_path / "r.csv"), "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "1 scenario (a grid over 1 input, 20 trials each)" in err and "1 scenario in" in err
+
+
+def test_more_workers_than_cores_are_warned(tmp_path, capsys):
+    from planner_gui.core.study.runners import local_workers
+
+    p = write_spec(tmp_path, "[study]\ntrials = 20\n[vary]\ndetect_min = [1, 2]\n")
+    n = local_workers() + 1
+    assert main(["study", str(p), "-o", str(tmp_path / "r.csv"), "--workers", str(n)]) == 0
+    assert f"warning: --workers {n} is more than the" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_stopping_the_study_stops_its_workers(tmp_path, sig):
+    text = SMALL.replace("samples = 6", "samples = 400").replace("trials = 40", "trials = 400")
+    p = write_spec(tmp_path, text)
+    out = tmp_path / "r.parquet"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "planner_gui", "study", str(p), "-o", str(out), "--workers", "2"],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    journal = tmp_path / "r.parquet.journal"
+    deadline = time.monotonic() + 60
+    while not journal.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    import psutil
+
+    workers = psutil.Process(proc.pid).children(recursive=True)
+    assert workers
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)  # the workers held stderr open: this hung while they ran on
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 143 and "terminated" in err and "Traceback" not in err, err
+        assert 0 < read_results(out).rows < 400
+
+
+@pytest.mark.parametrize(("greeting", "expected"), [(None, "sent nothing"), (b"SSH-2.0-OpenSSH_9.6\r\n", "else")])
+def test_a_scheduler_address_that_is_not_dask_is_one_line_not_a_hang(tmp_path, capsys, monkeypatch, greeting, expected):
+    import socket
+    import threading
+
+    import planner_gui.core.study.runners as runners
+
+    monkeypatch.setattr(runners, "CONNECT_TIMEOUT_S", 1.0)
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    held = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            held.append(conn)
+            if greeting:
+                conn.sendall(greeting)
+
+    threading.Thread(target=serve, daemon=True).start()
+    p = write_spec(tmp_path, "[study]\ntrials = 20\n[vary]\ndetect_min = [1, 2]\n")
+    t0 = time.monotonic()
+    try:
+        code = main(["study", str(p), "-o", str(tmp_path / "r.csv"), "--scheduler", f"tcp://127.0.0.1:{port}"])
+    finally:
+        server.close()
+        for c in held:
+            c.close()
+    assert code == 2 and time.monotonic() - t0 < 10
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("planner-gui: error: --scheduler: ") and "is not a Dask scheduler" in err[-1]
+    assert expected in err[-1] and "Traceback" not in "\n".join(err)

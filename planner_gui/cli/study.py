@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import time
 from typing import Any, TextIO
@@ -25,9 +27,8 @@ from ..core.study import (
     study_meta,
     study_summary,
 )
-from ..core.study.runners import check_scheduler, local_workers
+from ..core.study.runners import check_scheduler, local_workers, scenario_seconds
 from ..core.study.summary import DEFAULT_WHERE, default_least
-from ..core.sweep import run_cost
 from .flags import EXIT_INTERRUPTED, Parser, UsageError, about, check_output, file_name, integer_arg
 
 __all__ = ["add_parser", "cmd_study"]
@@ -110,66 +111,149 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("--output: give the results file (-o results.parquet or -o results.csv)")
     output_format(args.output)
     check_output(args.output, "--output")
+    _probe_folder(args.output)
+    if args.workers is not None and args.workers > local_workers():
+        _say(
+            f"planner-gui: warning: --workers {args.workers:,} is more than the {local_workers():,} core"
+            f"{'s' if local_workers() != 1 else ''} this process may use; they will share them"
+        )
     backend = Backend(args.workers or 0, args.scheduler)
     store = ResultStore(args.output, study_meta(spec, total), fresh=args.fresh)
     already = len(store.done)
     shown = fmt.clean(args.output, 120)
     inputs = len(spec.inputs)
     what = (
-        f"planner-gui: study '{fmt.clean(spec.name, 60)}': {total:,} scenarios ({spec.design} over {inputs} "
-        f"input{'s' if inputs != 1 else ''}, {spec.trials:,} trials each) on {backend.describe()}"
+        f"planner-gui: study '{fmt.clean(spec.name, 60)}': {_n(total, 'scenario')} ({_article(spec.design)} over "
+        f"{_n(inputs, 'input')}, {_n(spec.trials, 'trial')} each) on {backend.describe()}"
     )
     if already:
         what += f"; {min(already, total):,} done already"
-    estimate = _estimate(spec, total - already, backend)
+    estimate = _estimate(spec, [i for i in range(total) if i not in store.done], backend)
     if estimate is not None and total > already:
         what += f"; {estimate}"
     _say(what)
     progress = StudyProgress(sys.stderr)
     t0 = time.monotonic()
     try:
-        ran = run_study(spec, store, backend, progress)
-    except KeyboardInterrupt:
+        with _SigtermAsInterrupt():
+            ran = run_study(spec, store, backend, progress)
+    except KeyboardInterrupt as exc:
         progress.clear()
-        store.close()
+        _close(store)
+        how = "terminated" if isinstance(exc, Terminated) else "interrupted"
         _say(
-            f"planner-gui: interrupted: {len(store.done):,} of {total:,} scenarios are in {shown}; "
+            f"planner-gui: {how}: {len(store.done):,} of {total:,} scenarios are in {shown}; "
             "run the same command to go on"
         )
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     except BaseException:
         progress.clear()
-        store.close()
+        _close(store)
         raise
     progress.clear()
     store.close()
     elapsed = time.monotonic() - t0
     if store.mismatches:
         _say(
-            f"planner-gui: warning: {len(store.mismatches)} scenario(s) came back twice with different numbers "
+            f"planner-gui: warning: {_n(len(store.mismatches), 'scenario')} came back twice with different numbers "
             f"(first: {store.mismatches[0]}); the first result was kept"
         )
-    if ran == 0:
+    if ran == 0 and not store.failed:
         _say(f"planner-gui: every scenario is in {shown} already")
-    else:
+    elif ran:
         rate = ran / elapsed if elapsed > 0 else float("inf")
-        _say(f"planner-gui: {ran:,} scenarios in {elapsed:,.1f} s ({rate:,.1f} per s); results in {shown}")
+        _say(f"planner-gui: {_n(ran, 'scenario')} in {elapsed:,.1f} s ({rate:,.1f} per s); results in {shown}")
+    if store.failed:
+        bad = sorted(store.failed)
+        listed = ", ".join(f"{i:,}" for i in bad[:10]) + (", ..." if len(bad) > 10 else "")
+        _say(
+            f"planner-gui: error: {_n(len(bad), 'scenario')} could not run and {'are' if len(bad) != 1 else 'is'} not "
+            f"in the results ({listed}); scenario {bad[0]:,}: {fmt.clean(store.failed[bad[0]], 200)}"
+        )
+        return EXIT_FAILED
     return 0
 
 
-def _estimate(spec: Any, pending: int, backend: Backend) -> str | None:
-    """``about 4 min`` for the scenarios left, from the engine's cost model on a few of them (None when
-    they are quick, or on a cluster, whose size is not known here)."""
-    if backend.scheduler is not None or pending <= 0:
-        return None
-    total = design_size(spec)
-    picks = sorted({0, total // 2, total - 1, total // 4, 3 * total // 4})
+#: Exit status when scenarios failed as they ran (the others are in the results), and on SIGTERM.
+EXIT_FAILED = 1
+EXIT_TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: stops the study as Ctrl-C does (the pool is stopped, the results so far written)."""
+
+
+class _SigtermAsInterrupt:
+    """While a study runs, SIGTERM raises :class:`Terminated` in the main thread (as Ctrl-C raises
+    KeyboardInterrupt), so the workers are stopped and the results kept, not left running."""
+
+    def __enter__(self) -> None:
+        self.old: Any = None
+        try:
+            self.old = signal.signal(signal.SIGTERM, self._raise)
+        except (ValueError, OSError):  # not the main thread
+            self.old = None
+
+    @staticmethod
+    def _raise(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+
+
+def _close(store: ResultStore) -> None:
+    """Close the store on the way out of a failed or stopped run; a failure to write is already reported,
+    or is told in one line (the journal is kept)."""
     try:
-        seconds = sum(run_cost(scenario_from_dict(scenario_doc(spec, i))).seconds for i in picks) / len(picks)
-    except Exception:
+        store.close()
+    except StudyError as exc:
+        _say(f"planner-gui: error: {exc}")
+
+
+def _probe_folder(path: str) -> None:
+    """Create and remove a file beside the output, so that a folder that cannot be written is said now, not
+    after the first results."""
+    folder = os.path.dirname(os.path.abspath(path))
+    probe = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.probe")
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, b"x")
+        finally:
+            os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(
+            f"--output: cannot write in {fmt.clean(folder, 120)} ({fmt.clean(exc.strerror or str(exc), 120)})"
+        ) from None
+
+
+def _n(count: int, noun: str) -> str:
+    """``1 scenario``, ``2 scenarios``."""
+    return f"{count:,} {noun}{'s' if count != 1 else ''}"
+
+
+def _article(design: str) -> str:
+    return {"lhs": "a Latin hypercube", "sobol": "a Sobol design", "grid": "a grid"}.get(design, design)
+
+
+#: Scenarios whose cost the time estimate adds up (spread over those left to run).
+ESTIMATE_SAMPLE = 200
+
+
+def _estimate(spec: Any, pending: list[int], backend: Backend) -> str | None:
+    """``about 4 min`` for the scenarios left, from the engine's cost model of each (of a spread sample of
+    them, scaled up), time to train included, over the local workers (None when quick, or on a cluster,
+    whose size is not known here)."""
+    if backend.scheduler is not None or not pending:
         return None
-    workers = backend.workers or local_workers()
-    left = seconds * pending / max(1, min(workers, 2))  # the cost model is of a 2-core machine's core
+    step = max(1, len(pending) // ESTIMATE_SAMPLE)
+    picks = pending[::step]
+    seconds = sum(scenario_seconds(spec, i) for i in picks) * len(pending) / len(picks)
+    workers = min(backend.workers or local_workers(), local_workers(), len(pending))
+    left = seconds / max(1, workers)
     return f"{about(left)} (Ctrl-C stops it; run again to go on)" if left >= 3 else None
 
 

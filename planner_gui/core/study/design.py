@@ -21,12 +21,14 @@ from typing import Any
 import numpy as np
 
 from ..fmt import clean
-from ..scenario_io import ScenarioError, scenario_from_dict
+from ..scenario_io import ScenarioError
 from .spec import MAX_SCENARIOS, StudyError, StudySpec, apply_values
+from .worker import check_scenario
 
 __all__ = [
     "VALIDATE_ALL_UP_TO",
     "check_design",
+    "corners",
     "design_size",
     "scenario_doc",
     "scenario_seed",
@@ -122,14 +124,71 @@ def check_design(spec: StudySpec) -> None:
     indices: Any = range(total)
     if total > VALIDATE_ALL_UP_TO:
         rng = np.random.default_rng(0)
-        indices = sorted({0, total - 1, *rng.choice(total, VALIDATE_ALL_UP_TO, replace=False).tolist()})
+        sample = rng.choice(total, VALIDATE_ALL_UP_TO, replace=False).tolist()
+        indices = sorted({0, total - 1, *corners(spec), *sample})
     for index in indices:
         values = values_of(spec, index)
         try:
-            scenario_from_dict(scenario_doc(spec, index, values))
+            check_scenario(scenario_doc(spec, index, values))
         except ScenarioError as exc:
-            shown = ", ".join(f"{i.name}={_short(v)}" for i, v in itertools.islice(zip(spec.inputs, values), 4))
-            raise StudyError(f"scenario {index:,} ({clean(shown, 120)}) is invalid: {exc}") from None
+            shown = ", ".join(f"{i.name}={_short(v)}" for i, v in itertools.islice(zip(spec.inputs, values), 6))
+            more = ", ..." if len(spec.inputs) > 6 else ""
+            raise StudyError(f"scenario {index:,} ({clean(shown, 200)}{more}) cannot run: {exc}") from None
+
+
+#: Inputs whose every combination of extremes is a corner checked (beyond: each input's extremes alone, and
+#: all inputs high or low together).
+CORNER_INPUTS = 8
+
+
+def _patterns(d: int) -> np.ndarray:
+    """Sign patterns of the corners: every one for a few inputs, else all high, all low and each input's
+    extremes with the others high or low."""
+    if d <= CORNER_INPUTS:
+        return np.array(list(itertools.product((-1.0, 1.0), repeat=d)))
+    rows = [np.ones(d), -np.ones(d)]
+    for j in range(d):
+        for base in (1.0, -1.0):
+            r = np.full(d, base)
+            r[j] = -base
+            rows.append(r)
+    return np.array(rows)
+
+
+def corners(spec: StudySpec) -> list[int]:
+    """The scenarios of the design nearest each corner of its inputs' ranges (where a scenario is largest or
+    smallest, for inputs that make it so), so that a large design, checked on a sample, has its extremes
+    checked too."""
+    d = len(spec.inputs)
+    pats = _patterns(d)
+    if spec.design == "grid":
+        sizes = [len(i.grid_values()) for i in spec.inputs]
+        out = []
+        for pat in pats:
+            index = 0
+            for k, (n, sign) in enumerate(zip(sizes, pat)):
+                inp = spec.inputs[k]
+                vals = inp.grid_values()
+                if inp.numeric:
+                    order = sorted(range(n), key=lambda m: vals[m])
+                    pick = order[-1] if sign > 0 else order[0]
+                else:
+                    pick = n - 1 if sign > 0 else 0
+                index = index * n + pick
+            out.append(index)
+        return sorted(set(out))
+    u = unit_points(spec)
+    best = np.full(len(pats), -np.inf)
+    where = np.zeros(len(pats), dtype=np.int64)
+    centred = pats.T  # (d, patterns)
+    for start in range(0, len(u), 65_536):
+        score = (u[start : start + 65_536] - 0.5) @ centred
+        k = score.argmax(axis=0)
+        top = score[k, np.arange(len(pats))]
+        better = top > best
+        best[better] = top[better]
+        where[better] = start + k[better]
+    return sorted(set(where.tolist()))
 
 
 def _short(v: Any) -> str:

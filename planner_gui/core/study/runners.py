@@ -27,9 +27,9 @@ from ..sweep import run_cost
 from .design import design_size, scenario_doc, values_of
 from .spec import StudyError, StudySpec
 from .store import ResultStore, input_cell
-from .worker import run_chunk, worker_version
+from .worker import ERROR_KEY, run_chunk, worker_version
 
-__all__ = ["Backend", "check_scheduler", "local_workers", "run_study"]
+__all__ = ["Backend", "check_scheduler", "local_workers", "run_study", "scenario_seconds"]
 
 #: Called as rows arrive: (scenarios done, scenarios in the study, done when this run started).
 ProgressFn = Callable[[int, int, int], None]
@@ -93,12 +93,26 @@ def _check_done(spec: StudySpec, store: ResultStore) -> None:
                 )
 
 
+def scenario_seconds(spec: StudySpec, index: int) -> float:
+    """The engine's cost model of scenario ``index``: the run (:func:`.sweep.run_cost`) and, with a training
+    section, the time to train's interruptions (as ``planner-gui run`` counts them); 0 when it cannot run."""
+    try:
+        sc = scenario_from_dict(scenario_doc(spec, index))
+        seconds = run_cost(sc).seconds
+        if sc.training is not None and not sc.uses_tiers and not sc.uses_spares:
+            from ..params import resolve
+            from ..training import SECONDS_PER_SPACING, training_events, work_hours
+
+            extra = training_events(resolve(sc)[0], work_hours(sc), sc.trials)
+            seconds += extra * SECONDS_PER_SPACING if math.isfinite(extra) else 0.0
+    except (ScenarioError, ValueError, ArithmeticError):
+        return 0.0
+    return float(seconds)
+
+
 def _chunk_size(spec: StudySpec, pending: list[int], workers: int) -> int:
     per_task = math.ceil(len(pending) / max(1, workers * 8))
-    try:
-        seconds = run_cost(scenario_from_dict(scenario_doc(spec, pending[0]))).seconds
-    except ScenarioError:
-        seconds = 0.0
+    seconds = scenario_seconds(spec, pending[0])
     by_time = max(1, int(TASK_SECONDS / seconds)) if seconds > 0 else TASK_MAX_SCENARIOS
     return max(1, min(per_task, by_time, TASK_MAX_SCENARIOS))
 
@@ -109,7 +123,8 @@ def _tasks(spec: StudySpec, pending: list[int], size: int) -> Iterator[list[tupl
 
 
 def run_study(spec: StudySpec, store: ResultStore, backend: Backend, progress: ProgressFn | None = None) -> int:
-    """Run every scenario of the study not yet in ``store``; returns how many ran now.
+    """Run every scenario of the study not yet in ``store``; returns how many ran now. A scenario that
+    fails when it runs is recorded in ``store.failed`` (index: the one-line reason), not in the results.
 
     KeyboardInterrupt stops the workers and propagates; rows received until then are in ``store``
     (close it to write them).
@@ -123,6 +138,9 @@ def run_study(spec: StudySpec, store: ResultStore, backend: Backend, progress: P
 
     def receive(rows: list[dict[str, Any]]) -> None:
         for row in rows:
+            if ERROR_KEY in row:  # a scenario that could not run: nothing is recorded, the rest go on
+                store.failed[int(row["index"])] = str(row[ERROR_KEY])
+                continue
             values = values_of(spec, int(row["index"]))
             full = {"index": row["index"], "seed": row["seed"]}
             full |= {i.name: input_cell(i, v) for i, v in zip(spec.inputs, values)}
@@ -148,9 +166,25 @@ def run_study(spec: StudySpec, store: ResultStore, backend: Backend, progress: P
 # -- local process pool ------------------------------------------------------------------------------------
 
 
-def _quiet_worker() -> None:
-    """A pool worker leaves Ctrl-C to the study (which stops the pool) and prints no traceback for it."""
+#: Linux's prctl option: a signal this process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _quiet_worker(parent: int | None = None) -> None:
+    """A pool worker leaves Ctrl-C to the study (which stops the pool) and prints no traceback for it, and
+    on Linux dies with the study's process (SIGKILL of the study would otherwise leave it running)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if parent is not None and os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
 
 
 def _context() -> Any:
@@ -169,7 +203,9 @@ def _failure(exc: BaseException) -> StudyError:
 
 def _run_pool(spec: StudySpec, pending: list[int], n: int, receive: Callable[[list[dict[str, Any]]], None]) -> None:
     tasks = _tasks(spec, pending, _chunk_size(spec, pending, n))
-    ex = ProcessPoolExecutor(max_workers=n, mp_context=_context(), initializer=_quiet_worker)
+    ctx = _context()
+    parent = os.getpid() if ctx.get_start_method() == "fork" else None  # forkserver: the server is the parent
+    ex = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_quiet_worker, initargs=(parent,))
     in_flight: set[Future[list[dict[str, Any]]]] = set()
     try:
         for task in tasks:
@@ -217,6 +253,69 @@ def _stop_pool(ex: ProcessPoolExecutor) -> None:
 # -- Dask ----------------------------------------------------------------------------------------------
 
 
+#: How long connecting to a scheduler may take.
+CONNECT_TIMEOUT_S = 10.0
+#: The most a Dask scheduler's first message (its handshake) may hold, in bytes.
+_HANDSHAKE_MAX_BYTES = 1 << 20
+
+
+def _probe_scheduler(address: str) -> None:
+    """Refuse, in one line, an address where no Dask scheduler answers: a Dask scheduler speaks first (its
+    handshake: an 8-byte length, then a small message), so a server that sends nothing (a web server) or
+    something else is found without handing it to dask.distributed, which can wait on it forever."""
+    import socket
+    import struct
+
+    parts = urlsplit(address)
+    host, port = parts.hostname or "", parts.port or 0
+    shown = clean(address, 80)
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S) as sock:
+            sock.settimeout(CONNECT_TIMEOUT_S)
+            head = b""
+            while len(head) < 8:
+                more = sock.recv(8 - len(head))
+                if not more:
+                    break
+                head += more
+    except TimeoutError:
+        raise StudyError(
+            f"--scheduler: {shown} is not a Dask scheduler (it sent nothing in {CONNECT_TIMEOUT_S:.0f} s)"
+        ) from None
+    except OSError as exc:
+        raise StudyError(f"--scheduler: cannot reach {shown} ({clean(exc.strerror or str(exc), 120)})") from None
+    if len(head) < 8:
+        raise StudyError(f"--scheduler: {shown} is not a Dask scheduler (it closed the connection)")
+    (length,) = struct.unpack("<Q", head)
+    if not 0 < length <= _HANDSHAKE_MAX_BYTES:
+        raise StudyError(f"--scheduler: {shown} is not a Dask scheduler (it answered something else)")
+
+
+def _connect(client_class: Any, address: str) -> Any:
+    """A Client of the scheduler at ``address``, made on a thread of its own with a deadline (so nothing
+    here waits forever), every failure one line."""
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = client_class(address, timeout=f"{CONNECT_TIMEOUT_S:.0f}s", set_as_default=False)
+        except BaseException as exc:
+            box["error"] = exc
+
+    t = threading.Thread(target=connect, daemon=True, name="study-connect")
+    t.start()
+    t.join(CONNECT_TIMEOUT_S * 3)
+    shown = clean(address, 80)
+    if t.is_alive():
+        raise StudyError(f"--scheduler: no Dask scheduler answered at {shown} within {CONNECT_TIMEOUT_S * 3:.0f} s")
+    if "error" in box:
+        exc = box["error"]
+        raise StudyError(
+            f"--scheduler: cannot connect to a Dask scheduler at {shown} ({clean(f'{type(exc).__name__}: {exc}', 160)})"
+        ) from None
+    return box["client"]
+
+
 def _run_dask(
     spec: StudySpec, pending: list[int], address: str, receive: Callable[[list[dict[str, Any]]], None]
 ) -> None:
@@ -227,10 +326,9 @@ def _run_dask(
         raise StudyError(
             f"--scheduler: needs the Python package {exc.name} (pip install planner-gui installs it)"
         ) from None
-    try:
-        client = Client(address, timeout="10s", set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        raise StudyError(f"--scheduler: cannot reach {clean(address, 80)} ({clean(str(exc), 160)})") from None
+    if address.startswith("tcp://"):
+        _probe_scheduler(address)
+    client = _connect(Client, address)
     futures: list[Any] = []
     try:
         try:

@@ -112,7 +112,7 @@ class Input:
         assert self.points is not None
         if self.points == 1:
             return (self.value_at(0.0),)
-        return tuple(self.value_at(i / (self.points - 1)) for i in range(self.points))
+        return tuple(self.value_at(i / (self.points - 1)) for i in range(self.points))  # ends: exactly min, max
 
     def value_at(self, u: float) -> Any:
         """The value at ``u`` in [0, 1] of the unit interval: a point of the range (ends included), or for
@@ -120,7 +120,9 @@ class Input:
         if self.levels is not None:
             k = len(self.levels)
             return self.levels[min(k - 1, max(0, math.floor(u * k)))]
-        if self.log:
+        if u <= 0.0 or u >= 1.0:  # the ends are the range's own min and max, not a rounded power of 10
+            v = self.lo if u <= 0.0 else self.hi
+        elif self.log:
             v = 10.0 ** (math.log10(self.lo) + u * (math.log10(self.hi) - math.log10(self.lo)))
         else:
             v = self.lo + u * (self.hi - self.lo)
@@ -208,8 +210,10 @@ def loads_spec(text: str, folder: Path | None = None, default_name: str = "study
     if bad:
         raise StudyError(f"study.{clean(bad[0], 40)}: unknown key (allowed: {', '.join(_STUDY_KEYS)})")
     base_doc = _base(study, folder)
+    set_paths = []
     for path, value in _flatten_set(_table(doc, "set")):
         _set(base_doc, path, value, "set")
+        set_paths.append(path)
     base_doc["format_version"] = FORMAT_VERSION
     try:
         base_sc = scenario_from_dict(base_doc)
@@ -235,6 +239,12 @@ def loads_spec(text: str, folder: Path | None = None, default_name: str = "study
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
         raise StudyError(f"vary.{clean(dup, 80)}: given more than once")
+    # a field of a section may be given under [set] to complete the section that [vary] then varies
+    both = next(
+        (i.name for i in inputs if i.path in set_paths and (len(i.path) == 1 or i.path[0] == "components")), None
+    )
+    if both is not None:
+        raise StudyError(f"vary.{clean(both, 80)}: also under [set]; give it in one of them")
     samples = _samples(study, design, len(inputs), inputs)
     spec = StudySpec(name, base_doc, inputs, design, samples, trials, seed, text)
     from .design import check_design  # the design's size and every scenario's validity
@@ -304,12 +314,24 @@ def _samples(study: Mapping[str, Any], design: str, d: int, inputs: tuple[Input,
             if design == "sobol"
             else "scenarios"
         )
-        raise StudyError(f"study.samples: must be a whole number of {what} (got {_show(n)})")
+        limit = (
+            f"at most {MAX_SCENARIOS // (d + 2):,} with {d} input{'s' if d != 1 else ''}, as a study holds at most "
+            f"{MAX_SCENARIOS:,} scenarios"
+            if design == "sobol"
+            else f"at most {MAX_SCENARIOS:,}, the most scenarios a study holds"
+        )
+        raise StudyError(f"study.samples: must be a whole number of {what}, {limit} (got {_show(n)})")
     if design == "sobol":
         if n < 2 or n & (n - 1):
             raise StudyError(f"study.samples: a Sobol design needs a power of 2 (2, 4, ..., 1024, ...; got {n:,})")
         if d < 2:
             raise StudyError("[vary]: a Sobol design needs at least 2 inputs (indices are shares among inputs)")
+        if n * (d + 2) > MAX_SCENARIOS:
+            largest = 1 << int(math.log2(MAX_SCENARIOS // (d + 2)))
+            raise StudyError(
+                f"study.samples: {n:,} base samples x ({d} inputs + 2) = {n * (d + 2):,} scenarios, over the limit of "
+                f"{MAX_SCENARIOS:,} scenarios in a study; the most with {d} inputs is samples = {largest:,}"
+            )
     with_points = [i.name for i in inputs if i.points is not None]
     if with_points:
         raise StudyError(f"vary.{clean(with_points[0], 80)}: points is for a grid; {design} samples the range")
@@ -350,6 +372,8 @@ def _flatten_vary(tree: Mapping[str, Any], prefix: Path_) -> list[tuple[Path_, A
     for k, v in tree.items():
         section = isinstance(v, dict) and not any(r in v for r in _RANGE_KEYS)
         path = prefix + _below(prefix, k, section)
+        if isinstance(v, dict) and not v:
+            raise StudyError(f"vary.{_where(path)}: empty range; give min and max or a list")
         if section:
             out.extend(_flatten_vary(v, path))
         else:
@@ -498,13 +522,23 @@ def _input(path: Path_, spec: Any, base: dict[str, Any], design: str) -> Input:
             raise StudyError(f"{where}: a log range needs min > 0 (got {_show(lo)})")
         points = spec.get("points")
         if points is not None and (
-            isinstance(points, bool) or not isinstance(points, int) or not 1 <= points <= 10_000
+            isinstance(points, bool) or not isinstance(points, int) or not 2 <= points <= 10_000
         ):
-            raise StudyError(f"{where}.points: must be a whole number from 1 to 10,000 (got {_show(points)})")
+            raise StudyError(
+                f"{where}.points: must be a whole number from 2 to 10,000 (got {_show(points)}; one value for every "
+                "scenario belongs under [set])"
+            )
         integer = isinstance(base_value, int) and not isinstance(base_value, bool)
         if integer and not (float(lo).is_integer() and float(hi).is_integer()):
             raise StudyError(f"{where}: this field takes whole numbers; give whole min and max")
         inp = Input(path, lo=float(lo), hi=float(hi), log=scale == "log", points=points, integer=integer)
+        if points is not None and integer:
+            distinct = len(set(inp.grid_values()))
+            if distinct < points:
+                raise StudyError(
+                    f"{where}: points = {points:,} of whole numbers from {lo:,.0f} to {hi:,.0f} give only {distinct:,} "
+                    f"different values; use points = {distinct:,} or a list"
+                )
     else:
         raise StudyError(
             f"{where}: give a list of values, e.g. [1, 5, 30], or a range, e.g. {{ min = 1, max = 30 }} "

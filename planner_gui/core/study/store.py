@@ -202,7 +202,10 @@ def _write(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> None
     try:
         write_atomic(path, data)
     except OSError as exc:
-        raise StudyError(f"{clean(str(path), 120)}: cannot write ({clean(exc.strerror or str(exc), 160)})") from None
+        raise StudyError(
+            f"{clean(str(path), 120)}: cannot write ({clean(exc.strerror or str(exc), 120)}); the results so far are "
+            "kept in its journal: free space or fix the folder and run the same command to go on"
+        ) from None
 
 
 class ResultStore:
@@ -223,6 +226,8 @@ class ResultStore:
         self.done: dict[int, dict[str, Any]] = {}
         self.duplicates = 0
         self.mismatches: list[int] = []
+        self.broken = False  # a write failed: close() keeps the journal and the output as they are
+        self.failed: dict[int, str] = {}  # scenarios that could not run this time (not recorded; a re-run tries them)
         self._journal: Any = None
         self._last_write = time.monotonic()
         self._last_sync = time.monotonic()
@@ -310,16 +315,23 @@ class ResultStore:
             if any(not _same(old.get(k), v) for k, v in row.items()):
                 self.mismatches.append(index)
             return False
-        if self._journal is None:
-            self._open_journal()
+        try:
+            if self._journal is None:
+                self._open_journal()
+            self._journal.write(json.dumps(row, allow_nan=True) + "\n")
+            self._journal.flush()
+            now = time.monotonic()
+            if now - self._last_sync >= SYNC_EVERY_S:
+                os.fsync(self._journal.fileno())
+                self._last_sync = now
+        except OSError as exc:
+            self.broken = True
+            raise StudyError(
+                f"{clean(str(self.journal_path), 120)}: cannot write ({clean(exc.strerror or str(exc), 120)}); the "
+                f"results so far are kept: free space or fix the folder and run the same command to go on"
+            ) from None
         self.done[index] = row
-        self._journal.write(json.dumps(row, allow_nan=True) + "\n")
-        self._journal.flush()
         self._dirty = True
-        now = time.monotonic()
-        if now - self._last_sync >= SYNC_EVERY_S:
-            os.fsync(self._journal.fileno())
-            self._last_sync = now
         if now - self._last_write >= REWRITE_EVERY_S:
             self.write()
         return True
@@ -327,17 +339,31 @@ class ResultStore:
     def write(self) -> None:
         """Rewrite the output from every row so far (atomically), sorted by index."""
         rows = [self.done[i] for i in sorted(self.done)]
-        _write(self.path, self.meta, rows)
+        try:
+            _write(self.path, self.meta, rows)
+        except StudyError:
+            self.broken = True
+            raise
         self._last_write = time.monotonic()
         self._dirty = False
 
     def close(self) -> None:
-        """Write the output (when anything arrived) and remove the journal it now holds."""
+        """Write the output (when anything arrived) and remove the journal it now holds. When a write failed
+        (StudyError), the journal is kept, so that a re-run resumes from it."""
         if self._journal is not None:
-            self._journal.close()
+            try:
+                self._journal.close()
+            except OSError:
+                self.broken = True
             self._journal = None
+        if self.broken:
+            return
         if self._dirty or (self.done and not self.path.exists()):
-            self.write()
+            try:
+                self.write()
+            except StudyError:
+                self.broken = True
+                raise
         try:
             self.journal_path.unlink()
         except FileNotFoundError:

@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from ... import __version__
+from ..model import Scenario
 from ..results import simulate
 from ..scenario_io import ScenarioError, scenario_from_dict
+from ..training import check_training_size
 
-__all__ = ["OUTPUTS", "output_row", "run_chunk", "run_one", "worker_version"]
+__all__ = ["OUTPUTS", "check_scenario", "output_row", "run_chunk", "run_one", "worker_version"]
 
 #: The headline outputs of each scenario: its column and where it is in the JSON report of
 #: ``planner-gui run --json`` (absent parts, such as time to train without a training section, are empty).
@@ -62,13 +64,40 @@ def output_row(report: dict[str, Any]) -> dict[str, float | None]:
     return row
 
 
+def check_scenario(doc: dict[str, Any]) -> Scenario:
+    """The scenario of a scenario file, with every check ``planner-gui run`` makes before it simulates: the
+    file's limits, the time to train's size, and the spares model's fit and size. ScenarioError otherwise."""
+    sc = scenario_from_dict(doc)
+    if sc.uses_tiers:
+        return sc
+    if sc.uses_spares:
+        from ..spares.run import check_spares_fit
+
+        assert sc.spares is not None
+        try:
+            check_spares_fit(sc, sc.spares)
+        except ScenarioError:
+            raise
+        except ValueError as exc:
+            raise ScenarioError(str(exc)) from None
+        return sc
+    check_training_size(sc)
+    return sc
+
+
+#: The key of a row that holds a scenario's failure instead of its outputs (the study records nothing for it).
+ERROR_KEY = "error"
+
+
 def run_one(index: int, doc: dict[str, Any]) -> dict[str, Any]:
-    """Simulate one scenario file; its row holds its index, its seed and its outputs."""
+    """Simulate one scenario file; its row holds its index, its seed and its outputs. A scenario that cannot
+    run gives a row of its index and ``error`` (one line), so that the others of its task still count."""
     try:
-        sc = scenario_from_dict(doc)
-    except ScenarioError as exc:
-        raise ScenarioError(f"scenario {index:,}: {exc}") from None
-    return {"index": index, "seed": sc.seed, **output_row(simulate(sc).to_json_dict())}
+        sc = check_scenario(doc)
+        return {"index": index, "seed": sc.seed, **output_row(simulate(sc).to_json_dict())}
+    except (ScenarioError, ValueError, ArithmeticError, MemoryError) as exc:
+        text = str(exc) if isinstance(exc, ScenarioError) else f"{type(exc).__name__}: {exc}"
+        return {"index": index, ERROR_KEY: " ".join(text.split())[:300]}
 
 
 def run_chunk(chunk: list[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
