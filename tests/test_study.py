@@ -516,6 +516,8 @@ def test_goodput_depending_on_one_input_only_gives_it_every_share(tmp_path, caps
     mc = sobol_indices(res, "goodput.mean")
     assert abs(mc.s1[1] - 1.0) < 2 * mc.s1_conf[1] and abs(mc.st[1] - 1.0) < 2 * mc.st_conf[1]
     assert mc.st[0] < 0.01 and mc.st[2] < 0.01  # Monte Carlo noise only
+    # the spread between scenarios is far above the noise; 64 base samples leave intervals of +/- 0.28
+    assert mc.caution == "the 95% intervals are wide (up to +/- 0.28; use more samples)"
 
     assert main(["study", "--summary", str(tmp_path / "sobol.parquet"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -523,6 +525,8 @@ def test_goodput_depending_on_one_input_only_gives_it_every_share(tmp_path, caps
     assert main(["study", "--summary", str(tmp_path / "sobol.parquet")]) == 0
     text = capsys.readouterr().out
     assert "Sobol indices of goodput.mean" in text and "detect_min" in text
+    assert "first-order: the share of the variance the input explains alone; total: with all its" in text
+    assert "Caution: these indices are not reliable: the 95% intervals are wide" in text
 
 
 def test_sobol_indices_need_a_whole_sobol_design(tmp_path):
@@ -819,3 +823,39 @@ def test_a_scheduler_address_that_is_not_dask_is_one_line_not_a_hang(tmp_path, c
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("planner-gui: error: --scheduler: ") and "is not a Dask scheduler" in err[-1]
     assert expected in err[-1] and "Traceback" not in "\n".join(err)
+
+
+def test_sobol_indices_of_monte_carlo_noise_come_with_a_caution(tmp_path, capsys):
+    """Neither input moves goodput: the spread between scenarios is the Monte Carlo noise alone (their
+    standard errors), so the indices are noise and the summary says so."""
+    p = write_spec(
+        tmp_path,
+        """
+        [study]
+        design = "sobol"
+        samples = 32
+        trials = 20
+        seed = 4
+        [vary]
+        gpu_hour_cost_usd = { min = 1, max = 4 }
+        gpus_per_node = [4, 8]
+        """,
+    )
+    res = run_to(p, tmp_path / "noise.parquet", Backend(workers=1))
+    noise = sobol_indices(res, "goodput.mean")
+    assert noise.caution is not None and "Monte Carlo noise" in noise.caution
+    assert main(["study", "--summary", str(tmp_path / "noise.parquet")]) == 0
+    text = capsys.readouterr().out
+    assert "Caution: these indices are not reliable: the Monte Carlo noise of each scenario is" in text
+    assert main(["study", "--summary", str(tmp_path / "noise.parquet"), "--json"]) == 0
+    assert "Monte Carlo noise" in json.loads(capsys.readouterr().out)["sobol"]["caution"]
+
+
+def test_least_of_an_empty_column_says_so(tmp_path, capsys):
+    p = write_spec(tmp_path, "[study]\ntrials = 20\n[vary]\ndetect_min = [1, 2]\n")
+    assert main(["study", str(p), "-o", str(tmp_path / "r.csv"), "--workers", "1"]) == 0
+    capsys.readouterr()
+    assert main(["study", "--summary", str(tmp_path / "r.csv"), "--least", "time_to_train.cost_usd"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert "--least: 'time_to_train.cost_usd' is empty in every scenario (the scenarios have no training" in err

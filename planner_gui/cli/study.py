@@ -363,7 +363,7 @@ def summary_text(doc: dict[str, Any]) -> str:
     """The readable summary of a study."""
     lines = [
         f"Study '{fmt.clean(doc['study'], 80)}': {doc['done']:,} of {doc['scenarios']:,} scenarios done "
-        f"({doc['design']} over {len(doc['inputs'])} inputs, {doc['trials']:,} trials each)"
+        f"({_article(doc['design'])} over {_n(len(doc['inputs']), 'input')}, {_n(doc['trials'], 'trial')} each)"
     ]
     r, out = doc["range"], doc["output"]
     if r["min"] is not None:
@@ -379,6 +379,11 @@ def summary_text(doc: dict[str, Any]) -> str:
             s1 = f"{v['first_order']:.3f} +/- {v['first_order_conf']:.3f}"
             st = f"{v['total']:.3f} +/- {v['total_conf']:.3f}"
             lines.append(f"  {fmt.clean(name, 60):<{width}}  {s1:>16}  {st:>16}")
+        lines.append(
+            "  first-order: the share of the variance the input explains alone; total: with all its interactions"
+        )
+        if s.get("caution"):
+            lines.append(f"Caution: these indices are not reliable: {s['caution']}")
     else:
         lines.append(f"No Sobol indices: {doc['sobol_note']}")
     b = doc["best"]

@@ -245,6 +245,7 @@ class StudyView(QWidget):
         self.sobol_note.setText(
             f"Shares of the variance of {sobol.output} over the study's ranges ({sobol.base_samples:,} base samples); "
             "whiskers: 95% bootstrap intervals. First-order: the input alone; total: with its interactions."
+            + (f"<br><b>Caution: these indices are not reliable</b>: {sobol.caution}." if sobol.caution else "")
         )
 
 

@@ -9,6 +9,7 @@ two agree.
 
 from __future__ import annotations
 
+import math
 import statistics
 import warnings
 from dataclasses import dataclass
@@ -39,12 +40,14 @@ class SobolIndices:
     st_conf: np.ndarray
     base_samples: int
     engine: str  # "SALib" or "numpy"
+    caution: str | None = None  # why the indices are not reliable, when they are not
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "output": self.output,
             "base_samples": self.base_samples,
             "conf_level": CONF_LEVEL,
+            "caution": self.caution,
             "inputs": {
                 name: {
                     "first_order": float(self.s1[j]),
@@ -100,7 +103,45 @@ def sobol_indices(results: StudyResults, output: str = "goodput.mean", *, use_sa
         arrays = list(_numpy_indices(y, d, n, seed))
         engine = "numpy"
     s1, s1_conf, st, st_conf = arrays
-    return SobolIndices(output, tuple(results.inputs), s1, s1_conf, st, st_conf, n, engine)
+    sem = results.numeric(output.rsplit(".", 1)[0] + ".sem") if output.endswith(".mean") else None
+    noise = float(np.nanmean(np.asarray(sem, dtype=float)[order] ** 2)) if sem is not None else None
+    caution = reliability(y, noise, s1, s1_conf, st, st_conf)
+    return SobolIndices(output, tuple(results.inputs), s1, s1_conf, st, st_conf, n, engine, caution)
+
+
+#: The Monte Carlo noise's most share of the output's variance between scenarios before indices are cautioned.
+NOISE_SHARE = 0.1
+#: The widest 95% bootstrap half-width (as a share of the variance) before indices are cautioned.
+WIDE_CONF = 0.1
+
+
+def reliability(
+    y: np.ndarray,
+    noise_var: float | None,
+    s1: np.ndarray,
+    s1_conf: np.ndarray,
+    st: np.ndarray,
+    st_conf: np.ndarray,
+) -> str | None:
+    """Why the indices are not reliable (one line), or None. ``noise_var`` is the mean squared Monte Carlo
+    standard error of the scenarios' outputs: variance between scenarios that no input explains."""
+    why = []
+    spread = float(np.var(y))
+    if noise_var is not None and math.isfinite(noise_var) and spread > 0 and noise_var > NOISE_SHARE * spread:
+        why.append(
+            f"the Monte Carlo noise of each scenario is {min(noise_var / spread, 9.99):.0%} of the variance between "
+            "scenarios (use more trials or wider ranges)"
+        )
+    if max(float(np.max(s1_conf)), float(np.max(st_conf))) > WIDE_CONF:
+        why.append(
+            f"the 95% intervals are wide (up to +/- {max(float(np.max(s1_conf)), float(np.max(st_conf))):.2f}; use "
+            "more samples)"
+        )
+    if np.any(s1 > st + np.hypot(s1_conf, st_conf)):
+        why.append("a first-order index exceeds its total")
+    if np.any(s1 + s1_conf < 0) or np.any(st + st_conf < 0):
+        why.append("an index is negative")
+    return "; ".join(why) if why else None
 
 
 def _first(a: np.ndarray, ab: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -91,6 +91,9 @@ def best_scenarios(
     """The ``top`` scenarios meeting every condition, least ``least`` first; and how many meet them."""
     cost = _numeric(results, least, "--least")
     ok = np.isfinite(cost)
+    if not ok.any():
+        why = " (the scenarios have no training section)" if least.startswith("time_to_train") else ""
+        raise StudyError(f"--least: '{clean(least, 60)}' is empty in every scenario{why}; choose another column")
     for c in where:
         v = _numeric(results, c.column, "--where")
         ok &= np.isfinite(v) & _OPS[c.op](v, c.value)
