@@ -5,6 +5,7 @@ thread, the same numbers as ``planner-gui strategies``), and the summary and plo
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -12,12 +13,15 @@ import pytest
 from PySide6.QtWidgets import QAbstractSlider, QComboBox
 from test_gui import find, settle
 
+from planner_gui.core import fmt
 from planner_gui.core.model import OPTIMAL, Tiers
+from planner_gui.core.plan import interval_range
 from planner_gui.core.results import simulate
 from planner_gui.core.scenario_io import load_preset
 from planner_gui.core.tiers.model import scope_of
 from planner_gui.core.tiers.run import plan_tiers
 from planner_gui.core.tiers.strategies import STRATEGIES, compare_strategies
+from planner_gui.ui.plot_items import duration_text
 from planner_gui.ui.strategies_view import SCALE_TRIALS, WINDOW_GPUS, WINDOW_TRIALS
 
 pytestmark = pytest.mark.gui
@@ -153,8 +157,8 @@ def test_the_strategy_comparison_is_the_command_lines_and_draws_what_it_names(ma
     with qtbot.waitSignal(dlg.computed, timeout=120_000):
         pass
     sc = win.scenario().replace(trials=min(win.scenario().trials, WINDOW_TRIALS))
-    ref = compare_strategies(sc, WINDOW_GPUS, scale_trials=SCALE_TRIALS)
-    assert dlg.comparison == ref  # the same seeds: the same numbers as 'planner-gui strategies'
+    ref = json.loads(json.dumps(compare_strategies(sc, WINDOW_GPUS, scale_trials=SCALE_TRIALS)))
+    assert dlg.comparison == ref  # 'planner-gui strategies --json', run by the dialog: the same numbers
     for i, row in enumerate(ref["at_scale"]):
         assert dlg.table.verticalHeaderItem(i).text() == f"{i + 1}. {STRATEGIES[i]}"
         assert dlg.table.item(i, 0).text().startswith(f"{100 * row['goodput']:.2f} %")
@@ -171,7 +175,7 @@ def test_the_strategy_comparison_is_the_command_lines_and_draws_what_it_names(ma
     # The stacked bars add up to the whole window.
     total = sum(np.asarray(b.opts["width"]) for b in dlg.time_bars.values())
     np.testing.assert_allclose(total, 100.0, rtol=1e-9)
-    # It follows the scenario: a change starts a new comparison, off the window's thread.
+    # It follows the scenario: a change starts a new comparison in a process of its own.
     win.inputs.update(gpus=16_384)
     with qtbot.waitSignal(dlg.computed, timeout=120_000):
         pass
@@ -187,3 +191,62 @@ def test_the_strategy_comparison_says_why_it_cannot_compute(make_window, qtbot):
     qtbot.waitUntil(lambda: "Cannot compare strategies" in dlg.status.text(), timeout=10_000)
     assert "rate_uncertainty" in dlg.status.text()
     dlg.close()
+
+
+def test_summary_and_interval_plot_follow_the_fast_tier(make_window, qtbot):
+    win = _tier_window(make_window, qtbot)
+    m = win.last_result.main
+    ref = simulate(win.scenario())  # what 'planner-gui run --json' reports for the same scenario
+    assert m.goodput.mean() == float(ref.goodput.mean())
+    assert m.restores() == ref.restores()
+    tp = m.tier_plan
+    young, daly = tp.fast_young_daly()
+    s = win.summary.interval
+    assert s.value.text() == f"fast {duration_text(tp.fast_min)} (optimal)" == "fast 46 s (optimal)"
+    detail = s.detail.text()
+    assert f"persistent {duration_text(tp.persistent_min)} (optimal): each snapshot" in detail
+    assert f"Young {duration_text(young)}, Daly {duration_text(daly)}" in detail
+    r = ref.restores()
+    assert f"restores: memory {fmt.count(r['fast'], 1)}, storage {fmt.count(r['persistent'], 1)}" in detail
+    # The interval plot is about the fast interval (the one its sweep varies): axis, markers and label.
+    p = win.plots.plot("goodputVsIntervalPlot")
+    assert p.getAxis("bottom").labelText == "fast interval (persistent: each snapshot)"
+    (x0, x1), _ = p.getViewBox().viewRange()
+    for key, minutes in (("current", tp.fast_min), ("Young", young), ("Daly", daly)):
+        line = win.plots.iv_lines[key]
+        assert line.line.value() == pytest.approx(math.log10(minutes))
+        assert x0 < line.line.value() < x1
+    lo, hi = interval_range(win.scenario())
+    assert lo <= tp.fast_min / 30 and hi >= tp.fast_min * 30 and hi < 60 * 24  # not today's hours-long optimum
+    assert win.last_result.by_interval.x.min() >= lo and win.last_result.by_interval.x.max() <= hi
+
+
+def _hist_labels(win):
+    return [label.text for _, label in win.plots.legends["goodputHistogramPlot"].items]
+
+
+def test_histogram_lists_the_exact_line_only_when_there_is_one(make_window, qtbot):
+    win = _tier_window(make_window, qtbot)
+    assert "exact expectation" in _hist_labels(win)
+    x, _ = win.plots.hist_exact.getData()
+    assert x[0] == pytest.approx(100 * win.last_result.main.expected.goodput)
+    t = win.controls.tiers
+    t.placement.setCurrentIndex(t.placement.findData("same-domain"))  # both tiers restore: no closed form
+    settle(qtbot, win)
+    assert win.last_result.main.expected.goodput is None
+    assert "exact expectation" not in _hist_labels(win)
+    assert "Monte Carlo only" in win.summary.goodput.detail.text() or "none" in win.summary.goodput.detail.text()
+    assert "best: no closed form" in win.summary.interval.detail.text()
+    t.placement.setCurrentIndex(t.placement.findData("other-domain"))
+    settle(qtbot, win)
+    assert _hist_labels(win).count("exact expectation") == 1
+
+
+def test_closing_the_strategy_comparison_stops_its_process(make_window, qtbot):
+    win = _tier_window(make_window, qtbot)
+    dlg = win.show_strategies()
+    proc, folder = dlg._process, dlg._dir
+    assert proc is not None and proc.state() != proc.ProcessState.NotRunning
+    assert proc.arguments()[-len(WINDOW_GPUS) - 2 :] == ["--json", "--scale-gpus", *map(str, WINDOW_GPUS)]
+    dlg.close()
+    assert proc.state() == proc.ProcessState.NotRunning and not folder.exists()

@@ -34,6 +34,7 @@ from .sweep import (
     sweep_gpus,
     sweep_interval,
 )
+from .tiers.run import plan_tiers
 from .training import CostCurve, TimeToTrain, cost_curve
 
 __all__ = ["FULL", "PREVIEW", "GpuSweepCache", "PlanRequest", "PlanResult", "Quality", "compute_plan"]
@@ -107,13 +108,20 @@ class PlanResult:
 
 def interval_range(sc: Scenario) -> tuple[float, float]:
     """The span of checkpoint intervals (minutes) the window plots: whole decades around the current
-    interval and the optima, at least 30 times either side, within the allowed intervals.
+    interval and the optima, at least 30 times either side, within the allowed intervals. With the fast
+    tier on, the interval is the fast tier's (the one the interval sweep varies).
 
     Whole decades keep the axis still while a slider moves, until an optimum crosses one.
     """
     opt = optimal_intervals(sc)
     _, current = resolve(sc, opt)
-    values = (current, opt.young, opt.daly, opt.exact)
+    values: tuple[float, ...] = (current, opt.young, opt.daly, opt.exact)
+    if sc.uses_tiers:  # the sweep varies the fast interval when the fast tier is on (sweep.sweep_interval)
+        tp = plan_tiers(sc)
+        if tp.fast_min is not None:
+            values = (tp.fast_min, tp.optimal.fast_min, *(tp.fast_young_daly() or ()))
+        else:
+            values = (tp.persistent_min, tp.optimal.persistent_min, opt.young, opt.daly)
     lo = 10.0 ** math.floor(math.log10(min(values) / 30.0))
     hi = 10.0 ** math.ceil(math.log10(max(values) * 30.0))
     return max(lo, MIN_INTERVAL_MIN), min(hi, MAX_INTERVAL_MIN)

@@ -129,6 +129,9 @@ def _mean_hours(res: PlanResult) -> np.ndarray:
 def _percent_range(*arrays: np.ndarray) -> tuple[float, float]:
     """A goodput axis range (percent) around the data: within 0-100, at least MIN_PERCENT_SPAN wide."""
     vals = np.concatenate([np.ravel(a) for a in arrays])
+    vals = vals[np.isfinite(vals)]  # an exact curve is NaN where the model has no closed form (spares)
+    if not vals.size:
+        return 0.0, 100.0
     lo, hi = float(np.min(vals)), float(np.max(vals))
     pad = max((hi - lo) * 0.05, (MIN_PERCENT_SPAN - (hi - lo)) / 2, 0.0)
     lo, hi = lo - pad, hi + pad
@@ -353,6 +356,7 @@ class PlotsPanel(QWidget):
         legend.addItem(self.hist, "trials (Monte Carlo)")
         self.hist_exact = p5.plot(pen=pen(self.text_color, 1.5, Qt.PenStyle.DashLine))
         legend.addItem(self.hist_exact, "exact expectation")
+        self._hist_legend = legend
         self._hover("goodputHistogramPlot", self._describe_histogram)
 
     def _build_breakdown(self) -> None:
@@ -452,7 +456,16 @@ class PlotsPanel(QWidget):
         fine, exact = res.exact_curve
         self.iv_exact.setData(np.log10(fine), 100 * exact)
         opt = main.optimal
-        for key, minutes in (("current", main.interval_min), ("Young", opt.young), ("Daly", opt.daly)):
+        marks = (("current", main.interval_min), ("Young", opt.young), ("Daly", opt.daly))
+        tp = main.tier_plan
+        fast_yd = tp.fast_young_daly() if tp is not None else None
+        if tp is not None and tp.fast_min is not None and fast_yd is not None:  # the sweep varies the fast interval
+            marks = (("current", tp.fast_min), ("Young", fast_yd[0]), ("Daly", fast_yd[1]))
+            every = "each snapshot" if tp.k == 1 else f"every {tp.k}"
+            self.plot("goodputVsIntervalPlot").setLabel("bottom", f"fast interval (persistent: {every})")
+        else:
+            self.plot("goodputVsIntervalPlot").setLabel("bottom", "checkpoint interval")
+        for key, minutes in marks:
             self.iv_lines[key].set(math.log10(minutes), f"{key} {duration_text(minutes)}")
         name = "goodputVsIntervalPlot"
         self._set_range(name, x=(float(np.log10(fine[0])), float(np.log10(fine[-1]))), padding=0.02)
@@ -534,6 +547,12 @@ class PlotsPanel(QWidget):
         self.hist.setData(edges, counts)
         exact = 100 * (res.main.expected.goodput if res.main.expected.goodput is not None else math.nan)
         self.hist_exact.setData([exact, exact], [0, max(float(counts.max()), 1.0) * 1.05])
+        # No closed form (two tiers restoring): no line, so no legend entry either.
+        listed = any(sample.item is self.hist_exact for sample, _ in self._hist_legend.items)
+        if math.isfinite(exact) and not listed:
+            self._hist_legend.addItem(self.hist_exact, "exact expectation")
+        elif not math.isfinite(exact) and listed:
+            self._hist_legend.removeItem(self.hist_exact)
         lo, hi = float(edges[0]), float(edges[-1])
         for b in self.pinned:  # the pinned scenarios' trials stay in view
             base_edges, base_counts = _histogram(100 * b.result.main.goodput)

@@ -3,19 +3,25 @@ checkpoint to in-memory snapshots with replicas in another failure domain buys, 
 across GPU counts (:func:`planner_gui.core.tiers.strategies.compare_strategies`, as ``planner-gui
 strategies`` prints it).
 
-The comparison follows the scenario being edited: every change of a computed input starts a new one on a
-worker thread (the window never waits for it; a newer request supersedes an older one).
+The comparison follows the scenario being edited: every change of a computed input starts a new one. It
+runs ``planner-gui strategies --json`` in a process of its own (so it neither contends with the window's
+thread for the GIL nor runs Python there); the window never waits for it, and a newer request kills the
+older process.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
+import json
 import math
+import shutil
+import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QProcess, QProcessEnvironment, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QHeaderView,
@@ -30,17 +36,17 @@ from ..core import fmt
 from ..core.inputs import COMPUTED_FIELDS, Inputs
 from ..core.model import Scenario
 from ..core.results import HOURS_KEYS
-from ..core.scenario_io import ScenarioError, validate
-from ..core.tiers.strategies import STRATEGIES, compare_strategies, strategy_scenarios
+from ..core.scenario_io import ScenarioError, save, validate
+from ..core.server import server_env
+from ..core.tiers.strategies import SCALE_TRIALS, STRATEGIES, strategy_scenarios
 from .plot_items import PALETTE, CountAxis, PercentAxis, duration_text, pen
 from .plots import HOURS_COLORS, HOURS_LABELS
 
-__all__ = ["SCALE_TRIALS", "WINDOW_GPUS", "WINDOW_TRIALS", "StrategiesDialog"]
+__all__ = ["SCALE_TRIALS", "WINDOW_GPUS", "WINDOW_TRIALS", "StrategiesDialog", "strategies_command"]
 
-#: Trials of each strategy at the scenario's scale in the window (the command line uses the scenario's).
+#: Trials of each strategy at the scenario's scale in the window (the command line uses the scenario's);
+#: across GPU counts, :data:`SCALE_TRIALS` a point (or the scenario's, if fewer), as on the command line.
 WINDOW_TRIALS = 500
-#: Trials per point across GPU counts in the window.
-SCALE_TRIALS = 100
 #: GPU counts of the comparison across scales.
 WINDOW_GPUS = (1024, 4096, 16_384, 65_536, 262_144, 1_048_576)
 #: Each strategy's colour.
@@ -61,8 +67,12 @@ COLUMNS = (
 _HOURS_COLUMNS = ("checkpoint", "lost_work", "recovery", "planned_restart")
 
 
-class _Relay(QObject):
-    done = Signal(int, object)
+def strategies_command(scenario_file: Path) -> list[str]:
+    """``planner-gui strategies --json`` for a scenario file at the window's GPU counts (this same program)."""
+    args = ["strategies", "--scenario", str(scenario_file), "--json", "--scale-gpus", *map(str, WINDOW_GPUS)]
+    if getattr(sys, "frozen", False):
+        return [sys.executable, *args]
+    return [sys.executable, "-m", "planner_gui", *args]
 
 
 class StrategiesDialog(QDialog):
@@ -77,10 +87,9 @@ class StrategiesDialog(QDialog):
         self.setObjectName("strategiesDialog")
         self.inputs = inputs
         self.comparison: dict[str, Any] | None = None
-        self._request = 0
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        self._relay = _Relay()
-        self._relay.done.connect(self._finished)
+        self._process: QProcess | None = None
+        self._asked: Scenario | None = None  # the scenario the running process compares
+        self._dir = Path(tempfile.mkdtemp(prefix="planner-gui-strategies-"))
         self._timer = QTimer(self, singleShot=True, interval=300)
         self._timer.timeout.connect(self._start)
         inputs.changed.connect(self._inputs_changed)
@@ -158,40 +167,67 @@ class StrategiesDialog(QDialog):
             self._timer.start()
 
     def _start(self) -> None:
-        self._request += 1
-        req = self._request
+        self._stop_process()
         sc = self.inputs.scenario.replace(trials=min(self.inputs.scenario.trials, WINDOW_TRIALS))
         try:
             sc = validate(sc)
             for _, strategy in strategy_scenarios(sc):
                 validate(strategy)
-        except (ScenarioError, ValueError) as exc:
-            self._request += 1  # nothing computed stands for these inputs
+            path = self._dir / "scenario.json"
+            save(sc, path)
+        except (ScenarioError, ValueError, OSError) as exc:
             self.status.setText(f"Cannot compare strategies: {fmt.clean(str(exc), 300)}")
             return
         self.status.setText("computing...")
+        self._asked = sc
+        proc = QProcess(self)
+        env = QProcessEnvironment()
+        for key, value in server_env().items():
+            env.insert(key, value)
+        proc.setProcessEnvironment(env)
+        proc.finished.connect(lambda code, _status, proc=proc: self._finished(proc, code))
+        proc.errorOccurred.connect(lambda _error, proc=proc: self._failed(proc))
+        command = strategies_command(path)
+        self._process = proc
+        proc.start(command[0], command[1:])
 
-        def work() -> object:
-            try:
-                return compare_strategies(
-                    sc, WINDOW_GPUS, scale_trials=SCALE_TRIALS, should_stop=lambda: req != self._request
-                )
-            except Exception as exc:
-                return exc
-
-        fut = self._pool.submit(work)
-        fut.add_done_callback(lambda f: self._relay.done.emit(req, f.result()))
-
-    def _finished(self, req: int, result: object) -> None:
-        if req != self._request:
-            return  # superseded
-        if isinstance(result, Exception):
-            if type(result).__name__ != "Cancelled":
-                self.status.setText(f"Cannot compare strategies: {fmt.clean(str(result), 300)}")
+    def _stop_process(self) -> None:
+        """Kill the running comparison, if any: its result would be out of date."""
+        proc, self._process = self._process, None
+        if proc is None:
             return
-        assert isinstance(result, dict)
+        proc.finished.disconnect()
+        proc.errorOccurred.disconnect()
+        if proc.state() != QProcess.ProcessState.NotRunning:
+            proc.kill()
+            proc.waitForFinished(1000)  # a killed process ends within milliseconds
+        proc.deleteLater()
+
+    def _failed(self, proc: QProcess) -> None:
+        if proc is self._process and proc.error() == QProcess.ProcessError.FailedToStart:
+            self._process = None
+            proc.deleteLater()
+            self.status.setText(f"Cannot compare strategies: {fmt.clean(proc.errorString(), 300)}")
+
+    def _finished(self, proc: QProcess, code: int) -> None:
+        if proc is not self._process:
+            return
+        self._process = None
+        proc.deleteLater()
+        out = bytes(proc.readAllStandardOutput().data())
+        if code != 0:
+            err = bytes(proc.readAllStandardError().data()).decode("utf-8", "replace").strip().splitlines()
+            why = err[-1] if err else f"the comparison ended with code {code}"
+            self.status.setText(f"Cannot compare strategies: {fmt.clean(why, 300)}")
+            return
+        try:
+            result = json.loads(out)
+        except ValueError:
+            self.status.setText("Cannot compare strategies: the comparison's output could not be read")
+            return
+        assert self._asked is not None
         self.comparison = result
-        self._draw(result, self.inputs.scenario)
+        self._draw(result, self._asked)
         self.computed.emit()
 
     # -- drawing -----------------------------------------------------------------------------------
@@ -241,8 +277,8 @@ class StrategiesDialog(QDialog):
             f"({'its tiers section' if sc.tiers is not None else 'the published defaults of the fast tier'}), "
             f"at its own optimal intervals where the scenario says 'optimal'. Best: {best['strategy']}, "
             f"{100 * best['goodput']:.1f} %. {min(sc.trials, WINDOW_TRIALS):,} trials each at this scale, "
-            f"{SCALE_TRIALS} per GPU count below (the bars: 95 % intervals); 'planner-gui strategies' runs the "
-            "scenario's."
+            f"{min(sc.trials, SCALE_TRIALS)} per GPU count below (the bars: 95 % intervals), as 'planner-gui "
+            "strategies' computes them."
         )
 
     def _fit_table(self) -> None:
@@ -256,8 +292,8 @@ class StrategiesDialog(QDialog):
         )
 
     def done(self, code: int) -> None:
-        self._request += 1  # stop the worker at its next check
         self._timer.stop()
         self.inputs.changed.disconnect(self._inputs_changed)
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._stop_process()
+        shutil.rmtree(self._dir, ignore_errors=True)
         super().done(code)

@@ -189,6 +189,12 @@ class SummaryStrip(QWidget):
             self.goodput.detail.setText(f"{self.goodput.detail.text()}\n{shares[1]}")
         for block in (self.interruptions, self.goodput):
             block.detail.setToolTip(SHARES_TIP if shares is not None else "")
+        if m.tier_plan is not None:
+            self._show_tier_intervals(res)
+            self._show_cost()
+            self._show_versus()
+            self._arrange(self._room())
+            return
         opt = m.optimal
         how = "Daly" if sc.uses_optimal_interval else "fixed"
         at_best, now = m.goodput_at_optimum(), m.expected.goodput
@@ -203,6 +209,36 @@ class SummaryStrip(QWidget):
         self._show_cost()
         self._show_versus()
         self._arrange(self._room())
+
+    def _show_tier_intervals(self, res: PlanResult) -> None:
+        """Each tier's interval in use and its optimum, and the restores from each tier (docs/tiers.md)."""
+        m = res.main
+        tp = m.tier_plan
+        assert tp is not None
+        restores = m.restores()
+        fixed = "optimal" if m.scenario.uses_optimal_interval else "fixed"
+        persistent = f"persistent {duration_text(tp.persistent_min)} ({fixed})"
+        at_best, now = m.goodput_at_optimum(), m.expected.goodput
+        if at_best is None or now is None:
+            best = "best: no closed form (Monte Carlo only)"
+        else:
+            gain = 100 * (at_best - now)
+            best = "at the best intervals" if gain < 0.05 else f"best intervals: +{gain:.1f} points available"
+        restored = f"restores: memory {fmt.count(restores['fast'], 1)}, storage {fmt.count(restores['persistent'], 1)}"
+        yd = tp.fast_young_daly()
+        if tp.fast_min is None or yd is None:
+            self.interval.value.setText(persistent)
+            self.interval.detail.setText(
+                f"fast tier off; optimum {duration_text(tp.optimal.persistent_min)}; {best}\n{restored}"
+            )
+            return
+        fast_how = "optimal" if tp.tiers.fast_interval_min == "optimal" else "fixed"
+        self.interval.value.setText(f"fast {duration_text(tp.fast_min)} ({fast_how})")
+        every = "each snapshot" if tp.k == 1 else f"every {tp.k} snapshots"
+        self.interval.detail.setText(
+            f"{persistent}: {every}\nfast optimum {duration_text(tp.optimal.fast_min)}, Young "
+            f"{duration_text(yd[0])}, Daly {duration_text(yd[1])}; {best}\n{restored}"
+        )
 
     def _show_cost(self) -> None:
         if self._last is None:
