@@ -141,3 +141,45 @@ def test_file_menu_opens_study_results(make_window, qtbot, tmp_path):
     qtbot.waitUntil(lambda: view.results is not None, timeout=20_000)
     assert view.heat is not None and view.isVisible()
     view.close()
+
+
+def colour_bar_ticks(view) -> list[tuple[float, str]]:
+    axis = view.colorbar.axis
+    lo, hi = view.colorbar.levels()
+    values = [v for _, vs in axis.tickValues(lo, hi, axis.size().height()) for v in vs]
+    return list(zip(values, axis.tickStrings(values, 1.0, 1.0), strict=True))
+
+
+def test_colour_bar_numbers_are_compact_and_beside_its_title(qtbot, tmp_path):
+    from PySide6.QtGui import QFontMetricsF
+
+    from planner_gui.core import fmt
+
+    view = open_view(qtbot, make_results(tmp_path, SOBOL, "sobol"))
+    axis = view.colorbar.axis
+    for out, check in (
+        ("lost_cost_usd", fmt.money),  # $12.5 M
+        ("lost_gpu_hours.mean", fmt.compact),  # 4.5 M
+        ("interruptions.mean", fmt.compact),
+    ):
+        view.choose("detect_min", "checkpoint_write_s", out)
+        ticks = colour_bar_ticks(view)
+        texts = [t for _, t in ticks]
+        assert len(ticks) >= 2 and len(set(texts)) == len(texts), (out, texts)
+        if len({check(v) for v, _ in ticks}) == len(ticks):
+            assert texts == [check(v) for v, _ in ticks], (out, texts)
+        else:  # close ticks: the same style, with more digits
+            for v, t in ticks:
+                num, _, suffix = t.removeprefix("$").partition(" ")
+                assert t.startswith("$") == (check is fmt.money), t
+                assert float(num) * {"": 1, "k": 1e3, "M": 1e6, "B": 1e9}[suffix] == pytest.approx(v, rel=1e-9), t
+        # the axis holds its widest number, the tick and the title side by side
+        widest = max(QFontMetricsF(axis.font()).horizontalAdvance(t) for t in texts)
+        need = widest + axis.style["tickTextOffset"][0] + axis.style["tickLength"] + axis.label.boundingRect().height()
+        qtbot.waitUntil(lambda need=need: axis.width() >= need, timeout=2_000)  # once the layout has settled
+    # close ticks get more digits rather than repeated labels
+    from planner_gui.ui.study_view import tick_strings
+
+    assert tick_strings([1_234_000.0, 1_234_500.0], fmt.compact) == ["1.234 M", "1.2345 M"]
+    assert tick_strings([1_200_000.0, 1_250_000.0], fmt.money) == ["$1.2 M", "$1.25 M"]
+    assert tick_strings([410.0, 410.5, 411.0], fmt.compact) == ["410", "410.5", "411"]

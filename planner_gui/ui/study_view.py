@@ -9,13 +9,16 @@ indices runs off the window's thread.
 
 from __future__ import annotations
 
+import math
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -97,6 +100,8 @@ class StudyView(QWidget):
         self.heat_plot.addItem(self.image)
         self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False, width=14)
         self.colorbar.axis.enableAutoSIPrefix(False)  # goodput reads 0.9, not "900 (x0.001)"
+        # The bar's numbers in the output's words ("$1.2 M", "3.4 M"), and room for them beside its title.
+        self.colour_ticks = _OutputTicks(self.colorbar.axis)
         self.colorbar.setImageItem(self.image, insert_in=self.heat_plot.getPlotItem())
         self.cell_note = QLabel("")
         mark_secondary(self.cell_note)
@@ -192,8 +197,10 @@ class StudyView(QWidget):
             hi = lo + max(abs(lo) * 1e-6, 1e-12)
         self.image.setImage(values, autoLevels=False)
         self.image.setRect(0, 0, values.shape[1], values.shape[0])
+        self.colour_ticks.form = number_format(out)
         self.colorbar.setLevels((lo, hi))
         self.colorbar.axis.setLabel(out)
+        self._fit_colour_axis()
         plot = self.heat_plot.getPlotItem()
         plot.setLabel("bottom", x)
         plot.setLabel("left", y)
@@ -207,6 +214,21 @@ class StudyView(QWidget):
         if empty:
             note += f"; {empty} cell{'s' if empty != 1 else ''} without a scenario left blank"
         self.cell_note.setText(note)
+
+    def _fit_colour_axis(self) -> None:
+        """Make the colour bar's axis as wide as its widest number plus its title, so they never overlap."""
+        axis = self.colorbar.axis
+        lo, hi = self.colorbar.levels()
+        length = max(axis.size().height(), self.heat_plot.height() * 0.7, 100.0)
+        # the ticks at this size and at twice it (a taller window shows finer ones)
+        values = sorted({v for n in (length, 2 * length) for _, vs in axis.tickValues(lo, hi, n) for v in vs})
+        font = axis.style["tickFont"] or axis.font()
+        metrics = QFontMetricsF(font)
+        widest = max((metrics.horizontalAdvance(t) for t in tick_strings(values, self.colour_ticks.form)), default=0.0)
+        title = axis.label.boundingRect().height()
+        axis.setWidth(
+            math.ceil(widest + axis.style["tickTextOffset"][0] + max(0, axis.style["tickLength"]) + title) + 4
+        )
 
     # -- Sobol indices -----------------------------------------------------------------------------------------
     def _draw_sobol(self, sobol: SobolIndices | str | None) -> None:
@@ -247,6 +269,45 @@ class StudyView(QWidget):
             "whiskers: 95% bootstrap intervals. First-order: the input alone; total: with its interactions."
             + (f"<br><b>Caution: these indices are not reliable</b>: {sobol.caution}." if sobol.caution else "")
         )
+
+
+class _OutputTicks:
+    """Gives an axis tick labels in an output's words (``form``), without keeping its window alive."""
+
+    def __init__(self, axis: pg.AxisItem) -> None:
+        self.form: Callable[[float], str] = fmt.compact
+        axis.tickStrings = self.strings
+
+    def strings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        return tick_strings(values, self.form)
+
+
+def number_format(column: str) -> Callable[[float], str]:
+    """How an output's values read: money for costs, compact numbers (3.4 M) for the rest."""
+    if column.endswith("_usd"):
+        return fmt.money
+    return fmt.compact
+
+
+def tick_strings(values: list[float], form: Callable[[float], str]) -> list[str]:
+    """Tick labels in ``form`` (:func:`fmt.compact` or :func:`fmt.money`, three significant digits), with
+    more digits in the same style when close ticks would otherwise repeat a label ("12.35 M", "12.4 M")."""
+    texts = [form(v) for v in values]
+    digits = 4
+    while len(set(texts)) < len(set(values)) and digits <= 8:
+        texts = [_more_digits(form, v, digits) for v in values]
+        digits += 1
+    return texts
+
+
+def _more_digits(form: Callable[[float], str], v: float, digits: int) -> str:
+    a = abs(v)
+    text = f"{v:.{digits}g}"
+    for div, suffix in ((1e9, " B"), (1e6, " M"), (1e3, " k")):
+        if a >= div:
+            text = f"{v / div:.{digits}g}{suffix}"
+            break
+    return "$" + text if form is fmt.money else text
 
 
 def _ticks(labels: list[str], offset: float = 0.0) -> list[tuple[float, str]]:
