@@ -95,17 +95,71 @@ def test_sobol_bars_are_the_indices_and_every_legend_entry_is_drawn(qtbot, tmp_p
     view = open_view(qtbot, path)
     s = sobol_indices(read_results(path))
     assert view.bar_plot.isVisible()
-    np.testing.assert_allclose(view.bars["first"].opts["height"], s.s1)
-    np.testing.assert_allclose(view.bars["total"].opts["height"], s.st)
-    np.testing.assert_allclose(view.whiskers["first"].opts["height"], 2 * s.s1_conf)
-    np.testing.assert_allclose(view.whiskers["total"].opts["height"], 2 * s.st_conf)
+    order = [s.inputs.index(n) for n in view.sobol_order]
+    assert sorted(order) == [0, 1, 2] and list(s.st[order]) == sorted(s.st, reverse=True)  # largest total on top
+    # horizontal bars: from 0 to the index, one row per input, first-order above total
+    for key, value, conf in (("first", s.s1, s.s1_conf), ("total", s.st, s.st_conf)):
+        np.testing.assert_allclose(view.bars[key].opts["x0"], 0.0)
+        np.testing.assert_allclose(view.bars[key].opts["width"], value[order])
+        np.testing.assert_allclose(view.whiskers[key].opts["x"], value[order])
+        np.testing.assert_allclose(view.whiskers[key].opts["width"], 2 * conf[order])
+        np.testing.assert_allclose(view.whiskers[key].opts["y"], view.bars[key].opts["y"])
+    assert (view.bars["first"].opts["y"] > view.bars["total"].opts["y"]).all()
     entries = {label.text: sample.item for sample, label in view.legend.items}
     assert set(entries) == set(LEGEND.values())
     drawn = view.bar_plot.getPlotItem().items
     for item in entries.values():
-        assert item in drawn and item.isVisible() and len(item.opts["height"]) == 3
-    ticks = view.bar_plot.getPlotItem().getAxis("bottom")._tickLevels[0]
-    assert [t for _, t in ticks] == ["detect_min", "checkpoint_write_s", "gpu_hour_cost_usd"]
+        assert item in drawn and item.isVisible() and len(item.opts["width"]) == 3
+    ticks = view.bar_plot.getPlotItem().getAxis("left")._tickLevels[0]
+    assert [t for _, t in ticks] == view.sobol_order
+    np.testing.assert_allclose([y for y, _ in ticks], [2, 1, 0])
+    np.testing.assert_allclose(view.bars["first"].opts["y"] - 0.19, [2, 1, 0])
+
+
+SIX = """
+[study]
+design = "sobol"
+samples = 8
+trials = 10
+[vary]
+detect_min = { min = 1, max = 30 }
+checkpoint_write_s = { min = 1, max = 300, scale = "log" }
+checkpoint_interval_min = { min = 10, max = 120 }
+restart_min = { min = 1, max = 30 }
+planned_per_day = { min = 0, max = 2 }
+gpu_hour_cost_usd = { min = 1, max = 3 }
+"""
+
+
+def test_six_long_input_names_each_get_a_row_and_fit_beside_the_bars(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtGui import QFontMetricsF
+
+    import planner_gui.ui.study_view as sv
+
+    monkeypatch.setattr(sv, "NAME_WIDTH", 70.0)
+    view = open_view(qtbot, make_results(tmp_path, SIX, "six"))
+    axis = view.bar_plot.getPlotItem().getAxis("left")
+    ticks = axis._tickLevels[0]
+    metrics = QFontMetricsF(axis.font())
+    assert len(ticks) == 6 and len({t for _, t in ticks}) == 6  # every input labelled, none twice
+    for (_, text), name in zip(ticks, view.sobol_order, strict=True):
+        assert metrics.horizontalAdvance(text) <= 70.0
+        if metrics.horizontalAdvance(name) > 70.0:
+            assert "\u2026" in text and text[0] == name[0] and text[-1] == name[-1]  # elided in the middle
+        else:
+            assert text == name
+    # rows far enough apart for a line of text each
+    view.resize(1100, 620)
+    qtbot.waitUntil(lambda: view.bar_plot.height() > 300, timeout=2_000)
+    vb = view.bar_plot.getPlotItem().getViewBox()
+    spacing = abs(vb.mapViewToScene(pg_point(0, 1)).y() - vb.mapViewToScene(pg_point(0, 0)).y())
+    assert spacing >= metrics.height()
+
+
+def pg_point(x: float, y: float):
+    from PySide6.QtCore import QPointF
+
+    return QPointF(x, y)
 
 
 def test_a_study_without_a_sobol_design_says_so_and_draws_no_bars(qtbot, tmp_path):

@@ -41,6 +41,8 @@ __all__ = ["LEGEND", "StudyView", "open_study", "pick_study_file"]
 
 #: The bars' legend entries.
 LEGEND = {"first": "first-order (alone)", "total": "total (with interactions)"}
+#: The widest an input's name may be beside the bars (pixels); longer ones are elided in the middle.
+NAME_WIDTH = 150.0
 #: The output the heatmap shows first.
 DEFAULT_OUTPUT = "goodput.mean"
 
@@ -111,8 +113,11 @@ class StudyView(QWidget):
         self.bar_plot.setMenuEnabled(False)
         self.bar_plot.setMouseEnabled(False, False)
         self.bar_plot.setTitle("Sobol indices of goodput")
-        self.bar_plot.setLabel("left", "share of the variance")
-        self.legend = self.bar_plot.addLegend(offset=(-10, 10))
+        self.bar_plot.setLabel("bottom", "share of the variance")
+        # Horizontal bars, largest total first (at the top), so the legend at the bottom right covers the least.
+        self.legend = self.bar_plot.addLegend(offset=(-10, -10))
+        #: The inputs as the bars list them, top to bottom.
+        self.sobol_order: list[str] = []
         self.bars: dict[str, pg.BarGraphItem] = {}
         self.whiskers: dict[str, pg.ErrorBarItem] = {}
         self.sobol_note = QLabel("")
@@ -244,29 +249,40 @@ class StudyView(QWidget):
             return
         self.sobol = sobol
         self.bar_plot.setVisible(True)
-        d = len(sobol.inputs)
-        xs = np.arange(d, dtype=float)
-        width = 0.38
+        order = np.argsort(-sobol.st, kind="stable")
+        d = len(order)
+        self.sobol_order = [sobol.inputs[i] for i in order]
+        ys = (d - 1 - np.arange(d)).astype(float)  # the first in order at the top
+        thick = 0.38
         for k, (key, values, conf, color, shift) in enumerate(
             (
-                ("first", sobol.s1, sobol.s1_conf, PALETTE[0], -width / 2),
-                ("total", sobol.st, sobol.st_conf, PALETTE[1], width / 2),
+                ("first", sobol.s1[order], sobol.s1_conf[order], PALETTE[0], thick / 2),
+                ("total", sobol.st[order], sobol.st_conf[order], PALETTE[1], -thick / 2),
             )
         ):
-            bars = pg.BarGraphItem(x=xs + shift, height=values, width=width, brush=brush(color), pen=pen(color, 1))
+            bars = pg.BarGraphItem(
+                x0=np.zeros(d), y=ys + shift, width=values, height=thick, brush=brush(color), pen=pen(color, 1)
+            )
             bars.setZValue(k)
             self.bar_plot.addItem(bars)
             self.legend.addItem(bars, LEGEND[key])
-            whisk = pg.ErrorBarItem(x=xs + shift, y=values, height=2 * conf, beam=width / 3, pen=pen("#555555", 1))
+            whisk = pg.ErrorBarItem(x=values, y=ys + shift, width=2 * conf, beam=thick / 3, pen=pen("#808080", 1))
+            whisk.setZValue(2)
             self.bar_plot.addItem(whisk)
             self.bars[key], self.whiskers[key] = bars, whisk
-        self.bar_plot.getAxis("bottom").setTicks([_ticks([fmt.clean(n, 24) for n in sobol.inputs])])
-        top = float(max(1.0, np.max(sobol.st + sobol.st_conf), np.max(sobol.s1 + sobol.s1_conf)))
-        bottom = float(min(0.0, np.min(sobol.s1 - sobol.s1_conf), np.min(sobol.st - sobol.st_conf)))
-        self.bar_plot.setRange(xRange=(-0.6, d - 0.4), yRange=(bottom, top * 1.15), padding=0)
+        left = self.bar_plot.getAxis("left")
+        metrics = QFontMetricsF(left.style["tickFont"] or left.font())
+        names = [
+            metrics.elidedText(fmt.clean(n, 200), Qt.TextElideMode.ElideMiddle, NAME_WIDTH) for n in self.sobol_order
+        ]
+        left.setTicks([list(zip(ys.tolist(), names, strict=True)), []])
+        right = float(max(1.0, np.max(sobol.st + sobol.st_conf), np.max(sobol.s1 + sobol.s1_conf)))
+        low = float(min(0.0, np.min(sobol.s1 - sobol.s1_conf), np.min(sobol.st - sobol.st_conf)))
+        self.bar_plot.setRange(xRange=(low, right * 1.05), yRange=(-0.6, d - 0.4), padding=0)
         self.sobol_note.setText(
             f"Shares of the variance of {sobol.output} over the study's ranges ({sobol.base_samples:,} base samples); "
-            "whiskers: 95% bootstrap intervals. First-order: the input alone; total: with its interactions."
+            "largest total first; whiskers: 95% bootstrap intervals. "
+            "First-order: the input alone; total: with its interactions."
             + (f"<br><b>Caution: these indices are not reliable</b>: {sobol.caution}." if sobol.caution else "")
         )
 
