@@ -11,7 +11,6 @@ import pytest
 
 from planner_gui.core.study import Backend, ResultStore, design_size, read_results, read_spec, run_study, study_meta
 from planner_gui.core.study.sobol import sobol_indices
-from planner_gui.core.study.summary import heatmap
 
 pytestmark = pytest.mark.gui
 
@@ -62,6 +61,8 @@ def axis_label(plot, side: str) -> str:
 
 
 def test_heatmap_shows_the_chosen_inputs_and_output(qtbot, tmp_path):
+    from planner_gui.ui.study_view import study_heatmap
+
     path = make_results(tmp_path, GRID, "grid")
     view = open_view(qtbot, path)
     res = read_results(path)
@@ -72,7 +73,7 @@ def test_heatmap_shows_the_chosen_inputs_and_output(qtbot, tmp_path):
         ("gpus", "checkpoint_interval_min", "lost_cost_usd"),
     ):
         view.choose(x, y, out)
-        want = heatmap(res, x, y, out)
+        want = study_heatmap(res, x, y, out)
         np.testing.assert_array_equal(view.image.image, want.values)
         assert view.image.image.shape == (len(want.y_labels), len(want.x_labels))
         assert axis_label(view.heat_plot, "bottom") == x and axis_label(view.heat_plot, "left") == y
@@ -81,6 +82,8 @@ def test_heatmap_shows_the_chosen_inputs_and_output(qtbot, tmp_path):
         assert lo == pytest.approx(np.nanmin(want.values)) and hi == pytest.approx(np.nanmax(want.values))
         ticks = view.heat_plot.getPlotItem().getAxis("bottom")._tickLevels[0]
         assert [t for _, t in ticks] == want.x_labels
+    assert want.x_labels == ["8,192", "16.4k"]  # whole numbers as such, not 8.19e+03
+    assert view.cell_note.text() == "3 scenarios per cell"  # not "3 to 3"
     # each cell is the mean over the other inputs of the scenarios in it, by hand for one cell
     view.choose("detect_min", "gpus", "goodput.mean")
     d, g, gp = (np.asarray(res.columns[c], dtype=float) for c in ("detect_min", "gpus", "goodput.mean"))
@@ -237,3 +240,70 @@ def test_colour_bar_numbers_are_compact_and_beside_its_title(qtbot, tmp_path):
     assert tick_strings([1_234_000.0, 1_234_500.0], fmt.compact) == ["1.234 M", "1.2345 M"]
     assert tick_strings([1_200_000.0, 1_250_000.0], fmt.money) == ["$1.2 M", "$1.25 M"]
     assert tick_strings([410.0, 410.5, 411.0], fmt.compact) == ["410", "410.5", "411"]
+
+
+def test_sampled_ranges_are_binned_over_the_declared_range_alike_in_a_partial_run(qtbot, tmp_path):
+    from planner_gui.ui.study_view import study_heatmap
+
+    path = make_results(tmp_path, SOBOL, "sobol")
+    full = read_results(path)
+    part = read_results(path)
+    part.columns = {c: v[:7] for c, v in part.columns.items()}  # the first 7 rows: a run cut short
+    a = study_heatmap(full, "detect_min", "checkpoint_write_s", "goodput.mean")
+    b = study_heatmap(part, "detect_min", "checkpoint_write_s", "goodput.mean")
+    assert a.x_labels == b.x_labels and a.y_labels == b.y_labels and a.x_ticks == b.x_ticks
+    # the declared ends, both labelled (1 to 30; log 1 to 300), not the data's min and max
+    assert a.x_ticks[0] == (0.0, "1") and a.x_ticks[-1] == (10.0, "30")
+    assert a.y_ticks[0] == (0.0, "1") and a.y_ticks[-1] == (10.0, "300")
+    assert a.x_labels[0] == "1 to 3.9" and a.y_labels[-1] == "170 to 300"
+    assert a.counts.sum() == full.rows and b.counts.sum() == 7
+    # every scenario is in the cell whose edges hold it
+    d = full.numeric("detect_min")
+    edges = np.linspace(1, 30, 11)
+    np.testing.assert_array_equal(a.counts.sum(axis=0), np.histogram(d, edges)[0])
+
+
+ONE = """
+[study]
+trials = 20
+[vary]
+gpus = [1024]
+"""
+
+
+def test_a_study_of_one_value_is_labelled_and_coloured_mid_range(qtbot, tmp_path):
+    from planner_gui.ui.study_view import NO_INPUT
+
+    path = make_results(tmp_path, ONE, "one")
+    view = open_view(qtbot, path)
+    assert [view.y_box.itemText(i) for i in range(view.y_box.count())] == [NO_INPUT]
+    assert view.image.image.shape == (1, 1)
+    ticks = view.heat_plot.getPlotItem().getAxis("bottom")._tickLevels[0]
+    assert [t for _, t in ticks] == ["1,024"]
+    value = float(view.image.image[0, 0])
+    lo, hi = view.colorbar.levels()
+    assert lo < value < hi and lo >= 0 and hi <= 1  # not the lowest colour; goodput stays a share
+    assert "over 1 input," in view.title.text() and view.cell_note.text() == "1 scenario per cell"
+
+
+def test_a_study_without_inputs_says_so(qtbot, tmp_path):
+    from planner_gui.ui.study_view import StudyView
+
+    res = read_results(make_results(tmp_path, ONE, "one"))
+    res.meta["inputs"] = []
+    view = StudyView()
+    qtbot.addWidget(view)
+    view.show_results(res, "No Sobol indices: none")
+    view.show()
+    assert not view.heat_plot.isVisible() and view.no_heatmap.isVisible()
+    assert "varies no input" in view.no_heatmap.text()
+
+
+def test_up_and_across_never_show_the_same_input(qtbot, tmp_path):
+    view = open_view(qtbot, make_results(tmp_path, SOBOL, "sobol"))
+    view.choose("detect_min", "checkpoint_write_s")
+    view.x_box.setCurrentText("checkpoint_write_s")  # Across takes Up's input: they swap
+    assert (view.x_box.currentText(), view.y_box.currentText()) == ("checkpoint_write_s", "detect_min")
+    view.y_box.setCurrentText("checkpoint_write_s")
+    assert (view.x_box.currentText(), view.y_box.currentText()) == ("detect_min", "checkpoint_write_s")
+    assert view.heat.x == "detect_min" and view.heat.y == "checkpoint_write_s"

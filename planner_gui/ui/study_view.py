@@ -9,6 +9,8 @@ indices runs off the window's thread.
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 import threading
 from collections.abc import Callable
@@ -31,9 +33,9 @@ from PySide6.QtWidgets import (
 
 from ..core import fmt
 from ..core.study.sobol import SobolIndices, sobol_indices
-from ..core.study.spec import StudyError
+from ..core.study.spec import Input, StudyError
 from ..core.study.store import StudyResults, read_results
-from ..core.study.summary import Heatmap, heatmap
+from ..core.study.summary import HEAT_BINS, MAX_LEVELS, Heatmap
 from .plot_items import PALETTE, Axis, brush, pen
 from .theme import mark_secondary
 
@@ -88,8 +90,13 @@ class StudyView(QWidget):
         self.x_box, self.y_box, self.out_box = QComboBox(), QComboBox(), QComboBox()
         for box, name in ((self.x_box, "studyX"), (self.y_box, "studyY"), (self.out_box, "studyOutput")):
             box.setObjectName(name)
-            box.currentIndexChanged.connect(self._redraw_heatmap)
-        pick = QHBoxLayout()
+        self._x_prev = self._y_prev = ""
+        self.x_box.currentIndexChanged.connect(lambda _i: self._axis_chosen(self.x_box))
+        self.y_box.currentIndexChanged.connect(lambda _i: self._axis_chosen(self.y_box))
+        self.out_box.currentIndexChanged.connect(self._redraw_heatmap)
+        self.pick_row = QWidget()
+        pick = QHBoxLayout(self.pick_row)
+        pick.setContentsMargins(0, 0, 0, 0)
         for text, box in (("Across:", self.x_box), ("Up:", self.y_box), ("Colour:", self.out_box)):
             pick.addWidget(QLabel(text))
             pick.addWidget(box, 1)
@@ -105,6 +112,13 @@ class StudyView(QWidget):
         # The bar's numbers in the output's words ("$1.2 M", "3.4 M"), and room for them beside its title.
         self.colour_ticks = _OutputTicks(self.colorbar.axis)
         self.colorbar.setImageItem(self.image, insert_in=self.heat_plot.getPlotItem())
+        # the outer edges' labels are drawn though they reach past the plot's ends
+        self.heat_plot.getPlotItem().getAxis("bottom").setStyle(hideOverlappingLabels=40)
+        self.no_heatmap = QLabel("")
+        self.no_heatmap.setObjectName("studyNoHeatmap")
+        self.no_heatmap.setWordWrap(True)
+        self.no_heatmap.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.no_heatmap.setVisible(False)
         self.cell_note = QLabel("")
         mark_secondary(self.cell_note)
 
@@ -125,8 +139,9 @@ class StudyView(QWidget):
         self.sobol_note.setWordWrap(True)
 
         left = QVBoxLayout()
-        left.addLayout(pick)
+        left.addWidget(self.pick_row)
         left.addWidget(self.heat_plot, 1)
+        left.addWidget(self.no_heatmap, 1)
         left.addWidget(self.cell_note)
         right = QVBoxLayout()
         right.addWidget(self.bar_plot, 1)
@@ -159,24 +174,38 @@ class StudyView(QWidget):
         self.results = res
         self.setWindowTitle(f"{fmt.clean(res.path.name, 60)} - {fmt.clean(res.name, 60)} - planner-gui")
         self.title.setText(
-            f"<b>{fmt.clean(res.name, 100)}</b>: {res.rows:,} of {res.total:,} scenarios ({res.design} over "
-            f"{len(res.inputs)} inputs, {int(res.meta['study']['trials']):,} trials each)"
+            f"<b>{fmt.clean(res.name, 100)}</b>: {res.rows:,} of {res.total:,} scenario{'s' if res.total != 1 else ''} "
+            f"({res.design} over {len(res.inputs)} input{'s' if len(res.inputs) != 1 else ''}, "
+            f"{int(res.meta['study']['trials']):,} trials each)"
         )
+        # A study without inputs has nothing to draw a heatmap over: say so instead of empty axes.
+        drawable = bool(res.inputs)
+        for w in (self.heat_plot, self.pick_row):
+            w.setVisible(drawable)
+        self.no_heatmap.setVisible(not drawable)
         for box in (self.x_box, self.y_box, self.out_box):
             box.blockSignals(True)
             box.clear()
-        for name in res.inputs:
-            self.x_box.addItem(name)
-            self.y_box.addItem(name)
+        self.x_box.addItems(res.inputs)
+        self.y_box.addItems(res.inputs if len(res.inputs) > 1 else [NO_INPUT])
         numeric_outputs = [c for c in res.outputs if np.isfinite(res.numeric(c)).any()]  # type: ignore[arg-type]
         self.out_box.addItems(numeric_outputs)
         self.x_box.setCurrentIndex(0)
         self.y_box.setCurrentIndex(1 if len(res.inputs) > 1 else 0)
+        self._x_prev, self._y_prev = self.x_box.currentText(), self.y_box.currentText()
         if DEFAULT_OUTPUT in numeric_outputs:
             self.out_box.setCurrentText(DEFAULT_OUTPUT)
         for box in (self.x_box, self.y_box, self.out_box):
             box.blockSignals(False)
-        self._redraw_heatmap()
+        if drawable:
+            self._redraw_heatmap()
+        else:
+            self.heat = None
+            self.no_heatmap.setText(
+                f"This study varies no input, so there is no heatmap: its {res.rows:,} "
+                f"scenario{'s' if res.rows != 1 else ''} differ only in their seeds."
+            )
+            self.cell_note.setText("")
         self._draw_sobol(sobol)
 
     # -- heatmap -------------------------------------------------------------------------------------------
@@ -188,18 +217,26 @@ class StudyView(QWidget):
             self.out_box.setCurrentText(output)
         self._redraw_heatmap()
 
+    def _axis_chosen(self, box: QComboBox) -> None:
+        """Across and Up never show the same input: choosing the other's input swaps them."""
+        other, prev = (self.y_box, "_x_prev") if box is self.x_box else (self.x_box, "_y_prev")
+        now = box.currentText()
+        if now and now == other.currentText():
+            other.blockSignals(True)
+            other.setCurrentText(getattr(self, prev))
+            other.blockSignals(False)
+        self._x_prev, self._y_prev = self.x_box.currentText(), self.y_box.currentText()
+        self._redraw_heatmap()
+
     def _redraw_heatmap(self) -> None:
         res = self.results
         if res is None or not self.x_box.currentText() or not self.out_box.currentText():
             return
         x, y, out = self.x_box.currentText(), self.y_box.currentText(), self.out_box.currentText()
-        h = heatmap(res, x, y, out)
+        h = study_heatmap(res, x, y, out)
         self.heat = h
         values = h.values
-        finite = values[np.isfinite(values)]
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-        if hi <= lo:
-            hi = lo + max(abs(lo) * 1e-6, 1e-12)
+        lo, hi = colour_range(values, share=out.startswith("goodput"))
         self.image.setImage(values, autoLevels=False)
         self.image.setRect(0, 0, values.shape[1], values.shape[0])
         self.colour_ticks.form = number_format(out)
@@ -208,14 +245,19 @@ class StudyView(QWidget):
         self._fit_colour_axis()
         plot = self.heat_plot.getPlotItem()
         plot.setLabel("bottom", x)
-        plot.setLabel("left", y)
+        plot.setLabel("left", "" if y == NO_INPUT else y)
         plot.getAxis("bottom").setTicks([h.x_ticks])
         plot.getAxis("left").setTicks([h.y_ticks])
         plot.setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
-        plot.setTitle(f"{out}: mean over the other inputs")
+        plot.setTitle(f"{out}: mean over the other inputs" if len(res.inputs) > 1 else out)
         empty = int((h.counts == 0).sum())
         per_cell = h.counts[h.counts > 0]
-        note = f"{per_cell.min():,} to {per_cell.max():,} scenarios per cell" if per_cell.size else "no scenarios"
+        if not per_cell.size:
+            note = "no scenarios"
+        else:
+            few, many = int(per_cell.min()), int(per_cell.max())
+            noun = "scenario" if many == 1 else "scenarios"
+            note = f"{few:,} {noun} per cell" if few == many else f"{few:,} to {many:,} {noun} per cell"
         if empty:
             note += f"; {empty} cell{'s' if empty != 1 else ''} without a scenario left blank"
         self.cell_note.setText(note)
@@ -296,6 +338,99 @@ class _OutputTicks:
 
     def strings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         return tick_strings(values, self.form)
+
+
+#: "Up" when the study has a single input: the heatmap is one row.
+NO_INPUT = "(none)"
+
+
+def _value_label(v: float, integer: bool) -> str:
+    if integer and float(v).is_integer():
+        return fmt.count(v) if abs(v) < 10_000 else fmt.compact(v).replace(" ", "")
+    return fmt.compact(v).replace(" ", "") if abs(v) >= 1e4 else f"{v:.3g}"
+
+
+def _cells(res: StudyResults, name: str) -> tuple[np.ndarray, list[str], list[tuple[float, str]]]:
+    """Each scenario's cell along input ``name``, the cells' names, and the axis ticks.
+
+    The cells come from the study's description, not from the rows read, so a partial and a complete run
+    of one study have the same cells: a value per level (or grid point) when there are at most
+    :data:`MAX_LEVELS`, else :data:`HEAT_BINS` equal bins of the declared range (in the logarithm for a
+    log range), ticked at their edges (both ends included).
+    """
+    n = res.rows
+    if name == NO_INPUT:
+        return np.zeros(n, dtype=int), [""], []
+    spec = res.input_spec(name)
+    numeric = res.numeric(name)
+    if numeric is None:  # text: its levels in the study file's order, then any other value found
+        column = [str(v) for v in res.columns[name]]
+        levels = [v if isinstance(v, str) else json.dumps(v) for v in spec.get("levels", [])]
+        levels += sorted(set(column) - set(levels))
+        pos = {v: k for k, v in enumerate(levels)}
+        labels = [fmt.clean(v, 20) for v in levels]
+        return np.array([pos[v] for v in column], dtype=int), labels, [(k + 0.5, t) for k, t in enumerate(labels)]
+    integer = res.meta["columns"].get(name) == "int" or bool(spec.get("integer"))
+    declared: list[float] = []
+    if "levels" in spec:
+        declared = [float(v) for v in spec["levels"]]
+    elif spec.get("points") is not None and res.design == "grid":
+        inp = Input(
+            tuple(spec["path"]),
+            lo=spec["min"],
+            hi=spec["max"],
+            log=spec.get("scale") == "log",
+            points=int(spec["points"]),
+            integer=bool(spec.get("integer")),
+        )
+        declared = [float(v) for v in inp.grid_values()]
+    found = numeric[np.isfinite(numeric)]
+    if "min" not in spec and not declared:
+        declared = np.unique(found).tolist()
+    if declared:
+        values = np.unique(np.concatenate([np.asarray(declared, dtype=float), found]))
+        if values.size <= MAX_LEVELS:
+            labels = [_value_label(float(v), integer) for v in values]
+            idx = np.searchsorted(values, numeric).clip(0, values.size - 1)
+            return idx, labels, [(k + 0.5, t) for k, t in enumerate(labels)]
+    lo, hi = (float(spec["min"]), float(spec["max"])) if "min" in spec else (float(found.min()), float(found.max()))
+    log = spec.get("scale") == "log" and lo > 0
+    edges = np.geomspace(lo, hi, HEAT_BINS + 1) if log else np.linspace(lo, hi, HEAT_BINS + 1)
+    edges[0], edges[-1] = lo, hi
+    idx = np.clip(np.searchsorted(edges, numeric, side="right") - 1, 0, HEAT_BINS - 1)
+    ends = [_value_label(float(e), integer) for e in edges]
+    labels = [f"{a} to {b}" for a, b in itertools.pairwise(ends)]
+    return idx, labels, [(float(k), e) for k, e in enumerate(ends) if k % 2 == 0]
+
+
+def study_heatmap(res: StudyResults, x: str, y: str, output: str) -> Heatmap:
+    """The mean of ``output`` over the scenarios in each cell of inputs ``x`` and ``y`` (NaN: none)."""
+    out = res.numeric(output)
+    assert out is not None
+    xi, xl, xt = _cells(res, x)
+    yi, yl, yt = _cells(res, y)
+    ok = np.isfinite(out)
+    sums = np.zeros((len(yl), len(xl)))
+    counts = np.zeros((len(yl), len(xl)), dtype=np.int64)
+    np.add.at(sums, (yi[ok], xi[ok]), out[ok])
+    np.add.at(counts, (yi[ok], xi[ok]), 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return Heatmap(x, y, output, values, counts, xl, yl, xt, yt)
+
+
+def colour_range(values: np.ndarray, share: bool = False) -> tuple[float, float]:
+    """The colour bar's range: the cells' least to largest; one value sits in the middle of a range 10 % wide."""
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return 0.0, 1.0
+    lo, hi = float(finite.min()), float(finite.max())
+    if hi <= lo:
+        half = abs(lo) * 0.05 or 0.5
+        lo, hi = lo - half, lo + half
+        if share:  # goodput is a share: keep the bar within 0 to 1
+            lo, hi = max(lo, 0.0), min(hi, 1.0)
+    return lo, hi
 
 
 def number_format(column: str) -> Callable[[float], str]:
