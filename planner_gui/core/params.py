@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from .exact import daly_interval, exact_optimal_interval, young_interval
-from .model import Scenario
+from .model import OPTIMAL, Scenario
 from .specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
 
 __all__ = [
@@ -53,6 +54,25 @@ def _clamp(minutes: float) -> float:
 
 
 def optimal_intervals(scenario: Scenario) -> OptimalIntervals:
+    """Young's, Daly's and the exact model's optimal intervals, clamped to the allowed range
+    (:func:`_optimal_intervals`), remembered for the inputs they depend on: a sweep over intervals, or over
+    a recovery strategy's intervals, finds them once."""
+    key = scenario.replace(
+        name="", gpu_hour_cost_usd=0.0, trials=1, seed=0, checkpoint_interval_min=OPTIMAL, tiers=None
+    )
+    try:
+        hash(key)
+    except TypeError:  # pragma: no cover - every part of a scenario is immutable
+        return _optimal_intervals(scenario)
+    return _cached_optimal_intervals(key)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_optimal_intervals(scenario: Scenario) -> OptimalIntervals:
+    return _optimal_intervals(scenario)
+
+
+def _optimal_intervals(scenario: Scenario) -> OptimalIntervals:
     """Young's, Daly's and the exact model's optimal intervals, clamped to the allowed range.
 
     Young and Daly use M = the cluster's mean time between unplanned interruptions; the exact optimum

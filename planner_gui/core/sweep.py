@@ -157,9 +157,22 @@ def run_cost(scenario: Scenario) -> Cost:
     p, _ = resolve(scenario)
     if scenario.uses_spares:
         return _cost(_spares_seconds(scenario, p))
+    if scenario.uses_tiers:
+        return _cost(_tier_seconds(scenario, p))
     per_trial = _events_per_trial(p, scenario)
     rows = scenario.trials * layout_for(scenario, p).subwindows
     return _cost(_pass_seconds(per_trial * scenario.trials, rows))
+
+
+#: The two-tier engine's seconds per interruption and per run (plan and exact model), measured at 100,000
+#: GPUs with replicas in the same domain (both tiers restoring: its slowest case) on the shared 2-core machine.
+TIER_SECONDS_PER_EVENT = 35e-9
+TIER_SECONDS_PER_RUN = 1e-3
+
+
+def _tier_seconds(scenario: Scenario, p: Params) -> float:
+    """The two-tier engine's time for ``scenario`` (:mod:`.tiers.engine`)."""
+    return (p.lam + p.mu) * p.hours * scenario.trials * TIER_SECONDS_PER_EVENT + TIER_SECONDS_PER_RUN
 
 
 def _spares_seconds(scenario: Scenario, p: Params) -> float:
@@ -224,6 +237,13 @@ def sweep_cost(
                 points = [sc.replace(trials=_spares_trials(sc, max_events_per_point)) for sc in points]
             return _cost(math.fsum(_spares_seconds(sc, resolve(sc)[0]) for sc in points))
         return _cost(len(xs) * _spares_seconds(scenario, resolve(scenario)[0]))
+    if scenario.uses_tiers:
+        if over == "gpus":
+            points = [_at_gpus(scenario, int(n)) for n in xs]
+            if max_events_per_point is not None:
+                points = [sc.replace(trials=_spares_trials(sc, max_events_per_point)) for sc in points]
+            return _cost(math.fsum(_tier_seconds(sc, resolve(sc)[0]) for sc in points))
+        return _cost(len(xs) * _tier_seconds(scenario, resolve(scenario)[0]))
     if over == "gpus":
         params = [resolve(scenario.replace(gpus=int(n)))[0] for n in xs]
         trials = _gpu_trials(scenario, params, max_events_per_point)
@@ -380,8 +400,8 @@ def _at_gpus(scenario: Scenario, gpus: int) -> Scenario:
 
 
 def _spares_trials(scenario: Scenario, max_events: float) -> int:
-    """Trials for a sweep point with spares: halved (down to 1/8) while the point's interruptions exceed
-    ``max_events``, as :func:`sweep_gpus` does without spares."""
+    """Trials for a sweep point with spares or recovery tiers: halved (down to 1/8) while the point's
+    interruptions exceed ``max_events``, as :func:`sweep_gpus` does without them."""
     p, _ = resolve(scenario)
     per_trial = (p.lam + p.mu) * p.hours
     t = scenario.trials
@@ -404,7 +424,7 @@ def _tier_sweep(
     summaries = []
     for i, x in enumerate(xs):
         sc = _at_gpus(scenario, int(x)) if variable == "gpus" else _at_interval(scenario, float(x))
-        if sc.uses_spares and max_events_per_point is not None:
+        if (sc.uses_spares or sc.uses_tiers) and max_events_per_point is not None:
             sc = sc.replace(trials=_spares_trials(sc, max_events_per_point))
         res = simulate(sc, progress=_part(progress, i / len(xs), (i + 1) / len(xs)), should_stop=should_stop)
         n, g = summarize(res.trials.unplanned), summarize(res.goodput)
@@ -432,8 +452,16 @@ def expected_goodput_vs_interval(scenario: Scenario, intervals_min: np.ndarray) 
     if scenario.uses_spares:
         return np.full(len(np.asarray(intervals_min)), math.nan)
     if scenario.uses_tiers:
+        xs = np.asarray(intervals_min, dtype=float)
+        first = plan_tiers(_at_interval(scenario, float(xs[0]))) if len(xs) else None
+        if first is not None and first.expected() is None:
+            return np.full(len(xs), math.nan)  # both tiers restore: no closed form at any interval
+        tp = first.params if first is not None else None
+        if tp is not None and scenario.tiers is not None and scenario.tiers.fast_enabled and tp.lam_persistent == 0:
+            # Every failure restores from the fast tier: today's formula at each fast interval, in one call.
+            return time_fractions(tp.lam_fast, tp.mu, xs / 60.0, tp.c, tp.r_fast, tp.r_planned).useful
         out = []
-        for t in np.asarray(intervals_min, dtype=float):
+        for t in xs:
             f = plan_tiers(_at_interval(scenario, float(t))).expected()
             out.append(math.nan if f is None else float(f.useful))
         return np.asarray(out)

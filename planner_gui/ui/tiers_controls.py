@@ -238,19 +238,20 @@ class TiersBox(QGroupBox):
 
     def _info(self, sc: Scenario, t: Tiers) -> str:
         """In words: the intervals in use and how many failures restore from each tier."""
+        if not t.fast_enabled:
+            return (
+                f"Fast tier off: every failure restores from storage, at the Checkpointing interval "
+                f"({duration_text(self.inputs.interval_minutes())}). Scopes matter only with the fast tier on."
+            )
         try:
             plan = plan_tiers(sc.replace(tiers=t))
         except (ValueError, ZeroDivisionError, OverflowError) as exc:  # shown, not raised: the window refuses it
             return f"Cannot plan: {fmt.clean(str(exc), 200)}"
+        assert plan.fast_min is not None  # the fast tier is on
         fast_components = sum(1 for c in sc.components if restoring_tier(scope_of(c), t) == "fast")
         per = plan.params
         total = per.lam_fast + per.lam_persistent
         share = f"{100 * per.lam_fast / total:.0f} %" if total > 0 else "none"
-        if plan.fast_min is None:
-            return (
-                f"Fast tier off: every failure restores from storage, interval "
-                f"{duration_text(plan.persistent_min)}. Scopes matter only with the fast tier on."
-            )
         every = "every fast snapshot" if plan.k == 1 else f"every {plan.k} fast snapshots"
         uploads = "" if plan.upload_every == 1 else f"; uploads start at one point in {plan.upload_every}"
         return (

@@ -28,6 +28,7 @@ the event-by-event reference simulator (``tests/reference_tiers.py``), and this 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -104,12 +105,34 @@ def _goodput_no_fast(tp: TierParams, tau: float) -> float:
     return float(fr.useful)
 
 
-def _search(f: Callable[[float], float], lo: float, hi: float) -> float:
-    """The maximiser of a unimodal function of the interval (hours) on a log grid, refined."""
+def _goodput_no_fast_grid(tp: TierParams, taus: np.ndarray) -> np.ndarray:
+    """:func:`_goodput_no_fast` at every interval of ``taus`` at once (the same formula, elementwise;
+    ``k = 1`` with the fast tier off)."""
+    lam, mu = tp.lam_persistent + tp.lam_fast, tp.mu
+    base = np.asarray(time_fractions(lam, mu, taus, tp.c, tp.r_persistent, tp.r_planned).useful, dtype=float)
+    big = lam + mu
+    if big == 0.0:
+        return base
+    survive = (lam * math.exp(-big * tp.r_persistent) + mu * math.exp(-big * tp.r_planned)) / big
+    s = taus + tp.c
+    x = big * s
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        qk = np.maximum(1.0, np.ceil(tp.upload / s * (1.0 - 1e-12))) if tp.upload else np.ones_like(s)
+        whole = np.where(x < 700, 1.0 / np.expm1(x), 0.0)
+        reach = np.exp(-x * (1.0 + tp.upload / s))
+        banked = np.where(x * qk < 700, reach * (1.0 + qk / np.expm1(x * qk)), reach)
+        lag = np.where(x == 0.0, 0.0, np.maximum(whole - banked, 0.0))
+    rolled = np.minimum(taus * lam * survive * lag, base)
+    return np.asarray(base - rolled)
+
+
+def _search(f: Callable[[np.ndarray], np.ndarray], lo: float, hi: float) -> float:
+    """The maximiser of a unimodal function of the interval (hours) on a log grid, refined (``f`` takes the
+    grid's intervals at once)."""
     a, b = math.log(lo), math.log(hi)
     for _ in range(6):
         grid = np.linspace(a, b, 81)
-        values = [f(math.exp(g)) for g in grid]
+        values = f(np.exp(grid))
         i = int(np.argmax(values))
         a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
         if b - a < 1e-7:
@@ -118,6 +141,29 @@ def _search(f: Callable[[float], float], lo: float, hi: float) -> float:
 
 
 def optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
+    """The fast interval and the persistent multiple that a planner should use (:func:`_optimal_tier_intervals`).
+
+    The optimum does not depend on the intervals set, the name, the price, the trials or the seed, so it is
+    remembered for the rest of the scenario: a sweep over intervals or a slider moving them (the window's
+    interval plot, its exact curve) finds it once.
+    """
+    key_tiers = dataclasses.replace(tiers, fast_interval_min="optimal")
+    key = scenario.replace(
+        name="", gpu_hour_cost_usd=0.0, trials=1, seed=0, checkpoint_interval_min="optimal", tiers=key_tiers
+    )
+    try:
+        hash(key)
+    except TypeError:  # pragma: no cover - every part of a scenario is immutable
+        return _optimal_tier_intervals(scenario, tiers)
+    return _cached_optimum(key, key_tiers)
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_optimum(scenario: Scenario, tiers: Tiers) -> TierIntervals:
+    return _optimal_tier_intervals(scenario, tiers)
+
+
+def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
     """The fast interval and the persistent multiple that a planner should use.
 
     * Fast tier off: the persistent interval that maximises the exact goodput of the persistent tier alone
@@ -140,7 +186,7 @@ def optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
             return TierIntervals(MAX_INTERVAL_MIN, MAX_INTERVAL_MIN, 1, "no failures: the longest interval")
         if tp.c == 0 and tp.upload == 0:
             return TierIntervals(MIN_INTERVAL_MIN, MIN_INTERVAL_MIN, 1, "free checkpoints: the shortest interval")
-        best = _clamp(60.0 * _search(lambda tau: _goodput_no_fast(tp, tau), *bounds))
+        best = _clamp(60.0 * _search(lambda taus: _goodput_no_fast_grid(tp, taus), *bounds))
         return TierIntervals(best, best, 1, "exact optimum of the persistent tier alone (upload lag included)")
     c = tiers.fast_stall_s / 3600.0
     r_fast = (scenario.detect_min + scenario.restart_min) / 60.0 + tiers.fast_restore_min / 60.0
