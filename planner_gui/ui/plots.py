@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 
 from ..core import fmt
 from ..core.plan import PlanResult
-from ..core.results import HOURS_KEYS
+from ..core.results import HOURS_KEYS, SPARES_HOURS_KEYS
 from ..core.sweep import GUIDE_GPUS, SweepResult
 from .plot_items import (
     PALETTE,
@@ -55,13 +55,19 @@ HOURS_LABELS = {
     "lost_work": "lost work",
     "recovery": "detection + restart",
     "planned_restart": "planned restarts",
+    "waiting_for_spares": "waiting for spares",
+    "reduced_throughput": "reduced throughput",
 }
+#: Every row the time breakdown may show: today's five, and with spares the two it adds.
+ALL_HOURS_KEYS = (*HOURS_KEYS, *SPARES_HOURS_KEYS)
 HOURS_COLORS = {
     "useful": PALETTE[4],
     "checkpoint": PALETTE[0],
     "lost_work": PALETTE[2],
     "recovery": PALETTE[1],
     "planned_restart": PALETTE[6],
+    "waiting_for_spares": PALETTE[5],
+    "reduced_throughput": PALETTE[3],
 }
 BASELINE_COLOR = PALETTE[8]
 #: Colours of pinned scenarios, in the order they were pinned (none is a colour of the current results).
@@ -122,8 +128,17 @@ def _same_sweep(a: SweepResult, b: SweepResult | None) -> bool:
 
 
 def _mean_hours(res: PlanResult) -> np.ndarray:
+    """Mean hours by :data:`ALL_HOURS_KEYS` (0 for those that do not apply to the result)."""
     hours = res.main.hours_per_trial()
-    return np.array([float(hours[k].mean()) for k in HOURS_KEYS])
+    return np.array([float(hours[k].mean()) if k in hours else 0.0 for k in ALL_HOURS_KEYS])
+
+
+def _show_entry(legend: pg.LegendItem, item: pg.PlotDataItem, visible: bool) -> None:
+    """Show or hide ``item``'s legend entry (its sample and label)."""
+    for sample, label in legend.items:
+        if sample.item is item:
+            sample.setVisible(visible)
+            label.setVisible(visible)
 
 
 def _percent_range(*arrays: np.ndarray) -> tuple[float, float]:
@@ -276,6 +291,8 @@ class PlotsPanel(QWidget):
     def _exact_curve(self, p: pg.PlotItem, legend: pg.LegendItem) -> pg.PlotDataItem:
         item = p.plot(pen=pen(self.text_color, 1.5, Qt.PenStyle.DashLine))
         legend.addItem(item, "exact expectation")
+        # Without a closed form (spares: NaN everywhere) neither the curve nor its legend entry is shown.
+        item.sigPlotChanged.connect(lambda it: _show_entry(legend, it, bool(np.isfinite(it.getData()[1]).any())))
         return item
 
     def _marker(self, p: pg.PlotItem) -> pg.ScatterPlotItem:
@@ -363,14 +380,16 @@ class PlotsPanel(QWidget):
         p6 = self.plot("timeBreakdownPlot")
         p6.setLabel("bottom", "hours (mean over trials)")
         p6.invertY(True)
-        ticks = [(i, HOURS_LABELS[k]) for i, k in enumerate(HOURS_KEYS)]
-        p6.getAxis("left").setTicks([ticks])
+        self._set_breakdown_rows(len(HOURS_KEYS))
         p6.getAxis("bottom").enableAutoSIPrefix(False)
+        n = len(HOURS_KEYS)
         brushes = [pg.mkBrush(HOURS_COLORS[k]) for k in HOURS_KEYS]
-        self.time_bars = pg.BarGraphItem(x0=[0] * 5, y=list(range(5)), height=0.7, width=[0] * 5, brushes=brushes)
+        self.time_bars = pg.BarGraphItem(x0=[0] * n, y=list(range(n)), height=0.7, width=[0] * n, brushes=brushes)
         p6.addItem(self.time_bars)
         self.legends["timeBreakdownPlot"] = None
-        self.time_labels = [pg.TextItem(anchor=(0, 0.5), color=pg.getConfigOption("foreground")) for _ in HOURS_KEYS]
+        self.time_labels = [
+            pg.TextItem(anchor=(0, 0.5), color=pg.getConfigOption("foreground")) for _ in ALL_HOURS_KEYS
+        ]
         for t in self.time_labels:
             p6.addItem(t, ignoreBounds=True)
         self._hover("timeBreakdownPlot", self._describe_breakdown, line=False)
@@ -566,11 +585,30 @@ class PlotsPanel(QWidget):
             y=_outward(0.0, max(float(counts.max()), 1.0) * 1.1, 10),
         )
 
+    def _set_breakdown_rows(self, n: int) -> None:
+        """Label the time breakdown's first ``n`` rows of :data:`ALL_HOURS_KEYS`."""
+        ticks = [(i, HOURS_LABELS[k]) for i, k in enumerate(ALL_HOURS_KEYS[:n])]
+        self.plot("timeBreakdownPlot").getAxis("left").setTicks([ticks])
+        self._breakdown_rows = n
+
+    def _breakdown_keys(self, res: PlanResult) -> tuple[str, ...]:
+        """The rows to show: today's five, or all seven when this result or a pinned one has spares."""
+        spares = res.main.spares_run is not None or any(p.result.main.spares_run is not None for p in self.pinned)
+        return ALL_HOURS_KEYS if spares else HOURS_KEYS
+
     def _show_breakdown(self, res: PlanResult) -> None:
-        vals = _mean_hours(res)
-        self.time_bars.setOpts(x0=np.zeros(5), width=vals)
+        keys = self._breakdown_keys(res)
+        n = len(keys)
+        if n != self._breakdown_rows:
+            self._set_breakdown_rows(n)
+        vals = _mean_hours(res)[:n]
+        self.time_bars.setOpts(
+            x0=np.zeros(n), y=list(range(n)), width=vals, brushes=[pg.mkBrush(HOURS_COLORS[k]) for k in keys]
+        )
         total = res.main.scenario.hours
         texts = [f" {fmt.count(v, 1)} h ({fmt.percent(v / total)}) " for v in vals]
+        for i, t in enumerate(self.time_labels):
+            t.setVisible(i < n)
         for t, text in zip(self.time_labels, texts):
             _set_text(t, text)
         # Scale to the losses so they stay readable, with room for each label after its bar; a bar
@@ -581,12 +619,12 @@ class PlotsPanel(QWidget):
         if vals[0] * view / room[0] <= 1.6 * right:
             right = max(right, vals[0] * view / room[0])
         right = _outward(0.0, right)[1]
-        for t, v, key, text in zip(self.time_labels, vals, HOURS_KEYS, texts):
-            inside = v * view / room[HOURS_KEYS.index(key)] > right
+        for i, (t, v, text) in enumerate(zip(self.time_labels, vals, texts)):
+            inside = v * view / room[i] > right
             _set_text(t, text.rstrip() + " -> " if v > right else text)
             t.setAnchor((1, 0.5) if inside else (0, 0.5))
-            t.setPos(min(v, right), HOURS_KEYS.index(key))
-        self._set_range("timeBreakdownPlot", x=(0.0, right), y=(-0.6, len(HOURS_KEYS) - 0.4))
+            t.setPos(min(v, right), i)
+        self._set_range("timeBreakdownPlot", x=(0.0, right), y=(-0.6, n - 0.4))
 
     # -- values under the mouse --------------------------------------------------------------------
     def _sweep_point(self, x: float, gpus: bool) -> tuple | None:
@@ -652,11 +690,11 @@ class PlotsPanel(QWidget):
 
     def _describe_breakdown(self, x: float, y: float) -> str:
         k = round(y)
-        if self.result is None or not 0 <= k < len(HOURS_KEYS):
+        if self.result is None or not 0 <= k < self._breakdown_rows:
             return ""
         vals = _mean_hours(self.result)
         total = self.result.main.scenario.hours
-        return f"{HOURS_LABELS[HOURS_KEYS[k]]}: {fmt.count(vals[k], 1)} h ({fmt.percent(vals[k] / total, 2)})"
+        return f"{HOURS_LABELS[ALL_HOURS_KEYS[k]]}: {fmt.count(vals[k], 1)} h ({fmt.percent(vals[k] / total, 2)})"
 
     # -- pinned scenarios -----------------------------------------------------------------
     @property
@@ -695,8 +733,8 @@ class PlotsPanel(QWidget):
                     *_histogram(100 * res.main.goodput), stepMode="center", pen=line
                 ),
                 "timeBreakdownPlot": pg.BarGraphItem(
-                    x0=np.zeros(5),
-                    y=list(range(5)),
+                    x0=np.zeros(len(ALL_HOURS_KEYS)),
+                    y=list(range(len(ALL_HOURS_KEYS))),
                     height=0.7,
                     width=_mean_hours(res),
                     brush=pg.mkBrush(None),

@@ -13,6 +13,7 @@ from ..core.results import summarize
 from ..core.specs import SPECS
 from .plot_items import duration_text
 from .rates_view import SHARES_TIP, variance_text
+from .spares_controls import spares_cost_text, spares_hours_text
 from .theme import mark_secondary
 from .widgets import DoubleSpinBox
 
@@ -183,6 +184,9 @@ class SummaryStrip(QWidget):
         self.goodput.detail.setText(
             f"p05-p95 {fmt.percent(g.p05)}-{fmt.percent(g.p95)}; exact {fmt.exact_percent(m.expected.goodput)}"
         )
+        spares = spares_hours_text(m)
+        if spares is not None:
+            self.goodput.detail.setText(f"{self.goodput.detail.text()}\n{spares}")
         shares = variance_text(m.to_json_dict()) if sc.rate_uncertainty else None
         if shares is not None:  # with rate uncertainty: how much of the spread the rates cause, and chance
             self.interruptions.detail.setText(f"{self.interruptions.detail.text()}\n{shares[0]}")
@@ -246,6 +250,9 @@ class SummaryStrip(QWidget):
         lost = float(self._last.main.lost_gpu_hours().mean())
         self.lost.value.setText(f"{fmt.compact(lost)} GPU-h")
         self.lost.detail.setText(f"costs {fmt.money(lost * self.price.value())}")
+        pool = spares_cost_text(self._last.main, self.price.value())
+        if pool is not None:
+            self.lost.detail.setText(f"{self.lost.detail.text()}\n{pool}")
         self._show_time_to_train()
 
     def _show_time_to_train(self) -> None:

@@ -1,0 +1,141 @@
+"""Spares in the main window against what the labels say: each control of the Spares and repairs group
+changes exactly its field, the summary and the time breakdown show the hours spares add, and the Repairs and
+Recovery Modes dialog draws what its legends promise."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QAbstractSlider
+from test_gui import find, settle
+
+from planner_gui.core.scenario_io import load_preset
+from planner_gui.core.spares import Spares
+from planner_gui.ui.plots import ALL_HOURS_KEYS, HOURS_LABELS
+from planner_gui.ui.spares_modes import mode_counts, mode_scenario
+
+pytestmark = pytest.mark.gui
+
+
+def _window(make_window, qtbot, spares=None, **changes):
+    sc = load_preset("llama3-405b").replace(trials=60, spares=spares, **changes)
+    win = make_window(sc, restore=False)
+    settle(qtbot, win)
+    return win
+
+
+def _only_spares_changed(before, after, field):
+    assert dataclasses.replace(after, spares=before.spares, name=before.name) == before
+    old, new = before.spares or Spares(), after.spares
+    assert new is not None
+    assert dataclasses.replace(new, **{field: getattr(old, field)}) == old
+    assert getattr(new, field) != getattr(old, field)
+
+
+@pytest.mark.parametrize(
+    ("slider", "field", "spares"),
+    [
+        ("spareNodesSlider", "spare_nodes", Spares(spare_nodes=8)),
+        ("swapSlider", "swap_min", None),
+        ("replicaGpusSlider", "replica_gpus", Spares(recovery_mode="continue")),
+        ("continueStallSlider", "continue_stall_min", Spares(recovery_mode="continue")),
+        ("shrinkToSlider", "min_gpus", Spares(spare_nodes=8, min_gpus=8000)),
+        ("repairSigmaSlider", "repair_sigma", Spares(spare_nodes=8)),
+        ("repairSlider:GPU", "repair_hours", Spares(spare_nodes=8)),
+    ],
+)
+def test_each_spares_slider_moves_its_field_only(make_window, qtbot, slider, field, spares):
+    win = _window(make_window, qtbot, spares)
+    before = win.scenario()
+    s = find(win, QAbstractSlider, slider)
+    control = next(c for c in win.controls.spares.controls if c.slider is s)
+    s.setValue(s.value() + 150)
+    after = win.scenario()
+    _only_spares_changed(before, after, field)
+    sp = after.spares
+    assert sp is not None
+    shown = control.value()
+    if field == "repair_hours":
+        assert dict(sp.repair_hours) == {"GPU": pytest.approx(shown, rel=1e-12)}
+    elif field == "replica_gpus":
+        assert sp.replica_gpus % 8 == 0 and abs(sp.replica_gpus - shown) <= 4
+    else:
+        assert getattr(sp, field) == pytest.approx(
+            shown, rel=1e-9, abs=0.5 if field in ("spare_nodes", "min_gpus") else 0
+        )
+
+
+def test_switches_and_mode_change_their_field_only(make_window, qtbot):
+    win = _window(make_window, qtbot)
+    box = win.controls.spares
+    assert not box.pool.slider.isEnabled() and not box.replica.slider.isEnabled()
+    before = win.scenario()
+    box.finite.setChecked(True)
+    _only_spares_changed(before, win.scenario(), "spare_nodes")
+    assert win.scenario().spares.spare_nodes == round(0.01 * 16_384 / 8)
+    assert box.pool.slider.isEnabled()
+    before = win.scenario()
+    box.mode.setCurrentText("continue")
+    _only_spares_changed(before, win.scenario(), "recovery_mode")
+    assert box.replica.slider.isEnabled() and box.stall.spin.isEnabled() and box.lost.isEnabled()
+    before = win.scenario()
+    box.lost.setValue(3)
+    _only_spares_changed(before, win.scenario(), "max_replicas_lost")
+    before = win.scenario()
+    box.shrink.setChecked(True)
+    _only_spares_changed(before, win.scenario(), "min_gpus")
+    box.finite.setChecked(False)
+    assert win.scenario().spares.spare_nodes is None
+
+
+def test_the_summary_and_breakdown_show_the_hours_spares_add(make_window, qtbot):
+    win = _window(make_window, qtbot, Spares(spare_nodes=2, swap_min=10.0))
+    res = win.last_result
+    assert res is not None and res.main.spares_run is not None
+    hours = res.main.hours_per_trial()
+    assert "waiting for spares" in win.summary.goodput.detail.text()
+    assert "spare pool" in win.summary.lost.detail.text()
+    ticks = [t for _, t in win.plots.plot("timeBreakdownPlot").getAxis("left")._tickLevels[0]]
+    assert ticks == [HOURS_LABELS[k] for k in ALL_HOURS_KEYS]
+    y, widths = win.plots.curve_data("timeBreakdownPlot")
+    assert len(y) == len(ALL_HOURS_KEYS)
+    for i, k in enumerate(ALL_HOURS_KEYS):
+        assert widths[i] == pytest.approx(float(hours[k].mean()) if k in hours else 0.0)
+    assert widths[ALL_HOURS_KEYS.index("waiting_for_spares")] > 0
+    # Back to unlimited spares: today's five rows.
+    win.controls.spares.finite.setChecked(False)
+    win.controls.spares.swap.spin.setValue(0)
+    settle(qtbot, win)
+    assert win.last_result.main.spares_run is None
+    ticks = [t for _, t in win.plots.plot("timeBreakdownPlot").getAxis("left")._tickLevels[0]]
+    assert len(ticks) == 5
+    assert "waiting" not in win.summary.goodput.detail.text()
+
+
+def test_the_modes_dialog_draws_every_legend_entry(make_window, qtbot):
+    win = _window(make_window, qtbot, Spares(spare_nodes=4, swap_min=10.0, replica_gpus=1024), gpus=8192)
+    dlg = win.show_spares_modes()
+    qtbot.waitUntil(lambda: dlg.comparison is not None, timeout=240_000)
+    for plot in (dlg.repair_plot, dlg.mode_plot):
+        for item, _label in plot.legend.items:
+            x, y = item.getData() if hasattr(item, "getData") else item.item.getData()
+            assert x is not None and len(x) > 0 and np.all(np.isfinite(y))
+    run = win.last_result.main.spares_run
+    over = run.trials.repair_over_time
+    x, y = dlg.curves["mean"].getData()
+    np.testing.assert_allclose(y, over.mean(axis=0))
+    np.testing.assert_allclose(x, run.trials.repair_grid / 24.0)
+    assert np.all(dlg.comparison["continue"] >= dlg.comparison["restart"] - 4 * dlg.comparison["continue_sem"] - 0.01)
+    dlg.close()
+
+
+def test_mode_scenarios_scale_the_pool_and_fit_the_replica():
+    sc = load_preset("llama3-405b").replace(spares=Spares(spare_nodes=20, replica_gpus=2048))
+    counts = mode_counts(sc)
+    assert np.all(counts % 2048 == 0) and counts[0] >= 1024
+    big = mode_scenario(sc, 32_768, "continue")
+    assert big.spares.spare_nodes == 40 and big.spares.recovery_mode == "continue"
+    small = mode_scenario(sc, 1024, "restart")
+    assert small.spares.replica_gpus == 1024 and small.spares.spare_nodes == 2
