@@ -250,3 +250,16 @@ def test_closing_the_strategy_comparison_stops_its_process(make_window, qtbot):
     assert proc.arguments()[-len(WINDOW_GPUS) - 2 :] == ["--json", "--scale-gpus", *map(str, WINDOW_GPUS)]
     dlg.close()
     assert proc.state() == proc.ProcessState.NotRunning and not folder.exists()
+
+
+def test_a_strategy_that_cannot_be_is_named_not_raised(make_window, qtbot):
+    win = _tier_window(make_window, qtbot)
+    t = win.controls.tiers
+    t.placement.setCurrentIndex(t.placement.findData("same-domain"))
+    t.replicas.setValue(2)  # two replicas in the one other node of a 2-node domain
+    assert t.info.text().startswith("Cannot plan: 2 replicas do not fit")
+    assert "fast_replicas" in win.status.text() and "do not fit" in win.status.text()
+    assert win.banner.isVisible() or not win.results_current()
+    t.replicas.setValue(1)
+    settle(qtbot, win)
+    assert t.info.text().startswith("In use:")

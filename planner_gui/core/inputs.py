@@ -133,7 +133,10 @@ class Inputs:
         and with the fast tier on the interval is a whole number of fast intervals)."""
         sc = self._scenario
         if sc.uses_tiers:
-            return plan_tiers(sc).persistent_min
+            try:
+                return plan_tiers(sc).persistent_min
+            except ValueError:  # a strategy that cannot be (replicas that do not fit): the window says why
+                pass
         return daly_minutes(sc) if sc.uses_optimal_interval else float(sc.checkpoint_interval_min)
 
     def fast_interval_minutes(self) -> float | None:
@@ -141,7 +144,11 @@ class Inputs:
         sc = self._scenario
         if sc.tiers is None or not sc.tiers.fast_enabled:
             return None
-        return plan_tiers(sc).fast_min
+        try:
+            return plan_tiers(sc).fast_min
+        except ValueError:  # a strategy that cannot be: the interval as set (or None when 'optimal')
+            t = sc.tiers.fast_interval_min
+            return None if isinstance(t, str) else float(t)
 
     def reference_rate(self, name: str) -> float:
         return self._reference[name]

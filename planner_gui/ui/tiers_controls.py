@@ -217,9 +217,10 @@ class TiersBox(QGroupBox):
             for w in widgets:
                 w.blockSignals(False)
         fast = self.inputs.fast_interval_minutes() if on else None
-        self.values["fast_interval_min"].set_value(
-            fast if fast is not None else (1.0 if t.fast_interval_min == OPTIMAL else float(t.fast_interval_min))
-        )
+        if fast is None:  # off, or 'optimal' for a strategy that cannot be: the interval as set, else as shown
+            shown = self.values["fast_interval_min"].value()
+            fast = shown if t.fast_interval_min == OPTIMAL else float(t.fast_interval_min)
+        self.values["fast_interval_min"].set_value(fast)
         for field in ("fast_stall_s", "fast_restore_min", "persistent_upload_min", "persistent_restore_min"):
             self.values[field].set_value(getattr(t, field))
         for control in (self.fast_optimal, self.replicas, self.placement, self.domain, *self.values.values()):
