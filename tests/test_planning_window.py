@@ -22,6 +22,7 @@ pytestmark = pytest.mark.gui
 def _training_window(make_window, qtbot, **changes):
     sc = load_preset("llama3-405b").replace(training=Training(), trials=200, **changes)
     win = make_window(sc, restore=False)
+    win.tabs.setCurrentWidget(win.planning)  # the Planning tab draws only while it is shown
     settle(qtbot, win)
     return win
 
@@ -126,6 +127,7 @@ def test_days_and_cost_plots_draw_the_curve_the_monte_carlo_and_the_current_coun
 
 def test_without_training_the_cost_plots_say_how_to_get_them(make_window, qtbot):
     win = make_window(restore=False)
+    win.tabs.setCurrentWidget(win.planning)
     settle(qtbot, win)
     for name in ("daysVsGpusPlot", "costVsGpusPlot"):
         assert win.planning.empty[name].isVisible()
@@ -160,7 +162,7 @@ def test_pinned_scenarios_each_get_a_colour_a_legend_entry_and_a_column(make_win
         if legend is None:
             continue
         texts = [label.text for _, label in legend.items]
-        assert sum(t.startswith("pinned: ") for t in texts) == 2, name
+        assert sorted(t.split(":")[0] for t in texts if t.startswith("pinned ")) == ["pinned 1", "pinned 2"], name
     # Each overlay shows its own results.
     for label, res in win.pins:
         b = next(b for b in win.plots.pinned if b.label == label)
@@ -241,6 +243,7 @@ def test_sensitivity_ranks_tier_levers_and_says_when_there_is_no_exact_model(mak
 
     sc = load_preset("h100-100k-inmemory").replace(trials=100)
     win = make_window(sc, restore=False)
+    win.tabs.setCurrentWidget(win.planning)
     settle(qtbot, win)
     panel = win.planning
     changes = [e.change for e in panel.effects]
@@ -287,3 +290,47 @@ def test_scrolling_the_controls_never_changes_an_input(make_window, qtbot):
             )
             QApplication.sendEvent(w, event)
         assert win.scenario() == before, w.objectName() or type(w).__name__
+
+
+def test_the_planning_tab_draws_the_newest_result_when_it_is_chosen(make_window, qtbot):
+    """Hidden, the Planning tab is not drawn (it takes 15-25 ms per result); chosen, it shows the newest."""
+    win = make_window(load_preset("llama3-405b").replace(training=Training(), trials=200), restore=False)
+    settle(qtbot, win)
+    win.inputs.update(gpus=32_768)
+    settle(qtbot, win)
+    assert win.tabs.currentWidget() is win.plots
+    assert win.planning.result is None or win.planning.result.main.scenario.gpus != 32_768
+    win.tabs.setCurrentWidget(win.planning)
+    assert win.planning.result is win.last_result
+    marker = win.planning.curves["daysVsGpusPlot"][3]
+    assert 10 ** marker.getData()[0][0] == pytest.approx(32_768)
+
+
+def test_pinning_during_a_preview_pins_the_full_run(make_window, qtbot):
+    from planner_gui.core.plan import FULL, PREVIEW
+
+    win = make_window(load_preset("llama3-405b").replace(trials=5_000, gpus=100_000), restore=False)
+    settle(qtbot, win)
+    win.inputs.update(detect_min=2.0)
+    qtbot.waitUntil(
+        lambda: win.last_result.request.scenario.detect_min == 2.0 and win.last_result.request.quality == PREVIEW,
+        timeout=60_000,
+    )
+    win.pin_baseline()  # the preview is shown and the full run is on its way
+    assert not win.pins and win._pin_pending
+    settle(qtbot, win)
+    qtbot.waitUntil(lambda: len(win.pins) == 1, timeout=10_000)
+    ((_label, res),) = win.pins
+    assert res.request.quality == FULL and res.main.scenario.detect_min == 2.0
+    win.clear_baseline()
+    assert win.status.text() == "No scenario pinned"
+
+
+def test_a_run_shorter_than_a_day_reads_in_hours(make_window, qtbot):
+    sc = load_preset("llama3-405b").replace(training=Training(train_flops=None, compute_gpu_hours=50_000.0), trials=200)
+    win = make_window(sc, restore=False)
+    settle(qtbot, win)
+    ttt = win.last_result.main.time_to_train
+    assert ttt.hours.mean() < 24
+    assert win.summary.train.value.text().endswith(" h")
+    assert "ideal 3.1 h" in win.summary.train.detail.text()  # 50,000 GPU-hours on 16,384 GPUs

@@ -148,7 +148,7 @@ def test_every_legend_entry_is_drawn(make_window):
                     inside = (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
                 assert inside.any(), (name, label.text, "drawn outside the view")
     texts = [label.text for _, label in win.plots.legends["goodputVsGpusPlot"].items]
-    assert f"pinned: {fmt.clean(win.scenario().name, 24)}" in texts
+    assert f"pinned 1: {fmt.clean(win.scenario().name, 24)}" in texts
     win.clear_baseline()
     assert not any(label.text.startswith("pinned") for _, label in win.plots.legends["goodputVsGpusPlot"].items)
 

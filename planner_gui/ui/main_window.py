@@ -112,6 +112,8 @@ class MainWindow(FileWindow):
         self._stale_reason = ""
         self._refused = False
         self._copy_pending = False
+        self._pin_pending = False
+        self._planning_due: PlanResult | None = None  # a result the Planning tab will draw when chosen
 
         self.controls = ControlsPanel(self.inputs)
         self.summary = SummaryStrip(lambda usd: self.inputs.update(gpu_hour_cost_usd=usd))
@@ -171,6 +173,7 @@ class MainWindow(FileWindow):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.plots, "Reliability")
         self.tabs.addTab(self.planning, "Planning")
+        self.tabs.currentChanged.connect(self._tab_chosen)
         self.tabs.addTab(self.rates_view, "Rates over the run")
         lay.addWidget(self.tabs, 1)
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -345,7 +348,7 @@ class MainWindow(FileWindow):
         self._render_result = res
         steps = self.plots.render_steps(res)
         steps[0] = chain(partial(self.summary.show_result, res), steps[0])
-        steps.append(partial(self.planning.show_result, res))
+        steps.append(partial(self._show_planning, res))
         steps.append(partial(self.rates_view.show_result, res))
         self._render_steps = steps
         self._render_todo = set(range(len(steps)))
@@ -374,6 +377,19 @@ class MainWindow(FileWindow):
         assert self._render_result is not None
         self._shown(self._render_result)
 
+    def _show_planning(self, res: PlanResult) -> None:
+        """Draw the Planning tab now if it is the tab shown, else when it is chosen (it takes 15-25 ms)."""
+        if self.tabs.currentWidget() is self.planning:
+            self._planning_due = None
+            self.planning.show_result(res)
+        else:
+            self._planning_due = res
+
+    def _tab_chosen(self, index: int) -> None:
+        if self.tabs.widget(index) is self.planning and self._planning_due is not None:
+            res, self._planning_due = self._planning_due, None
+            self.planning.show_result(res)
+
     def _shown(self, res: PlanResult) -> None:
         self.last_result = res
         if res.request.quality.name != PREVIEW.name:
@@ -391,6 +407,9 @@ class MainWindow(FileWindow):
         if self._copy_pending and self.results_current():
             self._copy_pending = False
             self.copy_results_json()
+        if self._pin_pending and self.results_current():
+            self._pin_pending = False
+            self.pin_baseline()
         self.resultsShown.emit()
 
     def results_current(self) -> bool:
@@ -490,6 +509,11 @@ class MainWindow(FileWindow):
         if self.last_result is None:
             return
         res = self.last_result
+        if res.request.quality.name == PREVIEW.name and (self.compute.busy or self._full_wanted):
+            # A preview is a few trials: pin the full run it leads to, once it is shown.
+            self._pin_pending = True
+            self.status.setText("Pinning as soon as the full run for the current inputs is shown...")
+            return
         if self.results_current():  # the name may have changed since the run (names are not computed)
             res = dataclasses.replace(res, main=dataclasses.replace(res.main, scenario=self.inputs.scenario))
         label = res.main.scenario.name
@@ -507,7 +531,9 @@ class MainWindow(FileWindow):
     def clear_baseline(self) -> None:
         """Unpin every pinned scenario."""
         self.pins = []
+        self._pin_pending = False
         self._show_pins()
+        self.status.setText("No scenario pinned")
 
     def _show_pins(self) -> None:
         self.plots.set_pinned(self.pins)

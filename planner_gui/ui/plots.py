@@ -69,6 +69,8 @@ HOURS_COLORS = {
     "waiting_for_spares": PALETTE[5],
     "reduced_throughput": PALETTE[3],
 }
+#: A plot narrower than this cuts its title and axis labels.
+MIN_PLOT_WIDTH = 240
 BASELINE_COLOR = PALETTE[8]
 #: Colours of pinned scenarios, in the order they were pinned (none is a colour of the current results).
 PIN_COLORS = (BASELINE_COLOR, PALETTE[6], PALETTE[5], PALETTE[7], PALETTE[3], PALETTE[9])
@@ -223,7 +225,7 @@ class PlotsPanel(QWidget):
             axes = {side: kind(side) for side, kind in kinds.items()}
             w = pg.PlotWidget(axisItems=axes)
             w.setObjectName(name)
-            w.setMinimumSize(240, 170)
+            w.setMinimumSize(MIN_PLOT_WIDTH, 170)
             w.setTitle(title)
             if name in ("goodputVsGpusPlot", "goodputVsIntervalPlot"):
                 w.showGrid(x=False, y=True, alpha=0.15)
@@ -259,8 +261,10 @@ class PlotsPanel(QWidget):
             self._grid.setRowStretch(r, 1 if r < 6 // columns else 0)
 
     def resizeEvent(self, event) -> None:
-        # Three across when the panel is wide for its height, so each plot stays near 3:2.
-        self._arrange(3 if event.size().width() > 1.55 * event.size().height() else 2)
+        # Three across when the panel is wide for its height, so each plot stays near 3:2, and wide enough
+        # for three plots of their minimum width (titles and axes are cut below it).
+        w, h = event.size().width(), event.size().height()
+        self._arrange(3 if w > 1.55 * h and w >= 3 * (MIN_PLOT_WIDTH + 10) else 2)
         super().resizeEvent(event)
 
     def _components_resized(self) -> None:
@@ -386,7 +390,7 @@ class PlotsPanel(QWidget):
         brushes = [pg.mkBrush(HOURS_COLORS[k]) for k in HOURS_KEYS]
         self.time_bars = pg.BarGraphItem(x0=[0] * n, y=list(range(n)), height=0.7, width=[0] * n, brushes=brushes)
         p6.addItem(self.time_bars)
-        self.legends["timeBreakdownPlot"] = None
+        self._legend("timeBreakdownPlot", (-5, -5))  # for pinned scenarios (bottom right is free)
         self.time_labels = [
             pg.TextItem(anchor=(0, 0.5), color=pg.getConfigOption("foreground")) for _ in ALL_HOURS_KEYS
         ]
@@ -741,7 +745,7 @@ class PlotsPanel(QWidget):
                     pen=outline,
                 ),
             }
-            text = f"pinned: {fmt.clean(label, 24)}"
+            text = f"pinned {i + 1}: {fmt.clean(label, 24)}"
             for name, item in items.items():
                 self.plot(name).addItem(item)
                 legend = self.legends.get(name)

@@ -262,9 +262,17 @@ class SummaryStrip(QWidget):
         d = summarize(t.hours / 24.0)
         price = self.price.value()
         used = float(t.gpu_hours().mean())
-        self.train.value.setText(f"{d.mean:,.1f} days")
+        if d.p05 >= 1.0:
+            self.train.value.setText(f"{d.mean:,.1f} days")
+            spread = f"p05-p95 {d.p05:,.1f}-{d.p95:,.1f}; ideal {t.work_hours / 24:,.1f}"
+        else:  # under a day: hours or minutes, not "0.0 days"
+            self.train.value.setText(fmt.duration_hours(d.mean * 24.0))
+            spread = (
+                f"p05-p95 {fmt.duration_hours(d.p05 * 24.0)}-{fmt.duration_hours(d.p95 * 24.0)}; "
+                f"ideal {fmt.duration_hours(t.work_hours)}"
+            )
         self.train.detail.setText(
-            f"p05-p95 {d.p05:,.1f}-{d.p95:,.1f}; ideal {t.work_hours / 24:,.1f}\n"
+            f"{spread}\n"
             f"costs {fmt.money(used * price)}, of which lost {fmt.money((used - t.compute_gpu_hours) * price)}"
         )
 
