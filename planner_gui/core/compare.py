@@ -15,7 +15,7 @@ from .model import OPTIMAL, Scenario
 from .profiles import pieces
 from .rates import evidence_of
 
-__all__ = ["OUTPUTS", "comparison", "comparison_table", "input_differences", "profile_text"]
+__all__ = ["OUTPUTS", "comparison", "comparison_table", "input_differences", "profile_text", "show_value"]
 
 _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ("GPUs", lambda s: fmt.count(s.gpus)),
@@ -131,7 +131,8 @@ def comparison(
     }
 
 
-def _show(value: float | None, unit: str, signed: bool = False) -> str:
+def show_value(value: float | None, unit: str, signed: bool = False) -> str:
+    """A headline value (or, ``signed``, a difference) in its unit, as the comparison table shows it."""
     if value is None:
         return "-"
     sign = "+" if signed and value >= 0 else ""
@@ -152,9 +153,9 @@ def comparison_table(doc: dict[str, Any]) -> str:
     ]
     rows.append(("", ["-" * 10] * len(names)))
     for r in doc["outputs"]:
-        cells = [_show(r["values"][0], r["unit"])]
+        cells = [show_value(r["values"][0], r["unit"])]
         cells += [
-            f"{_show(v, r['unit'])} ({_show(d, r['unit'], signed=True)})"
+            f"{show_value(v, r['unit'])} ({show_value(d, r['unit'], signed=True)})"
             for v, d in zip(r["values"][1:], r["differences"][1:])
         ]
         rows.append((r["output"], cells))

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core import fmt
-from ..core.compare import comparison
+from ..core.compare import comparison, show_value
 from ..core.plan import PlanResult
 from ..core.sensitivity import DEFAULT_FACTOR, Effect, NoClosedForm, sensitivity
 from ..core.training import CostCurve, TimeToTrain
@@ -343,9 +343,9 @@ class PlanningPanel(QWidget):
         doc = comparison(list(labels), [r.main.scenario for r in results], [r.main.to_json_dict() for r in results])
         rows = [(r["input"], r["values"]) for r in doc["inputs"]]
         for r in doc["outputs"]:
-            values = [_cell(v, r["unit"]) for v in r["values"]]
+            values = [show_value(v, r["unit"]) for v in r["values"]]
             values = [values[0]] + [
-                f"{v} ({_cell(d, r['unit'], True)})" for v, d in zip(values[1:], r["differences"][1:])
+                f"{v} ({show_value(d, r['unit'], True)})" for v, d in zip(values[1:], r["differences"][1:])
             ]
             rows.append((r["output"], values))
         self.table.clear()
@@ -394,14 +394,3 @@ def _signed_days(days: float) -> str:
     if round(hours, 1) == 0:
         return "0 h"
     return f"{hours:+.1f} h"
-
-
-def _cell(value: float | None, unit: str, signed: bool = False) -> str:
-    if value is None:
-        return "-"
-    sign = "+" if signed and value >= 0 else ""
-    if unit == "$":
-        return f"{'-' if value < 0 else sign}${fmt.compact(abs(value))}"
-    if unit == "%":
-        return f"{value:+.2f} points" if signed else f"{value:.2f}%"
-    return f"{sign}{fmt.compact(value) if abs(value) >= 1e4 else f'{value:,.1f}'}{' ' + unit if unit else ''}"

@@ -9,8 +9,6 @@ indices runs off the window's thread.
 
 from __future__ import annotations
 
-import itertools
-import json
 import math
 import threading
 from collections.abc import Callable
@@ -33,9 +31,10 @@ from PySide6.QtWidgets import (
 
 from ..core import fmt
 from ..core.study.sobol import SobolIndices, sobol_indices
-from ..core.study.spec import Input, StudyError
+from ..core.study.spec import StudyError
 from ..core.study.store import StudyResults, read_results
-from ..core.study.summary import HEAT_BINS, MAX_LEVELS, Heatmap
+from ..core.study.summary import NO_INPUT, Heatmap
+from ..core.study.summary import heatmap as study_heatmap
 from .plot_items import PALETTE, Axis, brush, pen
 from .theme import mark_secondary
 
@@ -338,85 +337,6 @@ class _OutputTicks:
 
     def strings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         return tick_strings(values, self.form)
-
-
-#: "Up" when the study has a single input: the heatmap is one row.
-NO_INPUT = "(none)"
-
-
-def _value_label(v: float, integer: bool) -> str:
-    if integer and float(v).is_integer():
-        return fmt.count(v) if abs(v) < 10_000 else fmt.compact(v).replace(" ", "")
-    return fmt.compact(v).replace(" ", "") if abs(v) >= 1e4 else f"{v:.3g}"
-
-
-def _cells(res: StudyResults, name: str) -> tuple[np.ndarray, list[str], list[tuple[float, str]]]:
-    """Each scenario's cell along input ``name``, the cells' names, and the axis ticks.
-
-    The cells come from the study's description, not from the rows read, so a partial and a complete run
-    of one study have the same cells: a value per level (or grid point) when there are at most
-    :data:`MAX_LEVELS`, else :data:`HEAT_BINS` equal bins of the declared range (in the logarithm for a
-    log range), ticked at their edges (both ends included).
-    """
-    n = res.rows
-    if name == NO_INPUT:
-        return np.zeros(n, dtype=int), [""], []
-    spec = res.input_spec(name)
-    numeric = res.numeric(name)
-    if numeric is None:  # text: its levels in the study file's order, then any other value found
-        column = [str(v) for v in res.columns[name]]
-        levels = [v if isinstance(v, str) else json.dumps(v) for v in spec.get("levels", [])]
-        levels += sorted(set(column) - set(levels))
-        pos = {v: k for k, v in enumerate(levels)}
-        labels = [fmt.clean(v, 20) for v in levels]
-        return np.array([pos[v] for v in column], dtype=int), labels, [(k + 0.5, t) for k, t in enumerate(labels)]
-    integer = res.meta["columns"].get(name) == "int" or bool(spec.get("integer"))
-    declared: list[float] = []
-    if "levels" in spec:
-        declared = [float(v) for v in spec["levels"]]
-    elif spec.get("points") is not None and res.design == "grid":
-        inp = Input(
-            tuple(spec["path"]),
-            lo=spec["min"],
-            hi=spec["max"],
-            log=spec.get("scale") == "log",
-            points=int(spec["points"]),
-            integer=bool(spec.get("integer")),
-        )
-        declared = [float(v) for v in inp.grid_values()]
-    found = numeric[np.isfinite(numeric)]
-    if "min" not in spec and not declared:
-        declared = np.unique(found).tolist()
-    if declared:
-        values = np.unique(np.concatenate([np.asarray(declared, dtype=float), found]))
-        if values.size <= MAX_LEVELS:
-            labels = [_value_label(float(v), integer) for v in values]
-            idx = np.searchsorted(values, numeric).clip(0, values.size - 1)
-            return idx, labels, [(k + 0.5, t) for k, t in enumerate(labels)]
-    lo, hi = (float(spec["min"]), float(spec["max"])) if "min" in spec else (float(found.min()), float(found.max()))
-    log = spec.get("scale") == "log" and lo > 0
-    edges = np.geomspace(lo, hi, HEAT_BINS + 1) if log else np.linspace(lo, hi, HEAT_BINS + 1)
-    edges[0], edges[-1] = lo, hi
-    idx = np.clip(np.searchsorted(edges, numeric, side="right") - 1, 0, HEAT_BINS - 1)
-    ends = [_value_label(float(e), integer) for e in edges]
-    labels = [f"{a} to {b}" for a, b in itertools.pairwise(ends)]
-    return idx, labels, [(float(k), e) for k, e in enumerate(ends) if k % 2 == 0]
-
-
-def study_heatmap(res: StudyResults, x: str, y: str, output: str) -> Heatmap:
-    """The mean of ``output`` over the scenarios in each cell of inputs ``x`` and ``y`` (NaN: none)."""
-    out = res.numeric(output)
-    assert out is not None
-    xi, xl, xt = _cells(res, x)
-    yi, yl, yt = _cells(res, y)
-    ok = np.isfinite(out)
-    sums = np.zeros((len(yl), len(xl)))
-    counts = np.zeros((len(yl), len(xl)), dtype=np.int64)
-    np.add.at(sums, (yi[ok], xi[ok]), out[ok])
-    np.add.at(counts, (yi[ok], xi[ok]), 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        values = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-    return Heatmap(x, y, output, values, counts, xl, yl, xt, yt)
 
 
 def colour_range(values: np.ndarray, share: bool = False) -> tuple[float, float]:

@@ -14,12 +14,14 @@ from typing import Any
 import numpy as np
 
 from ..fmt import clean, compact
+from ..fmt import count as _count
 from .sobol import sobol_indices
-from .spec import StudyError
+from .spec import Input, StudyError
 from .store import StudyResults
 
 __all__ = [
     "DEFAULT_WHERE",
+    "NO_INPUT",
     "Condition",
     "Heatmap",
     "best_scenarios",
@@ -175,50 +177,82 @@ class Heatmap:
     y_ticks: Ticks
 
 
-def _label(v: Any) -> str:
-    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        return f"{int(v):,}" if abs(int(v)) < 10_000 else compact(float(v)).replace(" ", "")
-    if isinstance(v, float):
-        return compact(v).replace(" ", "") if abs(v) >= 1e4 else f"{v:.3g}"
-    return clean(str(v), 20)
-
-
-def _bins(results: StudyResults, name: str) -> tuple[np.ndarray, list[str], Ticks]:
-    """Each scenario's bin of input ``name``, the bins' labels, and the axis ticks: a value at the middle
-    of its cell, or a binned range's edges at the cells' borders."""
-    column = results.columns[name]
-    numeric = results.numeric(name)
-    spec = results.input_spec(name) if name in results.inputs else {}
-    if numeric is None:  # text: its levels in the study file's order
-        levels = [str(v) if isinstance(v, str) else json_text(v) for v in spec.get("levels", [])]
-        levels += sorted(set(column) - set(levels))
-        pos = {v: k for k, v in enumerate(levels)}
-        labels = [clean(v, 20) for v in levels]
-        return np.array([pos[v] for v in column]), labels, [(k + 0.5, t) for k, t in enumerate(labels)]
-    distinct = np.unique(numeric[np.isfinite(numeric)])
-    if distinct.size <= MAX_LEVELS:
-        labels = [_label(v.item()) for v in distinct]
-        return np.searchsorted(distinct, numeric), labels, [(k + 0.5, t) for k, t in enumerate(labels)]
-    lo, hi = float(distinct[0]), float(distinct[-1])
-    log = spec.get("scale") == "log" and lo > 0
-    edges = np.geomspace(lo, hi, HEAT_BINS + 1) if log else np.linspace(lo, hi, HEAT_BINS + 1)
-    idx = np.clip(np.searchsorted(edges, numeric, side="right") - 1, 0, HEAT_BINS - 1)
-    labels = [f"{_label(float(a))}-{_label(float(b))}" for a, b in itertools.pairwise(edges)]
-    return idx, labels, [(float(k), _label(float(e))) for k, e in enumerate(edges) if k % 2 == 0]
-
-
 def json_text(v: Any) -> str:
     return json.dumps(v)
 
 
-def heatmap(results: StudyResults, x: str, y: str, output: str = "goodput.mean") -> Heatmap:
-    """The heatmap of ``output`` over inputs ``x`` and ``y`` (each averaged over the other inputs)."""
+#: "Up" when the study has a single input: the heatmap is one row.
+NO_INPUT = "(none)"
+
+
+def _value_label(v: float, integer: bool) -> str:
+    if integer and float(v).is_integer():
+        return _count(v) if abs(v) < 10_000 else compact(v).replace(" ", "")
+    return compact(v).replace(" ", "") if abs(v) >= 1e4 else f"{v:.3g}"
+
+
+def _cells(res: StudyResults, name: str) -> tuple[np.ndarray, list[str], list[tuple[float, str]]]:
+    """Each scenario's cell along input ``name``, the cells' names, and the axis ticks.
+
+    The cells come from the study's description, not from the rows read, so a partial and a complete run
+    of one study have the same cells: a value per level (or grid point) when there are at most
+    :data:`MAX_LEVELS`, else :data:`HEAT_BINS` equal bins of the declared range (in the logarithm for a
+    log range), ticked at their edges (both ends included).
+    """
+    n = res.rows
+    if name == NO_INPUT:
+        return np.zeros(n, dtype=int), [""], []
+    spec = res.input_spec(name)
+    numeric = res.numeric(name)
+    if numeric is None:  # text: its levels in the study file's order, then any other value found
+        column = [str(v) for v in res.columns[name]]
+        levels = [v if isinstance(v, str) else json.dumps(v) for v in spec.get("levels", [])]
+        levels += sorted(set(column) - set(levels))
+        pos = {v: k for k, v in enumerate(levels)}
+        labels = [clean(v, 20) for v in levels]
+        return np.array([pos[v] for v in column], dtype=int), labels, [(k + 0.5, t) for k, t in enumerate(labels)]
+    integer = res.meta["columns"].get(name) == "int" or bool(spec.get("integer"))
+    declared: list[float] = []
+    if "levels" in spec:
+        declared = [float(v) for v in spec["levels"]]
+    elif spec.get("points") is not None and res.design == "grid":
+        inp = Input(
+            tuple(spec["path"]),
+            lo=spec["min"],
+            hi=spec["max"],
+            log=spec.get("scale") == "log",
+            points=int(spec["points"]),
+            integer=bool(spec.get("integer")),
+        )
+        declared = [float(v) for v in inp.grid_values()]
+    found = numeric[np.isfinite(numeric)]
+    if "min" not in spec and not declared:
+        declared = np.unique(found).tolist()
+    if declared:
+        values = np.unique(np.concatenate([np.asarray(declared, dtype=float), found]))
+        if values.size <= MAX_LEVELS:
+            labels = [_value_label(float(v), integer) for v in values]
+            idx = np.searchsorted(values, numeric).clip(0, values.size - 1)
+            return idx, labels, [(k + 0.5, t) for k, t in enumerate(labels)]
+    lo, hi = (float(spec["min"]), float(spec["max"])) if "min" in spec else (float(found.min()), float(found.max()))
+    log = spec.get("scale") == "log" and lo > 0
+    edges = np.geomspace(lo, hi, HEAT_BINS + 1) if log else np.linspace(lo, hi, HEAT_BINS + 1)
+    edges[0], edges[-1] = lo, hi
+    idx = np.clip(np.searchsorted(edges, numeric, side="right") - 1, 0, HEAT_BINS - 1)
+    ends = [_value_label(float(e), integer) for e in edges]
+    labels = [f"{a} to {b}" for a, b in itertools.pairwise(ends)]
+    return idx, labels, [(float(k), e) for k, e in enumerate(ends) if k % 2 == 0]
+
+
+def heatmap(res: StudyResults, x: str, y: str, output: str = "goodput.mean") -> Heatmap:
+    """The mean of ``output`` over the scenarios in each cell of inputs ``x`` and ``y`` (NaN: none); ``y`` may be
+    :data:`NO_INPUT` (one row)."""
     for name in (x, y):
-        if name not in results.inputs:
-            raise StudyError(f"'{clean(name, 60)}' is not an input of the study (inputs: {', '.join(results.inputs)})")
-    out = _numeric(results, output, "output")
-    xi, xl, xt = _bins(results, x)
-    yi, yl, yt = _bins(results, y)
+        if name not in res.inputs and name != NO_INPUT:
+            raise StudyError(f"'{clean(name, 60)}' is not an input of the study (inputs: {', '.join(res.inputs)})")
+    out = _numeric(res, output, "output")
+    xi, xl, xt = _cells(res, x)
+    yi, yl, yt = _cells(res, y)
     ok = np.isfinite(out)
     sums = np.zeros((len(yl), len(xl)))
     counts = np.zeros((len(yl), len(xl)), dtype=np.int64)
