@@ -672,7 +672,8 @@ class PlotsPanel(QWidget):
             f"every {duration_text(s.x[i])}: goodput {fmt.percent(s.goodput_mean[i])} "
             f"(p05-p95 {fmt.percent(s.goodput_p05[i])}-{fmt.percent(s.goodput_p95[i])} over "
             f"{fmt.count(s.trials[i])} trials)\n"
-            f"exact at {duration_text(fine[j])}: {fmt.percent(exact[j], 2)}"
+            f"exact at {duration_text(fine[j])}: "
+            + (fmt.percent(exact[j], 2) if math.isfinite(exact[j]) else "none (no closed form)")
         )
 
     def _describe_component(self, x: float, y: float) -> str:
