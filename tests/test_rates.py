@@ -28,6 +28,8 @@ from planner_gui.core.params import resolve
 from planner_gui.core.profiles import (
     burn_in_profile,
     expected_per_day,
+    geometric_edges,
+    mean_multiplier,
     pieces,
     power_law_profile,
     profile_from_fit,
@@ -286,6 +288,35 @@ def test_burn_in_follows_the_renewal_density_of_weibull_nodes():
     assert np.all(np.diff(pc.multipliers) < 0) and pc.multipliers[0] > 5
     late = burn_in_profile(0.7, 30.0, 3650.0)
     assert late[-1][1] == pytest.approx(1.0, abs=0.02)  # burnt in: the scenario's rates
+
+
+@pytest.mark.parametrize(("shape", "life", "days"), [(0.9, 0.001, 1.0), (0.3, 0.001, 1.0), (0.5, 0.01, 2.0)])
+def test_burn_in_with_lives_far_shorter_than_its_pieces_falls_to_the_steady_state(shape, life, days):
+    # Lives of minutes, pieces of hours: each piece holds the failures simulated renewals put in it.
+    edges = geometric_edges(days, 8)
+    rng = np.random.default_rng(5)
+    now, counts = np.zeros(10_000), np.zeros((10_000, len(edges) - 1))
+    while now.min() <= days:
+        now = now + life * rng.weibull(shape, now.size)
+        piece = np.searchsorted(edges, now, side="right") - 1
+        inside = piece < len(edges) - 1
+        np.add.at(counts, (np.nonzero(inside)[0], piece[inside]), 1.0)
+    mean_life = life * math.gamma(1 + 1 / shape)
+    pc = pieces(burn_in_profile(shape, life, days, count=8), days)
+    expected = pc.multipliers * np.diff(edges) / mean_life
+    se = counts.std(axis=0) / math.sqrt(len(counts))
+    assert np.all(np.abs(counts.mean(axis=0) - expected) <= Z * se)
+
+
+@pytest.mark.parametrize(("shape", "life"), [(0.9, 0.001), (0.5, 0.001), (0.5, 0.01), (0.3, 0.001), (0.7, 0.1)])
+def test_burn_in_over_many_lives_averages_to_the_renewal_theorems_limit(shape, life):
+    # M(t) -> t / mean + E[X^2] / (2 mean^2) - 1: the window's mean multiplier is 1 + mean c / days.
+    days = 54.0
+    mean_life = life * math.gamma(1 + 1 / shape)
+    c = math.gamma(1 + 2 / shape) / (2 * math.gamma(1 + 1 / shape) ** 2) - 1
+    profile = burn_in_profile(shape, life, days)
+    assert mean_multiplier(profile, days) == pytest.approx(1 + mean_life * c / days, abs=1e-3)
+    assert profile[-1][1] == pytest.approx(1.0, abs=1e-3)  # weeks of lives of minutes: burnt in
 
 
 def test_a_power_law_profile_averages_to_the_logs_rate():
