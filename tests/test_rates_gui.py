@@ -275,6 +275,36 @@ def test_import_shows_the_fit_and_uses_it_as_the_scenario(make_window, qtbot, sa
     assert win.dirty
 
 
+def test_an_edit_withdraws_the_fit_until_refitted_and_enter_never_uses_it(make_window, qtbot, sample_log):
+    from PySide6.QtCore import Qt
+
+    from planner_gui.core.incidents import fit_log
+
+    win = make_window()
+    base = win.scenario()
+    dlg = win.import_incident_log(sample_log)  # fitted first with the scenario's GPUs
+    qtbot.waitUntil(lambda: dlg.fit is not None, timeout=30_000)
+    assert dlg.fit.gpus == base.gpus
+    dlg.gpus.setValue(2048)  # the log's cluster
+    assert dlg.fit is None and not dlg.use_button.isEnabled() and "fitting again" in dlg.status.text()
+    qtbot.keyClick(dlg.gpus, Qt.Key.Key_Return)  # fits now; does not accept
+    assert dlg.isVisible() and dlg.result() == 0 and dlg.scenario is None
+    qtbot.waitUntil(lambda: dlg.fit is not None, timeout=30_000)
+    assert dlg.fit.gpus == 2048 and dlg.use_button.isEnabled()
+    dlg.end.setText("")
+    qtbot.keyClicks(dlg.end, "2030-01-01")  # typed: stale at once, refitted when typing stops
+    assert dlg.fit is None and not dlg.use_button.isEnabled()
+    qtbot.waitUntil(lambda: dlg.fit is not None, timeout=30_000)
+    want = fit_log(sample_log, 2048, None, dlg._window()[1])
+    assert dlg.fit.hours == want.hours and dlg.fit.gpus == 2048
+    qtbot.keyClick(dlg.end, Qt.Key.Key_Enter)
+    assert dlg.isVisible() and dlg.scenario is None
+    qtbot.waitUntil(lambda: dlg.fit is not None, timeout=30_000)
+    dlg.use_button.click()
+    qtbot.waitUntil(lambda: not dlg.isVisible(), timeout=5_000)
+    assert win.scenario() == want.scenario(base)
+
+
 def test_a_bad_log_gives_one_line_in_the_dialog_never_a_traceback(make_window, qtbot, tmp_path):
     win = make_window()
     cases = {

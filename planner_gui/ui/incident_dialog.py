@@ -15,7 +15,8 @@ import threading
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -100,7 +101,10 @@ class ImportIncidentDialog(QDialog):
         self.gpus.setRange(int(lo), int(hi))
         self.gpus.setGroupSeparatorShown(True)
         self.gpus.setValue(base.gpus)
-        self.gpus.setToolTip("GPUs in the cluster the log watched: each rate is its count over GPUs x the window")
+        self.gpus.setToolTip(
+            "GPUs in the cluster the log watched (not the cluster you plan): each rate is its count over these "
+            "GPUs x the window. Filled in with the scenario's GPUs; change it to the log's cluster size."
+        )
         self.start = QLineEdit()
         self.start.setObjectName("fitStartEdit")
         self.start.setPlaceholderText("the first incident (ISO 8601, e.g. 2025-01-06)")
@@ -112,7 +116,13 @@ class ImportIncidentDialog(QDialog):
                 "The window the log watched. Left empty: the first or last incident, which makes the window too "
                 "short and the rates high by about 2/(n-1) for n incidents."
             )
-        form.addRow("GPUs watched", self.gpus)
+        form.addRow("GPUs the log watched", self.gpus)
+        gpus_note = QLabel(
+            f"Must be the size of the cluster the log came from (filled in with this scenario's {base.gpus:,})."
+        )
+        gpus_note.setWordWrap(True)
+        mark_secondary(gpus_note)
+        form.addRow("", gpus_note)
         form.addRow("Window start", self.start)
         form.addRow("Window end", self.end)
         lay.addLayout(form)
@@ -121,6 +131,14 @@ class ImportIncidentDialog(QDialog):
         self.fit_button.setObjectName("fitButton")
         self.fit_button.setToolTip("Fit the log with these GPUs and window")
         self.fit_button.clicked.connect(self.start_fit)
+        # An edit makes the fit shown stale at once (it cannot be used) and fits again once typing stops.
+        self._refit = QTimer(self)
+        self._refit.setSingleShot(True)
+        self._refit.setInterval(500)
+        self._refit.timeout.connect(self.start_fit)
+        self.gpus.valueChanged.connect(self._edited)
+        self.start.textEdited.connect(self._edited)
+        self.end.textEdited.connect(self._edited)
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
         self.busy.setMaximumWidth(160)
@@ -164,6 +182,9 @@ class ImportIncidentDialog(QDialog):
         self.use_button.setObjectName("useFitButton")
         cancel = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         cancel.setObjectName("cancelFitButton")
+        for button in (self.use_button, cancel, self.fit_button):
+            button.setAutoDefault(False)  # Enter in a box fits again (keyPressEvent); it never accepts
+            button.setDefault(False)
         buttons.accepted.connect(self._use)
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
@@ -184,10 +205,29 @@ class ImportIncidentDialog(QDialog):
                 raise IncidentLogError(f"{what}: '{fmt.clean(text, 40)}' {exc}") from None
         return out[0], out[1]
 
+    def _edited(self, *_: object) -> None:
+        """The GPUs or the window changed: the fit shown no longer matches them, so it is withdrawn (and
+        "Use as scenario" disabled) until the new fit, which starts when typing pauses."""
+        self._run += 1  # a fit running for the old inputs is dropped when it ends
+        self.fit = None
+        self._show_fit(None)
+        self.status.setText("Inputs changed: fitting again...")
+        self.status.setStyleSheet("")
+        self._refit.start()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self._refit.stop()
+            self.start_fit()  # Enter fits with what the boxes say now; it never uses the fit
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
     def start_fit(self) -> None:
         """Fit the log in a worker thread; the dialog stays responsive and shows the outcome when it comes.
         One fit runs at a time: asked again meanwhile, the newest request runs when it ends (the older
         outcome is dropped), so two fits of a large log never compete for the processor."""
+        self._refit.stop()
         self._run += 1
         run, gpus = self._run, int(self.gpus.value())
         try:
