@@ -17,7 +17,7 @@ from planner_gui.core.incidents import generate_log, sample_components
 from planner_gui.core.inputs import Inputs
 from planner_gui.core.model import Scenario
 from planner_gui.core.profiles import burn_in_profile, expected_per_day, pieces
-from planner_gui.core.rates import RatePosterior
+from planner_gui.core.rates import RatePosterior, evidence_of
 from planner_gui.core.scenario_io import load_preset
 from planner_gui.ui.rates_panel import BURN_IN, CONSTANT, TABLE, RatesFromDataPanel
 from planner_gui.ui.rates_view import LABELS, per_day, rate_band
@@ -241,6 +241,38 @@ def test_summary_shares_are_the_jsons_and_half_and_half_at_the_evidences_own_exp
     win.controls.rates_from_data.uncertainty.setChecked(False)
     settle(qtbot, win)
     assert "spread" not in win.summary.interruptions.detail.text()
+
+
+def test_the_component_bars_are_the_expected_counts_with_the_profile_and_the_posterior(make_window, qtbot):
+    base = load_preset("llama3-405b").replace(gpus=100_000)
+    burn = burn_in_profile(0.7, 30.0, base.days)
+    win = make_window(base.replace(rate_profile=burn, rate_uncertainty=True), restore=False)
+    settle(qtbot, win)
+    res = win.last_result.main
+    sc = res.scenario
+    # By hand: (count + 1/2) / count x rate x GPUs x the profile's integral (its pieces' multipliers x hours).
+    integral = sum(m * (b - a) * 24.0 for (a, m), (b, _) in zip(burn, [*burn[1:], (sc.days, 0)]))
+    by = res.trials.by_component
+    shown = {r[0]: r for r in win.plots._comp_rows_shown}
+    checked = 0
+    for i, c in enumerate(sc.components):
+        if c.name not in shown:
+            continue
+        ev = evidence_of(c)
+        want = c.rate_per_gpu_hour * (ev.count + 0.5) / ev.count * sc.gpus * integral
+        assert shown[c.name][1] == pytest.approx(want, rel=1e-9), c.name
+        se = by[:, i].std(ddof=1) / math.sqrt(len(by))
+        assert abs(shown[c.name][2] - want) <= 4.0 * se, c.name  # the Monte Carlo's dot
+        checked += 1
+    assert checked >= 3
+    assert sum(win.plots.component_bars().values()) == pytest.approx(res.expected.unplanned, rel=1e-9)
+    win.inputs.update(rate_profile=((0.0, 0.0), (27.0, 1.0)), rate_uncertainty=False)  # none in the first half
+    settle(qtbot, win)
+    sc = win.last_result.main.scenario
+    bars = win.plots.component_bars()
+    for c in sc.components:
+        if c.name in bars:
+            assert bars[c.name] == pytest.approx(c.rate_per_gpu_hour * sc.gpus * (sc.days - 27.0) * 24.0, rel=1e-12)
 
 
 # -- importing an incident log ------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from scipy.special import gamma as gamma_fn
 from scipy.special import gammaincc
 
 from .model import Profile, Scenario
-from .rates import mean_job_rate
+from .rates import RatePosterior, mean_job_rate
 
 if TYPE_CHECKING:
     from .incidents import FitResult
@@ -49,6 +49,7 @@ __all__ = [
     "BURN_IN_PIECES",
     "Pieces",
     "burn_in_profile",
+    "expected_by_component",
     "expected_per_day",
     "geometric_edges",
     "is_flat",
@@ -123,6 +124,20 @@ def mean_multiplier(profile: Profile | None, days: float) -> float:
     """The window's average multiplier (expected interruptions relative to constant rates)."""
     p = pieces(profile, days)
     return p.integral() / p.hours
+
+
+def expected_by_component(scenario: Scenario) -> np.ndarray:
+    """Each component's expected unplanned interruptions over the window: its rate (the posterior mean
+    when rate uncertainty is on) x GPUs x the profile's integral over the window (hours with no profile).
+    They add up to the run's exact expectation."""
+    comps = scenario.components
+    if scenario.rate_uncertainty:
+        post = RatePosterior.of(comps)
+        rates = post.fixed + post.shapes * post.scales
+    else:
+        rates = np.array([c.rate_per_gpu_hour for c in comps], dtype=float)
+    out: np.ndarray = rates * scenario.gpus * pieces(scenario.rate_profile, scenario.days).integral()
+    return out
 
 
 def expected_per_day(scenario: Scenario, rate_per_hour: float | None = None) -> np.ndarray:

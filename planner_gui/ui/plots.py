@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 
 from ..core import fmt
 from ..core.plan import PlanResult
+from ..core.profiles import expected_by_component
 from ..core.results import HOURS_KEYS, SPARES_HOURS_KEYS
 from ..core.sweep import GUIDE_GPUS, SweepResult
 from .plot_items import (
@@ -502,11 +503,12 @@ class PlotsPanel(QWidget):
         return max(3, int(vb.height() // (line * 1.15)))
 
     def _show_components(self, res: PlanResult) -> None:
-        """Bars: each component's exact expected count; dots and whiskers: the Monte Carlo mean and
+        """Bars: each component's exact expected count (with the rate profile, at the posterior mean with
+        rate uncertainty); dots and whiskers: the Monte Carlo mean and
         p05-p95. As many of the largest as fit by name, the rest summed in one row."""
         comps = res.main.scenario.components
         by = res.main.trials.by_component
-        expected = np.array([c.rate_per_gpu_hour for c in comps]) * res.main.scenario.gpus * res.main.scenario.hours
+        expected = expected_by_component(res.main.scenario)  # with the profile and the posterior mean
         order = list(np.argsort(-expected, kind="stable"))
         self._comp_rows = fit = self._component_rows()
         named, rest = (order, []) if len(order) <= fit else (order[: fit - 1], order[fit - 1 :])
