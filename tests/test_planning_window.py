@@ -334,3 +334,22 @@ def test_a_run_shorter_than_a_day_reads_in_hours(make_window, qtbot):
     assert ttt.hours.mean() < 24
     assert win.summary.train.value.text().endswith(" h")
     assert "ideal 3.1 h" in win.summary.train.detail.text()  # 50,000 GPU-hours on 16,384 GPUs
+
+
+def test_a_scenario_without_failures_draws_without_warnings(make_window, qtbot):
+    """No unplanned interruptions at all (every rate 0, or a profile of 0): nothing to place on the log
+    axes, and no NaN reaches a plot item (pyqtgraph warns "All-NaN slice" computing its bounds)."""
+    import warnings
+
+    base = load_preset("llama3-405b").replace(trials=200)
+    for sc in (base.scale_rates(0.0), base.replace(rate_profile=((0.0, 0.0),))):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            win = make_window(sc, restore=False)
+            settle(qtbot, win)
+            for i in range(win.tabs.count()):
+                win.tabs.setCurrentIndex(i)
+                qtbot.wait(20)
+            win.grab()
+        assert not [w for w in caught if "NaN" in str(w.message)], [str(w.message) for w in caught]
+        assert win.last_result.main.trials.unplanned.sum() == 0

@@ -459,7 +459,9 @@ class PlotsPanel(QWidget):
             self.int_exact.setData(lx, _log_count(g.interruptions_expected))
             self.gp_band.set(lx, 100 * g.goodput_p05, 100 * g.goodput_mean, 100 * g.goodput_p95)
             self.gp_exact.setData(lx, 100 * g.goodput_expected)
-        self.int_marker.setData([math.log10(sc.gpus)], [_log_count(np.array([main.trials.unplanned.mean()]))[0]])
+        y = float(_log_count(np.array([main.trials.unplanned.mean()]))[0])
+        # No interruptions: no place on the log axis (a NaN spot would break the item's bounds).
+        self.int_marker.setData(*(([math.log10(sc.gpus)], [y]) if math.isfinite(y) else ([], [])))
         self.gp_marker.setData([math.log10(sc.gpus)], [100 * float(main.goodput.mean())])
         span = (float(lx[0]), float(max(lx[-1], math.log10(sc.gpus))))
         for name in ("interruptionsVsGpusPlot", "goodputVsGpusPlot"):
