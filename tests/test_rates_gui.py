@@ -402,3 +402,27 @@ def test_the_logs_trend_carried_on_is_the_power_law_from_the_logs_end(sample_log
     assert sum(
         m * (b - a) for (a, m), (b, _) in zip(sc.rate_profile, [*sc.rate_profile[1:], (base.days, 0)])
     ) / base.days == pytest.approx(((w + d) ** k - w**k) / (d * w ** (k - 1)), rel=1e-9)
+
+
+def test_no_spread_reads_as_none_not_zero_shares():
+    from planner_gui.ui.rates_view import variance_text
+
+    zero = {"variance_share_rates": 0.0, "variance_share_chance": 0.0}
+    some = {"variance_share_rates": 0.25, "variance_share_chance": 0.75}
+    lines = variance_text({"uncertainty": {"interruptions": zero, "goodput": some}})
+    assert lines is not None
+    assert lines[0] == "spread: none (every trial the same)"
+    assert lines[1].startswith("spread: 25") and "75" in lines[1]
+    assert variance_text({}) is None
+
+
+@pytest.mark.gui
+def test_time_between_interruptions_says_it_is_at_the_rates_as_set(make_window, qtbot):
+    from planner_gui.core.scenario_io import load_preset
+
+    win = make_window(load_preset("llama3-405b").replace(trials=200), restore=False)
+    settle(qtbot, win)
+    assert "rates as set" not in win.summary.every.detail.text()
+    win.inputs.update(rate_uncertainty=True)
+    settle(qtbot, win)
+    assert "at the rates as set" in win.summary.every.detail.text()

@@ -75,6 +75,8 @@ def variance_text(report: dict) -> tuple[str, str] | None:
         return None
 
     def line(part: dict) -> str:
+        if part["variance_share_rates"] + part["variance_share_chance"] == 0:  # e.g. no interruptions at all
+            return "spread: none (every trial the same)"
         return (
             f"spread: {fmt.percent(part['variance_share_rates'])} rates, "
             f"{fmt.percent(part['variance_share_chance'])} chance"

@@ -178,7 +178,12 @@ class SummaryStrip(QWidget):
             f"p05-p95 {fmt.count(it.p05)}-{fmt.count(it.p95)}; planned {m.trials.planned.mean():,.1f}"
         )
         self.every.value.setText(fmt.every(sc.cluster_mtbf_hours))
-        self.every.detail.setText(f"one GPU: {fmt.every(sc.gpu_mtbf_hours)}")
+        varying = sc.rate_profile is not None or sc.rate_uncertainty
+        # With a profile or rate uncertainty the run's rate differs from the rates as set: say which this is.
+        self.every.detail.setText(
+            f"one GPU: {fmt.every(sc.gpu_mtbf_hours)}"
+            + ("\nat the rates as set (before the profile or draws)" if varying else "")
+        )
         g = summarize(m.goodput)
         self.goodput.value.setText(fmt.percent(g.mean))
         self.goodput.detail.setText(
