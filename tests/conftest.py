@@ -54,6 +54,17 @@ def no_dialogs(monkeypatch):
         monkeypatch.setattr(QMessageBox, name, unexpected)
 
 
+@pytest.fixture(autouse=True)
+def _collect_on_the_main_thread():
+    """Windows turn automatic garbage collection off (planner_gui.ui.collector; their timer collects while the
+    event loop runs): collect after each test here, on the main thread, so later tests start clean."""
+    yield
+    import gc
+
+    if not gc.isenabled():
+        gc.collect()
+
+
 @pytest.fixture
 def make_window(qtbot, isolated_settings, no_dialogs):
     """Build main windows; each is closed at the end and its worker thread must have stopped."""

@@ -353,3 +353,28 @@ def test_a_scenario_without_failures_draws_without_warnings(make_window, qtbot):
             win.grab()
         assert not [w for w in caught if "NaN" in str(w.message)], [str(w.message) for w in caught]
         assert win.last_result.main.trials.unplanned.sum() == 0
+
+
+def test_garbage_is_collected_on_the_gui_thread_only(make_window, qtbot):
+    """A worker thread that collects garbage holding Qt objects deadlocks with the GUI thread (seen: an
+    incident-log fit hung a test run). With a window, automatic collection is off and a GUI-thread timer
+    collects cyclic garbage."""
+    import gc
+    import weakref
+
+    from PySide6.QtCore import QObject
+
+    win = make_window(restore=False)
+    assert not gc.isenabled()
+
+    class Cycle(QObject):
+        pass
+
+    obj = Cycle()
+    obj.me = obj  # a reference cycle through a Qt object: only the cyclic collector frees it
+    gone = weakref.ref(obj)
+    del obj
+    keep = [[] for _ in range(3 * gc.get_threshold()[0])]  # push generation 0 over its threshold
+    qtbot.waitUntil(lambda: gone() is None, timeout=10_000)
+    assert len(keep) > 0
+    assert win.isVisible()

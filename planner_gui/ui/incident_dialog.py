@@ -40,6 +40,7 @@ from ..core.incidents import LEVEL, ComponentFit, FitResult, IncidentLogError, f
 from ..core.model import Scenario
 from ..core.profiles import profile_from_fit
 from ..core.scenario_io import LIMITS, ScenarioError, validate
+from .collector import collect_on_gui_thread
 from .theme import mark_secondary
 from .widgets import SpinBox
 
@@ -76,6 +77,7 @@ class ImportIncidentDialog(QDialog):
 
     def __init__(self, parent: QWidget | None, path: str | Path, base: Scenario) -> None:
         super().__init__(parent)
+        collect_on_gui_thread()  # its worker thread must never run Qt destructors (see .collector)
         self.setObjectName("importIncidentDialog")
         self.setWindowTitle("Import incident log")
         self.resize(820, 620)

@@ -36,6 +36,7 @@ from ..core.inputs import COMPUTED_FIELDS, Inputs, describe_changes
 from ..core.model import Scenario
 from ..core.plan import FULL, PREVIEW, PlanResult
 from ..core.scenario_io import DEFAULT_PRESET, ScenarioError, load_preset, preset_titles, validate
+from .collector import collect_on_gui_thread
 from .compute import ComputeController
 from .controls import ControlsPanel
 from .docs import about_html, model_html
@@ -88,6 +89,7 @@ class MainWindow(FileWindow):
 
     def __init__(self, scenario: Scenario | None = None, *, restore: bool = True) -> None:
         super().__init__()
+        collect_on_gui_thread()  # worker threads must never run Qt destructors (see .collector)
         self.setObjectName("plannerMainWindow")
         self.setWindowIcon(app_icon())
         self.setMinimumSize(*MIN_SIZE)

@@ -23,6 +23,7 @@ from ..core.results import SimulationResult, simulate
 from ..core.spares import Spares
 from ..core.spares.exact import repair_quantile
 from ..core.spares.model import spares_params
+from .collector import collect_on_gui_thread
 from .plot_items import PALETTE
 
 __all__ = ["MODE_TRIALS", "SparesModesDialog", "mode_counts", "mode_scenario", "restart_vs_continue"]
@@ -80,6 +81,7 @@ class SparesModesDialog(QDialog):
 
     def __init__(self, scenario: Scenario, result: SimulationResult | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        collect_on_gui_thread()  # its worker thread must never run Qt destructors (see .collector)
         self.setWindowTitle("Repairs and Recovery Modes")
         self.setObjectName("sparesModesDialog")
         self.scenario = scenario

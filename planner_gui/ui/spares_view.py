@@ -33,6 +33,7 @@ from ..core.params import resolve
 from ..core.spares.exact import recommended_spares, repair_quantile
 from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, repair_hours_of, spares_params
 from ..core.spares.run import SizingResult, check_spares_fit, sizing, sizing_counts
+from .collector import collect_on_gui_thread
 
 __all__ = ["SparesDialog"]
 
@@ -52,6 +53,7 @@ class SparesDialog(QDialog):
 
     def __init__(self, scenario: Scenario, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        collect_on_gui_thread()  # its worker thread must never run Qt destructors (see .collector)
         self.setWindowTitle("Spare-Pool Sizing")
         self.setObjectName("sparesDialog")
         self.scenario = scenario

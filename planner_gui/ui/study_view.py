@@ -35,6 +35,7 @@ from ..core.study.spec import StudyError
 from ..core.study.store import StudyResults, read_results
 from ..core.study.summary import NO_INPUT, Heatmap
 from ..core.study.summary import heatmap as study_heatmap
+from .collector import collect_on_gui_thread
 from .plot_items import PALETTE, Axis, brush, pen
 from .theme import mark_secondary
 
@@ -73,6 +74,7 @@ class StudyView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
+        collect_on_gui_thread()  # its worker thread must never run Qt destructors (see .collector)
         self.setObjectName("studyView")
         self.setWindowTitle("Study results - planner-gui")
         self.resize(1100, 620)
