@@ -711,11 +711,8 @@ def _read_limited(path: str | os.PathLike[str]) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise ScenarioError(
-                f"is {kind_of(st.st_mode)}, not a scenario file"
-                if stat.S_ISDIR(st.st_mode)
-                else f"is {kind_of(st.st_mode)}, not a regular file; scenarios are read from files"
-            )
+            # Scenarios, rate profiles and study files all come through here: say what is wrong, not which.
+            raise ScenarioError(f"is {kind_of(st.st_mode)}, not a regular file")
         if st.st_size > MAX_FILE_BYTES:
             raise ScenarioError(f"file is {st.st_size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
         chunks, total = [], 0

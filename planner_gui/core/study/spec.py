@@ -181,7 +181,7 @@ def read_spec(path: str | Path) -> StudySpec:
     try:
         p, data = read_file(path)
     except ScenarioError as exc:
-        raise StudyError(str(exc).replace("not a scenario file", "not a study file")) from None
+        raise StudyError(str(exc)) from None
     if len(data) > MAX_SPEC_BYTES:
         raise StudyError(f"{clean(str(p), 120)}: file is {len(data):,} bytes; the limit is {MAX_SPEC_BYTES:,}")
     try:
