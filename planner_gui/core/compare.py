@@ -131,10 +131,11 @@ def comparison(
     }
 
 
-def show_value(value: float | None, unit: str, signed: bool = False) -> str:
-    """A headline value (or, ``signed``, a difference) in its unit, as the comparison table shows it."""
+def show_value(value: float | None, unit: str, signed: bool = False, missing: str = "-") -> str:
+    """A headline value (or, ``signed``, a difference) in its unit, as the comparison table shows it;
+    ``missing`` where there is none."""
     if value is None:
-        return "-"
+        return missing
     sign = "+" if signed and value >= 0 else ""
     if unit == "$":
         return f"{'-' if value < 0 else sign}${fmt.compact(abs(value))}"

@@ -12,7 +12,6 @@ import json
 import math
 import os
 import re
-import stat
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from .profiles import pieces
 from .rates import mean_job_rate
 from .spares.model import RECOVERY_MODES, Spares, component_scope
 from .specs import LIMITS, MAX_PROFILE_PIECES, MAX_TOTAL_EVENTS, MAX_TOTAL_PIECES
-from .userfiles import bad_path, kind_of, write_atomic
+from .userfiles import FileRefused, bad_path, read_limited, write_atomic
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -704,31 +703,6 @@ def _show_path(path: Any) -> str:
     return clean(text, 120) if text else "''"
 
 
-def _read_limited(path: str | os.PathLike[str]) -> bytes:
-    """At most ``MAX_FILE_BYTES + 1`` bytes of a regular file; never blocks on a FIFO or device."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            # Scenarios, rate profiles and study files all come through here: say what is wrong, not which.
-            raise ScenarioError(f"is {kind_of(st.st_mode)}, not a regular file")
-        if st.st_size > MAX_FILE_BYTES:
-            raise ScenarioError(f"file is {st.st_size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
-        chunks, total = [], 0
-        while total <= MAX_FILE_BYTES:
-            chunk = os.read(fd, MAX_FILE_BYTES + 1 - total)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > MAX_FILE_BYTES:
-            raise ScenarioError(f"file is more than {MAX_FILE_BYTES:,} bytes; the limit is {MAX_FILE_BYTES:,}")
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def read_file(path: str | os.PathLike[str]) -> tuple[Path, bytes]:
     """The path and bytes of a regular file of at most ``MAX_FILE_BYTES`` (never blocks on a FIFO or a
     device); every failure is a one-line :class:`ScenarioError` naming the file."""
@@ -737,8 +711,8 @@ def read_file(path: str | os.PathLike[str]) -> tuple[Path, bytes]:
         raise ScenarioError(f"{_show_path(path)}: cannot read ({why})")
     p = Path(os.fsdecode(os.fspath(path)))
     try:
-        return p, _read_limited(p)
-    except ScenarioError as exc:
+        return p, read_limited(p, MAX_FILE_BYTES)
+    except FileRefused as exc:
         raise ScenarioError(f"{clean(str(p), 120)}: {exc}") from None
     except OSError as exc:
         raise ScenarioError(f"{clean(str(p), 120)}: cannot read ({clean(exc.strerror or str(exc), 120)})") from None

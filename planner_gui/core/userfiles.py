@@ -15,7 +15,11 @@ from typing import Any
 
 from .fmt import clean
 
-__all__ = ["bad_path", "kind_of", "writable_target", "write_atomic"]
+__all__ = ["FileRefused", "bad_path", "kind_of", "read_limited", "writable_target", "write_atomic"]
+
+
+class FileRefused(ValueError):
+    """A file that is not read: not a regular file, or over the size limit (the message says which)."""
 
 
 def bad_path(path: Any) -> str | None:
@@ -134,3 +138,29 @@ def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
         pass
     finally:
         os.close(dfd)
+
+
+def read_limited(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes, reading at most ``limit + 1`` (a file that
+    grows while read is caught); never blocks on a FIFO or a device. Raises :class:`FileRefused` (a one-line
+    reason without the path) or OSError."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FileRefused(f"is {kind_of(st.st_mode)}, not a regular file")
+        if st.st_size > limit:
+            raise FileRefused(f"file is {st.st_size:,} bytes; the limit is {limit:,}")
+        chunks, total = [], 0
+        while total <= limit:
+            chunk = os.read(fd, limit + 1 - total)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > limit:
+            raise FileRefused(f"file is more than {limit:,} bytes; the limit is {limit:,}")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

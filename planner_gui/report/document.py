@@ -15,6 +15,7 @@ the printable width.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import math
 from collections.abc import Sequence
@@ -23,13 +24,13 @@ from typing import Any
 
 from .. import __version__
 from ..core import fmt
-from ..core.compare import comparison
+from ..core.compare import comparison, show_value
 from ..core.model import DEFAULT_NOTES, OPTIMAL, Scenario, Training
 from ..core.plan import PlanResult
 from ..core.sensitivity import DEFAULT_FACTOR, Effect, sensitivity
 from ..core.specs import SPECS
 from . import charts
-from .model_text import MODEL_HTML, defaults_html, sources_html
+from .model_text import DEFAULT_FIELDS, MODEL_HTML, defaults_html, sources_html
 
 __all__ = ["MAX_COMPARED", "SECTIONS", "render_report"]
 
@@ -232,21 +233,9 @@ def _show_input(field: str, v: Any) -> str:
     return str(v)
 
 
-_INPUT_FIELDS = (
-    "gpus",
-    "gpus_per_node",
-    "days",
-    "planned_per_day",
-    "components",
-    "checkpoint_interval_min",
-    "checkpoint_write_s",
-    "detect_min",
-    "restart_min",
-    "trials",
-    "seed",
-    "gpu_hour_cost_usd",
-)
-_TRAINING_FIELDS = ("train_flops", "peak_tflops", "mfu", "compute_gpu_hours")
+#: The inputs the report lists: the planner's inputs (the window's order) with the node size after the GPUs.
+_INPUT_FIELDS = ("gpus", "gpus_per_node", *DEFAULT_FIELDS[1:])
+_TRAINING_FIELDS = tuple(f.name for f in dataclasses.fields(Training))
 
 
 def _rates_text(sc: Scenario) -> str:
@@ -328,16 +317,8 @@ def components_html(sc: Scenario, d: dict[str, Any]) -> str:
 
 
 def _show(value: float | None, unit: str, signed: bool = False) -> str:
-    """An output of the comparison, as the compare command shows it."""
-    if value is None:
-        return "–"
-    sign = "+" if signed and value >= 0 else ""
-    if unit == "$":
-        return f"{'-' if value < 0 else sign}${fmt.compact(abs(value))}"
-    if unit == "%":
-        return f"{value:{'+' if signed else ''}.2f}{' points' if signed else '%'}"
-    text = fmt.compact(value) if abs(value) >= 1e4 else f"{value:,.1f}"
-    return f"{sign}{text}{' ' + unit if unit else ''}"
+    """An output of the comparison, as the compare command shows it (a dash where there is none)."""
+    return show_value(value, unit, signed, missing="\u2013")
 
 
 def comparison_html(doc: dict[str, Any], labels: Sequence[str]) -> str:

@@ -7,14 +7,13 @@ import functools
 import math
 import os
 import re
-import stat
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from ..fmt import clean
 from ..model import Component, llama3_components
 from ..scenario_io import MAX_COMPONENTS
-from ..userfiles import bad_path, kind_of
+from ..userfiles import FileRefused, bad_path, read_limited
 
 #: Confidence of every interval. A trend is reported when its two-sided p-value is below 1 - LEVEL, the
 #: test that matches the intervals (MIL-HDBK-189's p-value is below it exactly when the power-law shape's
@@ -146,31 +145,12 @@ def _read_bytes(path: str | os.PathLike[str]) -> bytes:
     if why is not None:
         raise IncidentLogError(f"cannot read the log ({why})")
     shown = clean(os.fsdecode(os.fspath(path)), 120)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     try:
-        fd = os.open(path, flags)
+        return read_limited(path, MAX_LOG_BYTES)
+    except FileRefused as exc:
+        raise IncidentLogError(f"{shown}: {exc}") from None
     except OSError as exc:
         raise IncidentLogError(f"{shown}: cannot read ({clean(exc.strerror or str(exc), 120)})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise IncidentLogError(f"{shown}: is {kind_of(st.st_mode)}, not an incident log file")
-        if st.st_size > MAX_LOG_BYTES:
-            raise IncidentLogError(f"{shown}: file is {st.st_size:,} bytes; the limit is {MAX_LOG_BYTES:,}")
-        chunks, total = [], 0
-        while total <= MAX_LOG_BYTES:
-            chunk = os.read(fd, MAX_LOG_BYTES + 1 - total)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    except OSError as exc:
-        raise IncidentLogError(f"{shown}: cannot read ({clean(exc.strerror or str(exc), 120)})") from None
-    finally:
-        os.close(fd)
-    if total > MAX_LOG_BYTES:  # it grew while we read it
-        raise IncidentLogError(f"{shown}: file is more than {MAX_LOG_BYTES:,} bytes; the limit is {MAX_LOG_BYTES:,}")
-    return b"".join(chunks)
 
 
 def _decode(data: bytes) -> str:
