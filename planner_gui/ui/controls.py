@@ -34,7 +34,7 @@ from .storage_controls import StorageBox
 from .theme import mark_secondary
 from .tiers_controls import TiersBox
 from .training_controls import TrainingBox
-from .widgets import SpinBox, ValueControl, nice_gpu_count, sig_text
+from .widgets import SpinBox, ValueControl, nice_gpu_count, sig_text, spec_control
 
 __all__ = ["MULT_RANGE", "ControlsPanel"]
 
@@ -142,17 +142,7 @@ class ControlsPanel(QScrollArea):
     def _value(self, lay: QVBoxLayout, field: str, object_name: str, **kwargs: Any) -> ValueControl:
         """A control bound to a scenario field: label, unit, ranges and tooltip from its :data:`SPECS` entry."""
         spec = SPECS[field]
-        assert spec.slider is not None
-        control = ValueControl(
-            spec.label,
-            spec.unit,
-            slider_range=spec.slider,
-            value_range=(spec.lo, spec.hi),
-            decimals=spec.decimals,
-            object_name=object_name,
-            tooltip=f"{spec.help} {spec.note}".strip(),
-            **kwargs,
-        )
+        control = spec_control(field, object_name, **kwargs)
         convert = int if spec.integer else float
         control.edited.connect(lambda v: self.inputs.update(**{field: convert(round(v) if spec.integer else v)}))
         control.dragFinished.connect(self.dragFinished)

@@ -22,28 +22,13 @@ from ..core.results import SimulationResult
 from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, component_scope, repair_hours_of
 from ..core.specs import SPECS
 from .theme import mark_secondary
-from .widgets import ComboBox, SpinBox, ValueControl
+from .widgets import ComboBox, SpinBox, ValueControl, spec_control
 
 __all__ = ["DEFAULT_POOL", "SparesBox", "spares_cost_text", "spares_hours_text"]
 
 #: The pool a finite pool starts with: BLOOM's share (4 of 52 nodes, 7.7 %) would be far more than the 99 %
 #: pool at scale, so the box starts from 1 % of the job's nodes, at least 1.
 DEFAULT_POOL = 0.01
-
-
-def _spec_control(field: str, object_name: str, **kwargs: Any) -> ValueControl:
-    spec = SPECS[field]
-    assert spec.slider is not None
-    return ValueControl(
-        spec.label,
-        spec.unit,
-        slider_range=spec.slider,
-        value_range=(spec.lo, spec.hi),
-        decimals=spec.decimals,
-        object_name=object_name,
-        tooltip=f"{spec.help} {spec.note}".strip(),
-        **kwargs,
-    )
 
 
 def node_categories(sc: Scenario) -> tuple[str, ...]:
@@ -72,9 +57,9 @@ class SparesBox(QGroupBox):
         )
         self.finite.toggled.connect(self._finite_toggled)
         lay.addWidget(self.finite)
-        self.pool = _spec_control("spare_nodes", "spareNodesSlider")
+        self.pool = spec_control("spare_nodes", "spareNodesSlider")
         self.pool.edited.connect(lambda v: self._set(spare_nodes=round(v)))
-        self.swap = _spec_control("swap_min", "swapSlider")
+        self.swap = spec_control("swap_min", "swapSlider")
         self.swap.edited.connect(lambda v: self._set(swap_min=float(v)))
         self.mode = ComboBox()
         self.mode.setObjectName("recoveryModeCombo")
@@ -88,9 +73,9 @@ class SparesBox(QGroupBox):
         row = QHBoxLayout()
         row.addWidget(QLabel("Recovery"))
         row.addWidget(self.mode, 1)
-        self.replica = _spec_control("replica_gpus", "replicaGpusSlider")
+        self.replica = spec_control("replica_gpus", "replicaGpusSlider")
         self.replica.edited.connect(self._replica_edited)
-        self.stall = _spec_control("continue_stall_min", "continueStallSlider")
+        self.stall = spec_control("continue_stall_min", "continueStallSlider")
         self.stall.edited.connect(lambda v: self._set(continue_stall_min=float(v)))
         self.lost = SpinBox()
         self.lost.setObjectName("maxReplicasLostSpin")

@@ -18,7 +18,7 @@ from ..core.inputs import Inputs
 from ..core.model import Storage
 from ..core.specs import SPECS
 from .theme import mark_secondary
-from .widgets import ValueControl
+from .widgets import ValueControl, spec_control
 
 __all__ = ["DEFAULT_STORAGE_GB_S", "StorageBox"]
 
@@ -44,25 +44,10 @@ class StorageBox(QGroupBox):
         )
         self.enabled.toggled.connect(self._toggled)
         lay.addWidget(self.enabled)
-        per_gpu, bandwidth = SPECS["checkpoint_gb_per_gpu"], SPECS["storage_gb_s"]
-        self.per_gpu = ValueControl(
-            per_gpu.label,
-            per_gpu.unit,
-            slider_range=(0.001, 100.0),
-            value_range=(per_gpu.lo, per_gpu.hi),
-            decimals=3,
-            object_name="checkpointGbPerGpuSlider",
-            tooltip=f"{per_gpu.help} {per_gpu.note}".strip(),
+        self.per_gpu = spec_control(
+            "checkpoint_gb_per_gpu", "checkpointGbPerGpuSlider", slider=(0.001, 100.0), decimals=3
         )
-        self.bandwidth = ValueControl(
-            bandwidth.label,
-            bandwidth.unit,
-            slider_range=(10.0, 100_000.0),
-            value_range=(bandwidth.lo, bandwidth.hi),
-            decimals=1,
-            object_name="storageGbPerSecondSlider",
-            tooltip=f"{bandwidth.help} {bandwidth.note}".strip(),
-        )
+        self.bandwidth = spec_control("storage_gb_s", "storageGbPerSecondSlider", slider=(10.0, 100_000.0), decimals=1)
         self.per_gpu.edited.connect(lambda v: self._set(checkpoint_gb_per_gpu=v))
         self.bandwidth.edited.connect(lambda v: self._set(storage_gb_s=v))
         for control in self.controls:

@@ -29,7 +29,7 @@ from ..core.tiers.model import DEFAULT_SCOPES, restoring_tier, scope_of
 from ..core.tiers.run import plan_tiers
 from .plot_items import duration_text
 from .theme import mark_secondary
-from .widgets import ComboBox, SpinBox, ValueControl
+from .widgets import ComboBox, SpinBox, ValueControl, spec_control
 
 __all__ = ["PLACEMENT_TEXT", "TiersBox"]
 
@@ -137,16 +137,7 @@ class TiersBox(QGroupBox):
     # -- construction ----------------------------------------------------------------------------
     def _value(self, field: str, object_name: str) -> ValueControl:
         spec = SPECS[field]
-        assert spec.slider is not None
-        control = ValueControl(
-            _LABELS[field],
-            spec.unit,
-            slider_range=spec.slider,
-            value_range=(spec.lo, spec.hi),
-            decimals=spec.decimals,
-            object_name=object_name,
-            tooltip=f"{spec.label}: {spec.help}",
-        )
+        control = spec_control(field, object_name, label=_LABELS[field], tooltip=f"{spec.label}: {spec.help}")
         control.edited.connect(lambda v: self.inputs.set_tiers(**{field: float(v)}))
         control.dragFinished.connect(self.dragFinished)
         self.values[field] = control

@@ -16,9 +16,8 @@ from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLa
 from ..core import fmt
 from ..core.inputs import Inputs
 from ..core.model import Training
-from ..core.specs import SPECS
 from .theme import mark_secondary
-from .widgets import ComboBox, ValueControl
+from .widgets import ComboBox, ValueControl, spec_control
 
 __all__ = ["FLOPS_UNIT", "GPU_HOURS_UNIT", "TrainingBox"]
 
@@ -54,42 +53,23 @@ class TrainingBox(QGroupBox):
         self.mode.currentIndexChanged.connect(self._mode_changed)
         row.addWidget(self.mode, 1)
         lay.addLayout(row)
-        flops, peak, mfu, hours = (SPECS[k] for k in ("train_flops", "peak_tflops", "mfu", "compute_gpu_hours"))
-        self.flops = ValueControl(
-            flops.label,
-            "x1e24 FLOPs",
-            slider_range=(0.1, 10_000.0),
-            value_range=(flops.lo / FLOPS_UNIT, flops.hi / FLOPS_UNIT),
+        self.flops = spec_control(
+            "train_flops",
+            "trainFlopsSlider",
+            unit="x1e24 FLOPs",
+            factor=1 / FLOPS_UNIT,
+            slider=(0.1, 10_000.0),
             decimals=3,
-            object_name="trainFlopsSlider",
-            tooltip=f"{flops.help} {flops.note}".strip(),
         )
-        self.peak = ValueControl(
-            peak.label,
-            peak.unit,
-            slider_range=(10.0, 10_000.0),
-            value_range=(peak.lo, peak.hi),
-            decimals=0,
-            object_name="peakTflopsSlider",
-            tooltip=f"{peak.help} {peak.note}".strip(),
-        )
-        self.mfu = ValueControl(
-            mfu.label,
-            "%",
-            slider_range=(5.0, 100.0),
-            value_range=(100 * mfu.lo, 100 * mfu.hi),
-            decimals=1,
-            object_name="mfuSlider",
-            tooltip=f"{mfu.help} {mfu.note}".strip(),
-        )
-        self.hours = ValueControl(
-            hours.label,
-            "M GPU-h",
-            slider_range=(0.01, 10_000.0),
-            value_range=(hours.lo / GPU_HOURS_UNIT, hours.hi / GPU_HOURS_UNIT),
+        self.peak = spec_control("peak_tflops", "peakTflopsSlider", slider=(10.0, 10_000.0), decimals=0)
+        self.mfu = spec_control("mfu", "mfuSlider", unit="%", factor=100.0, slider=(5.0, 100.0), decimals=1)
+        self.hours = spec_control(
+            "compute_gpu_hours",
+            "computeGpuHoursSlider",
+            unit="M GPU-h",
+            factor=1 / GPU_HOURS_UNIT,
+            slider=(0.01, 10_000.0),
             decimals=3,
-            object_name="computeGpuHoursSlider",
-            tooltip=f"{hours.help} {hours.note}".strip(),
         )
         self.flops.edited.connect(lambda v: self._set(train_flops=v * FLOPS_UNIT))
         self.peak.edited.connect(lambda v: self._set(peak_tflops=v))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QWheelEvent
@@ -19,6 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.specs import SPECS
+
 __all__ = [
     "ComboBox",
     "DoubleSpinBox",
@@ -28,6 +30,7 @@ __all__ = [
     "nice_gpu_count",
     "sig_text",
     "significant",
+    "spec_control",
 ]
 
 
@@ -227,3 +230,33 @@ class ValueControl(QWidget):
             self._syncing = False
         self._value = float(value)
         self.edited.emit(self._value)
+
+
+def spec_control(
+    field: str,
+    object_name: str,
+    *,
+    label: str | None = None,
+    unit: str | None = None,
+    factor: float = 1.0,
+    slider: tuple[float, float] | None = None,
+    decimals: int | None = None,
+    tooltip: str | None = None,
+    **kwargs: Any,
+) -> ValueControl:
+    """A :class:`ValueControl` for an input of the spec table (:data:`planner_gui.core.specs.SPECS`): its
+    label, unit, limits, slider range, decimals and help, each replaceable. The control shows the input times
+    ``factor`` (e.g. 100 for a share shown in %), so its limits are the spec's times ``factor``."""
+    spec = SPECS[field]
+    span = slider if slider is not None else spec.slider
+    assert span is not None, f"{field} has no slider range"
+    return ValueControl(
+        spec.label if label is None else label,
+        spec.unit if unit is None else unit,
+        slider_range=span,
+        value_range=(spec.lo * factor, spec.hi * factor),
+        decimals=spec.decimals if decimals is None else decimals,
+        object_name=object_name,
+        tooltip=f"{spec.help} {spec.note}".strip() if tooltip is None else tooltip,
+        **kwargs,
+    )
