@@ -328,3 +328,12 @@ def test_the_training_section_round_trips_and_is_validated():
         bad["training"].update(change)
         with pytest.raises(ScenarioError, match=message.replace("(", r"\(").replace(".", r"\.")):
             loads(json.dumps(bad))
+
+
+def test_huge_limits_read_as_written_not_as_float_digits():
+    from planner_gui.core.scenario_io import ScenarioError, check_number
+
+    with pytest.raises(ScenarioError, match=r"from 1e\+15 to 1e\+30 \(got -1\)"):
+        check_number("training.train_flops", -1.0)
+    with pytest.raises(ScenarioError, match=r"from 1 to 10,000,000"):
+        check_number("gpus", 0)

@@ -127,7 +127,9 @@ class ScenarioError(ValueError):
 
 
 def _fmt_bound(v: float) -> str:
-    return f"{int(v):,}" if float(v).is_integer() else f"{v:g}"
+    """A limit for a message: whole numbers with separators up to 10^15 (beyond, a float's integer digits are
+    noise: 1e30 would read 1,000,000,000,000,000,019,884,624,838,656), else as written."""
+    return f"{int(v):,}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:g}"
 
 
 def check_number(field: str, value: Any) -> float | int:
