@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from typing import Any
 
 from ..core import fmt
@@ -14,7 +13,6 @@ from ..core.params import resolve
 from ..core.profiles import pieces
 from ..core.results import SimulationResult, simulate
 from ..core.scenario_io import (
-    ScenarioError,
     save,
 )
 from ..core.sweep import (
@@ -27,8 +25,7 @@ from ..core.sweep import (
     sweep_interval,
 )
 from ..core.training import SECONDS_PER_SPACING, TimeToTrain, check_training_size, training_events, work_hours
-from ..core.userfiles import write_atomic
-from .flags import TRAINING_FLAGS, Progress, UsageError, check_output, scenario_from_args
+from .flags import TRAINING_FLAGS, Progress, UsageError, check_output, scenario_from_args, write_output
 
 
 def _minutes(m: float) -> str:
@@ -226,17 +223,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             res = sweep_gpus(sc, xs, progress=progress)
         else:
             res = sweep_interval(sc, xs, progress=progress)
-    text = res.to_csv()
-    if args.output is not None:
-        try:
-            write_atomic(args.output, text)
-        except OSError as exc:
-            raise ScenarioError(
-                f"{fmt.clean(args.output, 120)}: cannot write ({fmt.clean(exc.strerror or str(exc), 160)})"
-            ) from None
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+    write_output(args.output, res.to_csv())
     return 0
 
 

@@ -36,7 +36,7 @@ from ..core.scenario_io import (
 from ..core.sweep import (
     Cost,
 )
-from ..core.userfiles import writable_target
+from ..core.userfiles import writable_target, write_atomic
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -615,6 +615,20 @@ class Progress:
 
 
 # -- commands -------------------------------------------------------------------------------------------
+
+
+def write_output(path: str | None, text: str) -> None:
+    """Write a command's output: atomically to ``path`` (one line on failure), or to standard output."""
+    if path is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise ScenarioError(
+            f"{fmt.clean(path, 120)}: cannot write ({fmt.clean(exc.strerror or str(exc), 160)})"
+        ) from None
 
 
 def check_output(path: str, flag: str) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from ..core import fmt
@@ -21,8 +20,7 @@ from ..core.spares.run import (
     sizing_counts,
 )
 from ..core.sweep import Cost
-from ..core.userfiles import write_atomic
-from .flags import Progress, UsageError, check_output, integer_arg, number_arg, scenario_from_args
+from .flags import Progress, UsageError, check_output, integer_arg, number_arg, scenario_from_args, write_output
 
 __all__ = [
     "add_spares_flags",
@@ -291,15 +289,5 @@ def cmd_sweep_spares(args: argparse.Namespace) -> int:
             res = sizing(sc, sp, counts, progress=progress)
         except ValueError as exc:
             raise UsageError(_with_flag(str(exc))) from None
-    text = res.to_csv()
-    if args.output is not None:
-        try:
-            write_atomic(args.output, text)
-        except OSError as exc:
-            raise ScenarioError(
-                f"{fmt.clean(args.output, 120)}: cannot write ({fmt.clean(exc.strerror or str(exc), 160)})"
-            ) from None
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+    write_output(args.output, res.to_csv())
     return 0
