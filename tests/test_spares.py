@@ -12,6 +12,7 @@ import pytest
 from planner_gui.core.exact import time_fractions
 from planner_gui.core.model import Scenario
 from planner_gui.core.spares import HOURS_KEYS, Spares, simulate_spares, spares_params
+from planner_gui.core.spares.engine import simulate_spares_intervals, simulate_spares_many
 from planner_gui.core.spares.exact import nodes_in_repair_pmf, p_no_spare, recommended_spares, repair_quantile
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -140,6 +141,39 @@ def test_engine_agrees_with_the_reference_quick():
     rs = ref.simulate(ref.model_of(p), 200, 5, warm=40.0)
     for key in ("useful", "waiting_for_spares", "recovery"):
         assert abs(_z(e.hours[key], np.array([r.hours[key] for r in rs]))) < Z, key
+
+
+def test_runs_stepped_together_give_each_runs_own_numbers():
+    """A sweep's points step in one loop; each point's trials are those it gives alone, number for number."""
+    sc = Scenario(gpus=8192, days=2.0).scale_rates(8.0)
+    p1 = spares_params(sc, CASES["few spares"], 30.0)
+    p2 = spares_params(sc.replace(gpus=4096), CASES["continue"], 12.0)
+    together = simulate_spares_many([(p1, 37, 1), (p2, 230, 2), (p1, 5, 3)])
+    for (p, trials, seed), t in zip([(p1, 37, 1), (p2, 230, 2), (p1, 5, 3)], together):
+        alone = simulate_spares(p, trials, seed)
+        for key in HOURS_KEYS:
+            np.testing.assert_array_equal(t.hours[key], alone.hours[key])
+        np.testing.assert_array_equal(t.unplanned, alone.unplanned)
+        np.testing.assert_array_equal(t.no_spare, alone.no_spare)
+        np.testing.assert_array_equal(t.repair_hist, alone.repair_hist)
+
+
+@pytest.mark.parametrize("name", ["few spares", "continue"])
+def test_intervals_on_one_draw_agree_with_runs_of_their_own(name):
+    """The interval sweep steps one draw at every interval; each interval agrees with a run of its own
+    (different draws: within sampling error), and the pool's figures are the same at every interval."""
+    sc = Scenario(gpus=8192, days=2.0, detect_min=10, restart_min=10).scale_rates(8.0)
+    minutes = (3.0, 30.0, 240.0)
+    ps = [spares_params(sc, CASES[name], m) for m in minutes]
+    shared = simulate_spares_intervals(ps[0], [p.tau for p in ps], 1500, 4)
+    for p, t in zip(ps, shared):
+        alone = simulate_spares(p, 1500, 5)
+        for key in ("useful", "checkpoint", "lost_work", "recovery", "waiting_for_spares", "reduced_throughput"):
+            assert abs(_z(t.hours[key], alone.hours[key])) < Z, (p.tau, key)
+        np.testing.assert_array_equal(t.unplanned, shared[0].unplanned)
+        np.testing.assert_array_equal(t.hours["recovery"], shared[0].hours["recovery"])
+    # The intervals differ where they should: more checkpoint writes at the shortest.
+    assert shared[0].hours["checkpoint"].mean() > 2 * shared[2].hours["checkpoint"].mean()
 
 
 def test_continue_with_free_replica_loss_is_todays_restart_stream():

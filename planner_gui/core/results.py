@@ -305,11 +305,47 @@ def _simulate_spares(
 ) -> SimulationResult:
     """The spares engine's run of a scenario with a finite pool, a swap time or continue mode (docs/spares.md).
     Today's exact expectations do not hold there: :attr:`Expected.fractions` is None."""
-    from .spares.run import run_spares
+    return simulate_spares_scenarios([scenario], progress=progress, should_stop=should_stop)[0]
+
+
+def simulate_spares_scenarios(
+    scenarios: list[Scenario],
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[SimulationResult]:
+    """:func:`simulate` of scenarios with spares (:attr:`.model.Scenario.uses_spares`), simulated together
+    (:func:`.spares.run.run_spares_many`): a sweep's points cost about one run's stepping. Each result is
+    the one its scenario gives alone."""
+    from .spares.run import run_spares_many
+
+    pairs = []
+    for sc in scenarios:
+        assert sc.spares is not None
+        pairs.append((sc, sc.spares))
+    runs = run_spares_many(pairs, progress=progress, should_stop=should_stop)
+    return [_spares_result(sc, run) for sc, run in zip(scenarios, runs)]
+
+
+def simulate_spares_intervals(
+    scenario: Scenario,
+    intervals_min: np.ndarray,
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[SimulationResult]:
+    """:func:`simulate` of a scenario with spares at each checkpoint interval (minutes), on the same draws
+    (:func:`.spares.run.run_spares_intervals`)."""
+    from .spares.run import run_spares_intervals
 
     assert scenario.spares is not None
+    runs = run_spares_intervals(scenario, scenario.spares, intervals_min, progress=progress, should_stop=should_stop)
+    return [_spares_result(scenario.replace(checkpoint_interval_min=r.interval_min), r) for r in runs]
+
+
+def _spares_result(scenario: Scenario, run: SparesRun) -> SimulationResult:
+    optimal = optimal_intervals(scenario)
     params, interval = resolve(scenario, optimal)
-    run = run_spares(scenario, scenario.spares, progress=progress, should_stop=should_stop)
     t = run.trials
     h = t.hours
     by_class = t.by_class if t.by_class is not None else np.zeros((len(t.unplanned), len(scenario.components)))

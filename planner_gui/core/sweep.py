@@ -22,7 +22,13 @@ from .model import Scenario
 from .params import Params, resolve
 from .profiles import mean_multiplier, pieces
 from .rates import mean_job_rate
-from .results import expected_for_scenario, simulate, summarize
+from .results import (
+    expected_for_scenario,
+    simulate,
+    simulate_spares_intervals,
+    simulate_spares_scenarios,
+    summarize,
+)
 from .scenario_io import ScenarioError
 from .specs import GPU_RANGE, MAX_TOTAL_EVENTS
 from .tiers.run import plan_tiers
@@ -421,12 +427,23 @@ def _tier_sweep(
     """A sweep of a scenario with a recovery strategy: the two-tier engine run at each point (docs/tiers.md);
     or with spares, the spares engine (docs/spares.md). Over intervals, the interval varied is the fast one
     when the fast tier is on."""
-    summaries = []
-    for i, x in enumerate(xs):
+    points = []
+    for x in xs:
         sc = _at_gpus(scenario, int(x)) if variable == "gpus" else _at_interval(scenario, float(x))
         if (sc.uses_spares or sc.uses_tiers) and max_events_per_point is not None:
             sc = sc.replace(trials=_spares_trials(sc, max_events_per_point))
-        res = simulate(sc, progress=_part(progress, i / len(xs), (i + 1) / len(xs)), should_stop=should_stop)
+        points.append(sc)
+    if scenario.uses_spares and variable != "gpus":  # one draw, stepped at every interval at once
+        results = simulate_spares_intervals(scenario, xs, progress=progress, should_stop=should_stop)
+    elif all(sc.uses_spares for sc in points):  # all points step together
+        results = simulate_spares_scenarios(points, progress=progress, should_stop=should_stop)
+    else:
+        results = [
+            simulate(sc, progress=_part(progress, i / len(xs), (i + 1) / len(xs)), should_stop=should_stop)
+            for i, sc in enumerate(points)
+        ]
+    summaries = []
+    for res in results:
         n, g = summarize(res.trials.unplanned), summarize(res.goodput)
         summaries.append(
             {

@@ -30,15 +30,24 @@ that work done inside the window is counted as useful or lost by what happens to
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .model import SparesParams
 
-__all__ = ["HOURS_KEYS", "SparesTrials", "simulate_spares", "warm_hours"]
+__all__ = [
+    "HOURS_KEYS",
+    "SparesTrials",
+    "simulate_spares",
+    "simulate_spares_intervals",
+    "simulate_spares_many",
+    "warm_hours",
+]
 
 #: Where the hours go: today's five keys, then the two this model adds.
 HOURS_KEYS = (
@@ -181,16 +190,31 @@ def _compact(keep: np.ndarray, *arrays: np.ndarray, fill: tuple[float, ...]) -> 
     return out
 
 
-def _sorted(times: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:
-    """Every lane's points in time order (ties in their given order), and the other arrays alike."""
-    order = np.argsort(times, axis=1, kind="stable")
+def _sorted(times: np.ndarray, *arrays: np.ndarray, ties: bool) -> list[np.ndarray]:
+    """Every lane's points in time order, and the other arrays alike. With ``ties`` (points that can fall
+    at the same moment and must then stay in their given order) the sort is stable; else the faster
+    unstable sort gives the same order, since distinct points coincide with probability zero."""
+    order = np.argsort(times, axis=1, kind="stable" if ties else None)
     flat = (order + (np.arange(times.shape[0]) * times.shape[1])[:, None]).ravel()
     return [a.ravel()[flat].reshape(a.shape) for a in (times, *arrays)]
 
 
 @dataclass
-class _Block:
-    hours: dict[str, np.ndarray]
+class _Stream:
+    """One block of lanes: the points that change something for the job (every lane's, in time order,
+    padded with ``_PAD``), each lane's state at the stretch's start, and what the block yields without
+    stepping the job (counts, nodes in repair)."""
+
+    p: SparesParams
+    start: float  # where the stretch starts (hours; the window starts at 0)
+    times: np.ndarray
+    types: np.ndarray
+    cap: np.ndarray
+    blocked: np.ndarray
+    swapped: np.ndarray
+    blocked0: np.ndarray
+    cap0: np.ndarray
+    phase_u: np.ndarray  # uniform: the job's position in its checkpoint cycle at the start, as a fraction
     unplanned: np.ndarray
     planned: np.ndarray
     node_failures: np.ndarray
@@ -199,6 +223,16 @@ class _Block:
     hist: np.ndarray
     by_class: np.ndarray
     over_time: np.ndarray
+
+    @property
+    def lanes(self) -> int:
+        return len(self.phase_u)
+
+    def release(self) -> None:
+        """Drop the points once stepped (the block's other results stay)."""
+        empty = np.empty((self.lanes, 0))
+        self.times = self.cap = empty
+        self.types = self.blocked = self.swapped = empty.astype(np.int8)
 
 
 def _at_moments(times: np.ndarray, away: np.ndarray, away0: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -220,8 +254,16 @@ def _at_moments(times: np.ndarray, away: np.ndarray, away0: np.ndarray, grid: np
     return np.take_along_axis(padded, idx, axis=1)
 
 
-def _simulate_block(p: SparesParams, lanes: int, rng: np.random.Generator) -> _Block:
-    warm, tail, window = warm_hours(p), _tail_hours(p), p.hours
+def _stream_block(
+    p: SparesParams, lanes: int, rng: np.random.Generator, warm: float | None = None, tail: float | None = None
+) -> _Stream:
+    """Draw a block's failures, repairs and planned interruptions, and get the points that change something
+    for the job. The points do not depend on the checkpoint interval: with ``warm`` and ``tail`` (hours
+    before and after the window; default: what ``p``'s interval needs) long enough for several intervals,
+    one block serves them all (:func:`simulate_spares_intervals`)."""
+    warm = warm_hours(p) if warm is None else warm
+    tail = _tail_hours(p) if tail is None else tail
+    window = p.hours
     start, length = -warm, warm + window + tail
     # 1. Failures (with classes and repairs), planned interruptions, the pool's start.
     ft = _poisson_times(rng, p.lam, lanes, start, length)
@@ -264,7 +306,9 @@ def _simulate_block(p: SparesParams, lanes: int, rng: np.random.Generator) -> _B
     delta = np.concatenate([k, -k, -gk, np.zeros(pt.shape, np.int64), np.zeros((lanes, 2), np.int64)], axis=1)
     swapped = np.concatenate([k > 0, np.zeros((lanes, times.shape[1] - k.shape[1]), bool)], axis=1)
     rep = np.concatenate([p.replicas[cls] * real, np.zeros((lanes, times.shape[1] - k.shape[1]), np.int64)], axis=1)
-    times, types, delta, swapped, rep = _sorted(times, types, delta, swapped, rep)
+    # A repair of zero hours ends at its failure: it must come after it.
+    zero_repair = bool(np.any((p.nodes > 0) & (p.repair <= 0)))
+    times, types, delta, swapped, rep = _sorted(times, types, delta, swapped, rep, ties=zero_repair)
     away = away0[:, None] + np.cumsum(delta, axis=1)
     fail = (types == _RESTART) | (types == _CONTINUE)
     inwin = (times >= 0) & (times < window)
@@ -302,7 +346,9 @@ def _simulate_block(p: SparesParams, lanes: int, rng: np.random.Generator) -> _B
         ty2 = np.concatenate([types, np.where(out_rep > 0, _DEPART, _PAD).astype(np.int8)], axis=1)
         od2 = np.concatenate([out_rep, -out_rep], axis=1)
         sw2 = np.concatenate([swapped, np.zeros_like(swapped)], axis=1)
-        times, types, outd, swapped = _sorted(t2, ty2, od2, sw2)
+        # With no stall, restart or swap a replica returns at the moment it left (or the pool covered it).
+        instant = p.restart + p.swap <= 0 or p.stall + p.restart + p.swap <= 0
+        times, types, outd, swapped = _sorted(t2, ty2, od2, sw2, ties=zero_repair or instant)
         out = np.cumsum(outd, axis=1)
         cap = np.clip(1.0 - out * p.share, 0.0, 1.0)
         blocked = np.zeros(cap.shape, dtype=bool)
@@ -326,15 +372,33 @@ def _simulate_block(p: SparesParams, lanes: int, rng: np.random.Generator) -> _B
         blocked0, cap0 = np.zeros(lanes, dtype=bool), np.ones(lanes)
     else:
         blocked0, cap0 = _capacity(p, away0)
-    phase0 = rng.random(lanes) * (p.tau + p.c)
-    hours = _step(p, times, types, cap, blocked, swapped, start, window, (blocked0, cap0, phase0))
-    return _Block(hours, counts[0], counts[1], node_failures, no_spare, nodes_mean, hist, by_class, over_time)
+    phase_u = rng.random(lanes)
+    return _Stream(
+        p,
+        start,
+        times,
+        types,
+        cap,
+        blocked,
+        swapped,
+        blocked0,
+        cap0,
+        phase_u,
+        counts[0],
+        counts[1],
+        node_failures,
+        no_spare,
+        nodes_mean,
+        hist,
+        by_class,
+        over_time,
+    )
 
 
 def _chunks(
     times: np.ndarray,
     types: np.ndarray,
-    start: float,
+    start: np.ndarray,
     initial: tuple[np.ndarray, np.ndarray, np.ndarray],
     arrays: tuple[np.ndarray, ...],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], list[np.ndarray]]:
@@ -343,8 +407,9 @@ def _chunks(
     After a reset the job's state (downtime left, position in the cycle, pending work) is the same whatever
     came before, so the stretch from one reset to the next can be stepped on its own: a chunk starts at a
     reset with an empty state and ends at the next reset, which it also steps (to settle the work pending
-    at it). A lane's first chunk starts at its start with the lane's initial state. Chunks are ordered
-    longest first and laid out column by column, so column ``j`` of the chunks still running is a prefix.
+    at it). A lane's first chunk starts at its start (``start``, per lane) with the lane's initial state.
+    Chunks are ordered longest first and laid out column by column, so column ``j`` of the chunks still
+    running is a prefix.
 
     Returns the lane of each chunk, the chunks running at each column, where each column starts in the
     flat entries, the chunks' initial state (time, blocked, capacity, phase) and the entries of ``times``,
@@ -393,7 +458,7 @@ def _chunks(
         cols.append(b)
     lane = (pos[first] // width)[order]
     lead = (pos[first] % width == 0)[order]
-    t0 = np.where(lead, start, times.ravel()[pos[first]][order])
+    t0 = np.where(lead, start[lane], times.ravel()[pos[first]][order])
     blocked0, cap0, phase0 = initial
     init = (
         t0,
@@ -404,35 +469,91 @@ def _chunks(
     return lane, running, offset, init, cols
 
 
-def _step(
-    p: SparesParams,
-    times: np.ndarray,
-    types: np.ndarray,
-    caps: np.ndarray,
-    blks: np.ndarray,
-    swaps: np.ndarray,
-    start: float,
-    window: float,
-    initial: tuple[np.ndarray, np.ndarray, np.ndarray],
-) -> dict[str, np.ndarray]:
-    """Step every lane through its points; the job's state advances in closed form between them.
+#: The job's parameters the stepping needs, per lane (lanes of different scenarios step together).
+_LANE_PARAMS = ("tau", "s", "r_unplanned", "r_planned", "swap", "stall", "window")
 
-    The lanes are cut into chunks at their resets (:func:`_chunks`) and all chunks step together, so the
-    loop runs over the longest chunk's points, not the longest lane's."""
-    tau, c = p.tau, p.c
-    s = tau + c
+
+def _lane_params(streams: list[_Stream]) -> dict[str, np.ndarray]:
+    """Per lane of the streams laid end to end: the job's parameters and the stretch's start."""
+
+    def per_lane(value: Callable[[SparesParams], float]) -> np.ndarray:
+        return np.concatenate([np.full(st.lanes, value(st.p)) for st in streams])
+
+    out = {
+        "tau": per_lane(lambda p: p.tau),
+        "s": per_lane(lambda p: p.tau + p.c),
+        "r_unplanned": per_lane(lambda p: p.r_unplanned),
+        "r_planned": per_lane(lambda p: p.r_planned),
+        "swap": per_lane(lambda p: p.swap),
+        "stall": per_lane(lambda p: p.stall),
+        "window": per_lane(lambda p: p.hours),
+    }
+    out["start"] = np.concatenate([np.full(st.lanes, st.start) for st in streams])
+    return out
+
+
+def _padded(arrays: list[np.ndarray], width: int, fill: float | int | bool) -> np.ndarray:
+    """The blocks' (lanes x points) arrays stacked, each padded on the right with ``fill`` to ``width``."""
+    rows = sum(a.shape[0] for a in arrays)
+    out = np.full((rows, width), fill, dtype=arrays[0].dtype)
+    r = 0
+    for a in arrays:
+        out[r : r + a.shape[0], : a.shape[1]] = a
+        r += a.shape[0]
+    return out
+
+
+#: Hours keys that do not depend on the checkpoint interval (the others do).
+_DOWN_KEYS = ("waiting_for_spares", "planned_restart", "recovery")
+
+
+def _step(streams: list[_Stream], taus: np.ndarray | None = None) -> list[dict[str, np.ndarray]]:
+    """Step every lane of ``streams`` through its points; the job's state advances in closed form between
+    them. Returns, per stream, the hours of each of its lanes (an array of ``(intervals, lanes)``).
+
+    The lanes are cut into chunks at their resets (:func:`_chunks`) and all chunks of all streams step
+    together (each with its own scenario's parameters), so the loop runs over the longest chunk's points,
+    not the longest lane's, and many small runs (a sweep's points) cost about one loop.
+
+    With ``taus`` (compute hours per checkpoint, several), every lane is stepped at each of them at once:
+    the downtimes do not depend on the interval, only the position in the checkpoint cycle and the work
+    pending do, and those carry a leading axis of one row per interval. Without, that axis has one row
+    (each stream's own interval)."""
+    width = max(st.times.shape[1] for st in streams)
+    times = _padded([st.times for st in streams], width, np.inf)
+    types = _padded([st.types for st in streams], width, _PAD)
+    caps = _padded([st.cap for st in streams], width, 1.0)
+    blks = _padded([st.blocked for st in streams], width, False)
+    swaps = _padded([st.swapped for st in streams], width, False)
+    lp = _lane_params(streams)
+    blocked0 = np.concatenate([st.blocked0 for st in streams])
+    cap0 = np.concatenate([st.cap0 for st in streams])
+    phase_u = np.concatenate([st.phase_u for st in streams])
     lanes = times.shape[0]
-    lane, running, offset, init, cols = _chunks(times, types, start, initial, (caps, blks, swaps))
+    lane, running, offset, init, cols = _chunks(
+        times, types, lp["start"], (blocked0, cap0, phase_u), (caps, blks, swaps)
+    )
     col_t, col_ty, col_cap, col_blk, col_swap = cols
-    t_prev, blocked, cap, phase = (np.array(a) for a in init)
+    t_prev, blocked, cap, phase_u0 = (np.array(a) for a in init)
     n_all = len(t_prev)
+    # Per chunk (in the chunks' order): its lane's parameters; tau and s with a row per interval.
+    ru_a, rp_a, swap_a, stall_a, window_a = (lp[k][lane] for k in _LANE_PARAMS[2:])
+    if taus is None:
+        tau_a, s_a = lp["tau"][lane][None, :], lp["s"][lane][None, :]
+    else:
+        c = np.array([st.p.c for st in streams])
+        if np.any(c != c[0]):
+            raise ValueError("stepping at several intervals needs one checkpoint write time")
+        tau_a = np.broadcast_to(np.asarray(taus, dtype=float)[:, None], (len(taus), n_all))
+        s_a = tau_a + c[0]
+    m = tau_a.shape[0]
+    phase = phase_u0[None, :] * s_a
     z = np.zeros
-    acc = {k: z(n_all) for k in HOURS_KEYS}
+    acc = {k: z(n_all) if k in _DOWN_KEYS else z((m, n_all)) for k in HOURS_KEYS}
     down = z(n_all)
     planned_kind = z(n_all, dtype=bool)
-    unck = z(n_all)
-    wpend = z(n_all)
-    r_u, r_p, swap, stall = p.r_unplanned, p.r_planned, p.swap, p.stall
+    unck = z((m, n_all))
+    wpend = z((m, n_all))
     for j in range(len(running)):
         n = int(running[j])
         o = int(offset[j])
@@ -441,11 +562,12 @@ def _step(
         tp = t_prev[:n]
         blk = blocked[:n]
         cp = cap[:n]
-        ph = phase[:n]
+        ph = phase[:, :n]
         dn = down[:n]
         pk = planned_kind[:n]
+        tau, s = tau_a[:, :n], s_a[:, :n]
         dt = t - tp
-        w = ((tp >= 0) & (t <= window)).astype(float)
+        w = ((tp >= 0) & (t <= window_a[:n])).astype(float)
         # Advance: waiting, then the downtime left, then cycles of compute and write.
         wt = np.where(blk, dt, 0.0)
         acc["waiting_for_spares"][:n] += w * wt
@@ -459,15 +581,16 @@ def _step(
         ph1 = np.clip(x1 - nb * s, 0.0, s)
         comp = nb * tau + np.minimum(ph1, tau) - np.minimum(ph, tau)
         wtime = rem - comp
-        acc["reduced_throughput"][:n] += w * (1.0 - cp) * comp
+        wcp = w * cp
+        acc["reduced_throughput"][:, :n] += (w - wcp) * comp
         crossed = nb >= 1
-        pend_c = w * cp * np.minimum(ph1, tau)
+        pend_c = wcp * np.minimum(ph1, tau)
         pend_w = w * np.maximum(ph1 - tau, 0.0)
-        uk = unck[:n]
-        wp = wpend[:n]
-        acc["useful"][:n] += np.where(crossed, uk + w * cp * comp - pend_c, 0.0)
-        acc["checkpoint"][:n] += np.where(crossed, wp + w * wtime - pend_w, 0.0)
-        uk = np.where(crossed, pend_c, uk + w * cp * comp)
+        uk = unck[:, :n]
+        wp = wpend[:, :n]
+        acc["useful"][:, :n] += np.where(crossed, uk + wcp * comp - pend_c, 0.0)
+        acc["checkpoint"][:, :n] += np.where(crossed, wp + w * wtime - pend_w, 0.0)
+        uk = np.where(crossed, pend_c, uk + wcp * comp)
         wp = np.where(crossed, pend_w, wp + w * wtime)
         ph = ph1
         # The point itself.
@@ -476,22 +599,22 @@ def _step(
         cont = ty == _CONTINUE
         if restart.any() or plan.any():
             reset = restart | plan
-            acc["lost_work"][:n] += np.where(restart, uk + wp, 0.0)
-            acc["useful"][:n] += np.where(plan, uk, 0.0)
-            acc["checkpoint"][:n] += np.where(plan, wp, 0.0)
+            acc["lost_work"][:, :n] += np.where(restart, uk + wp, 0.0)
+            acc["useful"][:, :n] += np.where(plan, uk, 0.0)
+            acc["checkpoint"][:, :n] += np.where(plan, wp, 0.0)
             uk = np.where(reset, 0.0, uk)
             wp = np.where(reset, 0.0, wp)
             ph = np.where(reset, 0.0, ph)
-            dn = np.where(restart, r_u + swap * col_swap[o : o + n], np.where(plan, r_p, dn))
+            dn = np.where(restart, ru_a[:n] + swap_a[:n] * col_swap[o : o + n], np.where(plan, rp_a[:n], dn))
             pk = np.where(restart, False, np.where(plan, True, pk))
         if cont.any():
             hold = cont & pk & (dn > 0)
             stall_now = cont & ~hold
-            dn = np.where(stall_now, np.maximum(dn, stall), dn)
+            dn = np.where(stall_now, np.maximum(dn, stall_a[:n]), dn)
             pk = np.where(stall_now, False, pk)
-        unck[:n] = uk
-        wpend[:n] = wp
-        phase[:n] = ph
+        unck[:, :n] = uk
+        wpend[:, :n] = wp
+        phase[:, :n] = ph
         down[:n] = dn
         planned_kind[:n] = pk
         cap[:n] = col_cap[o : o + n]
@@ -500,7 +623,142 @@ def _step(
     # Work still pending after the tail would complete its cycle: count it where it was heading.
     acc["useful"] += unck
     acc["checkpoint"] += wpend
-    return {k: np.bincount(lane, weights=v, minlength=lanes) for k, v in acc.items()}
+    # Per lane: one weighted count over (interval, lane) pairs.
+    slot = (np.arange(m)[:, None] * lanes + lane[None, :]).ravel()
+    per_lane = {}
+    for k, v in acc.items():
+        if k in _DOWN_KEYS:
+            per_lane[k] = np.broadcast_to(np.bincount(lane, weights=v, minlength=lanes), (m, lanes))
+        else:
+            per_lane[k] = np.bincount(slot, weights=v.ravel(), minlength=m * lanes).reshape(m, lanes)
+    bounds = np.cumsum([0] + [st.lanes for st in streams])
+    return [{k: v[:, a:b] for k, v in per_lane.items()} for a, b in itertools.pairwise(bounds)]
+
+
+def _lanes_per_block(p: SparesParams) -> int:
+    """Lanes per block: at most LANES, and few enough that a block's arrays stay near BLOCK_ELEMENTS."""
+    per_trial = (p.lam + p.mu + float(p.node_loss_rates.sum())) * (p.hours + warm_hours(p) + _tail_hours(p)) + 8
+    return int(max(1, min(LANES, BLOCK_ELEMENTS // per_trial)))
+
+
+def _trials(p: SparesParams, blocks: list[_Stream], hours: list[dict[str, np.ndarray]]) -> SparesTrials:
+    size = max(len(b.hist) for b in blocks)
+    return SparesTrials(
+        hours={k: np.concatenate([h[k] for h in hours]) for k in HOURS_KEYS},
+        unplanned=np.concatenate([b.unplanned for b in blocks]),
+        planned=np.concatenate([b.planned for b in blocks]),
+        node_failures=np.concatenate([b.node_failures for b in blocks]),
+        no_spare=np.concatenate([b.no_spare for b in blocks]),
+        nodes_in_repair=np.concatenate([b.nodes_in_repair for b in blocks]),
+        repair_hist=sum((np.pad(b.hist, (0, size - len(b.hist))) for b in blocks), np.zeros(size)),
+        by_class=np.concatenate([b.by_class for b in blocks]),
+        repair_over_time=np.concatenate([b.over_time for b in blocks]),
+        repair_grid=np.linspace(0.0, p.hours, REPAIR_GRID),
+    )
+
+
+def simulate_spares_many(
+    runs: Sequence[tuple[SparesParams, int, int]],
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[SparesTrials]:
+    """Simulate several runs ``(params, trials, seed)`` of the spares model; each gives what
+    :func:`simulate_spares` gives for it alone, number for number.
+
+    Every run is drawn in blocks of lanes (one stream each, seeded from the run's seed and the block's
+    number); the blocks of all runs then step together, up to :data:`BLOCK_ELEMENTS` points at a time, so
+    a sweep of many small runs costs about one stepping loop instead of one per run."""
+    from ..engine import Cancelled
+
+    plan: list[tuple[int, int, np.random.SeedSequence]] = []  # (run, lanes, seed) per block
+    for r, (p, trials, seed) in enumerate(runs):
+        lanes = _lanes_per_block(p)
+        seeds = np.random.SeedSequence([seed, 0x5FA2E5]).spawn(math.ceil(trials / lanes))
+        plan.extend((r, min(lanes, trials - i * lanes), ss) for i, ss in enumerate(seeds))
+    blocks: list[list[_Stream]] = [[] for _ in runs]
+    hours: list[list[dict[str, np.ndarray]]] = [[] for _ in runs]
+    pending: list[tuple[int, _Stream]] = []
+    points = 0
+
+    def step() -> None:
+        for (r, st), h in zip(pending, _step([st for _, st in pending])):
+            hours[r].append({k: v[0] for k, v in h.items()})
+            st.release()
+        pending.clear()
+
+    for i, (r, lanes, ss) in enumerate(plan):
+        if should_stop is not None and should_stop():
+            raise Cancelled
+        st = _stream_block(runs[r][0], lanes, np.random.default_rng(ss))
+        blocks[r].append(st)
+        if pending and points + st.times.size > BLOCK_ELEMENTS:
+            step()
+            points = 0
+        pending.append((r, st))
+        points += st.times.size
+        if progress is not None:
+            progress(0.95 * (i + 1) / len(plan))
+    if pending:
+        step()
+    if progress is not None:
+        progress(1.0)
+    return [_trials(p, b, h) for (p, _, _), b, h in zip(runs, blocks, hours)]
+
+
+def simulate_spares_intervals(
+    p: SparesParams,
+    taus: Sequence[float] | np.ndarray,
+    trials: int,
+    seed: int,
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[SparesTrials]:
+    """``trials`` windows of ``p`` at each checkpoint interval in ``taus`` (hours of compute per checkpoint),
+    all on the same draws (common random numbers: the curve over the intervals is smooth).
+
+    The failures, repairs and the pool do not depend on the interval, so each block is drawn once, with
+    the warm-up and tail the longest interval needs, and stepped at every interval at once (the counts
+    and the pool's figures are the same at every interval). Each interval's numbers are those of a run of
+    its own, statistically (a run alone draws its own warm-up), not number for number."""
+    from ..engine import Cancelled
+
+    taus = np.asarray(taus, dtype=float)
+    ps = [dataclasses.replace(p, tau=float(t)) for t in taus]
+    warm = max(warm_hours(q) for q in ps)
+    tail = max(_tail_hours(q) for q in ps)
+    lanes = min(_lanes_per_block(q) for q in ps)
+    seeds = np.random.SeedSequence([seed, 0x5FA2E5]).spawn(math.ceil(trials / lanes))
+    blocks: list[_Stream] = []
+    hours: list[list[dict[str, np.ndarray]]] = [[] for _ in taus]
+    pending: list[_Stream] = []
+    points = 0
+
+    def step() -> None:
+        for st, h in zip(pending, _step(pending, taus)):
+            for i in range(len(taus)):
+                hours[i].append({k: v[i] for k, v in h.items()})
+            st.release()
+        pending.clear()
+
+    for b, ss in enumerate(seeds):
+        if should_stop is not None and should_stop():
+            raise Cancelled
+        st = _stream_block(p, min(lanes, trials - b * lanes), np.random.default_rng(ss), warm, tail)
+        blocks.append(st)
+        if pending and (points + st.times.size) * len(taus) > BLOCK_ELEMENTS:
+            step()
+            points = 0
+        pending.append(st)
+        points += st.times.size
+        if progress is not None:
+            progress(0.95 * (b + 1) / len(seeds))
+    if pending:
+        step()
+    if progress is not None:
+        progress(1.0)
+    return [_trials(q, blocks, h) for q, h in zip(ps, hours)]
 
 
 def simulate_spares(
@@ -512,32 +770,4 @@ def simulate_spares(
     should_stop: Callable[[], bool] | None = None,
 ) -> SparesTrials:
     """Simulate ``trials`` windows of the spares model (blocks of :data:`LANES` lanes, one stream each)."""
-    from ..engine import Cancelled
-
-    blocks = []
-    # Lanes per block: at most LANES, and few enough that a block's arrays stay near BLOCK_ELEMENTS.
-    per_trial = (p.lam + p.mu + float(p.node_loss_rates.sum())) * (p.hours + warm_hours(p) + _tail_hours(p)) + 8
-    lanes = int(max(1, min(LANES, BLOCK_ELEMENTS // per_trial)))
-    seeds = np.random.SeedSequence([seed, 0x5FA2E5]).spawn(math.ceil(trials / lanes))
-    done = 0
-    for ss in seeds:
-        if should_stop is not None and should_stop():
-            raise Cancelled
-        n = min(lanes, trials - done)
-        blocks.append(_simulate_block(p, n, np.random.default_rng(ss)))
-        done += n
-        if progress is not None:
-            progress(done / trials)
-    size = max(len(b.hist) for b in blocks)
-    return SparesTrials(
-        hours={k: np.concatenate([b.hours[k] for b in blocks]) for k in HOURS_KEYS},
-        unplanned=np.concatenate([b.unplanned for b in blocks]),
-        planned=np.concatenate([b.planned for b in blocks]),
-        node_failures=np.concatenate([b.node_failures for b in blocks]),
-        no_spare=np.concatenate([b.no_spare for b in blocks]),
-        nodes_in_repair=np.concatenate([b.nodes_in_repair for b in blocks]),
-        repair_hist=sum((np.pad(b.hist, (0, size - len(b.hist))) for b in blocks), np.zeros(size)),
-        by_class=np.concatenate([b.by_class for b in blocks]),
-        repair_over_time=np.concatenate([b.over_time for b in blocks]),
-        repair_grid=np.linspace(0.0, p.hours, REPAIR_GRID),
-    )
+    return simulate_spares_many([(p, trials, seed)], progress=progress, should_stop=should_stop)[0]

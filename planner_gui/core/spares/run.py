@@ -13,7 +13,7 @@ import numpy as np
 from ..model import Scenario
 from ..params import optimal_intervals, resolve
 from ..results import summarize
-from .engine import HOURS_KEYS, SparesTrials, simulate_spares
+from .engine import HOURS_KEYS, SparesTrials, simulate_spares_intervals, simulate_spares_many
 from .exact import p_no_spare, recommended_spares, repair_quantile
 from .model import Spares, SparesParams, spares_params
 
@@ -22,6 +22,8 @@ __all__ = [
     "SparesRun",
     "check_spares_fit",
     "run_spares",
+    "run_spares_intervals",
+    "run_spares_many",
     "sizing",
     "sizing_counts",
     "spares_to_dict",
@@ -160,11 +162,45 @@ def run_spares(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> SparesRun:
-    check_spares_fit(scenario, spares)
-    _, interval = resolve(scenario, optimal_intervals(scenario))
-    p = spares_params(scenario, spares, interval)
-    t = simulate_spares(p, scenario.trials, scenario.seed, progress=progress, should_stop=should_stop)
-    return SparesRun(scenario, spares, interval, p, t)
+    return run_spares_many([(scenario, spares)], progress=progress, should_stop=should_stop)[0]
+
+
+def run_spares_many(
+    runs: Sequence[tuple[Scenario, Spares]],
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[SparesRun]:
+    """:func:`run_spares` of each ``(scenario, spares)``, simulated together (a sweep's points step in one
+    loop: :func:`.engine.simulate_spares_many`); each run's numbers are those it gives alone."""
+    params = []
+    for scenario, spares in runs:
+        check_spares_fit(scenario, spares)
+        _, interval = resolve(scenario, optimal_intervals(scenario))
+        params.append((spares_params(scenario, spares, interval), interval))
+    trials = simulate_spares_many(
+        [(p, sc.trials, sc.seed) for (p, _), (sc, _) in zip(params, runs)], progress=progress, should_stop=should_stop
+    )
+    return [SparesRun(sc, sp, iv, p, t) for (sc, sp), (p, iv), t in zip(runs, params, trials)]
+
+
+def run_spares_intervals(
+    scenario: Scenario,
+    spares: Spares,
+    intervals_min: Sequence[float] | np.ndarray,
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[SparesRun]:
+    """:func:`run_spares` at each checkpoint interval (minutes), on the same draws
+    (:func:`.engine.simulate_spares_intervals`)."""
+    check_spares_fit(scenario, spares)  # (the points to simulate do not depend on the interval)
+    xs = [float(x) for x in intervals_min]
+    params = [spares_params(scenario, spares, x) for x in xs]
+    trials = simulate_spares_intervals(
+        params[0], [p.tau for p in params], scenario.trials, scenario.seed, progress=progress, should_stop=should_stop
+    )
+    return [SparesRun(scenario, spares, x, p, t) for x, p, t in zip(xs, params, trials)]
 
 
 # -- spare-pool sizing ------------------------------------------------------------------------------------
@@ -247,17 +283,14 @@ def sizing(
     counts = np.asarray(sorted({int(c) for c in counts}), dtype=int)
     n = scenario.trials if trials is None else trials
     _, interval = resolve(scenario)
-    rows = []
-    for i, s in enumerate(counts):
-        sp = spares.replace_spares(int(s))
+    params = []
+    for c in counts:
+        sp = spares.replace_spares(int(c))
         check_spares_fit(scenario.replace(trials=n), sp)
-        p = spares_params(scenario, sp, interval)
-
-        def part(f: float, i: int = i) -> None:
-            if progress is not None:
-                progress((i + f) / len(counts))
-
-        t = simulate_spares(p, n, scenario.seed, progress=part, should_stop=should_stop)
+        params.append(spares_params(scenario, sp, interval))
+    runs = simulate_spares_many([(p, n, scenario.seed) for p in params], progress=progress, should_stop=should_stop)
+    rows = []
+    for s, p, t in zip(counts, params, runs):
         useful = t.hours["useful"]
         lost = float(((scenario.hours - useful) * scenario.gpus).mean())
         pool = int(s) * scenario.gpus_per_node * scenario.hours
