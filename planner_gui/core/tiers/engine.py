@@ -149,22 +149,16 @@ class _Marks:
 
     def row_sums(self, values: np.ndarray) -> np.ndarray:
         """Per row, the sum of ``values`` (one per renewal)."""
-        rows = len(self.bounds) - 1
-        if not len(values):
-            return np.zeros(rows)
-        lo = self.bounds[:-1]
-        out: np.ndarray = np.add.reduceat(values, np.minimum(lo, len(values) - 1))
-        out[lo == self.bounds[1:]] = 0.0
+        out = np.zeros(len(self.bounds) - 1)
+        some = np.flatnonzero(self.bounds[:-1] < self.bounds[1:])
+        if some.size:  # a row's sum runs to the next row with renewals (rows between have none)
+            out[some] = np.add.reduceat(values, self.bounds[some])
         return out
 
 
 def _sum_by_row(rows: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """Per row (``n`` of them), the sum of ``values``; ``rows`` is sorted."""
-    if not len(values):
-        return np.zeros(n)
-    lo = np.searchsorted(rows, np.arange(n + 1))
-    out: np.ndarray = np.add.reduceat(values, np.minimum(lo[:-1], len(values) - 1))
-    out[lo[:-1] == lo[1:]] = 0.0
+    """Per row (``n`` of them), the sum of ``values`` (one per entry of ``rows``, in any order)."""
+    out: np.ndarray = np.bincount(rows, weights=values, minlength=n) if len(rows) else np.zeros(n)
     return out
 
 
@@ -200,8 +194,8 @@ def _draw_marks(tp: TierParams, n: np.ndarray, rng: np.random.Generator) -> _Mar
             g *= per_gap
             np.floor(g, out=g)
             g += 1.0
+            g[0] += last  # whole numbers: the sums are exact in any order
             np.cumsum(g, out=g)
-            g += last
             parts.append(g)
             last = float(g[-1])
         pos_f = parts[0] if len(parts) == 1 else np.concatenate(parts)
@@ -218,8 +212,8 @@ class _Work:
 
     def __init__(self, size: int) -> None:
         self.x = np.empty(size)
-        self.m = np.empty(size)
         self.j = np.empty(size)
+        self.ends_fast = np.empty(size, dtype=bool)
 
 
 @dataclass
@@ -241,9 +235,13 @@ class _Chunk:
     first_len: np.ndarray  # the first spacing's whole length (from its start before the window)
     end_flat: np.ndarray  # per renewal: the spacing it ends
     start_flat: np.ndarray  # ... and the spacing it starts
+    at_first: np.ndarray  # the renewals at event 0, ending spacing 0 (indices; at most one per row)
+    at_last: np.ndarray  # the renewals that start their row's last spacing (indices; at most one per row)
+    planned: np.ndarray  # the planned renewals (indices)
     x: np.ndarray  # flat: (g - D) / s, then max(., 0)
-    m: np.ndarray  # flat: floor(x), the snapshots each spacing completes
-    j: np.ndarray  # flat: cumulative sum of m
+    j: np.ndarray  # flat: the snapshots each spacing completes, m = floor(x); then (with persistent
+    # restores, which alone need it) their cumulative sum J. Where m is wanted after that: floor(x).
+    ends_fast: np.ndarray  # flat: the spacing ends with a fast-tier failure (set by _downtimes)
 
 
 def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.random.Generator, work: _Work) -> _Chunk:
@@ -268,8 +266,18 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
     x = work.x[:size]
     x -= tp.r_fast / s
     base_flat = np.arange(rows) * slots
-    interior = first_interior[marks.row]
-    start_flat = marks.row * slots + interior + marks.event
+    last_flat = base_flat + (slots - 1) * has
+    # The renewals' spacings: renewal i ends spacing ``event`` and starts the next (spacing 1 is at slot
+    # first_interior); a renewal at event 0 ends spacing 0, at slot 0.
+    start_flat = (base_flat + first_interior).take(marks.row)
+    start_flat += marks.event
+    end_flat = start_flat - 1
+    lo, hi = marks.bounds[:-1], marks.bounds[1:]
+    some = np.flatnonzero(hi > lo)  # rows with renewals
+    at_zero = marks.event.take(lo[some]) == 0
+    at_first = lo[some[at_zero]]
+    end_flat[at_first] = base_flat.take(some[at_zero])
+    last_mark = hi[some] - 1
     return _Chunk(
         tp=tp,
         n=n,
@@ -278,105 +286,136 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
         slots=slots,
         base_flat=base_flat,
         first_interior=first_interior,
-        last_flat=base_flat + (slots - 1) * has,
+        last_flat=last_flat,
         has=has,
         piece0=piece0,
         piece_n=piece_n,
         first_len=out.look.age + np.where(has, piece0, tp.hours + out.after),
-        end_flat=start_flat - 1 - (marks.event == 0) * (interior - 1),
+        end_flat=end_flat,
         start_flat=start_flat,
+        at_first=at_first,
+        at_last=last_mark.compress(start_flat.take(last_mark) == last_flat.take(some)),
+        planned=np.flatnonzero(marks.kind == PLANNED),
         x=x,
-        m=work.m[:size],
         j=work.j[:size],
+        ends_fast=work.ends_fast[:size],
     )
 
 
 def _downtimes(ch: _Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Give every spacing that does not start with a fast restore its own downtime. Returns what starts each
-    row's last spacing, the flat index of every spacing after a fast-tier failure that restored from the
-    persistent tier, and the planned restarts' downtime in interior spacings (per row)."""
-    tp, n, o, marks = ch.tp, ch.n, ch.out, ch.marks
-    s, x, slots = tp.s, ch.x, ch.slots
+    row's last spacing, per row the fast-tier failures that restored from the persistent tier, and the planned
+    restarts' downtime in interior spacings (per row)."""
+    tp, o, marks = ch.tp, ch.out, ch.marks
+    s, x, slots, rows = tp.s, ch.x, ch.slots, len(ch.n)
     start_last = np.where(ch.has, FAST, o.look.kind)
-    at_last = marks.event + 1 == n[marks.row]  # a renewal at the last event starts the last spacing
-    if at_last.any():
-        start_last[marks.row[at_last]] = marks.kind[at_last]
+    start_last[marks.row.take(ch.at_last)] = marks.kind.take(ch.at_last)
     # After a renewal: its own downtime, as a shift of x (which has the fast restore's). The last spacing's
     # x is set again later, from its whole length.
     xs = x.take(ch.start_flat)
     xs += ((tp.r_fast - downtimes(tp)) / s).take(marks.kind)
     x[ch.start_flat] = xs
     # A planned restart's downtime in an interior spacing: min(g, r) = r + s min(x, 0).
-    inner_planned = (marks.kind == PLANNED) & ~at_last
-    restart = marks.row_sums((tp.r_planned + s * np.minimum(xs, 0.0)) * inner_planned)
+    planned = ch.planned
+    restart_each = np.minimum(xs.take(planned), 0.0)
+    restart_each *= s
+    restart_each += tp.r_planned
+    last_planned = ch.at_last.compress(marks.kind.take(ch.at_last) == PLANNED)
+    restart_each[np.searchsorted(planned, last_planned)] = 0.0  # the last spacing's is counted with it
+    restart = _sum_by_row(marks.row.take(planned), restart_each, rows)
     x[ch.base_flat] = (ch.first_len - o.look.down) / s
     # Fast-tier failures during a persistent restore keep its downtime (the worse tier): chains from each
     # persistent restore, while a spacing is shorter than that downtime (x < 0) and ends with a fast failure.
-    ends_fast = np.ones(len(x), dtype=bool)
+    ends_fast = ch.ends_fast
+    ends_fast.fill(True)
     ends_fast[ch.end_flat] = False
     ends_fast[ch.last_flat] = False  # a chain stops at the window's end (what follows does not matter)
     shift = (tp.r_fast - tp.r_persistent) / s
     look = np.flatnonzero((o.look.kind == PERSISTENT) | (o.look.kind == PROMOTED))
     look = look[(x.take(ch.base_flat[look]) < 0) & ends_fast.take(ch.base_flat[look])]
-    chain = ch.base_flat[look] + ch.first_interior[look]  # spacing 1 of those rows: promoted
-    promoted = [chain]
-    x[chain] += shift
-    chain = np.concatenate((ch.start_flat[np.flatnonzero((marks.kind == PERSISTENT) & ~at_last)], chain))
+    spacing1 = ch.base_flat[look] + ch.first_interior[look]  # spacing 1 of those rows: promoted
+    x[spacing1] += shift
+    promoted = [spacing1]
+    chain = ch.start_flat.take(np.flatnonzero((xs < 0) & (marks.kind == PERSISTENT)))  # (x there: xs)
+    chain = np.concatenate((chain.compress(ends_fast.take(chain)), spacing1))
     while chain.size:
-        chain = chain.compress((x.take(chain) < 0) & ends_fast.take(chain))
+        if len(promoted) > 1:
+            chain = chain.compress((x.take(chain) < 0) & ends_fast.take(chain))
+        else:  # the persistent restores' spacings were already found short: check only the promoted ones
+            keep = (x.take(spacing1) < 0) & ends_fast.take(spacing1)
+            chain = chain.compress(np.concatenate((np.ones(len(chain) - len(spacing1), dtype=bool), keep)))
         chain += 1  # the next spacing starts with a fast-tier failure during the persistent restore
         promoted.append(chain)
         x[chain] += shift  # (a last spacing's x is set again from its whole length)
-    for flat in promoted:
-        at_end = flat[(flat + 1) % slots == 0]
-        start_last[at_end // slots] = PROMOTED
-    return start_last, np.concatenate(promoted), restart
+    flat = np.concatenate(promoted)
+    row = flat // slots
+    start_last[row.compress(flat == ch.last_flat.take(row))] = PROMOTED
+    return start_last, np.bincount(row, minlength=rows), restart
 
 
-def _walk(tp: TierParams, ch: _Chunk, flat: np.ndarray, base: np.ndarray) -> np.ndarray:
-    """The bank (absolute snapshot count) at the end of spacings ``flat`` of cycles that start at ``base``.
+def _walk(tp: TierParams, ch: _Chunk, flat: np.ndarray, at: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """The bank (absolute snapshot count) at the end of spacings ``flat`` (``J`` there: ``at``) of cycles that
+    start at ``base``.
 
     A spacing's uploads start at its first persistent point ``F`` and at every ``q``-th after it (one at a
     time); the last to finish before the spacing ends, ``x`` cycles after its downtime, is
     ``F + q k floor((x - u - (F - jr)) / (q k))``, with ``jr`` the count at the spacing's start and ``u`` the
-    upload in cycles. If none finishes, the previous point ``F - k`` was passed by an earlier spacing: the
-    one just before, or else found by binary search in ``J``. No point left in the cycle: its base.
+    upload in cycles (with ``k = 1``, ``F = jr + 1``). If none finishes, the previous point ``F - k`` was
+    passed by an earlier spacing: the one just before, or else a few more steps back, or else found by binary
+    search in ``J``. No point left in the cycle: its base (a base of ``at`` or more asks for nothing).
     """
-    j, m, x = ch.j, ch.m, ch.x
+    j, x = ch.j, ch.x
     k, qk, u = float(tp.k), float(tp.skip * tp.k), tp.upload / tp.s
-    bank = base.copy()
-    active = np.arange(len(flat))
+    bank = np.empty(len(flat))
+    active: np.ndarray | None = None  # all of them
     f, b = flat, base
     while True:
-        start = j.take(f)
-        start -= m.take(f)
-        jr = start - b  # the count at the spacing's start, relative to the cycle's base
-        first = np.floor(jr / k)
-        first += 1.0
-        first *= k
-        y = x.take(f) - (first - jr + u)
-        ok = y >= 0
-        found = b + first + np.floor(y / qk) * qk
-        if ok.all():
+        y = x.take(f)
+        start = at - np.floor(y)  # the count at the spacing's start
+        if tp.k == 1:  # every snapshot is a point: the first is the next one
+            y -= 1.0 + u
+            found = np.floor(y / qk)
+            found *= qk
+            found += start + 1.0
+            back = (y < 0) & (start > b)
+        else:
+            jr = start - b  # relative to the cycle's base
+            first = np.floor(jr / k)
+            first += 1.0
+            first *= k
+            y -= first - jr + u
+            found = b + first + np.floor(y / qk) * qk
+            back = (y < 0) & (first > k)
+        # found where an upload finished (y >= 0), else the base (whole numbers: exact)
+        found -= b
+        found *= y >= 0
+        found += b
+        if active is None:
+            bank = found
+        else:
             bank[active] = found
-            break
-        good = np.flatnonzero(ok)
-        bank[active[good]] = found[good]
-        back = np.flatnonzero(~ok & (first > k))  # a previous point of the cycle: base + first - k
+        back = np.flatnonzero(back)  # a previous point of the cycle: base + F - k
         if not back.size:
             break
-        active, b, f = active[back], b[back], f[back]
-        point = b + first[back] - k
+        active = back if active is None else active.take(back)
+        point = start.take(back) if tp.k == 1 else (b.take(back) + first.take(back) - k)
+        b = b.take(back)
+        # Step back to the spacing that passed the point (J at its start < point <= J at its end).
+        f = f.take(back) - 1
+        at = start.take(back)  # J at the end of the spacing before is J at the start of this one
         todo = np.arange(len(f))
-        for _ in range(3):  # usually a spacing just before passed it (it is at most the count there)
-            before = f.take(todo) - 1
-            f[todo] = before
-            todo = todo.compress(j.take(before) - m.take(before) >= point.take(todo))
+        for _ in range(3):  # usually the spacing just before
+            begin = at.take(todo) - np.floor(x.take(f.take(todo)))
+            more = begin >= point.take(todo)
+            todo = todo.compress(more)
             if not todo.size:
                 break
+            f[todo] -= 1
+            at[todo] = begin.compress(more)
         else:
             f[todo] = np.searchsorted(j, point.take(todo), side="left")
-    return np.asarray(bank)
+            at[todo] = j.take(f.take(todo))
+    return bank
 
 
 def _window_positions(ch: _Chunk, d_last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -387,7 +426,7 @@ def _window_positions(ch: _Chunk, d_last: np.ndarray) -> tuple[np.ndarray, np.nd
     s, tau = tp.s, tp.tau
 
     def position(flat: np.ndarray, offset: np.ndarray, down: np.ndarray) -> np.ndarray:
-        done = ch.m[flat]
+        done = np.floor(ch.x[flat])
         y = np.maximum(offset - down, 0.0)
         whole = np.floor(y / s)
         out: np.ndarray = ch.j[flat] - done + np.where(whole < done, whole + np.minimum(y - whole * s, tau) / tau, done)
@@ -405,25 +444,25 @@ def _run_chunk(tp: TierParams, ch: _Chunk, acc: TierHours, trials: np.ndarray, r
     rows, slots = len(n), ch.slots
     s, tau, c = tp.s, tp.tau, tp.c
     has = ch.has
-    x, m, j = ch.x, ch.m, ch.j
-    start_last, promoted_flat, restart = _downtimes(ch)
+    x, m = ch.x, ch.j
+    start_last, promoted, restart = _downtimes(ch)
     d_last = downtimes(tp)[start_last]
     x[ch.last_flat[has]] = (ch.piece_n[has] + o.after[has] - d_last[has]) / s
     # Planned interruptions: the spacing before one keeps its work in progress (the job is drained).
-    planned_marks = marks.kind == PLANNED
-    drained = np.flatnonzero(planned_marks & (marks.event > 0))
+    drained = ch.planned.compress(marks.event.take(ch.planned) > 0)
     work = np.maximum(x.take(ch.end_flat.take(drained)), 0.0)
     work -= np.floor(work)
     work *= s
     np.maximum(x, 0.0, out=x)
     np.floor(x, out=m)
-    np.cumsum(m, out=j)
     ones = np.ones(slots)
     sum_x, sum_m = x.reshape(rows, slots) @ ones, m.reshape(rows, slots) @ ones
     # -- interior spacings: all but the first and the last ---------------------------------------------------
     x_first, m_first = x.take(ch.base_flat), m.take(ch.base_flat)
     in_x = sum_x - x_first - x.take(ch.last_flat) * has
     in_m = sum_m - m_first - m.take(ch.last_flat) * has
+    if tp.lam_persistent > 0:
+        np.cumsum(m, out=m)  # J: m is read no more, but as floor(x)
     useful = tau * in_m
     checkpoint = c * in_m
     lost = s * (in_x - in_m)
@@ -436,7 +475,7 @@ def _run_chunk(tp: TierParams, ch: _Chunk, acc: TierHours, trials: np.ndarray, r
         checkpoint += _sum_by_row(drained_rows, np.maximum(work - tau, 0.0), rows)
     # -- the first and the last spacing, clipped to the window ----------------------------------------------
     first_planned = np.zeros(rows, dtype=bool)
-    first_planned[marks.row[planned_marks & (marks.event == 0)]] = True
+    first_planned[marks.row.take(ch.at_first.compress(marks.kind.take(ch.at_first) == PLANNED))] = True
     after_saved = o.capped | (o.end_kind == PLANNED)
     first_hi = np.where(has, ch.first_len, o.look.age + tp.hours)
     parts0 = interval_parts(
@@ -452,34 +491,31 @@ def _run_chunk(tp: TierParams, ch: _Chunk, acc: TierHours, trials: np.ndarray, r
         checkpoint += wt
         lost += lt
     # -- persistent restores: the work since the bank is lost (its part inside the window) ------------------
-    per = np.flatnonzero(marks.kind == PERSISTENT)
     if tp.lam_persistent > 0:
-        rolled = _rollbacks(tp, ch, per, d_last, rng_after)
+        rolled = _rollbacks(tp, ch, d_last, rng_after)
         useful -= rolled
         lost += rolled
     # -- counts ---------------------------------------------------------------------------------------------
     n_ren = np.diff(marks.bounds)
-    n_pers = marks.row_sums((marks.kind == PERSISTENT).astype(float)).astype(np.int64)
+    n_planned = np.bincount(marks.row.take(ch.planned), minlength=rows)
     acc.useful[trials] = np.clip(useful, 0.0, tp.hours)
     acc.checkpoint[trials] = np.clip(checkpoint, 0.0, tp.hours)
     acc.lost[trials] = np.clip(lost, 0.0, tp.hours)
     acc.recovery[trials] = np.clip(recovery, 0.0, tp.hours)
     acc.planned[trials] = np.clip(planned, 0.0, tp.hours)
     acc.n_fast[trials] = n - n_ren
-    acc.n_persistent[trials] = n_pers
-    acc.n_planned[trials] = n_ren - n_pers
-    acc.promoted[trials] = np.bincount(promoted_flat // slots, minlength=rows)
+    acc.n_persistent[trials] = n_ren - n_planned
+    acc.n_planned[trials] = n_planned
+    acc.promoted[trials] = promoted
 
 
-def _rollbacks(
-    tp: TierParams, ch: _Chunk, per: np.ndarray, d_last: np.ndarray, rng_after: np.random.Generator
-) -> np.ndarray:
-    """Per row, the window's compute since the bank at every persistent restore in the window (``per``: their
-    marks) and at the one that may end the cycle running at the window's end: lost, not useful."""
-    marks, j, m = ch.marks, ch.j, ch.m
+def _rollbacks(tp: TierParams, ch: _Chunk, d_last: np.ndarray, rng_after: np.random.Generator) -> np.ndarray:
+    """Per row, the window's compute since the bank at every persistent restore in the window and at the one
+    that may end the cycle running at the window's end: lost, not useful."""
+    marks, j = ch.marks, ch.j
     # Each renewal's cycle starts at the previous renewal of its row (the count at the end of the spacing
     # it ended), or at the look-back's base (its phase before the first spacing's start).
-    look_base = j.take(ch.base_flat) - m.take(ch.base_flat) - ch.out.look.phase
+    look_base = j.take(ch.base_flat) - np.floor(ch.x.take(ch.base_flat)) - ch.out.look.phase
     renewal_j = j.take(ch.end_flat)
     lo, hi = marks.bounds[:-1], marks.bounds[1:]
     some = np.flatnonzero(hi > lo)
@@ -488,19 +524,24 @@ def _rollbacks(
     base[lo[some]] = look_base[some]
     last_base = look_base.copy()
     last_base[some] = renewal_j[hi[some] - 1]
+    base[ch.planned] = renewal_j.take(ch.planned)  # a planned renewal keeps its work: no bank to look for
     ends = np.flatnonzero(_last_cycle_ends_persistent(tp, ch, last_base, rng_after))
-    end_flat = np.concatenate((ch.end_flat.take(per), ch.last_flat.take(ends)))
-    bank = _walk(tp, ch, end_flat, np.concatenate((base.take(per), last_base.take(ends))))
+    ends_flat = ch.last_flat.take(ends)
+    end_j = np.concatenate((renewal_j, j.take(ends_flat)))
+    bank = _walk(tp, ch, np.concatenate((ch.end_flat, ends_flat)), end_j, np.concatenate((base, last_base.take(ends))))
     p0, pt = _window_positions(ch, d_last)
-    end_rows = np.concatenate((marks.row.take(per), ends))
+    end_rows = np.concatenate((marks.row, ends))
     low = p0.take(end_rows)
-    span = pt.take(end_rows) - low
-    rolled = np.clip(j.take(end_flat) - low, 0.0, span)
-    rolled -= np.clip(bank - low, 0.0, span)
-    per_mark = np.zeros(len(marks.row))
-    per_mark[per] = rolled[: len(per)]
-    out: np.ndarray = tp.tau * marks.row_sums(per_mark)
-    out[ends] += tp.tau * rolled[len(per) :]
+    span = pt.take(end_rows)
+    span -= low
+    end_j -= low
+    rolled = np.minimum(np.maximum(end_j, 0.0, out=end_j), span, out=end_j)
+    bank -= low
+    rolled -= np.minimum(np.maximum(bank, 0.0, out=bank), span, out=bank)
+    rolled[ch.planned] = 0.0
+    count = len(marks.row)
+    out: np.ndarray = tp.tau * marks.row_sums(rolled[:count])
+    out[ends] += tp.tau * rolled[count:]
     return out
 
 
