@@ -12,11 +12,12 @@ import pytest
 from planner_gui.core.exact import time_fractions
 from planner_gui.core.model import Scenario
 from planner_gui.core.spares import HOURS_KEYS, Spares, simulate_spares, spares_params
-from planner_gui.core.spares.engine import simulate_spares_intervals, simulate_spares_many
+from planner_gui.core.spares.engine import _step, _stream_block, simulate_spares_intervals, simulate_spares_many
 from planner_gui.core.spares.exact import nodes_in_repair_pmf, p_no_spare, recommended_spares, repair_quantile
 
 sys.path.insert(0, str(Path(__file__).parent))
 import reference_spares as ref
+import stepping_spares
 
 #: |z| above this fails a comparison (several quantities per test: a 4-sigma bound keeps false alarms rare).
 Z = 4.0
@@ -141,6 +142,41 @@ def test_engine_agrees_with_the_reference_quick():
     rs = ref.simulate(ref.model_of(p), 200, 5, warm=40.0)
     for key in ("useful", "waiting_for_spares", "recovery"):
         assert abs(_z(e.hours[key], np.array([r.hours[key] for r in rs]))) < Z, key
+
+
+STEPPING = {
+    "restart, a pool that runs short": (dict(gpus=16_384), Spares(spare_nodes=2, swap_min=30)),
+    "shrink": (dict(gpus=16_384), Spares(spare_nodes=3, swap_min=10, min_gpus=15_000)),
+    "continue, lognormal": (
+        dict(gpus=16_384),
+        Spares(spare_nodes=4, swap_min=10, recovery_mode="continue", repair_sigma=1.0),
+    ),
+    "continue, planned restarts and stalls": (
+        dict(gpus=16_384, planned_per_day=20.0, restart_min=30),
+        Spares(spare_nodes=3, recovery_mode="continue", replica_gpus=1024, continue_stall_min=5),
+    ),
+    "continue, no limit, short interval": (
+        dict(gpus=16_384, checkpoint_interval_min=0.05),
+        Spares(recovery_mode="continue", replica_gpus=512),
+    ),
+    "restart, long interval": (dict(gpus=16_384, checkpoint_interval_min=300), Spares(spare_nodes=2, swap_min=10)),
+}
+
+
+@pytest.mark.parametrize("name", list(STEPPING))
+def test_closed_form_hours_equal_stepping_point_by_point(name):
+    """The engine's hours of a block (in closed form over all points at once) equal those of stepping the same
+    points one after another (tests/stepping_spares.py), at the block's interval and at several at once."""
+    changes, sp = STEPPING[name]
+    sc = Scenario(days=20.0).replace(**changes)
+    p = spares_params(sc, sp, sc.checkpoint_interval_min if isinstance(sc.checkpoint_interval_min, float) else 30.0)
+    st = _stream_block(p, 5, np.random.default_rng(3))
+    taus = np.array([p.tau, 3.0 * p.tau, p.tau / 7.0])
+    for at in (None, taus):
+        fast = _step(st, at)
+        slow = stepping_spares.step_stream(st, at)
+        for key in HOURS_KEYS:
+            np.testing.assert_allclose(fast[key], slow[key], rtol=0, atol=1e-9, err_msg=key)
 
 
 def test_runs_stepped_together_give_each_runs_own_numbers():

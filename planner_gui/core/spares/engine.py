@@ -17,11 +17,13 @@ failure times alone. The engine therefore
    returns, and marks at the window's edges) and gets the nodes in repair after each point with one
    cumulative sum, the capacity and the time the pool next covers the loss with a reverse running minimum;
 3. drops the points that change nothing for the job, and
-4. steps through the remaining points, advancing each job's state (downtime left, position in the
-   checkpoint cycle, work since the last checkpoint) in closed form between points. A reset (a restart
-   or a planned interruption) leaves the same state whatever came before, so every lane is cut at resets
-   into chunks of a few dozen points and all chunks of all lanes step together: the loop's length is the
-   longest chunk's, not the longest trial's, and a few trials cost little more than their points.
+4. gets the job's hours in closed form over all remaining points at once (:func:`_hours_closed`): on the
+   clock of time not blocked, downtimes are intervals (a reset's, a continue's stall) whose running
+   maximum end says how much of each stretch between points is down; the running time since the last
+   reset gives the position in the checkpoint cycle, and so the compute and writes of each stretch and
+   the work each restart loses. There is no loop over points, so a trial's cost does not grow with how
+   long it runs between resets, and a sweep over intervals steps one draw at every interval at once.
+   (tests/stepping_spares.py steps the same points one after another; the two agree to rounding.)
 
 The simulated stretch starts ``warm`` hours before the window (so the job's state at the window's start is
 close to its steady state; the pool starts exactly in its steady state) and runs a little past its end, so
@@ -31,7 +33,6 @@ that work done inside the window is counted as useful or lost by what happens to
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -66,8 +67,6 @@ _DEPART, _RESTART, _PLANNED, _CONTINUE, _MARK, _PAD = 0, 1, 2, 3, 4, 5
 LANES = 100
 #: Points (interruptions, repairs, marks) per block, all lanes together: bounds the memory of a block.
 BLOCK_ELEMENTS = 3_000_000
-#: Points per chunk (at least) when lanes are cut at their resets to be stepped together.
-CHUNK = 32
 #: Moments of the window (its start, its end and evenly between) at which each trial's nodes in repair are kept.
 REPAIR_GRID = 49
 
@@ -395,244 +394,143 @@ def _stream_block(
     )
 
 
-def _chunks(
-    times: np.ndarray,
-    types: np.ndarray,
-    start: np.ndarray,
-    initial: tuple[np.ndarray, np.ndarray, np.ndarray],
-    arrays: tuple[np.ndarray, ...],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], list[np.ndarray]]:
-    """Cut every lane's points at resets (restarts and planned interruptions) into independent chunks.
-
-    After a reset the job's state (downtime left, position in the cycle, pending work) is the same whatever
-    came before, so the stretch from one reset to the next can be stepped on its own: a chunk starts at a
-    reset with an empty state and ends at the next reset, which it also steps (to settle the work pending
-    at it). A lane's first chunk starts at its start (``start``, per lane) with the lane's initial state.
-    Chunks are ordered longest first and laid out column by column, so column ``j`` of the chunks still
-    running is a prefix.
-
-    Returns the lane of each chunk, the chunks running at each column, where each column starts in the
-    flat entries, the chunks' initial state (time, blocked, capacity, phase) and the entries of ``times``,
-    ``types`` and ``arrays``, column after column (column ``j``: the first ``running[j]`` chunks).
-    """
-    width = times.shape[1]
-    valid = types != _PAD
-    reset = valid & ((types == _RESTART) | (types == _PLANNED))
-    # Cut only at the first reset in each stretch of CHUNK points: every cut steps a point twice.
-    r_lane, r_col = np.nonzero(reset)
-    bucket = r_lane * (width // CHUNK + 1) + r_col // CHUNK
-    cut = np.ones(len(bucket), dtype=bool)
-    cut[1:] = bucket[1:] != bucket[:-1]
-    reset = np.zeros_like(reset)
-    reset[r_lane[cut], r_col[cut]] = True
-    col = np.arange(width)[None, :]
-    begins = valid & (reset | (col == 0))
-    flat_valid = valid.ravel()
-    pos = np.flatnonzero(flat_valid)  # flat positions of the points, lane by lane, in time order
-    is_begin = begins.ravel()[pos]
-    is_reset = reset.ravel()[pos] & (pos % width != 0)
-    chunk = np.cumsum(is_begin) - 1
-    nchunks = int(chunk[-1]) + 1 if len(chunk) else 0
-    first = np.flatnonzero(is_begin)  # index into pos of each chunk's first point
-    # A chunk's length: up to the next chunk's start, plus that start when it is a reset of the same lane.
-    nxt = np.append(first[1:], len(pos))
-    ends_at_reset = np.zeros(nchunks, dtype=bool)
-    ends_at_reset[:-1] = is_reset[first[1:]]
-    length = nxt - first + ends_at_reset
-    order = np.argsort(-length, kind="stable")
-    row = np.empty(nchunks, dtype=np.int64)
-    row[order] = np.arange(nchunks)
-    maxlen = int(length.max()) if nchunks else 0
-    running = nchunks - np.searchsorted(np.sort(length), np.arange(maxlen), side="right")
-    offset = np.concatenate([[0], np.cumsum(running)])
-    # Entries: every point in its chunk, and every reset once more as the last point of the chunk before.
-    rank = np.arange(len(pos)) - first[chunk]
-    extra = np.flatnonzero(is_reset)
-    prev = chunk[extra] - 1
-    src = np.concatenate([pos, pos[extra]])
-    dest = np.concatenate([offset[rank] + row[chunk], offset[length[prev] - 1] + row[prev]])
-    cols = []
-    for a in (times, types, *arrays):
-        b = np.empty(int(offset[-1]), dtype=a.dtype)
-        b[dest] = a.ravel()[src]
-        cols.append(b)
-    lane = (pos[first] // width)[order]
-    lead = (pos[first] % width == 0)[order]
-    t0 = np.where(lead, start[lane], times.ravel()[pos[first]][order])
-    blocked0, cap0, phase0 = initial
-    init = (
-        t0,
-        np.where(lead, blocked0[lane], False),
-        np.where(lead, cap0[lane], 1.0),
-        np.where(lead, phase0[lane], 0.0),
-    )
-    return lane, running, offset, init, cols
-
-
-#: The job's parameters the stepping needs, per lane (lanes of different scenarios step together).
-_LANE_PARAMS = ("tau", "s", "r_unplanned", "r_planned", "swap", "stall", "window")
-
-
-def _lane_params(streams: list[_Stream]) -> dict[str, np.ndarray]:
-    """Per lane of the streams laid end to end: the job's parameters and the stretch's start."""
-
-    def per_lane(value: Callable[[SparesParams], float]) -> np.ndarray:
-        return np.concatenate([np.full(st.lanes, value(st.p)) for st in streams])
-
-    out = {
-        "tau": per_lane(lambda p: p.tau),
-        "s": per_lane(lambda p: p.tau + p.c),
-        "r_unplanned": per_lane(lambda p: p.r_unplanned),
-        "r_planned": per_lane(lambda p: p.r_planned),
-        "swap": per_lane(lambda p: p.swap),
-        "stall": per_lane(lambda p: p.stall),
-        "window": per_lane(lambda p: p.hours),
-    }
-    out["start"] = np.concatenate([np.full(st.lanes, st.start) for st in streams])
-    return out
-
-
-def _padded(arrays: list[np.ndarray], width: int, fill: float | int | bool) -> np.ndarray:
-    """The blocks' (lanes x points) arrays stacked, each padded on the right with ``fill`` to ``width``."""
-    rows = sum(a.shape[0] for a in arrays)
-    out = np.full((rows, width), fill, dtype=arrays[0].dtype)
-    r = 0
-    for a in arrays:
-        out[r : r + a.shape[0], : a.shape[1]] = a
-        r += a.shape[0]
-    return out
-
-
 #: Hours keys that do not depend on the checkpoint interval (the others do).
 _DOWN_KEYS = ("waiting_for_spares", "planned_restart", "recovery")
 
 
-def _step(streams: list[_Stream], taus: np.ndarray | None = None) -> list[dict[str, np.ndarray]]:
-    """Step every lane of ``streams`` through its points; the job's state advances in closed form between
-    them. Returns, per stream, the hours of each of its lanes (an array of ``(intervals, lanes)``).
+def _shifted(a: np.ndarray, first: np.ndarray | float) -> np.ndarray:
+    """Each row's values moved one place right, ``first`` in front: per point, the value before it."""
+    out = np.empty_like(a)
+    out[..., 0] = first
+    out[..., 1:] = a[..., :-1]
+    return out
 
-    The lanes are cut into chunks at their resets (:func:`_chunks`) and all chunks of all streams step
-    together (each with its own scenario's parameters), so the loop runs over the longest chunk's points,
-    not the longest lane's, and many small runs (a sweep's points) cost about one loop.
 
-    With ``taus`` (compute hours per checkpoint, several), every lane is stepped at each of them at once:
-    the downtimes do not depend on the interval, only the position in the checkpoint cycle and the work
-    pending do, and those carry a leading axis of one row per interval. Without, that axis has one row
-    (each stream's own interval)."""
-    width = max(st.times.shape[1] for st in streams)
-    times = _padded([st.times for st in streams], width, np.inf)
-    types = _padded([st.types for st in streams], width, _PAD)
-    caps = _padded([st.cap for st in streams], width, 1.0)
-    blks = _padded([st.blocked for st in streams], width, False)
-    swaps = _padded([st.swapped for st in streams], width, False)
-    lp = _lane_params(streams)
-    blocked0 = np.concatenate([st.blocked0 for st in streams])
-    cap0 = np.concatenate([st.cap0 for st in streams])
-    phase_u = np.concatenate([st.phase_u for st in streams])
-    lanes = times.shape[0]
-    lane, running, offset, init, cols = _chunks(
-        times, types, lp["start"], (blocked0, cap0, phase_u), (caps, blks, swaps)
-    )
-    col_t, col_ty, col_cap, col_blk, col_swap = cols
-    t_prev, blocked, cap, phase_u0 = (np.array(a) for a in init)
-    n_all = len(t_prev)
-    # Per chunk (in the chunks' order): its lane's parameters; tau and s with a row per interval.
-    ru_a, rp_a, swap_a, stall_a, window_a = (lp[k][lane] for k in _LANE_PARAMS[2:])
-    if taus is None:
-        tau_a, s_a = lp["tau"][lane][None, :], lp["s"][lane][None, :]
+def _cycle_compute(x: np.ndarray, tau: np.ndarray | float, s: np.ndarray | float) -> np.ndarray:
+    """Compute done by position ``x`` of checkpoint cycles of ``tau`` compute then a write (``s`` in all)."""
+    whole = np.floor(x / s)
+    return np.asarray(whole * tau + np.minimum(x - whole * s, tau))
+
+
+#: Elements (lanes x points x intervals) stepped at a time by :func:`_hours_closed`: small enough that its
+#: arrays stay in the processor's cache.
+GROUP_ELEMENTS = 1 << 15
+
+
+def _step(st: _Stream, taus: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """The hours of each lane of a block as ``(intervals, lanes)`` arrays: at each of ``taus`` (compute hours
+    per checkpoint) or, without, at the block's own interval (one row). :func:`_hours_closed` over groups of
+    lanes small enough to stay in cache."""
+    m = 1 if taus is None else len(taus)
+    group = max(1, GROUP_ELEMENTS // (max(st.times.shape[1], 1) * m))
+    parts = [_hours_closed(st, slice(a, a + group), taus) for a in range(0, st.lanes, group)]
+    return {k: np.concatenate([h[k] for h in parts], axis=1) for k in HOURS_KEYS}
+
+
+def _hours_closed(st: _Stream, rows: slice, taus: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The hours of lanes ``rows`` of a block, at its own interval or at each of ``taus`` (``(intervals,
+    lanes)`` arrays), in closed form over all pieces (the stretch up to each point) at once.
+
+    * Time blocked waiting for spares is set aside: on the clock ``G`` of time not blocked, downtimes run
+      as usual. Resets (restarts, planned interruptions) split a lane into segments.
+    * Downtimes are intervals on ``G``: a reset's (detect + restart, + swap after a node loss; or the
+      planned restart) and each continue's stall, except a continue during a planned downtime (it waits
+      with the job). A reset overrides what is left of earlier ones: intervals are cut at the next reset.
+      A piece is down from its start until the latest end of the intervals so far, and runs the rest.
+    * The job's position in its checkpoint cycle is the segment's start phase plus the running time since
+      the segment's reset (``U``, the running time since the lane's start, less its value at the reset).
+      Compute and writes follow from the cycle's shape. A segment's work up to the last cycle it completes
+      (its bank) is kept; a restart loses what follows; a planned interruption and the end keep all.
+    """
+    p = st.p
+    t, ty = st.times[rows], st.types[rows]
+    lanes, width = t.shape
+    valid = ty != _PAD
+    t_before = _shifted(t, st.start)
+    with np.errstate(invalid="ignore"):  # padding: inf - inf
+        dt = t - t_before
+    dt[~valid] = 0.0
+    blocked_in = _shifted(st.blocked[rows], st.blocked0[rows])
+    if blocked_in.any():
+        waiting = np.where(blocked_in, dt, 0.0)
+        g_dt = dt - waiting
     else:
-        c = np.array([st.p.c for st in streams])
-        if np.any(c != c[0]):
-            raise ValueError("stepping at several intervals needs one checkpoint write time")
-        tau_a = np.broadcast_to(np.asarray(taus, dtype=float)[:, None], (len(taus), n_all))
-        s_a = tau_a + c[0]
-    m = tau_a.shape[0]
-    phase = phase_u0[None, :] * s_a
-    z = np.zeros
-    acc = {k: z(n_all) if k in _DOWN_KEYS else z((m, n_all)) for k in HOURS_KEYS}
-    down = z(n_all)
-    planned_kind = z(n_all, dtype=bool)
-    unck = z((m, n_all))
-    wpend = z((m, n_all))
-    for j in range(len(running)):
-        n = int(running[j])
-        o = int(offset[j])
-        t = col_t[o : o + n]
-        ty = col_ty[o : o + n]
-        tp = t_prev[:n]
-        blk = blocked[:n]
-        cp = cap[:n]
-        ph = phase[:, :n]
-        dn = down[:n]
-        pk = planned_kind[:n]
-        tau, s = tau_a[:, :n], s_a[:, :n]
-        dt = t - tp
-        w = ((tp >= 0) & (t <= window_a[:n])).astype(float)
-        # Advance: waiting, then the downtime left, then cycles of compute and write.
-        wt = np.where(blk, dt, 0.0)
-        acc["waiting_for_spares"][:n] += w * wt
-        d = np.where(blk, 0.0, np.minimum(dt, dn))
-        acc["planned_restart"][:n] += w * np.where(pk, d, 0.0)
-        acc["recovery"][:n] += w * np.where(pk, 0.0, d)
-        dn = dn - d
-        rem = dt - wt - d
-        x1 = ph + rem
-        nb = np.floor(x1 / s)
-        ph1 = np.clip(x1 - nb * s, 0.0, s)
-        comp = nb * tau + np.minimum(ph1, tau) - np.minimum(ph, tau)
-        wtime = rem - comp
-        wcp = w * cp
-        acc["reduced_throughput"][:, :n] += (w - wcp) * comp
-        crossed = nb >= 1
-        pend_c = wcp * np.minimum(ph1, tau)
-        pend_w = w * np.maximum(ph1 - tau, 0.0)
-        uk = unck[:, :n]
-        wp = wpend[:, :n]
-        acc["useful"][:, :n] += np.where(crossed, uk + wcp * comp - pend_c, 0.0)
-        acc["checkpoint"][:, :n] += np.where(crossed, wp + w * wtime - pend_w, 0.0)
-        uk = np.where(crossed, pend_c, uk + wcp * comp)
-        wp = np.where(crossed, pend_w, wp + w * wtime)
-        ph = ph1
-        # The point itself.
-        restart = ty == _RESTART
-        plan = ty == _PLANNED
-        cont = ty == _CONTINUE
-        if restart.any() or plan.any():
-            reset = restart | plan
-            acc["lost_work"][:, :n] += np.where(restart, uk + wp, 0.0)
-            acc["useful"][:, :n] += np.where(plan, uk, 0.0)
-            acc["checkpoint"][:, :n] += np.where(plan, wp, 0.0)
-            uk = np.where(reset, 0.0, uk)
-            wp = np.where(reset, 0.0, wp)
-            ph = np.where(reset, 0.0, ph)
-            dn = np.where(restart, ru_a[:n] + swap_a[:n] * col_swap[o : o + n], np.where(plan, rp_a[:n], dn))
-            pk = np.where(restart, False, np.where(plan, True, pk))
-        if cont.any():
-            hold = cont & pk & (dn > 0)
-            stall_now = cont & ~hold
-            dn = np.where(stall_now, np.maximum(dn, stall_a[:n]), dn)
-            pk = np.where(stall_now, False, pk)
-        unck[:, :n] = uk
-        wpend[:, :n] = wp
-        phase[:, :n] = ph
-        down[:n] = dn
-        planned_kind[:n] = pk
-        cap[:n] = col_cap[o : o + n]
-        blocked[:n] = col_blk[o : o + n]
-        t_prev[:n] = t
-    # Work still pending after the tail would complete its cycle: count it where it was heading.
-    acc["useful"] += unck
-    acc["checkpoint"] += wpend
-    # Per lane: one weighted count over (interval, lane) pairs.
-    slot = (np.arange(m)[:, None] * lanes + lane[None, :]).ravel()
-    per_lane = {}
-    for k, v in acc.items():
-        if k in _DOWN_KEYS:
-            per_lane[k] = np.broadcast_to(np.bincount(lane, weights=v, minlength=lanes), (m, lanes))
-        else:
-            per_lane[k] = np.bincount(slot, weights=v.ravel(), minlength=m * lanes).reshape(m, lanes)
-    bounds = np.cumsum([0] + [st.lanes for st in streams])
-    return [{k: v[:, a:b] for k, v in per_lane.items()} for a, b in itertools.pairwise(bounds)]
+        waiting, g_dt = None, dt
+    g = np.cumsum(g_dt, axis=1)  # G at each point
+    # Segments: per point, the last reset at or before it (key: 2 col + planned; -1: none, the first segment).
+    is_restart = ty == _RESTART
+    is_planned = ty == _PLANNED
+    reset = is_restart | is_planned
+    col = np.arange(width)
+    key = np.maximum.accumulate(np.where(reset, 2 * col + is_planned, -1), axis=1)
+    first_seg = key < 0
+    seg_planned = (key & 1).astype(bool) & ~first_seg
+    seg_g = np.maximum.accumulate(np.where(reset, g, -np.inf), axis=1)  # G at the segment's reset
+    in_planned_down = seg_planned & (g - seg_g < p.r_planned)
+    # Downtime intervals on G, each cut at the next reset.
+    is_cont = ty == _CONTINUE
+    length = np.where(is_cont & ~in_planned_down, p.stall, -np.inf)
+    length[is_restart] = p.r_unplanned
+    length[is_restart & st.swapped[rows]] += p.swap
+    length[is_planned] = p.r_planned
+    next_reset_g = np.full((lanes, width), np.inf)
+    next_reset_g[:, :-1] = np.minimum.accumulate(np.where(reset, g, np.inf)[:, :0:-1], axis=1)[:, ::-1]
+    ends = np.minimum(g + length, next_reset_g)
+    down_until = _shifted(np.maximum.accumulate(ends, axis=1), -np.inf)
+    g_before = g - g_dt
+    down = np.clip(down_until - g_before, 0.0, g_dt)
+    run = g_dt - down
+    u = np.cumsum(run, axis=1)
+    u_seg = np.maximum.accumulate(np.where(reset, u, 0.0), axis=1)  # U at the segment's reset (U only grows)
+    w = (t_before >= 0) & (t <= p.hours) & valid
+    wcap = w * _shifted(st.cap[rows], st.cap0[rows])
+    planned_down = _shifted(in_planned_down, False)
+    hours: dict[str, np.ndarray] = {
+        "planned_restart": (w * np.where(planned_down, down, 0.0)).sum(axis=1),
+        "recovery": (w * np.where(planned_down, 0.0, down)).sum(axis=1),
+        "waiting_for_spares": np.zeros(lanes) if waiting is None else (w * waiting).sum(axis=1),
+    }
+    # The cycle: per interval (a leading axis).
+    if taus is None:
+        tau = np.full((1, 1, 1), p.tau)
+    else:
+        tau = np.asarray(taus, dtype=float)[:, None, None]
+    s = tau + p.c
+    m = tau.shape[0]
+    phase0 = np.where(first_seg[None], (st.phase_u[rows][None, :, None] * s), 0.0)
+    # Each piece's segment is that of the point before it: a piece ending at a reset closes its segment.
+    rel = u - _shifted(u_seg, 0.0)  # running time since the piece's segment's reset, at the piece's end
+    x_end = _shifted(phase0, st.phase_u[rows][None, :] * s[:, :, 0]) + rel[None]
+    c_end = _cycle_compute(x_end, tau, s)
+    # At a piece's start: the end of the piece before, or the segment's start (0 after a reset).
+    after_reset = _shifted(reset, False)
+    c_start = np.where(
+        after_reset[None], 0.0, _shifted(c_end, _cycle_compute(x_end[..., 0] - run[None, :, 0], tau[..., 0], s[..., 0]))
+    )
+    comp = c_end - c_start
+    # The bank of the segment each piece belongs to, on the U clock: at a restart the last cycle completed
+    # before it; at a planned interruption everything (its U); none at the lane's end.
+    bank_x = np.where(is_restart[None], np.floor(x_end / s) * s, x_end)
+    bank_u = np.where(reset[None], bank_x - x_end + u[None], np.inf)
+    bank = np.minimum.accumulate(bank_u[..., ::-1], axis=2)[..., ::-1]  # the next closing reset's
+    u_before = u - run
+    whole = u[None] <= bank  # the piece is before its segment's bank: all kept
+    kept = np.where(whole, comp, 0.0)
+    kept_write = np.where(whole, run[None] - comp, 0.0)
+    split = np.nonzero(~whole & (u_before[None] < bank))
+    if split[0].size:  # the piece holding its segment's bank: kept up to the bank
+        iv, ln, pt = split
+        x_bank = x_end[split] - (u[ln, pt] - bank[split])
+        c_bank = _cycle_compute(x_bank, tau[iv, 0, 0], s[iv, 0, 0]) - c_start[split]
+        kept[split] = c_bank
+        kept_write[split] = (bank[split] - u_before[ln, pt]) - c_bank
+    hours["useful"] = (wcap[None] * kept).sum(axis=2)
+    hours["checkpoint"] = (w[None] * kept_write).sum(axis=2)
+    hours["lost_work"] = (wcap[None] * (comp - kept) + w[None] * (run[None] - comp - kept_write)).sum(axis=2)
+    hours["reduced_throughput"] = ((w - wcap)[None] * comp).sum(axis=2)
+    for k in _DOWN_KEYS:
+        hours[k] = np.broadcast_to(hours[k], (m, lanes))
+    return hours
 
 
 def _lanes_per_block(p: SparesParams) -> int:
@@ -663,14 +561,8 @@ def simulate_spares_many(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> list[SparesTrials]:
-    """Simulate several runs ``(params, trials, seed)`` of the spares model; each gives what
-    :func:`simulate_spares` gives for it alone, number for number.
-
-    Every run is drawn in blocks of lanes (one stream each, seeded from the run's seed and the block's
-    number); the blocks of all runs then step together, up to :data:`BLOCK_ELEMENTS` points at a time, so
-    a sweep of many small runs costs about one stepping loop instead of one per run."""
-    from ..engine import Cancelled
-
+    """Simulate several runs ``(params, trials, seed)`` of the spares model (a sweep's points), with one
+    progress report over all of them; each gives what :func:`simulate_spares` gives for it alone."""
     plan: list[tuple[int, int, np.random.SeedSequence]] = []  # (run, lanes, seed) per block
     for r, (p, trials, seed) in enumerate(runs):
         lanes = _lanes_per_block(p)
@@ -678,32 +570,29 @@ def simulate_spares_many(
         plan.extend((r, min(lanes, trials - i * lanes), ss) for i, ss in enumerate(seeds))
     blocks: list[list[_Stream]] = [[] for _ in runs]
     hours: list[list[dict[str, np.ndarray]]] = [[] for _ in runs]
-    pending: list[tuple[int, _Stream]] = []
-    points = 0
-
-    def step() -> None:
-        for (r, st), h in zip(pending, _step([st for _, st in pending])):
-            hours[r].append({k: v[0] for k, v in h.items()})
-            st.release()
-        pending.clear()
-
     for i, (r, lanes, ss) in enumerate(plan):
-        if should_stop is not None and should_stop():
-            raise Cancelled
-        st = _stream_block(runs[r][0], lanes, np.random.default_rng(ss))
+        st = _draw(runs[r][0], lanes, ss, should_stop)
         blocks[r].append(st)
-        if pending and points + st.times.size > BLOCK_ELEMENTS:
-            step()
-            points = 0
-        pending.append((r, st))
-        points += st.times.size
+        hours[r].append({k: v[0] for k, v in _step(st).items()})
+        st.release()
         if progress is not None:
-            progress(0.95 * (i + 1) / len(plan))
-    if pending:
-        step()
-    if progress is not None:
-        progress(1.0)
+            progress((i + 1) / len(plan))
     return [_trials(p, b, h) for (p, _, _), b, h in zip(runs, blocks, hours)]
+
+
+def _draw(
+    p: SparesParams,
+    lanes: int,
+    seed: np.random.SeedSequence,
+    should_stop: Callable[[], bool] | None,
+    warm: float | None = None,
+    tail: float | None = None,
+) -> _Stream:
+    from ..engine import Cancelled
+
+    if should_stop is not None and should_stop():
+        raise Cancelled
+    return _stream_block(p, lanes, np.random.default_rng(seed), warm, tail)
 
 
 def simulate_spares_intervals(
@@ -722,8 +611,6 @@ def simulate_spares_intervals(
     the warm-up and tail the longest interval needs, and stepped at every interval at once (the counts
     and the pool's figures are the same at every interval). Each interval's numbers are those of a run of
     its own, statistically (a run alone draws its own warm-up), not number for number."""
-    from ..engine import Cancelled
-
     taus = np.asarray(taus, dtype=float)
     ps = [dataclasses.replace(p, tau=float(t)) for t in taus]
     warm = max(warm_hours(q) for q in ps)
@@ -732,32 +619,15 @@ def simulate_spares_intervals(
     seeds = np.random.SeedSequence([seed, 0x5FA2E5]).spawn(math.ceil(trials / lanes))
     blocks: list[_Stream] = []
     hours: list[list[dict[str, np.ndarray]]] = [[] for _ in taus]
-    pending: list[_Stream] = []
-    points = 0
-
-    def step() -> None:
-        for st, h in zip(pending, _step(pending, taus)):
-            for i in range(len(taus)):
-                hours[i].append({k: v[i] for k, v in h.items()})
-            st.release()
-        pending.clear()
-
     for b, ss in enumerate(seeds):
-        if should_stop is not None and should_stop():
-            raise Cancelled
-        st = _stream_block(p, min(lanes, trials - b * lanes), np.random.default_rng(ss), warm, tail)
+        st = _draw(p, min(lanes, trials - b * lanes), ss, should_stop, warm, tail)
         blocks.append(st)
-        if pending and (points + st.times.size) * len(taus) > BLOCK_ELEMENTS:
-            step()
-            points = 0
-        pending.append(st)
-        points += st.times.size
+        h = _step(st, taus)
+        for i in range(len(taus)):
+            hours[i].append({k: v[i] for k, v in h.items()})
+        st.release()
         if progress is not None:
-            progress(0.95 * (b + 1) / len(seeds))
-    if pending:
-        step()
-    if progress is not None:
-        progress(1.0)
+            progress((b + 1) / len(seeds))
     return [_trials(q, blocks, h) for q, h in zip(ps, hours)]
 
 
