@@ -17,7 +17,9 @@ operations and a few sparse ones; there is no loop over interruptions:
 * at a persistent restore the work since the bank is lost. The bank is the last persistent point whose
   upload finished: within one spacing the uploads start at its first point and every ``q``-th after it
   (one at a time, an unplanned end aborts the one in flight), so the last one to finish is arithmetic
-  (:func:`_walk`); from the restore's spacing back, usually in one step;
+  (:func:`_walk`); from the restore's spacing back, usually in one step. With ``k = 1`` every snapshot is a
+  point and no phase is needed: :func:`_walk_k1` counts back from the restore's spacing with ``m`` alone,
+  and ``J`` (a cumulative sum over the whole chunk, the costliest pass) is not formed;
 * the window's edges: the first and the last spacing are clipped to the window (``interval_parts``); the
   compute a rollback removes is counted only inside the window, through the completed-snapshot position at
   the window's start and end (``p0``, ``pT``); whether the work running at the window's end is later rolled
@@ -218,24 +220,25 @@ class _Work:
 
 @dataclass
 class _Chunk:
-    """One chunk: a row per trial, its spacings in time order. Spacing 0 is at slot 0 and spacings 1 to
-    ``n`` at the end of the row (``first_interior`` is the slot of spacing 1); the slots between are zero."""
+    """One chunk: a row per trial, its spacings in time order at the end of the row: spacings 0 to ``n`` in
+    slots ``first_interior - 1`` to the last (``first_interior`` is the slot of spacing 1); the slots before
+    them are zero."""
 
     tp: TierParams
     n: np.ndarray
     out: _Outside
     marks: _Marks
     slots: int
-    base_flat: np.ndarray  # flat index of each row's slot 0
+    first_flat: np.ndarray  # flat index of each row's first spacing
     first_interior: np.ndarray
-    last_flat: np.ndarray  # flat index of each row's last spacing (slot 0 when n == 0)
+    last_flat: np.ndarray  # flat index of each row's last spacing (the first when n == 0)
     has: np.ndarray  # n > 0
     piece0: np.ndarray  # hours of the first spacing inside the window
     piece_n: np.ndarray  # ... of the last (0 when n == 0: the first is the last)
     first_len: np.ndarray  # the first spacing's whole length (from its start before the window)
     end_flat: np.ndarray  # per renewal: the spacing it ends
     start_flat: np.ndarray  # ... and the spacing it starts
-    at_first: np.ndarray  # the renewals at event 0, ending spacing 0 (indices; at most one per row)
+    at_first: np.ndarray  # the renewals at event 0, ending the first spacing (indices; at most one per row)
     at_last: np.ndarray  # the renewals that start their row's last spacing (indices; at most one per row)
     planned: np.ndarray  # the planned renewals (indices)
     x: np.ndarray  # flat: (g - D) / s, then max(., 0)
@@ -263,20 +266,20 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
     has = n > 0
     piece0 = x2[:, 0] * s
     piece_n = x2[:, slots - 1] * s * has
+    if top > 1:  # spacing 0 (drawn at slot 0) next to spacing 1: each row's spacings are contiguous
+        moved = np.flatnonzero(first_interior > 1)
+        x2[moved, first_interior[moved] - 1] = x2[moved, 0]
+        x2[moved, 0] = 0.0
     x = work.x[:size]
     x -= tp.r_fast / s
-    base_flat = np.arange(rows) * slots
-    last_flat = base_flat + (slots - 1) * has
-    # The renewals' spacings: renewal i ends spacing ``event`` and starts the next (spacing 1 is at slot
-    # first_interior); a renewal at event 0 ends spacing 0, at slot 0.
-    start_flat = (base_flat + first_interior).take(marks.row)
-    start_flat += marks.event
-    end_flat = start_flat - 1
+    row_flat = np.arange(rows) * slots
+    first_flat = row_flat + first_interior - 1
+    last_flat = row_flat + (slots - 1)
+    # The renewals' spacings: renewal i ends spacing ``event`` and starts the next.
+    end_flat = first_flat.take(marks.row)
+    end_flat += marks.event
     lo, hi = marks.bounds[:-1], marks.bounds[1:]
     some = np.flatnonzero(hi > lo)  # rows with renewals
-    at_zero = marks.event.take(lo[some]) == 0
-    at_first = lo[some[at_zero]]
-    end_flat[at_first] = base_flat.take(some[at_zero])
     last_mark = hi[some] - 1
     return _Chunk(
         tp=tp,
@@ -284,7 +287,7 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
         out=out,
         marks=marks,
         slots=slots,
-        base_flat=base_flat,
+        first_flat=first_flat,
         first_interior=first_interior,
         last_flat=last_flat,
         has=has,
@@ -292,9 +295,9 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
         piece_n=piece_n,
         first_len=out.look.age + np.where(has, piece0, tp.hours + out.after),
         end_flat=end_flat,
-        start_flat=start_flat,
-        at_first=at_first,
-        at_last=last_mark.compress(start_flat.take(last_mark) == last_flat.take(some)),
+        start_flat=end_flat + 1,
+        at_first=lo[some].compress(marks.event.take(lo[some]) == 0),
+        at_last=last_mark.compress(end_flat.take(last_mark) + 1 == last_flat.take(some)),
         planned=np.flatnonzero(marks.kind == PLANNED),
         x=x,
         j=work.j[:size],
@@ -323,7 +326,7 @@ def _downtimes(ch: _Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     last_planned = ch.at_last.compress(marks.kind.take(ch.at_last) == PLANNED)
     restart_each[np.searchsorted(planned, last_planned)] = 0.0  # the last spacing's is counted with it
     restart = _sum_by_row(marks.row.take(planned), restart_each, rows)
-    x[ch.base_flat] = (ch.first_len - o.look.down) / s
+    x[ch.first_flat] = (ch.first_len - o.look.down) / s
     # Fast-tier failures during a persistent restore keep its downtime (the worse tier): chains from each
     # persistent restore, while a spacing is shorter than that downtime (x < 0) and ends with a fast failure.
     ends_fast = ch.ends_fast
@@ -332,8 +335,8 @@ def _downtimes(ch: _Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ends_fast[ch.last_flat] = False  # a chain stops at the window's end (what follows does not matter)
     shift = (tp.r_fast - tp.r_persistent) / s
     look = np.flatnonzero((o.look.kind == PERSISTENT) | (o.look.kind == PROMOTED))
-    look = look[(x.take(ch.base_flat[look]) < 0) & ends_fast.take(ch.base_flat[look])]
-    spacing1 = ch.base_flat[look] + ch.first_interior[look]  # spacing 1 of those rows: promoted
+    look = look[(x.take(ch.first_flat[look]) < 0) & ends_fast.take(ch.first_flat[look])]
+    spacing1 = ch.first_flat[look] + 1  # spacing 1 of those rows: promoted
     x[spacing1] += shift
     promoted = [spacing1]
     chain = ch.start_flat.take(np.flatnonzero((xs < 0) & (marks.kind == PERSISTENT)))  # (x there: xs)
@@ -353,16 +356,16 @@ def _downtimes(ch: _Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return start_last, np.bincount(row, minlength=rows), restart
 
 
-def _walk(tp: TierParams, ch: _Chunk, flat: np.ndarray, at: np.ndarray, base: np.ndarray) -> np.ndarray:
-    """The bank (absolute snapshot count) at the end of spacings ``flat`` (``J`` there: ``at``) of cycles that
-    start at ``base``.
+def _walk(tp: TierParams, ch: _Chunk, flat: np.ndarray, at: np.ndarray, base: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """With ``k > 1``: the bank (absolute snapshot count) at the end of spacings ``flat`` (``J`` there: ``at``;
+    ``x`` there: ``y``, overwritten) of cycles that start at ``base``.
 
     A spacing's uploads start at its first persistent point ``F`` and at every ``q``-th after it (one at a
     time); the last to finish before the spacing ends, ``x`` cycles after its downtime, is
     ``F + q k floor((x - u - (F - jr)) / (q k))``, with ``jr`` the count at the spacing's start and ``u`` the
-    upload in cycles (with ``k = 1``, ``F = jr + 1``). If none finishes, the previous point ``F - k`` was
-    passed by an earlier spacing: the one just before, or else a few more steps back, or else found by binary
-    search in ``J``. No point left in the cycle: its base (a base of ``at`` or more asks for nothing).
+    upload in cycles. If none finishes, the previous point ``F - k`` was passed by an earlier spacing: the one
+    just before, or else a few more steps back, or else found by binary search in ``J``. No point left in the
+    cycle: its base (a base of ``at`` or more asks for nothing).
     """
     j, x = ch.j, ch.x
     k, qk, u = float(tp.k), float(tp.skip * tp.k), tp.upload / tp.s
@@ -370,22 +373,13 @@ def _walk(tp: TierParams, ch: _Chunk, flat: np.ndarray, at: np.ndarray, base: np
     active: np.ndarray | None = None  # all of them
     f, b = flat, base
     while True:
-        y = x.take(f)
         start = at - np.floor(y)  # the count at the spacing's start
-        if tp.k == 1:  # every snapshot is a point: the first is the next one
-            y -= 1.0 + u
-            found = np.floor(y / qk)
-            found *= qk
-            found += start + 1.0
-            back = (y < 0) & (start > b)
-        else:
-            jr = start - b  # relative to the cycle's base
-            first = np.floor(jr / k)
-            first += 1.0
-            first *= k
-            y -= first - jr + u
-            found = b + first + np.floor(y / qk) * qk
-            back = (y < 0) & (first > k)
+        jr = start - b  # relative to the cycle's base
+        first = np.floor(jr / k)
+        first += 1.0
+        first *= k
+        y -= first - jr + u
+        found = b + first + np.floor(y / qk) * qk
         # found where an upload finished (y >= 0), else the base (whole numbers: exact)
         found -= b
         found *= y >= 0
@@ -394,11 +388,11 @@ def _walk(tp: TierParams, ch: _Chunk, flat: np.ndarray, at: np.ndarray, base: np
             bank = found
         else:
             bank[active] = found
-        back = np.flatnonzero(back)  # a previous point of the cycle: base + F - k
+        back = np.flatnonzero((y < 0) & (first > k))  # a previous point of the cycle: base + F - k
         if not back.size:
             break
         active = back if active is None else active.take(back)
-        point = start.take(back) if tp.k == 1 else (b.take(back) + first.take(back) - k)
+        point = b.take(back) + first.take(back) - k
         b = b.take(back)
         # Step back to the spacing that passed the point (J at its start < point <= J at its end).
         f = f.take(back) - 1
@@ -415,26 +409,90 @@ def _walk(tp: TierParams, ch: _Chunk, flat: np.ndarray, at: np.ndarray, base: np
         else:
             f[todo] = np.searchsorted(j, point.take(todo), side="left")
             at[todo] = j.take(f.take(todo))
+        y = x.take(f)
     return bank
 
 
-def _window_positions(ch: _Chunk, d_last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _walk_k1(
+    tp: TierParams, ch: _Chunk, flat: np.ndarray, lo: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """With ``k = 1`` (every snapshot a persistent point), without ``J``: for spacings ``flat`` (``x`` there:
+    ``y``, overwritten) of cycles whose spacings are those after ``lo``, ``R``: the snapshots from the bank to
+    the end of the spacing. Also where the walk stopped (the cycle's first spacing when the bank is the
+    cycle's base) and ``T``, the snapshots from that spacing's start to the end.
+
+    A spacing's uploads start at its first snapshot and at every ``q``-th after it (one at a time): the last to
+    finish before the spacing ends, ``x`` cycles after its downtime, is snapshot ``1 + q floor((x - 1 - u) /
+    q)`` of the spacing. If none finishes, the previous snapshot was completed by the last spacing before with
+    one (``m >= 1``); if there is none in the cycle, the bank is the cycle's base.
+    """
+    x, m = ch.x, ch.j  # m: not cumulated with k = 1
+    q, u1 = float(tp.skip), 1.0 + tp.upload / tp.s
+    rolled, tail, stop = np.empty(len(flat)), np.empty(len(flat)), flat.copy()
+    active: np.ndarray | None = None  # all of them
+    f, done = flat, None  # done: snapshots after the spacing f
+    while True:
+        t = np.floor(y)
+        if done is not None:
+            t += done  # snapshots from the start of spacing f to the end
+        y -= u1
+        found = np.floor(y) if tp.skip == 1 else np.floor(y / q) * q
+        found += 1.0  # the last upload to finish, counted from the spacing's start (if y >= 0)
+        np.subtract(t, found, out=found)
+        if active is None:
+            rolled, tail = found, t
+        else:
+            rolled[active], tail[active], stop[active] = found, t, f
+        back = np.flatnonzero(y < 0)
+        if not back.size:
+            break
+        where = back if active is None else active.take(back)
+        g, low, done = f.take(back) - 1, lo.take(back), t.take(back)
+        # Step back over the cycle's spacings that completed no snapshot.
+        todo = np.flatnonzero(g > low)
+        todo = todo.compress(m.take(g.take(todo)) == 0)
+        steps = 0
+        while todo.size:
+            steps += 1
+            if steps > 16:  # a long run of spacings shorter than their downtime: find it by the count
+                jc = np.cumsum(m)
+                last = np.searchsorted(jc, jc.take(g.take(todo)), side="left")  # the last spacing with m >= 1
+                g[todo] = np.where(m.take(last) > 0, last, low.take(todo))
+                break
+            g[todo] -= 1
+            todo = todo.compress(g.take(todo) > low.take(todo))
+            todo = todo.compress(m.take(g.take(todo)) == 0)
+        passed = g > low
+        base = np.flatnonzero(~passed)  # no snapshot before in the cycle: the bank is its base
+        at_base = where.take(base)
+        rolled[at_base] = tail[at_base] = done.take(base)
+        stop[at_base] = low.take(base) + 1
+        hit = np.flatnonzero(passed)
+        active, f, lo, done = where.take(hit), g.take(hit), low.take(hit), done.take(hit)
+        y = x.take(f)
+    return rolled, tail, stop
+
+
+def _window_positions(
+    ch: _Chunk, d_last: np.ndarray, first: np.ndarray, last: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``p0`` and ``pT``: per row, the completed-snapshot position at the window's start and end (with the
-    fraction of the snapshot being computed, if that attempt completes). Of the completed snapshots
-    numbered up to ``J``, the window holds ``tau clip(J - p0, 0, pT - p0)`` hours of compute."""
+    fraction of the snapshot being computed, if that attempt completes), on the scale where the first and
+    the last spacing start at counts ``first`` and ``last``. Of the completed snapshots numbered up to ``J``,
+    the window holds ``tau clip(J - p0, 0, pT - p0)`` hours of compute."""
     tp, o = ch.tp, ch.out
     s, tau = tp.s, tp.tau
 
-    def position(flat: np.ndarray, offset: np.ndarray, down: np.ndarray) -> np.ndarray:
+    def position(flat: np.ndarray, start: np.ndarray, offset: np.ndarray, down: np.ndarray) -> np.ndarray:
         done = np.floor(ch.x[flat])
         y = np.maximum(offset - down, 0.0)
         whole = np.floor(y / s)
-        out: np.ndarray = ch.j[flat] - done + np.where(whole < done, whole + np.minimum(y - whole * s, tau) / tau, done)
+        out: np.ndarray = start + np.where(whole < done, whole + np.minimum(y - whole * s, tau) / tau, done)
         return out
 
-    p0 = position(ch.base_flat, o.look.age, o.look.down)
+    p0 = position(ch.first_flat, first, o.look.age, o.look.down)
     end_offset = np.where(ch.has, ch.piece_n, o.look.age + tp.hours)
-    pt = position(ch.last_flat, end_offset, np.where(ch.has, d_last, o.look.down))
+    pt = position(ch.last_flat, last, end_offset, np.where(ch.has, d_last, o.look.down))
     return p0, np.maximum(pt, p0)
 
 
@@ -449,8 +507,10 @@ def _run_chunk(tp: TierParams, ch: _Chunk, acc: TierHours, trials: np.ndarray, r
     d_last = downtimes(tp)[start_last]
     x[ch.last_flat[has]] = (ch.piece_n[has] + o.after[has] - d_last[has]) / s
     # Planned interruptions: the spacing before one keeps its work in progress (the job is drained).
+    x_end = x.take(ch.end_flat)  # x of the spacings that renewals end (their lines are still cached)
+    np.maximum(x_end, 0.0, out=x_end)
     drained = ch.planned.compress(marks.event.take(ch.planned) > 0)
-    work = np.maximum(x.take(ch.end_flat.take(drained)), 0.0)
+    work = x_end.take(drained)
     work -= np.floor(work)
     work *= s
     np.maximum(x, 0.0, out=x)
@@ -458,10 +518,11 @@ def _run_chunk(tp: TierParams, ch: _Chunk, acc: TierHours, trials: np.ndarray, r
     ones = np.ones(slots)
     sum_x, sum_m = x.reshape(rows, slots) @ ones, m.reshape(rows, slots) @ ones
     # -- interior spacings: all but the first and the last ---------------------------------------------------
-    x_first, m_first = x.take(ch.base_flat), m.take(ch.base_flat)
+    x_first, m_first = x.take(ch.first_flat), m.take(ch.first_flat)
+    m_last = m.take(ch.last_flat)
     in_x = sum_x - x_first - x.take(ch.last_flat) * has
-    in_m = sum_m - m_first - m.take(ch.last_flat) * has
-    if tp.lam_persistent > 0:
+    in_m = sum_m - m_first - m_last * has
+    if tp.lam_persistent > 0 and tp.k > 1:
         np.cumsum(m, out=m)  # J: m is read no more, but as floor(x)
     useful = tau * in_m
     checkpoint = c * in_m
@@ -492,7 +553,7 @@ def _run_chunk(tp: TierParams, ch: _Chunk, acc: TierHours, trials: np.ndarray, r
         lost += lt
     # -- persistent restores: the work since the bank is lost (its part inside the window) ------------------
     if tp.lam_persistent > 0:
-        rolled = _rollbacks(tp, ch, d_last, rng_after)
+        rolled = _rollbacks(tp, ch, d_last, sum_m - m_last, x_end, rng_after)
         useful -= rolled
         lost += rolled
     # -- counts ---------------------------------------------------------------------------------------------
@@ -509,45 +570,100 @@ def _run_chunk(tp: TierParams, ch: _Chunk, acc: TierHours, trials: np.ndarray, r
     acc.promoted[trials] = promoted
 
 
-def _rollbacks(tp: TierParams, ch: _Chunk, d_last: np.ndarray, rng_after: np.random.Generator) -> np.ndarray:
+def _rollbacks(
+    tp: TierParams,
+    ch: _Chunk,
+    d_last: np.ndarray,
+    last_start: np.ndarray,
+    x_end: np.ndarray,
+    rng_after: np.random.Generator,
+) -> np.ndarray:
     """Per row, the window's compute since the bank at every persistent restore in the window and at the one
-    that may end the cycle running at the window's end: lost, not useful."""
-    marks, j = ch.marks, ch.j
-    # Each renewal's cycle starts at the previous renewal of its row (the count at the end of the spacing
-    # it ended), or at the look-back's base (its phase before the first spacing's start).
-    look_base = j.take(ch.base_flat) - np.floor(ch.x.take(ch.base_flat)) - ch.out.look.phase
-    renewal_j = j.take(ch.end_flat)
+    that may end the cycle running at the window's end: lost, not useful. ``last_start``: per row, the
+    snapshots completed from the first spacing's start to the last's; ``x_end``: x of the spacings the
+    renewals end."""
+    marks = ch.marks
     lo, hi = marks.bounds[:-1], marks.bounds[1:]
     some = np.flatnonzero(hi > lo)
-    base = np.empty(len(marks.row))
-    base[1:] = renewal_j[:-1]
-    base[lo[some]] = look_base[some]
-    last_base = look_base.copy()
-    last_base[some] = renewal_j[hi[some] - 1]
-    base[ch.planned] = renewal_j.take(ch.planned)  # a planned renewal keeps its work: no bank to look for
-    ends = np.flatnonzero(_last_cycle_ends_persistent(tp, ch, last_base, rng_after))
-    ends_flat = ch.last_flat.take(ends)
-    end_j = np.concatenate((renewal_j, j.take(ends_flat)))
-    bank = _walk(tp, ch, np.concatenate((ch.end_flat, ends_flat)), end_j, np.concatenate((base, last_base.take(ends))))
-    p0, pt = _window_positions(ch, d_last)
-    end_rows = np.concatenate((marks.row, ends))
-    low = p0.take(end_rows)
-    span = pt.take(end_rows)
-    span -= low
-    end_j -= low
-    rolled = np.minimum(np.maximum(end_j, 0.0, out=end_j), span, out=end_j)
-    bank -= low
-    rolled -= np.minimum(np.maximum(bank, 0.0, out=bank), span, out=bank)
-    rolled[ch.planned] = 0.0
     count = len(marks.row)
-    out: np.ndarray = tp.tau * marks.row_sums(rolled[:count])
-    out[ends] += tp.tau * rolled[count:]
+    if tp.k == 1:  # without J: counts relative to each row's first spacing
+        # Each renewal's cycle holds the spacings after the one the row's previous renewal ended (the
+        # first: from the row's first spacing; k = 1 has no phase).
+        cycle_lo = np.empty(count, dtype=np.int64)
+        cycle_lo[1:] = ch.end_flat[:-1]
+        cycle_lo[lo[some]] = ch.first_flat.take(some) - 1
+        last_lo = ch.first_flat - 1
+        last_lo[some] = ch.end_flat.take(hi[some] - 1)
+        cycle_lo[ch.planned] = ch.end_flat.take(ch.planned)  # a planned renewal keeps its work: nothing to find
+        ends = np.flatnonzero(_last_cycle_ends_persistent(tp, ch, np.zeros(len(ch.n)), rng_after))
+        ends_flat = ch.last_flat.take(ends)
+        ends_x = ch.x.take(ends_flat)
+        rolled, tail, stop = _walk_k1(
+            tp,
+            ch,
+            np.concatenate((ch.end_flat, ends_flat)),
+            np.concatenate((cycle_lo, last_lo.take(ends))),
+            np.concatenate((x_end, ends_x)),
+        )
+        p0, pt = _window_positions(ch, d_last, np.zeros(len(ch.n)), last_start)
+        # A renewal's count is inside the window, and so is its bank unless the walk reached the row's first
+        # spacing (which began before the window): then what the window holds of the rollback is from p0.
+        first = lo[some].compress(stop.take(lo[some]) == ch.first_flat.take(some))
+        rolled[first] = np.minimum(rolled.take(first), tail.take(first) - p0.take(marks.row.take(first)))
+        # The cycle at the window's end: its count at the end of the last spacing is last_start + m there.
+        total = last_start.take(ends) + np.floor(ends_x)
+        low = p0.take(ends)
+        span = pt.take(ends) - low
+        total -= low
+        bank = total - rolled[count:]
+        end_rolled = np.minimum(np.maximum(total, 0.0), span) - np.minimum(np.maximum(bank, 0.0), span)
+    else:
+        j = ch.j
+        # Each renewal's cycle starts at the previous renewal of its row (the count at the end of the spacing
+        # it ended), or at the look-back's base (its phase before the first spacing's start).
+        first_start = j.take(ch.first_flat) - np.floor(ch.x.take(ch.first_flat))
+        look_base = first_start - ch.out.look.phase
+        renewal_j = j.take(ch.end_flat)
+        base = np.empty(count)
+        base[1:] = renewal_j[:-1]
+        base[lo[some]] = look_base[some]
+        last_base = look_base.copy()
+        last_base[some] = renewal_j[hi[some] - 1]
+        base[ch.planned] = renewal_j.take(ch.planned)  # a planned renewal keeps its work: no bank to look for
+        jrel = j.take(ch.last_flat) - last_base  # the count at the next spacing's start, in its cycle
+        ends = np.flatnonzero(_last_cycle_ends_persistent(tp, ch, jrel, rng_after))
+        ends_flat = ch.last_flat.take(ends)
+        end_j = np.concatenate((renewal_j, j.take(ends_flat)))
+        flat = np.concatenate((ch.end_flat, ends_flat))
+        bank = _walk(
+            tp,
+            ch,
+            flat,
+            end_j,
+            np.concatenate((base, last_base.take(ends))),
+            np.concatenate((x_end, ch.x.take(ends_flat))),
+        )
+        p0, pt = _window_positions(ch, d_last, first_start, first_start + last_start)
+        end_rows = np.concatenate((marks.row, ends))
+        low = p0.take(end_rows)
+        span = pt.take(end_rows)
+        span -= low
+        end_j -= low
+        rolled = np.minimum(np.maximum(end_j, 0.0, out=end_j), span, out=end_j)
+        bank -= low
+        rolled -= np.minimum(np.maximum(bank, 0.0, out=bank), span, out=bank)
+        end_rolled = rolled[count:]
+    rolled = rolled[:count]
+    rolled[ch.planned] = 0.0
+    out: np.ndarray = tp.tau * marks.row_sums(rolled)
+    out[ends] += tp.tau * end_rolled
     return out
 
 
-def _last_cycle_ends_persistent(tp: TierParams, ch: _Chunk, base: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _last_cycle_ends_persistent(tp: TierParams, ch: _Chunk, jrel: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Per row: whether the cycle running at the window's end ends with a persistent restore before any
-    upload finishes after its last spacing (the bank is then the one at that spacing's end).
+    upload finishes after its last spacing (the bank is then the one at that spacing's end). ``jrel``: the
+    cycle's count at the end of the last spacing (only its phase modulo ``k`` matters).
 
     The spacing after the window ends with the interruption drawn for it; after a fast restore the next
     spacings are simulated (each ``Exp(Lambda)``, with the fast restore's downtime) until one finishes an
@@ -558,7 +674,7 @@ def _last_cycle_ends_persistent(tp: TierParams, ch: _Chunk, base: np.ndarray, rn
     fate = (~o.capped) & (o.end_kind == PERSISTENT)
     active = np.flatnonzero((~o.capped) & (o.end_kind == FAST))
     k, u, s, big = float(tp.k), tp.upload / tp.s, tp.s, tp.big
-    jrel = ch.j[ch.last_flat[active]] - base[active]  # the count at the next spacing's start, in its cycle
+    jrel = jrel[active]  # the count at the next spacing's start, in its cycle
     block = 4
     while active.size:  # a block of spacings per round: ``block`` of them for each undecided row
         x = rng.standard_exponential((active.size, block))
