@@ -145,7 +145,7 @@ class _Marks:
     """A chunk's full renewals (persistent restores and planned interruptions), in (row, event) order."""
 
     row: np.ndarray
-    event: np.ndarray  # event i ends spacing i and starts spacing i + 1 (0-based, < N)
+    pos: np.ndarray  # among the chunk's interruptions laid end to end: row r's event i is offsets[r] + i
     kind: np.ndarray  # PERSISTENT or PLANNED
     bounds: np.ndarray  # (rows + 1,): row r's renewals are [bounds[r], bounds[r + 1])
 
@@ -204,9 +204,8 @@ def _draw_marks(tp: TierParams, n: np.ndarray, rng: np.random.Generator) -> _Mar
         pos = pos_f[: np.searchsorted(pos_f, total)].astype(np.int64)
     bounds = np.searchsorted(pos, offsets)
     row = np.repeat(np.arange(rows), np.diff(bounds))
-    event = pos - offsets[row]
-    kind = (rng.random(len(pos)) >= tp.lam_persistent / tp.nu).astype(np.int64) + PERSISTENT
-    return _Marks(row, event, kind, bounds)
+    kind = np.add(rng.random(len(pos)) >= tp.lam_persistent / tp.nu, PERSISTENT, dtype=np.int64)
+    return _Marks(row, pos, kind, bounds)
 
 
 class _Work:
@@ -275,9 +274,11 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
     row_flat = np.arange(rows) * slots
     first_flat = row_flat + first_interior - 1
     last_flat = row_flat + (slots - 1)
-    # The renewals' spacings: renewal i ends spacing ``event`` and starts the next.
-    end_flat = first_flat.take(marks.row)
-    end_flat += marks.event
+    # The renewals' spacings: the one at event i (0-based) ends spacing i and starts the next.
+    offsets = np.zeros(rows, dtype=np.int64)
+    np.cumsum(n[:-1], out=offsets[1:])
+    end_flat = (first_flat - offsets).take(marks.row)
+    end_flat += marks.pos
     lo, hi = marks.bounds[:-1], marks.bounds[1:]
     some = np.flatnonzero(hi > lo)  # rows with renewals
     last_mark = hi[some] - 1
@@ -296,7 +297,7 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
         first_len=out.look.age + np.where(has, piece0, tp.hours + out.after),
         end_flat=end_flat,
         start_flat=end_flat + 1,
-        at_first=lo[some].compress(marks.event.take(lo[some]) == 0),
+        at_first=lo[some].compress(end_flat.take(lo[some]) == first_flat.take(some)),
         at_last=last_mark.compress(end_flat.take(last_mark) + 1 == last_flat.take(some)),
         planned=np.flatnonzero(marks.kind == PLANNED),
         x=x,
@@ -509,7 +510,7 @@ def _run_chunk(tp: TierParams, ch: _Chunk, acc: TierHours, trials: np.ndarray, r
     # Planned interruptions: the spacing before one keeps its work in progress (the job is drained).
     x_end = x.take(ch.end_flat)  # x of the spacings that renewals end (their lines are still cached)
     np.maximum(x_end, 0.0, out=x_end)
-    drained = ch.planned.compress(marks.event.take(ch.planned) > 0)
+    drained = ch.planned.compress(ch.end_flat.take(ch.planned) > ch.first_flat.take(marks.row.take(ch.planned)))
     work = x_end.take(drained)
     work -= np.floor(work)
     work *= s
@@ -539,18 +540,25 @@ def _run_chunk(tp: TierParams, ch: _Chunk, acc: TierHours, trials: np.ndarray, r
     first_planned[marks.row.take(ch.at_first.compress(marks.kind.take(ch.at_first) == PLANNED))] = True
     after_saved = o.capped | (o.end_kind == PLANNED)
     first_hi = np.where(has, ch.first_len, o.look.age + tp.hours)
-    parts0 = interval_parts(
-        ch.first_len, o.look.down, np.where(has, first_planned, after_saved), o.look.age, first_hi, tau, c
+    parts = interval_parts(  # the first spacings, then the last ones (counted where n > 0)
+        np.concatenate((ch.first_len, ch.piece_n + o.after)),
+        np.concatenate((o.look.down, d_last)),
+        np.concatenate((np.where(has, first_planned, after_saved), after_saved)),
+        np.concatenate((o.look.age, np.zeros(rows))),
+        np.concatenate((first_hi, ch.piece_n)),
+        tau,
+        c,
     )
-    parts_n = interval_parts(ch.piece_n + o.after, d_last, after_saved, np.zeros(rows), ch.piece_n, tau, c)
-    for parts, kind, mask in ((parts0, o.look.kind, np.ones(rows)), (parts_n, start_last, has)):
-        dt, ut, wt, lt = (v * mask for v in parts)
-        is_planned = kind == PLANNED
-        recovery += dt * ~is_planned
-        planned += dt * is_planned
-        useful += ut
-        checkpoint += wt
-        lost += lt
+    mask = np.concatenate((np.ones(rows), has))
+    is_planned = np.concatenate((o.look.kind, start_last)) == PLANNED
+    dt, ut, wt, lt = (v * mask for v in parts)
+    dt_recovery, dt_planned = dt * ~is_planned, dt * is_planned
+    for part in (slice(None, rows), slice(rows, None)):
+        recovery += dt_recovery[part]
+        planned += dt_planned[part]
+        useful += ut[part]
+        checkpoint += wt[part]
+        lost += lt[part]
     # -- persistent restores: the work since the bank is lost (its part inside the window) ------------------
     if tp.lam_persistent > 0:
         rolled = _rollbacks(tp, ch, d_last, sum_m - m_last, x_end, rng_after)
@@ -681,11 +689,14 @@ def _last_cycle_ends_persistent(tp: TierParams, ch: _Chunk, jrel: np.ndarray, rn
         x *= 1.0 / (big * s)
         x -= tp.r_fast / s
         kind_u = rng.random((active.size, block))
-        done = np.maximum(np.floor(x), 0.0)
-        start = np.cumsum(done, axis=1)
-        start -= done
-        start += jrel[:, None]  # each spacing's count at its start
-        uploaded = x - u - ((np.floor(start / k) + 1.0) * k - start) >= 0
+        if tp.k > 1:
+            done = np.maximum(np.floor(x), 0.0)
+            start = np.cumsum(done, axis=1)
+            start -= done
+            start += jrel[:, None]  # each spacing's count at its start
+            uploaded = x - u - ((np.floor(start / k) + 1.0) * k - start) >= 0
+        else:  # every snapshot is a point: the first is the next one
+            uploaded = x - u - 1.0 >= 0
         renewal = ~uploaded & (kind_u < tp.nu / big)
         decided = uploaded | renewal
         first = np.argmax(decided, axis=1)
@@ -694,7 +705,8 @@ def _last_cycle_ends_persistent(tp: TierParams, ch: _Chunk, jrel: np.ndarray, rn
         persistent &= kind_u[np.arange(active.size), first] < tp.lam_persistent / big
         fate[active[persistent]] = True
         go = ~any_decided
-        jrel = start[go, -1] + done[go, -1]
+        if tp.k > 1:
+            jrel = start[go, -1] + done[go, -1]
         active = active[go]
         block = min(2 * block, 256)
     return np.asarray(fate)
