@@ -246,6 +246,17 @@ class _Chunk:
     ends_fast: np.ndarray  # flat: the spacing ends with a fast-tier failure (set by _downtimes)
 
 
+def _log_row_sums(u: np.ndarray, unused: np.ndarray) -> np.ndarray:
+    """Replace uniforms ``u`` (rows of a chunk) by their logs, minus standard exponentials, with the ``unused``
+    slots (1 to ``unused.shape[1]``) zero, and return each row's sum (not finite if the row has a U of 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.log(u, out=u)
+        if unused.shape[1]:
+            u[:, 1 : 1 + unused.shape[1]] *= ~unused
+        total: np.ndarray = u @ np.ones(u.shape[1])
+    return total
+
+
 def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.random.Generator, work: _Work) -> _Chunk:
     """Draw the chunk's spacings: ``x = (g - D_fast) / s`` for every one, and the edges' lengths."""
     rows = len(n)
@@ -253,14 +264,18 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
     size = rows * slots
     s = tp.s
     x2 = work.x[:size].reshape(rows, slots)
-    rng.random(out=x2)
-    np.subtract(1.0, x2, out=x2)
-    np.log(x2, out=x2)  # minus standard exponentials (1 - U is in (0, 1])
     first_interior = slots - n
     top = int(first_interior.max())
-    if top > 1:  # zero the unused slots between the first spacing and the interior
-        x2[:, 1:top] *= np.arange(1, top)[None, :] >= first_interior[:, None]
-    cycles = tp.hours / s / (x2 @ np.ones(slots))  # minus snapshot cycles per unit: the spacings fill the window
+    unused = np.arange(1, top)[None, :] < first_interior[:, None]  # slots between the first spacing and spacing 1
+    rng.random(out=x2)
+    total = _log_row_sums(x2, unused)
+    bad = np.flatnonzero(~np.isfinite(total))
+    while bad.size:  # a row drew U = 0 (once in 2^53 draws; its log is -inf): draw the row again
+        again = rng.random((bad.size, slots))
+        total[bad] = _log_row_sums(again, unused[bad])
+        x2[bad] = again
+        bad = bad.compress(~np.isfinite(total.take(bad)))
+    cycles = tp.hours / s / total  # minus snapshot cycles per unit: the spacings fill the window
     x2 *= cycles[:, None]
     has = n > 0
     piece0 = x2[:, 0] * s
