@@ -59,6 +59,8 @@ STREAM_COUNTS, STREAM_SPACINGS, STREAM_MARKS, STREAM_AFTER, STREAM_COMPONENTS = 
 
 #: Spacings per chunk (a chunk's three float64 arrays are 2 MB each).
 CHUNK_ELEMENTS = 1 << 18
+#: Spacings per block of rows in the passes that follow one another over a chunk.
+_BLOCK_ELEMENTS = 1 << 16
 #: A trial is one row: more interruptions than this in one window are refused (memory).
 MAX_TRIAL_EVENTS = 1 << 23
 #: Above this share of renewals among interruptions, their positions are drawn per interruption.
@@ -529,10 +531,16 @@ def _run_chunk(tp: TierParams, ch: _Chunk, acc: TierHours, trials: np.ndarray, r
     work = x_end.take(drained)
     work -= np.floor(work)
     work *= s
-    np.maximum(x, 0.0, out=x)
-    np.floor(x, out=m)
     ones = np.ones(slots)
-    sum_x, sum_m = x.reshape(rows, slots) @ ones, m.reshape(rows, slots) @ ones
+    sum_x, sum_m = np.empty(rows), np.empty(rows)
+    x2, m2 = x.reshape(rows, slots), m.reshape(rows, slots)
+    step = max(1, _BLOCK_ELEMENTS // slots)
+    for r in range(0, rows, step):  # in blocks of rows that stay in cache from one pass to the next
+        xb, mb = x2[r : r + step], m2[r : r + step]
+        np.maximum(xb, 0.0, out=xb)
+        np.floor(xb, out=mb)
+        sum_x[r : r + step] = xb @ ones
+        sum_m[r : r + step] = mb @ ones
     # -- interior spacings: all but the first and the last ---------------------------------------------------
     x_first, m_first = x.take(ch.first_flat), m.take(ch.first_flat)
     m_last = m.take(ch.last_flat)
