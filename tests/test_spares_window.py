@@ -96,6 +96,9 @@ def test_the_summary_and_breakdown_show_the_hours_spares_add(make_window, qtbot)
     assert res is not None and res.main.spares_run is not None
     hours = res.main.hours_per_trial()
     assert "waiting for spares" in win.summary.goodput.detail.text()
+    # No closed form with spares, and the summary says so for this reason (not the tiers' one).
+    assert "exact none (spares and repairs: Monte Carlo only)" in win.summary.goodput.detail.text()
+    assert "tiers" not in win.summary.goodput.detail.text()
     assert "spare pool" in win.summary.lost.detail.text()
     ticks = [t for _, t in win.plots.plot("timeBreakdownPlot").getAxis("left")._tickLevels[0]]
     assert ticks == [HOURS_LABELS[k] for k in ALL_HOURS_KEYS]

@@ -235,7 +235,7 @@ def test_histogram_lists_the_exact_line_only_when_there_is_one(make_window, qtbo
     settle(qtbot, win)
     assert win.last_result.main.expected.goodput is None
     assert "exact expectation" not in _hist_labels(win)
-    assert "Monte Carlo only" in win.summary.goodput.detail.text() or "none" in win.summary.goodput.detail.text()
+    assert "exact none (two tiers restore: Monte Carlo only)" in win.summary.goodput.detail.text()
     assert "best: no closed form" in win.summary.interval.detail.text()
     x = float(np.log10(win.last_result.by_interval.x[3]))
     assert win.plots._describe_interval(x, 50.0).endswith(": none (no closed form)")

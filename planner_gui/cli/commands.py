@@ -52,7 +52,8 @@ def report(res: SimulationResult) -> str:
         f"  {fmt.every(sc.cluster_mtbf_hours)} for the job; one GPU: {fmt.every(sc.gpu_mtbf_hours)}",
         f"Planned interruptions    {pl['mean']:,.1f} (p05-p95 {pl['p05']:,.0f}-{pl['p95']:,.0f})",
         f"Goodput                  {fmt.percent(gp['mean'], 2)} +/- {fmt.percent(gp['sem'], 2)} "
-        f"(p05-p95 {fmt.percent(gp['p05'])}-{fmt.percent(gp['p95'])}); exact {fmt.exact_percent(res.expected.goodput)}",
+        f"(p05-p95 {fmt.percent(gp['p05'])}-{fmt.percent(gp['p95'])}); "
+        f"exact {fmt.exact_percent(res.expected.goodput, why=res.no_closed_form)}",
         *(
             _tier_lines(res)
             if res.tier_plan is not None

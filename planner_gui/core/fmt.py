@@ -18,12 +18,12 @@ def percent(fraction: float, digits: int = 1) -> str:
 
 
 #: What stands for an exact expectation the model has no closed form for (two tiers both restoring).
-NO_CLOSED_FORM = "none (two tiers restore: Monte Carlo only)"
-
-
-def exact_percent(fraction: float | None, digits: int = 2) -> str:
-    """An exact expectation as a percentage, or :data:`NO_CLOSED_FORM` when there is none."""
-    return NO_CLOSED_FORM if fraction is None else percent(fraction, digits)
+def exact_percent(fraction: float | None, digits: int = 2, why: str = "") -> str:
+    """An exact expectation as a percentage, or, when there is none, "none" and ``why`` (e.g. "spares and
+    repairs": see :meth:`.results.SimulationResult.no_closed_form`)."""
+    if fraction is None:
+        return f"none ({why}: Monte Carlo only)" if why else "none (Monte Carlo only)"
+    return percent(fraction, digits)
 
 
 def duration_hours(hours: float) -> str:

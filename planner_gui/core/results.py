@@ -114,6 +114,13 @@ class SimulationResult:
     spares_run: SparesRun | None = None
 
     @property
+    def no_closed_form(self) -> str:
+        """Why :attr:`expected` has no goodput when it has none: the model that has no closed form."""
+        if self.spares_run is not None:
+            return "spares and repairs"
+        return "two tiers restore"
+
+    @property
     def hours_keys(self) -> tuple[str, ...]:
         """Where the hours go, in display order: today's five, and with spares those of
         :data:`SPARES_HOURS_KEYS` that apply to its spares (waiting with a finite pool in restart mode,

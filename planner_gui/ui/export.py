@@ -57,7 +57,7 @@ def caption_lines(res: PlanResult, current: Scenario) -> list[str]:
         f"blocking write {sc.checkpoint_write_s:g} s; detection {sc.detect_min:g} min, restart {sc.restart_min:g} min",
         f"{fmt.count(run.trials)} trials{preview}, seed {run.seed}: "
         f"goodput {fmt.percent(float(res.main.goodput.mean()))} "
-        f"(exact {fmt.exact_percent(res.main.expected.goodput)}), "
+        f"(exact {fmt.exact_percent(res.main.expected.goodput, why=res.main.no_closed_form)}), "
         f"{fmt.count(float(res.main.trials.unplanned.mean()), 1)} "
         f"unplanned interruptions",
     ]

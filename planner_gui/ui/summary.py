@@ -187,7 +187,8 @@ class SummaryStrip(QWidget):
         g = summarize(m.goodput)
         self.goodput.value.setText(fmt.percent(g.mean))
         self.goodput.detail.setText(
-            f"p05-p95 {fmt.percent(g.p05)}-{fmt.percent(g.p95)}; exact {fmt.exact_percent(m.expected.goodput)}"
+            f"p05-p95 {fmt.percent(g.p05)}-{fmt.percent(g.p95)}; "
+            f"exact {fmt.exact_percent(m.expected.goodput, why=m.no_closed_form)}"
         )
         spares = spares_hours_text(m)
         if spares is not None:
