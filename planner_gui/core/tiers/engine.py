@@ -59,6 +59,8 @@ STREAM_COUNTS, STREAM_SPACINGS, STREAM_MARKS, STREAM_AFTER, STREAM_COMPONENTS = 
 
 #: Spacings per chunk (a chunk's three float64 arrays are 2 MB each).
 CHUNK_ELEMENTS = 1 << 18
+#: Steps back from a spacing looked at together (:func:`_walk_k1`).
+_BACK = np.arange(1, 9)
 #: Spacings per block of rows in the passes that follow one another over a chunk.
 _BLOCK_ELEMENTS = 1 << 16
 #: A trial is one row: more interruptions than this in one window are refused (memory).
@@ -466,7 +468,8 @@ def _walk_k1(
             break
         where = back if active is None else active.take(back)
         g, low, done = f.take(back) - 1, lo.take(back), t.take(back)
-        # Step back over the cycle's spacings that completed no snapshot.
+        # Step back over the cycle's spacings that completed no snapshot: one at a time while many are left,
+        # then eight at a time.
         todo = np.flatnonzero(g > low)
         todo = todo.compress(m.take(g.take(todo)) == 0)
         steps = 0
@@ -477,9 +480,22 @@ def _walk_k1(
                 last = np.searchsorted(jc, jc.take(g.take(todo)), side="left")  # the last spacing with m >= 1
                 g[todo] = np.where(m.take(last) > 0, last, low.take(todo))
                 break
-            g[todo] -= 1
-            todo = todo.compress(g.take(todo) > low.take(todo))
-            todo = todo.compress(m.take(g.take(todo)) == 0)
+            if todo.size > 256:
+                g[todo] -= 1
+                todo = todo.compress(g.take(todo) > low.take(todo))
+                todo = todo.compress(m.take(g.take(todo)) == 0)
+                continue
+            gt, lt = g.take(todo), low.take(todo)
+            before = gt[:, None] - _BACK
+            some = m.take(before, mode="clip") > 0
+            some &= before > lt[:, None]
+            nearest = some.argmax(axis=1)
+            found = some[np.arange(todo.size), nearest]
+            gt -= np.where(found, _BACK.take(nearest), _BACK[-1])  # (all eight had none: on from the eighth)
+            out = ~found & (gt <= lt)  # the cycle's start passed: none in the cycle
+            gt[out] = lt[out]
+            g[todo] = gt
+            todo = todo.compress(~found & ~out)
         passed = g > low
         base = np.flatnonzero(~passed)  # no snapshot before in the cycle: the bank is its base
         at_base = where.take(base)
