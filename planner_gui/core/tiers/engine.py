@@ -241,6 +241,7 @@ class _Chunk:
     first_len: np.ndarray  # the first spacing's whole length (from its start before the window)
     end_flat: np.ndarray  # per renewal: the spacing it ends
     start_flat: np.ndarray  # ... and the spacing it starts
+    xs: np.ndarray  # ... and x there
     at_first: np.ndarray  # the renewals at event 0, ending the first spacing (indices; at most one per row)
     at_last: np.ndarray  # the renewals that start their row's last spacing (indices; at most one per row)
     planned: np.ndarray  # the planned renewals (indices)
@@ -289,7 +290,6 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
         x2[moved, first_interior[moved] - 1] = x2[moved, 0]
         x2[moved, 0] = 0.0
     x = work.x[:size]
-    x -= tp.r_fast / s
     row_flat = np.arange(rows) * slots
     first_flat = row_flat + first_interior - 1
     last_flat = row_flat + (slots - 1)
@@ -298,6 +298,20 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
     np.cumsum(n[:-1], out=offsets[1:])
     end_flat = (first_flat - offsets).take(marks.row)
     end_flat += marks.pos
+    start_flat = end_flat + 1
+    # x after the fast restore's downtime; after a renewal, its own downtime (the last spacing's x is set
+    # again later, from its whole length). In blocks of rows, each block's renewals while it is in cache.
+    shifts = ((tp.r_fast - downtimes(tp)) / s).take(marks.kind)
+    xs = np.empty(len(end_flat))  # x of the spacings after renewals
+    step = max(1, _BLOCK_ELEMENTS // slots)
+    for r in range(0, rows, step):
+        x2[r : r + step] -= tp.r_fast / s
+        block = slice(marks.bounds[r], marks.bounds[min(r + step, rows)])
+        after = start_flat[block]
+        xb = x.take(after)
+        xb += shifts[block]
+        x[after] = xb
+        xs[block] = xb
     lo, hi = marks.bounds[:-1], marks.bounds[1:]
     some = np.flatnonzero(hi > lo)  # rows with renewals
     last_mark = hi[some] - 1
@@ -315,7 +329,8 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
         piece_n=piece_n,
         first_len=out.look.age + np.where(has, piece0, tp.hours + out.after),
         end_flat=end_flat,
-        start_flat=end_flat + 1,
+        start_flat=start_flat,
+        xs=xs,
         at_first=lo[some].compress(end_flat.take(lo[some]) == first_flat.take(some)),
         at_last=last_mark.compress(end_flat.take(last_mark) + 1 == last_flat.take(some)),
         planned=np.flatnonzero(marks.kind == PLANNED),
@@ -326,18 +341,15 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
 
 
 def _downtimes(ch: _Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Give every spacing that does not start with a fast restore its own downtime. Returns what starts each
-    row's last spacing, per row the fast-tier failures that restored from the persistent tier, and the planned
+    """Give the first spacing and every spacing after a fast-tier failure during a persistent restore their
+    own downtime (the spacings after renewals have theirs from :func:`_fill`). Returns what starts each row's
+    last spacing, per row the fast-tier failures that restored from the persistent tier, and the planned
     restarts' downtime in interior spacings (per row)."""
     tp, o, marks = ch.tp, ch.out, ch.marks
     s, x, slots, rows = tp.s, ch.x, ch.slots, len(ch.n)
     start_last = np.where(ch.has, FAST, o.look.kind)
     start_last[marks.row.take(ch.at_last)] = marks.kind.take(ch.at_last)
-    # After a renewal: its own downtime, as a shift of x (which has the fast restore's). The last spacing's
-    # x is set again later, from its whole length.
-    xs = x.take(ch.start_flat)
-    xs += ((tp.r_fast - downtimes(tp)) / s).take(marks.kind)
-    x[ch.start_flat] = xs
+    xs = ch.xs  # after a renewal, its own downtime is in x already (_fill)
     # A planned restart's downtime in an interior spacing: min(g, r) = r + s min(x, 0).
     planned = ch.planned
     restart_each = np.minimum(xs.take(planned), 0.0)
