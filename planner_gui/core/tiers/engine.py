@@ -59,8 +59,8 @@ STREAM_COUNTS, STREAM_SPACINGS, STREAM_MARKS, STREAM_AFTER, STREAM_COMPONENTS = 
 
 #: Spacings per chunk (a chunk's three float64 arrays are 2 MB each).
 CHUNK_ELEMENTS = 1 << 18
-#: Steps back from a spacing looked at together (:func:`_walk_k1`).
-_BACK = np.arange(1, 9)
+#: Steps back from a spacing, looked at together (:func:`_walk_k1`).
+_BACK = np.arange(1, 17)
 #: Spacings per block of rows in the passes that follow one another over a chunk.
 _BLOCK_ELEMENTS = 1 << 16
 #: A trial is one row: more interruptions than this in one window are refused (memory).
@@ -456,7 +456,8 @@ def _walk_k1(
     A spacing's uploads start at its first snapshot and at every ``q``-th after it (one at a time): the last to
     finish before the spacing ends, ``x`` cycles after its downtime, is snapshot ``1 + q floor((x - 1 - u) /
     q)`` of the spacing. If none finishes, the previous snapshot was completed by the last spacing before with
-    one (``m >= 1``); if there is none in the cycle, the bank is the cycle's base.
+    one (``m >= 1``); if there is none in the cycle, the bank is the cycle's base. Once few are left, the
+    spacings before are looked at sixteen at a time (:func:`_walk_k1_window`).
     """
     x, m = ch.x, ch.j  # m: not cumulated with k = 1
     q, u1 = float(tp.skip), 1.0 + tp.upload / tp.s
@@ -479,6 +480,9 @@ def _walk_k1(
         if not back.size:
             break
         where = back if active is None else active.take(back)
+        if where.size <= 1024:
+            _walk_k1_window(tp, ch, where, f.take(back), lo.take(back), t.take(back), (rolled, tail, stop))
+            break
         g, low, done = f.take(back) - 1, lo.take(back), t.take(back)
         # Step back over the cycle's spacings that completed no snapshot: one at a time while many are left,
         # then eight at a time.
@@ -517,6 +521,51 @@ def _walk_k1(
         active, f, lo, done = where.take(hit), g.take(hit), low.take(hit), done.take(hit)
         y = x.take(f)
     return rolled, tail, stop
+
+
+def _walk_k1_window(
+    tp: TierParams,
+    ch: _Chunk,
+    where: np.ndarray,
+    f: np.ndarray,
+    low: np.ndarray,
+    done: np.ndarray,
+    out: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    """:func:`_walk_k1` for entries ``where`` of its results ``out``, whose spacings ``f`` (``done`` snapshots
+    from their start to the end) finished no upload: the bank is in the nearest spacing before, in the cycle
+    (after ``low``), where an upload finishes, found sixteen spacings at a time; else the cycle's base."""
+    x, (rolled, tail, stop) = ch.x, out
+    q, u1 = float(tp.skip), 1.0 + tp.upload / tp.s
+    while where.size:
+        before = f - _BACK[:, None]  # (16, count): the spacings before f, nearest first
+        inside = before > low
+        y = x.take(before, mode="clip")
+        t = np.floor(y)
+        t *= inside
+        t[0] += done
+        for i in range(1, len(_BACK)):
+            t[i] += t[i - 1]  # snapshots from the start of each spacing to the end
+        y -= u1
+        ok = y >= 0
+        ok &= inside
+        nearest = ok.argmax(axis=0)
+        cols = np.arange(where.size)
+        found_here = ok[nearest, cols]
+        hit = np.flatnonzero(found_here)
+        at, row = where.take(hit), nearest.take(hit)
+        yh = y[row, hit]
+        found = np.floor(yh) if tp.skip == 1 else np.floor(yh / q) * q
+        found += 1.0
+        tail[at] = t[row, hit]
+        rolled[at] = tail[at] - found
+        stop[at] = before[row, hit]
+        base = np.flatnonzero(~found_here & ~inside[-1])  # none in the cycle: its base (t from its start)
+        at = where.take(base)
+        rolled[at] = tail[at] = t[-1].take(base)
+        stop[at] = low.take(base) + 1
+        more = np.flatnonzero(~found_here & inside[-1])
+        where, f, low, done = where.take(more), before[-1].take(more), low.take(more), t[-1].take(more)
 
 
 def _window_positions(
