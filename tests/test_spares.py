@@ -11,6 +11,7 @@ import pytest
 
 from planner_gui.core.exact import time_fractions
 from planner_gui.core.model import Scenario
+from planner_gui.core.results import simulate
 from planner_gui.core.spares import HOURS_KEYS, Spares, simulate_spares, spares_params
 from planner_gui.core.spares.engine import _step, _stream_block, simulate_spares_intervals, simulate_spares_many
 from planner_gui.core.spares.exact import nodes_in_repair_pmf, p_no_spare, recommended_spares, repair_quantile
@@ -223,6 +224,71 @@ def test_continue_with_free_replica_loss_is_todays_restart_stream():
     f = time_fractions(lam_restart, p.mu, p.tau, p.c, p.r_unplanned, p.r_planned)
     assert abs(_z(e.hours["useful"], float(f.useful) * sc.hours)) < Z
     assert e.hours["reduced_throughput"].max() == 0
+
+
+def test_restarts_are_the_failures_that_do_not_continue():
+    """In continue mode only the failures that cannot continue (process scope, or more replicas than may be
+    lost) restart: their count is Poisson with their rate; the JSON's restores count them, and the rest as
+    continued. In restart mode every failure restarts."""
+    sc = Scenario(gpus=16_384)
+    p = spares_params(sc, Spares(recovery_mode="continue"), 30.0)
+    t = simulate_spares(p, 400, 3)
+    expected = float(p.rates[~p.cont].sum()) * sc.hours
+    assert 0 < expected < 0.5 * float(p.lam) * sc.hours
+    assert abs(_z(t.restarts.astype(float), expected)) < Z
+    assert abs(t.restarts.mean() - expected) < Z * math.sqrt(expected / t.restarts.size)
+    res = simulate(sc.replace(trials=200, spares=Spares(recovery_mode="continue")))
+    d = res.to_json_dict()
+    assert d["restores"]["persistent"] == pytest.approx(res.spares_run.trials.restarts.mean())
+    assert d["restores"]["persistent"] + d["spares"]["continued"] == pytest.approx(d["interruptions"]["mean"])
+    restart = simulate_spares(spares_params(sc, Spares(spare_nodes=40), 30.0), 50, 3)
+    np.testing.assert_array_equal(restart.restarts, restart.unplanned)
+
+
+def test_continue_mode_checkpoints_at_the_optimum_of_the_failures_that_restart():
+    """In continue mode only restarts lose work, so 'optimal' is Daly's interval at their rate, longer than
+    today's at every failure's; on the same draws it beats today's interval, and intervals either side of it
+    (x0.5, x2) do no better."""
+    from planner_gui.core.params import optimal_intervals
+    from planner_gui.core.spares.run import spares_optimal
+
+    sc = Scenario(gpus=32_768).replace(spares=Spares(recovery_mode="continue"))
+    today, ours = optimal_intervals(sc).daly, spares_optimal(sc).daly
+    assert ours > 1.5 * today
+    res = simulate(sc.replace(trials=50))
+    assert res.interval_min == pytest.approx(ours) and res.spares_run.interval_min == pytest.approx(ours)
+    p = spares_params(sc, sc.spares, ours)
+    minutes = (today, ours / 2, ours, 2 * ours)
+    g = [t.goodput for t in simulate_spares_intervals(p, [m / 60 for m in minutes], 300, 2)]
+    for other in (0, 1, 3):
+        d = g[2] - g[other]  # paired: the same draws
+        se = d.std(ddof=1) / math.sqrt(d.size)
+        assert d.mean() > -Z * se, minutes[other]
+    d = g[2] - g[0]
+    assert d.mean() > Z * d.std(ddof=1) / math.sqrt(d.size)
+
+
+def test_the_continue_strategy_restarts_as_the_persistent_tier_does():
+    """The strategies' continue row: strategy 1's checkpoint, restarts taking detection + restart + the
+    persistent restore (as the two-tier model's persistent restores do), planned restarts the restart alone,
+    no spare limit or swap, a replica no larger than the job; the other rows drop the scenario's pool."""
+    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.tiers.model import tier_params
+    from planner_gui.core.tiers.strategies import STRATEGIES, strategy_scenarios
+
+    sc = load_preset("h100-100k-inmemory").replace(spares=Spares(spare_nodes=3, swap_min=30, replica_gpus=4096))
+    rows = dict(strategy_scenarios(sc))
+    assert list(rows) == list(STRATEGIES)
+    blocking, cont = rows[STRATEGIES[0]], rows[STRATEGIES[4]]
+    assert all(rows[name].spares is None for name in STRATEGIES[:4])
+    assert cont.spares.recovery_mode == "continue" and cont.spares.spare_nodes is None and cont.spares.swap_min == 0
+    assert cont.write_s == blocking.write_s and not cont.uses_tiers and cont.uses_spares
+    p = spares_params(cont, cont.spares, 30.0)
+    tp = tier_params(blocking, blocking.tiers, 30.0, 30.0)
+    assert p.r_unplanned == pytest.approx(tp.r_persistent) and p.r_planned == pytest.approx(tp.r_planned)
+    assert sc.tiers.persistent_restore_min > 0 and p.restart == pytest.approx(sc.restart_min / 60)
+    small = strategy_scenarios(sc.replace(gpus=2048))[4][1]
+    assert small.spares.replica_gpus == 2048
 
 
 def test_continue_beats_restart_at_scale():

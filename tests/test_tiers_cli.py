@@ -90,7 +90,7 @@ def test_run_json_keys_and_report():
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
-def test_strategies_command_puts_the_four_side_by_side():
+def test_strategies_command_puts_the_five_side_by_side():
     out = cli("strategies", "--preset", "h100-100k-inmemory", "--trials", "100", "--scale-gpus", "16384", "--json")
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
@@ -100,13 +100,22 @@ def test_strategies_command_puts_the_four_side_by_side():
         "+ async upload",
         "+ fast tier, same-domain",
         "+ fast tier, other-domain",
+        "continue on replicas (blocking persistent)",
     ]
     goodput = [r["goodput"] for r in d["at_scale"]]
-    assert goodput == sorted(goodput)  # each step buys something here
+    assert goodput[:4] == sorted(goodput[:4])  # each step buys something here
     assert d["at_scale"][3]["restores"]["persistent"] == 0.0
+    # Continuing on replicas beats restarting from the same blocking checkpoint at 100,000 GPUs; it restarts
+    # only after the failures that cannot continue, and its throughput lost to replicas out is a column.
+    cont, blocking = d["at_scale"][4], d["at_scale"][0]
+    assert cont["goodput"] > blocking["goodput"] + 0.05
+    assert 0 < cont["restores"]["persistent"] < 0.5 * blocking["restores"]["persistent"]
+    assert d["hours_keys"][-1] == "reduced_throughput" and cont["hours"]["reduced_throughput"] > 0
+    for row in d["at_scale"]:
+        assert sum(row["hours"][k] for k in d["hours_keys"]) == pytest.approx(54 * 24, rel=1e-9)
     assert d["across_gpus"]["gpus"] == [16384]
     text = cli("strategies", "--preset", "h100-100k", "--trials", "50", "--scale-gpus")
-    assert text.returncode == 0 and "+ fast tier, other-domain" in text.stdout
+    assert text.returncode == 0 and "+ fast tier, other-domain" in text.stdout and "reduced" in text.stdout
 
 
 def test_commands_without_a_tier_model_refuse_tier_scenarios():

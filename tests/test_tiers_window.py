@@ -164,7 +164,9 @@ def test_the_strategy_comparison_is_the_command_lines_and_draws_what_it_names(ma
         assert dlg.table.item(i, 0).text().startswith(f"{100 * row['goodput']:.2f} %")
         exact = row["goodput_expected"]
         assert dlg.table.item(i, 1).text() == ("none" if exact is None else f"{100 * exact:.2f} %")
-        assert dlg.table.item(i, 6).text() == f"{row['restores']['fast']:,.1f}"
+        assert dlg.table.item(i, 7).text() == f"{row['restores']['fast']:,.1f}"
+        reduced = f"{100 * row['hours']['reduced_throughput'] / sc.hours:.2f} %"
+        assert dlg.table.item(i, 6).text() == reduced and dlg.table.horizontalHeaderItem(6).text() == "Reduced"
     # Every legend entry is drawn: each stacked bar has width, each curve is finite inside the view.
     for sample, label in dlg.time_legend.items:
         assert np.asarray(sample.item.opts["width"]).sum() > 0, label.text

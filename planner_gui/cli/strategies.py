@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 from ..core import fmt
-from ..core.results import HOURS_KEYS
 from ..core.sweep import Cost
 from ..core.tiers.strategies import SCALE_GPUS, compare_strategies
 from .flags import Parser, Progress, UsageError, add_scenario_flags, integer_arg, scenario_from_args
@@ -20,13 +19,15 @@ _HOURS_LABELS = {
     "lost_work": "lost work",
     "recovery": "recovery",
     "planned_restart": "planned",
+    "reduced_throughput": "reduced",
 }
 
 
 def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     p = sub.add_parser(
         "strategies",
-        help="recovery strategies side by side: blocking, async upload, in-memory tier in the same or another domain",
+        help="recovery strategies side by side: blocking, async upload, in-memory tier in the same or another domain, "
+        "continuing on replicas",
     )
     add_scenario_flags(p)
     p.add_argument(
@@ -60,16 +61,18 @@ def cmd_strategies(args: argparse.Namespace) -> int:
 def table(doc: dict[str, Any]) -> str:
     """The comparison as text: at the scenario's scale, then goodput across GPU counts."""
     rows = doc["at_scale"]
+    keys = doc["hours_keys"]
     total = sum(rows[0]["hours"].values()) or 1.0
     width = max(len(r["strategy"]) for r in rows)
-    head = f"{'strategy':<{width}}  {'goodput':>8}  " + "  ".join(f"{_HOURS_LABELS[k]:>9}" for k in HOURS_KEYS)
+    head = f"{'strategy':<{width}}  {'goodput':>8}  " + "  ".join(f"{_HOURS_LABELS[k]:>9}" for k in keys)
     lines = [
         f"{fmt.clean(doc['scenario'], 160)}",
-        f"At {doc['gpus']:,} GPUs (share of the window; restores from memory / storage; intervals):",
+        f"At {doc['gpus']:,} GPUs (share of the window; restores from memory / storage; intervals); failed nodes "
+        "replaced at once in every strategy (no spare pool, no swap):",
         head,
     ]
     for r in rows:
-        shares = "  ".join(f"{fmt.percent(r['hours'][k] / total):>9}" for k in HOURS_KEYS)
+        shares = "  ".join(f"{fmt.percent(r['hours'][k] / total):>9}" for k in keys)
         rest = r["restores"]
         fast = "-" if r["fast_interval_min"] is None else fmt.duration_hours(r["fast_interval_min"] / 60.0)
         lines.append(

@@ -22,6 +22,7 @@ from psygnal import Signal
 from .model import OPTIMAL, Component, Scenario, Scope, Tiers, llama3_components
 from .params import daly_minutes
 from .scenario_io import preset_titles
+from .spares.model import restart_scenario
 from .tiers.model import scope_of
 from .tiers.run import plan_tiers
 
@@ -137,7 +138,9 @@ class Inputs:
                 return plan_tiers(sc).persistent_min
             except ValueError:  # a strategy that cannot be (replicas that do not fit): the window says why
                 pass
-        return daly_minutes(sc) if sc.uses_optimal_interval else float(sc.checkpoint_interval_min)
+        if not sc.uses_optimal_interval:
+            return float(sc.checkpoint_interval_min)
+        return daly_minutes(restart_scenario(sc) if sc.uses_spares else sc)  # continue mode: the restarts' Daly
 
     def fast_interval_minutes(self) -> float | None:
         """The fast tier's interval in use (its optimum when 'optimal'); None with the fast tier off."""

@@ -113,7 +113,12 @@ def interval_range(sc: Scenario) -> tuple[float, float]:
 
     Whole decades keep the axis still while a slider moves, until an optimum crosses one.
     """
-    opt = optimal_intervals(sc)
+    if sc.uses_spares:  # in continue mode the optimum counts only the failures that restart
+        from .spares.run import spares_optimal
+
+        opt = spares_optimal(sc)
+    else:
+        opt = optimal_intervals(sc)
     _, current = resolve(sc, opt)
     values: tuple[float, ...] = (current, opt.young, opt.daly, opt.exact)
     if sc.uses_tiers:  # the sweep varies the fast interval when the fast tier is on (sweep.sweep_interval)

@@ -147,8 +147,12 @@ class SimulationResult:
         return {c.name: float(m) for c, m in zip(self.scenario.components, means)}
 
     def restores(self) -> dict[str, float]:
-        """Mean unplanned interruptions per window by the tier they restored from."""
+        """Mean unplanned interruptions per window by the tier they restored from (with spares in continue
+        mode, those the job continued after restored from none: only its restarts count)."""
         fast = 0.0 if self.restores_fast is None else float(self.restores_fast.mean())
+        run = self.spares_run
+        if run is not None and run.trials.restarts is not None:
+            return {"fast": fast, "persistent": float(run.trials.restarts.mean()) - fast}
         return {"fast": fast, "persistent": float(self.trials.unplanned.mean()) - fast}
 
     def optimal_json(self) -> dict[str, float | None]:
@@ -351,8 +355,10 @@ def simulate_spares_intervals(
 
 
 def _spares_result(scenario: Scenario, run: SparesRun) -> SimulationResult:
-    optimal = optimal_intervals(scenario)
-    params, interval = resolve(scenario, optimal)
+    from .spares.run import spares_optimal
+
+    optimal = spares_optimal(scenario)
+    params, _ = resolve(scenario, optimal)
     t = run.trials
     h = t.hours
     by_class = t.by_class if t.by_class is not None else np.zeros((len(t.unplanned), len(scenario.components)))
@@ -367,7 +373,7 @@ def _spares_result(scenario: Scenario, run: SparesRun) -> SimulationResult:
         h["planned_restart"],
     )
     expected = Expected(None, params.hours, params.lam * params.hours, params.mu * params.hours)
-    return SimulationResult(scenario, interval, optimal, expected, raw, spares_run=run)
+    return SimulationResult(scenario, run.interval_min, optimal, expected, raw, spares_run=run)
 
 
 def _progress_split(

@@ -50,7 +50,7 @@ WINDOW_TRIALS = 500
 #: GPU counts of the comparison across scales.
 WINDOW_GPUS = (1024, 4096, 16_384, 65_536, 262_144, 1_048_576)
 #: Each strategy's colour.
-STRATEGY_COLORS = (PALETTE[8], PALETTE[1], PALETTE[0], PALETTE[4])
+STRATEGY_COLORS = (PALETTE[8], PALETTE[1], PALETTE[0], PALETTE[4], PALETTE[6])
 #: The table's columns.
 COLUMNS = (
     "Goodput",
@@ -59,12 +59,15 @@ COLUMNS = (
     "Lost work",
     "Recovery",
     "Planned",
+    "Reduced",
     "From memory",
     "From storage",
     "Fast interval",
     "Persistent",
 )
-_HOURS_COLUMNS = ("checkpoint", "lost_work", "recovery", "planned_restart")
+_HOURS_COLUMNS = ("checkpoint", "lost_work", "recovery", "planned_restart", "reduced_throughput")
+#: Where the time goes, in the bars: today's five and the throughput lost to replicas out (continue mode).
+_BAR_KEYS = (*HOURS_KEYS, "reduced_throughput")
 
 
 def strategies_command(scenario_file: Path) -> list[str]:
@@ -76,8 +79,8 @@ def strategies_command(scenario_file: Path) -> list[str]:
 
 
 class StrategiesDialog(QDialog):
-    """The four strategies of the scenario being edited: a table, where the time goes, and goodput against
-    GPU count."""
+    """The strategies of the scenario being edited: a table, where the time goes, and goodput against GPU
+    count."""
 
     computed = Signal()
 
@@ -110,8 +113,9 @@ class StrategiesDialog(QDialog):
             "Each strategy at the scenario's scale: goodput (Monte Carlo mean +- standard error), the exact "
             "expectation where a closed form exists ('none': both tiers restore), the window's hours by where "
             "they went (% of the window: checkpoint stalls, lost work, detection + restart + restore, planned "
-            "restarts), the mean restores from host memory and from storage, and the fast and persistent "
-            "intervals in use."
+            "restarts, throughput lost while replicas are out), the mean restores from host memory and from "
+            "storage, and the fast and persistent intervals in use. Failed nodes are replaced at once in every "
+            "strategy (no spare pool, no swap)."
         )
 
         self.plots = pg.GraphicsLayoutWidget()
@@ -122,9 +126,9 @@ class StrategiesDialog(QDialog):
         self.plot_time.setLabel("left", "strategy (table row)")
         self.plot_time.setLabel("bottom", "% of the window, mean over trials")
         self.plot_time.getAxis("bottom").enableAutoSIPrefix(False)
-        self.time_legend = self.plot_time.addLegend(offset=(10, 2), labelTextSize="8pt", colCount=len(HOURS_KEYS))
+        self.time_legend = self.plot_time.addLegend(offset=(10, 2), labelTextSize="8pt", colCount=len(_BAR_KEYS))
         self.time_bars: dict[str, pg.BarGraphItem] = {}
-        for key in HOURS_KEYS:
+        for key in _BAR_KEYS:
             bars = pg.BarGraphItem(x0=[0.0], y=[0.0], height=0.6, width=[0.0], brush=pg.mkBrush(HOURS_COLORS[key]))
             self.plot_time.addItem(bars)
             self.time_legend.addItem(bars, HOURS_LABELS[key] if key != "recovery" else "detect + restart + restore")
@@ -253,8 +257,8 @@ class StrategiesDialog(QDialog):
             self.table.verticalHeaderItem(i).setText(f"{i + 1}. {row['strategy']}")
         self._fit_table()
         left = np.zeros(len(rows))
-        for key in HOURS_KEYS:
-            width = np.array([100 * row["hours"][key] / window for row in rows])
+        for key in _BAR_KEYS:
+            width = np.array([100 * row["hours"].get(key, 0.0) / window for row in rows])
             self.time_bars[key].setOpts(x0=left.copy(), y=np.arange(len(rows)), width=width, height=0.6)
             left += width
         self.plot_time.setXRange(0, 100, padding=0.01)
@@ -275,7 +279,8 @@ class StrategiesDialog(QDialog):
         self.status.setText(
             f"{fmt.clean(sc.name, 80)}, {sc.gpus:,} GPUs: each strategy from the scenario's own numbers "
             f"({'its tiers section' if sc.tiers is not None else 'the published defaults of the fast tier'}), "
-            f"at its own optimal intervals where the scenario says 'optimal'. Best: {best['strategy']}, "
+            f"at its own optimal intervals where the scenario says 'optimal'; failed nodes replaced at once (no "
+            f"spare pool, no swap). Best: {best['strategy']}, "
             f"{100 * best['goodput']:.1f} %. {min(sc.trials, WINDOW_TRIALS):,} trials each at this scale, "
             f"{min(sc.trials, SCALE_TRIALS)} per GPU count below (the bars: 95 % intervals), as 'planner-gui "
             "strategies' computes them."

@@ -85,6 +85,9 @@ class SparesTrials:
     repair_hist: np.ndarray
     #: Unplanned interruptions in the window per trial and failure class (trials x classes).
     by_class: np.ndarray | None = None
+    #: Unplanned interruptions in the window that restarted the job from its checkpoint (in continue mode the
+    #: others continued on the surviving replicas; in restart mode every one restarts).
+    restarts: np.ndarray | None = None
     #: Nodes in repair per trial at the hours :attr:`repair_grid` of the window (trials x moments).
     repair_over_time: np.ndarray | None = None
     repair_grid: np.ndarray | None = None
@@ -222,6 +225,7 @@ class _Stream:
     hist: np.ndarray
     by_class: np.ndarray
     over_time: np.ndarray
+    restarts: np.ndarray
 
     @property
     def lanes(self) -> int:
@@ -313,6 +317,7 @@ def _stream_block(
     inwin = (times >= 0) & (times < window)
     short = fail & (delta > 0) & (away > p.spare_nodes)
     node_failures = (fail & inwin & (delta > 0)).sum(axis=1)
+    restarts = ((types == _RESTART) & inwin).sum(axis=1)
     no_spare = (short & inwin).sum(axis=1)
 
     # Nodes in repair over the window: time at each count.
@@ -391,6 +396,7 @@ def _stream_block(
         hist,
         by_class,
         over_time,
+        restarts,
     )
 
 
@@ -551,6 +557,7 @@ def _trials(p: SparesParams, blocks: list[_Stream], hours: list[dict[str, np.nda
         repair_hist=sum((np.pad(b.hist, (0, size - len(b.hist))) for b in blocks), np.zeros(size)),
         by_class=np.concatenate([b.by_class for b in blocks]),
         repair_over_time=np.concatenate([b.over_time for b in blocks]),
+        restarts=np.concatenate([b.restarts for b in blocks]),
         repair_grid=np.linspace(0.0, p.hours, REPAIR_GRID),
     )
 

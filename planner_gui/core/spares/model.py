@@ -37,6 +37,7 @@ __all__ = [
     "component_scope",
     "nodes_per_domain_of",
     "repair_hours_of",
+    "restart_scenario",
     "spares_params",
 ]
 
@@ -258,3 +259,23 @@ def spares_params(scenario: Scenario, spares: Spares, interval_min: float) -> Sp
         restart=scenario.restart_min / 60.0,
         gpus_per_node=gpn,
     )
+
+
+def restart_scenario(scenario: Scenario) -> Scenario:
+    """The scenario with only the failures that restart the job from its checkpoint: in continue mode the
+    failures that continue on the surviving replicas are left out (rate 0); otherwise the scenario itself.
+
+    Its optimal checkpoint interval is the spares model's in continue mode: only restarts lose the work since
+    the last checkpoint, and what a continuing failure costs (its stall, the replica's throughput while it
+    is out) does not depend on the interval."""
+    sp = scenario.spares
+    if sp is None or sp.recovery_mode != "continue":
+        return scenario
+    try:
+        cont = spares_params(scenario, sp, 30.0).cont
+    except ValueError:  # inputs the spares model refuses: the run says why
+        return scenario
+    comps = tuple(
+        dataclasses.replace(c, rate_per_gpu_hour=0.0) if goes_on else c for c, goes_on in zip(scenario.components, cont)
+    )
+    return scenario.replace(components=comps)

@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 
 from ..model import Scenario
-from ..params import optimal_intervals, resolve
+from ..params import OptimalIntervals, optimal_intervals, resolve
 from ..results import summarize
 from .engine import HOURS_KEYS, SparesTrials, simulate_spares_intervals, simulate_spares_many
 from .exact import p_no_spare, recommended_spares, repair_quantile
-from .model import Spares, SparesParams, spares_params
+from .model import Spares, SparesParams, restart_scenario, spares_params
 
 __all__ = [
     "SizingResult",
@@ -26,6 +26,7 @@ __all__ = [
     "run_spares_many",
     "sizing",
     "sizing_counts",
+    "spares_optimal",
     "spares_to_dict",
 ]
 
@@ -56,6 +57,13 @@ def expected_points(p: SparesParams, trials: int) -> float:
     """Points the engine steps through: interruptions and repair completions, per trial, times trials."""
     node_rate = float(p.node_loss_rates.sum())
     return (p.lam + p.mu + node_rate) * (p.hours + 100.0) * trials
+
+
+def spares_optimal(scenario: Scenario) -> OptimalIntervals:
+    """The optimal checkpoint intervals of a scenario with spares: today's, counting only the failures that
+    restart the job (in continue mode the others lose no checkpointed work: :func:`.model.restart_scenario`).
+    With 'optimal', the spares model checkpoints at the Daly interval of these."""
+    return optimal_intervals(restart_scenario(scenario))
 
 
 def check_spares_fit(scenario: Scenario, spares: Spares) -> None:
@@ -117,6 +125,9 @@ class SparesRun:
             else self.idle_gpu_hours * self.scenario.gpu_hour_cost_usd,
             "recommended_for_99pct": recommended_spares(p, TARGET),
             "node_failures": summarize(self.trials.node_failures).to_dict(),
+            "continued": float((self.trials.unplanned - self.trials.restarts).mean())
+            if self.trials.restarts is not None
+            else 0.0,
             "inputs": spares_to_dict(self.spares),
         }
 
@@ -176,7 +187,7 @@ def run_spares_many(
     params = []
     for scenario, spares in runs:
         check_spares_fit(scenario, spares)
-        _, interval = resolve(scenario, optimal_intervals(scenario))
+        _, interval = resolve(scenario, spares_optimal(scenario.replace(spares=spares)))
         params.append((spares_params(scenario, spares, interval), interval))
     trials = simulate_spares_many(
         [(p, sc.trials, sc.seed) for (p, _), (sc, _) in zip(params, runs)], progress=progress, should_stop=should_stop
@@ -208,7 +219,7 @@ def run_spares_intervals(
 
 def sizing_counts(scenario: Scenario, spares: Spares, points: int = 21) -> np.ndarray:
     """Spare counts to try: from 0 to well past the pool that covers 99.9 % of failures, whole numbers."""
-    _, interval = resolve(scenario)
+    _, interval = resolve(scenario, spares_optimal(scenario.replace(spares=spares)))
     p = spares_params(scenario, spares.replace_spares(None), interval)
     top = max(4, math.ceil(1.25 * recommended_spares(p, 0.999)))
     counts = np.round(np.linspace(0, top, points)).astype(int)
@@ -282,7 +293,7 @@ def sizing(
     """Simulate every spare count on the same draws (common random numbers) and cost each."""
     counts = np.asarray(sorted({int(c) for c in counts}), dtype=int)
     n = scenario.trials if trials is None else trials
-    _, interval = resolve(scenario)
+    _, interval = resolve(scenario, spares_optimal(scenario.replace(spares=spares)))
     params = []
     for c in counts:
         sp = spares.replace_spares(int(c))

@@ -11,7 +11,17 @@ Every strategy is built from the scenario's own numbers (its tiers section, or t
 3. **+ fast tier, same-domain**: in-memory snapshots with replicas in the node's own failure domain (a
    domain failure falls back to the persistent tier);
 4. **+ fast tier, other-domain**: replicas only in other domains (only planned interruptions renew from the
-   persistent tier).
+   persistent tier);
+5. **continue on replicas (blocking persistent)**: no fast tier, the checkpoint of strategy 1, but the job
+   is data-parallel replicas (FT-HSDP, docs/spares.md): a failure inside one replica stalls the others and
+   takes it out until it is back, losing no work; only failures that cannot continue (process scope, or
+   more replicas than may be lost) restart from the checkpoint (after detection, restart and the persistent
+   restore). Replica size, stall and replicas that may be lost are the scenario's spares section's, or
+   their defaults.
+
+In every strategy a failed node is replaced at once (no spare pool to run out, no swap time): the
+strategies differ in how the job recovers, not in its hardware. ``planner-gui run`` with the scenario's
+spares section gives the effect of its pool.
 """
 
 from __future__ import annotations
@@ -24,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from ..model import Scenario
-from ..results import HOURS_KEYS, simulate
+from ..results import HOURS_KEYS, SPARES_HOURS_KEYS, simulate
+from ..spares.model import Spares
 from ..specs import LIMITS
 from .run import tiers_of
 
@@ -36,6 +47,7 @@ STRATEGIES = (
     "+ async upload",
     "+ fast tier, same-domain",
     "+ fast tier, other-domain",
+    "continue on replicas (blocking persistent)",
 )
 #: GPU counts of the comparison across scales.
 SCALE_GPUS = (1024, 4096, 16_384, 65_536, 100_000, 262_144, 1_048_576)
@@ -49,7 +61,20 @@ def strategy_scenarios(scenario: Scenario) -> list[tuple[str, Scenario]]:
     write = scenario.write_s
     off = dataclasses.replace(t, fast_enabled=False)
     blocking_write = min(write + 60.0 * t.persistent_upload_min, LIMITS["checkpoint_write_s"][1])
-    base = scenario.replace(storage=None)
+    base = scenario.replace(storage=None, spares=None)
+    # Continue mode: the spares model with no limit on spares and no swap, on strategy 1's checkpoint. Its
+    # restarts take detection, restart and the persistent restore (folded into the detection time, which
+    # nothing else in that model uses; a planned restart restores nothing, as in the two-tier model).
+    sp = dataclasses.replace(
+        scenario.spares or Spares(), recovery_mode="continue", spare_nodes=None, swap_min=0.0, min_gpus=None
+    )
+    sp = dataclasses.replace(sp, replica_gpus=_replica_for(scenario, sp.replica_gpus))
+    cont = base.replace(
+        checkpoint_write_s=blocking_write,
+        detect_min=scenario.detect_min + t.persistent_restore_min,
+        tiers=dataclasses.replace(off, persistent_upload_min=0.0, persistent_restore_min=0.0),
+        spares=sp,
+    )
     return [
         (
             STRATEGIES[0],
@@ -68,7 +93,25 @@ def strategy_scenarios(scenario: Scenario) -> list[tuple[str, Scenario]]:
                 checkpoint_write_s=write, tiers=dataclasses.replace(t, fast_enabled=True, fast_placement="other-domain")
             ),
         ),
+        (STRATEGIES[4], cont),
     ]
+
+
+def _replica_for(scenario: Scenario, replica_gpus: int) -> int:
+    """A replica no larger than the job (whole nodes)."""
+    gpn = scenario.gpus_per_node
+    job = max(gpn, scenario.gpus - scenario.gpus % gpn)
+    return min(replica_gpus, job)
+
+
+def _at_gpus(sc: Scenario, gpus: int) -> Scenario:
+    """A strategy's scenario at another GPU count (a continue replica brought down to the job)."""
+    out = sc.replace(gpus=gpus)
+    if out.spares is not None:
+        out = out.replace(
+            spares=dataclasses.replace(out.spares, replica_gpus=_replica_for(out, out.spares.replica_gpus))
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -121,6 +164,7 @@ def compare_strategies(
         lo = done / steps
         return lambda f: progress(min(1.0, lo + f / steps))
 
+    keys = (*HOURS_KEYS, *(k for k in SPARES_HOURS_KEYS if k == "reduced_throughput"))
     for name, sc in plans:
         res = simulate(sc, progress=part(), should_stop=should_stop)
         done += 1
@@ -133,7 +177,7 @@ def compare_strategies(
                 d["goodput"]["mean"],
                 d["goodput"]["sem"],
                 d["goodput_expected"],
-                {k: float(v) for k, v in d["hours"].items()},
+                {k: float(d["hours"].get(k, 0.0)) for k in keys},
                 d["restores"],
                 None if tiers is None else tiers["fast_interval_min"],
                 res.interval_min,
@@ -143,7 +187,7 @@ def compare_strategies(
     for name, sc in plans:
         means, sems = [], []
         for n in counts:
-            small = sc.replace(gpus=n, trials=min(sc.trials, scale_trials))
+            small = _at_gpus(sc, n).replace(trials=min(sc.trials, scale_trials))
             res = simulate(small, progress=part(), should_stop=should_stop)
             done += 1
             means.append(float(res.goodput.mean()))
@@ -152,7 +196,7 @@ def compare_strategies(
     return {
         "scenario": scenario.name,
         "gpus": scenario.gpus,
-        "hours_keys": list(HOURS_KEYS),
+        "hours_keys": list(keys),
         "at_scale": [r.to_dict() for r in rows],
         "across_gpus": across,
     }
