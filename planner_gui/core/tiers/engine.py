@@ -269,27 +269,11 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
     size = rows * slots
     s = tp.s
     x2 = work.x[:size].reshape(rows, slots)
+    x = work.x[:size]
     first_interior = slots - n
     top = int(first_interior.max())
     unused = np.arange(1, top)[None, :] < first_interior[:, None]  # slots between the first spacing and spacing 1
-    rng.random(out=x2)
-    total = _log_row_sums(x2, unused)
-    bad = np.flatnonzero(~np.isfinite(total))
-    while bad.size:  # a row drew U = 0 (once in 2^53 draws; its log is -inf): draw the row again
-        again = rng.random((bad.size, slots))
-        total[bad] = _log_row_sums(again, unused[bad])
-        x2[bad] = again
-        bad = bad.compress(~np.isfinite(total.take(bad)))
-    cycles = tp.hours / s / total  # minus snapshot cycles per unit: the spacings fill the window
-    x2 *= cycles[:, None]
     has = n > 0
-    piece0 = x2[:, 0] * s
-    piece_n = x2[:, slots - 1] * s * has
-    if top > 1:  # spacing 0 (drawn at slot 0) next to spacing 1: each row's spacings are contiguous
-        moved = np.flatnonzero(first_interior > 1)
-        x2[moved, first_interior[moved] - 1] = x2[moved, 0]
-        x2[moved, 0] = 0.0
-    x = work.x[:size]
     row_flat = np.arange(rows) * slots
     first_flat = row_flat + first_interior - 1
     last_flat = row_flat + (slots - 1)
@@ -299,19 +283,38 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
     end_flat = (first_flat - offsets).take(marks.row)
     end_flat += marks.pos
     start_flat = end_flat + 1
-    # x after the fast restore's downtime; after a renewal, its own downtime (the last spacing's x is set
-    # again later, from its whole length). In blocks of rows, each block's renewals while it is in cache.
     shifts = ((tp.r_fast - downtimes(tp)) / s).take(marks.kind)
     xs = np.empty(len(end_flat))  # x of the spacings after renewals
+    piece0, piece_n = np.empty(rows), np.empty(rows)
+    # In blocks of rows, each drawn and finished while it is in cache.
     step = max(1, _BLOCK_ELEMENTS // slots)
     for r in range(0, rows, step):
-        x2[r : r + step] -= tp.r_fast / s
-        block = slice(marks.bounds[r], marks.bounds[min(r + step, rows)])
+        rb = slice(r, min(r + step, rows))
+        xb = x2[rb]
+        rng.random(out=xb)
+        total = _log_row_sums(xb, unused[rb])
+        bad = np.flatnonzero(~np.isfinite(total))
+        while bad.size:  # a row drew U = 0 (once in 2^53 draws; its log is -inf): draw the row again
+            again = rng.random((bad.size, slots))
+            total[bad] = _log_row_sums(again, unused[rb][bad])
+            xb[bad] = again
+            bad = bad.compress(~np.isfinite(total.take(bad)))
+        xb *= (tp.hours / s / total)[:, None]  # minus snapshot cycles per unit: the spacings fill the window
+        piece0[rb] = xb[:, 0] * s
+        piece_n[rb] = xb[:, slots - 1] * s * has[rb]
+        if top > 1:  # spacing 0 (drawn at slot 0) next to spacing 1: each row's spacings are contiguous
+            moved = np.flatnonzero(first_interior[rb] > 1)
+            xb[moved, first_interior[rb][moved] - 1] = xb[moved, 0]
+            xb[moved, 0] = 0.0
+        # x after the fast restore's downtime; after a renewal, its own downtime (the last spacing's x is set
+        # again later, from its whole length).
+        xb -= tp.r_fast / s
+        block = slice(marks.bounds[rb.start], marks.bounds[rb.stop])
         after = start_flat[block]
-        xb = x.take(after)
-        xb += shifts[block]
-        x[after] = xb
-        xs[block] = xb
+        xr = x.take(after)
+        xr += shifts[block]
+        x[after] = xr
+        xs[block] = xr
     lo, hi = marks.bounds[:-1], marks.bounds[1:]
     some = np.flatnonzero(hi > lo)  # rows with renewals
     last_mark = hi[some] - 1
