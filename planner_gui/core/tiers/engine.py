@@ -57,8 +57,8 @@ __all__ = [
 
 STREAM_COUNTS, STREAM_SPACINGS, STREAM_MARKS, STREAM_AFTER, STREAM_COMPONENTS = 21, 24, 25, 26, 27
 
-#: Spacings per chunk (a chunk's three float64 arrays are 2 MB each).
-CHUNK_ELEMENTS = 1 << 18
+#: Spacings per chunk (a chunk's two float64 arrays are 4 MB each; the passes over them go by blocks of rows).
+CHUNK_ELEMENTS = 1 << 19
 #: Steps back from a spacing, looked at together (:func:`_walk_k1`).
 _BACK = np.arange(1, 17)
 #: Spacings per block of rows in the passes that follow one another over a chunk.
