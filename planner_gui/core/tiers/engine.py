@@ -253,12 +253,12 @@ class _Chunk:
 
 def _log_row_sums(u: np.ndarray, unused: np.ndarray) -> np.ndarray:
     """Replace uniforms ``u`` (rows of a chunk) by their logs, minus standard exponentials, with the ``unused``
-    slots (1 to ``unused.shape[1]``) zero, and return each row's sum (not finite if the row has a U of 0)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        np.log(u, out=u)
-        if unused.shape[1]:
-            u[:, 1 : 1 + unused.shape[1]] *= ~unused
-        total: np.ndarray = u @ np.ones(u.shape[1])
+    slots (1 to ``unused.shape[1]``) zero, and return each row's sum (not finite if the row has a U of 0: call
+    it with numpy's divide and invalid warnings off)."""
+    np.log(u, out=u)
+    if unused.shape[1]:
+        u[:, 1 : 1 + unused.shape[1]] *= ~unused
+    total: np.ndarray = u @ np.ones(u.shape[1])
     return total
 
 
@@ -292,13 +292,13 @@ def _fill(tp: TierParams, n: np.ndarray, out: _Outside, marks: _Marks, rng: np.r
         rb = slice(r, min(r + step, rows))
         xb = x2[rb]
         rng.random(out=xb)
-        total = _log_row_sums(xb, unused[rb])
-        bad = np.flatnonzero(~np.isfinite(total))
-        while bad.size:  # a row drew U = 0 (once in 2^53 draws; its log is -inf): draw the row again
-            again = rng.random((bad.size, slots))
-            total[bad] = _log_row_sums(again, unused[rb][bad])
-            xb[bad] = again
-            bad = bad.compress(~np.isfinite(total.take(bad)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            total = _log_row_sums(xb, unused[rb])
+            while not math.isfinite(total.sum()):  # a row drew U = 0 (once in 2^53 draws): draw it again
+                bad = np.flatnonzero(~np.isfinite(total))
+                again = rng.random((bad.size, slots))
+                total[bad] = _log_row_sums(again, unused[rb][bad])
+                xb[bad] = again
         xb *= (tp.hours / s / total)[:, None]  # minus snapshot cycles per unit: the spacings fill the window
         piece0[rb] = xb[:, 0] * s
         piece_n[rb] = xb[:, slots - 1] * s * has[rb]
@@ -462,7 +462,7 @@ def _walk_k1(
     one (``m >= 1``); if there is none in the cycle, the bank is the cycle's base. Once few are left, the
     spacings before are looked at sixteen at a time (:func:`_walk_k1_window`).
     """
-    x, m = ch.x, ch.j  # m: not cumulated with k = 1
+    x = ch.x  # not clamped: a spacing completed no snapshot (m = 0) if x < 1
     q, u1 = float(tp.skip), 1.0 + tp.upload / tp.s
     rolled, tail, stop = np.empty(len(flat)), np.empty(len(flat)), flat.copy()
     active: np.ndarray | None = None  # all of them
@@ -490,23 +490,23 @@ def _walk_k1(
         # Step back over the cycle's spacings that completed no snapshot: one at a time while many are left,
         # then eight at a time.
         todo = np.flatnonzero(g > low)
-        todo = todo.compress(m.take(g.take(todo)) == 0)
+        todo = todo.compress(x.take(g.take(todo)) < 1.0)
         steps = 0
         while todo.size:
             steps += 1
             if steps > 16:  # a long run of spacings shorter than their downtime: find it by the count
-                jc = np.cumsum(m)
+                jc = np.cumsum(np.floor(np.maximum(x, 0.0)))
                 last = np.searchsorted(jc, jc.take(g.take(todo)), side="left")  # the last spacing with m >= 1
-                g[todo] = np.where(m.take(last) > 0, last, low.take(todo))
+                g[todo] = np.where(x.take(last) >= 1.0, last, low.take(todo))
                 break
             if todo.size > 256:
                 g[todo] -= 1
                 todo = todo.compress(g.take(todo) > low.take(todo))
-                todo = todo.compress(m.take(g.take(todo)) == 0)
+                todo = todo.compress(x.take(g.take(todo)) < 1.0)
                 continue
             gt, lt = g.take(todo), low.take(todo)
             before = gt[:, None] - _BACK
-            some = m.take(before, mode="clip") > 0
+            some = x.take(before, mode="clip") >= 1.0
             some &= before > lt[:, None]
             nearest = some.argmax(axis=1)
             found = some[np.arange(todo.size), nearest]
@@ -544,7 +544,7 @@ def _walk_k1_window(
         before = f - _BACK[:, None]  # (16, count): the spacings before f, nearest first
         inside = before > low
         y = x.take(before, mode="clip")
-        t = np.floor(y)
+        t = np.floor(np.maximum(y, 0.0))
         t *= inside
         t[0] += done
         for i in range(1, len(_BACK)):
@@ -582,7 +582,7 @@ def _window_positions(
     s, tau = tp.s, tp.tau
 
     def position(flat: np.ndarray, start: np.ndarray, offset: np.ndarray, down: np.ndarray) -> np.ndarray:
-        done = np.floor(ch.x[flat])
+        done = np.floor(np.maximum(ch.x[flat], 0.0))
         y = np.maximum(offset - down, 0.0)
         whole = np.floor(y / s)
         out: np.ndarray = start + np.where(whole < done, whole + np.minimum(y - whole * s, tau) / tau, done)
@@ -611,22 +611,27 @@ def _run_chunk(tp: TierParams, ch: _Chunk, acc: TierHours, trials: np.ndarray, r
     work = x_end.take(drained)
     work -= np.floor(work)
     work *= s
+    # The snapshots each spacing completes, m = floor(max(x, 0)), and the row sums of max(x, 0) and m, over
+    # blocks of rows that stay in cache. Only J (persistent restores with k > 1) needs x clamped and m kept.
+    keep = tp.lam_persistent > 0 and tp.k > 1
     ones = np.ones(slots)
     sum_x, sum_m = np.empty(rows), np.empty(rows)
     x2, m2 = x.reshape(rows, slots), m.reshape(rows, slots)
     step = max(1, _BLOCK_ELEMENTS // slots)
-    for r in range(0, rows, step):  # in blocks of rows that stay in cache from one pass to the next
-        xb, mb = x2[r : r + step], m2[r : r + step]
-        np.maximum(xb, 0.0, out=xb)
-        np.floor(xb, out=mb)
-        sum_x[r : r + step] = xb @ ones
-        sum_m[r : r + step] = mb @ ones
+    for r in range(0, rows, step):
+        rb = slice(r, r + step)
+        xb, mb = (x2[rb], m2[rb]) if keep else (np.maximum(x2[rb], 0.0), None)
+        if keep:
+            np.maximum(xb, 0.0, out=xb)
+        sum_x[rb] = xb @ ones
+        mb = np.floor(xb, out=mb if keep else xb)
+        sum_m[rb] = mb @ ones
     # -- interior spacings: all but the first and the last ---------------------------------------------------
-    x_first, m_first = x.take(ch.first_flat), m.take(ch.first_flat)
-    m_last = m.take(ch.last_flat)
-    in_x = sum_x - x_first - x.take(ch.last_flat) * has
+    x_first, x_last = np.maximum(x.take(ch.first_flat), 0.0), np.maximum(x.take(ch.last_flat), 0.0)
+    m_first, m_last = np.floor(x_first), np.floor(x_last)
+    in_x = sum_x - x_first - x_last * has
     in_m = sum_m - m_first - m_last * has
-    if tp.lam_persistent > 0 and tp.k > 1:
+    if keep:
         np.cumsum(m, out=m)  # J: m is read no more, but as floor(x)
     useful = tau * in_m
     checkpoint = c * in_m
@@ -708,7 +713,7 @@ def _rollbacks(
         cycle_lo[ch.planned] = ch.end_flat.take(ch.planned)  # a planned renewal keeps its work: nothing to find
         ends = np.flatnonzero(_last_cycle_ends_persistent(tp, ch, np.zeros(len(ch.n)), rng_after))
         ends_flat = ch.last_flat.take(ends)
-        ends_x = ch.x.take(ends_flat)
+        ends_x = np.maximum(ch.x.take(ends_flat), 0.0)
         rolled, tail, stop = _walk_k1(
             tp,
             ch,
