@@ -389,3 +389,13 @@ def test_cli_bad_spares_flags_exit_2_with_one_line(capsys, argv):
 def test_cli_flags_that_would_change_nothing_are_refused(capsys, argv):
     code, _out, err = _cli(capsys, *argv)
     assert code == 2 and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", [["report", "-o", "-"], ["sensitivity"]])
+def test_commands_ranked_by_exact_expectations_refuse_spares_in_one_line(capsys, tmp_path, command):
+    path = tmp_path / "spares.json"
+    code, _, _ = _cli(capsys, "run", "--gpus", "16384", "--spare-nodes", "2", "--trials", "5", "--save", str(path))
+    assert code == 0
+    code, out, err = _cli(capsys, *command, "--scenario", str(path))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "spare pool" in err

@@ -142,3 +142,23 @@ def test_mode_scenarios_scale_the_pool_and_fit_the_replica():
     assert big.spares.spare_nodes == 40 and big.spares.recovery_mode == "continue"
     small = mode_scenario(sc, 1024, "restart")
     assert small.spares.replica_gpus == 1024 and small.spares.spare_nodes == 2
+
+
+def test_planning_and_the_report_say_spares_have_no_exact_ranking(make_window, qtbot, tmp_path, monkeypatch):
+    """The levers are ranked by exact expectations that do not hold with a spare pool: the Planning tab says
+    so and shows no bars (it used to rank levers as if nodes were replaced at once), and Export Report
+    refuses in a dialog, naming why (it used to fail with a TypeError)."""
+    from planner_gui.ui import files
+
+    win = _window(make_window, qtbot, Spares(spare_nodes=2, swap_min=10.0))
+    win.tabs.setCurrentWidget(win.planning)
+    settle(qtbot, win)
+    panel = win.planning
+    assert panel.effects == [] and panel.sensitivity_note.isVisibleTo(panel)
+    assert "spare pool or recovery mode" in panel.sensitivity_note.text()
+    assert len(panel.bars.opts["width"]) == 0
+    shown = []
+    monkeypatch.setattr(files.QMessageBox, "critical", lambda _parent, title, text: shown.append((title, text)))
+    assert win.export_report_to(tmp_path / "report.html") is None
+    assert shown and shown[0][0] == "Cannot export the report" and "spare pools" in shown[0][1]
+    assert not (tmp_path / "report.html").exists()

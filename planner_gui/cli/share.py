@@ -18,6 +18,7 @@ from ..core.specs import GPU_RANGE
 from ..core.sweep import Cost, gpu_counts, interval_points, run_cost, sweep_cost
 from ..core.userfiles import write_atomic
 from ..report import MAX_COMPARED, render_report
+from ..report.document import refusal
 from .flags import Parser, Progress, UsageError, add_scenario_flags, check_output, file_name, scenario_from_args
 
 __all__ = ["add_parser", "cmd_report", "plan_cost"]
@@ -71,11 +72,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(f"--compare: give at most {MAX_COMPARED} scenario files (got {len(args.compare)})")
     sc = scenario_from_args(args)
     others = [load(path) for path in args.compare]
-    if any(s.uses_tiers for s in (sc, *others)):
-        raise UsageError(
-            "report: does not cover recovery tiers yet (its sensitivity and exact curves are a single checkpoint "
-            "tier's); use planner-gui run, compare or strategies"
-        )
+    why = refusal([sc, *others])
+    if why is not None:
+        raise UsageError(why)
     output = None if args.output == "-" else args.output
     if output is not None:
         check_output(output, "--output")

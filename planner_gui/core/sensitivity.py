@@ -29,8 +29,8 @@ __all__ = ["DEFAULT_FACTOR", "Effect", "Lever", "NoClosedForm", "expected_goodpu
 
 
 class NoClosedForm(ValueError):
-    """The scenario has no exact expectation to rank levers by: its rates vary, or its failures restore from
-    both checkpoint tiers."""
+    """The scenario has no exact expectation to rank levers by: its rates vary, its failures restore from
+    both checkpoint tiers, or it has a spare pool or a recovery mode."""
 
 
 #: The improvement each lever applies by default: halve the time or the rate.
@@ -176,6 +176,11 @@ def sensitivity(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Effect]:
         raise NoClosedForm(
             "levers are ranked by exact expectations at constant, known rates; this scenario's rates vary (a rate "
             "profile or rate uncertainty)"
+        )
+    if sc.uses_spares:
+        raise NoClosedForm(
+            "levers are ranked by exact expectations with failed nodes replaced at once; this scenario's spare "
+            "pool or recovery mode has no closed form (use planner-gui sweep --over spares, or compare runs)"
         )
     base_g = expected_goodput(sc)
     base_days, base_cost = _days_and_cost(sc, base_g)

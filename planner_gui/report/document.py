@@ -32,10 +32,28 @@ from ..core.specs import SPECS
 from . import charts
 from .model_text import DEFAULT_FIELDS, MODEL_HTML, defaults_html, sources_html
 
-__all__ = ["MAX_COMPARED", "SECTIONS", "render_report"]
+__all__ = ["MAX_COMPARED", "SECTIONS", "refusal", "render_report"]
 
 #: The most scenarios a report compares with the main one (the compare command's limit, less the main).
 MAX_COMPARED = 7
+
+
+def refusal(scenarios: Sequence[Scenario]) -> str | None:
+    """Why the report cannot cover these scenarios, in one line (None: it can). Its sensitivity and exact
+    curves are a single checkpoint tier's, with failed nodes replaced at once."""
+    if any(s.uses_tiers for s in scenarios):
+        return (
+            "report: does not cover recovery tiers yet (its sensitivity and exact curves are a single checkpoint "
+            "tier's); use planner-gui run, compare or strategies"
+        )
+    if any(s.uses_spares for s in scenarios):
+        return (
+            "report: does not cover spare pools and recovery modes yet (its sensitivity and exact curves assume "
+            "failed nodes replaced at once); use planner-gui run or sweep --over spares"
+        )
+    return None
+
+
 #: Section ids and headings, in order (the comparison only with compared scenarios).
 SECTIONS = {
     "summary": "Headline numbers",

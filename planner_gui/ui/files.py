@@ -21,7 +21,7 @@ from ..core.plan import FULL, PlanResult
 from ..core.scenario_io import DEFAULT_PRESET, ScenarioError, dumps, load, load_preset, loads, save
 from ..core.sensitivity import sensitivity
 from ..core.userfiles import write_atomic
-from ..report.document import MAX_COMPARED, render_report
+from ..report.document import MAX_COMPARED, refusal, render_report
 from .export import caption_lines, export_plots, export_results
 from .planning import PlanningPanel
 from .plots import PlotsPanel
@@ -226,10 +226,14 @@ class FileWindow(QMainWindow):
                 "'Showing', then export again.",
             )
             return None
+        pins = self.pins[-MAX_COMPARED:]
+        why = refusal([self.inputs.scenario, *(r.main.scenario for _, r in pins)])
+        if why is not None:
+            self._error("Cannot export the report", why)
+            return None
         res = dataclasses.replace(
             self.last_result, main=dataclasses.replace(self.last_result.main, scenario=self.inputs.scenario)
         )
-        pins = self.pins[-MAX_COMPARED:]
         factor = self.planning.factor.value()
         try:
             html = render_report(
