@@ -16,8 +16,9 @@ repairs and a clock that walks the job through waiting, downtime, compute and ch
   loss) and costs the restart. Any interruption during a downtime starts a new one.
 * ``continue`` mode: a failure of a continue class stalls the job for ``stall`` (nothing lost) and takes
   its replicas out (each ``share`` of the throughput) until ``stall + restart + swap`` later, or, if the
-  pool could not cover its nodes, until ``restart + swap`` after the pool first covers every node in
-  repair again; restart failures that find no spare keep their replicas out likewise.
+  pool could not give all its nodes, until ``restart + swap`` after it has them all: repaired nodes go
+  to the replicas waiting longest (first come, first served); restart failures that find no spare keep
+  their replicas out likewise.
 * The window is ``[0, T)``. The reference starts ``warm`` hours earlier with an empty pool and a fresh job
   (no stationary start: a long warm-up instead) and runs on after ``T`` until the work done in the window
   has been committed or lost.
@@ -100,7 +101,7 @@ def simulate_trial(m: Model, rng: np.random.Generator, warm: float) -> Trial:
     pool: list[tuple[float, int]] = []  # (repair done, nodes)
     away = 0
     replicas_back: list[tuple[float, int]] = []  # (return time, replicas)
-    waiting_replicas: list[int] = []  # replicas waiting for the pool to cover every node
+    waiting: list[list[int]] = []  # [replicas, nodes still lacking], first come first served
     out = 0
     # Job state.
     down, planned_kind = 0.0, False
@@ -172,11 +173,18 @@ def simulate_trial(m: Model, rng: np.random.Generator, warm: float) -> Trial:
             advance(tc)
             if pool and pool[0][0] == tc:
                 _, k = heapq.heappop(pool)
+                lacking_before = max(0, away - m.spares)
                 away -= k
-                if away <= m.spares and waiting_replicas:
-                    for r in waiting_replicas:
+                # The repaired nodes go to the replicas waiting longest; a replica with all it lacked
+                # comes back after a restart and a swap.
+                freed = lacking_before - max(0, away - m.spares)
+                while freed > 0 and waiting:
+                    given = min(freed, waiting[0][1])
+                    waiting[0][1] -= given
+                    freed -= given
+                    if waiting[0][1] == 0:
+                        r, _ = waiting.pop(0)
                         heapq.heappush(replicas_back, (tc + m.restart + m.swap, r))
-                    waiting_replicas.clear()
             else:
                 _, r = heapq.heappop(replicas_back)
                 out -= r
@@ -198,8 +206,9 @@ def simulate_trial(m: Model, rng: np.random.Generator, warm: float) -> Trial:
             else:
                 d = m.repair[j] * math.exp(m.sigma * rng.standard_normal() - m.sigma**2 / 2)
             heapq.heappush(pool, (t_ev + d, k))
+            lacking = max(0, away + k - m.spares) - max(0, away - m.spares)  # nodes the pool could not give
             away += k
-            found_short = away > m.spares
+            found_short = lacking > 0
             if in_window:
                 node_failures += 1
                 no_spare += found_short
@@ -207,7 +216,7 @@ def simulate_trial(m: Model, rng: np.random.Generator, warm: float) -> Trial:
         if m.mode == "continue" and k > 0:
             if found_short:
                 out += m.replicas[j]
-                waiting_replicas.append(m.replicas[j])
+                waiting.append([m.replicas[j], lacking])
             elif is_continue:
                 out += m.replicas[j]
                 heapq.heappush(replicas_back, (t_ev + m.stall + m.restart + m.swap, m.replicas[j]))

@@ -111,6 +111,9 @@ CASES = {
     "continue": Spares(
         spare_nodes=2, recovery_mode="continue", replica_gpus=1024, swap_min=6, repair_hours=QUICK_REPAIRS
     ),
+    "continue, no spares": Spares(
+        spare_nodes=0, recovery_mode="continue", replica_gpus=1024, swap_min=6, repair_hours=QUICK_REPAIRS
+    ),
     "continue, lognormal": Spares(
         spare_nodes=4, recovery_mode="continue", replica_gpus=2048, repair_sigma=1.0, repair_hours=QUICK_REPAIRS
     ),
@@ -211,6 +214,26 @@ def test_intervals_on_one_draw_agree_with_runs_of_their_own(name):
         np.testing.assert_array_equal(t.hours["recovery"], shared[0].hours["recovery"])
     # The intervals differ where they should: more checkpoint writes at the shortest.
     assert shared[0].hours["checkpoint"].mean() > 2 * shared[2].hours["checkpoint"].mean()
+
+
+def test_continue_with_too_few_spares_is_steady_whatever_the_warm_up():
+    """With too few spares and days-long repairs, a replica that lacked nodes comes back once the nodes it
+    lacked are repaired (first come, first served), not when every node in repair is covered again, so
+    the replicas out stay near the nodes lacking (x replicas per node) instead of piling up: the run alone
+    (short warm-up) and the interval sweep (the warm-up of its longest interval) agree, and the capacity
+    is about 1 - share x replicas per node x E[nodes in repair]."""
+    sc = Scenario(gpus=16_384, days=20.0)
+    sp = Spares(spare_nodes=0, swap_min=10, recovery_mode="continue")
+    p = spares_params(sc, sp, 6.0)
+    alone = simulate_spares(p, 400, 5)
+    shared = simulate_spares_intervals(p, [p.tau, 5.0], 400, 6)[0]  # warm-up for a 5-hour interval
+    for key in ("useful", "reduced_throughput", "recovery", "lost_work"):
+        assert abs(_z(alone.hours[key], shared.hours[key])) < Z, key
+    per_node = float((p.rates * p.replicas).sum() / (p.rates * p.nodes).sum())
+    lacking = float(p.mean_nodes_in_repair)
+    compute = alone.hours["useful"] + alone.hours["reduced_throughput"]
+    capacity = float(alone.hours["useful"].sum() / compute.sum())
+    assert capacity == pytest.approx(1.0 - p.share * per_node * lacking, abs=0.05)
 
 
 def test_continue_with_free_replica_loss_is_todays_restart_stream():
@@ -369,6 +392,7 @@ def test_cli_sweep_over_spares_marks_the_pools(capsys):
         ["run", "--shrink-to", "99999999", "--spare-nodes", "2"],
         ["sweep", "--over", "gpus", "--spare-nodes", "2"],
         ["run", "--spare-nodes", "2", "--rate-uncertainty"],
+        ["run", "--spare-nodes", "2", "--recovery-mode", "continue", "--shrink-to", "15000"],
     ],
 )
 def test_cli_bad_spares_flags_exit_2_with_one_line(capsys, argv):

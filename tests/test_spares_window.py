@@ -83,9 +83,16 @@ def test_switches_and_mode_change_their_field_only(make_window, qtbot):
     before = win.scenario()
     box.lost.setValue(3)
     _only_spares_changed(before, win.scenario(), "max_replicas_lost")
+    # Shrinking applies in restart mode only: in continue mode its controls are off.
+    assert not box.shrink.isEnabled() and not box.min_gpus.slider.isEnabled()
+    box.mode.setCurrentText("restart")
+    assert box.shrink.isEnabled()
     before = win.scenario()
     box.shrink.setChecked(True)
     _only_spares_changed(before, win.scenario(), "min_gpus")
+    assert box.min_gpus.slider.isEnabled()
+    box.mode.setCurrentText("continue")
+    assert not box.shrink.isEnabled() and not box.min_gpus.slider.isEnabled()
     box.finite.setChecked(False)
     assert win.scenario().spares.spare_nodes is None
 

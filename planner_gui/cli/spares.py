@@ -141,6 +141,11 @@ def spares_from_args(args: argparse.Namespace, sc: Scenario) -> Spares:
         for field in ("replica_gpus", "continue_stall", "max_replicas_lost"):
             if getattr(args, field) is not None:
                 raise UsageError(f"{SPARES_FLAGS[field]}: applies with --recovery-mode continue")
+    if sp.recovery_mode == "continue" and args.shrink_to is not None:
+        raise UsageError(
+            f"{SPARES_FLAGS['shrink_to']}: applies in restart mode; in continue mode the job runs on the replicas "
+            "it has (a short pool shows as reduced throughput)"
+        )
     if sp.spare_nodes is None and sp.recovery_mode == "restart":
         for field in ("shrink_to", "repair_hours", "repair_sigma"):
             if getattr(args, field) is not None:
@@ -179,6 +184,19 @@ def _with_flag(message: str) -> str:
     return message
 
 
+def _repairs_text(sp: Spares) -> str:
+    """How repairs last: their law, and the categories whose mean differs from the default."""
+    law = (
+        "exponential"
+        if sp.repair_sigma is None
+        else "of fixed length (sigma 0)"
+        if sp.repair_sigma == 0
+        else f"lognormal, sigma {sp.repair_sigma:g}"
+    )
+    changed = ", ".join(f"{c} {h:g} h" for c, h in sp.repair_hours)
+    return law + (f"; mean {changed}" if changed else "")
+
+
 def _report(run: SparesRun, d: dict[str, Any]) -> str:
     sp, s = run.spares, d["spares"]
     gp, h = d["goodput"], d["hours"]
@@ -186,15 +204,29 @@ def _report(run: SparesRun, d: dict[str, Any]) -> str:
     lines = [
         f"Scenario                 {fmt.clean(run.scenario.name, 80)}",
         f"GPUs                     {run.scenario.gpus:,} ({run.params.job_nodes:,} nodes), {run.scenario.days:g} days",
-        f"Spare nodes              {pool}; swap {sp.swap_min:g} min; repairs "
-        + ("exponential" if sp.repair_sigma is None else f"lognormal, sigma {sp.repair_sigma:g}"),
+        f"Spare nodes              {pool}; swap {sp.swap_min:g} min; repairs " + _repairs_text(sp),
         f"Recovery mode            {sp.recovery_mode}"
         + (
-            f" (replicas of {sp.replica_gpus:,} GPUs, stall {sp.continue_stall_min:g} min)"
+            f" (replicas of {sp.replica_gpus:,} GPUs, stall {sp.continue_stall_min:g} min, at most "
+            f"{sp.max_replicas_lost:,} lost at once)"
+            if sp.recovery_mode == "continue"
+            else ""
+        )
+        + ("" if sp.min_gpus is None or sp.recovery_mode == "continue" else f"; shrinks down to {sp.min_gpus:,} GPUs"),
+        f"Checkpoint interval      {fmt.duration_hours(run.interval_min / 60.0)} "
+        + (
+            "(fixed)"
+            if not run.scenario.uses_optimal_interval
+            else "(Daly's, for the failures that restart)"
+            if sp.recovery_mode == "continue"
+            else "(Daly's)"
+        ),
+        f"Unplanned interruptions  {d['interruptions']['mean']:,.1f}"
+        + (
+            f" ({d['restores']['persistent']:,.1f} restarted, {s['continued']:,.1f} continued)"
             if sp.recovery_mode == "continue"
             else ""
         ),
-        f"Unplanned interruptions  {d['interruptions']['mean']:,.1f}",
         f"Goodput                  {fmt.percent(gp['mean'], 2)} +/- {fmt.percent(gp['sem'], 2)} "
         f"(p05-p95 {fmt.percent(gp['p05'])}-{fmt.percent(gp['p95'])})",
         f"Failures finding no spare {fmt.percent(s['p_no_spare'], 2)} (M/G/infinity: "

@@ -222,7 +222,14 @@ class SparesBox(QGroupBox):
             control.setEnabled(cont)
         if sp.min_gpus is not None:
             self.min_gpus.set_value(sp.min_gpus)
-        self.min_gpus.setEnabled(sp.min_gpus is not None)
+        # Shrinking is restart mode's answer to a short pool; continue mode runs on the replicas it has.
+        self.shrink.setEnabled(not cont)
+        self.min_gpus.setEnabled(sp.min_gpus is not None and not cont)
+        self.shrink.setToolTip(
+            "Applies in restart mode: in continue mode the job runs on the replicas it has."
+            if cont
+            else SPECS["min_gpus"].help
+        )
         self.sigma.set_value(sp.repair_sigma or 0.0)
         for cat, control in self.repair.items():
             control.set_value(repair_hours_of(cat, sp))

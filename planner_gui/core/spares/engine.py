@@ -15,7 +15,8 @@ failure times alone. The engine therefore
    fraction of a length-biased repair time);
 2. sorts every trial's points in time (failures, planned interruptions, repair completions, replica
    returns, and marks at the window's edges) and gets the nodes in repair after each point with one
-   cumulative sum, the capacity and the time the pool next covers the loss with a reverse running minimum;
+   cumulative sum, the capacity, and in continue mode when a replica that lacked nodes has them all (the
+   nodes lacking owed and paid, first come first served: one search);
 3. drops the points that change nothing for the job, and
 4. gets the job's hours in closed form over all remaining points at once (:func:`_hours_closed`): on the
    clock of time not blocked, downtimes are intervals (a reset's, a continue's stall) whose running
@@ -153,14 +154,44 @@ def _poisson_times(rng: np.random.Generator, rate: float, lanes: int, start: flo
     return t
 
 
-def _next_true_time(ok: np.ndarray, times: np.ndarray) -> np.ndarray:
-    """For every position, the time of the first position at or after it where ``ok`` holds (inf if none)."""
-    lanes, width = ok.shape
-    big = width
-    idx = np.where(ok, np.arange(width)[None, :], big)
-    nxt = np.minimum.accumulate(idx[:, ::-1], axis=1)[:, ::-1]
-    padded = np.concatenate([times, np.full((lanes, 1), np.inf)], axis=1)
-    return np.take_along_axis(padded, nxt, axis=1)
+def _owed_and_paid(p: SparesParams, away: np.ndarray, away0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Continue mode's accounts of nodes lacking. After each point: the nodes owed to replicas so far (those
+    lacking at the start, then every rise of the nodes lacking, ``max(0, nodes in repair - spares)``, at a
+    failure) and the nodes paid to them (every fall, at a repair). Their difference is the nodes lacking.
+    Also the nodes lacking at the start, per lane."""
+    lacking = np.maximum(away - p.spare_nodes, 0.0)
+    lacking0 = np.maximum(away0 - p.spare_nodes, 0.0)
+    before = np.empty_like(lacking)
+    before[:, :1] = lacking0[:, None]
+    before[:, 1:] = lacking[:, :-1]
+    owed = lacking0[:, None] + np.cumsum(np.maximum(lacking - before, 0.0), axis=1)
+    paid = np.cumsum(np.maximum(before - lacking, 0.0), axis=1)
+    return owed, paid, lacking0
+
+
+def _replicas_per_node(p: SparesParams) -> float:
+    """Replicas waiting per node lacking: the nodes lacking are those of the latest failures (first come,
+    first served), so their mix is the failures' (a domain failure's nodes take out fewer replicas than as
+    many single-node failures)."""
+    nodes = float((p.rates * p.nodes).sum())
+    return float((p.rates * p.replicas).sum()) / nodes if nodes > 0 else 1.0
+
+
+def _paid_by(times: np.ndarray, paid: np.ndarray, amounts: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+    """For each query (``lanes[i]``, ``amounts[i]``): the time of its lane's first point where the nodes
+    paid reach the amount (inf if none does). ``paid`` grows along each lane (whole numbers): one search
+    over all lanes laid end to end on one line, each lane shifted past the one before."""
+    if not len(amounts):
+        return np.zeros(0)
+    width = paid.shape[1]
+    top = float(max(paid.max(initial=0.0), amounts.max())) + 1.0
+    offset = np.arange(paid.shape[0], dtype=float) * top
+    line = (paid + offset[:, None]).ravel()
+    idx = np.searchsorted(line, amounts + offset[lanes], side="left") - lanes * width
+    found = idx < width
+    out = np.full(len(amounts), np.inf)
+    out[found] = times[lanes[found], idx[found]]
+    return out
 
 
 def _capacity(p: SparesParams, away: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -337,23 +368,44 @@ def _stream_block(
     by_class = np.bincount(slot, minlength=lanes * ncls).reshape(lanes, ncls)
 
     if p.mode == "continue":
-        # Replicas out: from the failure to its return (stall + restart + swap, or after the pool covers
-        # the loss); restart failures keep their replicas out only while the pool cannot cover them.
-        back = _next_true_time(away <= p.spare_nodes, times)
+        # Replicas out: from the failure to its return (stall + restart + swap later; or, when the pool
+        # lacked nodes for it, restart + swap after it has them all). Repaired nodes go to the replicas
+        # waiting longest (first come, first served), so a replica that lacked nodes is whole again once the
+        # nodes repaired since have paid every node lacking up to and including its own (:func:`_whole_at`).
+        # The nodes lacking when the stretch starts are owed first, each keeping one replica out.
+        owed, paid, lacking0 = _owed_and_paid(p, away, away0)
+        sl, sc = np.nonzero(short)
+        back = np.full(times.shape, np.inf)
+        back[sl, sc] = _paid_by(times, paid, owed[sl, sc], sl)
         ret = np.where(
             short,
             back + p.restart + p.swap,
             np.where(types == _CONTINUE, times + p.stall + p.restart + p.swap, np.inf),
         )
         out_rep = np.where(np.isfinite(ret) & fail, rep, 0)
-        t2 = np.concatenate([times, np.where(out_rep > 0, ret, np.inf)], axis=1)
-        ty2 = np.concatenate([types, np.where(out_rep > 0, _DEPART, _PAD).astype(np.int8)], axis=1)
-        od2 = np.concatenate([out_rep, -out_rep], axis=1)
-        sw2 = np.concatenate([swapped, np.zeros_like(swapped)], axis=1)
+        # The nodes lacking at the start: unit u is paid once u nodes have come back. Each keeps out the
+        # replicas a node in repair keeps out on average (a domain's nodes share replicas).
+        per_node = _replicas_per_node(p)
+        units = np.arange(1, int(lacking0.max(initial=0.0)) + 1, dtype=float)
+        ul, uu = np.nonzero(units[None, :] <= lacking0[:, None])
+        first_back = np.full((lanes, len(units)), np.inf)
+        first_back[ul, uu] = _paid_by(times, paid, units[uu], ul) + p.restart + p.swap
+        first_out = np.where(np.isfinite(first_back), per_node, 0.0)
+        t2 = np.concatenate([times, np.where(out_rep > 0, ret, np.inf), first_back], axis=1)
+        ty2 = np.concatenate(
+            [
+                types,
+                np.where(out_rep > 0, _DEPART, _PAD).astype(np.int8),
+                np.where(first_out > 0, _DEPART, _PAD).astype(np.int8),
+            ],
+            axis=1,
+        )
+        od2 = np.concatenate([out_rep.astype(float), -out_rep.astype(float), -first_out], axis=1)
+        sw2 = np.concatenate([swapped, np.zeros_like(swapped), np.zeros(first_back.shape, dtype=bool)], axis=1)
         # With no stall, restart or swap a replica returns at the moment it left (or the pool covered it).
         instant = p.restart + p.swap <= 0 or p.stall + p.restart + p.swap <= 0
         times, types, outd, swapped = _sorted(t2, ty2, od2, sw2, ties=zero_repair or instant)
-        out = np.cumsum(outd, axis=1)
+        out = per_node * lacking0[:, None] + np.cumsum(outd, axis=1)
         cap = np.clip(1.0 - out * p.share, 0.0, 1.0)
         blocked = np.zeros(cap.shape, dtype=bool)
     else:
@@ -372,8 +424,10 @@ def _stream_block(
     times, types, cap, blocked, swapped = _compact(
         keep, times, types, cap, blocked, swapped, fill=(np.inf, _PAD, 1.0, False, False)
     )
-    if p.mode == "continue":
-        blocked0, cap0 = np.zeros(lanes, dtype=bool), np.ones(lanes)
+    if p.mode == "continue":  # replicas out for the nodes lacking at the start
+        blocked0 = np.zeros(lanes, dtype=bool)
+        lacking = np.maximum(away0 - p.spare_nodes, 0.0)
+        cap0 = np.clip(1.0 - _replicas_per_node(p) * lacking * p.share, 0.0, 1.0)
     else:
         blocked0, cap0 = _capacity(p, away0)
     phase_u = rng.random(lanes)
