@@ -367,7 +367,7 @@ def test_cli_run_json_has_the_spares_keys(capsys):
     assert "waiting_for_spares" in d["hours"] and "reduced_throughput" not in d["hours"]
     assert s["idle_gpu_hours"] == 8 * 8 * 54 * 24
     assert abs(sum(d["hours"].values()) - 54 * 24) < 1e-6
-    code, out, _ = _cli(capsys, "run", "--trials", "40", "--json", "--recovery-mode", "continue", "--shrink-to", "8000")
+    code, out, _ = _cli(capsys, "run", "--trials", "40", "--json", "--recovery-mode", "continue")
     d = json.loads(out)
     assert "reduced_throughput" in d["hours"] and "waiting_for_spares" not in d["hours"]
 
