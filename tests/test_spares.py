@@ -423,3 +423,27 @@ def test_commands_ranked_by_exact_expectations_refuse_spares_in_one_line(capsys,
     code, out, err = _cli(capsys, *command, "--scenario", str(path))
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert "spare pool" in err
+
+
+def test_compare_names_the_pool_and_the_recovery_mode_and_their_outputs():
+    """Scenarios that differ only in their spares are not 'the same': the comparison lists the mode, pool and
+    swap that differ, and the hours and pool figures spares add (from each run's JSON)."""
+    from planner_gui.core.compare import OUTPUTS, input_differences
+
+    base = Scenario(gpus=16_384, trials=20)
+    scs = [
+        base.replace(spares=Spares(spare_nodes=4, swap_min=10)),
+        base.replace(spares=Spares(spare_nodes=4, swap_min=10, recovery_mode="continue")),
+        base,
+    ]
+    rows = dict(input_differences(scs))
+    assert rows["recovery mode"] == ["restart", "continue on replicas", "restart"]
+    assert rows["spare nodes"] == ["4", "4", "unlimited"]
+    assert rows["swap"] == ["10 min", "10 min", "0 min"]
+    reads = {label: read for label, read, _ in OUTPUTS}
+    docs = [simulate(sc).to_json_dict() for sc in scs]
+    assert reads["hours waiting for spares"](docs[0]) == pytest.approx(docs[0]["hours"]["waiting_for_spares"])
+    assert reads["hours waiting for spares"](docs[2]) is None
+    assert reads["hours at reduced throughput"](docs[1]) == pytest.approx(docs[1]["hours"]["reduced_throughput"])
+    assert reads["spare pool cost"](docs[0]) == pytest.approx(4 * 8 * base.hours * base.gpu_hour_cost_usd)
+    assert reads["failures finding no spare"](docs[0]) == pytest.approx(100 * docs[0]["spares"]["p_no_spare"])

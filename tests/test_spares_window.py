@@ -169,3 +169,18 @@ def test_planning_and_the_report_say_spares_have_no_exact_ranking(make_window, q
     assert win.export_report_to(tmp_path / "report.html") is None
     assert shown and shown[0][0] == "Cannot export the report" and "spare pools" in shown[0][1]
     assert not (tmp_path / "report.html").exists()
+
+
+def test_exported_results_hold_every_hour_of_the_window(make_window, qtbot, tmp_path):
+    """The per-trial CSV has the hours spares add (waiting for spares), so each row's hours make the window."""
+    import csv
+
+    win = _window(make_window, qtbot, Spares(spare_nodes=2, swap_min=10.0))
+    path = win.export_results_to(tmp_path / "results.csv")[0]
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    hours = [k for k in rows[0] if k.startswith("hours_")]
+    assert "hours_waiting_for_spares" in hours
+    window = win.scenario().hours
+    for row in rows:
+        assert sum(float(row[k]) for k in hours) == pytest.approx(window, rel=1e-9)

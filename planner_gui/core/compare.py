@@ -14,6 +14,7 @@ from . import fmt
 from .model import OPTIMAL, Scenario
 from .profiles import pieces
 from .rates import evidence_of
+from .spares.model import Spares
 
 __all__ = ["OUTPUTS", "comparison", "comparison_table", "input_differences", "profile_text", "show_value"]
 
@@ -21,6 +22,11 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ("GPUs", lambda s: fmt.count(s.gpus)),
     ("days", lambda s: f"{s.days:g}"),
     ("recovery strategy", lambda s: strategy_text(s)),
+    ("recovery mode", lambda s: _mode_text(s)),
+    ("spare nodes", lambda s: _pool_text(s)),
+    ("swap", lambda s: f"{_spares(s).swap_min:g} min"),
+    ("replicas", lambda s: _replicas_text(s)),
+    ("repairs", lambda s: _repairs_text(s)),
     ("planned per day", lambda s: f"{s.planned_per_day:.3g}"),
     (
         "checkpoint interval",
@@ -59,9 +65,43 @@ OUTPUTS: tuple[tuple[str, Callable[[dict[str, Any]], float | None], str], ...] =
     ("checkpoint interval", lambda d: d["checkpoint_interval_min"], "min"),
     ("GPU-hours not spent training", lambda d: d["lost_gpu_hours"]["mean"], "GPU-h"),
     ("their cost", lambda d: d["lost_cost_usd"], "$"),
+    ("hours waiting for spares", lambda d: d["hours"].get("waiting_for_spares"), "h"),
+    ("hours at reduced throughput", lambda d: d["hours"].get("reduced_throughput"), "h"),
+    ("failures finding no spare", lambda d: 100 * d["spares"]["p_no_spare"] if "spares" in d else None, "%"),
+    ("spare pool cost", lambda d: d["spares"]["idle_cost_usd"] if "spares" in d else None, "$"),
     ("days to train", lambda d: d["time_to_train"]["days"]["mean"] if "time_to_train" in d else None, "days"),
     ("cost to train", lambda d: d["time_to_train"]["cost_usd"] if "time_to_train" in d else None, "$"),
 )
+
+
+def _spares(scenario: Scenario) -> Spares:
+    return scenario.spares or Spares()
+
+
+def _pool_text(scenario: Scenario) -> str:
+    nodes = _spares(scenario).spare_nodes
+    return "unlimited" if nodes is None else fmt.count(nodes)
+
+
+def _mode_text(scenario: Scenario) -> str:
+    sp = _spares(scenario)
+    if sp.recovery_mode == "continue":
+        return "continue on replicas"
+    return "restart" + ("" if sp.min_gpus is None else f", shrink to {sp.min_gpus:,} GPUs")
+
+
+def _replicas_text(scenario: Scenario) -> str:
+    sp = _spares(scenario)
+    if sp.recovery_mode != "continue":
+        return "-"
+    return f"{sp.replica_gpus:,} GPUs, stall {sp.continue_stall_min:g} min, {sp.max_replicas_lost} lost at most"
+
+
+def _repairs_text(scenario: Scenario) -> str:
+    sp = _spares(scenario)
+    law = "exponential" if sp.repair_sigma is None else f"lognormal, sigma {sp.repair_sigma:g}"
+    changed = ", ".join(f"{c} {h:g} h" for c, h in sp.repair_hours)
+    return law + (f"; {changed}" if changed else "")
 
 
 def strategy_text(scenario: Scenario) -> str:

@@ -20,7 +20,6 @@ from .. import __version__
 from ..core import fmt
 from ..core.model import Scenario
 from ..core.plan import PREVIEW, PlanResult
-from ..core.results import HOURS_KEYS
 from ..core.userfiles import write_atomic
 from .plot_items import duration_text
 
@@ -226,13 +225,14 @@ def results_csv(res: PlanResult) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     comps = [c.name for c in m.scenario.components]
+    keys = m.hours_keys  # today's five, and with spares the hours they add: every hour of the window
     w.writerow(
         [
             "trial",
             "unplanned_interruptions",
             "planned_interruptions",
             "goodput",
-            *(f"hours_{k}" for k in HOURS_KEYS),
+            *(f"hours_{k}" for k in keys),
             *(f"interruptions:{c}" for c in comps),
         ]
     )
@@ -244,7 +244,7 @@ def results_csv(res: PlanResult) -> str:
                 int(m.trials.unplanned[i]),
                 int(m.trials.planned[i]),
                 repr(float(m.goodput[i])),
-                *(repr(float(hours[k][i])) for k in HOURS_KEYS),
+                *(repr(float(hours[k][i])) for k in keys),
                 *(int(v) for v in m.trials.by_component[i]),
             ]
         )
