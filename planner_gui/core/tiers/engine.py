@@ -245,9 +245,10 @@ class _Chunk:
     at_first: np.ndarray  # the renewals at event 0, ending the first spacing (indices; at most one per row)
     at_last: np.ndarray  # the renewals that start their row's last spacing (indices; at most one per row)
     planned: np.ndarray  # the planned renewals (indices)
-    x: np.ndarray  # flat: (g - D) / s, then max(., 0)
-    j: np.ndarray  # flat: the snapshots each spacing completes, m = floor(x); then (with persistent
-    # restores, which alone need it) their cumulative sum J. Where m is wanted after that: floor(x).
+    x: np.ndarray  # flat: (g - D) / s, negative for a spacing shorter than its downtime; read as max(x, 0)
+    # (clamped in place only where J is formed)
+    j: np.ndarray  # flat, only with persistent restores and k > 1: the snapshots each spacing completes,
+    # m = floor(max(x, 0)), then their cumulative sum J. Where m is wanted after that: from x.
     ends_fast: np.ndarray  # flat: the spacing ends with a fast-tier failure (set by _downtimes)
 
 
@@ -488,7 +489,7 @@ def _walk_k1(
             break
         g, low, done = f.take(back) - 1, lo.take(back), t.take(back)
         # Step back over the cycle's spacings that completed no snapshot: one at a time while many are left,
-        # then eight at a time.
+        # then sixteen at a time.
         todo = np.flatnonzero(g > low)
         todo = todo.compress(x.take(g.take(todo)) < 1.0)
         steps = 0
@@ -510,7 +511,7 @@ def _walk_k1(
             some &= before > lt[:, None]
             nearest = some.argmax(axis=1)
             found = some[np.arange(todo.size), nearest]
-            gt -= np.where(found, _BACK.take(nearest), _BACK[-1])  # (all eight had none: on from the eighth)
+            gt -= np.where(found, _BACK.take(nearest), _BACK[-1])  # (none of them had one: on from the last)
             out = ~found & (gt <= lt)  # the cycle's start passed: none in the cycle
             gt[out] = lt[out]
             g[todo] = gt
