@@ -143,3 +143,21 @@ def test_changes_of_rate_uncertainty_and_profile_are_described():
     burn = sc.replace(rate_profile=((0.0, 2.0), (10.0, 1.0)))
     assert describe_changes(sc, burn) == "rate profile changed"
     assert describe_changes(burn, sc) == "rate profile removed"
+
+
+def test_changes_of_spares_are_described():
+    from planner_gui.core.inputs import describe_changes
+    from planner_gui.core.spares import Spares
+
+    sc = load_preset("llama3-405b")
+    assert describe_changes(sc, sc.replace(spares=Spares(spare_nodes=89, swap_min=10))) == (
+        "spare nodes unlimited -> 89; swap 0 -> 10 min"
+    )
+    assert (
+        describe_changes(
+            sc.replace(spares=Spares(spare_nodes=89)),
+            sc.replace(spares=Spares(spare_nodes=89, recovery_mode="continue")),
+        )
+        == "recovery mode continue"
+    )
+    assert describe_changes(sc, sc.replace(spares=Spares(repair_sigma=1.0))) == "spares changed"

@@ -184,3 +184,16 @@ def test_exported_results_hold_every_hour_of_the_window(make_window, qtbot, tmp_
     window = win.scenario().hours
     for row in rows:
         assert sum(float(row[k]) for k in hours) == pytest.approx(window, rel=1e-9)
+
+
+def test_a_refused_spares_change_names_what_the_plots_are_not_for(make_window, qtbot):
+    """Turning on a spare pool with recovery tiers is refused; the banner says the plots show the full run of
+    other inputs and names the change (it used to call that full run 'a quick preview')."""
+    sc = load_preset("h100-100k-inmemory").replace(trials=60)
+    win = make_window(sc, restore=False)
+    settle(qtbot, win)
+    assert win.last_result.request.quality.name == "full"
+    win.controls.spares.finite.setChecked(True)
+    assert win.banner.isVisible()
+    text = win.stale_label.text()
+    assert "for other inputs (spare nodes unlimited -> " in text and "quick preview" not in text

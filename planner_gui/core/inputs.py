@@ -22,7 +22,7 @@ from psygnal import Signal
 from .model import OPTIMAL, Component, Scenario, Scope, Tiers, llama3_components
 from .params import daly_minutes
 from .scenario_io import preset_titles
-from .spares.model import restart_scenario
+from .spares.model import Spares, restart_scenario
 from .tiers.model import scope_of
 from .tiers.run import plan_tiers
 
@@ -64,6 +64,22 @@ _LABELS = (
 )
 
 
+def _spares_changes(old: Scenario, new: Scenario) -> list[str]:
+    """The spares inputs that differ, for people: "spare nodes unlimited -> 89; recovery mode continue"."""
+    a, b = old.spares or Spares(), new.spares or Spares()
+    items = []
+    if a.spare_nodes != b.spare_nodes:
+        shown = ["unlimited" if v is None else f"{v:,}" for v in (a.spare_nodes, b.spare_nodes)]
+        items.append(f"spare nodes {shown[0]} -> {shown[1]}")
+    if a.swap_min != b.swap_min:
+        items.append(f"swap {a.swap_min:g} -> {b.swap_min:g} min")
+    if a.recovery_mode != b.recovery_mode:
+        items.append(f"recovery mode {b.recovery_mode}")
+    if not items:
+        items.append("spares changed")
+    return items
+
+
 def describe_changes(old: Scenario, new: Scenario, limit: int = 4) -> str:
     """What differs between two scenarios' computed inputs, for people: "detection 5.4 -> 5.5 min;
     Faulty GPU rate x2". At most ``limit`` items, then "and N more"."""
@@ -80,6 +96,8 @@ def describe_changes(old: Scenario, new: Scenario, limit: int = 4) -> str:
     if old.tiers != new.tiers:
         on = [t is not None and t.fast_enabled for t in (old.tiers, new.tiers)]
         items.append(f"fast tier {'on' if on[1] else 'off'}" if on[0] != on[1] else "recovery tiers changed")
+    if old.spares != new.spares:
+        items += _spares_changes(old, new)
     scopes = {c.name: scope_of(c) for c in old.components}
     before = {c.name: c.rate_per_gpu_hour for c in old.components}
     for c in new.components:

@@ -434,9 +434,13 @@ class MainWindow(FileWindow):
             shown = "there are no results yet"
         else:
             differ = describe_changes(res.request.scenario, self.inputs.scenario)
-            shown = f"these results show {_run_text(res)}" + (
-                f", for other inputs ({differ})" if differ else ", a quick preview"
-            )
+            if differ:
+                what = f", for other inputs ({differ})"
+            elif res.request.quality.name == FULL.name:
+                what = ", for other inputs"
+            else:
+                what = ", a quick preview"
+            shown = f"these results show {_run_text(res)}{what}"
         reason = self._stale_reason or "The run for the current inputs did not finish."
         self.stale_label.setText(f"Out of date: {shown}. {reason}")
         self.restart_button.setText("Restart computation" if self.compute.gave_up else "Run again")
