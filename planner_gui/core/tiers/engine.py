@@ -449,6 +449,17 @@ def _walk(tp: TierParams, ch: _Chunk, flat: np.ndarray, at: np.ndarray, base: np
     return bank
 
 
+def _skips(y: np.ndarray, q: int) -> np.ndarray:
+    """``q floor(y / q)``: the snapshots of the whole upload periods in ``y`` cycles."""
+    if q & (q - 1):
+        out = np.floor(y / q)
+    else:  # a power of two: dividing is multiplying by 1 / q, exactly
+        out = np.floor(y * (1.0 / q))
+    if q > 1:
+        out *= q
+    return out
+
+
 def _walk_k1(
     tp: TierParams, ch: _Chunk, flat: np.ndarray, lo: np.ndarray, y: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -464,7 +475,7 @@ def _walk_k1(
     spacings before are looked at sixteen at a time (:func:`_walk_k1_window`).
     """
     x = ch.x  # not clamped: a spacing completed no snapshot (m = 0) if x < 1
-    q, u1 = float(tp.skip), 1.0 + tp.upload / tp.s
+    u1 = 1.0 + tp.upload / tp.s
     rolled, tail, stop = np.empty(len(flat)), np.empty(len(flat)), flat.copy()
     active: np.ndarray | None = None  # all of them
     f, done = flat, None  # done: snapshots after the spacing f
@@ -473,7 +484,7 @@ def _walk_k1(
         if done is not None:
             t += done  # snapshots from the start of spacing f to the end
         y -= u1
-        found = np.floor(y) if tp.skip == 1 else np.floor(y / q) * q
+        found = _skips(y, tp.skip)
         found += 1.0  # the last upload to finish, counted from the spacing's start (if y >= 0)
         np.subtract(t, found, out=found)
         if active is None:
@@ -540,7 +551,7 @@ def _walk_k1_window(
     from their start to the end) finished no upload: the bank is in the nearest spacing before, in the cycle
     (after ``low``), where an upload finishes, found sixteen spacings at a time; else the cycle's base."""
     x, (rolled, tail, stop) = ch.x, out
-    q, u1 = float(tp.skip), 1.0 + tp.upload / tp.s
+    u1 = 1.0 + tp.upload / tp.s
     while where.size:
         before = f - _BACK[:, None]  # (16, count): the spacings before f, nearest first
         inside = before > low
@@ -559,7 +570,7 @@ def _walk_k1_window(
         hit = np.flatnonzero(found_here)
         at, row = where.take(hit), nearest.take(hit)
         yh = y[row, hit]
-        found = np.floor(yh) if tp.skip == 1 else np.floor(yh / q) * q
+        found = _skips(yh, tp.skip)
         found += 1.0
         tail[at] = t[row, hit]
         rolled[at] = tail[at] - found
@@ -711,16 +722,13 @@ def _rollbacks(
         cycle_lo[lo[some]] = ch.first_flat.take(some) - 1
         last_lo = ch.first_flat - 1
         last_lo[some] = ch.end_flat.take(hi[some] - 1)
-        cycle_lo[ch.planned] = ch.end_flat.take(ch.planned)  # a planned renewal keeps its work: nothing to find
         ends = np.flatnonzero(_last_cycle_ends_persistent(tp, ch, np.zeros(len(ch.n)), rng_after))
         ends_flat = ch.last_flat.take(ends)
         ends_x = np.maximum(ch.x.take(ends_flat), 0.0)
+        y = np.concatenate((x_end, ends_x))
+        y[ch.planned] = 1e15  # a planned renewal keeps its work: its "upload" finishes, nothing to look for
         rolled, tail, stop = _walk_k1(
-            tp,
-            ch,
-            np.concatenate((ch.end_flat, ends_flat)),
-            np.concatenate((cycle_lo, last_lo.take(ends))),
-            np.concatenate((x_end, ends_x)),
+            tp, ch, np.concatenate((ch.end_flat, ends_flat)), np.concatenate((cycle_lo, last_lo.take(ends))), y
         )
         p0, pt = _window_positions(ch, d_last, np.zeros(len(ch.n)), last_start)
         # A renewal's count is inside the window, and so is its bank unless the walk reached the row's first
