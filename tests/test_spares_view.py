@@ -89,3 +89,22 @@ def test_the_view_menu_opens_the_sizing_window(make_window, qtbot):
     assert dlg is not None and dlg.scenario == win.scenario()
     qtbot.waitUntil(lambda: dlg.sizing_result is not None, timeout=120_000)
     dlg.close()
+
+
+def test_inputs_that_cannot_be_computed_clear_the_curves_and_their_legends(dialog, qtbot):
+    """A replica that is not whole nodes cannot be computed: the old curves (other inputs) go, and with them
+    the legends that named them; valid inputs draw again. Shrinking is off in continue mode."""
+    dialog.controls["recovery_mode"].setCurrentText("continue")
+    assert not dialog.controls["min_gpus"].isEnabled()
+    dialog.controls["replica_gpus"].setValue(1020)
+    qtbot.waitUntil(lambda: "Cannot compute" in dialog.summary.text(), timeout=10_000)
+    assert dialog.sizing_result is None
+    for plot in (dialog.plot_goodput, dialog.plot_nospare, dialog.plot_cost):
+        assert not plot.legend.isVisible()
+        for item in plot.listDataItems():
+            xs, _ = item.getData()
+            assert xs is None or len(xs) == 0
+    dialog.controls["replica_gpus"].setValue(1024)
+    qtbot.waitUntil(lambda: dialog.sizing_result is not None, timeout=60_000)
+    assert all(p.legend.isVisible() for p in (dialog.plot_goodput, dialog.plot_nospare, dialog.plot_cost))
+    assert "never waits" in dialog.summary.text()

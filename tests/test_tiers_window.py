@@ -189,9 +189,17 @@ def test_the_strategy_comparison_is_the_command_lines_and_draws_what_it_names(ma
 def test_the_strategy_comparison_says_why_it_cannot_compute(make_window, qtbot):
     win = _tier_window(make_window, qtbot)
     dlg = win.show_strategies()
+    with qtbot.waitSignal(dlg.computed, timeout=120_000):
+        pass
+    assert dlg.gpus_legend.isVisible() and dlg.time_legend.isVisible()
     win.inputs.update(rate_uncertainty=True)
     qtbot.waitUntil(lambda: "Cannot compare strategies" in dlg.status.text(), timeout=10_000)
     assert "rate_uncertainty" in dlg.status.text()
+    # Nothing of the other inputs stays drawn, nor the legends naming it.
+    assert dlg.comparison is None and dlg.table.item(0, 0) is None
+    assert not dlg.gpus_legend.isVisible() and not dlg.time_legend.isVisible()
+    assert all(len(c.getData()[0] if c.getData()[0] is not None else []) == 0 for c in dlg.curves.values())
+    assert all(len(b.opts["width"]) == 0 for b in dlg.time_bars.values())
     dlg.close()
 
 

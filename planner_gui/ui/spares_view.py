@@ -81,7 +81,7 @@ class SparesDialog(QDialog):
             form.addRow(label, w)
             self.controls[name] = w
 
-        spin("swap_min", "Swap time (min)", 0, 10_000, self.spares.swap_min, 1)
+        spin("swap_min", "Swap time (min)", 0, 100_000, self.spares.swap_min, 1)
         for cat in REPAIR_CATEGORIES:
             spin(f"repair:{cat}", f"{cat} repair (h)", 0, 100_000, repair_hours_of(cat, self.spares), 1)
             self.controls[f"repair:{cat}"].setToolTip(DEFAULT_REPAIR_HOURS[cat][1])
@@ -125,11 +125,12 @@ class SparesDialog(QDialog):
         self.plot_goodput = self.plots.addPlot(row=0, col=0, title="Goodput")
         self.plot_nospare = self.plots.addPlot(row=1, col=0, title="Failures that find no spare")
         self.plot_cost = self.plots.addPlot(row=2, col=0, title="Total cost: lost GPU-hours + spare pool")
+        self.legends = []
         for plot, unit in ((self.plot_goodput, "%"), (self.plot_nospare, "%"), (self.plot_cost, "$M")):
             plot.setLabel("bottom", "spare nodes")
             plot.setLabel("left", unit)
             plot.showGrid(x=True, y=True, alpha=0.25)
-            plot.addLegend(offset=(-10, 10))
+            self.legends.append(plot.addLegend(offset=(-10, 10)))
         self.curves = {
             "goodput": self.plot_goodput.plot(name="goodput (Monte Carlo)", pen=pg.mkPen("#1f77b4", width=2)),
             "nospare": self.plot_nospare.plot(name="Monte Carlo", pen=pg.mkPen("#d62728", width=2)),
@@ -185,6 +186,7 @@ class SparesDialog(QDialog):
 
     def _changed(self, *_: object) -> None:
         self.spares = self._read()
+        self._follow_mode()
         self.summary.setText("computing...")
         self._timer.start()
 
@@ -192,9 +194,11 @@ class SparesDialog(QDialog):
     def _start(self) -> None:
         self._request += 1
         req, sc, sp = self._request, self.scenario.replace(trials=min(self.scenario.trials, WINDOW_TRIALS)), self.spares
+        self._follow_mode()
         try:
             check_spares_fit(sc, sp)
         except ValueError as exc:
+            self._clear()
             self.summary.setText(f"Cannot compute: {exc}")
             return
 
@@ -212,13 +216,32 @@ class SparesDialog(QDialog):
             return  # superseded
         if isinstance(result, Exception):
             if type(result).__name__ != "Cancelled":
+                self._clear()
+                self.summary.setText(f"Cannot compute: {result}")
                 QMessageBox.warning(self, "Spare-pool sizing", f"Cannot compute: {result}")
             return
         assert isinstance(result, SizingResult)
         self.sizing_result = result
         self._draw(result)
 
+    def _clear(self) -> None:
+        """No curves (and no legend naming them) for inputs that cannot be computed: old curves would show
+        other inputs."""
+        self.sizing_result = None
+        for curve in self.curves.values():
+            curve.setData([], [])
+        for mark in self.marks.values():
+            mark.setData([], [])
+        for legend in self.legends:
+            legend.setVisible(False)
+
+    def _follow_mode(self) -> None:
+        """Shrinking applies in restart mode only."""
+        self.controls["min_gpus"].setEnabled(self.spares.recovery_mode == "restart")
+
     def _draw(self, r: SizingResult) -> None:
+        for legend in self.legends:
+            legend.setVisible(True)
         x = r.spare_nodes.astype(float)
         self.curves["goodput"].setData(x, 100 * r.goodput)
         self.curves["nospare"].setData(x, 100 * r.p_no_spare)
@@ -242,9 +265,14 @@ class SparesDialog(QDialog):
             f"({100 * rec / p.job_nodes:.2f}% of the job).\n"
             f"Cheapest pool tried: {r.cheapest:,} nodes, total ${r.total_cost_usd[i] / 1e6:,.1f}M "
             f"(goodput {100 * r.goodput[i]:.1f}%).\n"
-            "Without shrinking, a job waits whenever more nodes are in repair than there are spares, so a pool "
-            "below the nodes usually in repair leaves it waiting most of the time.\n"
-            f"{WINDOW_TRIALS if self.scenario.trials >= WINDOW_TRIALS else self.scenario.trials} trials per count; "
+            + (
+                "In continue mode the job never waits: a replica lacking nodes stays out until repaired nodes "
+                "reach it, so a pool below the nodes usually in repair shows as reduced throughput.\n"
+                if self.spares.recovery_mode == "continue"
+                else "Without shrinking, a job waits whenever more nodes are in repair than there are spares, so a "
+                "pool below the nodes usually in repair leaves it waiting most of the time.\n"
+            )
+            + f"{WINDOW_TRIALS if self.scenario.trials >= WINDOW_TRIALS else self.scenario.trials} trials per count; "
             "'planner-gui sweep --over spares' runs the scenario's."
         )
         if math.isfinite(r.total_cost_usd.max()):

@@ -180,7 +180,7 @@ class StrategiesDialog(QDialog):
             path = self._dir / "scenario.json"
             save(sc, path)
         except (ScenarioError, ValueError, OSError) as exc:
-            self.status.setText(f"Cannot compare strategies: {fmt.clean(str(exc), 300)}")
+            self._cannot(f"Cannot compare strategies: {fmt.clean(str(exc), 300)}")
             return
         self.status.setText("computing...")
         self._asked = sc
@@ -211,7 +211,7 @@ class StrategiesDialog(QDialog):
         if proc is self._process and proc.error() == QProcess.ProcessError.FailedToStart:
             self._process = None
             proc.deleteLater()
-            self.status.setText(f"Cannot compare strategies: {fmt.clean(proc.errorString(), 300)}")
+            self._cannot(f"Cannot compare strategies: {fmt.clean(proc.errorString(), 300)}")
 
     def _finished(self, proc: QProcess, code: int) -> None:
         if proc is not self._process:
@@ -222,12 +222,12 @@ class StrategiesDialog(QDialog):
         if code != 0:
             err = bytes(proc.readAllStandardError().data()).decode("utf-8", "replace").strip().splitlines()
             why = err[-1] if err else f"the comparison ended with code {code}"
-            self.status.setText(f"Cannot compare strategies: {fmt.clean(why, 300)}")
+            self._cannot(f"Cannot compare strategies: {fmt.clean(why, 300)}")
             return
         try:
             result = json.loads(out)
         except ValueError:
-            self.status.setText("Cannot compare strategies: the comparison's output could not be read")
+            self._cannot("Cannot compare strategies: the comparison's output could not be read")
             return
         assert self._asked is not None
         self.comparison = result
@@ -235,7 +235,25 @@ class StrategiesDialog(QDialog):
         self.computed.emit()
 
     # -- drawing -----------------------------------------------------------------------------------
+    def _cannot(self, text: str) -> None:
+        """Say why there is no comparison, and show none: the table, bars and curves of other inputs go,
+        with the legends that named them."""
+        self.status.setText(text)
+        self.comparison = None
+        self.table.clearContents()
+        for bars in self.time_bars.values():
+            bars.setOpts(x0=[], y=[], width=[], height=0.6)
+        for name in self.curves:
+            self.curves[name].setData([], [])
+            self.errors[name].setData(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0))
+        self.time_legend.setVisible(False)
+        self.gpus_legend.setVisible(False)
+        self.here.setVisible(False)
+
     def _draw(self, r: dict[str, Any], sc: Scenario) -> None:
+        self.time_legend.setVisible(True)
+        self.gpus_legend.setVisible(True)
+        self.here.setVisible(True)
         rows = r["at_scale"]
         window = sc.hours
         for i, row in enumerate(rows):
