@@ -28,7 +28,7 @@ CONTROLS = {
     "repair:Host": (3.0, "repair_hours"),
     "repair:Network": (9.0, "repair_hours"),
     "repair:Unplanned Maintenance": (1.0, "repair_hours"),
-    "repair_sigma": (1.2, "repair_sigma"),
+    "repair_law": ("lognormal", "repair_sigma"),
     "recovery_mode": ("continue", "recovery_mode"),
     "replica_gpus": (2048, "replica_gpus"),
     "continue_stall_min": (5.0, "continue_stall_min"),
@@ -41,7 +41,7 @@ def test_each_control_changes_its_field_only(dialog, name):
     value, field = CONTROLS[name]
     before = dataclasses.asdict(dialog.spares)
     w = dialog.controls[name]
-    if name == "recovery_mode":
+    if name in ("recovery_mode", "repair_law"):
         w.setCurrentText(value)
     else:
         w.setValue(value)
@@ -53,8 +53,23 @@ def test_each_control_changes_its_field_only(dialog, name):
         assert dict(after["repair_hours"])[cat] == value
         others = {k: v for k, v in dict(after["repair_hours"]).items() if k != cat}
         assert all(dict(before["repair_hours"]).get(k, v) == v for k, v in others.items())
+    elif name == "repair_law":
+        assert after["repair_sigma"] == dialog.controls["repair_sigma"].value()
     else:
         assert after[field] == value
+
+
+def test_repair_sigma_applies_to_lognormal_repairs_and_zero_is_a_fixed_length(dialog):
+    sigma = dialog.controls["repair_sigma"]
+    assert dialog.spares.repair_sigma is None and not sigma.isEnabled()
+    dialog.controls["repair_law"].setCurrentText("lognormal")
+    assert sigma.isEnabled()
+    before = dataclasses.asdict(dialog.spares)
+    sigma.setValue(0.0)
+    after = dataclasses.asdict(dialog.spares)
+    assert {k for k in before if before[k] != after[k]} == {"repair_sigma"} and after["repair_sigma"] == 0.0
+    dialog.controls["repair_law"].setCurrentText("exponential")
+    assert dialog.spares.repair_sigma is None and not sigma.isEnabled()
 
 
 def test_every_legend_entry_is_drawn(dialog):

@@ -42,7 +42,7 @@ def _only_spares_changed(before, after, field):
         ("replicaGpusSlider", "replica_gpus", Spares(recovery_mode="continue")),
         ("continueStallSlider", "continue_stall_min", Spares(recovery_mode="continue")),
         ("shrinkToSlider", "min_gpus", Spares(spare_nodes=8, min_gpus=8000)),
-        ("repairSigmaSlider", "repair_sigma", Spares(spare_nodes=8)),
+        ("repairSigmaSlider", "repair_sigma", Spares(spare_nodes=8, repair_sigma=0.5)),
         ("repairSlider:GPU", "repair_hours", Spares(spare_nodes=8)),
     ],
 )
@@ -197,3 +197,21 @@ def test_a_refused_spares_change_names_what_the_plots_are_not_for(make_window, q
     assert win.banner.isVisible()
     text = win.stale_label.text()
     assert "for other inputs (spare nodes unlimited -> " in text and "quick preview" not in text
+
+
+def test_lognormal_repairs_switch_and_a_sigma_of_zero_mean_fixed_repairs(make_window, qtbot):
+    """The switch chooses the repair law (its field only); a sigma of 0 is a lognormal of sigma 0, repairs that
+    last their mean, as --repair-sigma 0 is on the command line (it used to mean exponential here)."""
+    win = _window(make_window, qtbot, Spares(spare_nodes=8))
+    box = win.controls.spares
+    assert not box.lognormal.isChecked() and not box.sigma.slider.isEnabled()
+    before = win.scenario()
+    box.lognormal.setChecked(True)
+    _only_spares_changed(before, win.scenario(), "repair_sigma")
+    assert win.scenario().spares.repair_sigma == 1.0 and box.sigma.slider.isEnabled()
+    box.sigma.spin.setValue(0.0)
+    assert win.scenario().spares.repair_sigma == 0.0 and box.lognormal.isChecked()
+    before = win.scenario()
+    box.lognormal.setChecked(False)
+    _only_spares_changed(before, win.scenario(), "repair_sigma")
+    assert win.scenario().spares.repair_sigma is None and not box.sigma.slider.isEnabled()

@@ -100,6 +100,13 @@ class SparesBox(QGroupBox):
             tooltip=SPECS["min_gpus"].help,
         )
         self.min_gpus.edited.connect(lambda v: self._set(min_gpus=round(v)))
+        self.lognormal = QCheckBox("Lognormal repair times")
+        self.lognormal.setObjectName("lognormalRepairsCheck")
+        self.lognormal.setToolTip(
+            "Off: exponential repair times (the default). On: lognormal with the sigma below (0: every repair "
+            "lasts its mean), as --repair-sigma on the command line."
+        )
+        self.lognormal.toggled.connect(self._lognormal_toggled)
         self.sigma = ValueControl(
             SPECS["repair_sigma"].label,
             "",
@@ -107,9 +114,9 @@ class SparesBox(QGroupBox):
             value_range=(0.0, SPECS["repair_sigma"].hi),
             decimals=2,
             object_name="repairSigmaSlider",
-            tooltip=SPECS["repair_sigma"].help + " 0 here: exponential.",
+            tooltip=SPECS["repair_sigma"].help + " 0: every repair lasts its mean.",
         )
-        self.sigma.edited.connect(lambda v: self._set(repair_sigma=float(v) if v > 0 else None))
+        self.sigma.edited.connect(lambda v: self._set(repair_sigma=float(v)))
         self.repairs = QCollapsible("Repair times")
         self.repairs.setObjectName("repairTimes")
         self.repair: dict[str, ValueControl] = {}
@@ -122,6 +129,7 @@ class SparesBox(QGroupBox):
         lay.addWidget(self.shrink)
         lay.addWidget(self.min_gpus)
         lay.addWidget(self.repairs)
+        self.repairs.addWidget(self.lognormal)
         self.repairs.addWidget(self.sigma)
         self.note = QLabel()
         self.note.setObjectName("sparesNote")
@@ -159,6 +167,11 @@ class SparesBox(QGroupBox):
             return
         sc = self.inputs.scenario
         self._set(min_gpus=max(1, sc.gpus // 2) if on else None)
+
+    def _lognormal_toggled(self, on: bool) -> None:
+        if on == (self.spares.repair_sigma is not None):
+            return
+        self._set(repair_sigma=1.0 if on else None)
 
     def _replica_edited(self, v: float) -> None:
         gpn = self.inputs.scenario.gpus_per_node
@@ -201,7 +214,11 @@ class SparesBox(QGroupBox):
         cats = node_categories(sc)
         if cats != self._categories:
             self._build_repairs(cats)
-        for w, on in ((self.finite, sp.spare_nodes is not None), (self.shrink, sp.min_gpus is not None)):
+        for w, on in (
+            (self.finite, sp.spare_nodes is not None),
+            (self.shrink, sp.min_gpus is not None),
+            (self.lognormal, sp.repair_sigma is not None),
+        ):
             w.blockSignals(True)
             w.setChecked(on)
             w.blockSignals(False)
@@ -230,7 +247,9 @@ class SparesBox(QGroupBox):
             if cont
             else SPECS["min_gpus"].help
         )
-        self.sigma.set_value(sp.repair_sigma or 0.0)
+        if sp.repair_sigma is not None:
+            self.sigma.set_value(sp.repair_sigma)
+        self.sigma.setEnabled(sp.repair_sigma is not None)
         for cat, control in self.repair.items():
             control.set_value(repair_hours_of(cat, sp))
         nodes = max(1, -(-sc.gpus // sc.gpus_per_node))

@@ -85,7 +85,15 @@ class SparesDialog(QDialog):
         for cat in REPAIR_CATEGORIES:
             spin(f"repair:{cat}", f"{cat} repair (h)", 0, 100_000, repair_hours_of(cat, self.spares), 1)
             self.controls[f"repair:{cat}"].setToolTip(DEFAULT_REPAIR_HOURS[cat][1])
-        spin("repair_sigma", "Repair sigma (0: exponential)", 0, 4, self.spares.repair_sigma or 0.0, 0.1, 2)
+        law = QComboBox()
+        law.setObjectName("repair_law")
+        law.addItems(["exponential", "lognormal"])
+        law.setCurrentText("exponential" if self.spares.repair_sigma is None else "lognormal")
+        law.setToolTip("Exponential repair times, or lognormal with the sigma below (0: every repair lasts its mean).")
+        law.currentTextChanged.connect(self._changed)
+        form.addRow("Repair times", law)
+        self.controls["repair_law"] = law
+        spin("repair_sigma", "Repair sigma (lognormal)", 0, 4, self.spares.repair_sigma or 1.0, 0.1, 2)
         mode = QComboBox()
         mode.setObjectName("recovery_mode")
         mode.addItems(list(RECOVERY_MODES))
@@ -161,13 +169,14 @@ class SparesDialog(QDialog):
     # -- inputs ------------------------------------------------------------------------------------
     def _read(self) -> Spares:
         c = self.controls
+        lognormal = c["repair_law"].currentText() == "lognormal"  # type: ignore[attr-defined]
         sigma = c["repair_sigma"].value()  # type: ignore[attr-defined]
         shrink = c["min_gpus"].value()  # type: ignore[attr-defined]
         return dataclasses.replace(
             self.spares,
             swap_min=float(c["swap_min"].value()),  # type: ignore[attr-defined]
             repair_hours=self._repairs(),
-            repair_sigma=None if sigma == 0 else float(sigma),
+            repair_sigma=float(sigma) if lognormal else None,
             recovery_mode=c["recovery_mode"].currentText(),  # type: ignore[attr-defined]
             replica_gpus=int(c["replica_gpus"].value()),  # type: ignore[attr-defined]
             continue_stall_min=float(c["continue_stall_min"].value()),  # type: ignore[attr-defined]
@@ -236,8 +245,9 @@ class SparesDialog(QDialog):
             legend.setVisible(False)
 
     def _follow_mode(self) -> None:
-        """Shrinking applies in restart mode only."""
+        """Shrinking applies in restart mode only; sigma to lognormal repairs only."""
         self.controls["min_gpus"].setEnabled(self.spares.recovery_mode == "restart")
+        self.controls["repair_sigma"].setEnabled(self.spares.repair_sigma is not None)
 
     def _draw(self, r: SizingResult) -> None:
         for legend in self.legends:
