@@ -215,3 +215,12 @@ def test_lognormal_repairs_switch_and_a_sigma_of_zero_mean_fixed_repairs(make_wi
     box.lognormal.setChecked(False)
     _only_spares_changed(before, win.scenario(), "repair_sigma")
     assert win.scenario().spares.repair_sigma is None and not box.sigma.slider.isEnabled()
+
+
+def test_the_goodput_vs_gpus_readout_with_spares_names_the_pool_and_no_closed_form(make_window, qtbot):
+    """With spares the GPU sweep keeps the pool as set at every size and has no exact expectation: its
+    readout says both (it read 'exact nan%')."""
+    win = _window(make_window, qtbot, Spares(spare_nodes=4, swap_min=10.0))
+    text = win.plots.hovers["goodputVsGpusPlot"].show_at(4.5, 50.0)
+    assert "no closed form" in text and "nan" not in text
+    assert "4 spare nodes at every size" in text

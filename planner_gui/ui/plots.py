@@ -658,11 +658,18 @@ class PlotsPanel(QWidget):
         if hit is None:
             return ""
         s, i = hit
-        return (
+        exact = s.goodput_expected[i]
+        text = (
             f"{fmt.count(s.x[i])} GPUs: goodput {fmt.percent(s.goodput_mean[i])}\n"
             f"p05-p95 {fmt.percent(s.goodput_p05[i])}-{fmt.percent(s.goodput_p95[i])} over "
-            f"{fmt.count(s.trials[i])} trials; exact {fmt.percent(s.goodput_expected[i], 2)}"
+            f"{fmt.count(s.trials[i])} trials; "
+            + (f"exact {fmt.percent(exact, 2)}" if np.isfinite(exact) else "no closed form")
         )
+        sp = None if self.result is None else self.result.main.scenario.spares
+        if sp is not None and not sp.is_todays:  # the sweep keeps the pool as it is (sweep._at_gpus)
+            pool = "unlimited spares" if sp.spare_nodes is None else f"{sp.spare_nodes:,} spare nodes"
+            text += f"\n{pool} at every size, as set"
+        return text
 
     def _describe_interval(self, x: float, y: float) -> str:
         hit = self._sweep_point(x, False)
