@@ -13,7 +13,7 @@ from test_gui import find, settle
 
 from planner_gui.core.scenario_io import load_preset
 from planner_gui.core.spares import Spares
-from planner_gui.ui.plots import ALL_HOURS_KEYS, HOURS_LABELS
+from planner_gui.ui.plots import ALL_HOURS_KEYS, hours_label
 from planner_gui.ui.spares_modes import mode_counts, mode_scenario
 
 pytestmark = pytest.mark.gui
@@ -108,7 +108,8 @@ def test_the_summary_and_breakdown_show_the_hours_spares_add(make_window, qtbot)
     assert "tiers" not in win.summary.goodput.detail.text()
     assert "spare pool" in win.summary.lost.detail.text()
     ticks = [t for _, t in win.plots.plot("timeBreakdownPlot").getAxis("left")._tickLevels[0]]
-    assert ticks == [HOURS_LABELS[k] for k in ALL_HOURS_KEYS]
+    assert ticks == [hours_label(k, win.scenario()) for k in ALL_HOURS_KEYS]
+    assert ticks[ALL_HOURS_KEYS.index("recovery")] == "detection + restart + swap"  # what the hours hold
     y, widths = win.plots.curve_data("timeBreakdownPlot")
     assert len(y) == len(ALL_HOURS_KEYS)
     for i, k in enumerate(ALL_HOURS_KEYS):

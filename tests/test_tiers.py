@@ -431,3 +431,22 @@ def test_simulate_tier_params_guards_huge_windows():
     tp = TierParams(1e7, 0.0, 0.0, 1000.0, 0.1, 0.01, 1, 0.0, 0.1, 0.1, 0.1)
     with pytest.raises(ValueError, match="interruptions"):
         simulate_tier_params(tp, 2, 1)
+
+
+def test_per_row_sums_of_renewals_keep_the_last_one_before_rows_without_any():
+    """Each row's renewals sum to that row, whatever rows without renewals follow it (the sums used to drop the
+    last renewal of the last row that had any when rows without any came after it: a planned restart and its
+    rolled-back work went missing)."""
+    from planner_gui.core.tiers.engine import _Marks
+
+    values = np.array([1.0, 2.0, 4.0, 8.0])
+    for bounds, expected in (
+        ([0, 1, 3, 3, 3], [1.0, 6.0, 0.0, 0.0]),  # trailing rows without renewals
+        ([0, 0, 2, 2, 4], [0.0, 3.0, 0.0, 12.0]),
+        ([0, 4], [15.0]),
+        ([0, 0, 0], [0.0, 0.0]),
+    ):
+        b = np.array(bounds)
+        n = int(b[-1])
+        marks = _Marks(np.repeat(np.arange(len(b) - 1), np.diff(b)), np.arange(n), np.zeros(n, dtype=np.int64), b)
+        np.testing.assert_array_equal(marks.row_sums(values[:n]), expected)

@@ -20,6 +20,7 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QGridLayout, QWidget
 
 from ..core import fmt
+from ..core.model import Scenario
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
 from ..core.results import HOURS_KEYS, SPARES_HOURS_KEYS
@@ -59,6 +60,24 @@ HOURS_LABELS = {
     "waiting_for_spares": "waiting for spares",
     "reduced_throughput": "reduced throughput",
 }
+
+
+def hours_label(key: str, scenario: Scenario | None = None) -> str:
+    """What the hours of ``key`` are called for ``scenario``: its recovery names what it holds (a tier's
+    restore, the swap of a node, the stalls of continue mode) where the model has them."""
+    label = HOURS_LABELS[key]
+    if key != "recovery" or scenario is None:
+        return label
+    t, sp = scenario.tiers, scenario.spares
+    if t is not None and (t.persistent_restore_min > 0 or (t.fast_enabled and t.fast_restore_min > 0)):
+        label += " + restore"
+    if sp is not None and sp.swap_min > 0:
+        label += " + swap"
+    if sp is not None and sp.recovery_mode == "continue":
+        label += " + stalls"
+    return label
+
+
 #: Every row the time breakdown may show: today's five, and with spares the two it adds.
 ALL_HOURS_KEYS = (*HOURS_KEYS, *SPARES_HOURS_KEYS)
 HOURS_COLORS = {
@@ -593,11 +612,12 @@ class PlotsPanel(QWidget):
             y=_outward(0.0, max(float(counts.max()), 1.0) * 1.1, 10),
         )
 
-    def _set_breakdown_rows(self, n: int) -> None:
-        """Label the time breakdown's first ``n`` rows of :data:`ALL_HOURS_KEYS`."""
-        ticks = [(i, HOURS_LABELS[k]) for i, k in enumerate(ALL_HOURS_KEYS[:n])]
+    def _set_breakdown_rows(self, n: int, scenario: Scenario | None = None) -> None:
+        """Label the time breakdown's first ``n`` rows of :data:`ALL_HOURS_KEYS` (for ``scenario``'s model)."""
+        ticks = [(i, hours_label(k, scenario)) for i, k in enumerate(ALL_HOURS_KEYS[:n])]
         self.plot("timeBreakdownPlot").getAxis("left").setTicks([ticks])
         self._breakdown_rows = n
+        self._breakdown_labels = [label for _, label in ticks]
 
     def _breakdown_keys(self, res: PlanResult) -> tuple[str, ...]:
         """The rows to show: today's five, or all seven when this result or a pinned one has spares."""
@@ -607,8 +627,9 @@ class PlotsPanel(QWidget):
     def _show_breakdown(self, res: PlanResult) -> None:
         keys = self._breakdown_keys(res)
         n = len(keys)
-        if n != self._breakdown_rows:
-            self._set_breakdown_rows(n)
+        labels = [hours_label(k, res.main.scenario) for k in keys]
+        if n != self._breakdown_rows or labels != self._breakdown_labels:
+            self._set_breakdown_rows(n, res.main.scenario)
         vals = _mean_hours(res)[:n]
         self.time_bars.setOpts(
             x0=np.zeros(n), y=list(range(n)), width=vals, brushes=[pg.mkBrush(HOURS_COLORS[k]) for k in keys]
@@ -710,7 +731,8 @@ class PlotsPanel(QWidget):
             return ""
         vals = _mean_hours(self.result)
         total = self.result.main.scenario.hours
-        return f"{HOURS_LABELS[ALL_HOURS_KEYS[k]]}: {fmt.count(vals[k], 1)} h ({fmt.percent(vals[k] / total, 2)})"
+        label = hours_label(ALL_HOURS_KEYS[k], self.result.main.scenario)
+        return f"{label}: {fmt.count(vals[k], 1)} h ({fmt.percent(vals[k] / total, 2)})"
 
     # -- pinned scenarios -----------------------------------------------------------------
     @property
