@@ -517,8 +517,8 @@ def check_tiers_fit(scenario: Scenario) -> None:
         )
     if t.fast_placement == "other-domain" and domains < 2:
         raise ScenarioError(
-            f"tiers.fast_placement: other-domain needs two failure domains or more; the job's {nodes:,} nodes fill "
-            f"{domains:,} of {t.nodes_per_domain:,} nodes"
+            f"tiers.fast_placement: other-domain needs two failure domains or more; the job's {nodes:,} nodes make "
+            f"{domains:,} domain of {t.nodes_per_domain:,} nodes (use fewer nodes per domain, or same-domain)"
         )
 
 
