@@ -106,6 +106,7 @@ def test_the_summary_and_breakdown_show_the_hours_spares_add(make_window, qtbot)
     # No closed form with spares, and the summary says so for this reason (not the tiers' one).
     assert "exact none (spares and repairs: Monte Carlo only)" in win.summary.goodput.detail.text()
     assert "tiers" not in win.summary.goodput.detail.text()
+    assert "no closed form with spares" in win.summary.interval.detail.text()  # not "at the best interval"
     assert "spare pool" in win.summary.lost.detail.text()
     ticks = [t for _, t in win.plots.plot("timeBreakdownPlot").getAxis("left")._tickLevels[0]]
     assert ticks == [hours_label(k, win.scenario()) for k in ALL_HOURS_KEYS]

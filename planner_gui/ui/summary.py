@@ -210,18 +210,18 @@ class SummaryStrip(QWidget):
         at_best, now = m.goodput_at_optimum(), m.expected.goodput
         gain = 100 * (at_best - now) if at_best is not None and now is not None else 0.0
         self.interval.value.setText(f"{duration_text(m.interval_min)} ({how})")
+        restarts = ""
         if m.spares_run is not None:  # no closed form: the Monte Carlo curve over intervals shows the best
-            restarts = (
-                " (of the failures that restart)"
-                if sc.spares is not None and sc.spares.recovery_mode == "continue"
-                else ""
-            )
-            best = f"best: see Goodput vs checkpoint interval; no closed form with spares{restarts}"
+            best = "best: see the interval plot (no closed form with spares)"
+            if sc.spares is not None and sc.spares.recovery_mode == "continue":
+                restarts = " (of the failures that restart)"
         elif gain < 0.05:
             best = f"at the best interval ({duration_text(opt.exact)})"
         else:
             best = f"best {duration_text(opt.exact)}: +{gain:.1f} points available"
-        self.interval.detail.setText(f"{best}\nYoung {duration_text(opt.young)}, Daly {duration_text(opt.daly)}")
+        self.interval.detail.setText(
+            f"{best}\nYoung {duration_text(opt.young)}, Daly {duration_text(opt.daly)}{restarts}"
+        )
         self._show_cost()
         self._show_versus()
         self._arrange(self._room())
