@@ -13,7 +13,9 @@ repairs and a clock that walks the job through waiting, downtime, compute and ch
   and is blocked only below ``min_nodes``.
 * A restart failure loses the compute since the last completed checkpoint (and a write in progress) and
   costs detect + restart, plus the swap when it took nodes; a planned interruption drains the job (no
-  loss) and costs the restart. Any interruption during a downtime starts a new one.
+  loss) and costs the restart. Any interruption during a downtime starts a new one, but a node's swap
+  still running goes on: the downtime lasts at least until the replacement node is in (after a planned
+  interruption, the restart's own time is planned, the rest of the wait for the swap recovery).
 * ``continue`` mode: a failure of a continue class stalls the job for ``stall`` (nothing lost) and takes
   its replicas out (each ``share`` of the throughput) until ``stall + restart + swap`` later, or, if the
   pool could not give all its nodes, until ``restart + swap`` after it has them all: repaired nodes go
@@ -104,7 +106,7 @@ def simulate_trial(m: Model, rng: np.random.Generator, warm: float) -> Trial:
     waiting: list[list[int]] = []  # [replicas, nodes still lacking], first come first served
     out = 0
     # Job state.
-    down, planned_kind = 0.0, False
+    down, planned_left, swap_left = 0.0, 0.0, 0.0
     phase = 0.0  # time into the current cycle (compute, then write)
     unck = 0.0  # work since the last completed checkpoint (in full-job hours)
     wpend = 0.0  # write time of the current cycle so far
@@ -127,7 +129,7 @@ def simulate_trial(m: Model, rng: np.random.Generator, warm: float) -> Trial:
         return (m.job_nodes - deficit) / m.job_nodes
 
     def advance(until: float) -> None:
-        nonlocal now, down, phase, unck, wpend, repair_node_hours
+        nonlocal now, down, planned_left, swap_left, phase, unck, wpend, repair_node_hours
         inside = 1.0 if (now >= 0 and until <= T) else 0.0
         repair_node_hours += inside * away * (until - now)
         left = until - now
@@ -139,8 +141,12 @@ def simulate_trial(m: Model, rng: np.random.Generator, warm: float) -> Trial:
         while left > 1e-15:
             if down > 0:
                 d = min(down, left)
-                acc["planned_restart" if planned_kind else "recovery"] += inside * d
+                planned = min(d, planned_left)
+                acc["planned_restart"] += inside * planned
+                acc["recovery"] += inside * (d - planned)
                 down -= d
+                planned_left -= planned
+                swap_left = max(0.0, swap_left - d)
                 left -= d
             elif phase < m.tau:
                 d = min(m.tau - phase, left)
@@ -195,7 +201,7 @@ def simulate_trial(m: Model, rng: np.random.Generator, warm: float) -> Trial:
             acc["useful"] += unck
             acc["checkpoint"] += wpend
             unck = wpend = phase = 0.0
-            down, planned_kind = m.r_planned, True
+            down, planned_left = max(m.r_planned, swap_left), m.r_planned
             continue
         k = m.nodes[j]
         in_window = 0 <= t_ev < T
@@ -221,14 +227,14 @@ def simulate_trial(m: Model, rng: np.random.Generator, warm: float) -> Trial:
                 out += m.replicas[j]
                 heapq.heappush(replicas_back, (t_ev + m.stall + m.restart + m.swap, m.replicas[j]))
         if is_continue:
-            if not (planned_kind and down > 0):
+            if planned_left <= 0:  # a continue during a planned restart waits it out with the job
                 down = max(down, m.stall)
-                planned_kind = False
             continue
         acc["lost_work"] += unck + wpend
         unck = wpend = phase = 0.0
-        down = m.r_unplanned + (m.swap if k > 0 else 0.0)
-        planned_kind = False
+        if k > 0:
+            swap_left = max(swap_left, m.r_unplanned + m.swap)
+        down, planned_left = max(m.r_unplanned, swap_left), 0.0
     # Whatever is pending after the tail commits at its cycle's end.
     acc["useful"] += unck
     acc["checkpoint"] += wpend

@@ -9,8 +9,10 @@ Between two points the job, in this order: waits (while too few nodes are back t
 of its downtime, then computes and writes checkpoints, cycle after cycle. At a point:
 
 * a restart loses the work since the last completed checkpoint and starts a downtime of detect + restart
-  (+ swap when the failure took nodes), from the start of a cycle;
-* a planned interruption keeps everything (the job is drained) and starts the planned restart;
+  (+ swap when the failure took nodes), from the start of a cycle; a swap still running (from an earlier
+  failure) goes on: the downtime lasts at least until it ends;
+* a planned interruption keeps everything (the job is drained) and starts the planned restart (planned
+  hours), or waits for a swap still running (recovery hours after the restart's own);
 * a continue stalls the job (its downtime becomes at least the stall), except during a planned restart,
   which it waits out with the job;
 * a repair or a replica's return only changes the capacity (and whether the job is blocked).
@@ -30,7 +32,7 @@ def step_lane(p, start, times, types, caps, blocked, swapped, blocked0, cap0, ph
     s = tau + p.c
     acc = dict.fromkeys(HOURS_KEYS, 0.0)
     t_prev, blk, cap, phase = start, bool(blocked0), float(cap0), float(phase0)
-    down, planned_kind, pending_compute, pending_write = 0.0, False, 0.0, 0.0
+    down, planned_left, swap_left, pending_compute, pending_write = 0.0, 0.0, 0.0, 0.0, 0.0
     for t, ty, c_after, b_after, sw in zip(times, types, caps, blocked, swapped):
         if ty == _PAD:
             break
@@ -41,8 +43,12 @@ def step_lane(p, start, times, types, caps, blocked, swapped, blocked0, cap0, ph
             rest = 0.0
         else:
             d = min(dt, down)
-            acc["planned_restart" if planned_kind else "recovery"] += inside * d
+            planned = min(d, planned_left)
+            acc["planned_restart"] += inside * planned
+            acc["recovery"] += inside * (d - planned)
             down -= d
+            planned_left -= planned
+            swap_left = max(0.0, swap_left - d)
             rest = dt - d
         # Cycles of compute then write, from the position ``phase``.
         x = phase + rest
@@ -64,17 +70,18 @@ def step_lane(p, start, times, types, caps, blocked, swapped, blocked0, cap0, ph
         if ty == _RESTART:
             acc["lost_work"] += pending_compute + pending_write
             pending_compute = pending_write = phase = 0.0
-            down = p.r_unplanned + (p.swap if sw else 0.0)
-            planned_kind = False
+            if sw:
+                swap_left = max(swap_left, p.r_unplanned + p.swap)
+            down = max(p.r_unplanned, swap_left)
+            planned_left = 0.0
         elif ty == _PLANNED:
             acc["useful"] += pending_compute
             acc["checkpoint"] += pending_write
             pending_compute = pending_write = phase = 0.0
-            down = p.r_planned
-            planned_kind = True
-        elif ty == _CONTINUE and not (planned_kind and down > 0):
+            down = max(p.r_planned, swap_left)
+            planned_left = p.r_planned
+        elif ty == _CONTINUE and planned_left <= 0:
             down = max(down, p.stall)
-            planned_kind = False
         cap, blk = float(c_after), bool(b_after)
         t_prev = t
     # Work still pending after the stretch would complete its cycle: counted where it was heading.

@@ -447,3 +447,21 @@ def test_compare_names_the_pool_and_the_recovery_mode_and_their_outputs():
     assert reads["hours at reduced throughput"](docs[1]) == pytest.approx(docs[1]["hours"]["reduced_throughput"])
     assert reads["spare pool cost"](docs[0]) == pytest.approx(4 * 8 * base.hours * base.gpu_hour_cost_usd)
     assert reads["failures finding no spare"](docs[0]) == pytest.approx(100 * docs[0]["spares"]["p_no_spare"])
+
+
+def test_a_later_failure_does_not_cut_a_swap_short():
+    """A node's swap goes on through later interruptions: goodput keeps falling as the swap grows (it used
+    to level off near 11 % at 100,000 GPUs, as a process crash or a planned restart during a swap restarted
+    the job without the node), and a swap longer than the window leaves almost nothing after the first
+    node-losing failure."""
+    sc = Scenario(gpus=100_000)
+    goodput = []
+    for swap in (10.0, 30.0, 60.0):
+        p = spares_params(sc, Spares(swap_min=swap), 30.0)
+        goodput.append(simulate_spares(p, 200, 4).goodput)
+    for shorter, longer in zip(goodput, goodput[1:]):
+        d = shorter - longer
+        assert d.mean() > Z * d.std(ddof=1) / math.sqrt(d.size)
+    p = spares_params(sc, Spares(swap_min=100_000.0), 30.0)  # 69 days: longer than the 54-day window
+    first_node_loss = 1.0 / float(p.node_loss_rates.sum())  # hours, mean
+    assert simulate_spares(p, 200, 4).goodput.mean() < 3 * first_node_loss / sc.hours

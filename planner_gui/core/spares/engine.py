@@ -495,7 +495,8 @@ def _hours_closed(st: _Stream, rows: slice, taus: np.ndarray | None) -> dict[str
       as usual. Resets (restarts, planned interruptions) split a lane into segments.
     * Downtimes are intervals on ``G``: a reset's (detect + restart, + swap after a node loss; or the
       planned restart) and each continue's stall, except a continue during a planned downtime (it waits
-      with the job). A reset overrides what is left of earlier ones: intervals are cut at the next reset.
+      with the job). A reset overrides what is left of earlier ones (intervals are cut at the next reset),
+      except the swap of a node, which a later interruption does not shorten.
       A piece is down from its start until the latest end of the intervals so far, and runs the rest.
     * The job's position in its checkpoint cycle is the segment's start phase plus the running time since
       the segment's reset (``U``, the running time since the lane's start, less its value at the reset).
@@ -527,15 +528,17 @@ def _hours_closed(st: _Stream, rows: slice, taus: np.ndarray | None) -> dict[str
     seg_planned = (key & 1).astype(bool) & ~first_seg
     seg_g = np.maximum.accumulate(np.where(reset, g, -np.inf), axis=1)  # G at the segment's reset
     in_planned_down = seg_planned & (g - seg_g < p.r_planned)
-    # Downtime intervals on G, each cut at the next reset.
+    # Downtime intervals on G, each cut at the next reset, except the swap of a node: a later interruption
+    # does not bring the replacement node sooner (its interval runs on to its end).
     is_cont = ty == _CONTINUE
     length = np.where(is_cont & ~in_planned_down, p.stall, -np.inf)
     length[is_restart] = p.r_unplanned
-    length[is_restart & st.swapped[rows]] += p.swap
+    swapped = is_restart & st.swapped[rows]
+    length[swapped] += p.swap
     length[is_planned] = p.r_planned
     next_reset_g = np.full((lanes, width), np.inf)
     next_reset_g[:, :-1] = np.minimum.accumulate(np.where(reset, g, np.inf)[:, :0:-1], axis=1)[:, ::-1]
-    ends = np.minimum(g + length, next_reset_g)
+    ends = np.where(swapped, g + length, np.minimum(g + length, next_reset_g))
     down_until = _shifted(np.maximum.accumulate(ends, axis=1), -np.inf)
     g_before = g - g_dt
     down = np.clip(down_until - g_before, 0.0, g_dt)
@@ -544,10 +547,12 @@ def _hours_closed(st: _Stream, rows: slice, taus: np.ndarray | None) -> dict[str
     u_seg = np.maximum.accumulate(np.where(reset, u, 0.0), axis=1)  # U at the segment's reset (U only grows)
     w = (t_before >= 0) & (t <= p.hours) & valid
     wcap = w * _shifted(st.cap[rows], st.cap0[rows])
-    planned_down = _shifted(in_planned_down, False)
+    # A planned interruption's own restart is planned; a swap still running after it is recovery.
+    planned_left = np.where(seg_planned, seg_g + p.r_planned, -np.inf)
+    planned = np.clip(_shifted(planned_left, -np.inf) - g_before, 0.0, down)
     hours: dict[str, np.ndarray] = {
-        "planned_restart": (w * np.where(planned_down, down, 0.0)).sum(axis=1),
-        "recovery": (w * np.where(planned_down, 0.0, down)).sum(axis=1),
+        "planned_restart": (w * planned).sum(axis=1),
+        "recovery": (w * (down - planned)).sum(axis=1),
         "waiting_for_spares": np.zeros(lanes) if waiting is None else (w * waiting).sum(axis=1),
     }
     # The cycle: per interval (a leading axis).
