@@ -17,6 +17,8 @@ from planner_gui.core.spares.engine import _step, _stream_block, simulate_spares
 from planner_gui.core.spares.exact import nodes_in_repair_pmf, p_no_spare, recommended_spares, repair_quantile
 
 sys.path.insert(0, str(Path(__file__).parent))
+import itertools
+
 import reference_spares as ref
 import stepping_spares
 
@@ -459,9 +461,23 @@ def test_a_later_failure_does_not_cut_a_swap_short():
     for swap in (10.0, 30.0, 60.0):
         p = spares_params(sc, Spares(swap_min=swap), 30.0)
         goodput.append(simulate_spares(p, 200, 4).goodput)
-    for shorter, longer in zip(goodput, goodput[1:]):
+    for shorter, longer in itertools.pairwise(goodput):
         d = shorter - longer
         assert d.mean() > Z * d.std(ddof=1) / math.sqrt(d.size)
     p = spares_params(sc, Spares(swap_min=100_000.0), 30.0)  # 69 days: longer than the 54-day window
     first_node_loss = 1.0 / float(p.node_loss_rates.sum())  # hours, mean
     assert simulate_spares(p, 200, 4).goodput.mean() < 3 * first_node_loss / sc.hours
+
+
+def test_a_job_of_one_replica_has_nothing_to_continue_on():
+    """Continue mode needs a surviving replica: a job that is one replica restarts from its checkpoint at every
+    failure, as restart mode does (it used to 'continue' with no work lost); two replicas continue."""
+    one = spares_params(Scenario(gpus=1024), Spares(recovery_mode="continue", replica_gpus=1024), 30.0)
+    assert not one.cont.any()
+    two = spares_params(Scenario(gpus=2048), Spares(recovery_mode="continue", replica_gpus=1024), 30.0)
+    assert two.cont[two.nodes > 0].all()
+    sc = Scenario(gpus=1024, trials=400)
+    cont = simulate(sc.replace(spares=Spares(recovery_mode="continue", replica_gpus=1024)))
+    assert cont.to_json_dict()["spares"]["continued"] == 0
+    restart = simulate(sc.replace(spares=Spares(swap_min=0.0, spare_nodes=10_000)))
+    assert abs(_z(cont.goodput, restart.goodput)) < Z

@@ -234,7 +234,10 @@ def spares_params(scenario: Scenario, spares: Spares, interval_min: float) -> Sp
     # Replicas one failure takes out: the nodes it loses, in replica-aligned domains.
     rep_nodes = max(1, spares.replica_gpus // gpn)
     replicas = np.where(nodes > 0, -(-nodes // rep_nodes), 0).astype(np.int64)
-    cont = (nodes > 0) & (replicas <= spares.max_replicas_lost)
+    # A failure continues when it takes out few enough replicas and leaves at least one running (a job of one
+    # replica has no survivor to continue on: it restarts from its checkpoint).
+    n_replicas = max(1, scenario.gpus // max(1, spares.replica_gpus))
+    cont = (nodes > 0) & (replicas <= spares.max_replicas_lost) & (replicas < n_replicas)
     min_nodes = None if spares.min_gpus is None else max(1, math.ceil(spares.min_gpus / gpn))
     return SparesParams(
         rates=np.array([c.rate_per_gpu_hour * scenario.gpus for c in comps], dtype=float),
