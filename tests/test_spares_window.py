@@ -171,6 +171,12 @@ def test_planning_and_the_report_say_spares_have_no_exact_ranking(make_window, q
     assert win.export_report_to(tmp_path / "report.html") is None
     assert shown and shown[0][0] == "Cannot export the report" and "spare pools" in shown[0][1]
     assert not (tmp_path / "report.html").exists()
+    # The menu's dialog says so before asking for a file name.
+    asked = []
+    monkeypatch.setattr(files.QFileDialog, "getSaveFileName", lambda *a, **k: asked.append(1) or ("", ""))
+    shown.clear()
+    win.export_report_dialog()
+    assert shown and not asked
 
 
 def test_exported_results_hold_every_hour_of_the_window(make_window, qtbot, tmp_path):
@@ -226,3 +232,16 @@ def test_the_goodput_vs_gpus_readout_with_spares_names_the_pool_and_no_closed_fo
     text = win.plots.hovers["goodputVsGpusPlot"].show_at(4.5, 50.0)
     assert "no closed form" in text and "nan" not in text
     assert "4 spare nodes at every size" in text
+
+
+def test_repairs_and_modes_says_why_it_cannot_show_inputs_the_model_refuses(qtbot):
+    """A shrink floor above the job (typed in, not yet corrected) is refused by the spares model: the dialog
+    says so in its note instead of failing with an exception."""
+    from planner_gui.core.model import Scenario
+    from planner_gui.ui.spares_modes import SparesModesDialog
+
+    sc = Scenario(gpus=16_384, trials=20).replace(spares=Spares(spare_nodes=4, min_gpus=999_999))
+    dlg = SparesModesDialog(sc, None)
+    qtbot.addWidget(dlg)
+    assert "Cannot show the nodes in repair: spares.min_gpus" in dlg.note.text()
+    dlg.close()

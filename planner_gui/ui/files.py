@@ -212,6 +212,10 @@ class FileWindow(QMainWindow):
             self.export_results_to(path if path.lower().endswith(".csv") else path + ".csv")
 
     def export_report_dialog(self) -> None:
+        why = refusal([self.inputs.scenario, *(r.main.scenario for _, r in self.pins[-MAX_COMPARED:])])
+        if why is not None:  # say so before asking for a file name
+            self._error("Cannot export the report", why)
+            return
         path, _ = QFileDialog.getSaveFileName(self, "Export report", self._dialog_dir("report.html"), "HTML (*.html)")
         if path:
             self.export_report_to(path if path.lower().endswith((".html", ".htm")) else path + ".html")

@@ -17,6 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
+from ..core import fmt
 from ..core.model import Scenario
 from ..core.params import resolve
 from ..core.results import SimulationResult, simulate
@@ -129,7 +130,11 @@ class SparesModesDialog(QDialog):
         sc = self.scenario
         run = None if result is None else result.spares_run
         _, interval = resolve(sc)
-        p = spares_params(sc, sc.spares or Spares(), interval)
+        try:
+            p = spares_params(sc, sc.spares or Spares(), interval)
+        except ValueError as exc:  # inputs the spares model refuses: say why, draw nothing
+            self.note.setText(f"Cannot show the nodes in repair: spares.{fmt.clean(str(exc), 300)}")
+            return
         days = np.linspace(0.0, sc.days, 2)
         self.curves["mean_exact"].setData(days, np.full(2, p.mean_nodes_in_repair))
         self.curves["p95_exact"].setData(days, np.full(2, repair_quantile(p, 0.95)))
@@ -171,7 +176,8 @@ class SparesModesDialog(QDialog):
             return
         if isinstance(result, Exception):
             if type(result).__name__ != "Cancelled":
-                self.note.setText(f"Cannot compare restart and continue: {result}")
+                before = self.note.text() + " " if self.note.text().startswith("Cannot") else ""
+                self.note.setText(f"{before}Cannot compare restart and continue: {fmt.clean(str(result), 300)}")
             return
         assert isinstance(result, tuple)
         counts: np.ndarray = result[0]
