@@ -245,3 +245,18 @@ def test_repairs_and_modes_says_why_it_cannot_show_inputs_the_model_refuses(qtbo
     qtbot.addWidget(dlg)
     assert "Cannot show the nodes in repair: spares.min_gpus" in dlg.note.text()
     dlg.close()
+
+
+def test_a_scenario_that_cannot_be_opened_is_not_saved(make_window, qtbot, tmp_path, monkeypatch):
+    """Spares with the fast tier cannot be computed or opened: saving says why and writes nothing (it wrote a
+    file that File > Open and run --scenario then refused), and the unsaved-changes prompt keeps the window."""
+    from planner_gui.ui import files
+
+    win = make_window(load_preset("h100-100k-inmemory").replace(trials=60), restore=False)
+    settle(qtbot, win)
+    win.controls.spares.finite.setChecked(True)
+    shown = []
+    monkeypatch.setattr(files.QMessageBox, "critical", lambda _parent, title, text: shown.append((title, text)))
+    path = tmp_path / "combo.json"
+    assert win._save_to(path) is False
+    assert not path.exists() and shown and shown[0][0] == "Cannot save scenario" and "tiers" in shown[0][1]

@@ -736,9 +736,12 @@ def load(path: str | os.PathLike[str]) -> Scenario:
 
 
 def save(scenario: Scenario, path: str | os.PathLike[str]) -> None:
-    """Save a scenario atomically (an interrupted save never leaves a half-written file)."""
+    """Save a scenario atomically (an interrupted save never leaves a half-written file). A scenario the
+    loader would refuse (e.g. spares with a fast tier, built in the window) is not written: ScenarioError
+    says why, so a file once saved always opens again."""
+    text = dumps(validate(scenario))
     try:
-        write_atomic(path, dumps(scenario))
+        write_atomic(path, text)
     except OSError as exc:
         raise ScenarioError(f"{_show_path(path)}: cannot write ({clean(exc.strerror or str(exc), 160)})") from None
 
