@@ -395,6 +395,7 @@ def test_cli_sweep_over_spares_marks_the_pools(capsys):
         ["sweep", "--over", "gpus", "--spare-nodes", "2"],
         ["run", "--spare-nodes", "2", "--rate-uncertainty"],
         ["run", "--spare-nodes", "2", "--recovery-mode", "continue", "--shrink-to", "15000"],
+        ["run", "--spare-nodes", "2", "--repair-hours", "Dependency=5"],
     ],
 )
 def test_cli_bad_spares_flags_exit_2_with_one_line(capsys, argv):

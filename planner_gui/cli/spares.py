@@ -10,7 +10,7 @@ from typing import Any
 from ..core import fmt
 from ..core.model import Scenario
 from ..core.scenario_io import ScenarioError, edited_name, save, validate
-from ..core.spares.model import RECOVERY_MODES, Spares
+from ..core.spares.model import RECOVERY_MODES, Spares, node_categories
 from ..core.spares.run import (
     SECONDS_PER_POINT,
     SparesRun,
@@ -121,6 +121,11 @@ def spares_from_args(args: argparse.Namespace, sc: Scenario) -> Spares:
                 raise UsageError(
                     f"--repair-hours: no category {fmt.clean(cat, 40)!r} in the scenario (categories: "
                     f"{', '.join(sorted(known))})"
+                )
+            if cat not in node_categories(sc):
+                raise UsageError(
+                    f"--repair-hours: no cause of {fmt.clean(cat, 40)!r} takes a node (their failures are "
+                    "process scope), so its repair time changes nothing"
                 )
         changes["repair_hours"] = tuple(dict(args.repair_hours).items())
     if args.repair_sigma is not None:

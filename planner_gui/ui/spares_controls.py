@@ -17,9 +17,8 @@ from superqt import QCollapsible
 
 from ..core import fmt
 from ..core.inputs import Inputs
-from ..core.model import Scenario
 from ..core.results import SimulationResult
-from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, component_scope, repair_hours_of
+from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, node_categories, repair_hours_of
 from ..core.specs import SPECS
 from .theme import mark_secondary
 from .widgets import ComboBox, SpinBox, ValueControl, spec_control
@@ -29,13 +28,6 @@ __all__ = ["DEFAULT_POOL", "SparesBox", "spares_cost_text", "spares_hours_text"]
 #: The pool a finite pool starts with: BLOOM's share (4 of 52 nodes, 7.7 %) would be far more than the 99 %
 #: pool at scale, so the box starts from 1 % of the job's nodes, at least 1.
 DEFAULT_POOL = 0.01
-
-
-def node_categories(sc: Scenario) -> tuple[str, ...]:
-    """The scenario's categories with a component that takes nodes away (the others have nothing to repair)."""
-    return tuple(
-        c for c in sc.categories if any(component_scope(x) != "process" for x in sc.components if x.category == c)
-    )
 
 
 class SparesBox(QGroupBox):

@@ -35,6 +35,7 @@ __all__ = [
     "Spares",
     "SparesParams",
     "component_scope",
+    "node_categories",
     "nodes_per_domain_of",
     "repair_hours_of",
     "restart_scenario",
@@ -282,3 +283,12 @@ def restart_scenario(scenario: Scenario) -> Scenario:
         dataclasses.replace(c, rate_per_gpu_hour=0.0) if goes_on else c for c, goes_on in zip(scenario.components, cont)
     )
     return scenario.replace(components=comps)
+
+
+def node_categories(scenario: Scenario) -> tuple[str, ...]:
+    """The scenario's categories with a component that takes nodes away (the others have nothing to repair)."""
+    return tuple(
+        c
+        for c in scenario.categories
+        if any(component_scope(x) != "process" for x in scenario.components if x.category == c)
+    )
