@@ -239,6 +239,7 @@ class SizingResult:
     p_no_spare: np.ndarray
     p_no_spare_expected: np.ndarray
     waiting_hours: np.ndarray
+    reduced_hours: np.ndarray  # compute hours lost to running short (replicas out, or shrunk)
     lost_gpu_hours: np.ndarray
     spare_gpu_hours: np.ndarray
     total_cost_usd: np.ndarray
@@ -255,6 +256,7 @@ class SizingResult:
             "p_no_spare",
             "p_no_spare_expected",
             "waiting_for_spares_hours",
+            "reduced_throughput_hours",
             "lost_gpu_hours",
             "spare_gpu_hours",
             "total_cost_usd",
@@ -273,6 +275,7 @@ class SizingResult:
                 self.p_no_spare[i],
                 self.p_no_spare_expected[i],
                 self.waiting_hours[i],
+                self.reduced_hours[i],
                 self.lost_gpu_hours[i],
                 self.spare_gpu_hours[i],
                 self.total_cost_usd[i],
@@ -312,13 +315,14 @@ def sizing(
                 t.p_no_spare(),
                 p_no_spare(p),
                 float(t.hours["waiting_for_spares"].mean()),
+                float(t.hours["reduced_throughput"].mean()),
                 lost,
                 pool,
                 (lost + pool) * scenario.gpu_hour_cost_usd,
             )
         )
     a = np.array(rows)
-    cost = a[:, 7]
+    cost = a[:, 8]
     ok = np.flatnonzero(a[:, 3] <= 1.0 - TARGET + 1e-15)
     p_any = spares_params(scenario, spares.replace_spares(None), interval)
     return SizingResult(
@@ -328,8 +332,9 @@ def sizing(
         p_no_spare=a[:, 2],
         p_no_spare_expected=a[:, 3],
         waiting_hours=a[:, 4],
-        lost_gpu_hours=a[:, 5],
-        spare_gpu_hours=a[:, 6],
+        reduced_hours=a[:, 5],
+        lost_gpu_hours=a[:, 6],
+        spare_gpu_hours=a[:, 7],
         total_cost_usd=cost,
         cheapest=int(counts[int(np.argmin(cost))]),
         meets_target=int(counts[ok[0]]) if len(ok) else None,
