@@ -482,3 +482,13 @@ def test_a_job_of_one_replica_has_nothing_to_continue_on():
     assert cont.to_json_dict()["spares"]["continued"] == 0
     restart = simulate(sc.replace(spares=Spares(swap_min=0.0, spare_nodes=10_000)))
     assert abs(_z(cont.goodput, restart.goodput)) < Z
+
+
+def test_sizing_in_continue_mode_reports_the_throughput_a_short_pool_costs():
+    from planner_gui.core.spares.run import sizing
+
+    sc = Scenario(gpus=16_384, days=10.0)
+    r = sizing(sc, Spares(recovery_mode="continue"), [0, 40], trials=60)
+    assert (r.waiting_hours == 0).all()  # continue mode never waits
+    assert r.reduced_hours[0] > 10 * max(r.reduced_hours[1], 1e-3)  # no spares: replicas out for their repairs
+    assert "reduced_throughput_hours" in r.to_csv().splitlines()[0]
