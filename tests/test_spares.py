@@ -492,3 +492,15 @@ def test_sizing_in_continue_mode_reports_the_throughput_a_short_pool_costs():
     assert (r.waiting_hours == 0).all()  # continue mode never waits
     assert r.reduced_hours[0] > 10 * max(r.reduced_hours[1], 1e-3)  # no spares: replicas out for their repairs
     assert "reduced_throughput_hours" in r.to_csv().splitlines()[0]
+
+
+def test_compare_numbers_columns_whose_names_read_alike():
+    from planner_gui.core.compare import comparison_table
+
+    doc = {
+        "scenarios": [{"name": "Llama 3 405B (16,384 H100, 54 days), edited: " + tail} for tail in ("a b", "c b")],
+        "inputs": [],
+        "outputs": [],
+    }
+    head = comparison_table(doc).splitlines()[0]
+    assert "1. " in head and "2. " in head

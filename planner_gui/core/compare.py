@@ -94,7 +94,7 @@ def _replicas_text(scenario: Scenario) -> str:
     sp = _spares(scenario)
     if sp.recovery_mode != "continue":
         return "-"
-    return f"{sp.replica_gpus:,} GPUs, stall {sp.continue_stall_min:g} min, {sp.max_replicas_lost} lost at most"
+    return f"{sp.replica_gpus:,} GPUs, stall {sp.continue_stall_min:g} min, {sp.max_replicas_lost} lost"
 
 
 def _repairs_text(scenario: Scenario) -> str:
@@ -188,8 +188,10 @@ def show_value(value: float | None, unit: str, signed: bool = False, missing: st
 def comparison_table(doc: dict[str, Any]) -> str:
     """The comparison as a plain-text table: a column per scenario, differences from the first."""
     names = [fmt.clean(s["name"], 30) for s in doc["scenarios"]]
+    if len(set(names)) < len(names):  # names alike once shortened: number the columns
+        names = [f"{i + 1}. {fmt.clean(s['name'], 27)}" for i, s in enumerate(doc["scenarios"])]
     rows = [("", names)]
-    rows += [(r["input"], [fmt.clean(v, 30) for v in r["values"]]) for r in doc["inputs"]] or [
+    rows += [(r["input"], [fmt.clean(v, 36) for v in r["values"]]) for r in doc["inputs"]] or [
         ("inputs", ["the same"] * len(names))
     ]
     rows.append(("", ["-" * 10] * len(names)))
