@@ -498,7 +498,10 @@ def test_compare_numbers_columns_whose_names_read_alike():
     from planner_gui.core.compare import comparison_table
 
     doc = {
-        "scenarios": [{"name": "Llama 3 405B (16,384 H100, 54 days), edited: " + tail} for tail in ("a b", "c b")],
+        "scenarios": [
+            {"name": f"Llama 3 405B (16,384 H100, 54 days), edited: {mid} --recovery-mode continue"}
+            for mid in ("--spare-nodes 20", "--spare-nodes 89")
+        ],
         "inputs": [],
         "outputs": [],
     }
