@@ -187,3 +187,19 @@ def test_run_saves_the_spares_flags_and_the_file_runs_the_same(tmp_path, capsys)
     assert main(["run", "--scenario", str(path), "--swap", "0", "--spare-nodes", "unlimited", "--json"]) == 0
     today = json.loads(capsys.readouterr().out)
     assert "spares" not in today and today["goodput_expected"] is not None
+
+
+def test_a_preview_with_spares_sweeps_half_as_many_points_over_the_same_range():
+    """A preview with spares keeps to its time with about half the sweep points, over the same GPU and
+    interval range (the full run has them all); without spares a preview keeps every point."""
+    from planner_gui.core.plan import FULL, PREVIEW, PlanRequest, compute_plan
+
+    sc = Scenario(gpus=16_384, trials=20, days=5.0).replace(spares=Spares(spare_nodes=4, swap_min=10))
+    preview = compute_plan(PlanRequest(sc, PREVIEW))
+    full = compute_plan(PlanRequest(sc.replace(trials=8), FULL))
+    assert len(preview.by_gpus.x) == (PREVIEW.gpu_points + 1) // 2 and len(full.by_gpus.x) == FULL.gpu_points
+    assert len(preview.by_interval.x) == (PREVIEW.interval_points + 1) // 2
+    assert preview.by_gpus.x[[0, -1]].tolist() == full.by_gpus.x[[0, -1]].tolist()
+    assert preview.by_interval.x[[0, -1]].tolist() == pytest.approx(full.by_interval.x[[0, -1]].tolist())
+    plain = compute_plan(PlanRequest(sc.replace(spares=None), PREVIEW))
+    assert len(plain.by_gpus.x) == PREVIEW.gpu_points

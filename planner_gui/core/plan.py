@@ -132,9 +132,15 @@ def interval_range(sc: Scenario) -> tuple[float, float]:
     return max(lo, MIN_INTERVAL_MIN), min(hi, MAX_INTERVAL_MIN)
 
 
+def _sweep_points(sc: Scenario, q: Quality, points: int) -> int:
+    """Points of a sweep: as the quality asks, but about half as many in a preview with spares (their
+    engine simulates every repair: a preview could not keep to its time otherwise; the full run refines)."""
+    return (points + 1) // 2 if q.budget_s is not None and sc.uses_spares else points
+
+
 def _gpu_sweep_counts(sc: Scenario, q: Quality) -> np.ndarray:
     """The GPU counts of the sweep: 1,024 to 1,048,576, or further to cover the current size."""
-    return gpu_counts(q.gpu_points, GPU_RANGE[0], max(sc.gpus, GPU_RANGE[1]))
+    return gpu_counts(_sweep_points(sc, q, q.gpu_points), GPU_RANGE[0], max(sc.gpus, GPU_RANGE[1]))
 
 
 #: What a GPU sweep is cached under (see :func:`_gpu_sweep_key`).
@@ -318,7 +324,7 @@ def compute_plan(
     timings["main"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     span = interval_range(sc)
-    xs = interval_points(q.interval_points, *span)
+    xs = interval_points(_sweep_points(sc, q, q.interval_points), *span)
     run_iv, fraction_iv = _fit(
         sc, min(trials, q.interval_trials), lambda s: sweep_cost(s, "interval", xs).seconds, q.budget_s
     )
