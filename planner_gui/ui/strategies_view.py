@@ -161,7 +161,7 @@ class StrategiesDialog(QDialog):
         lay.addWidget(self.status)
         lay.addWidget(self.table)
         lay.addWidget(self.plots, 1)
-        self.resize(1150, 780)
+        self.resize(1260, 780)
         self._start()
 
     # -- computation -------------------------------------------------------------------------------
