@@ -123,3 +123,36 @@ def test_inputs_that_cannot_be_computed_clear_the_curves_and_their_legends(dialo
     qtbot.waitUntil(lambda: dialog.sizing_result is not None, timeout=60_000)
     assert all(p.legend.isVisible() for p in (dialog.plot_goodput, dialog.plot_nospare, dialog.plot_cost))
     assert "never waits" in dialog.summary.text()
+
+
+def test_a_background_job_that_outlives_its_dialog_neither_hangs_nor_reports(qtbot):
+    """The worker holds no reference to the dialog (its destructor would run in the worker and deadlock with
+    the GUI thread): a job finishing after its owner is gone reports nothing and ends."""
+    import gc
+    import threading
+    import weakref
+
+    from PySide6.QtCore import QObject
+
+    from planner_gui.ui.background import Background
+
+    owner = QObject()
+    got = []
+    bg = Background(owner, lambda req, out: got.append(out))
+    started, release = threading.Event(), threading.Event()
+
+    def job(stop):
+        started.set()
+        release.wait(10)
+        return 1
+
+    bg.run(job)
+    assert started.wait(10)
+    alive = weakref.ref(owner)
+    del owner
+    gc.collect()
+    assert alive() is None  # the running job kept no reference to its owner
+    release.set()
+    bg._pool.shutdown(wait=True)
+    qtbot.wait(50)
+    assert got == []

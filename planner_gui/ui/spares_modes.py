@@ -8,13 +8,12 @@ never waits for it, and closing the dialog stops it at its next check.
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
 from ..core import fmt
@@ -24,6 +23,7 @@ from ..core.results import SimulationResult, simulate
 from ..core.spares import Spares
 from ..core.spares.exact import repair_quantile
 from ..core.spares.model import spares_params
+from .background import Background
 from .collector import collect_on_gui_thread
 from .plot_items import PALETTE
 
@@ -31,10 +31,6 @@ __all__ = ["MODE_TRIALS", "SparesModesDialog", "mode_counts", "mode_scenario", "
 
 #: Trials per GPU count and mode in the comparison.
 MODE_TRIALS = 60
-
-
-class _Relay(QObject):
-    done = Signal(int, object)
 
 
 def mode_counts(sc: Scenario, points: int = 7) -> np.ndarray:
@@ -88,10 +84,7 @@ class SparesModesDialog(QDialog):
         self.scenario = scenario
         self.comparison: dict[str, np.ndarray] | None = None
         self.counts: np.ndarray | None = None
-        self._request = 0
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        self._relay = _Relay()
-        self._relay.done.connect(self._finished)
+        self._background = Background(self, self._finished)
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setObjectName("sparesModesPlots")
         self.repair_plot = self.plots.addPlot(row=0, col=0, title="Nodes in repair over the window")
@@ -158,21 +151,13 @@ class SparesModesDialog(QDialog):
         )
 
     def _start(self) -> None:
-        self._request += 1
-        req, sc = self._request, self.scenario
+        sc = self.scenario
         counts = mode_counts(sc)
-
-        def work() -> object:
-            try:
-                return counts, restart_vs_continue(sc, counts, should_stop=lambda: req != self._request)
-            except Exception as exc:
-                return exc
-
-        fut = self._pool.submit(work)
-        fut.add_done_callback(lambda f: self._relay.done.emit(req, f.result()))
+        # The job sees the inputs and a stop flag only, never this dialog (see .background).
+        self._background.run(lambda stop: (counts, restart_vs_continue(sc, counts, should_stop=stop)))
 
     def _finished(self, req: int, result: object) -> None:
-        if req != self._request:
+        if req != self._background.request:
             return
         if isinstance(result, Exception):
             if type(result).__name__ != "Cancelled":
@@ -188,6 +173,5 @@ class SparesModesDialog(QDialog):
         self.curves["continue"].setData(counts.astype(float), 100 * comp["continue"])
 
     def done(self, code: int) -> None:
-        self._request += 1
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._background.shutdown()
         super().done(code)

@@ -8,13 +8,12 @@ worker thread (the window never waits for it; a newer request supersedes an olde
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -33,6 +32,7 @@ from ..core.params import resolve
 from ..core.spares.exact import recommended_spares, repair_quantile
 from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, repair_hours_of, spares_params
 from ..core.spares.run import SizingResult, check_spares_fit, sizing, sizing_counts
+from .background import Background
 from .collector import collect_on_gui_thread
 
 __all__ = ["SparesDialog"]
@@ -42,10 +42,6 @@ WINDOW_TRIALS = 200
 #: Spare counts tried.
 WINDOW_POINTS = 15
 REPAIR_CATEGORIES = ("GPU", "Host", "Network", "Unplanned Maintenance")
-
-
-class _Relay(QObject):
-    done = Signal(int, object)
 
 
 class SparesDialog(QDialog):
@@ -60,10 +56,7 @@ class SparesDialog(QDialog):
         # Start from the scenario's own spares (the pool size is what the dialog varies).
         self.spares = scenario.spares or Spares()
         self.sizing_result: SizingResult | None = None
-        self._request = 0
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        self._relay = _Relay()
-        self._relay.done.connect(self._finished)
+        self._background = Background(self, self._finished)
         self._timer = QTimer(self, singleShot=True, interval=150)
         self._timer.timeout.connect(self._start)
 
@@ -201,27 +194,20 @@ class SparesDialog(QDialog):
 
     # -- computation -------------------------------------------------------------------------------
     def _start(self) -> None:
-        self._request += 1
-        req, sc, sp = self._request, self.scenario.replace(trials=min(self.scenario.trials, WINDOW_TRIALS)), self.spares
+        sc, sp = self.scenario.replace(trials=min(self.scenario.trials, WINDOW_TRIALS)), self.spares
         self._follow_mode()
         try:
             check_spares_fit(sc, sp)
         except ValueError as exc:
+            self._background.cancel()
             self._clear()
             self.summary.setText(f"Cannot compute: {exc}")
             return
-
-        def work() -> object:
-            try:
-                return sizing(sc, sp, sizing_counts(sc, sp, WINDOW_POINTS), should_stop=lambda: req != self._request)
-            except Exception as exc:
-                return exc
-
-        fut = self._pool.submit(work)
-        fut.add_done_callback(lambda f: self._relay.done.emit(req, f.result()))
+        # The job sees the inputs and a stop flag only, never this dialog (see .background).
+        self._background.run(lambda stop: sizing(sc, sp, sizing_counts(sc, sp, WINDOW_POINTS), should_stop=stop))
 
     def _finished(self, req: int, result: object) -> None:
-        if req != self._request:
+        if req != self._background.request:
             return  # superseded
         if isinstance(result, Exception):
             if type(result).__name__ != "Cancelled":
@@ -289,6 +275,5 @@ class SparesDialog(QDialog):
             self.plot_cost.enableAutoRange()
 
     def done(self, code: int) -> None:
-        self._request += 1  # stop the worker at its next check
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._background.shutdown()  # the worker stops at its next check
         super().done(code)
