@@ -81,7 +81,7 @@ class StudyView(QWidget):
         self.results: StudyResults | None = None
         self.sobol: SobolIndices | None = None
         self.heat: Heatmap | None = None
-        self._carrier = _Loaded()
+        self._carrier = _Loaded(self)  # a child: the reading thread never owns its last reference (see .background)
         self._carrier.done.connect(self._on_loaded)
         self.loading = False
 
@@ -161,7 +161,15 @@ class StudyView(QWidget):
         self.loading = True
         self.title.setText(f"Reading {fmt.clean(p.name, 80)}...")
         carrier = self._carrier
-        threading.Thread(target=lambda: carrier.done.emit(*_load(p)), daemon=True, name="study-load").start()
+
+        def read() -> None:
+            loaded = _load(p)
+            try:
+                carrier.done.emit(*loaded)
+            except RuntimeError:  # the window is gone: nobody waits for the study
+                pass
+
+        threading.Thread(target=read, daemon=True, name="study-load").start()
 
     def _on_loaded(self, res: StudyResults | None, sobol: Any, error: str | None) -> None:
         self.loading = False
