@@ -338,7 +338,7 @@ def simulate_spares_scenarios(
     return [_spares_result(sc, run) for sc, run in zip(scenarios, runs)]
 
 
-def simulate_spares_intervals(
+def simulate_spares_at_intervals(
     scenario: Scenario,
     intervals_min: np.ndarray,
     *,

@@ -25,7 +25,7 @@ from .rates import mean_job_rate
 from .results import (
     expected_for_scenario,
     simulate,
-    simulate_spares_intervals,
+    simulate_spares_at_intervals,
     simulate_spares_scenarios,
     summarize,
 )
@@ -236,20 +236,14 @@ def sweep_cost(
     """The cost of :func:`sweep_gpus` (``over="gpus"``, ``xs`` GPU counts) or :func:`sweep_interval`
     (``over="interval"``, ``xs`` minutes) for ``scenario``."""
     xs = np.asarray(xs)
-    if scenario.uses_spares:
+    if scenario.uses_spares or scenario.uses_tiers:  # one engine run per point (:func:`_tier_sweep`)
+        seconds = _spares_seconds if scenario.uses_spares else _tier_seconds
         if over == "gpus":
             points = [_at_gpus(scenario, int(n)) for n in xs]
             if max_events_per_point is not None:
                 points = [sc.replace(trials=_spares_trials(sc, max_events_per_point)) for sc in points]
-            return _cost(math.fsum(_spares_seconds(sc, resolve(sc)[0]) for sc in points))
-        return _cost(len(xs) * _spares_seconds(scenario, resolve(scenario)[0]))
-    if scenario.uses_tiers:
-        if over == "gpus":
-            points = [_at_gpus(scenario, int(n)) for n in xs]
-            if max_events_per_point is not None:
-                points = [sc.replace(trials=_spares_trials(sc, max_events_per_point)) for sc in points]
-            return _cost(math.fsum(_tier_seconds(sc, resolve(sc)[0]) for sc in points))
-        return _cost(len(xs) * _tier_seconds(scenario, resolve(scenario)[0]))
+            return _cost(math.fsum(seconds(sc, resolve(sc)[0]) for sc in points))
+        return _cost(len(xs) * seconds(scenario, resolve(scenario)[0]))
     if over == "gpus":
         params = [resolve(scenario.replace(gpus=int(n)))[0] for n in xs]
         trials = _gpu_trials(scenario, params, max_events_per_point)
@@ -434,7 +428,7 @@ def _tier_sweep(
             sc = sc.replace(trials=_spares_trials(sc, max_events_per_point))
         points.append(sc)
     if scenario.uses_spares and variable != "gpus":  # one draw, stepped at every interval at once
-        results = simulate_spares_intervals(scenario, xs, progress=progress, should_stop=should_stop)
+        results = simulate_spares_at_intervals(scenario, xs, progress=progress, should_stop=should_stop)
     elif all(sc.uses_spares for sc in points):  # all points step together
         results = simulate_spares_scenarios(points, progress=progress, should_stop=should_stop)
     else:

@@ -99,13 +99,11 @@ class SparesBox(QGroupBox):
             "lasts its mean), as --repair-sigma on the command line."
         )
         self.lognormal.toggled.connect(self._lognormal_toggled)
-        self.sigma = ValueControl(
-            SPECS["repair_sigma"].label,
-            "",
-            slider_range=(0.05, 4.0),
-            value_range=(0.0, SPECS["repair_sigma"].hi),
+        self.sigma = spec_control(
+            "repair_sigma",
+            "repairSigmaSlider",
+            slider=(0.05, 4.0),
             decimals=2,
-            object_name="repairSigmaSlider",
             tooltip=SPECS["repair_sigma"].help + " 0: every repair lasts its mean.",
         )
         self.sigma.edited.connect(lambda v: self._set(repair_sigma=float(v)))
