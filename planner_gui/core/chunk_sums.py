@@ -17,8 +17,13 @@ from .params import Params
 
 __all__ = ["CHUNK_ELEMENTS", "ChunkHours", "multiply_columns"]
 
-#: Spacings per chunk (a chunk's arrays are a few times this many float64s).
-CHUNK_ELEMENTS = 1 << 18
+#: Spacings per chunk (8 MiB of float64s). The work per chunk that does not grow with its size (a
+#: hundred-odd numpy calls) is then small beside its draws; the passes that go through every spacing
+#: are made a block at a time in cache (``BLOCK_ELEMENTS``), so the chunk need not fit there.
+CHUNK_ELEMENTS = 1 << 20
+#: Spacings drawn, masked and summed, or worked on by the bulk's passes, at a time (512 KiB): each
+#: block's several passes then run in the core's cache instead of going out to memory for each.
+BLOCK_ELEMENTS = 1 << 16
 
 
 class _Workspace:
@@ -30,13 +35,12 @@ class _Workspace:
 
     _local = threading.local()
     #: Largest buffer kept between runs (elements); a bigger one is freed with its run.
-    KEEP_ELEMENTS = CHUNK_ELEMENTS * 4
+    KEEP_ELEMENTS = CHUNK_ELEMENTS * 2
 
     def __init__(self, elements: int, slots: int) -> None:
-        self.e = np.empty(elements)
-        self.x = np.empty(elements)
-        self.y = np.empty(elements)  # only its first slots are used (the bands)
-        self.zeros = np.zeros(elements)  # never written: np.maximum is several times faster on two arrays
+        self.e = np.empty(elements)  # the chunk's spacings
+        self.x = np.empty(0)  # the bands' running times, then each block of the bulk's (see scratch)
+        self.y = np.empty(0)  # the bands' whole cycles
         self.ones = np.ones(slots)
 
     @classmethod
@@ -49,10 +53,15 @@ class _Workspace:
             cls._local.work = work
         return work
 
-    def views(self, slots: int, m: int) -> tuple[np.ndarray, ...]:
-        """(slots, m) views of e, x, y and zeros, and ``slots`` ones."""
-        k = slots * m
-        return (*(a[:k].reshape(slots, m) for a in (self.e, self.x, self.y, self.zeros)), self.ones[:slots])
+    def view(self, slots: int, m: int) -> np.ndarray:
+        """A (slots, m) view of e."""
+        return self.e[: slots * m].reshape(slots, m)
+
+    def scratch(self, elements: int) -> tuple[np.ndarray, np.ndarray]:
+        """x and y, of at least ``elements`` each (flat)."""
+        if len(self.x) < elements:
+            self.x, self.y = np.empty(elements), np.empty(elements)
+        return self.x, self.y
 
 
 #: Elements in numpy's inner loop that make a broadcast multiply as cheap as a scalar one.
@@ -100,9 +109,13 @@ class ChunkHours:
     ) -> None:
         self.p, self.e, self.scale = p, e, scale
         slots, m = e.shape
-        _, self.x, self.y, self.zeros, self.ones = work.views(slots, m)
         h_up, h_pp, h_pu = (int(h) for h in bands)
         self.top = 2 + h_up + h_pp + h_pu  # the first bulk slot
+        self.per = max(1, min(slots - self.top, BLOCK_ELEMENTS // max(m, 1)))  # bulk slots per block
+        x, y = work.scratch(max(self.top, self.per) * m)
+        self.x, self.y = x[: self.top * m].reshape(self.top, m), y[: self.top * m].reshape(self.top, m)
+        self.block = x[: self.per * m]
+        self.ones = work.ones[:slots]
         self.h_up = h_up  # within the bands: UP first (downtime R), then PP and PU (downtime r)
         self.h_kept = h_up + h_pp  # UP and PP keep the work in progress, PU loses it
         self.down = np.empty((self.top - 2, 1))
@@ -122,7 +135,7 @@ class ChunkHours:
         x = self.x[slots]
         multiply_columns(self.e[slots], b, x)
         x -= r
-        np.maximum(x, self.zeros[slots], out=x)
+        np.maximum(x, 0.0, out=x)
         return x
 
     def add(self, acc: HoursAccumulator, sl: slice, tau: float) -> None:
@@ -159,8 +172,33 @@ class ChunkHours:
         return _BandSums(run_up, run_planned_start, run_kept, run_lost, k_kept, k_lost, self._colsum(frac))
 
     def _bulk(self, b: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
-        """Column sums over the bulk (UU: downtime R, work in progress lost) of x and floor(x)."""
-        x = self._running(slice(self.top, None), b, self.p.r_unplanned / s)
-        run = self._colsum(x)
+        """Column sums over the bulk (UU: downtime R, work in progress lost) of x and floor(x).
+
+        The bulk is most of the chunk; it is worked on ``BLOCK_ELEMENTS`` at a time, each block's five
+        passes (scale, shift, clamp, floor and two sums) running while it is in cache.
+        """
+        e = self.e[self.top :]
+        slots, m = e.shape
+        r = self.p.r_unplanned / s
+        run, k = np.zeros(m), np.zeros(m)
+        per, x = self.per, self.block
+        tiled = np.tile(b, per)  # one block's slots as one line, so numpy's inner loop is long
+        ones = self.ones[:per]
+        full = slots // per * per
+        for lo in range(0, full, per):
+            np.multiply(e[lo : lo + per].reshape(-1), tiled, out=x)
+            self._clamped_sums(x.reshape(per, m), r, ones, run, k)
+        if full < slots:
+            rest = x[: (slots - full) * m].reshape(slots - full, m)
+            np.multiply(e[full:], b, out=rest)
+            self._clamped_sums(rest, r, ones[: slots - full], run, k)
+        return run, k
+
+    @staticmethod
+    def _clamped_sums(x: np.ndarray, r: float, ones: np.ndarray, run: np.ndarray, k: np.ndarray) -> None:
+        """Add the column sums of max(x - r, 0) to ``run`` and of its floor to ``k`` (x is overwritten)."""
+        x -= r
+        np.maximum(x, 0.0, out=x)
+        run += ones @ x
         np.floor(x, out=x)
-        return run, self._colsum(x)
+        k += ones @ x

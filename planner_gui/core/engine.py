@@ -189,7 +189,7 @@ def _draw_chunk(chunks: _Chunks, i: int, rng: np.random.Generator, work: _Worksp
     sl = chunks.rows(i)
     n = chunks.n[sl]
     slots = int(chunks.slots[i])
-    e = work.views(slots, len(n))[0]
+    e = work.view(slots, len(n))
     rng.standard_exponential(out=e)
     if slots > 1:
         e[1] *= n > 0  # a row without interruptions is one spacing
