@@ -11,6 +11,7 @@ import contextlib
 import io
 import itertools
 import math
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -168,8 +169,8 @@ def test_draw_chunk_puts_each_spacing_in_its_band():
     assert slots == 2 + h_up + h_pp + h_pu + max(
         len(q) - 1 - hand.n_up[i] - hand.n_pp[i] - hand.n_pu[i] for i, q in enumerate(orders)
     )
-    e = engine._draw_chunk(chunks, 0, rows.stream(1, 2), engine._Workspace(slots * m, slots))
-    raw = rows.stream(1, 2).standard_exponential((slots, m))
+    e, total = engine._draw_chunk(chunks, 0, rows.stream(1, 2), engine._Workspace(slots * m, slots))
+    raw = np.log(rows.stream(1, 2).random((slots, m)))  # log U = -E: the engine keeps exponentials negated
     band_start = (2, 2 + h_up, 2 + h_up + h_pp, 2 + h_up + h_pp + h_pu)
     for col, seq in enumerate(orders):
         pairs = [seq[i : i + 2] for i in range(len(seq) - 1)]
@@ -179,6 +180,44 @@ def test_draw_chunk_puts_each_spacing_in_its_band():
         want = np.zeros(slots)
         want[used] = raw[used, col]
         np.testing.assert_array_equal(e[:, col], want, err_msg=seq)
+    np.testing.assert_allclose(total, e.sum(axis=0), rtol=1e-12)  # the column sums it returns
+
+
+def test_draw_chunk_draws_again_a_column_whose_uniform_is_zero():
+    """log 0 is infinite: a column that drew U = 0 (in a used slot or an unused one) is drawn again from
+    the generator's next numbers, and the column sums are those of the final matrix."""
+    orders = ["UUUUU", "UPUPU", "PPUU", "UUUP"]
+    hand = hand_rows(orders)
+    chunks = engine._Chunks.plan(hand, len(orders))
+    slots, m = int(chunks.slots[0]), len(orders)
+
+    class ZeroFirst:
+        """Uniforms from a real stream, with zeros put into columns 1 and 3 of the first matrix."""
+
+        def __init__(self) -> None:
+            self.rng, self.calls = rows.stream(3, 4), 0
+
+        def random(self, size=None, out=None):
+            self.calls += 1
+            u = self.rng.random(size if out is None else out.shape)
+            if self.calls == 1:
+                u[2, 1] = 0.0  # a used slot (UP band of "UPUPU")
+                u[-1, 3] = 0.0  # the last slot: unused by "UUUP"
+            if out is None:
+                return u
+            out[...] = u
+            return out
+
+    gen = ZeroFirst()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no divide or invalid warnings escape
+        e, total = engine._draw_chunk(chunks, 0, gen, engine._Workspace(slots * m, slots))
+    assert gen.calls == 2  # one matrix, then the two bad columns together
+    assert np.isfinite(e).all() and np.isfinite(total).all()
+    np.testing.assert_allclose(total, e.sum(axis=0), rtol=1e-12)
+    first = np.log(rows.stream(3, 4).random((slots, m)))
+    np.testing.assert_array_equal(e[0, [0, 2]], first[0, [0, 2]])  # the good columns keep their draws
+    assert e[0, 1] != first[0, 1] and e[0, 3] != first[0, 3]
 
 
 def test_chunk_of_rows_without_interruptions_is_one_slot():
@@ -326,8 +365,8 @@ class GivenDraws:
     def __init__(self, column: list[float]) -> None:
         self.column = column
 
-    def standard_exponential(self, out: np.ndarray) -> None:
-        out[:, 0] = self.column
+    def random(self, out: np.ndarray) -> None:
+        out[:, 0] = np.exp(-np.array(self.column))  # uniforms whose logs are minus the column
 
 
 def test_worked_example_of_docs_engine_md():

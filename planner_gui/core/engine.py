@@ -176,25 +176,48 @@ class _Chunks:
         return slice(i * self.step, (i + 1) * self.step)
 
 
-def _draw_chunk(chunks: _Chunks, i: int, rng: np.random.Generator, work: _Workspace) -> np.ndarray:
-    """Chunk ``i``'s matrix of spacings (slots x rows, in units of the generator).
+def _draw_chunk(chunks: _Chunks, i: int, rng: np.random.Generator, work: _Workspace) -> tuple[np.ndarray, np.ndarray]:
+    """Chunk ``i``'s matrix of spacings (slots x rows, in units of the generator) and its column sums,
+    both **negated**: each slot
+    holds ``log U = -E`` for a uniform ``U`` and a standard exponential ``E``. numpy's vectorised log of
+    uniforms is faster than its exponential sampler; the sign costs nothing, because every spacing is used
+    through its column's scale (:func:`_accumulate_chunk`), which is negative too.
 
     A column holds a row's ``n + 1`` spacings. Slots 0 and 1 are its first and last (they cross the
     row's edges and are joined by :func:`.edges.edge_hours`). Then come three bands, one for each
     kind of spacing next to a planned interruption, UP, PP and PU (heights ``chunks.bands[i]``, the
     chunk's largest counts of each). The rest is the bulk, UU spacings. The matrix is drawn in one
     call, then the slots a column does not use are set to zero: a spacing of length zero adds
-    nothing to any sum.
+    nothing to any sum. A column that drew ``U = 0`` (once in 2^53 draws; its log is infinite) is
+    drawn again.
     """
     sl = chunks.rows(i)
     n = chunks.n[sl]
     slots = int(chunks.slots[i])
     e = work.view(slots, len(n))
-    rng.standard_exponential(out=e)
+    rng.random(out=e)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.log(e, out=e)
+        _mask_unused(chunks, i, e, np.arange(len(n)))
+        total = work.ones[:slots] @ e  # a matrix-vector product is faster than e.sum(axis=0)
+        bad = np.flatnonzero(~np.isfinite(total))
+        while bad.size:
+            again = np.log(rng.random((slots, bad.size)))
+            _mask_unused(chunks, i, again, bad)
+            e[:, bad] = again
+            total[bad] = work.ones[:slots] @ again
+            bad = bad.compress(~np.isfinite(total.take(bad)))
+    return e, total
+
+
+def _mask_unused(chunks: _Chunks, i: int, e: np.ndarray, cols: np.ndarray) -> None:
+    """Zero the slots that columns ``cols`` of chunk ``i`` do not use, in ``e`` (their matrix)."""
+    n = chunks.n[chunks.rows(i)].take(cols)
+    slots = e.shape[0]
     if slots > 1:
         e[1] *= n > 0  # a row without interruptions is one spacing
     if slots > 2:
-        limits = chunks.kinds[:, sl]
+        limits = chunks.kinds[:, chunks.rows(i)].take(cols, axis=1)
         slot = 2
         for height, limit in zip(chunks.bands[i], limits):
             e[slot : slot + height] *= np.arange(height)[:, None] < limit
@@ -202,7 +225,6 @@ def _draw_chunk(chunks: _Chunks, i: int, rng: np.random.Generator, work: _Worksp
         uu = n - 1 - limits.sum(axis=0)
         lo = slot + max(int(uu.min()), 0)  # every column fills the bulk slots above this one
         e[lo:] *= np.arange(lo - slot, slots - slot)[:, None] < uu
-    return e
 
 
 def _accumulate_chunk(
@@ -210,19 +232,20 @@ def _accumulate_chunk(
     chunks: _Chunks,
     i: int,
     e: np.ndarray,
+    total: np.ndarray,
     sub_hours: float,
     accs: list[HoursAccumulator],
     taus: np.ndarray,
     pieces: np.ndarray,
     work: _Workspace,
 ) -> None:
-    """Scale chunk ``i``'s spacings ``e`` to fill each row's ``sub_hours``, store its first and last
-    spacing (hours) in ``pieces`` and add the hours of the others to ``accs``, one per interval in
-    ``taus``. ``accs`` and ``pieces`` are indexed in chunk order."""
+    """Scale chunk ``i``'s spacings ``e`` (column sums ``total``; both negated, see :func:`_draw_chunk`) to
+    fill each row's ``sub_hours``, store its first and last spacing (hours) in ``pieces`` and add the hours
+    of the others to ``accs``, one per interval in ``taus``. ``accs`` and ``pieces`` are indexed in chunk
+    order."""
     sl = chunks.rows(i)
     slots = e.shape[0]
-    total = work.ones[:slots] @ e  # column sums (a matrix-vector product is faster than e.sum(axis=0))
-    scale = sub_hours / total  # hours per unit: the spacings fill the sub-window exactly
+    scale = sub_hours / total  # hours per unit (negative): the spacings fill the sub-window exactly
     pieces[0, sl] = e[0] * scale
     if slots > 1:
         pieces[1, sl] = e[1] * scale
@@ -246,8 +269,8 @@ def _run_chunk(
 ) -> None:
     """Simulate chunk ``i`` for every interval in ``taus``; the draws are shared, so the intervals
     see common random numbers at little extra cost."""
-    e = _draw_chunk(chunks, i, rng, work)
-    _accumulate_chunk(p, chunks, i, e, sub_hours, accs, taus, pieces, work)
+    e, total = _draw_chunk(chunks, i, rng, work)
+    _accumulate_chunk(p, chunks, i, e, total, sub_hours, accs, taus, pieces, work)
 
 
 def simulate_trials(
