@@ -8,7 +8,7 @@ after the other, and every hour of the window gets its label when nothing can ch
 * Each component fails as a Poisson process of its rate times the GPUs and has a scope: ``process``,
   ``node`` or ``domain``. A failure restores from the fast tier when every lost node's snapshot has a
   replica on a surviving node (process: the fast tier is on; node: one replica or more; domain: replicas
-  only in other domains, or domains of one node), else from the persistent tier. Planned interruptions
+  only in other domains), else from the persistent tier. Planned interruptions
   are a Poisson process of their own.
 * Fast tier on: every ``fast_tau`` of compute the job stalls ``fast_stall`` and completes a fast
   snapshot; every ``k``-th snapshot of a cycle (``k = persistent_tau / fast_tau``, rounded) is a
@@ -70,7 +70,7 @@ class Model:
             return "fast"
         if self.replicas == 0:
             return "persistent"
-        if scope == "node" or self.placement == "other-domain" or self.nodes_per_domain == 1:
+        if scope == "node" or self.placement == "other-domain":
             return "fast"
         return "persistent"
 

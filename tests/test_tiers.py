@@ -173,8 +173,12 @@ GRID = {
         1000,
         8000,
     ),
-    # domains of one node: a domain failure is a node failure (fast with a replica)
-    "100k single-node domains": (Case(100_000, 24.0, MIX, mu=0.2, nodes_per_domain=1), 800, 8000),
+    # domains of one node, replicas in other domains: a domain failure is a node failure (fast with a replica)
+    "100k single-node domains": (
+        Case(100_000, 24.0, MIX, mu=0.2, nodes_per_domain=1, placement="other-domain"),
+        800,
+        8000,
+    ),
     # upload 0 with k = 3
     "100k no upload time": (Case(100_000, 24.0, MIX, mu=0.2, upload=0.0), 800, 8000),
     # the fast tier off: one persistent tier with a blocking copy and an upload after it
@@ -314,8 +318,11 @@ def test_scope_rules():
     assert [restoring_tier(s, other) for s in ("process", "node", "domain")] == ["fast"] * 3
     bare = dataclasses.replace(on, fast_replicas=0)
     assert [restoring_tier(s, bare) for s in ("process", "node", "domain")] == ["fast", "persistent", "persistent"]
-    single_node = dataclasses.replace(on, nodes_per_domain=1)
+    single_node = dataclasses.replace(other, nodes_per_domain=1)
     assert restoring_tier("domain", single_node) == "fast"
+    with pytest.raises(ValueError, match="a domain of 1 node has no other node for a replica"):
+        dataclasses.replace(on, nodes_per_domain=1).validate()  # same-domain: no room in a one-node domain
+    assert restoring_tier("domain", dataclasses.replace(bare, nodes_per_domain=1)) == "persistent"
     off = Tiers()
     assert {restoring_tier(s, off) for s in ("process", "node", "domain")} == {"persistent"}
 
@@ -334,7 +341,7 @@ def test_every_llama3_cause_has_a_default_scope_with_a_reason():
     assert rates.fast + rates.persistent == pytest.approx(sc.failure_rate_per_hour)
     with pytest.raises(ValueError, match="fast_replicas"):
         Tiers(fast_replicas=-1).validate()
-    with pytest.raises(ValueError, match="do not fit"):
+    with pytest.raises(ValueError, match="room for 3 replicas on its other nodes; asked for 4 replicas"):
         Tiers(fast_replicas=4, nodes_per_domain=4, fast_placement="same-domain").validate()
 
 

@@ -59,7 +59,10 @@ def test_each_flag_sets_the_input_it_names():
     [
         (("--fast-stall", "-1"), "--fast-stall: must be a number from 0 to 86,400"),
         (("--fast-interval", "0"), "--fast-interval: must be a number from 0.01"),
-        (("--fast-replicas", "3", "--fast-placement", "same-domain"), "--fast-replicas: 3 replicas do not fit"),
+        (
+            ("--fast-replicas", "3", "--fast-placement", "same-domain"),
+            "--fast-replicas: same-domain placement: a domain of 2 nodes has room for 1",
+        ),
         (("--nodes-per-domain", "0"), "--nodes-per-domain: must be a whole number from 1"),
         (("--persistent-upload", "1e9"), "--persistent-upload: must be a number from 0 to 10,080"),
         (("--no-fast-tier", "--fast-stall", "1"), "--fast-stall: sets the fast tier, which --no-fast-tier"),

@@ -66,9 +66,10 @@ def _with_tiers(**changes):
         ({"nodes_per_domain": 0}, "tiers.nodes_per_domain: must be a whole number from 1"),
         ({"persistent_upload_min": float("1e9")}, "tiers.persistent_upload_min: must be a number from 0 to 10,080"),
         ({"fast_enabled": "yes"}, "tiers.fast_enabled: must be true or false"),
-        ({"fast_replicas": 3, "fast_placement": "same-domain", "nodes_per_domain": 2}, "do not fit in the other 1"),
+        ({"fast_replicas": 3, "fast_placement": "same-domain", "nodes_per_domain": 2}, "room for 1 replica on its"),
+        ({"fast_replicas": 1, "fast_placement": "same-domain", "nodes_per_domain": 1}, "1 node has no other node for"),
         ({"nodes_per_domain": 5000}, "other-domain needs two failure domains"),
-        ({"fast_replicas": 60, "nodes_per_domain": 1}, "replicas need 61 nodes; the job has 8"),
+        ({"fast_replicas": 60, "nodes_per_domain": 1}, "60 replicas of it need 61 nodes; the job has 8"),
     ],
 )
 def test_bad_tiers_are_refused_in_one_line(changes, message):

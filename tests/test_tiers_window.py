@@ -269,8 +269,8 @@ def test_a_strategy_that_cannot_be_is_named_not_raised(make_window, qtbot):
     t = win.controls.tiers
     t.placement.setCurrentIndex(t.placement.findData("same-domain"))
     t.replicas.setValue(2)  # two replicas in the one other node of a 2-node domain
-    assert t.info.text().startswith("Cannot plan: 2 replicas do not fit")
-    assert "fast_replicas" in win.status.text() and "do not fit" in win.status.text()
+    assert t.info.text().startswith("Cannot plan: same-domain placement: a domain of 2 nodes has room for 1 replica")
+    assert "fast_replicas" in win.status.text() and "asked for 2 replicas" in win.status.text()
     assert win.banner.isVisible() or not win.results_current()
     t.replicas.setValue(1)
     settle(qtbot, win)

@@ -5,12 +5,17 @@ from __future__ import annotations
 import math
 import unicodedata
 
-__all__ = ["clean", "compact", "count", "duration_hours", "every", "exact_percent", "money", "percent"]
+__all__ = ["clean", "compact", "count", "duration_hours", "every", "exact_percent", "money", "percent", "plural"]
 
 
 def count(v: float, digits: int = 0) -> str:
     """Thousands separators: ``count(16384) == '16,384'``."""
     return f"{v:,.{digits}f}"
+
+
+def plural(n: int, word: str) -> str:
+    """A whole count and its noun: ``plural(1, "node") == '1 node'``, ``plural(6250, "node") == '6,250 nodes'``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def percent(fraction: float, digits: int = 1) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from . import fmt
 from .fmt import duration_hours
 
 if TYPE_CHECKING:
@@ -306,10 +307,19 @@ class Tiers:
             raise ValueError(f"nodes_per_domain must be >= 1 (got {self.nodes_per_domain!r})")
         if self.fast_placement not in PLACEMENTS:
             raise ValueError(f"fast_placement must be one of {PLACEMENTS} (got {self.fast_placement!r})")
-        if self.fast_placement == "same-domain" and self.fast_replicas > self.nodes_per_domain - 1 > 0:
-            raise ValueError(
-                f"{self.fast_replicas} replicas do not fit in the other {self.nodes_per_domain - 1} nodes of a domain"
-            )
+        if self.fast_placement == "same-domain" and self.fast_replicas > self.nodes_per_domain - 1:
+            raise ValueError(self.same_domain_misfit())
+
+    def same_domain_misfit(self) -> str:
+        """Why ``fast_replicas`` replicas do not fit in the same domain (one line)."""
+        room = self.nodes_per_domain - 1
+        holds = (
+            "no other node for a replica" if room == 0 else f"room for {fmt.plural(room, 'replica')} on its other nodes"
+        )
+        return (
+            f"same-domain placement: a domain of {fmt.plural(self.nodes_per_domain, 'node')} has {holds}; asked for "
+            f"{fmt.plural(self.fast_replicas, 'replica')} (use fewer replicas, more nodes per domain, or other-domain)"
+        )
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from . import fmt
 from .fmt import clean
 from .model import OPTIMAL, PLACEMENTS, SCOPES, Component, Profile, Scenario, Storage, Tiers, Training
 from .profiles import pieces
@@ -507,18 +508,16 @@ def check_tiers_fit(scenario: Scenario) -> None:
     domains = math.ceil(nodes / t.nodes_per_domain)
     if t.fast_replicas > nodes - 1:
         raise ScenarioError(
-            f"tiers.fast_replicas: {t.fast_replicas:,} replicas need {t.fast_replicas + 1:,} nodes; the job has "
-            f"{nodes:,}"
+            f"tiers.fast_replicas: a node and {fmt.plural(t.fast_replicas, 'replica')} of it need "
+            f"{fmt.plural(t.fast_replicas + 1, 'node')}; the job has {nodes:,}"
         )
-    if t.fast_placement == "same-domain" and t.nodes_per_domain > 1 and t.fast_replicas > t.nodes_per_domain - 1:
-        raise ScenarioError(
-            f"tiers.fast_replicas: {t.fast_replicas:,} replicas do not fit in the other {t.nodes_per_domain - 1:,} "
-            f"node{'' if t.nodes_per_domain == 2 else 's'} of a domain (same-domain placement)"
-        )
+    if t.fast_placement == "same-domain" and t.fast_replicas > t.nodes_per_domain - 1:
+        raise ScenarioError(f"tiers.fast_replicas: {t.same_domain_misfit()}")
     if t.fast_placement == "other-domain" and domains < 2:
         raise ScenarioError(
-            f"tiers.fast_placement: other-domain needs two failure domains or more; the job's {nodes:,} nodes make "
-            f"{domains:,} domain of {t.nodes_per_domain:,} nodes (use fewer nodes per domain, or same-domain)"
+            f"tiers.fast_placement: other-domain needs two failure domains or more; the job's "
+            f"{fmt.plural(nodes, 'node')} make one domain of {fmt.plural(t.nodes_per_domain, 'node')} (use fewer nodes "
+            "per domain, or same-domain)"
         )
 
 

@@ -80,8 +80,9 @@ def restoring_tier(scope: Scope, tiers: Tiers) -> Tier:
 
     * ``process``: no node is lost, so the fast tier whenever it is on;
     * ``node``: the fast tier if at least one replica lives on another node;
-    * ``domain``: the fast tier only if replicas never share a domain (``other-domain``), or a domain is a
-      single node; with ``same-domain`` placement every replica of some lost node is lost with it.
+    * ``domain``: the fast tier only if replicas never share a domain (``other-domain``); with
+      ``same-domain`` placement every replica of some lost node is lost with it (a domain of one node has no
+      room for a replica in it: :meth:`.model.Tiers.validate` refuses that placement).
 
     Otherwise (and always with the fast tier off) the persistent tier.
     """
@@ -93,7 +94,7 @@ def restoring_tier(scope: Scope, tiers: Tiers) -> Tier:
         return "persistent"
     if scope == "node":
         return "fast"
-    if tiers.fast_placement == "other-domain" or tiers.nodes_per_domain == 1:
+    if tiers.fast_placement == "other-domain":
         return "fast"
     return "persistent"
 
