@@ -47,9 +47,12 @@ def test_each_flag_sets_the_input_it_names():
         persistent_restore_min=2.5,
     )
     assert sc.checkpoint_interval_min == 30.0 and sc.checkpoint_write_s == base.checkpoint_write_s
-    assert "--fast-tier" in sc.name
+    assert "--fast-interval 3" in sc.name and "--fast-tier" not in sc.name  # (no such flag: --fast-* turn it on)
     off = scenario("--preset", "h100-100k-inmemory", "--no-fast-tier", "--persistent-stall", "40")
     assert off.tiers is not None and not off.tiers.fast_enabled and off.checkpoint_write_s == 40.0
+    assert "--no-fast-tier" in off.name
+    refused = cli("strategies", "--no-fast-tier")
+    assert refused.returncode == 2 and "--no-fast-tier" in refused.stderr
     assert scenario("--preset", "h100-100k", "--checkpoint-interval", "optimal").tiers is None
     assert scenario("--persistent-interval", "optimal").checkpoint_interval_min == "optimal"
 
@@ -119,6 +122,35 @@ def test_strategies_command_puts_the_five_side_by_side():
     assert d["across_gpus"]["gpus"] == [16384]
     text = cli("strategies", "--preset", "h100-100k", "--trials", "50", "--scale-gpus")
     assert text.returncode == 0 and "+ fast tier, other-domain" in text.stdout and "reduced" in text.stdout
+
+
+def test_a_strategy_that_cannot_be_built_is_named_and_the_others_computed():
+    """Two replicas in another domain of 2-node domains: 'run' takes it, but the same-domain strategy cannot hold
+    them (a domain has one other node); at 1,024 GPUs every strategy can be built, at 16 GPUs (2 nodes, one
+    domain) neither fast-tier strategy."""
+    out = cli(
+        "strategies", "--preset", "h100-100k-inmemory", "--fast-replicas", "2", "--trials", "60", "--scale-gpus",
+        "1024", "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    errors = [r["error"] for r in d["at_scale"]]
+    assert errors[2] is not None and "room for 1 replica" in errors[2]
+    assert [e is None for e in errors] == [True, True, False, True, True]
+    assert d["at_scale"][2]["goodput"] is None and d["at_scale"][3]["goodput"] > 0.7
+    assert d["across_gpus"]["+ fast tier, same-domain"]["goodput"] == [None]
+    assert d["across_gpus"]["+ fast tier, other-domain"]["goodput"][0] > 0.9
+    text = cli("strategies", "--preset", "h100-100k-inmemory", "--fast-replicas", "2", "--trials", "60",
+               "--scale-gpus", "1024")  # fmt: skip
+    assert text.returncode == 0 and "+ fast tier, same-domain" in text.stdout
+    assert "cannot be built here: tiers.fast_replicas: same-domain placement" in text.stdout
+    assert "Traceback" not in text.stderr
+    # A scenario too small for replicas in other domains: those rows say so; 'run' refuses the same.
+    small = cli("strategies", "--preset", "llama3-405b", "--gpus", "16", "--trials", "30", "--scale-gpus", "--json")
+    assert small.returncode == 0, small.stderr
+    rows = json.loads(small.stdout)["at_scale"]
+    assert rows[0]["error"] is None and rows[1]["error"] is None
+    assert "other-domain needs two failure domains" in rows[3]["error"]
 
 
 def test_commands_without_a_tier_model_refuse_tier_scenarios():

@@ -144,7 +144,7 @@ def test_tier_info_names_the_intervals_and_the_share_restoring_from_memory(make_
     win = _tier_window(make_window, qtbot)
     text = win.controls.tiers.info.text()
     assert "fast 46 s" in text and "persistent every fast snapshot (46 s)" in text
-    assert "18 of 18 causes (100 % of failures) restore from memory" in text
+    assert "18 of 18 causes (100 % of failures) can restore from memory" in text
     win.controls.tiers.placement.setCurrentIndex(win.controls.tiers.placement.findData("same-domain"))
     p = plan_tiers(win.scenario()).params
     share = 100 * p.lam_fast / (p.lam_fast + p.lam_persistent)
@@ -183,6 +183,27 @@ def test_the_strategy_comparison_is_the_command_lines_and_draws_what_it_names(ma
         pass
     assert dlg.comparison["gpus"] == 16_384
     assert math.isclose(dlg.here.value(), math.log10(16_384))
+    dlg.close()
+
+
+def test_a_strategy_that_cannot_be_built_is_one_row_not_the_whole_comparison(make_window, qtbot):
+    win = _tier_window(make_window, qtbot)
+    win.controls.tiers.replicas.setValue(2)  # in another domain: fine; the same-domain strategy cannot hold them
+    settle(qtbot, win)
+    dlg = win.show_strategies()
+    with qtbot.waitSignal(dlg.computed, timeout=120_000):
+        pass
+    assert (
+        dlg.table.item(2, 0).text() == "cannot be built here" and "room for 1 replica" in dlg.table.item(2, 0).toolTip()
+    )
+    for i in (0, 1, 3, 4):
+        assert dlg.table.item(i, 0).text().endswith(tuple("0123456789"))  # "xx.xx % +- y.yy"
+    assert "Strategy 3 cannot be built here" in dlg.status.text()
+    labels = [label.text for _, label in dlg.gpus_legend.items]
+    assert labels == [n for n in STRATEGIES if n != "+ fast tier, same-domain"]  # the legend names what is drawn
+    x, _ = dlg.curves["+ fast tier, same-domain"].getData()
+    assert x is None or len(x) == 0
+    assert float(np.asarray(dlg.time_bars["useful"].opts["width"])[2]) == 0.0
     dlg.close()
 
 

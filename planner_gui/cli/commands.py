@@ -103,9 +103,9 @@ def _tier_lines(res: SimulationResult) -> list[str]:
         lines.append(
             f"Fast tier (memory)       every {_minutes(plan.fast_min)} ({how}; optimum {_minutes(opt.fast_min)}"
             + (f", Young {_minutes(yd[0])}, Daly {_minutes(yd[1])}" if yd is not None else "")
-            + f"); stall {t.fast_stall_s:g} s, restore {_minutes(t.fast_restore_min)}, {t.fast_replicas} "
-            f"replica{'' if t.fast_replicas == 1 else 's'} {t.fast_placement}, {t.nodes_per_domain} "
-            f"node{'' if t.nodes_per_domain == 1 else 's'} per domain"
+            + f"); stall {t.fast_stall_s:g} s, restore {_minutes(t.fast_restore_min)}, "
+            + (f"{fmt.plural(t.fast_replicas, 'replica')} {t.fast_placement}" if t.fast_replicas else "no replicas")
+            + f", {fmt.plural(t.nodes_per_domain, 'node')} per domain"
         )
         lines.append(
             f"Persistent tier          every {_minutes(plan.persistent_min)} ({persistent_how}; "

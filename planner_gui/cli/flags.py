@@ -492,8 +492,8 @@ def _with_tiers(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[
     if tiers.fast_enabled and getattr(args, "checkpoint_write", None) is not None:
         raise UsageError(_STALL_WITH_FAST)
     edits = _edits(TIER_FLAGS, given, sc.tiers)
-    if tiers.fast_enabled != before.fast_enabled or (sc.tiers is None and tiers.fast_enabled):
-        edits.insert(0, "--fast-tier" if tiers.fast_enabled else "--no-fast-tier")
+    if off and before.fast_enabled:  # (a --fast-* flag that turns it on is in the edits itself)
+        edits.insert(0, "--no-fast-tier")
     return sc.replace(tiers=tiers), edits
 
 

@@ -42,6 +42,8 @@ def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
 
 
 def cmd_strategies(args: argparse.Namespace) -> int:
+    if getattr(args, "no_fast_tier", None):
+        raise UsageError("--no-fast-tier: strategies puts the strategies with and without the fast tier side by side")
     sc = scenario_from_args(args)
     gpus = SCALE_GPUS if args.scale_gpus is None else tuple(args.scale_gpus)
     for n in gpus:
@@ -61,8 +63,8 @@ def cmd_strategies(args: argparse.Namespace) -> int:
 def table(doc: dict[str, Any]) -> str:
     """The comparison as text: at the scenario's scale, then goodput across GPU counts."""
     rows = doc["at_scale"]
-    keys = doc["hours_keys"]
-    total = sum(rows[0]["hours"].values()) or 1.0
+    keys = [k for k in doc["hours_keys"] if k != "useful"]  # useful compute is the goodput column
+    total = next((sum(r["hours"].values()) for r in rows if r["hours"] is not None), 0.0) or 1.0  # the window
     width = max(len(r["strategy"]) for r in rows)
     head = f"{'strategy':<{width}}  {'goodput':>8}  " + "  ".join(f"{_HOURS_LABELS[k]:>9}" for k in keys)
     lines = [
@@ -72,6 +74,9 @@ def table(doc: dict[str, Any]) -> str:
         head,
     ]
     for r in rows:
+        if r["error"] is not None:
+            lines.append(f"{r['strategy']:<{width}}  cannot be built here: {fmt.clean(r['error'], 200)}")
+            continue
         shares = "  ".join(f"{fmt.percent(r['hours'][k] / total):>9}" for k in keys)
         rest = r["restores"]
         fast = "-" if r["fast_interval_min"] is None else fmt.duration_hours(r["fast_interval_min"] / 60.0)
@@ -87,5 +92,8 @@ def table(doc: dict[str, Any]) -> str:
         lines.append(f"{'strategy':<{width}}  " + "  ".join(f"{fmt.compact(n):>7}" for n in across["gpus"]))
         for r in rows:
             values = across[r["strategy"]]["goodput"]
-            lines.append(f"{r['strategy']:<{width}}  " + "  ".join(f"{fmt.percent(v):>7}" for v in values))
+            cells = ("-" if v is None else fmt.percent(v) for v in values)
+            lines.append(f"{r['strategy']:<{width}}  " + "  ".join(f"{c:>7}" for c in cells))
+        if any(v is None for r in rows for v in across[r["strategy"]]["goodput"]):
+            lines.append("-: the strategy cannot be built at that count (e.g. too few nodes for its replicas)")
     return "\n".join(lines)

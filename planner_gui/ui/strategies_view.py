@@ -38,7 +38,7 @@ from ..core.model import Scenario
 from ..core.results import HOURS_KEYS
 from ..core.scenario_io import ScenarioError, save, validate
 from ..core.server import server_env
-from ..core.tiers.strategies import SCALE_TRIALS, STRATEGIES, strategy_scenarios
+from ..core.tiers.strategies import SCALE_TRIALS, STRATEGIES
 from .plot_items import PALETTE, CountAxis, PercentAxis, duration_text, pen
 from .plots import HOURS_COLORS, HOURS_LABELS
 
@@ -173,10 +173,8 @@ class StrategiesDialog(QDialog):
     def _start(self) -> None:
         self._stop_process()
         sc = self.inputs.scenario.replace(trials=min(self.inputs.scenario.trials, WINDOW_TRIALS))
-        try:
+        try:  # a strategy that cannot be built here is named in its row (compare_strategies)
             sc = validate(sc)
-            for _, strategy in strategy_scenarios(sc):
-                validate(strategy)
             path = self._dir / "scenario.json"
             save(sc, path)
         except (ScenarioError, ValueError, OSError) as exc:
@@ -257,6 +255,10 @@ class StrategiesDialog(QDialog):
         rows = r["at_scale"]
         window = sc.hours
         for i, row in enumerate(rows):
+            self.table.verticalHeaderItem(i).setText(f"{i + 1}. {row['strategy']}")
+            if row["error"] is not None:
+                self._cannot_row(i, row["error"])
+                continue
             hours = row["hours"]
             exact = row["goodput_expected"]
             cells = [
@@ -272,11 +274,10 @@ class StrategiesDialog(QDialog):
                 item = QTableWidgetItem(text)
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(i, j, item)
-            self.table.verticalHeaderItem(i).setText(f"{i + 1}. {row['strategy']}")
         self._fit_table()
         left = np.zeros(len(rows))
         for key in _BAR_KEYS:
-            width = np.array([100 * row["hours"].get(key, 0.0) / window for row in rows])
+            width = np.array([0.0 if row["error"] else 100 * row["hours"].get(key, 0.0) / window for row in rows])
             self.time_bars[key].setOpts(x0=left.copy(), y=np.arange(len(rows)), width=width, height=0.6)
             left += width
         self.plot_time.setXRange(0, 100, padding=0.01)
@@ -284,25 +285,49 @@ class StrategiesDialog(QDialog):
         across = r["across_gpus"]
         x = np.log10(np.asarray(across["gpus"], dtype=float))
         lo, hi = math.inf, -math.inf
-        for name in STRATEGIES:
-            g = 100 * np.asarray(across[name]["goodput"])
-            s = 100 * np.asarray(across[name]["goodput_sem"])
-            self.curves[name].setData(x, g)
-            self.errors[name].setData(x=x, y=g, height=2 * 1.96 * s)
-            lo, hi = min(lo, float(np.min(g - 2 * s))), max(hi, float(np.max(g + 2 * s)))
+        self.gpus_legend.clear()  # it names the strategies drawn, in order
+        for name in STRATEGIES:  # a count where the strategy cannot be built (null) is left out
+            g = 100 * np.array(across[name]["goodput"], dtype=float)
+            s = 100 * np.array(across[name]["goodput_sem"], dtype=float)
+            ok = np.isfinite(g)
+            if ok.any():
+                self.gpus_legend.addItem(self.curves[name], name)
+            self.curves[name].setData(x[ok], g[ok])
+            self.errors[name].setData(x=x[ok], y=g[ok], height=2 * 1.96 * s[ok])
+            if ok.any():
+                lo, hi = min(lo, float(np.min(g[ok] - 2 * s[ok]))), max(hi, float(np.max(g[ok] + 2 * s[ok])))
+        if not math.isfinite(lo):
+            lo, hi = 0.0, 100.0
         self.here.setValue(math.log10(sc.gpus))
         self.plot_gpus.setXRange(float(x.min()) - 0.1, float(max(x.max(), math.log10(sc.gpus))) + 0.1, padding=0)
         self.plot_gpus.setYRange(max(lo - 2, 0.0), min(hi + 2, 100.0), padding=0)
-        best = max(rows, key=lambda row: row["goodput"])
+        built = [row for row in rows if row["error"] is None]
+        best = max(built, key=lambda row: row["goodput"]) if built else None
+        missing = [f"{i + 1}" for i, row in enumerate(rows) if row["error"] is not None]
         self.status.setText(
             f"{fmt.clean(sc.name, 80)}, {sc.gpus:,} GPUs: each strategy from the scenario's own numbers "
             f"({'its tiers section' if sc.tiers is not None else 'the published defaults of the fast tier'}), "
             f"at its own optimal intervals where the scenario says 'optimal'; failed nodes replaced at once (no "
-            f"spare pool, no swap). Best: {best['strategy']}, "
-            f"{100 * best['goodput']:.1f} %. {min(sc.trials, WINDOW_TRIALS):,} trials each at this scale, "
+            f"spare pool, no swap). "
+            + (f"Best: {best['strategy']}, {100 * best['goodput']:.1f} %. " if best is not None else "")
+            + (
+                f"Strateg{'y' if len(missing) == 1 else 'ies'} {', '.join(missing)} cannot be built here (see "
+                f"{'its' if len(missing) == 1 else 'their'} row). "
+                if missing
+                else ""
+            )
+            + f"{min(sc.trials, WINDOW_TRIALS):,} trials each at this scale, "
             f"{min(sc.trials, SCALE_TRIALS)} per GPU count below (the bars: 95 % intervals), as 'planner-gui "
             "strategies' computes them."
         )
+
+    def _cannot_row(self, i: int, why: str) -> None:
+        """Row ``i``: the strategy cannot be built at this scenario; the reason in its first cell and tooltip."""
+        for j in range(self.table.columnCount()):
+            item = QTableWidgetItem("cannot be built here" if j == 0 else "-")
+            item.setToolTip(fmt.clean(why, 300))
+            item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.table.setItem(i, j, item)
 
     def _fit_table(self) -> None:
         """Tall enough for every row (and the scroll bar a narrow dialog needs)."""

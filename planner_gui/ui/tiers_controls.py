@@ -249,5 +249,7 @@ class TiersBox(QGroupBox):
         return (
             f"In use: fast {duration_text(plan.fast_min)}; persistent {every} "
             f"({duration_text(plan.persistent_min)}){uploads}. The blocking write is the fast stall. "
-            f"{fast_components} of {len(sc.components)} causes ({share} of failures) restore from memory."
+            f"{fast_components} of {len(sc.components)} causes ({share} of failures) can restore from memory"
+            + ("" if per.lam_persistent == 0 else " (not those during a restore from storage)")
+            + "."
         )

@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from ..model import Scenario
-from ..results import HOURS_KEYS, SPARES_HOURS_KEYS, simulate
+from ..results import HOURS_KEYS, SPARES_HOURS_KEYS, SimulationResult, simulate
+from ..scenario_io import ScenarioError, validate
 from ..spares.model import Spares
 from ..specs import LIMITS
 from .run import tiers_of
@@ -116,21 +117,24 @@ def _at_gpus(sc: Scenario, gpus: int) -> Scenario:
 
 @dataclass(frozen=True)
 class StrategyRow:
-    """One strategy at the scenario's scale."""
+    """One strategy at the scenario's scale; a strategy that cannot be built there (``error``: why, e.g. replicas
+    that do not fit in a domain) has no numbers."""
 
     name: str
     scenario: Scenario
-    goodput: float
-    goodput_sem: float
+    goodput: float | None
+    goodput_sem: float | None
     goodput_expected: float | None
-    hours: dict[str, float]  # mean hours of the window by where they went
-    restores: dict[str, float]
+    hours: dict[str, float] | None  # mean hours of the window by where they went
+    restores: dict[str, float] | None
     fast_interval_min: float | None
-    persistent_interval_min: float
+    persistent_interval_min: float | None
+    error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "strategy": self.name,
+            "error": self.error,
             "goodput": self.goodput,
             "goodput_sem": self.goodput_sem,
             "goodput_expected": self.goodput_expected,
@@ -139,6 +143,16 @@ class StrategyRow:
             "fast_interval_min": self.fast_interval_min,
             "persistent_interval_min": self.persistent_interval_min,
         }
+
+
+def _attempt(
+    sc: Scenario, progress: Callable[[float], None] | None, should_stop: Callable[[], bool] | None
+) -> SimulationResult | str:
+    """The strategy's run, or why it cannot be built (the checks a scenario file or ``run`` would make)."""
+    try:
+        return simulate(validate(sc), progress=progress, should_stop=should_stop)
+    except (ScenarioError, ValueError) as exc:
+        return str(exc)
 
 
 def compare_strategies(
@@ -151,7 +165,9 @@ def compare_strategies(
 ) -> dict[str, Any]:
     """Every strategy at the scenario's scale (its trials) and, unless ``gpus`` is None, its goodput at each
     GPU count (``scale_trials`` trials a point). A JSON-ready dict: ``at_scale`` (a row per strategy) and
-    ``across_gpus`` (``gpus`` and each strategy's goodput mean and standard error)."""
+    ``across_gpus`` (``gpus`` and each strategy's goodput mean and standard error). A strategy that cannot be
+    built (replicas that do not fit, too few nodes for them) has its reason in ``error`` and null numbers, at
+    the scenario's scale or at a GPU count; the others are computed."""
     rows = []
     plans = strategy_scenarios(scenario)
     counts = [] if gpus is None else [int(n) for n in gpus]
@@ -166,8 +182,11 @@ def compare_strategies(
 
     keys = (*HOURS_KEYS, *(k for k in SPARES_HOURS_KEYS if k == "reduced_throughput"))
     for name, sc in plans:
-        res = simulate(sc, progress=part(), should_stop=should_stop)
+        res = _attempt(sc, part(), should_stop)
         done += 1
+        if isinstance(res, str):
+            rows.append(StrategyRow(name, sc, None, None, None, None, None, None, None, res))
+            continue
         d = res.to_json_dict()
         tiers = d.get("tiers")
         rows.append(
@@ -185,11 +204,16 @@ def compare_strategies(
         )
     across: dict[str, Any] = {"gpus": counts}
     for name, sc in plans:
-        means, sems = [], []
+        means: list[float | None] = []
+        sems: list[float | None] = []
         for n in counts:
             small = _at_gpus(sc, n).replace(trials=min(sc.trials, scale_trials))
-            res = simulate(small, progress=part(), should_stop=should_stop)
+            res = _attempt(small, part(), should_stop)
             done += 1
+            if isinstance(res, str):  # e.g. too few nodes for the replicas at this count
+                means.append(None)
+                sems.append(None)
+                continue
             means.append(float(res.goodput.mean()))
             sems.append(float(res.goodput.std(ddof=1) / np.sqrt(res.goodput.size)) if res.goodput.size > 1 else 0.0)
         across[name] = {"goodput": means, "goodput_sem": sems}
