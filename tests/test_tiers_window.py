@@ -71,8 +71,10 @@ def test_fast_tier_switch_turns_on_the_published_defaults_and_off_again(make_win
     before = win.scenario()
     assert before.tiers is None
     assert not win.controls.tiers.values["fast_stall_s"].spin.isEnabled()
+    assert win.controls.use_optimal.text() == "Use the optimal interval (Daly)"
     win.controls.tiers.fast.setChecked(True)
     assert win.scenario().tiers == Tiers(fast_enabled=True)
+    assert win.controls.use_optimal.text() == "Use the optimal interval (tier model)"  # not Daly's formula now
     assert win.scenario().replace(tiers=None, name=before.name) == before
     assert win.controls.tiers.values["fast_stall_s"].spin.isEnabled()
     # The blocking write is the fast stall now: the Checkpointing group's write changes nothing, so it is off.
@@ -80,6 +82,7 @@ def test_fast_tier_switch_turns_on_the_published_defaults_and_off_again(make_win
     win.controls.tiers.fast.setChecked(False)
     assert win.scenario().tiers == Tiers(fast_enabled=False)
     assert win.controls.values["checkpoint_write_s"].spin.isEnabled()
+    assert win.controls.use_optimal.text() == "Use the optimal interval (Daly)"
     settle(qtbot, win)  # fast off, no upload, no restore: today's model, today's numbers
     ref = simulate(before)
     assert win.last_result.main.goodput.mean() == pytest.approx(float(ref.goodput.mean()), rel=1e-12)

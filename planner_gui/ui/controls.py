@@ -320,6 +320,8 @@ class ControlsPanel(QScrollArea):
         self.interval.set_value(self.inputs.interval_minutes())
         self.interval.setEnabled(not sc.uses_optimal_interval)
         self.use_optimal.blockSignals(True)
+        # Without tiers 'optimal' is Daly's interval; with them, the tier model's optimum (docs/tiers.md).
+        self.use_optimal.setText(f"Use the optimal interval ({'tier model' if sc.uses_tiers else 'Daly'})")
         self.use_optimal.setChecked(sc.uses_optimal_interval)
         self.use_optimal.blockSignals(False)
         if everything or {"trials", "seed"} & changed:
