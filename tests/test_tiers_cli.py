@@ -96,6 +96,17 @@ def test_run_json_keys_and_report():
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
+def test_run_says_how_it_rounded_the_persistent_interval_and_what_it_did_not_use():
+    out = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20", "--persistent-interval", "0.5")
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("Persistent tier"))
+    assert "every 46 s (fixed, 30 s asked: the nearest whole number of fast intervals; every snapshot)" in line
+    assert "the scenario's blocking write, 0.59 s, is not used with the fast tier on" in line
+    plain = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20")
+    line = next(x for x in plain.stdout.splitlines() if x.startswith("Persistent tier"))
+    assert "asked" not in line and "(optimal; every snapshot)" in line
+
+
 def test_strategies_command_puts_the_five_side_by_side():
     out = cli("strategies", "--preset", "h100-100k-inmemory", "--trials", "100", "--scale-gpus", "16384", "--json")
     assert out.returncode == 0, out.stderr

@@ -90,6 +90,9 @@ def _tier_lines(res: SimulationResult) -> list[str]:
     sc, t, r = res.scenario, plan.tiers, res.restores()
     opt = plan.optimal
     persistent_how = "optimal" if sc.uses_optimal_interval else "fixed"
+    asked = sc.checkpoint_interval_min
+    if plan.fast_min is not None and not isinstance(asked, str) and not math.isclose(asked, plan.persistent_min):
+        persistent_how += f", {_minutes(asked)} asked: the nearest whole number of fast intervals"
     upload = (
         f"; uploads {_minutes(t.persistent_upload_min)} in the background"
         + (f", {_every(plan.upload_every, 'checkpoint')} (one at a time)" if plan.upload_every > 1 else "")
@@ -107,9 +110,15 @@ def _tier_lines(res: SimulationResult) -> list[str]:
             + (f"{fmt.plural(t.fast_replicas, 'replica')} {t.fast_placement}" if t.fast_replicas else "no replicas")
             + f", {fmt.plural(t.nodes_per_domain, 'node')} per domain"
         )
+        unused = (
+            f"; blocking part: the fast stall (the scenario's blocking write, {sc.write_s:g} s, is not used with the "
+            "fast tier on)"
+            if sc.write_s > 0
+            else ""
+        )
         lines.append(
             f"Persistent tier          every {_minutes(plan.persistent_min)} ({persistent_how}; "
-            f"{_every(plan.k, 'snapshot')}){upload}; restore {_minutes(t.persistent_restore_min)}"
+            f"{_every(plan.k, 'snapshot')}){upload}; restore {_minutes(t.persistent_restore_min)}{unused}"
         )
     else:
         lines.append(
