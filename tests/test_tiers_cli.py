@@ -105,6 +105,11 @@ def test_run_says_how_it_rounded_the_persistent_interval_and_what_it_did_not_use
     plain = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20")
     line = next(x for x in plain.stdout.splitlines() if x.startswith("Persistent tier"))
     assert "asked" not in line and "(optimal; every snapshot)" in line
+    fast = next(x for x in plain.stdout.splitlines() if x.startswith("Fast tier"))
+    assert "every 46 s (optimal; optimum 46 s" in fast  # every failure restores from memory: the exact optimum
+    both = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20", "--fast-placement", "same-domain")
+    fast = next(x for x in both.stdout.splitlines() if x.startswith("Fast tier"))
+    assert "optimal for the fast tier's formula, which leaves out the upload cadence's effect" in fast
 
 
 def test_strategies_command_puts_the_five_side_by_side():
