@@ -112,6 +112,21 @@ def test_run_says_how_it_rounded_the_persistent_interval_and_what_it_did_not_use
     assert "optimal for the fast tier's formula, which leaves out the upload cadence's effect" in fast
 
 
+def test_interval_sweep_with_the_fast_tier_names_and_spans_the_fast_interval():
+    out = cli("sweep", "--over", "interval", "--preset", "h100-100k-inmemory", "--trials", "30", "--points", "9")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert lines[0].startswith("fast_interval_min,")  # the interval varied is the fast one
+    xs = [float(line.split(",")[0]) for line in lines[1:]]
+    assert min(xs) < 0.767 < max(xs)  # the 46 s optimum is inside (the persistent tier's default started at 1 min)
+    # at 1 minute the row is the run's with the fast interval fixed there (the persistent one follows, k = 1)
+    one = cli("run", "--preset", "h100-100k-inmemory", "--trials", "30", "--fast-interval", "1", "--json")
+    row = next(line for line in lines[1:] if float(line.split(",")[0]) == 1.0)
+    assert float(row.split(",")[5]) == pytest.approx(json.loads(one.stdout)["goodput"]["mean"], rel=1e-12)
+    off = cli("sweep", "--over", "interval", "--preset", "h100-100k", "--trials", "20", "--points", "3")
+    assert off.stdout.splitlines()[0].startswith("checkpoint_interval_min,") and off.stdout.splitlines()[1][:2] == "1,"
+
+
 def test_strategies_command_puts_the_five_side_by_side():
     out = cli("strategies", "--preset", "h100-100k-inmemory", "--trials", "100", "--scale-gpus", "16384", "--json")
     assert out.returncode == 0, out.stderr

@@ -10,6 +10,7 @@ from typing import Any
 from ..core import fmt
 from ..core.model import Scenario
 from ..core.params import resolve
+from ..core.plan import interval_range
 from ..core.profiles import pieces
 from ..core.results import SimulationResult, simulate
 from ..core.scenario_io import (
@@ -229,7 +230,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         args.output = None
     if args.output is not None:
         check_output(args.output, "--output")
-    xs = gpu_counts(args.points) if args.over == "gpus" else interval_points(args.points)
+    if args.over == "gpus":
+        xs = gpu_counts(args.points)
+    elif sc.tiers is not None and sc.tiers.fast_enabled:  # fast intervals, around the fast optimum (the window's)
+        xs = interval_points(args.points, *interval_range(sc))
+    else:
+        xs = interval_points(args.points)
     cost = check_sweep_size(sc, args.over, xs, "--points")
     with Progress(cost, f"sweeping {len(xs)} points") as progress:
         if args.over == "gpus":

@@ -55,7 +55,7 @@ GUIDE_GPUS = (16_384, 100_000)
 class SweepResult:
     """Per-point summaries of a sweep; every array has one entry per value of ``x``."""
 
-    variable: str  # "gpus" or "checkpoint_interval_min"
+    variable: str  # "gpus", "checkpoint_interval_min" or (the fast tier on) "fast_interval_min"
     x: np.ndarray
     interruptions_mean: np.ndarray
     interruptions_p05: np.ndarray
@@ -351,15 +351,18 @@ def sweep_interval(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> SweepResult:
-    """The scenario at each checkpoint interval (minutes; default :func:`interval_points`).
+    """The scenario at each checkpoint interval (minutes; default :func:`interval_points`); with the fast tier on,
+    at each fast interval (the result's variable is then ``fast_interval_min``).
 
     Every interval sees the same random draws. When trials x intervals would exceed
     :data:`MAX_ROW_INTERVALS`, the intervals run in groups that each draw the same numbers again, so the
     results are the same and memory stays flat.
     """
     xs = interval_points() if intervals_min is None else np.asarray(intervals_min, dtype=float)
-    if scenario.uses_tiers or scenario.uses_spares:
-        return _tier_sweep(scenario, "checkpoint_interval_min", xs, progress, should_stop)
+    if scenario.uses_tiers or scenario.uses_spares:  # with the fast tier on, the interval varied is the fast one
+        fast = scenario.tiers is not None and scenario.tiers.fast_enabled
+        variable = "fast_interval_min" if fast else "checkpoint_interval_min"
+        return _tier_sweep(scenario, variable, xs, progress, should_stop)
     base, _ = resolve(scenario)
     layout = layout_for(scenario, base)
     groups = _interval_groups(len(xs), scenario.trials * layout.subwindows)
