@@ -105,6 +105,9 @@ def test_run_says_how_it_rounded_the_persistent_interval_and_what_it_did_not_use
     plain = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20")
     line = next(x for x in plain.stdout.splitlines() if x.startswith("Persistent tier"))
     assert "asked" not in line and "(optimal; every snapshot)" in line
+    assert "outlasts the window" not in plain.stdout
+    long = cli("run", "--preset", "h100-100k-inmemory", "--no-fast-tier", "--days", "1", "--persistent-upload", "5000")
+    assert long.returncode == 0 and "an upload (3.5 days) outlasts the window (24.0 h)" in long.stdout
     fast = next(x for x in plain.stdout.splitlines() if x.startswith("Fast tier"))
     assert "every 46 s (optimal; optimum 46 s" in fast  # every failure restores from memory: the exact optimum
     both = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20", "--fast-placement", "same-domain")

@@ -129,6 +129,11 @@ def _tier_lines(res: SimulationResult) -> list[str]:
             f"{_minutes(opt.persistent_min)}); blocking {sc.write_s:g} s{upload}; restore "
             f"{_minutes(t.persistent_restore_min)}"
         )
+    if t.persistent_upload_min / 60.0 >= sc.hours:
+        lines.append(
+            f"Note                     an upload ({_minutes(t.persistent_upload_min)}) outlasts the window "
+            f"({_minutes(sc.hours * 60.0)}): no persistent checkpoint can finish inside it"
+        )
     lines.append(f"Restores                 from memory {r['fast']:,.1f}, from storage {r['persistent']:,.1f}")
     return lines
 
