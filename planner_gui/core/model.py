@@ -188,7 +188,11 @@ DEFAULT_NOTES: dict[str, str] = {
         "0.17 min (10 s): ByteCheckpoint's 129 s load from storage made 13x faster from CPU memory, as Gemini "
         "reports (SOSP 2023)."
     ),
-    "fast_replicas": "1 peer copy: Gemini's default (a group of two machines holds each other's snapshots).",
+    "fast_replicas": (
+        "1 peer copy: Gemini's default (a group of two machines holds each other's snapshots). In this model one "
+        "replica on a surviving node is enough and the copy's time is inside the fast stall, so more than one "
+        "changes nothing (two nodes failing at once are not modelled); 0 sends node failures to storage."
+    ),
     "fast_placement": (
         "other-domain: replicas never share a rack or leaf switch, so a domain failure leaves a copy. "
         "same-domain: cheaper traffic, but a domain failure falls back to the persistent tier."
