@@ -457,3 +457,18 @@ def test_svg_exports_need_no_non_scaling_strokes(make_window, tmp_path):
             a, b, c, d, _, _ = (float(v) for v in matrix.split(","))
             if "<path" in body or "<polyline" in body:
                 assert (a, b, c, d) == (1, 0, 0, 1), (path.name, matrix)
+
+
+def test_duration_axis_labels_fit_side_by_side_and_read_as_durations(qapp):
+    """A wide interval range (fast interval fixed at 100,000 min) put ten labels on a 300-pixel axis, run
+    together; labels near 100 days printed as '1e+02 d'."""
+    from planner_gui.ui.plot_items import _LABEL_PX, DurationAxis, short_duration
+
+    axis = DurationAxis("bottom")
+    lo, hi = math.log10(0.01), math.log10(1e6)
+    for size in (300, 600, 1200):
+        (_, majors), (_, minors) = axis.tickValues(lo, hi, size)
+        assert 2 <= len(majors) <= max(2, size // _LABEL_PX)
+        assert set(majors).isdisjoint(minors) and len(majors) + len(minors) >= 10  # none dropped, only demoted
+    assert short_duration(144_000 * (1 - 1e-9)) == "100 d" and short_duration(1440) == "1 d"
+    assert all("e+" not in short_duration(10.0**v) for v in np.linspace(-2, 6, 400))

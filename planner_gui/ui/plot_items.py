@@ -122,8 +122,12 @@ def short_duration(minutes: float) -> str:
     for size, unit in _UNITS:
         if minutes >= size * 0.999 or unit == "s":
             v = minutes / size
-            return f"{v:.2g} {unit}" if v < 100 else f"{v:,.0f} {unit}"
+            return f"{v:.2g} {unit}" if v < 99.5 else f"{v:,.0f} {unit}"  # (99.99 would print as 1e+02)
     return f"{minutes:g} min"
+
+
+#: Pixels a duration tick label needs beside the next ("10 min", "1.5 d").
+_LABEL_PX = 48
 
 
 class DurationAxis(Axis):
@@ -140,6 +144,11 @@ class DurationAxis(Axis):
         ]
         if len(majors) < 2:  # a narrow range: ticks in plain decades, labelled as durations too
             return super().tickValues(minVal, maxVal, size)
+        room = max(2, int(size // _LABEL_PX))  # labels that fit side by side; the others become minor ticks
+        if len(majors) > room:
+            step = math.ceil(len(majors) / room)
+            minors += [v for i, v in enumerate(majors) if i % step]
+            majors = majors[::step]
         return [(1.0, majors), (0.3, minors)]
 
     def tickStrings(self, values, scale, spacing):
