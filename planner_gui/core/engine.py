@@ -38,12 +38,12 @@ edges (:mod:`.varying`, ``docs/engine.md``, "Rates that vary"); constant rates r
 
 Where the time goes
 -------------------
-A chunk is one matrix of exponentials with a column per row and a *slot* per place a spacing can
-take (slots x rows), filled by one call to the generator, which is most of the cost. The spacings
-are grouped by kind in bands of slots (see :func:`_draw_chunk`), so every spacing costs a few
-in-place whole-array operations on top of its draw, with no gathers or scatters, and no
-temporaries larger than a band. The buffers are kept per thread between runs: new ones would be
-mapped afresh and fault on every page.
+A chunk is one matrix of exponentials (negated: the logs of uniforms, see :func:`_draw_chunk`) with a
+column per row and a *slot* per place a spacing can take (slots x rows), filled by one call to the
+generator and one to numpy's log, about 40 % of the cost. The spacings are grouped by kind in bands of
+slots, so every spacing costs a few in-place whole-array operations on top of its draw, with no gathers
+or scatters; the bulk's passes go a block at a time while it is in cache (:mod:`.chunk_sums`). The
+buffers are kept per thread between runs: new ones would be mapped afresh and fault on every page.
 """
 
 from __future__ import annotations
