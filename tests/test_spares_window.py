@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtWidgets import QAbstractSlider
 from test_gui import find, settle
 
+from planner_gui.core import fmt
 from planner_gui.core.scenario_io import load_preset
 from planner_gui.core.spares import Spares
 from planner_gui.ui.plots import ALL_HOURS_KEYS, hours_label
@@ -140,6 +141,12 @@ def test_the_modes_dialog_draws_every_legend_entry(make_window, qtbot):
     np.testing.assert_allclose(y, over.mean(axis=0))
     np.testing.assert_allclose(x, run.trials.repair_grid / 24.0)
     assert np.all(dlg.comparison["continue"] >= dlg.comparison["restart"] - 4 * dlg.comparison["continue_sem"] - 0.01)
+    # GPU counts on a count axis: log10 positions, labelled as counts (a label per decade at most)
+    x, _ = dlg.curves["restart"].getData()
+    np.testing.assert_allclose(x, np.log10(dlg.counts.astype(float)))
+    axis = dlg.mode_plot.getAxis("bottom")
+    (_, majors), _ = axis.tickValues(float(x.min()), float(x.max()), 600)
+    assert axis.tickStrings(majors, 1.0, 1.0) == [fmt.compact(10.0**v).replace(" ", "") for v in majors]
     dlg.close()
 
 

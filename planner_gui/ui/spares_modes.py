@@ -25,7 +25,7 @@ from ..core.spares.exact import repair_quantile
 from ..core.spares.model import spares_params
 from .background import Background
 from .collector import collect_on_gui_thread
-from .plot_items import PALETTE
+from .plot_items import PALETTE, CountAxis
 
 __all__ = ["MODE_TRIALS", "SparesModesDialog", "mode_counts", "mode_scenario", "restart_vs_continue"]
 
@@ -90,10 +90,13 @@ class SparesModesDialog(QDialog):
         self.repair_plot = self.plots.addPlot(row=0, col=0, title="Nodes in repair over the window")
         self.repair_plot.setLabel("bottom", "day")
         self.repair_plot.setLabel("left", "nodes")
-        self.mode_plot = self.plots.addPlot(row=1, col=0, title="Restart vs continue across GPU counts")
-        self.mode_plot.setLabel("bottom", "GPUs (log)")
+        self.mode_plot = (
+            self.plots.addPlot(  # x: log10(GPUs), labelled as counts (pyqtgraph's log axis ran them together)
+                row=1, col=0, title="Restart vs continue across GPU counts", axisItems={"bottom": CountAxis("bottom")}
+            )
+        )
+        self.mode_plot.setLabel("bottom", "GPUs")
         self.mode_plot.setLabel("left", "goodput %")
-        self.mode_plot.setLogMode(x=True, y=False)
         for plot in (self.repair_plot, self.mode_plot):
             plot.showGrid(x=True, y=True, alpha=0.25)
             plot.addLegend(offset=(-10, 10))
@@ -169,8 +172,8 @@ class SparesModesDialog(QDialog):
         comp: dict[str, np.ndarray] = result[1]
         self.comparison = comp
         self.counts = counts
-        self.curves["restart"].setData(counts.astype(float), 100 * comp["restart"])
-        self.curves["continue"].setData(counts.astype(float), 100 * comp["continue"])
+        self.curves["restart"].setData(np.log10(counts.astype(float)), 100 * comp["restart"])
+        self.curves["continue"].setData(np.log10(counts.astype(float)), 100 * comp["continue"])
 
     def done(self, code: int) -> None:
         self._background.shutdown()
