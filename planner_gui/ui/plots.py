@@ -609,7 +609,7 @@ class PlotsPanel(QWidget):
         self._set_range(
             "goodputHistogramPlot",
             x=(max(lo, 0.0), min(hi, 100.0)),
-            y=_outward(0.0, max(float(counts.max()), 1.0) * 1.1, 10),
+            y=_outward(0.0, max(float(counts.max()), 1.0) * 1.35, 10),  # room above the bars for the legend
         )
 
     def _set_breakdown_rows(self, n: int, scenario: Scenario | None = None) -> None:
