@@ -341,8 +341,10 @@ def test_every_llama3_cause_has_a_default_scope_with_a_reason():
     assert rates.fast + rates.persistent == pytest.approx(sc.failure_rate_per_hour)
     with pytest.raises(ValueError, match="fast_replicas"):
         Tiers(fast_replicas=-1).validate()
+    misfit = Tiers(fast_enabled=True, fast_replicas=4, nodes_per_domain=4, fast_placement="same-domain")
     with pytest.raises(ValueError, match="room for 3 replicas on its other nodes; asked for 4 replicas"):
-        Tiers(fast_replicas=4, nodes_per_domain=4, fast_placement="same-domain").validate()
+        misfit.validate()
+    dataclasses.replace(misfit, fast_enabled=False).validate()  # the fast tier off: its replicas are not used
 
 
 def test_counts_are_consistent_and_hours_fill_the_window():

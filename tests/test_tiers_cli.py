@@ -3,6 +3,7 @@ strategy comparison."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import pytest
 
 from planner_gui.cli.flags import Parser, add_scenario_flags, scenario_from_args
 from planner_gui.core.model import Tiers
-from planner_gui.core.scenario_io import ScenarioError, load_preset
+from planner_gui.core.scenario_io import ScenarioError, load_preset, save
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -112,7 +113,11 @@ def test_run_says_how_it_rounded_the_persistent_interval_and_what_it_did_not_use
     assert "every 46 s (optimal; optimum 46 s" in fast  # every failure restores from memory: the exact optimum
     both = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20", "--fast-placement", "same-domain")
     fast = next(x for x in both.stdout.splitlines() if x.startswith("Fast tier"))
-    assert "optimal for the fast tier's formula, which leaves out the upload cadence's effect" in fast
+    assert "(optimal; optimum 46 s (the fast tier's formula's: it leaves out the upload cadence's effect" in fast
+    fixed = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20", "--fast-placement", "same-domain",
+                "--fast-interval", "0.85")  # fmt: skip
+    fast = next(x for x in fixed.stdout.splitlines() if x.startswith("Fast tier"))
+    assert "every 51 s (fixed; optimum 46 s (the fast tier's formula's" in fast
 
 
 def test_interval_sweep_with_the_fast_tier_names_and_spans_the_fast_interval():
@@ -128,6 +133,38 @@ def test_interval_sweep_with_the_fast_tier_names_and_spans_the_fast_interval():
     assert float(row.split(",")[5]) == pytest.approx(json.loads(one.stdout)["goodput"]["mean"], rel=1e-12)
     off = cli("sweep", "--over", "interval", "--preset", "h100-100k", "--trials", "20", "--points", "3")
     assert off.stdout.splitlines()[0].startswith("checkpoint_interval_min,") and off.stdout.splitlines()[1][:2] == "1,"
+
+
+def test_fast_tier_settings_left_behind_with_the_tier_off_are_not_checked(tmp_path):
+    """Replicas that do not fit their same-domain placement are refused while the fast tier is on; with it off
+    they are not used, so a scenario that keeps them (the window saves them as they are) runs."""
+    sc = load_preset("h100-100k-inmemory")
+    left = dataclasses.replace(sc.tiers, fast_enabled=False, fast_replicas=2, fast_placement="same-domain")
+    path = tmp_path / "left.json"
+    save(sc.replace(tiers=left), path)
+    out = cli("run", "--scenario", str(path), "--trials", "30")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    on = cli("run", "--scenario", str(path), "--trials", "30", "--fast-interval", "optimal")
+    assert on.returncode == 2 and "room for 1 replica" in on.stderr and len(on.stderr.strip().splitlines()) == 1
+
+
+def test_strategies_compute_what_can_be_built_whatever_the_scenarios_own_fast_tier():
+    # The scenario's own placement cannot be at 16 GPUs (one domain): 'run' refuses it, strategies names the row.
+    refused = cli("run", "--preset", "h100-100k-inmemory", "--gpus", "16")
+    assert refused.returncode == 2 and "other-domain needs two failure domains" in refused.stderr
+    out = cli("strategies", "--preset", "h100-100k-inmemory", "--gpus", "16", "--trials", "40", "--scale-gpus",
+              "1024", "--json")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)["at_scale"]
+    assert [r["error"] is None for r in rows] == [True, True, True, False, True]
+    # The continue strategy's replica is the scenario's (1,024 GPUs by default), cut only where a job is smaller:
+    # at 1,024 GPUs it is the same strategy whatever the scenario's own size.
+    across = []
+    for gpus in ("16", "100000"):
+        got = cli("strategies", "--preset", "h100-100k-inmemory", "--fast-placement", "same-domain", "--gpus", gpus,
+                  "--trials", "40", "--scale-gpus", "1024", "--json")  # fmt: skip
+        across.append(json.loads(got.stdout)["across_gpus"]["continue on replicas (blocking persistent)"]["goodput"])
+    assert across[0] == across[1]
 
 
 def test_strategies_command_puts_the_five_side_by_side():

@@ -270,7 +270,7 @@ def test_histogram_lists_the_exact_line_only_when_there_is_one(make_window, qtbo
     assert win.last_result.main.expected.goodput is None
     assert "exact expectation" not in _hist_labels(win)
     assert "exact none (two tiers restore: Monte Carlo only)" in win.summary.goodput.detail.text()
-    assert "best: no closed form" in win.summary.interval.detail.text()
+    assert "best: no closed form; the fast optimum is the fast tier's formula's" in win.summary.interval.detail.text()
     x = float(np.log10(win.last_result.by_interval.x[3]))
     assert win.plots._describe_interval(x, 50.0).endswith(": none (no closed form)")
     t.placement.setCurrentIndex(t.placement.findData("other-domain"))
@@ -296,6 +296,19 @@ def test_a_strategy_that_cannot_be_is_named_not_raised(make_window, qtbot):
     assert t.info.text().startswith("Cannot plan: same-domain placement: a domain of 2 nodes has room for 1 replica")
     assert "fast_replicas" in win.status.text() and "asked for 2 replicas" in win.status.text()
     assert win.banner.isVisible() or not win.results_current()
+    # The comparison still runs: only the strategy that places them in the same domain cannot be built.
+    dlg = win.show_strategies()
+    with qtbot.waitSignal(dlg.computed, timeout=120_000):
+        pass
+    assert [row["error"] is None for row in dlg.comparison["at_scale"]] == [True, True, False, True, True]
+    assert "Strategy 3 cannot be built here: tiers.fast_replicas: same-domain placement" in dlg.status.text()
+    dlg.close()
+    # With the fast tier off its replicas are not used: the run computes, no error (it raised in the window).
+    t.fast.setChecked(False)
+    settle(qtbot, win)
+    assert win.results_current() and not win.banner.isVisible()
+    assert win.last_result.main.scenario.tiers.fast_replicas == 2 and win.last_result.main.tier_plan.fast_min is None
+    t.fast.setChecked(True)
     t.replicas.setValue(1)
     settle(qtbot, win)
     assert t.info.text().startswith("In use:")

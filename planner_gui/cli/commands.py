@@ -104,10 +104,11 @@ def _tier_lines(res: SimulationResult) -> list[str]:
     if plan.fast_min is not None:
         yd = plan.fast_young_daly()
         how = "optimal" if t.fast_interval_min == "optimal" else "fixed"
+        caveat = ""
         if plan.params.lam_persistent > 0 and plan.params.lam_fast > 0 and t.persistent_upload_min > 0:
-            how += " for the fast tier's formula, which leaves out the upload cadence's effect on restores from storage"
+            caveat = " (the fast tier's formula's: it leaves out the upload cadence's effect on restores from storage)"
         lines.append(
-            f"Fast tier (memory)       every {_minutes(plan.fast_min)} ({how}; optimum {_minutes(opt.fast_min)}"
+            f"Fast tier (memory)       every {_minutes(plan.fast_min)} ({how}; optimum {_minutes(opt.fast_min)}{caveat}"
             + (f", Young {_minutes(yd[0])}, Daly {_minutes(yd[1])}" if yd is not None else "")
             + f"); stall {t.fast_stall_s:g} s, restore {_minutes(t.fast_restore_min)}, "
             + (f"{fmt.plural(t.fast_replicas, 'replica')} {t.fast_placement}" if t.fast_replicas else "no replicas")

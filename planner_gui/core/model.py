@@ -311,8 +311,9 @@ class Tiers:
             raise ValueError(f"nodes_per_domain must be >= 1 (got {self.nodes_per_domain!r})")
         if self.fast_placement not in PLACEMENTS:
             raise ValueError(f"fast_placement must be one of {PLACEMENTS} (got {self.fast_placement!r})")
-        if self.fast_placement == "same-domain" and self.fast_replicas > self.nodes_per_domain - 1:
-            raise ValueError(self.same_domain_misfit())
+        same = self.fast_placement == "same-domain"
+        if self.fast_enabled and same and self.fast_replicas > self.nodes_per_domain - 1:
+            raise ValueError(self.same_domain_misfit())  # (with the fast tier off its replicas are not used)
 
     def same_domain_misfit(self) -> str:
         """Why ``fast_replicas`` replicas do not fit in the same domain (one line)."""

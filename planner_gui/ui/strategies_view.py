@@ -11,6 +11,7 @@ older process.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shutil
@@ -174,9 +175,11 @@ class StrategiesDialog(QDialog):
         self._stop_process()
         sc = self.inputs.scenario.replace(trials=min(self.inputs.scenario.trials, WINDOW_TRIALS))
         try:  # a strategy that cannot be built here is named in its row (compare_strategies)
-            sc = validate(sc)
+            # Each strategy sets the fast tier itself, so the scenario goes with it off: replicas that do not fit
+            # its own placement fail only the strategies that use them, not the comparison.
+            plain = sc if sc.tiers is None else sc.replace(tiers=dataclasses.replace(sc.tiers, fast_enabled=False))
             path = self._dir / "scenario.json"
-            save(sc, path)
+            save(validate(plain), path)
         except (ScenarioError, ValueError, OSError) as exc:
             self._cannot(f"Cannot compare strategies: {fmt.clean(str(exc), 300)}")
             return
@@ -303,19 +306,18 @@ class StrategiesDialog(QDialog):
         self.plot_gpus.setYRange(max(lo - 2, 0.0), min(hi + 2, 100.0), padding=0)
         built = [row for row in rows if row["error"] is None]
         best = max(built, key=lambda row: row["goodput"]) if built else None
-        missing = [f"{i + 1}" for i, row in enumerate(rows) if row["error"] is not None]
+        missing = " ".join(
+            f"Strategy {i + 1} cannot be built here: {fmt.clean(row['error'], 200)}."
+            for i, row in enumerate(rows)
+            if row["error"] is not None
+        )
         self.status.setText(
             f"{fmt.clean(sc.name, 80)}, {sc.gpus:,} GPUs: each strategy from the scenario's own numbers "
             f"({'its tiers section' if sc.tiers is not None else 'the published defaults of the fast tier'}), "
             f"at its own optimal intervals where the scenario says 'optimal'; failed nodes replaced at once (no "
             f"spare pool, no swap). "
             + (f"Best: {best['strategy']}, {100 * best['goodput']:.1f} %. " if best is not None else "")
-            + (
-                f"Strateg{'y' if len(missing) == 1 else 'ies'} {', '.join(missing)} cannot be built here (see "
-                f"{'its' if len(missing) == 1 else 'their'} row). "
-                if missing
-                else ""
-            )
+            + (f"{missing} " if missing else "")
             + f"{min(sc.trials, WINDOW_TRIALS):,} trials each at this scale, "
             f"{min(sc.trials, SCALE_TRIALS)} per GPU count below (the bars: 95 % intervals), as 'planner-gui "
             "strategies' computes them."

@@ -237,9 +237,16 @@ class SummaryStrip(QWidget):
         at_best, now = m.goodput_at_optimum(), m.expected.goodput
         if at_best is None or now is None:
             best = "best: no closed form (Monte Carlo only)"
+            p = tp.params
+            if p.lam_fast > 0 and p.lam_persistent > 0 and tp.tiers.persistent_upload_min > 0:
+                best = (
+                    "best: no closed form; the fast optimum is the fast tier's formula's, without the upload "
+                    "cadence (see the interval plot)"
+                )
         else:
             gain = 100 * (at_best - now)
             best = "at the best intervals" if gain < 0.05 else f"best intervals: +{gain:.1f} points available"
+        best += "."
         restored = f"restores: memory {fmt.count(restores['fast'], 1)}, storage {fmt.count(restores['persistent'], 1)}"
         yd = tp.fast_young_daly()
         if tp.fast_min is None or yd is None:

@@ -105,13 +105,12 @@ def _replica_for(scenario: Scenario, replica_gpus: int) -> int:
     return min(replica_gpus, job)
 
 
-def _at_gpus(sc: Scenario, gpus: int) -> Scenario:
-    """A strategy's scenario at another GPU count (a continue replica brought down to the job)."""
+def _at_gpus(sc: Scenario, gpus: int, replica_gpus: int) -> Scenario:
+    """A strategy's scenario at another GPU count: a continue replica of ``replica_gpus`` (the scenario's own
+    size, not the one its scale may have cut it to) brought down to the job where it is larger."""
     out = sc.replace(gpus=gpus)
     if out.spares is not None:
-        out = out.replace(
-            spares=dataclasses.replace(out.spares, replica_gpus=_replica_for(out, out.spares.replica_gpus))
-        )
+        out = out.replace(spares=dataclasses.replace(out.spares, replica_gpus=_replica_for(out, replica_gpus)))
     return out
 
 
@@ -203,11 +202,12 @@ def compare_strategies(
             )
         )
     across: dict[str, Any] = {"gpus": counts}
+    replica = (scenario.spares or Spares()).replica_gpus  # each count cuts the scenario's replica, not its cut one
     for name, sc in plans:
         means: list[float | None] = []
         sems: list[float | None] = []
         for n in counts:
-            small = _at_gpus(sc, n).replace(trials=min(sc.trials, scale_trials))
+            small = _at_gpus(sc, n, replica).replace(trials=min(sc.trials, scale_trials))
             res = _attempt(small, part(), should_stop)
             done += 1
             if isinstance(res, str):  # e.g. too few nodes for the replicas at this count
