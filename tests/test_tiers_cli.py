@@ -109,6 +109,10 @@ def test_run_says_how_it_rounded_the_persistent_interval_and_what_it_did_not_use
     assert "outlasts the window" not in plain.stdout
     long = cli("run", "--preset", "h100-100k-inmemory", "--no-fast-tier", "--days", "1", "--persistent-upload", "5000")
     assert long.returncode == 0 and "an upload (3.5 days) outlasts the window (24.0 h)" in long.stdout
+    slow = cli("run", "--preset", "h100-100k-inmemory", "--no-fast-tier", "--persistent-upload", "60", "--trials", "20")
+    # 1.973 unplanned + 0.036 planned interruptions an hour: one every 29.9 min; an hour's upload finishes before
+    # the next one with chance e^(-2.010) = 13 %
+    assert "an upload (60 min) outlasts the mean time between interruptions (30 min): 13 % of uploads" in slow.stdout
     fast = next(x for x in plain.stdout.splitlines() if x.startswith("Fast tier"))
     assert "every 46 s (optimal; optimum 46 s" in fast  # every failure restores from memory: the exact optimum
     both = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20", "--fast-placement", "same-domain")

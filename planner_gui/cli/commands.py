@@ -130,10 +130,17 @@ def _tier_lines(res: SimulationResult) -> list[str]:
             f"{_minutes(opt.persistent_min)}); blocking {sc.write_s:g} s{upload}; restore "
             f"{_minutes(t.persistent_restore_min)}"
         )
-    if t.persistent_upload_min / 60.0 >= sc.hours:
+    upload_h, big = t.persistent_upload_min / 60.0, plan.params.big
+    if upload_h >= sc.hours:
         lines.append(
             f"Note                     an upload ({_minutes(t.persistent_upload_min)}) outlasts the window "
             f"({_minutes(sc.hours * 60.0)}): no persistent checkpoint can finish inside it"
+        )
+    elif big > 0 and upload_h * big >= 1.0:  # an upload outlives the next interruption with chance e^(-big u)
+        lines.append(
+            f"Note                     an upload ({_minutes(t.persistent_upload_min)}) outlasts the mean time "
+            f"between interruptions ({_minutes(60.0 / big)}): {100 * math.exp(-big * upload_h):.0f} % of uploads "
+            "finish before the next one"
         )
     lines.append(f"Restores                 from memory {r['fast']:,.1f}, from storage {r['persistent']:,.1f}")
     return lines
