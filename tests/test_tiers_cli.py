@@ -228,6 +228,13 @@ def test_a_strategy_that_cannot_be_built_is_named_and_the_others_computed():
     assert "other-domain needs two failure domains" in rows[3]["error"]
 
 
+def test_scale_gpus_are_taken_in_order_once_and_refused_in_a_short_line():
+    out = cli("strategies", "--trials", "20", "--scale-gpus", "4096", "1024", "4096", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["across_gpus"]["gpus"] == [1024, 4096]
+    bad = cli("strategies", "--scale-gpus", "1e300")
+    assert bad.returncode == 2 and "(got 1e+300)" in bad.stderr and len(bad.stderr) < 200
+
+
 def test_commands_without_a_tier_model_refuse_tier_scenarios():
     out = cli("report", "-o", "-", "--preset", "h100-100k-inmemory")
     assert out.returncode == 2 and "recovery tiers" in out.stderr

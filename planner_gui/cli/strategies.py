@@ -45,10 +45,11 @@ def cmd_strategies(args: argparse.Namespace) -> int:
     if getattr(args, "no_fast_tier", None):
         raise UsageError("--no-fast-tier: strategies puts the strategies with and without the fast tier side by side")
     sc = scenario_from_args(args)
-    gpus = SCALE_GPUS if args.scale_gpus is None else tuple(args.scale_gpus)
+    gpus = SCALE_GPUS if args.scale_gpus is None else tuple(sorted(set(args.scale_gpus)))  # in order, once each
     for n in gpus:
         if not 1024 <= n <= 10_000_000:
-            raise UsageError(f"--scale-gpus: each must be a whole number from 1,024 to 10,000,000 (got {n:,})")
+            got = f"{n:,}" if abs(n) < 1e15 else f"{n:.3g}"
+            raise UsageError(f"--scale-gpus: each must be a whole number from 1,024 to 10,000,000 (got {got})")
     events = 4 * sc.failure_rate_per_hour * sc.hours * sc.trials
     events += sum(4 * sc.rate_per_gpu_hour * n * sc.hours * min(sc.trials, 200) for n in gpus)
     with Progress(Cost(events, events * 4e-8), "strategies") as progress:

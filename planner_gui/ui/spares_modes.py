@@ -96,7 +96,7 @@ class SparesModesDialog(QDialog):
             )
         )
         self.mode_plot.setLabel("bottom", "GPUs")
-        self.mode_plot.setLabel("left", "goodput %")
+        self.mode_plot.setLabel("left", "goodput (%)")
         for plot in (self.repair_plot, self.mode_plot):
             plot.showGrid(x=True, y=True, alpha=0.25)
             plot.addLegend(offset=(-10, 10))

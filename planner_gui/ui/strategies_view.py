@@ -303,7 +303,7 @@ class StrategiesDialog(QDialog):
             lo, hi = 0.0, 100.0
         self.here.setValue(math.log10(sc.gpus))
         self.plot_gpus.setXRange(float(x.min()) - 0.1, float(max(x.max(), math.log10(sc.gpus))) + 0.1, padding=0)
-        self.plot_gpus.setYRange(max(lo - 2, 0.0), min(hi + 2, 100.0), padding=0)
+        self.plot_gpus.setYRange(max(lo - 2, 0.0), min(hi + 2, 101.0), padding=0)  # (a curve at 99 % clears the top)
         built = [row for row in rows if row["error"] is None]
         best = max(built, key=lambda row: row["goodput"]) if built else None
         missing = " ".join(
