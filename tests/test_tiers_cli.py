@@ -231,6 +231,9 @@ def test_a_strategy_that_cannot_be_built_is_named_and_the_others_computed():
 def test_scale_gpus_are_taken_in_order_once_and_refused_in_a_short_line():
     out = cli("strategies", "--trials", "20", "--scale-gpus", "4096", "1024", "4096", "--json")
     assert out.returncode == 0 and json.loads(out.stdout)["across_gpus"]["gpus"] == [1024, 4096]
+    bare = cli("strategies", "--preset", "h100-100k-inmemory", "--fast-replicas", "0", "--trials", "20", "--scale-gpus")
+    assert "Note: no replicas" in bare.stdout and "(rows 3 and 4 are the same)" in bare.stdout
+    assert "Note:" not in cli("strategies", "--trials", "20", "--scale-gpus").stdout
     bad = cli("strategies", "--scale-gpus", "1e300")
     assert bad.returncode == 2 and "(got 1e+300)" in bad.stderr and len(bad.stderr) < 200
 

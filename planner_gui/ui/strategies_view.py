@@ -318,6 +318,7 @@ class StrategiesDialog(QDialog):
             f"spare pool, no swap). "
             + (f"Best: {best['strategy']}, {100 * best['goodput']:.1f} %. " if best is not None else "")
             + (f"{missing} " if missing else "")
+            + "".join(f"Note: {n}. " for n in sorted({row["note"] for row in rows if row["note"]}))
             + f"{min(sc.trials, WINDOW_TRIALS):,} trials each at this scale, "
             f"{min(sc.trials, SCALE_TRIALS)} per GPU count below (the bars: 95 % intervals), as 'planner-gui "
             "strategies' computes them."

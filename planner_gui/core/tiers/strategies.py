@@ -129,11 +129,13 @@ class StrategyRow:
     fast_interval_min: float | None
     persistent_interval_min: float | None
     error: str | None = None
+    note: str | None = None  # what the row's name does not say (e.g. a placement without replicas to place)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "strategy": self.name,
             "error": self.error,
+            "note": self.note,
             "goodput": self.goodput,
             "goodput_sem": self.goodput_sem,
             "goodput_expected": self.goodput_expected,
@@ -201,6 +203,12 @@ def compare_strategies(
                 res.interval_min,
             )
         )
+    if tiers_of(scenario).fast_replicas == 0:  # both fast-tier rows are then one strategy
+        same = (
+            "no replicas: a node's snapshot has no copy, so where copies would go does not matter (rows 3 and 4 are "
+            "the same)"
+        )
+        rows = [dataclasses.replace(r, note=same) if r.name in STRATEGIES[2:4] else r for r in rows]
     across: dict[str, Any] = {"gpus": counts}
     replica = (scenario.spares or Spares()).replica_gpus  # each count cuts the scenario's replica, not its cut one
     for name, sc in plans:
