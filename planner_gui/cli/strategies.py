@@ -86,6 +86,7 @@ def table(doc: dict[str, Any]) -> str:
             f"restores {rest['fast']:,.0f} / {rest['persistent']:,.0f}; fast {fast}, persistent "
             f"{fmt.duration_hours(r['persistent_interval_min'] / 60.0)}"
         )
+    lines.extend(f"Note: {n}" for n in sorted({r["note"] for r in rows if r["note"]}))
     across = doc["across_gpus"]
     if across["gpus"]:
         lines.append("")
@@ -95,8 +96,6 @@ def table(doc: dict[str, Any]) -> str:
             values = across[r["strategy"]]["goodput"]
             cells = ("-" if v is None else fmt.percent(v) for v in values)
             lines.append(f"{r['strategy']:<{width}}  " + "  ".join(f"{c:>7}" for c in cells))
-        notes = {r["note"] for r in rows if r["note"]}
-        lines.extend(f"Note: {n}" for n in sorted(notes))
         if any(v is None for r in rows for v in across[r["strategy"]]["goodput"]):
             lines.append("-: the strategy cannot be built at that count (e.g. too few nodes for its replicas)")
     return "\n".join(lines)
