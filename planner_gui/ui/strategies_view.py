@@ -311,14 +311,15 @@ class StrategiesDialog(QDialog):
             for i, row in enumerate(rows)
             if row["error"] is not None
         )
-        self.status.setText(
-            f"{fmt.clean(sc.name, 80)}, {sc.gpus:,} GPUs: each strategy from the scenario's own numbers "
+        notes = "".join(f"Note: {n}. " for n in sorted({row["note"] for row in rows if row["note"]}))
+        self.status.setText(  # what cannot be built first: the rest is the same every time
+            (f"{missing} " if missing else "")
+            + notes
+            + f"{fmt.clean(sc.name, 80)}, {sc.gpus:,} GPUs: each strategy from the scenario's own numbers "
             f"({'its tiers section' if sc.tiers is not None else 'the published defaults of the fast tier'}), "
             f"at its own optimal intervals where the scenario says 'optimal'; failed nodes replaced at once (no "
             f"spare pool, no swap). "
             + (f"Best: {best['strategy']}, {100 * best['goodput']:.1f} %. " if best is not None else "")
-            + (f"{missing} " if missing else "")
-            + "".join(f"Note: {n}. " for n in sorted({row["note"] for row in rows if row["note"]}))
             + f"{min(sc.trials, WINDOW_TRIALS):,} trials each at this scale, "
             f"{min(sc.trials, SCALE_TRIALS)} per GPU count below (the bars: 95 % intervals), as 'planner-gui "
             "strategies' computes them."
