@@ -21,8 +21,8 @@ __all__ = ["CHUNK_ELEMENTS", "ChunkHours", "multiply_columns"]
 #: hundred-odd numpy calls) is then small beside its draws; the passes that go through every spacing
 #: are made a block at a time in cache (``BLOCK_ELEMENTS``), so the chunk need not fit there.
 CHUNK_ELEMENTS = 1 << 20
-#: Spacings drawn, masked and summed, or worked on by the bulk's passes, at a time (512 KiB): each
-#: block's several passes then run in the core's cache instead of going out to memory for each.
+#: Spacings of the bulk worked on at a time (512 KiB): each block's several passes then run in the core's
+#: cache instead of going out to memory for each.
 BLOCK_ELEMENTS = 1 << 16
 
 
@@ -174,8 +174,8 @@ class ChunkHours:
     def _bulk(self, b: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
         """Column sums over the bulk (UU: downtime R, work in progress lost) of x and floor(x).
 
-        The bulk is most of the chunk; it is worked on ``BLOCK_ELEMENTS`` at a time, each block's five
-        passes (scale, shift, clamp, floor and two sums) running while it is in cache.
+        The bulk is most of the chunk; it is worked on ``BLOCK_ELEMENTS`` at a time, each block's passes
+        (scale, shift, clamp, a sum, floor, a sum) running while it is in cache.
         """
         e = self.e[self.top :]
         slots, m = e.shape
