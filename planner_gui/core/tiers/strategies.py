@@ -149,11 +149,13 @@ class StrategyRow:
 def _attempt(
     sc: Scenario, progress: Callable[[float], None] | None, should_stop: Callable[[], bool] | None
 ) -> SimulationResult | str:
-    """The strategy's run, or why it cannot be built (the checks a scenario file or ``run`` would make)."""
+    """The strategy's run, or why it cannot be built (the checks a scenario file or ``run`` would make; an error
+    of the run itself is raised, not taken for one)."""
     try:
-        return simulate(validate(sc), progress=progress, should_stop=should_stop)
-    except (ScenarioError, ValueError) as exc:
+        checked = validate(sc)
+    except ScenarioError as exc:
         return str(exc)
+    return simulate(checked, progress=progress, should_stop=should_stop)
 
 
 def compare_strategies(
