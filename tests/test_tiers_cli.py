@@ -135,6 +135,11 @@ def test_interval_sweep_with_the_fast_tier_names_and_spans_the_fast_interval():
     one = cli("run", "--preset", "h100-100k-inmemory", "--trials", "30", "--fast-interval", "1", "--json")
     row = next(line for line in lines[1:] if float(line.split(",")[0]) == 1.0)
     assert float(row.split(",")[5]) == pytest.approx(json.loads(one.stdout)["goodput"]["mean"], rel=1e-12)
+    both = cli("sweep", "--over", "interval", "--preset", "h100-100k-inmemory", "--fast-placement", "same-domain",
+               "--trials", "20", "--points", "3")  # fmt: skip
+    header, *rows = both.stdout.strip().splitlines()
+    at = header.split(",").index("goodput_expected")
+    assert all(row.split(",")[at] == "" for row in rows)  # no closed form: an empty cell (it said nan)
     off = cli("sweep", "--over", "interval", "--preset", "h100-100k", "--trials", "20", "--points", "3")
     assert off.stdout.splitlines()[0].startswith("checkpoint_interval_min,") and off.stdout.splitlines()[1][:2] == "1,"
 

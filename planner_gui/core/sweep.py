@@ -92,6 +92,10 @@ class SweepResult:
 
 
 def _fmt(v: float) -> str:
+    """A CSV cell: whole numbers without a decimal point, an empty cell where there is no value (no closed form:
+    NaN, which the JSON writes as null)."""
+    if not math.isfinite(v):
+        return ""
     return repr(int(v)) if float(v).is_integer() and abs(v) < 1e15 else repr(float(v))
 
 
