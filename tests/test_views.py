@@ -472,3 +472,14 @@ def test_duration_axis_labels_fit_side_by_side_and_read_as_durations(qapp):
         assert set(majors).isdisjoint(minors) and len(majors) + len(minors) >= 10  # none dropped, only demoted
     assert short_duration(144_000 * (1 - 1e-9)) == "100 d" and short_duration(1440) == "1 d"
     assert all("e+" not in short_duration(10.0**v) for v in np.linspace(-2, 6, 400))
+
+
+def test_gpu_axes_leave_room_for_their_end_labels(make_window):
+    """The GPU sweeps span 1,024 to 1,048,576: a view ending exactly there hid the "1k" and "1M" labels in the
+    three-column layout (pyqtgraph drops a label that would be clipped)."""
+    win = make_window()
+    x = np.log10(win.last_result.by_gpus.x)
+    span = x[-1] - x[0]
+    for name in ("interruptionsVsGpusPlot", "goodputVsGpusPlot"):
+        (x0, x1), _ = win.plots.plot(name).getViewBox().viewRange()
+        assert x0 <= x[0] - 0.04 * span and x1 >= x[-1] + 0.04 * span, name

@@ -484,7 +484,7 @@ class PlotsPanel(QWidget):
         self.gp_marker.setData([math.log10(sc.gpus)], [100 * float(main.goodput.mean())])
         span = (float(lx[0]), float(max(lx[-1], math.log10(sc.gpus))))
         for name in ("interruptionsVsGpusPlot", "goodputVsGpusPlot"):
-            self._set_range(name, x=span, padding=0.02)
+            self._set_range(name, x=span, padding=0.05)  # room for the end labels (1k, 1M) in a narrow plot
         counts = _log_count(
             np.concatenate(
                 [g.interruptions_p05, g.interruptions_p95, g.interruptions_expected, [main.trials.unplanned.mean()]]
