@@ -22,7 +22,8 @@ from ..core.params import resolve
 from ..core.results import SimulationResult, simulate
 from ..core.spares import Spares
 from ..core.spares.exact import repair_quantile
-from ..core.spares.model import spares_params
+from ..core.spares.model import SparesParams, spares_params
+from ..core.spares.run import SparesRun
 from .background import Background
 from .collector import collect_on_gui_thread
 from .plot_items import PALETTE, CountAxis
@@ -97,9 +98,11 @@ class SparesModesDialog(QDialog):
         )
         self.mode_plot.setLabel("bottom", "GPUs")
         self.mode_plot.setLabel("left", "goodput (%)")
-        for plot in (self.repair_plot, self.mode_plot):
+        # Legends where the curves are not: below the nodes in repair (flat lines well above 0), and at the bottom
+        # left of goodput across GPU counts (the curves fall to the right).
+        for plot, corner in ((self.repair_plot, (-10, -10)), (self.mode_plot, (10, -10))):
             plot.showGrid(x=True, y=True, alpha=0.25)
-            plot.addLegend(offset=(-10, 10))
+            plot.addLegend(offset=corner)
         dash = Qt.PenStyle.DashLine
         self.curves = {
             "mean": self.repair_plot.plot(name="mean (Monte Carlo)", pen=pg.mkPen(PALETTE[0], width=2)),
@@ -132,6 +135,13 @@ class SparesModesDialog(QDialog):
             self.note.setText(f"Cannot show the nodes in repair: spares.{fmt.clean(str(exc), 300)}")
             return
         days = np.linspace(0.0, sc.days, 2)
+        self._draw_repair_lines(run, p, days)
+        # Nodes from 0: the lines sit high and the legend below them covers none.
+        ys = [y for c in self.repair_plot.listDataItems() if (y := c.getData()[1]) is not None and len(y)]
+        self.repair_plot.setYRange(0.0, 1.08 * max((float(np.nanmax(y)) for y in ys), default=1.0), padding=0)
+
+    def _draw_repair_lines(self, run: SparesRun | None, p: SparesParams, days: np.ndarray) -> None:
+        sc = self.scenario
         self.curves["mean_exact"].setData(days, np.full(2, p.mean_nodes_in_repair))
         self.curves["p95_exact"].setData(days, np.full(2, repair_quantile(p, 0.95)))
         sp = sc.spares
