@@ -5,6 +5,7 @@ Recovery Modes dialog draws what its legends promise."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -109,6 +110,8 @@ def test_the_summary_and_breakdown_show_the_hours_spares_add(make_window, qtbot)
     assert "tiers" not in win.summary.goodput.detail.text()
     assert "no closed form with spares" in win.summary.interval.detail.text()  # not "at the best interval"
     assert "spare pool" in win.summary.lost.detail.text()
+    cost = win.summary.lost.detail.text()  # "$2.31 M" must not wrap before its "M" in the narrow box
+    assert re.search(r"\$[\d.,]+\u00a0[kMB]\b", cost) and not re.search(r"\$[\d.,]+ [kMB]\b", cost), cost
     ticks = [t for _, t in win.plots.plot("timeBreakdownPlot").getAxis("left")._tickLevels[0]]
     assert ticks == [hours_label(k, win.scenario()) for k in ALL_HOURS_KEYS]
     assert ticks[ALL_HOURS_KEYS.index("recovery")] == "detection + restart + swap"  # what the hours hold

@@ -3,6 +3,8 @@ pinned baseline."""
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -18,6 +20,10 @@ from .theme import mark_secondary
 from .widgets import DoubleSpinBox
 
 __all__ = ["SummaryStrip"]
+
+
+#: A number and the scale or unit after it ("2.31 M", "8 nodes"): kept on one line in a narrow box.
+_UNIT_AFTER_NUMBER = re.compile(r"(\d) ([kMBGT]\b|GPU-h\b|nodes?\b|spares?\b)")
 
 
 class _Block(QFrame):
@@ -268,10 +274,11 @@ class SummaryStrip(QWidget):
             return
         lost = float(self._last.main.lost_gpu_hours().mean())
         self.lost.value.setText(f"{fmt.compact(lost)} GPU-h")
-        self.lost.detail.setText(f"costs {fmt.money(lost * self.price.value())}")
+        text = f"costs {fmt.money(lost * self.price.value())}"
         pool = spares_cost_text(self._last.main, self.price.value())
         if pool is not None:
-            self.lost.detail.setText(f"{self.lost.detail.text()}\n{pool}")
+            text += f"\n{pool}"
+        self.lost.detail.setText(_UNIT_AFTER_NUMBER.sub("\\1\u00a0\\2", text))  # "$2.31 M" never splits
         self._show_time_to_train()
 
     def _show_time_to_train(self) -> None:
