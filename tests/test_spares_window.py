@@ -113,8 +113,13 @@ def test_the_summary_and_breakdown_show_the_hours_spares_add(make_window, qtbot)
     cost = win.summary.lost.detail.text()  # "$2.31 M" must not wrap before its "M" in the narrow box
     assert re.search(r"\$[\d.,]+\u00a0[kMB]\b", cost) and not re.search(r"\$[\d.,]+ [kMB]\b", cost), cost
     ticks = [t for _, t in win.plots.plot("timeBreakdownPlot").getAxis("left")._tickLevels[0]]
-    assert ticks == [hours_label(k, win.scenario()) for k in ALL_HOURS_KEYS]
-    assert ticks[ALL_HOURS_KEYS.index("recovery")] == "detection + restart + swap"  # what the hours hold
+    labels = [hours_label(k, win.scenario()) for k in ALL_HOURS_KEYS]
+    assert win.plots._breakdown_labels == labels
+    # each row shows its label, or as much of it as the plot's width leaves room for (the hover names it in full)
+    assert all(t == full or (t.endswith("\u2026") and full.startswith(t[:-1])) for t, full in zip(ticks, labels))
+    assert labels[ALL_HOURS_KEYS.index("recovery")] == "detection + restart + swap"  # what the hours hold
+    row = ALL_HOURS_KEYS.index("recovery")
+    assert win.plots._describe_breakdown(1.0, float(row)).startswith("detection + restart + swap: ")
     y, widths = win.plots.curve_data("timeBreakdownPlot")
     assert len(y) == len(ALL_HOURS_KEYS)
     for i, k in enumerate(ALL_HOURS_KEYS):
@@ -274,3 +279,20 @@ def test_a_scenario_that_cannot_be_opened_is_not_saved(make_window, qtbot, tmp_p
     path = tmp_path / "combo.json"
     assert win._save_to(path) is False
     assert not path.exists() and shown and shown[0][0] == "Cannot save scenario" and "tiers" in shown[0][1]
+
+
+def test_every_plot_fits_its_column_with_the_long_breakdown_labels_of_continue_mode(make_window, qtbot):
+    """Continue mode's breakdown row "detection + restart + swap + stalls" made its plot wider than its column in
+    the three-across layout at 1440 x 860, and the column ran past the window's edge with every plot in it."""
+    win = _window(make_window, qtbot, Spares(spare_nodes=89, swap_min=10.0, recovery_mode="continue"), gpus=100_000)
+    win.resize(1440, 860)
+    settle(qtbot, win)
+    win.inputs.update(trials=61)  # a result at this size
+    settle(qtbot, win)
+    for name, widget in win.plots.widgets.items():
+        plot = win.plots.plot(name)
+        assert plot.geometry().width() <= widget.width() + 0.5, name
+        right = widget.mapTo(win, widget.rect().topRight()).x()
+        assert right <= win.width(), name
+    axis = win.plots.plot("timeBreakdownPlot").getAxis("left")
+    assert axis.width() <= 0.48 * win.plots.widgets["timeBreakdownPlot"].width() + 1

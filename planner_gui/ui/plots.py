@@ -155,6 +155,11 @@ def _mean_hours(res: PlanResult) -> np.ndarray:
     return np.array([float(hours[k].mean()) if k in hours else 0.0 for k in ALL_HOURS_KEYS])
 
 
+def _breakdown_axis_limit(width: int) -> int:
+    """The widest the time breakdown's row labels may make its axis, for a plot ``width`` pixels wide."""
+    return int(min(0.48 * width, 260))
+
+
 def _show_entry(legend: pg.LegendItem, item: pg.PlotDataItem, visible: bool) -> None:
     """Show or hide ``item``'s legend entry (its sample and label)."""
     for sample, label in legend.items:
@@ -613,11 +618,33 @@ class PlotsPanel(QWidget):
         )
 
     def _set_breakdown_rows(self, n: int, scenario: Scenario | None = None) -> None:
-        """Label the time breakdown's first ``n`` rows of :data:`ALL_HOURS_KEYS` (for ``scenario``'s model)."""
-        ticks = [(i, hours_label(k, scenario)) for i, k in enumerate(ALL_HOURS_KEYS[:n])]
-        self.plot("timeBreakdownPlot").getAxis("left").setTicks([ticks])
+        """Label the time breakdown's first ``n`` rows of :data:`ALL_HOURS_KEYS` (for ``scenario``'s model).
+
+        The labels keep the axis at most ``0.48`` of the plot's width (elided beyond it; the hover names the row in
+        full): a long one ("detection +
+        restart + swap + stalls") made the plot wider than its column in the three-across layout, and the column
+        ran past the window's edge with every plot in it.
+        """
+        name = "timeBreakdownPlot"
+        labels = [hours_label(k, scenario) for k in ALL_HOURS_KEYS[:n]]
+        axis = self.plot(name).getAxis("left")
+        limit = _breakdown_axis_limit(self.widgets[name].width())
+        metrics = QFontMetrics(axis.style.get("tickFont") or self.font())
+        if max(metrics.horizontalAdvance(t) for t in labels) + 16 <= limit:
+            shown, width = labels, None  # the axis sizes itself to them
+        else:
+            shown = [metrics.elidedText(t, Qt.TextElideMode.ElideRight, limit - 16) for t in labels]
+            width = limit
+        axis.setTicks([list(enumerate(shown))])
+        axis.setWidth(width)
+        # The plot back to its widget's width (it stays as wide as its widest labels made it until the widget is
+        # resized), and its view box's width now: the bar labels are placed by it.
+        view = self.widgets[name]
+        view.centralWidget.setGeometry(view.range)
+        self.plot(name).layout.activate()
         self._breakdown_rows = n
-        self._breakdown_labels = [label for _, label in ticks]
+        self._breakdown_labels = labels
+        self._breakdown_width = limit
 
     def _breakdown_keys(self, res: PlanResult) -> tuple[str, ...]:
         """The rows to show: today's five, or all seven when this result or a pinned one has spares."""
@@ -628,7 +655,8 @@ class PlotsPanel(QWidget):
         keys = self._breakdown_keys(res)
         n = len(keys)
         labels = [hours_label(k, res.main.scenario) for k in keys]
-        if n != self._breakdown_rows or labels != self._breakdown_labels:
+        limit = _breakdown_axis_limit(self.widgets["timeBreakdownPlot"].width())
+        if n != self._breakdown_rows or labels != self._breakdown_labels or limit != self._breakdown_width:
             self._set_breakdown_rows(n, res.main.scenario)
         vals = _mean_hours(res)[:n]
         self.time_bars.setOpts(
