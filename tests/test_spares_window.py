@@ -189,6 +189,7 @@ def test_planning_and_the_report_say_spares_have_no_exact_ranking(make_window, q
     monkeypatch.setattr(files.QMessageBox, "critical", lambda _parent, title, text: shown.append((title, text)))
     assert win.export_report_to(tmp_path / "report.html") is None
     assert shown and shown[0][0] == "Cannot export the report" and "spare pools" in shown[0][1]
+    assert "use View > Spare-Pool Sizing" in shown[0][1] and "planner-gui" not in shown[0][1]  # the window's advice
     assert not (tmp_path / "report.html").exists()
     # The menu's dialog says so before asking for a file name.
     asked = []

@@ -38,18 +38,21 @@ __all__ = ["MAX_COMPARED", "SECTIONS", "refusal", "render_report"]
 MAX_COMPARED = 7
 
 
-def refusal(scenarios: Sequence[Scenario]) -> str | None:
-    """Why the report cannot cover these scenarios, in one line (None: it can). Its sensitivity and exact
-    curves are a single checkpoint tier's, with failed nodes replaced at once."""
+def refusal(scenarios: Sequence[Scenario], window: bool = False) -> str | None:
+    """Why the report cannot cover these scenarios, in one line (None: it can), with what to use instead on the
+    command line or, with ``window``, in the window. Its charts and exact curves are a single checkpoint tier's,
+    with failed nodes replaced at once."""
     if any(s.uses_tiers for s in scenarios):
+        instead = "View > Recovery Strategies" if window else "planner-gui run, compare or strategies"
         return (
-            "report: does not cover recovery tiers yet (its sensitivity and exact curves are a single checkpoint "
-            "tier's); use planner-gui run, compare or strategies"
+            "report: does not cover recovery tiers yet (its charts and exact curves are a single checkpoint tier's); "
+            f"use {instead}"
         )
     if any(s.uses_spares for s in scenarios):
+        instead = "View > Spare-Pool Sizing" if window else "planner-gui run or sweep --over spares"
         return (
-            "report: does not cover spare pools and recovery modes yet (its sensitivity and exact curves assume "
-            "failed nodes replaced at once); use planner-gui run or sweep --over spares"
+            "report: does not cover spare pools and recovery modes yet (its charts and exact curves assume failed "
+            f"nodes replaced at once); use {instead}"
         )
     return None
 

@@ -212,7 +212,7 @@ class FileWindow(QMainWindow):
             self.export_results_to(path if path.lower().endswith(".csv") else path + ".csv")
 
     def export_report_dialog(self) -> None:
-        why = refusal([self.inputs.scenario, *(r.main.scenario for _, r in self.pins[-MAX_COMPARED:])])
+        why = refusal([self.inputs.scenario, *(r.main.scenario for _, r in self.pins[-MAX_COMPARED:])], window=True)
         if why is not None:  # say so before asking for a file name
             self._error("Cannot export the report", why)
             return
@@ -231,7 +231,7 @@ class FileWindow(QMainWindow):
             )
             return None
         pins = self.pins[-MAX_COMPARED:]
-        why = refusal([self.inputs.scenario, *(r.main.scenario for _, r in pins)])
+        why = refusal([self.inputs.scenario, *(r.main.scenario for _, r in pins)], window=True)
         if why is not None:
             self._error("Cannot export the report", why)
             return None
