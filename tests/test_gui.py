@@ -273,6 +273,22 @@ def test_a_refused_run_marks_the_plots_out_of_date(make_window, qtbot):
     assert not win.banner.isVisible()
 
 
+def test_a_time_to_train_too_long_to_simulate_is_refused_before_it_is_sent(make_window, qtbot):
+    """A training run at 10,000,000 GPUs (goodput near 0) has ~1e14 interruptions to simulate: it was sent, failed
+    in the compute process with a traceback in the log, and offered "Run again", which could only fail again."""
+    from planner_gui.core.model import Training
+
+    win = make_window(load_preset("h100-100k").replace(trials=200, training=Training()), restore=False)
+    settle(qtbot, win)
+    win.inputs.update(gpus=10_000_000)
+    assert win.banner.isVisible() and not win.compute.busy
+    text = win.stale_label.text()
+    assert "cannot be computed" in text and "training: about" in text and "ScenarioError" not in text
+    assert not win.restart_button.isVisible()
+    win.inputs.update(gpus=100_000)
+    qtbot.waitUntil(lambda: not win.banner.isVisible(), timeout=60_000)  # computed again
+
+
 def test_unsaved_changes_prompt_on_close(make_window, monkeypatch):
     win = make_window()
     win.controls.values["detect_min"].spin.setValue(7.0)

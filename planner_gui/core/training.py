@@ -183,8 +183,9 @@ def check_training_size(scenario: Scenario, p: Params | None = None) -> None:
         )
     if events > MAX_SPACINGS:
         raise ScenarioError(
-            f"training: about {events:.3g} interruptions to simulate for the time to train, over the limit of "
-            f"{MAX_SPACINGS:.3g}; use fewer trials or less compute"
+            f"training: about {events:.3g} interruptions to simulate for the time to train "
+            f"({events / max(scenario.trials, 1):.3g} a trial), over the limit of {MAX_SPACINGS:.3g}; use fewer "
+            "trials or less compute, or inputs where the job progresses faster (at low goodput it barely moves)"
         )
 
 

@@ -36,6 +36,7 @@ from ..core.inputs import COMPUTED_FIELDS, Inputs, describe_changes
 from ..core.model import Scenario
 from ..core.plan import FULL, PREVIEW, PlanResult
 from ..core.scenario_io import DEFAULT_PRESET, ScenarioError, load_preset, preset_titles, validate
+from ..core.training import check_training_size
 from .collector import collect_on_gui_thread
 from .compute import ComputeController
 from .controls import ControlsPanel
@@ -322,6 +323,7 @@ class MainWindow(FileWindow):
         """Ask the compute process for results for the current inputs (full quality unless ``preview``)."""
         try:
             sc = validate(self.inputs.scenario)
+            check_training_size(sc)  # the full run's time to train would be refused by the compute process
         except ScenarioError as exc:
             self._preview_wanted = self._full_wanted = False
             self._refused = True
