@@ -278,3 +278,18 @@ def test_a_file_with_a_byte_order_mark_is_read(tmp_path):
     path.write_bytes(b"\xef\xbb\xbf" + doc)
     out = cli("run", "--scenario", str(path), "--trials", "5")
     assert out.returncode == 0, out.stderr
+
+
+def test_the_spares_report_reads_like_the_run_report():
+    """Its money was unrounded ('64,894,439 ($162,236,097)'), one label ran into its value, and the scenario's
+    name was cut in the middle of a flag."""
+    out = cli("run", "--gpus", "100000", "--spare-nodes", "89", "--swap", "10", "--trials", "30")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].endswith("edited: --gpus 100,000 --spare-nodes 89 --swap 10")
+    for line in lines:
+        if line and not line.startswith(" "):
+            assert line[24] == " " and line[25] != " ", line  # a 25-character label column, then the value
+    lost = next(x for x in lines if x.startswith("Lost GPU-hours"))
+    assert " M ($" in lost and " M at $2.50 per GPU-hour)" in lost
+    assert next(x for x in lines if x.startswith("Spare pool")).endswith("GPU-hours ($2.31 M)")

@@ -207,7 +207,7 @@ def _report(run: SparesRun, d: dict[str, Any]) -> str:
     gp, h = d["goodput"], d["hours"]
     pool = "unlimited" if sp.spare_nodes is None else f"{sp.spare_nodes:,}"
     lines = [
-        f"Scenario                 {fmt.clean(run.scenario.name, 80)}",
+        f"Scenario                 {fmt.clean(run.scenario.name, 240)}",
         f"GPUs                     {run.scenario.gpus:,} ({run.params.job_nodes:,} nodes), {run.scenario.days:g} days",
         f"Spare nodes              {pool}; swap {sp.swap_min:g} min; repairs " + _repairs_text(sp),
         f"Recovery mode            {sp.recovery_mode}"
@@ -234,16 +234,19 @@ def _report(run: SparesRun, d: dict[str, Any]) -> str:
         ),
         f"Goodput                  {fmt.percent(gp['mean'], 2)} +/- {fmt.percent(gp['sem'], 2)} "
         f"(p05-p95 {fmt.percent(gp['p05'])}-{fmt.percent(gp['p95'])})",
-        f"Failures finding no spare {fmt.percent(s['p_no_spare'], 2)} (M/G/infinity: "
+        f"No spare at a failure    {fmt.percent(s['p_no_spare'], 2)} (M/G/infinity: "
         f"{fmt.percent(s['p_no_spare_expected'], 2)})",
         f"Nodes in repair          mean {s['nodes_in_repair']['mean']:,.1f}, p95 {s['nodes_in_repair']['p95']:,.0f} "
         f"(M/G/infinity: {s['nodes_in_repair']['mean_expected']:,.1f}, {s['nodes_in_repair']['p95_expected']:,.0f})",
         f"Pool for 99% of failures {s['recommended_for_99pct']:,} spare nodes",
         "Hours                    " + ", ".join(f"{k.replace('_', ' ')} {v:,.1f}" for k, v in h.items()),
-        f"Lost GPU-hours           {d['lost_gpu_hours']['mean']:,.0f} (${d['lost_cost_usd']:,.0f})",
+        f"Lost GPU-hours           {fmt.compact(d['lost_gpu_hours']['mean'])} ({fmt.money(d['lost_cost_usd'])} at "
+        f"${run.scenario.gpu_hour_cost_usd:,.2f} per GPU-hour)",
     ]
     if s["idle_gpu_hours"] is not None:
-        lines.append(f"Spare pool               {s['idle_gpu_hours']:,.0f} GPU-hours (${s['idle_cost_usd']:,.0f})")
+        lines.append(
+            f"Spare pool               {fmt.compact(s['idle_gpu_hours'])} GPU-hours ({fmt.money(s['idle_cost_usd'])})"
+        )
     return "\n".join(lines)
 
 
