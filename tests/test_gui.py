@@ -249,9 +249,10 @@ def test_cancel_marks_the_plots_out_of_date(make_window, qtbot, monkeypatch):
     """Item 7: after a cancel the plots say which run they show."""
     win = make_window()
     # A preview fits a time budget at any size, so it would be shown before the cancel; without the
-    # budget it takes seconds here, and the cancel stops it while the plots show other inputs.
+    # budget it takes seconds here (8,000,000 GPUs x 365 days: 1,000,000 GPUs finished before the click once
+    # the engine got faster), and the cancel stops it while the plots show other inputs.
     monkeypatch.setattr("planner_gui.ui.main_window.PREVIEW", dataclasses.replace(PREVIEW, budget_s=None))
-    win.inputs.update(gpus=1_000_000, days=365.0)
+    win.inputs.update(gpus=8_000_000, days=365.0)
     qtbot.waitUntil(lambda: win.cancel_button.isVisible(), timeout=10_000)
     win.cancel_button.click()
     assert not win.compute.busy and "Cancelled" in win.status.text()
@@ -259,7 +260,7 @@ def test_cancel_marks_the_plots_out_of_date(make_window, qtbot, monkeypatch):
     text = win.stale_label.text()
     assert "Out of date" in text and "cancelled" in text
     assert f"{win.last_result.main.scenario.gpus:,} GPUs" in text
-    assert "GPUs 16,384 -> 1,000,000; days 54 -> 365" in text  # which inputs the plots are not for
+    assert "GPUs 16,384 -> 8,000,000; days 54 -> 365" in text  # which inputs the plots are not for
     assert win.restart_button.isVisible() and win.restart_button.text() == "Run again"
 
 
