@@ -158,3 +158,17 @@ def test_a_component_scope_changes_the_tier_it_restores_from():
     d1 = simulate(base.replace(components=comps)).to_json_dict()
     assert d0["restores"]["fast"] == 0.0  # no replicas: node failures restore from storage
     assert d1["restores"]["fast"] > 0.4 * d1["interruptions"]["mean"]
+
+
+def test_the_fast_optimum_is_only_the_formulas_where_both_tiers_restore_with_uploads():
+    """The caveat the run report and the window's summary give beside the fast optimum (one property says when)."""
+    sc = load_preset("h100-100k-inmemory")
+
+    def with_tiers(**changes):
+        return plan_tiers(sc.replace(tiers=dataclasses.replace(sc.tiers, **changes)))
+
+    assert not plan_tiers(sc).fast_optimum_is_formulas  # other-domain: every failure restores from memory
+    same = with_tiers(fast_placement="same-domain")
+    assert same.params.lam_persistent > 0 and same.fast_optimum_is_formulas
+    assert not with_tiers(fast_placement="same-domain", persistent_upload_min=0.0).fast_optimum_is_formulas
+    assert not with_tiers(fast_enabled=False).fast_optimum_is_formulas  # one tier: its optimum is exact

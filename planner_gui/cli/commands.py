@@ -24,6 +24,7 @@ from ..core.sweep import (
     run_cost,
     sweep_gpus,
     sweep_interval,
+    varies_fast_interval,
 )
 from ..core.training import SECONDS_PER_SPACING, TimeToTrain, check_training_size, training_events, work_hours
 from .flags import TRAINING_FLAGS, Progress, UsageError, check_output, scenario_from_args, write_output
@@ -104,9 +105,11 @@ def _tier_lines(res: SimulationResult) -> list[str]:
     if plan.fast_min is not None:
         yd = plan.fast_young_daly()
         how = "optimal" if t.fast_interval_min == "optimal" else "fixed"
-        caveat = ""
-        if plan.params.lam_persistent > 0 and plan.params.lam_fast > 0 and t.persistent_upload_min > 0:
-            caveat = " (the fast tier's formula's: it leaves out the upload cadence's effect on restores from storage)"
+        caveat = (
+            " (the fast tier's formula's: it leaves out the upload cadence's effect on restores from storage)"
+            if plan.fast_optimum_is_formulas
+            else ""
+        )
         lines.append(
             f"Fast tier (memory)       every {_minutes(plan.fast_min)} ({how}; optimum {_minutes(opt.fast_min)}{caveat}"
             + (f", Young {_minutes(yd[0])}, Daly {_minutes(yd[1])}" if yd is not None else "")
@@ -245,7 +248,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         check_output(args.output, "--output")
     if args.over == "gpus":
         xs = gpu_counts(args.points)
-    elif sc.tiers is not None and sc.tiers.fast_enabled:  # fast intervals, around the fast optimum (the window's)
+    elif varies_fast_interval(sc):  # fast intervals, around the fast optimum (the window's range)
         xs = interval_points(args.points, *interval_range(sc))
     else:
         xs = interval_points(args.points)

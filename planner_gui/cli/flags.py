@@ -13,7 +13,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from ..core import fmt
@@ -375,8 +375,9 @@ def _with_mtbf(sc: Scenario, hours: float) -> Scenario:
     return scaled
 
 
-def scenario_from_args(args: argparse.Namespace) -> Scenario:
-    """The base scenario (preset, file or default) with the flags' overrides, validated.
+def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Scenario] | None = None) -> Scenario:
+    """The base scenario (preset, file or default) with the flags' overrides, validated (by ``check`` when given,
+    e.g. :func:`..core.tiers.strategies.comparable`; an error it raises names the flags as any other).
 
     When the flags change what the scenario describes, its name says so (see
     :func:`.scenario_io.edited_name`), unless ``--name`` sets it.
@@ -420,12 +421,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
     named |= {f"storage.{f}": STORAGE_FLAGS[f] for f in _given(args, STORAGE_FLAGS)}
     named |= {f"tiers.{f}": TIER_FLAGS[f] for f in _given(args, TIER_FLAGS)}
     try:
-        if getattr(args, "command", None) == "strategies" and sc.tiers is not None and sc.tiers.fast_enabled:
-            # strategies sets each strategy's fast tier itself and names one that cannot be built (replicas that
-            # do not fit, too few domains): the fast tier's fit is checked per strategy, not for the whole
-            checked = validate(sc.replace(tiers=dataclasses.replace(sc.tiers, fast_enabled=False)))
-            return checked.replace(tiers=sc.tiers)
-        return validate(sc)
+        return (check or validate)(sc)
     except ScenarioError as exc:
         raise _naming_flags(exc, named) from None
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core import fmt
 from ..core.sweep import Cost
-from ..core.tiers.strategies import SCALE_GPUS, compare_strategies
+from ..core.tiers.strategies import SCALE_GPUS, comparable, compare_strategies
 from .flags import Parser, Progress, UsageError, add_scenario_flags, integer_arg, scenario_from_args
 
 __all__ = ["add_parser", "cmd_strategies"]
@@ -44,7 +44,7 @@ def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
 def cmd_strategies(args: argparse.Namespace) -> int:
     if getattr(args, "no_fast_tier", None):
         raise UsageError("--no-fast-tier: strategies puts the strategies with and without the fast tier side by side")
-    sc = scenario_from_args(args)
+    sc = scenario_from_args(args, check=comparable)
     gpus = SCALE_GPUS if args.scale_gpus is None else tuple(sorted(set(args.scale_gpus)))  # in order, once each
     for n in gpus:
         if not 1024 <= n <= 10_000_000:

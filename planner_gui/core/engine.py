@@ -177,11 +177,10 @@ class _Chunks:
 
 
 def _draw_chunk(chunks: _Chunks, i: int, rng: np.random.Generator, work: _Workspace) -> tuple[np.ndarray, np.ndarray]:
-    """Chunk ``i``'s matrix of spacings (slots x rows, in units of the generator) and its column sums,
-    both **negated**: each slot
-    holds ``log U = -E`` for a uniform ``U`` and a standard exponential ``E``. numpy's vectorised log of
-    uniforms is faster than its exponential sampler; the sign costs nothing, because every spacing is used
-    through its column's scale (:func:`_accumulate_chunk`), which is negative too.
+    """Chunk ``i``'s matrix of spacings (slots x rows, in units of the generator) and its column sums, both
+    **negated**: each slot holds ``log U = -E`` for a uniform ``U`` and a standard exponential ``E``. numpy's
+    vectorised log of uniforms is faster than its exponential sampler; the sign costs nothing, because every
+    spacing is used through its column's scale (:func:`_accumulate_chunk`), which is negative too.
 
     A column holds a row's ``n + 1`` spacings. Slots 0 and 1 are its first and last (they cross the
     row's edges and are joined by :func:`.edges.edge_hours`). Then come three bands, one for each

@@ -45,6 +45,7 @@ __all__ = [
     "sweep_cost",
     "sweep_gpus",
     "sweep_interval",
+    "varies_fast_interval",
 ]
 
 #: GPU counts every GPU sweep includes: the Llama 3 cluster and a 100k cluster.
@@ -363,9 +364,8 @@ def sweep_interval(
     results are the same and memory stays flat.
     """
     xs = interval_points() if intervals_min is None else np.asarray(intervals_min, dtype=float)
-    if scenario.uses_tiers or scenario.uses_spares:  # with the fast tier on, the interval varied is the fast one
-        fast = scenario.tiers is not None and scenario.tiers.fast_enabled
-        variable = "fast_interval_min" if fast else "checkpoint_interval_min"
+    if scenario.uses_tiers or scenario.uses_spares:
+        variable = "fast_interval_min" if varies_fast_interval(scenario) else "checkpoint_interval_min"
         return _tier_sweep(scenario, variable, xs, progress, should_stop)
     base, _ = resolve(scenario)
     layout = layout_for(scenario, base)
@@ -382,13 +382,19 @@ def sweep_interval(
     return _result(summaries, xs, "checkpoint_interval_min")
 
 
+def varies_fast_interval(scenario: Scenario) -> bool:
+    """Whether a sweep over intervals varies the fast interval (the fast tier is on) rather than the checkpoint
+    (persistent) interval."""
+    return scenario.tiers is not None and scenario.tiers.fast_enabled
+
+
 def _at_interval(scenario: Scenario, minutes: float) -> Scenario:
     """The scenario with the interval a sweep varies set to ``minutes``: with the fast tier on, the fast
     interval (the persistent interval stays what it is: a whole number of fast intervals, or 'optimal'),
     else the checkpoint (persistent) interval."""
-    tiers = scenario.tiers
-    if tiers is not None and tiers.fast_enabled:
-        return scenario.replace(tiers=replace(tiers, fast_interval_min=float(minutes)))
+    if varies_fast_interval(scenario):
+        assert scenario.tiers is not None
+        return scenario.replace(tiers=replace(scenario.tiers, fast_interval_min=float(minutes)))
     return scenario.replace(checkpoint_interval_min=float(minutes))
 
 

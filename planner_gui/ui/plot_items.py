@@ -100,12 +100,11 @@ class CountAxis(Axis):
         majors = [float(v) for v in range(lo, hi + 1)]
         if len(majors) > 8:
             majors = majors[:: math.ceil(len(majors) / 8)]
-        minors = [math.log10(m) + v for v in range(lo, hi + 1) for m in (2, 5)] if len(majors) <= 3 else []
+        steps = [math.log10(m) + v for v in range(lo, hi + 1) for m in (2, 5)]  # the 2x and 5x of each decade
         inside = [v for v in majors if minVal <= v <= maxVal]
         if len(inside) <= 2:  # a range of a decade or so: 2x and 5x are labelled too, or the counts cannot be read
-            more = [math.log10(m) + v for v in range(lo, hi + 1) for m in (2, 5)]
-            return [(1.0, sorted(inside + [v for v in more if minVal <= v <= maxVal])), (0.3, [])]
-        return [(1.0, majors), (0.3, minors)]
+            return [(1.0, sorted(inside + [v for v in steps if minVal <= v <= maxVal])), (0.3, [])]
+        return [(1.0, majors), (0.3, steps if len(majors) <= 3 else [])]
 
     def tickStrings(self, values, scale, spacing):
         return [fmt.compact(10.0**v).replace(" ", "") for v in values]

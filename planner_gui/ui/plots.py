@@ -620,10 +620,10 @@ class PlotsPanel(QWidget):
     def _set_breakdown_rows(self, n: int, scenario: Scenario | None = None) -> None:
         """Label the time breakdown's first ``n`` rows of :data:`ALL_HOURS_KEYS` (for ``scenario``'s model).
 
-        The labels keep the axis at most ``0.48`` of the plot's width (elided beyond it; the hover names the row in
-        full): a long one ("detection +
-        restart + swap + stalls") made the plot wider than its column in the three-across layout, and the column
-        ran past the window's edge with every plot in it.
+        The labels keep the axis to at most about half the plot's width (:func:`_breakdown_axis_limit`; elided
+        beyond it, and the hover names the row in full): a long one ("detection + restart + swap + stalls") made
+        the plot wider than its column in the three-across layout, and the column ran past the window's edge
+        with every plot in it.
         """
         name = "timeBreakdownPlot"
         labels = [hours_label(k, scenario) for k in ALL_HOURS_KEYS[:n]]

@@ -11,7 +11,6 @@ older process.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import shutil
@@ -37,9 +36,9 @@ from ..core import fmt
 from ..core.inputs import COMPUTED_FIELDS, Inputs
 from ..core.model import Scenario
 from ..core.results import HOURS_KEYS
-from ..core.scenario_io import ScenarioError, save, validate
+from ..core.scenario_io import ScenarioError, save
 from ..core.server import server_env
-from ..core.tiers.strategies import SCALE_TRIALS, STRATEGIES
+from ..core.tiers.strategies import SCALE_TRIALS, STRATEGIES, comparable
 from .plot_items import PALETTE, CountAxis, PercentAxis, duration_text, pen
 from .plots import HOURS_COLORS, HOURS_LABELS
 
@@ -175,11 +174,8 @@ class StrategiesDialog(QDialog):
         self._stop_process()
         sc = self.inputs.scenario.replace(trials=min(self.inputs.scenario.trials, WINDOW_TRIALS))
         try:  # a strategy that cannot be built here is named in its row (compare_strategies)
-            # Each strategy sets the fast tier itself, so the scenario goes with it off: replicas that do not fit
-            # its own placement fail only the strategies that use them, not the comparison.
-            plain = sc if sc.tiers is None else sc.replace(tiers=dataclasses.replace(sc.tiers, fast_enabled=False))
             path = self._dir / "scenario.json"
-            save(validate(plain), path)
+            save(comparable(sc), path)
         except (ScenarioError, ValueError, OSError) as exc:
             self._cannot(f"Cannot compare strategies: {fmt.clean(str(exc), 300)}")
             return

@@ -243,8 +243,7 @@ class SummaryStrip(QWidget):
         at_best, now = m.goodput_at_optimum(), m.expected.goodput
         if at_best is None or now is None:
             best = "best: no closed form (Monte Carlo only)"
-            p = tp.params
-            if p.lam_fast > 0 and p.lam_persistent > 0 and tp.tiers.persistent_upload_min > 0:
+            if tp.fast_optimum_is_formulas:
                 best = (
                     "best: no closed form; the fast optimum is the fast tier's formula's, without the upload "
                     "cadence (see the interval plot)"

@@ -54,6 +54,14 @@ class TierPlan:
         running skips)."""
         return self.params.skip
 
+    @property
+    def fast_optimum_is_formulas(self) -> bool:
+        """Whether the fast optimum is only the fast tier's formula's: where both tiers restore and uploads take
+        time, the fast interval also sets how often uploads start, which moves a restore from storage's loss
+        and which the formula leaves out (docs/tiers.md, "Optimal intervals")."""
+        p = self.params
+        return p.lam_fast > 0 and p.lam_persistent > 0 and self.tiers.persistent_upload_min > 0
+
     def expected(self) -> TimeFractions | None:
         """The exact long-run fractions where a closed form exists (every failure restoring from one tier);
         None otherwise."""

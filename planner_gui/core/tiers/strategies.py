@@ -40,7 +40,7 @@ from ..spares.model import Spares
 from ..specs import LIMITS
 from .run import tiers_of
 
-__all__ = ["STRATEGIES", "StrategyRow", "compare_strategies", "strategy_scenarios"]
+__all__ = ["STRATEGIES", "StrategyRow", "comparable", "compare_strategies", "strategy_scenarios"]
 
 #: The strategies, in the order a planner would adopt them.
 STRATEGIES = (
@@ -144,6 +144,16 @@ class StrategyRow:
             "fast_interval_min": self.fast_interval_min,
             "persistent_interval_min": self.persistent_interval_min,
         }
+
+
+def comparable(scenario: Scenario) -> Scenario:
+    """``scenario`` checked as the comparison takes it: with its fast tier off. Each strategy sets the fast tier
+    (and its placement) itself and is checked on its own (:func:`compare_strategies`), so replicas that do not fit
+    the scenario's own placement fail only the strategies that use them, not the comparison. The command line
+    and the window both go through here."""
+    if scenario.tiers is None:
+        return validate(scenario)
+    return validate(scenario.replace(tiers=dataclasses.replace(scenario.tiers, fast_enabled=False)))
 
 
 def _attempt(
