@@ -1,7 +1,9 @@
 """The window under faults of its compute process: killed again and again, stopped, gone for good.
 
-The event loop must never stall over 100 ms (a 5 ms timer on the GUI thread, see ``StallMeter`` in
-test_compute.py), and results must come back.
+The GUI thread must never be blocked over 100 ms (``StallMeter.blocked`` in test_compute.py: a 5 ms timer
+on the GUI thread, its gaps less the time the thread ran or waited for a CPU), no Monte Carlo may run in
+the window's process, and results must come back. The thread's own work (painting the results) is left
+to benchmarks/bench_gui.py: its speed is the machine's as much as the window's.
 """
 
 from __future__ import annotations
@@ -14,6 +16,16 @@ from test_compute import MAX_STALL_S, StallMeter
 from test_gui import settle
 
 needs_sigstop = pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="needs POSIX signals")
+
+
+@pytest.fixture(autouse=True)
+def _no_computation_in_the_window_process(monkeypatch):
+    """Every result must come from the compute process: computing one here fails the test."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a plan was computed in the window's process")
+
+    monkeypatch.setattr("planner_gui.core.plan.compute_plan", refuse)
 
 
 def current_process(qtbot, win):
@@ -33,7 +45,7 @@ def test_the_window_survives_repeated_kills_without_stalling(make_window, qtbot,
             qtbot.wait(600)  # past the death window: the next death counts afresh
             settle(qtbot, win)
             assert win.last_result.main.scenario.detect_min == 5.0 + i
-    assert meter.longest < MAX_STALL_S, str(meter)
+    assert meter.blocked < MAX_STALL_S, str(meter)
     assert not win.banner.isVisible()
 
 
@@ -50,7 +62,7 @@ def test_the_window_keeps_running_while_the_compute_process_is_stopped(make_wind
     finally:
         os.kill(proc.pid, signal.SIGCONT)
     settle(qtbot, win)
-    assert meter.longest < MAX_STALL_S, str(meter)
+    assert meter.blocked < MAX_STALL_S, str(meter)
     assert win.last_result.main.scenario.restart_min == pytest.approx(5.0 + 199 / 10)
 
 
