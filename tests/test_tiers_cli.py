@@ -202,6 +202,12 @@ def test_strategies_command_puts_the_five_side_by_side():
     assert d["across_gpus"]["gpus"] == [16384]
     text = cli("strategies", "--preset", "h100-100k", "--trials", "50", "--scale-gpus")
     assert text.returncode == 0 and "+ fast tier, other-domain" in text.stdout and "reduced" in text.stdout
+    assert "Goodput across GPU counts:" not in text.stdout  # none: only the scenario's scale
+    text = cli("strategies", "--preset", "h100-100k", "--trials", "20", "--scale-gpus", "1024", "1048576")
+    lines = text.stdout.splitlines()
+    head = lines[lines.index("Goodput across GPU counts:") + 1]
+    assert head.split() == ["strategy", "1,024", "1,048,576"]  # the counts simulated, not rounded
+    assert all(len(line) == len(lines[lines.index(head) + 1]) for line in lines[lines.index(head) + 1 :][:5])
 
 
 def test_a_strategy_that_cannot_be_built_is_named_and_the_others_computed():

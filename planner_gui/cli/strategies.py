@@ -91,11 +91,13 @@ def table(doc: dict[str, Any]) -> str:
     if across["gpus"]:
         lines.append("")
         lines.append("Goodput across GPU counts:")
-        lines.append(f"{'strategy':<{width}}  " + "  ".join(f"{fmt.compact(n):>7}" for n in across["gpus"]))
+        heads = [fmt.count(n) for n in across["gpus"]]  # exact: the counts are the ones simulated
+        cell = max(7, *(len(h) for h in heads))
+        lines.append(f"{'strategy':<{width}}  " + "  ".join(f"{h:>{cell}}" for h in heads))
         for r in rows:
             values = across[r["strategy"]]["goodput"]
             cells = ("-" if v is None else fmt.percent(v) for v in values)
-            lines.append(f"{r['strategy']:<{width}}  " + "  ".join(f"{c:>7}" for c in cells))
+            lines.append(f"{r['strategy']:<{width}}  " + "  ".join(f"{c:>{cell}}" for c in cells))
         if any(v is None for r in rows for v in across[r["strategy"]]["goodput"]):
             lines.append("-: the strategy cannot be built at that count (e.g. too few nodes for its replicas)")
     return "\n".join(lines)
