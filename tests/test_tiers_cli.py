@@ -244,7 +244,11 @@ def test_scale_gpus_are_taken_in_order_once_and_refused_in_a_short_line():
     assert out.returncode == 0 and json.loads(out.stdout)["across_gpus"]["gpus"] == [1024, 4096]
     bare = cli("strategies", "--preset", "h100-100k-inmemory", "--fast-replicas", "0", "--trials", "20", "--scale-gpus")
     assert "Note: no replicas" in bare.stdout and "(rows 3 and 4 are the same)" in bare.stdout
-    assert "Note:" not in cli("strategies", "--trials", "20", "--scale-gpus").stdout
+    assert "Note: no upload" not in bare.stdout  # the preset uploads in the background
+    plain = cli("strategies", "--trials", "20", "--scale-gpus").stdout  # no tiers section: no upload time
+    assert "Note: no upload time" in plain and "(rows 1 and 2 are the same)" in plain and "no replicas" not in plain
+    rows = json.loads(cli("strategies", "--trials", "20", "--scale-gpus", "--json").stdout)["at_scale"]
+    assert rows[0]["hours"] == rows[1]["hours"] and rows[0]["note"] == rows[1]["note"] and rows[2]["note"] is None
     bad = cli("strategies", "--scale-gpus", "1e300")
     assert bad.returncode == 2 and "(got 1e+300)" in bad.stderr and len(bad.stderr) < 200
 

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QAbstractSlider, QComboBox
 from test_gui import find, settle
 
@@ -22,7 +23,7 @@ from planner_gui.core.tiers.model import scope_of
 from planner_gui.core.tiers.run import plan_tiers
 from planner_gui.core.tiers.strategies import STRATEGIES, compare_strategies
 from planner_gui.ui.plot_items import duration_text
-from planner_gui.ui.strategies_view import SCALE_TRIALS, WINDOW_GPUS, WINDOW_TRIALS
+from planner_gui.ui.strategies_view import SCALE_TRIALS, STRATEGY_COLORS, WINDOW_GPUS, WINDOW_TRIALS
 
 pytestmark = pytest.mark.gui
 
@@ -186,6 +187,30 @@ def test_the_strategy_comparison_is_the_command_lines_and_draws_what_it_names(ma
         pass
     assert dlg.comparison["gpus"] == 16_384
     assert math.isclose(dlg.here.value(), math.log10(16_384))
+    dlg.close()
+
+
+def test_strategies_that_coincide_are_both_in_sight(make_window, qtbot):
+    """Without upload time strategies 1 and 2 are one (the note says so): the plot still shows both colours,
+    the later curve's smaller marker and dashed line over the earlier one's."""
+    win = _tier_window(make_window, qtbot, preset="h100-100k")
+    dlg = win.show_strategies()
+    with qtbot.waitSignal(dlg.computed, timeout=120_000):
+        pass
+    rows = dlg.comparison["at_scale"]
+    assert rows[0]["hours"] == rows[1]["hours"] and "rows 1 and 2 are the same" in dlg.status.text()
+    np.testing.assert_array_equal(dlg.curves[STRATEGIES[0]].getData()[1], dlg.curves[STRATEGIES[1]].getData()[1])
+    dlg.gpus_legend.setVisible(False)  # its samples show every colour: only the curves count here
+    area = dlg.plots.mapFromScene(dlg.plot_gpus.sceneBoundingRect()).boundingRect()  # this plot alone
+    image = dlg.plots.grab(area).toImage().convertToFormat(QImage.Format.Format_RGB32)
+    dlg.gpus_legend.setVisible(True)
+    width, height = image.width(), image.height()
+    pixels = np.frombuffer(image.constBits(), np.uint8, count=image.bytesPerLine() * height)
+    rgb = pixels.reshape(height, image.bytesPerLine() // 4, 4)[:, :width, 2::-1].astype(int)  # BGRA -> RGB
+    for name, color in zip(STRATEGIES[:2], STRATEGY_COLORS[:2], strict=True):
+        c = QColor(color)
+        near = (np.abs(rgb - np.array([c.red(), c.green(), c.blue()])).sum(axis=2) < 30).sum()
+        assert near > 50, f"{name}: {near} pixels of its colour"
     dlg.close()
 
 

@@ -51,6 +51,16 @@ WINDOW_TRIALS = 500
 WINDOW_GPUS = (1024, 4096, 16_384, 65_536, 262_144, 1_048_576)
 #: Each strategy's colour.
 STRATEGY_COLORS = (PALETTE[8], PALETTE[1], PALETTE[0], PALETTE[4], PALETTE[6])
+#: Each strategy's marker, its size and its line. Strategies can coincide (rows 1 and 2 without upload time, 3 and
+#: 4 without replicas): the later one is drawn over the earlier with a smaller marker and a dashed line, so both
+#: stay in sight.
+STRATEGY_MARKS = (
+    ("o", 10, Qt.PenStyle.SolidLine),
+    ("s", 6, Qt.PenStyle.DashLine),
+    ("t", 11, Qt.PenStyle.SolidLine),
+    ("d", 7, Qt.PenStyle.DashLine),
+    ("star", 10, Qt.PenStyle.SolidLine),
+)
 #: The table's columns.
 COLUMNS = (
     "Goodput",
@@ -145,9 +155,9 @@ class StrategiesDialog(QDialog):
         self.gpus_legend = self.plot_gpus.addLegend(offset=(10, -10), labelTextSize="8pt")  # curves fall right
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.errors: dict[str, pg.ErrorBarItem] = {}
-        for name, color in zip(STRATEGIES, STRATEGY_COLORS):
+        for name, color, (symbol, size, style) in zip(STRATEGIES, STRATEGY_COLORS, STRATEGY_MARKS, strict=True):
             curve = self.plot_gpus.plot(
-                name=name, pen=pen(color, 2), symbol="o", symbolSize=6, symbolBrush=color, symbolPen=None
+                name=name, pen=pen(color, 2, style), symbol=symbol, symbolSize=size, symbolBrush=color, symbolPen=None
             )
             err = pg.ErrorBarItem(x=np.zeros(1), y=np.zeros(1), height=np.zeros(1), beam=0.05, pen=pen(color, 1))
             self.plot_gpus.addItem(err)

@@ -221,6 +221,9 @@ def compare_strategies(
             "the same)"
         )
         rows = [dataclasses.replace(r, note=same) if r.name in STRATEGIES[2:4] else r for r in rows]
+    if tiers_of(scenario).persistent_upload_min == 0:  # nothing to move to the background
+        same = "no upload time: the whole checkpoint write blocks either way (rows 1 and 2 are the same)"
+        rows = [dataclasses.replace(r, note=same) if r.name in STRATEGIES[:2] else r for r in rows]
     across: dict[str, Any] = {"gpus": counts}
     replica = (scenario.spares or Spares()).replica_gpus  # each count cuts the scenario's replica, not its cut one
     for name, sc in plans:
