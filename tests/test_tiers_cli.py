@@ -176,6 +176,23 @@ def test_strategies_compute_what_can_be_built_whatever_the_scenarios_own_fast_ti
     assert across[0] == across[1]
 
 
+def test_a_restore_from_memory_slower_than_from_storage_is_pointed_out():
+    """h100-100k's restart already loads the checkpoint from storage (no persistent restore of its own): with the
+    fast tier on, the fast restore comes on top of it, and replicas in another domain do no better than in the
+    same one. run and strategies say why; the in-memory preset, which moved the load into the restore, does not."""
+    out = cli("run", "--preset", "h100-100k", "--fast-interval", "optimal", "--trials", "20")
+    assert out.returncode == 0, out.stderr
+    note = "a restore from memory (0.17 min) takes longer than one from storage (0 min); if the restart time (5 min)"
+    assert note in out.stdout
+    for args in (("--preset", "h100-100k-inmemory"), ("--preset", "h100-100k")):  # fast tier off in the second
+        assert "a restore from memory" not in cli("run", *args, "--trials", "20").stdout
+    d = json.loads(cli("strategies", "--preset", "h100-100k", "--trials", "20", "--scale-gpus", "--json").stdout)
+    notes = [r["note"] or "" for r in d["at_scale"]]
+    assert [note in n for n in notes] == [False, False, True, True, False]
+    inmemory = cli("strategies", "--preset", "h100-100k-inmemory", "--trials", "20", "--scale-gpus", "--json")
+    assert not any("a restore from memory" in (r["note"] or "") for r in json.loads(inmemory.stdout)["at_scale"])
+
+
 def test_strategies_command_puts_the_five_side_by_side():
     out = cli("strategies", "--preset", "h100-100k-inmemory", "--trials", "100", "--scale-gpus", "16384", "--json")
     assert out.returncode == 0, out.stderr

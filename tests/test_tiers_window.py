@@ -155,6 +155,16 @@ def test_tier_info_names_the_intervals_and_the_share_restoring_from_memory(make_
     assert f"17 of 18 causes ({share:.0f} % of failures)" in win.controls.tiers.info.text()
 
 
+def test_the_tier_controls_say_when_a_restore_from_memory_is_slower_than_from_storage(make_window, qtbot):
+    win = _tier_window(make_window, qtbot)
+    assert "Note:" not in win.controls.tiers.info.text()
+    sc = win.scenario()
+    win.inputs.load(sc.replace(tiers=dataclasses.replace(sc.tiers, fast_restore_min=3.0)))  # over 2.15 from storage
+    assert "Note: A restore from memory (3 min) takes longer than one from storage (2.15 min)" in (
+        win.controls.tiers.info.text()
+    )
+
+
 def test_the_strategy_comparison_is_the_command_lines_and_draws_what_it_names(make_window, qtbot):
     win = _tier_window(make_window, qtbot)
     dlg = win.show_strategies()

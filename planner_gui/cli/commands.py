@@ -26,6 +26,7 @@ from ..core.sweep import (
     sweep_interval,
     varies_fast_interval,
 )
+from ..core.tiers.model import restore_caveat
 from ..core.training import SECONDS_PER_SPACING, TimeToTrain, check_training_size, training_events, work_hours
 from .flags import TRAINING_FLAGS, Progress, UsageError, check_output, scenario_from_args, write_output
 
@@ -145,6 +146,9 @@ def _tier_lines(res: SimulationResult) -> list[str]:
             f"between interruptions ({_minutes(60.0 / big)}): {100 * math.exp(-big * upload_h):.0f} % of uploads "
             "finish before the next one"
         )
+    caveat = restore_caveat(sc, t)
+    if caveat is not None:
+        lines.append(f"Note                     {caveat}")
     lines.append(f"Restores                 from memory {r['fast']:,.1f}, from storage {r['persistent']:,.1f}")
     return lines
 

@@ -25,7 +25,7 @@ from ..core import fmt
 from ..core.inputs import Inputs
 from ..core.model import OPTIMAL, SCOPES, Scenario, Tiers
 from ..core.specs import SPECS
-from ..core.tiers.model import DEFAULT_SCOPES, restoring_tier, scope_of
+from ..core.tiers.model import DEFAULT_SCOPES, restore_caveat, restoring_tier, scope_of
 from ..core.tiers.run import plan_tiers
 from .plot_items import duration_text
 from .theme import mark_secondary
@@ -252,4 +252,5 @@ class TiersBox(QGroupBox):
             f"{fast_components} of {len(sc.components)} causes ({share} of failures) can restore from memory"
             + ("" if per.lam_persistent == 0 else " (not those during a restore from storage)")
             + "."
+            + ("" if (caveat := restore_caveat(sc, t)) is None else f" Note: {caveat[0].upper()}{caveat[1:]}.")
         )

@@ -32,6 +32,7 @@ __all__ = [
     "TierRates",
     "Tiers",
     "persistent_multiple",
+    "restore_caveat",
     "restoring_tier",
     "scope_of",
     "tier_params",
@@ -114,6 +115,20 @@ def tier_rates(scenario: Scenario, tiers: Tiers) -> TierRates:
     fast = math.fsum(c.rate_per_gpu_hour for c, f in zip(scenario.components, flags) if f) * scenario.gpus
     slow = math.fsum(c.rate_per_gpu_hour for c, f in zip(scenario.components, flags) if not f) * scenario.gpus
     return TierRates(fast, slow, flags)
+
+
+def restore_caveat(scenario: Scenario, tiers: Tiers) -> str | None:
+    """A warning when a restore from memory costs more than one from storage (``None`` otherwise): a scenario
+    whose restart time already holds the load from storage (today's model has no restore of its own) adds the
+    fast restore on top of it, and the fast tier then only makes recovery slower."""
+    if not tiers.fast_enabled or tiers.fast_restore_min <= tiers.persistent_restore_min:
+        return None
+    return (
+        f"a restore from memory ({tiers.fast_restore_min:g} min) takes longer than one from storage "
+        f"({tiers.persistent_restore_min:g} min); if the restart time ({scenario.restart_min:g} min) already "
+        "includes loading the checkpoint from storage, move that part to the persistent restore (as "
+        "h100-100k-inmemory does), or every restore from memory costs more than it saves"
+    )
 
 
 def persistent_multiple(persistent_min: float, fast_min: float) -> int:

@@ -38,6 +38,7 @@ from ..results import HOURS_KEYS, SPARES_HOURS_KEYS, SimulationResult, simulate
 from ..scenario_io import ScenarioError, validate
 from ..spares.model import Spares
 from ..specs import LIMITS
+from .model import restore_caveat
 from .run import tiers_of
 
 __all__ = ["STRATEGIES", "StrategyRow", "comparable", "compare_strategies", "strategy_scenarios"]
@@ -168,6 +169,14 @@ def _attempt(
     return simulate(checked, progress=progress, should_stop=should_stop)
 
 
+def _noted(rows: list[StrategyRow], names: Sequence[str], note: str) -> list[StrategyRow]:
+    """``rows`` with ``note`` added to those named ``names``."""
+    return [
+        dataclasses.replace(r, note=note if r.note is None else f"{r.note}; {note}") if r.name in names else r
+        for r in rows
+    ]
+
+
 def compare_strategies(
     scenario: Scenario,
     gpus: Sequence[int] | None = SCALE_GPUS,
@@ -215,15 +224,20 @@ def compare_strategies(
                 res.interval_min,
             )
         )
-    if tiers_of(scenario).fast_replicas == 0:  # both fast-tier rows are then one strategy
-        same = (
+    t = tiers_of(scenario)
+    if t.fast_replicas == 0:  # both fast-tier rows are then one strategy
+        rows = _noted(
+            rows,
+            STRATEGIES[2:4],
             "no replicas: a node's snapshot has no copy, so where copies would go does not matter (rows 3 and 4 are "
-            "the same)"
+            "the same)",
         )
-        rows = [dataclasses.replace(r, note=same) if r.name in STRATEGIES[2:4] else r for r in rows]
-    if tiers_of(scenario).persistent_upload_min == 0:  # nothing to move to the background
+    if t.persistent_upload_min == 0:  # nothing to move to the background
         same = "no upload time: the whole checkpoint write blocks either way (rows 1 and 2 are the same)"
-        rows = [dataclasses.replace(r, note=same) if r.name in STRATEGIES[:2] else r for r in rows]
+        rows = _noted(rows, STRATEGIES[:2], same)
+    caveat = restore_caveat(scenario, dataclasses.replace(t, fast_enabled=True))
+    if caveat is not None:
+        rows = _noted(rows, STRATEGIES[2:4], f"{caveat} (rows 3 and 4)")
     across: dict[str, Any] = {"gpus": counts}
     replica = (scenario.spares or Spares()).replica_gpus  # each count cuts the scenario's replica, not its cut one
     for name, sc in plans:
