@@ -146,9 +146,9 @@ def _tier_lines(res: SimulationResult) -> list[str]:
             f"between interruptions ({_minutes(60.0 / big)}): {100 * math.exp(-big * upload_h):.0f} % of uploads "
             "finish before the next one"
         )
-    caveat = restore_caveat(sc, t)
-    if caveat is not None:
-        lines.append(f"Note                     {caveat}")
+    slower = restore_caveat(sc, t)
+    if slower is not None:
+        lines.append(f"Note                     {slower}")
     lines.append(f"Restores                 from memory {r['fast']:,.1f}, from storage {r['persistent']:,.1f}")
     return lines
 
