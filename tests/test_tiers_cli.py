@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,31 @@ def test_run_json_keys_and_report():
     assert text.returncode == 0 and "Restores                 from memory" in text.stdout
     bad = cli("run", "--fast-placement", "rack")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_optimal_intervals_are_those_of_the_interval_reported():
+    """optimal_interval_min's Young, Daly and exact belong to checkpoint_interval_min: the fast tier's when it is
+    on (not the unused blocking write's: 5 s on h100-100k against a 0.59 s fast stall)."""
+
+    def run(*args: str) -> dict:
+        out = cli("run", *args, "--trials", "20", "--json")
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    on = run("--preset", "h100-100k", "--fast-interval", "optimal")
+    opt, t = on["optimal_interval_min"], on["tiers"]
+    mtbf = 60.0 / sum(t["unplanned_per_hour"].values())  # minutes
+    assert (opt["young"], opt["daly"]) == (t["fast_young_min"], t["fast_daly_min"])
+    assert opt["young"] == pytest.approx(math.sqrt(2 * (0.59 / 60) * mtbf), rel=1e-9)
+    assert opt["exact"] == opt["fast"] == on["checkpoint_interval_min"] == t["fast_interval_min"]
+    both = run("--preset", "h100-100k-inmemory", "--fast-placement", "same-domain")  # uploads take time
+    assert both["optimal_interval_min"]["exact"] is None and both["optimal_interval_min"]["fast"] > 0
+    off = run("--preset", "h100-100k-inmemory", "--no-fast-tier")  # the upload's lag moves the optimum
+    opt = off["optimal_interval_min"]
+    assert opt["exact"] == opt["persistent"] == off["checkpoint_interval_min"] and opt["fast"] is None
+    today = run("--preset", "h100-100k")
+    assert today["optimal_interval_min"]["exact"] == today["optimal_interval_min"]["persistent"]
+    assert today["optimal_interval_min"]["young"] == pytest.approx(math.sqrt(2 * (5 / 60) * 60 / 1.9730), rel=2e-3)
 
 
 def test_run_says_how_it_rounded_the_persistent_interval_and_what_it_did_not_use():

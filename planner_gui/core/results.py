@@ -156,16 +156,25 @@ class SimulationResult:
         return {"fast": fast, "persistent": float(self.trials.unplanned.mean()) - fast}
 
     def optimal_json(self) -> dict[str, float | None]:
-        """``optimal_interval_min``: Young's, Daly's and the exact optimum of today's single checkpoint, and
-        the optimal interval of each tier (``fast`` None with the fast tier off)."""
+        """``optimal_interval_min``: Young's, Daly's and the exact optimum of the interval the run reports as
+        ``checkpoint_interval_min``, and the optimal interval of each tier (``fast`` None with the fast tier off).
+
+        With the fast tier off that interval is the persistent tier's: Young's and Daly's from the blocking write,
+        and the exact optimum the tier model's, which counts an upload's lag (today's without upload). With it on,
+        it is the fast tier's: Young's and Daly's from the fast stall and every unplanned failure, and the exact
+        optimum the tier model's (None where both tiers restore and uploads take time: the fast optimum is then
+        only its formula's)."""
         plan = self.tier_plan
         out: dict[str, float | None] = dict(self.optimal.to_dict())
         if plan is None:
-            out |= {"fast": None, "persistent": self.optimal.exact}
-        else:
-            on = plan.tiers.fast_enabled
-            out |= {"fast": plan.optimal.fast_min if on else None, "persistent": plan.optimal.persistent_min}
-        return out
+            return out | {"fast": None, "persistent": self.optimal.exact}
+        out["persistent"] = plan.optimal.persistent_min
+        yd = plan.fast_young_daly()
+        if yd is None:
+            return out | {"exact": plan.optimal.persistent_min, "fast": None}
+        fast = plan.optimal.fast_min
+        exact = None if plan.fast_optimum_is_formulas else fast
+        return out | {"young": yd[0], "daly": yd[1], "exact": exact, "fast": fast}
 
     def goodput_at_optimum(self) -> float | None:
         """The exact expected goodput at the exact optimal checkpoint interval (the optimum of the base
