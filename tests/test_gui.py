@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QAbstractSlider, QApplication, QMessageBox
 
 from planner_gui.core.scenario_io import dumps, load, load_preset, save
@@ -120,6 +120,29 @@ def test_gpu_slider_and_marks(make_window, qtbot):
     slider.setValue(slider.minimum())
     settle(qtbot, win)
     assert win.scenario().gpus == 1024
+
+
+@pytest.mark.parametrize(
+    ("field", "typed", "expected"),
+    [
+        ("gpus", "1e5", 100_000),  # Qt's own box read this as 15
+        ("gpus", "2.5e4", 25_000),
+        ("days", "1e2", 100.0),  # ... and this as 12
+        ("days", "123456", None),  # over the box's range: its top, not the digits that fit (1234)
+        ("days", "", 54.0),  # nothing typed: the value stays
+    ],
+)
+def test_a_typed_number_is_the_number_typed(make_window, qtbot, field, typed, expected):
+    win = make_window()
+    spin = win.controls.values[field].spin
+    expected = spin.maximum() if expected is None else expected
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, typed)
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    settle(qtbot, win)
+    sc = win.scenario()
+    assert (sc.gpus if field == "gpus" else sc.hours / 24.0) == pytest.approx(expected)
 
 
 def test_the_gpu_slider_lands_on_round_sizes(make_window):

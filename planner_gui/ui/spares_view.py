@@ -17,12 +17,10 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
-    QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QMessageBox,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -34,6 +32,7 @@ from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, re
 from ..core.spares.run import SizingResult, check_spares_fit, sizing, sizing_counts
 from .background import Background
 from .collector import collect_on_gui_thread
+from .widgets import DoubleSpinBox, SpinBox
 
 __all__ = ["SparesDialog"]
 
@@ -64,7 +63,7 @@ class SparesDialog(QDialog):
         self.controls: dict[str, QWidget] = {}
 
         def spin(name: str, label: str, lo: float, hi: float, value: float, step: float, decimals: int = 1) -> None:
-            w = QDoubleSpinBox()
+            w = DoubleSpinBox()
             w.setObjectName(name)
             w.setRange(lo, hi)
             w.setDecimals(decimals)
@@ -94,7 +93,7 @@ class SparesDialog(QDialog):
         mode.currentTextChanged.connect(self._changed)
         form.addRow("Recovery mode", mode)
         self.controls["recovery_mode"] = mode
-        rep = QSpinBox()
+        rep = SpinBox()
         rep.setObjectName("replica_gpus")
         rep.setRange(scenario.gpus_per_node, max(scenario.gpus_per_node, scenario.gpus))
         rep.setSingleStep(scenario.gpus_per_node)
@@ -103,7 +102,7 @@ class SparesDialog(QDialog):
         form.addRow("Replica GPUs (continue)", rep)
         self.controls["replica_gpus"] = rep
         spin("continue_stall_min", "Continue stall (min)", 0, 10_000, self.spares.continue_stall_min, 0.5)
-        shrink = QSpinBox()
+        shrink = SpinBox()
         shrink.setObjectName("min_gpus")
         shrink.setRange(0, scenario.gpus)
         shrink.setSpecialValueText("no shrinking")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QWheelEvent
+from PySide6.QtGui import QValidator, QWheelEvent
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QComboBox,
@@ -54,16 +55,84 @@ class _WheelOnlyWhenFocused(_WidgetBase):
             event.ignore()  # passed on to the scroll area
 
 
-class SpinBox(_WheelOnlyWhenFocused, QSpinBox):
+#: A number as typed: decimals, scientific notation (``1e5``, ``2.5E-3``); and one still being typed (``1e``, ``-``).
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_TYPING = re.compile(r"[+-]?\d*\.?\d*([eE][+-]?\d*)?")
+
+
+class _TypedNumbers(_WidgetBase):
+    """Spin boxes that take a number as typed. Qt's own validator drops a keystroke that makes the text
+    invalid or out of range, so ``1e5`` became 15 and 123456 in a box up to 10,000 became 1234, silently.
+    Here scientific notation is a number (as on the command line and in scenario files), a number out of
+    range is kept while typing and brought to the nearest bound when entered, and an empty or unfinished
+    entry leaves the value as it was."""
+
+    def _core(self, text: str) -> str:
+        box = cast_spin(self)
+        core = text.strip()
+        if box.prefix() and core.startswith(box.prefix()):
+            core = core[len(box.prefix()) :]
+        if box.suffix() and core.endswith(box.suffix()):
+            core = core[: -len(box.suffix())]
+        core = core.strip().replace(box.locale().groupSeparator(), "")
+        return core.replace(box.locale().decimalPoint(), ".")
+
+    def _number(self, text: str) -> float | None:
+        """The number ``text`` holds (None if it holds none, or one still being typed)."""
+        core = self._core(text)
+        return float(core) if _NUMBER.fullmatch(core) else None
+
+    def validate(self, text: str, pos: int, /) -> tuple[QValidator.State, str, int]:
+        own: tuple[QValidator.State, str, int] = super().validate(text, pos)  # type: ignore[misc]
+        if own[0] == QValidator.State.Acceptable:
+            return own
+        box, value = cast_spin(self), self._number(text)
+        if value is not None:
+            whole = not isinstance(box, QSpinBox) or value == round(value)
+            ok = whole and box.minimum() <= value <= box.maximum() and "e" in self._core(text).lower()
+            return (QValidator.State.Acceptable if ok else QValidator.State.Intermediate), text, pos
+        if _TYPING.fullmatch(self._core(text)):
+            return QValidator.State.Intermediate, text, pos
+        return QValidator.State.Invalid, text, pos
+
+    def fixup(self, text: str, /) -> str:
+        """An entry that is not a value in range as typed: the nearest one (the value as it was if it holds no
+        number)."""
+        box = cast_spin(self)
+        value = self._number(text)
+        if value is None:
+            return box.textFromValue(box.value())  # type: ignore[arg-type]
+        value = max(min(value, box.maximum()), box.minimum())
+        return box.textFromValue(round(value) if isinstance(box, QSpinBox) else value)  # type: ignore[arg-type]
+
+    def _from_text(self, text: str) -> float:
+        value = self._number(text)
+        return cast_spin(self).value() if value is None else value
+
+
+def cast_spin(widget: object) -> QSpinBox | QDoubleSpinBox:
+    """``widget`` as the spin box it is (for the mixin's type checks)."""
+    assert isinstance(widget, (QSpinBox, QDoubleSpinBox))
+    return widget
+
+
+class SpinBox(_TypedNumbers, _WheelOnlyWhenFocused, QSpinBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._init_wheel()
 
+    def valueFromText(self, text: str) -> int:
+        value = self._from_text(text)
+        return int(max(min(round(value), self.maximum()), self.minimum()))
 
-class DoubleSpinBox(_WheelOnlyWhenFocused, QDoubleSpinBox):
+
+class DoubleSpinBox(_TypedNumbers, _WheelOnlyWhenFocused, QDoubleSpinBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._init_wheel()
+
+    def valueFromText(self, text: str) -> float:
+        return self._from_text(text)
 
 
 class ComboBox(_WheelOnlyWhenFocused, QComboBox):
