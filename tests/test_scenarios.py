@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from planner_gui.cli import main as cli_main
 from planner_gui.core.model import Scenario
 from planner_gui.core.results import simulate
 from planner_gui.core.scenario_io import (
@@ -244,6 +245,27 @@ def test_new_files_follow_the_umask_and_existing_files_keep_their_mode(tmp_path,
         assert kept.stat().st_mode & 0o777 == 0o604 and kept.read_text() == "new"
     finally:
         os.umask(old)
+
+
+def test_a_read_only_file_is_refused_and_left_as_it_was(tmp_path, capfd, monkeypatch):
+    """Renaming over a file needs only the folder's permission: without this check a file marked read-only
+    (even by its owner, even for root) was replaced."""
+    path = tmp_path / "kept.json"
+    save(Scenario(gpus=2048), path)
+    path.chmod(0o444)
+    before = path.read_bytes()
+    with pytest.raises(OSError, match="read-only"):
+        write_atomic(path, "new")
+    with pytest.raises(ScenarioError, match=r"cannot write \(the file is read-only\)"):
+        save(Scenario(gpus=1024), path)
+    assert cli_main(["run", "--gpus", "1024", "--trials", "10", "--save", str(path)]) == 2
+    err = capfd.readouterr().err
+    assert "the file is read-only" in err and len(err.strip().splitlines()) == 1
+    assert path.read_bytes() == before and path.stat().st_mode & 0o777 == 0o444
+    path.chmod(0o644)  # writable by its owner; when the owner cannot write either, os.access says so
+    monkeypatch.setattr(os, "access", lambda p, m: False)
+    with pytest.raises(OSError, match="read-only"):
+        write_atomic(path, "new")
 
 
 def test_write_atomic_writes_bytes_as_they_are(tmp_path):

@@ -69,8 +69,8 @@ def writable_target(path: str | os.PathLike[str]) -> tuple[Path, int | None]:
 
     Symbolic links are followed to their target, which is the file replaced. Raises :class:`OSError`
     with a one-line ``strerror`` for a name that cannot be written: an empty name, a NUL byte, a
-    missing folder, an existing target that is not a regular file (a device, a FIFO, a directory), or
-    a loop of links.
+    missing folder, an existing target that is not a regular file (a device, a FIFO, a directory) or is
+    read-only (no write permission for anyone, or for this user), or a loop of links.
     """
     why = bad_path(path)
     if why is not None:
@@ -87,6 +87,9 @@ def writable_target(path: str | os.PathLike[str]) -> tuple[Path, int | None]:
         st = None
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise OSError(errno.EEXIST, f"it is {kind_of(st.st_mode)}; only regular files are replaced")
+    if st is not None and (not st.st_mode & 0o222 or not os.access(target, os.W_OK)):
+        # Renaming over it needs only the folder's permission: a file marked read-only would be replaced.
+        raise OSError(errno.EACCES, "the file is read-only")
     parent = target.parent
     if not parent.is_dir():
         raise OSError(errno.ENOENT, f"no folder {clean(str(parent), 80)}")
