@@ -467,7 +467,11 @@ def test_run_reports_the_time_to_train(capfd):
     assert code == 0, err
     line = next(x for x in out.splitlines() if x.startswith("Time to train"))
     assert "days (p05-p95" in line and "at 100% goodput" in line
-    assert "GPU-hours used for 26.7 M of compute" in out
+    assert "GPU-hours used for 26.7 M of compute (3.8e+25 FLOPs at 989 TFLOP/s per GPU and 40% MFU)" in out
+    code, out, err = call(capfd, "run", *FAST, "--peak-tflops", "500")  # alone: Llama 3's compute, and it says so
+    assert code == 0 and "of compute (3.8e+25 FLOPs at 500 TFLOP/s per GPU and 40% MFU)" in out
+    code, out, err = call(capfd, "run", *FAST, "--compute-gpu-hours", "26.7e6")
+    assert code == 0 and "GPU-hours used for 26.7 M of compute (the GPU-hours given)" in out
     code, out, err = call(capfd, "run", *FAST, "--compute-gpu-hours", "26.7e6", "--json")
     doc = json.loads(out)
     assert doc["time_to_train"]["ideal_days"] == pytest.approx(26.7e6 / 100_000 / 24)

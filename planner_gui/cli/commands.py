@@ -72,7 +72,7 @@ def report(res: SimulationResult) -> str:
         f"{hours['recovery']:,.1f}, planned restarts {hours['planned_restart']:,.1f}",
         f"Lost GPU-hours           {fmt.compact(lost['mean'])} ({fmt.money(d['lost_cost_usd'])} at "
         f"${sc.gpu_hour_cost_usd:,.2f} per GPU-hour)",
-        *(_training_lines(res.time_to_train, sc.gpu_hour_cost_usd) if res.time_to_train is not None else ()),
+        *(_training_lines(res.time_to_train, sc) if res.time_to_train is not None else ()),
         "Top causes               " + ", ".join(f"{fmt.clean(n, 40)} {v:,.1f}" for n, v in top),
     ]
     return "\n".join(lines)
@@ -157,14 +157,21 @@ def _days(hours: float) -> str:
     return f"{hours / 24.0:,.1f}"
 
 
-def _training_lines(t: TimeToTrain, price: float) -> list[str]:
-    """When the model finishes and what it costs (the report's ``time_to_train``)."""
-    d = t.to_json_dict(price)
+def _training_lines(t: TimeToTrain, sc: Scenario) -> list[str]:
+    """When the model finishes and what it costs (the report's ``time_to_train``), and the compute it is for."""
+    d = t.to_json_dict(sc.gpu_hour_cost_usd)
     days = d["days"]
+    tr = sc.training
+    assert tr is not None
+    what = (
+        f"{tr.train_flops:.3g} FLOPs at {tr.peak_tflops:g} TFLOP/s per GPU and {100 * tr.mfu:g}% MFU"
+        if tr.train_flops is not None
+        else "the GPU-hours given"
+    )
     return [
         f"Time to train            {days['mean']:,.1f} days (p05-p95 {days['p05']:,.1f}-{days['p95']:,.1f}); "
         f"{_days(t.work_hours)} days at 100% goodput, {_days(t.expected_hours)} at the exact goodput",
-        f"  {fmt.compact(d['gpu_hours'])} GPU-hours used for {fmt.compact(t.compute_gpu_hours)} of compute: "
+        f"  {fmt.compact(d['gpu_hours'])} GPU-hours used for {fmt.compact(t.compute_gpu_hours)} of compute ({what}): "
         f"{fmt.money(d['cost_usd'])}, of which {fmt.money(d['lost_cost_usd'])} lost to interruptions",
     ]
 

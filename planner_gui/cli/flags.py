@@ -198,8 +198,18 @@ def add_training_flags(p: argparse.ArgumentParser) -> None:
         metavar="F",
         help="training compute, FLOPs (with --peak-tflops and --mfu, each Llama 3's unless given)",
     )
-    p.add_argument("--peak-tflops", type=number_arg, metavar="T", help="peak dense TFLOP/s of one GPU")
-    p.add_argument("--mfu", type=number_arg, metavar="M", help="model FLOPs utilisation, 0.01 to 1")
+    p.add_argument(
+        "--peak-tflops",
+        type=number_arg,
+        metavar="T",
+        help="peak dense TFLOP/s of one GPU (alone, it times Llama 3's training compute)",
+    )
+    p.add_argument(
+        "--mfu",
+        type=number_arg,
+        metavar="M",
+        help="model FLOPs utilisation, 0.01 to 1 (alone, it times Llama 3's training compute)",
+    )
     p.add_argument(
         "--compute-gpu-hours", type=number_arg, metavar="H", help="GPU-hours of pure compute, instead of FLOPs"
     )
