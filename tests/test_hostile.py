@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from planner_gui import cli
 from planner_gui.cli import flags as cli_flags
-from planner_gui.core import training
+from planner_gui.core import fmt, training
 from planner_gui.core.model import Scenario
 from planner_gui.core.scenario_io import LIMITS, ScenarioError, loads, scenario_to_dict
 
@@ -569,6 +569,22 @@ def test_user_text_is_echoed_on_one_short_line(tmp_path, capfd):
     assert len(assert_refused(code, err)) < 300
     code, _, err = call(capfd, "run", "--bogus\n--x", "\x1b[2J")
     assert "\\x1b[2J" in assert_refused(code, err)
+
+
+@pytest.mark.parametrize(
+    ("years", "shown"),
+    [(5.8, "5.8 years"), (1212.04, "1,212 years"), (123_456.7, "123,457 years"), (6.97e292, "7e+292 years")],
+)
+def test_long_durations_read_in_a_few_characters(years, shown):
+    assert fmt.duration_hours(years * 24 * 365) == shown
+
+
+def test_a_huge_mean_time_between_failures_is_shown_short(capfd):
+    code, out, err = call(capfd, "run", "--gpu-mtbf-hours", "1e300", "--trials", "10")
+    assert code == 0, err
+    assert max(len(line) for line in out.splitlines()) < 200
+    # 1e300 h per GPU / 16,384 GPUs / 8,760 h a year; one GPU alone: 1e300 / 8,760
+    assert "one every 7e+291 years for the job; one GPU: one every 1.1e+296 years" in out
 
 
 def test_names_with_terminal_escapes_are_shown_escaped(tmp_path, capfd):

@@ -44,7 +44,12 @@ def duration_hours(hours: float) -> str:
         return f"{hours:.1f} h"
     if hours < 24 * 365:
         return f"{hours / 24:.1f} days"
-    return f"{hours / (24 * 365):.1f} years"
+    years = hours / (24 * 365)
+    if years < 100:
+        return f"{years:.1f} years"
+    if years < 1e6:
+        return f"{years:,.0f} years"
+    return f"{years:.2g} years"  # 7e+288 years, not three hundred digits
 
 
 def every(hours: float) -> str:
