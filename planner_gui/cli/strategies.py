@@ -7,8 +7,7 @@ import json
 from typing import Any
 
 from ..core import fmt
-from ..core.sweep import Cost
-from ..core.tiers.strategies import SCALE_GPUS, comparable, compare_strategies
+from ..core.tiers.strategies import SCALE_GPUS, comparable, compare_strategies, comparison_cost
 from .flags import Parser, Progress, UsageError, add_scenario_flags, integer_arg, scenario_from_args
 
 __all__ = ["add_parser", "cmd_strategies"]
@@ -50,9 +49,7 @@ def cmd_strategies(args: argparse.Namespace) -> int:
         if not 1024 <= n <= 10_000_000:
             got = f"{n:,}" if abs(n) < 1e15 else f"{n:.3g}"
             raise UsageError(f"--scale-gpus: each must be a whole number from 1,024 to 10,000,000 (got {got})")
-    events = 4 * sc.failure_rate_per_hour * sc.hours * sc.trials
-    events += sum(4 * sc.rate_per_gpu_hour * n * sc.hours * min(sc.trials, 200) for n in gpus)
-    with Progress(Cost(events, events * 4e-8), "strategies") as progress:
+    with Progress(comparison_cost(sc, gpus), "strategies") as progress:
         doc = compare_strategies(sc, gpus, progress=progress)
     if args.json:
         print(json.dumps(doc, indent=2, allow_nan=False))

@@ -38,10 +38,11 @@ from ..results import HOURS_KEYS, SPARES_HOURS_KEYS, SimulationResult, simulate
 from ..scenario_io import ScenarioError, validate
 from ..spares.model import Spares
 from ..specs import LIMITS
+from ..sweep import Cost, run_cost
 from .model import restore_caveat
 from .run import tiers_of
 
-__all__ = ["STRATEGIES", "StrategyRow", "comparable", "compare_strategies", "strategy_scenarios"]
+__all__ = ["STRATEGIES", "StrategyRow", "comparable", "compare_strategies", "comparison_cost", "strategy_scenarios"]
 
 #: The strategies, in the order a planner would adopt them.
 STRATEGIES = (
@@ -169,6 +170,36 @@ def _attempt(
     return simulate(checked, progress=progress, should_stop=should_stop)
 
 
+def _scaled(sc: Scenario, gpus: int, replica_gpus: int, scale_trials: int) -> Scenario:
+    """A strategy's scenario as the comparison across GPU counts runs it."""
+    return _at_gpus(sc, gpus, replica_gpus).replace(trials=min(sc.trials, scale_trials))
+
+
+def _runs(
+    plans: Sequence[tuple[str, Scenario]], counts: Sequence[int], replica_gpus: int, scale_trials: int
+) -> list[Scenario]:
+    """Every run of a comparison, in the order it makes them: each strategy at scale, then each across counts."""
+    return [sc for _, sc in plans] + [_scaled(sc, n, replica_gpus, scale_trials) for _, sc in plans for n in counts]
+
+
+def _seconds(sc: Scenario) -> float:
+    """A run's estimated time (one that cannot be built costs next to nothing)."""
+    try:
+        return run_cost(sc).seconds
+    except (ScenarioError, ValueError, ArithmeticError):
+        return 1e-3
+
+
+def comparison_cost(
+    scenario: Scenario, gpus: Sequence[int] | None = SCALE_GPUS, scale_trials: int = SCALE_TRIALS
+) -> Cost:
+    """What :func:`compare_strategies` costs: the sum of its runs' estimates (:func:`..sweep.run_cost`)."""
+    counts = [] if gpus is None else [int(n) for n in gpus]
+    runs = _runs(strategy_scenarios(scenario), counts, (scenario.spares or Spares()).replica_gpus, scale_trials)
+    costs = [run_cost(sc) if _seconds(sc) > 1e-3 else Cost(0.0, 1e-3) for sc in runs]
+    return Cost(sum(c.events for c in costs), sum(c.seconds for c in costs))
+
+
 def _noted(rows: list[StrategyRow], names: Sequence[str], note: str) -> list[StrategyRow]:
     """``rows`` with ``note`` added to those named ``names``."""
     return [
@@ -193,14 +224,17 @@ def compare_strategies(
     rows = []
     plans = strategy_scenarios(scenario)
     counts = [] if gpus is None else [int(n) for n in gpus]
-    steps = len(plans) * (1 + len(counts))
+    replica = (scenario.spares or Spares()).replica_gpus  # each count cuts the scenario's replica, not its cut one
+    # Progress goes by each run's estimated time (continuing on replicas at a million GPUs outweighs the rest).
+    weights = [_seconds(sc) for sc in _runs(plans, counts, replica, scale_trials)]
+    total = sum(weights) or 1.0
     done = 0
 
     def part() -> Callable[[float], None] | None:
         if progress is None:
             return None
-        lo = done / steps
-        return lambda f: progress(min(1.0, lo + f / steps))
+        lo, share = sum(weights[:done]) / total, weights[done] / total
+        return lambda f: progress(min(1.0, lo + f * share))
 
     keys = (*HOURS_KEYS, *(k for k in SPARES_HOURS_KEYS if k == "reduced_throughput"))
     for name, sc in plans:
@@ -239,12 +273,11 @@ def compare_strategies(
     if caveat is not None:
         rows = _noted(rows, STRATEGIES[2:4], f"{caveat} (rows 3 and 4)")
     across: dict[str, Any] = {"gpus": counts}
-    replica = (scenario.spares or Spares()).replica_gpus  # each count cuts the scenario's replica, not its cut one
     for name, sc in plans:
         means: list[float | None] = []
         sems: list[float | None] = []
         for n in counts:
-            small = _at_gpus(sc, n, replica).replace(trials=min(sc.trials, scale_trials))
+            small = _scaled(sc, n, replica, scale_trials)
             res = _attempt(small, part(), should_stop)
             done += 1
             if isinstance(res, str):  # e.g. too few nodes for the replicas at this count
