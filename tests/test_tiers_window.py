@@ -205,8 +205,12 @@ def test_strategies_that_coincide_are_both_in_sight(make_window, qtbot):
     the later curve's smaller marker and dashed line over the earlier one's."""
     win = _tier_window(make_window, qtbot, preset="h100-100k")
     dlg = win.show_strategies()
+    assert not dlg.plots.isVisible()  # no empty axes and legend of nothing while the first comparison runs
     with qtbot.waitSignal(dlg.computed, timeout=120_000):
         pass
+    assert dlg.plots.isVisible()
+    x, _ = dlg.curves[STRATEGIES[0]].getData()
+    assert list(np.round(10**x)) == [1024, 4096, 16_384, 65_536, 100_000, 262_144, 1_048_576]  # the command line's
     rows = dlg.comparison["at_scale"]
     assert rows[0]["hours"] == rows[1]["hours"] and "rows 1 and 2 are the same" in dlg.status.text()
     np.testing.assert_array_equal(dlg.curves[STRATEGIES[0]].getData()[1], dlg.curves[STRATEGIES[1]].getData()[1])

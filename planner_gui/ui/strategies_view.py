@@ -38,7 +38,7 @@ from ..core.model import Scenario
 from ..core.results import HOURS_KEYS
 from ..core.scenario_io import ScenarioError, save
 from ..core.server import server_env
-from ..core.tiers.strategies import SCALE_TRIALS, STRATEGIES, comparable
+from ..core.tiers.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable
 from .plot_items import PALETTE, CountAxis, PercentAxis, duration_text, pen
 from .plots import HOURS_COLORS, HOURS_LABELS
 
@@ -47,8 +47,8 @@ __all__ = ["SCALE_TRIALS", "WINDOW_GPUS", "WINDOW_TRIALS", "StrategiesDialog", "
 #: Trials of each strategy at the scenario's scale in the window (the command line uses the scenario's);
 #: across GPU counts, :data:`SCALE_TRIALS` a point (or the scenario's, if fewer), as on the command line.
 WINDOW_TRIALS = 500
-#: GPU counts of the comparison across scales.
-WINDOW_GPUS = (1024, 4096, 16_384, 65_536, 262_144, 1_048_576)
+#: GPU counts of the comparison across scales: the command line's.
+WINDOW_GPUS = SCALE_GPUS
 #: Each strategy's colour.
 STRATEGY_COLORS = (PALETTE[8], PALETTE[1], PALETTE[0], PALETTE[4], PALETTE[6])
 #: Each strategy's marker, its size and its line. Strategies can coincide (rows 1 and 2 without upload time, 3 and
@@ -171,6 +171,7 @@ class StrategiesDialog(QDialog):
         lay.addWidget(self.status)
         lay.addWidget(self.table)
         lay.addWidget(self.plots, 1)
+        self.plots.setVisible(False)  # until there is a comparison to draw: no empty axes, no legend of nothing
         self.resize(1260, 780)
         self._start()
 
@@ -256,8 +257,10 @@ class StrategiesDialog(QDialog):
         self.time_legend.setVisible(False)
         self.gpus_legend.setVisible(False)
         self.here.setVisible(False)
+        self.plots.setVisible(False)
 
     def _draw(self, r: dict[str, Any], sc: Scenario) -> None:
+        self.plots.setVisible(True)
         self.time_legend.setVisible(True)
         self.gpus_legend.setVisible(True)
         self.here.setVisible(True)
