@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from planner_gui.cli import main
-from planner_gui.core.model import Scenario
+from planner_gui.core.model import Scenario, Tiers
 from planner_gui.core.plan import FULL, PREVIEW, PlanRequest, compute_plan
 from planner_gui.core.results import HOURS_KEYS, simulate
 from planner_gui.core.scenario_io import ScenarioError, dumps, load, load_preset, loads, scenario_to_dict
 from planner_gui.core.spares import Spares
-from planner_gui.core.spares.run import run_spares
+from planner_gui.core.spares.run import check_spares_fit, run_spares
 from planner_gui.core.sweep import _at_gpus, sweep_gpus
 
 
@@ -100,6 +100,13 @@ def test_a_missing_key_and_other_models_are_refused():
     doc["rate_uncertainty"] = True
     with pytest.raises(ScenarioError, match="does not combine with rate_uncertainty"):
         loads(json.dumps(doc))
+    # Tiers are named by what they hold beyond today's checkpoint (it blamed the fast tier, which was off).
+    doc = json.loads(_doc())
+    doc["tiers"] = scenario_to_dict(Scenario(tiers=Tiers(persistent_restore_min=2.15)))["tiers"]
+    with pytest.raises(ScenarioError, match=r"does not combine with tiers \(a persistent restore of 2.15 min\)"):
+        loads(json.dumps(doc))
+    with pytest.raises(ValueError, match="not combine with the fast checkpoint tier and a persistent restore of 1 min"):
+        check_spares_fit(Scenario(tiers=Tiers(fast_enabled=True, persistent_restore_min=1.0)), Spares(spare_nodes=4))
     # Spares that change nothing combine with anything.
     doc = json.loads(_doc(spare_nodes=None, swap_min=0))
     doc["rate_uncertainty"] = True

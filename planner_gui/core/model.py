@@ -294,6 +294,19 @@ class Tiers:
         """Whether the strategy is today's single blocking checkpoint (fast tier off, no upload, no restore)."""
         return not self.fast_enabled and self.persistent_upload_min == 0 and self.persistent_restore_min == 0
 
+    def beyond_today(self) -> str:
+        """In words, what makes the strategy more than today's single blocking checkpoint ("" if nothing)."""
+        parts = [
+            text
+            for text, on in (
+                ("the fast checkpoint tier", self.fast_enabled),
+                (f"a background upload of {self.persistent_upload_min:g} min", self.persistent_upload_min > 0),
+                (f"a persistent restore of {self.persistent_restore_min:g} min", self.persistent_restore_min > 0),
+            )
+            if on
+        ]
+        return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + (parts[-1] if parts else "")
+
     def validate(self) -> None:
         """Raise ValueError naming the first input out of range."""
         for name in ("fast_stall_s", "fast_restore_min", "persistent_upload_min", "persistent_restore_min"):

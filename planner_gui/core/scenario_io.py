@@ -458,7 +458,7 @@ def check_spares(scenario: Scenario) -> None:
                 ("rate_uncertainty", scenario.rate_uncertainty),
                 ("rate_profile", scenario.rate_profile is not None),
                 ("training", scenario.training is not None),
-                ("tiers", scenario.uses_tiers),
+                (f"tiers ({scenario.tiers.beyond_today()})" if scenario.tiers else "tiers", scenario.uses_tiers),
             )
             if on
         ),

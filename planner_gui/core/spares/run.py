@@ -74,8 +74,11 @@ def check_spares_fit(scenario: Scenario, spares: Spares) -> None:
             "spares: the spares model takes constant, known rates; it does not combine with rate uncertainty or a "
             "rate profile"
         )
-    if getattr(scenario, "uses_tiers", False):
-        raise ValueError("spares: the spares model does not combine with the fast checkpoint tier yet")
+    if scenario.uses_tiers and scenario.tiers is not None:
+        raise ValueError(
+            f"spares: the spares model takes a single blocking checkpoint; it does not combine with "
+            f"{scenario.tiers.beyond_today()} yet"
+        )
     _, interval = resolve(scenario)
     n = expected_points(spares_params(scenario, spares, interval), scenario.trials)
     if n > MAX_POINTS:
