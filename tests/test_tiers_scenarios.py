@@ -45,7 +45,7 @@ def test_tiers_and_scopes_round_trip_as_version_2_and_version_1_still_reads():
     v1 = scenario_to_dict(Scenario())
     assert loads(json.dumps(v1)) == Scenario()
     v1["tiers"] = doc["tiers"]
-    with pytest.raises(ScenarioError, match="tiers: unknown key"):
+    with pytest.raises(ScenarioError, match=r"^tiers: needs format_version 2 \(this file says 1\)$"):
         loads(json.dumps(v1))
 
 
@@ -85,7 +85,16 @@ def test_bad_scope_and_missing_keys_are_refused():
         loads(json.dumps(doc))
     doc = scenario_to_dict(Scenario(tiers=Tiers()))
     del doc["tiers"]["nodes_per_domain"]
-    with pytest.raises(ScenarioError, match=r"tiers\.nodes_per_domain: missing"):
+    with pytest.raises(ScenarioError, match=r"tiers\.nodes_per_domain: missing$"):
+        loads(json.dumps(doc))
+    doc["tiers"] = {"fast_enabled": True}  # a section written by hand: every key it lacks, at once
+    with pytest.raises(
+        ScenarioError, match=r"^tiers\.fast_interval_min: missing, with fast_stall_s, .* and 2 more \(each is needed\)$"
+    ):
+        loads(json.dumps(doc))
+    doc = scenario_to_dict(Scenario(tiers=Tiers()))
+    doc["format_version"] = 1  # the sections came with version 2
+    with pytest.raises(ScenarioError, match=r"^tiers: needs format_version 2 \(this file says 1\)$"):
         loads(json.dumps(doc))
     with pytest.raises(ScenarioError, match="does not combine with rate_uncertainty"):
         loads(dumps(Scenario(tiers=Tiers(fast_enabled=True), rate_uncertainty=True)))

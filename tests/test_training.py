@@ -408,7 +408,7 @@ def test_the_storage_section_round_trips_and_is_validated():
         loads(json.dumps(bad))
     bad = json.loads(dumps(sc))
     bad["format_version"] = 1
-    with pytest.raises(ScenarioError, match=r"^storage: unknown key"):
+    with pytest.raises(ScenarioError, match=r"^storage: needs format_version 2 \(this file says 1\)$"):
         loads(json.dumps(bad))
 
 

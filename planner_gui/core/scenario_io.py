@@ -209,8 +209,11 @@ def _check_keys(where: str, doc: dict[str, Any], allowed: tuple[str, ...], optio
             f"{where}{clean(unknown[0], 40)}: unknown key (allowed: {', '.join((*allowed, *optional))})"
         )
     missing = [k for k in allowed if k not in doc]
-    if missing:
+    if len(missing) == 1:
         raise ScenarioError(f"{where}{missing[0]}: missing")
+    if missing:  # all of them at once (up to a few): a section written by hand may lack several
+        more = f" and {len(missing) - 6} more" if len(missing) > 6 else ""
+        raise ScenarioError(f"{where}{missing[0]}: missing, with {', '.join(missing[1:6])}{more} (each is needed)")
 
 
 def _component(i: int, doc: Any, version: int) -> Component:
@@ -262,6 +265,10 @@ def scenario_from_dict(doc: Any) -> Scenario:
     if isinstance(version, bool) or not isinstance(version, (int, float)) or version not in READ_VERSIONS:
         shown = _describe(version) if "format_version" in doc else "nothing"
         raise ScenarioError(f"format_version: must be 1 or {FORMAT_VERSION} (got {shown})")
+    if version < 2:
+        newer = next((k for k in doc if k in _OPTIONAL), None)
+        if newer is not None:
+            raise ScenarioError(f"{newer}: needs format_version {FORMAT_VERSION} (this file says {version:g})")
     _check_keys("", doc, _FIELDS, _OPTIONAL if version >= 2 else ())
     comps = doc["components"]
     if not isinstance(comps, list) or not 1 <= len(comps) <= MAX_COMPONENTS:
