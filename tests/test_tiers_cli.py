@@ -96,6 +96,7 @@ def test_run_json_keys_and_report():
     assert set(d["hours"]) == {"useful", "checkpoint", "lost_work", "recovery", "planned_restart"}
     text = cli("run", "--preset", "h100-100k-inmemory", "--trials", "50")
     assert text.returncode == 0 and "Restores                 from memory" in text.stdout
+    assert ", detection + restart + restore " in text.stdout  # the recovery hours hold the tier's restore
     bad = cli("run", "--fast-placement", "rack")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 

@@ -12,7 +12,7 @@ from ..core.model import Scenario
 from ..core.params import resolve
 from ..core.plan import interval_range
 from ..core.profiles import pieces
-from ..core.results import SimulationResult, simulate
+from ..core.results import SimulationResult, hours_label, simulate
 from ..core.scenario_io import (
     save,
 )
@@ -68,7 +68,7 @@ def report(res: SimulationResult) -> str:
         *_storage_lines(res),
         *_rate_lines(res, d),
         f"Where the {total_h:,.0f} hours went: useful {hours['useful']:,.1f}, checkpoint writes "
-        f"{hours['checkpoint']:,.1f}, lost work {hours['lost_work']:,.1f}, detection + restart "
+        f"{hours['checkpoint']:,.1f}, lost work {hours['lost_work']:,.1f}, {hours_label('recovery', sc)} "
         f"{hours['recovery']:,.1f}, planned restarts {hours['planned_restart']:,.1f}",
         f"Lost GPU-hours           {fmt.compact(lost['mean'])} ({fmt.money(d['lost_cost_usd'])} at "
         f"${sc.gpu_hour_cost_usd:,.2f} per GPU-hour)",

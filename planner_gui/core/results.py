@@ -28,11 +28,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HOURS_KEYS",
+    "HOURS_LABELS",
     "Expected",
     "SimulationResult",
     "Summary",
     "expected_for",
     "expected_for_scenario",
+    "hours_label",
     "simulate",
     "summarize",
 ]
@@ -41,6 +43,32 @@ __all__ = [
 HOURS_KEYS = ("useful", "checkpoint", "lost_work", "recovery", "planned_restart")
 #: The hours a scenario with spares adds (:attr:`SimulationResult.hours_keys` says which apply).
 SPARES_HOURS_KEYS = ("waiting_for_spares", "reduced_throughput")
+#: What each kind of hours is called (the window, the report and ``run``).
+HOURS_LABELS = {
+    "useful": "useful compute",
+    "checkpoint": "checkpoint writes",
+    "lost_work": "lost work",
+    "recovery": "detection + restart",
+    "planned_restart": "planned restarts",
+    "waiting_for_spares": "waiting for spares",
+    "reduced_throughput": "reduced throughput",
+}
+
+
+def hours_label(key: str, scenario: Scenario | None = None) -> str:
+    """What the hours of ``key`` are called for ``scenario``: its recovery names what it holds (a tier's
+    restore, the swap of a node, the stalls of continue mode) where the model has them."""
+    label = HOURS_LABELS[key]
+    if key != "recovery" or scenario is None:
+        return label
+    t, sp = scenario.tiers, scenario.spares
+    if t is not None and (t.persistent_restore_min > 0 or (t.fast_enabled and t.fast_restore_min > 0)):
+        label += " + restore"
+    if sp is not None and sp.swap_min > 0:
+        label += " + swap"
+    if sp is not None and sp.recovery_mode == "continue":
+        label += " + stalls"
+    return label
 
 
 @dataclass(frozen=True)

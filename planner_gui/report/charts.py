@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core import fmt
 from ..core.plan import PlanResult
-from ..core.results import HOURS_KEYS
+from ..core.results import HOURS_KEYS, HOURS_LABELS
 from ..core.sensitivity import Effect
 from ..core.sweep import GUIDE_GPUS
 from .svg import (
@@ -80,13 +80,6 @@ CATEGORY_COLORS = {
     "Unknown": GREY,
 }
 OTHERS_COLOR = "#d9d9d9"
-HOURS_LABELS = {
-    "useful": "useful compute",
-    "checkpoint": "checkpoint writes",
-    "lost_work": "lost work",
-    "recovery": "detection + restart",
-    "planned_restart": "planned restarts",
-}
 #: Components named in the components chart; the rest are summed in one row.
 MAX_COMPONENT_ROWS = 24
 #: A goodput axis spans at least this many percentage points (as in the window).

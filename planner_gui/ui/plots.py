@@ -23,7 +23,7 @@ from ..core import fmt
 from ..core.model import Scenario
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
-from ..core.results import HOURS_KEYS, SPARES_HOURS_KEYS
+from ..core.results import HOURS_KEYS, SPARES_HOURS_KEYS, hours_label
 from ..core.sweep import GUIDE_GPUS, SweepResult
 from .plot_items import (
     PALETTE,
@@ -51,33 +51,6 @@ CATEGORY_COLORS = {
     "Host": PALETTE[3],
     "Unknown": PALETTE[9],
 }
-HOURS_LABELS = {
-    "useful": "useful compute",
-    "checkpoint": "checkpoint writes",
-    "lost_work": "lost work",
-    "recovery": "detection + restart",
-    "planned_restart": "planned restarts",
-    "waiting_for_spares": "waiting for spares",
-    "reduced_throughput": "reduced throughput",
-}
-
-
-def hours_label(key: str, scenario: Scenario | None = None) -> str:
-    """What the hours of ``key`` are called for ``scenario``: its recovery names what it holds (a tier's
-    restore, the swap of a node, the stalls of continue mode) where the model has them."""
-    label = HOURS_LABELS[key]
-    if key != "recovery" or scenario is None:
-        return label
-    t, sp = scenario.tiers, scenario.spares
-    if t is not None and (t.persistent_restore_min > 0 or (t.fast_enabled and t.fast_restore_min > 0)):
-        label += " + restore"
-    if sp is not None and sp.swap_min > 0:
-        label += " + swap"
-    if sp is not None and sp.recovery_mode == "continue":
-        label += " + stalls"
-    return label
-
-
 #: Every row the time breakdown may show: today's five, and with spares the two it adds.
 ALL_HOURS_KEYS = (*HOURS_KEYS, *SPARES_HOURS_KEYS)
 HOURS_COLORS = {

@@ -35,12 +35,12 @@ from PySide6.QtWidgets import (
 from ..core import fmt
 from ..core.inputs import COMPUTED_FIELDS, Inputs
 from ..core.model import Scenario
-from ..core.results import HOURS_KEYS
+from ..core.results import HOURS_KEYS, HOURS_LABELS
 from ..core.scenario_io import ScenarioError, save
 from ..core.server import server_env
 from ..core.tiers.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable
 from .plot_items import PALETTE, CountAxis, PercentAxis, duration_text, pen
-from .plots import HOURS_COLORS, HOURS_LABELS
+from .plots import HOURS_COLORS
 
 __all__ = ["SCALE_TRIALS", "WINDOW_GPUS", "WINDOW_TRIALS", "StrategiesDialog", "strategies_command"]
 
