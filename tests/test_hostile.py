@@ -571,6 +571,15 @@ def test_user_text_is_echoed_on_one_short_line(tmp_path, capfd):
     assert "\\x1b[2J" in assert_refused(code, err)
 
 
+@pytest.mark.parametrize("value", ["-inf", "-1e5", "-1,000", "-nan", "-.5", "-Infinity"])
+@pytest.mark.parametrize("flag", ["--gpus", "--fast-stall", "--days"])
+def test_negative_values_reach_the_flags_own_check(capfd, flag, value):
+    """argparse took -inf and -1e5 for flags and said only "expected one argument"."""
+    code, _, err = call(capfd, "run", flag, value)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert flag in err and "expected one argument" not in err
+
+
 @pytest.mark.parametrize(
     ("years", "shown"),
     [(5.8, "5.8 years"), (1212.04, "1,212 years"), (123_456.7, "123,457 years"), (6.97e292, "7e+292 years")],

@@ -54,7 +54,16 @@ class UsageError(Exception):
     """A bad flag or value; printed as one line, exit status 2."""
 
 
+#: What argparse takes for a negative number rather than a flag: every value a numeric flag reads
+#: (``-1e5``, ``-1,000``, ``-inf``), so it reaches the flag's own check ("must be ...", not "expected one argument").
+_NEGATIVE = re.compile(r"^-(?:(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)$", re.IGNORECASE)
+
+
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE
+
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message)
 
