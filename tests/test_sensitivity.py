@@ -80,8 +80,10 @@ def test_sensitivity_command_prints_the_json_contract(capsys):
     assert [e["goodput_delta"] for e in effects] == [d.goodput_delta for d in direct]
     assert main(["sensitivity", "--factor", "1"]) == 2
     assert main(["sensitivity", "--factor", "-2"]) == 2
+    assert main(["sensitivity", "--factor", "1e300"]) == 2  # beyond the ranges the levers' inputs take
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and all(line.startswith("planner-gui: error: ") for line in err)
+    assert len(err) == 3 and all(line.startswith("planner-gui: error: ") for line in err)
+    assert err[-1].endswith("--factor: must be a number from 0.01 to 100 other than 1 (got 1e+300)")
 
 
 def _preset(name):

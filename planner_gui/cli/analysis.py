@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
 from ..core import fmt
 from ..core.compare import comparison, comparison_table
@@ -28,7 +27,7 @@ def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
         type=number_arg,
         default=DEFAULT_FACTOR,
         metavar="F",
-        help=f"multiply each lever's time or rate by F (default {DEFAULT_FACTOR}: halve it)",
+        help=f"multiply each lever's time or rate by F, from 0.01 to 100 (default {DEFAULT_FACTOR}: halve it)",
     )
     sens.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
     cmp = sub.add_parser("compare", help="simulate several scenario files and show them side by side")
@@ -37,13 +36,20 @@ def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
     cmp.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
 
 
+#: The factors a lever may be multiplied by: a hundredfold better or worse at most (beyond, the levers leave
+#: the ranges their inputs take: a detection of 1e300 minutes is no plan).
+MIN_FACTOR, MAX_FACTOR = 0.01, 100.0
+
+
 def _signed(v: float, digits: int = 2) -> str:
     return f"{v:+.{digits}f}"
 
 
 def cmd_sensitivity(args: argparse.Namespace) -> int:
-    if not (args.factor > 0 and math.isfinite(args.factor)) or args.factor == 1:
-        raise UsageError(f"--factor: must be a positive number other than 1 (got {args.factor:g})")
+    if not MIN_FACTOR <= args.factor <= MAX_FACTOR or args.factor == 1:  # (a NaN fails the range too)
+        raise UsageError(
+            f"--factor: must be a number from {MIN_FACTOR:g} to {MAX_FACTOR:g} other than 1 (got {args.factor:g})"
+        )
     sc = scenario_from_args(args)
     try:
         effects = sensitivity(sc, args.factor)
