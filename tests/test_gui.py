@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QAbstractSlider, QApplication, QMessageBox
 from planner_gui.core.scenario_io import dumps, load, load_preset, save
 from planner_gui.ui import MainWindow
 from planner_gui.ui.compute import FULL, PREVIEW
+from planner_gui.ui.plot_items import duration_text
 from planner_gui.ui.widgets import _GPU_LANDMARKS, significant
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,6 +144,22 @@ def test_a_typed_number_is_the_number_typed(make_window, qtbot, field, typed, ex
     settle(qtbot, win)
     sc = win.scenario()
     assert (sc.gpus if field == "gpus" else sc.hours / 24.0) == pytest.approx(expected)
+
+
+def test_a_fixed_interval_far_from_the_best_is_never_called_the_best(make_window, qtbot):
+    """At 1,024 GPUs 30 min instead of the best 22 min costs under 0.05 points: the card still names the best."""
+    sc = load_preset("llama3-405b").replace(gpus=1024, checkpoint_interval_min=30.0, trials=200)
+    win = make_window(sc, restore=False)
+    settle(qtbot, win)
+    m = win.last_result.main
+    gain = 100 * (m.goodput_at_optimum() - m.expected.goodput)
+    assert gain < 0.05 and m.optimal.exact < 25.0  # the case: a negligible gain, far from the best
+    detail = win.summary.interval.detail.text()
+    assert "at the best interval" not in detail
+    assert f"best {duration_text(m.optimal.exact)}: +{gain:.1f} points available" in detail
+    win.controls.use_optimal.setChecked(True)
+    settle(qtbot, win)
+    assert "at the best interval" in win.summary.interval.detail.text()
 
 
 def test_the_gpu_slider_lands_on_round_sizes(make_window):

@@ -26,6 +26,12 @@ __all__ = ["SummaryStrip"]
 _UNIT_AFTER_NUMBER = re.compile(r"(\d) ([kMBGT]\b|GPU-h\b|nodes?\b|spares?\b)")
 
 
+def _near(interval_min: float, best_min: float) -> bool:
+    """Whether an interval is the best one as shown (within 5 %): a fixed interval far from it is never "at the
+    best interval", even where the goodput barely depends on it (at millions of GPUs both are near 0 %)."""
+    return abs(interval_min - best_min) <= 0.05 * best_min
+
+
 class _Block(QFrame):
     def __init__(self, title: str, name: str, tooltip: str) -> None:
         super().__init__()
@@ -221,7 +227,7 @@ class SummaryStrip(QWidget):
             best = "best: see the interval plot (no closed form with spares)"
             if sc.spares is not None and sc.spares.recovery_mode == "continue":
                 restarts = " (of the failures that restart)"
-        elif gain < 0.05:
+        elif gain < 0.05 and _near(m.interval_min, opt.exact):
             best = f"at the best interval ({duration_text(opt.exact)})"
         else:
             best = f"best {duration_text(opt.exact)}: +{gain:.1f} points available"
@@ -250,7 +256,10 @@ class SummaryStrip(QWidget):
                 )
         else:
             gain = 100 * (at_best - now)
-            best = "at the best intervals" if gain < 0.05 else f"best intervals: +{gain:.1f} points available"
+            near = _near(tp.persistent_min, tp.optimal.persistent_min) and (
+                tp.fast_min is None or _near(tp.fast_min, tp.optimal.fast_min)
+            )
+            best = "at the best intervals" if gain < 0.05 and near else f"best intervals: +{gain:.1f} points available"
         best += "."
         restored = f"restores: memory {fmt.count(restores['fast'], 1)}, storage {fmt.count(restores['persistent'], 1)}"
         yd = tp.fast_young_daly()
