@@ -162,6 +162,14 @@ def test_a_fixed_interval_far_from_the_best_is_never_called_the_best(make_window
     assert "at the best interval" in win.summary.interval.detail.text()
 
 
+def test_a_mean_under_ten_interruptions_keeps_its_tenth(make_window, qtbot):
+    sc = load_preset("llama3-405b").replace(gpus=16, trials=200)  # about 0.4 in the window
+    win = make_window(sc, restore=False)
+    settle(qtbot, win)
+    mean = float(win.last_result.main.trials.unplanned.mean())
+    assert 0.05 < mean < 9.95 and win.summary.interruptions.value.text() == f"{mean:.1f}"
+
+
 def test_the_gpu_slider_lands_on_round_sizes(make_window):
     """Item 17: dragging can stop on 100,000 and 16,384; every position means a round count."""
     win = make_window(wait=False)

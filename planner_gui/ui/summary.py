@@ -185,7 +185,7 @@ class SummaryStrip(QWidget):
         m = res.main
         sc = m.scenario
         it = summarize(m.trials.unplanned)
-        self.interruptions.value.setText(fmt.count(it.mean))
+        self.interruptions.value.setText(fmt.count(it.mean, 1 if it.mean < 10 else 0))  # 0.5, not 1
         self.interruptions.detail.setText(
             f"p05-p95 {fmt.count(it.p05)}-{fmt.count(it.p95)}; planned {m.trials.planned.mean():,.1f}"
         )
