@@ -108,6 +108,8 @@ def test_huge_number_is_refused():
 def test_not_json_not_utf8_not_object_too_big(tmp_path):
     with pytest.raises(ScenarioError, match="not valid JSON"):
         loads(b"{")
+    with pytest.raises(ScenarioError, match=r"\(Unterminated string starting at line 1 column 10\)$"):
+        loads(b'{"name": "abc')  # json says "starting at" and then gives the position: one "at"
     with pytest.raises(ScenarioError, match="not UTF-8"):
         loads(b'{"name": "\xff"}')
     with pytest.raises(ScenarioError, match="must be a JSON object"):

@@ -689,7 +689,8 @@ def loads(data: bytes | str) -> Scenario:
     except ScenarioError as exc:
         raise ScenarioError(clean(str(exc), 400)) from None
     except json.JSONDecodeError as exc:
-        raise ScenarioError(f"scenario: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        msg = exc.msg.removesuffix(" at")  # "Unterminated string starting at": the position follows
+        raise ScenarioError(f"scenario: not valid JSON ({msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
         raise ScenarioError("scenario: JSON nested too deeply") from None
     except MemoryError:
