@@ -580,6 +580,13 @@ def test_negative_values_reach_the_flags_own_check(capfd, flag, value):
     assert flag in err and "expected one argument" not in err
 
 
+def test_a_huge_whole_number_is_echoed_short(capfd):
+    """1e300 as a whole number has 301 digits, all but the first few a float's noise."""
+    for argv in (("run", "--gpus", "1e300"), ("fit", "incidents.csv", "--gpus", "1e300")):
+        code, _, err = call(capfd, *argv)
+        assert code == 2 and err.strip().endswith("--gpus: must be a whole number from 1 to 10,000,000 (got 1e+300)")
+
+
 @pytest.mark.parametrize(
     ("years", "shown"),
     [(5.8, "5.8 years"), (1212.04, "1,212 years"), (123_456.7, "123,457 years"), (6.97e292, "7e+292 years")],

@@ -159,6 +159,8 @@ def _describe(value: Any) -> str:
         return json.dumps(value)
     if isinstance(value, str):
         return f"text '{clean(value, 40)}'"
+    if isinstance(value, int) and abs(value) >= 10**15:  # its digits past the first few are a float's noise
+        return f"{value:.3g}" if abs(value) < 10**308 else f"a whole number of {len(str(abs(value))):,} digits"
     if isinstance(value, (int, float)):
         return clean(f"{value:g}" if isinstance(value, float) else str(value), 40)
     if isinstance(value, list):
