@@ -580,6 +580,15 @@ def test_negative_values_reach_the_flags_own_check(capfd, flag, value):
     assert flag in err and "expected one argument" not in err
 
 
+def test_an_alias_is_named_as_typed(capfd):
+    code, _, err = call(capfd, "run", "--persistent-interval", "0")
+    assert code == 2 and "--persistent-interval: must be a number from 0.01" in err
+    code, out, _ = call(capfd, "run", "--persistent-stall", "7", "--trials", "10")
+    assert code == 0 and out.splitlines()[0].endswith("edited: --persistent-stall 7")
+    code, out, _ = call(capfd, "run", "--checkpoint-write", "7", "--trials", "10")
+    assert code == 0 and out.splitlines()[0].endswith("edited: --checkpoint-write 7")
+
+
 def test_a_huge_whole_number_is_echoed_short(capfd):
     """1e300 as a whole number has 301 digits, all but the first few a float's noise."""
     for argv in (("run", "--gpus", "1e300"), ("fit", "incidents.csv", "--gpus", "1e300")):

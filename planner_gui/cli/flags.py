@@ -163,6 +163,24 @@ def file_name(text: str) -> str:
     return text
 
 
+class _StoreTyped(argparse.Action):
+    """Store the value, and which of the flag's names was typed (``args.flags_typed``): an alias
+    (``--persistent-interval``) is named in errors and in the edited name as typed."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:  # fmt: skip
+        setattr(namespace, self.dest, values)
+        typed = dict(getattr(namespace, "flags_typed", None) or {})
+        typed[self.dest] = option_string
+        namespace.flags_typed = typed
+
+
+def _typed_flag(args: argparse.Namespace, flag: str) -> str:
+    """``flag`` (its main name) as the user typed it: an alias if they typed that."""
+    typed = getattr(args, "flags_typed", None) or {}
+    return typed.get(flag[2:].replace("-", "_")) or flag
+
+
 #: Scenario field set by each override flag, so range errors name the flag the user typed.
 FLAG_FIELDS = {
     "gpus": "--gpus",
@@ -239,6 +257,7 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         "--checkpoint-interval",
         "--persistent-interval",
         dest="checkpoint_interval",
+        action=_StoreTyped,
         type=interval_arg,
         metavar="MIN|optimal",
         help="compute minutes between (persistent) checkpoints, or 'optimal' (Daly; with the fast tier on, a "
@@ -248,6 +267,7 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         "--checkpoint-write",
         "--persistent-stall",
         dest="checkpoint_write",
+        action=_StoreTyped,
         type=number_arg,
         metavar="SEC",
         help="blocking (persistent) checkpoint write, seconds",
@@ -415,7 +435,7 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
     overrides = {f: v for f, v in overrides.items() if v is not None}
     sc = sc.replace(**overrides)
     edits = [
-        f"{FLAG_FIELDS[f]} {_show_value(overrides[f])}"
+        f"{_typed_flag(args, FLAG_FIELDS[f])} {_show_value(overrides[f])}"
         for f in _NAMED_FIELDS
         if f in overrides and overrides[f] != getattr(base, f)
     ]
@@ -435,7 +455,7 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
             raise ScenarioError(fmt.clean(str(exc), MAX_MESSAGE)) from None
     elif edits:
         sc = sc.replace(name=edited_name(sc.name, " ".join(edits)))
-    named = {f: FLAG_FIELDS[f] for f in overrides}
+    named = {f: _typed_flag(args, FLAG_FIELDS[f]) for f in overrides}
     named |= {f"training.{f}": TRAINING_FLAGS[f] for f in _given(args, TRAINING_FLAGS)}
     named |= {f"storage.{f}": STORAGE_FLAGS[f] for f in _given(args, STORAGE_FLAGS)}
     named |= {f"tiers.{f}": TIER_FLAGS[f] for f in _given(args, TIER_FLAGS)}
