@@ -144,6 +144,9 @@ def test_run_says_how_it_rounded_the_persistent_interval_and_what_it_did_not_use
     assert "an upload (60 min) outlasts the mean time between interruptions (30 min): 13 % of uploads" in slow.stdout
     fast = next(x for x in plain.stdout.splitlines() if x.startswith("Fast tier"))
     assert "every 46 s (optimal; optimum 46 s" in fast  # every failure restores from memory: the exact optimum
+    free = cli("run", "--preset", "h100-100k-inmemory", "--trials", "10", "--fast-stall", "0")
+    fast = next(x for x in free.stdout.splitlines() if x.startswith("Fast tier"))
+    assert "optimum 0.6 s (no stall: the shortest interval taken, 0.6 s)" in fast and "Young" not in fast
     both = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20", "--fast-placement", "same-domain")
     fast = next(x for x in both.stdout.splitlines() if x.startswith("Fast tier"))
     assert "(optimal; optimum 46 s (the fast tier's formula's: it leaves out the upload cadence's effect" in fast

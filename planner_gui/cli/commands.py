@@ -16,6 +16,7 @@ from ..core.results import SimulationResult, hours_label, simulate
 from ..core.scenario_io import (
     save,
 )
+from ..core.specs import MIN_INTERVAL_MIN
 from ..core.sweep import (
     Cost,
     check_sweep_size,
@@ -111,9 +112,11 @@ def _tier_lines(res: SimulationResult) -> list[str]:
             if plan.fast_optimum_is_formulas
             else ""
         )
+        if t.fast_stall_s == 0:  # the formulas' optimum is then 0: shown at the shortest interval taken
+            caveat += f" (no stall: the shortest interval taken, {_minutes(MIN_INTERVAL_MIN)})"
         lines.append(
             f"Fast tier (memory)       every {_minutes(plan.fast_min)} ({how}; optimum {_minutes(opt.fast_min)}{caveat}"
-            + (f", Young {_minutes(yd[0])}, Daly {_minutes(yd[1])}" if yd is not None else "")
+            + (f", Young {_minutes(yd[0])}, Daly {_minutes(yd[1])}" if yd is not None and t.fast_stall_s > 0 else "")
             + f"); stall {t.fast_stall_s:g} s, restore {_minutes(t.fast_restore_min)}, "
             + (f"{fmt.plural(t.fast_replicas, 'replica')} {t.fast_placement}" if t.fast_replicas else "no replicas")
             + f", {fmt.plural(t.nodes_per_domain, 'node')} per domain"
