@@ -185,24 +185,24 @@ class SimulationResult:
 
     def optimal_json(self) -> dict[str, float | None]:
         """``optimal_interval_min``: Young's, Daly's and the exact optimum of the interval the run reports as
-        ``checkpoint_interval_min``, and the optimal interval of each tier (``fast`` None with the fast tier off).
+        ``checkpoint_interval_min`` (the persistent tier's), and the optimal pair of intervals of the two tiers
+        (``fast`` None with the fast tier off).
 
-        With the fast tier off that interval is the persistent tier's: Young's and Daly's from the blocking write,
-        and the exact optimum the tier model's, which counts an upload's lag (today's without upload). With it on,
-        it is the fast tier's: Young's and Daly's from the fast stall and every unplanned failure, and the exact
-        optimum the tier model's (None where both tiers restore and uploads take time: the fast optimum is then
-        only its formula's)."""
+        With the fast tier off: Young's and Daly's from the blocking write, and the exact optimum the tier model's,
+        which counts an upload's lag (today's without upload). With it on, the persistent tier has no stall of its
+        own (its upload starts from a fast snapshot), so Young and Daly do not apply to it (None: the fast tier's
+        are ``tiers.fast_young_min`` and ``fast_daly_min``); ``exact`` is the optimal pair's persistent interval,
+        None where the fast optimum is only its formula's (both tiers restore and uploads take time)."""
         plan = self.tier_plan
         out: dict[str, float | None] = dict(self.optimal.to_dict())
         if plan is None:
             return out | {"fast": None, "persistent": self.optimal.exact}
-        out["persistent"] = plan.optimal.persistent_min
-        yd = plan.fast_young_daly()
-        if yd is None:
-            return out | {"exact": plan.optimal.persistent_min, "fast": None}
+        persistent = plan.optimal.persistent_min
+        if not plan.tiers.fast_enabled:
+            return out | {"exact": persistent, "fast": None, "persistent": persistent}
+        exact = None if plan.fast_optimum_is_formulas else persistent
         fast = plan.optimal.fast_min
-        exact = None if plan.fast_optimum_is_formulas else fast
-        return out | {"young": yd[0], "daly": yd[1], "exact": exact, "fast": fast}
+        return out | {"young": None, "daly": None, "exact": exact, "fast": fast, "persistent": persistent}
 
     def goodput_at_optimum(self) -> float | None:
         """The exact expected goodput at the exact optimal checkpoint interval (the optimum of the base
