@@ -131,6 +131,10 @@ def test_gpu_slider_and_marks(make_window, qtbot):
         ("days", "1e2", 100.0),  # ... and this as 12
         ("days", "123456", None),  # over the box's range: its top, not the digits that fit (1234)
         ("days", "", 54.0),  # nothing typed: the value stays
+        ("days", "54,5", 54.0),  # not thousands, and no decimal point here: the value stays (it became 545)
+        ("gpus", "12,34", 16_384),  # (it became 1,234)
+        ("gpus", "20,000", 20_000),
+        ("checkpoint_write_s", "1e-3", 0.0),  # what the box can show (it kept a hidden 0.001)
     ],
 )
 def test_a_typed_number_is_the_number_typed(make_window, qtbot, field, typed, expected):
@@ -143,7 +147,7 @@ def test_a_typed_number_is_the_number_typed(make_window, qtbot, field, typed, ex
     qtbot.keyClick(spin, Qt.Key.Key_Return)
     settle(qtbot, win)
     sc = win.scenario()
-    assert (sc.gpus if field == "gpus" else sc.hours / 24.0) == pytest.approx(expected)
+    assert {"days": sc.hours / 24.0}.get(field, getattr(sc, field, None)) == pytest.approx(expected)
 
 
 def test_a_fixed_interval_far_from_the_best_is_never_called_the_best(make_window, qtbot):

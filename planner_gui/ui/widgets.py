@@ -55,59 +55,70 @@ class _WheelOnlyWhenFocused(_WidgetBase):
             event.ignore()  # passed on to the scroll area
 
 
-#: A number as typed: decimals, scientific notation (``1e5``, ``2.5E-3``); and one still being typed (``1e``, ``-``).
+#: A number as typed: decimals, scientific notation (``1e5``, ``2.5E-3``); and one still being typed (``1e``, ``-``,
+#: ``54,`` on its way to 54,000).
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
-_TYPING = re.compile(r"[+-]?\d*\.?\d*([eE][+-]?\d*)?")
+_TYPING = re.compile(r"[+-]?[\d,]*\.?\d*([eE][+-]?\d*)?")
 
 
 class _TypedNumbers(_WidgetBase):
-    """Spin boxes that take a number as typed. Qt's own validator drops a keystroke that makes the text
-    invalid or out of range, so ``1e5`` became 15 and 123456 in a box up to 10,000 became 1234, silently.
-    Here scientific notation is a number (as on the command line and in scenario files), a number out of
-    range is kept while typing and brought to the nearest bound when entered, and an empty or unfinished
-    entry leaves the value as it was."""
+    """Spin boxes that take a number as typed, as the command line reads it. Qt's own validator drops a
+    keystroke that makes the text invalid or out of range, and takes any comma for a thousands separator, so
+    ``1e5`` became 15, 123456 in a box up to 10,000 became 1234 and "54,5" days became 545, silently. Here
+    scientific notation is a number; thousands separators only in groups of three ("54,5" is no number: the
+    value stays); a number out of range or with more decimals than the box shows is kept while typing and, when
+    entered, brought to the nearest value the box can show; an empty or unfinished entry leaves the value."""
 
     def _core(self, text: str) -> str:
+        """``text`` without the box's prefix and suffix."""
         box = cast_spin(self)
         core = text.strip()
         if box.prefix() and core.startswith(box.prefix()):
             core = core[len(box.prefix()) :]
         if box.suffix() and core.endswith(box.suffix()):
             core = core[: -len(box.suffix())]
-        core = core.strip().replace(box.locale().groupSeparator(), "")
-        return core.replace(box.locale().decimalPoint(), ".")
+        return core.strip()
 
     def _number(self, text: str) -> float | None:
         """The number ``text`` holds (None if it holds none, or one still being typed)."""
-        core = self._core(text)
+        box = cast_spin(self)
+        core, group, point = self._core(text), box.locale().groupSeparator(), box.locale().decimalPoint()
+        if group and group in core:
+            head = re.split(r"[eE]", core.split(point)[0] if point else core)[0]
+            if not re.fullmatch(rf"[+-]?\d{{1,3}}(?:{re.escape(group)}\d{{3}})+", head):
+                return None  # "54,5": not thousands, and not a decimal point here
+            core = core.replace(group, "")
+        core = core.replace(point, ".")
         return float(core) if _NUMBER.fullmatch(core) else None
 
+    def _shown(self, value: float) -> float:
+        """``value`` in range and as the box shows it (its decimals; a whole number in a whole-number box)."""
+        box = cast_spin(self)
+        value = max(min(value, box.maximum()), box.minimum())
+        return round(value) if isinstance(box, QSpinBox) else round(value, box.decimals())
+
     def validate(self, text: str, pos: int, /) -> tuple[QValidator.State, str, int]:
-        own: tuple[QValidator.State, str, int] = super().validate(text, pos)  # type: ignore[misc]
-        if own[0] == QValidator.State.Acceptable:
-            return own
-        box, value = cast_spin(self), self._number(text)
+        box = cast_spin(self)
+        if box.specialValueText() and text == box.specialValueText():
+            return QValidator.State.Acceptable, text, pos
+        value = self._number(text)
         if value is not None:
-            whole = not isinstance(box, QSpinBox) or value == round(value)
-            ok = whole and box.minimum() <= value <= box.maximum() and "e" in self._core(text).lower()
+            ok = self._shown(value) == value
             return (QValidator.State.Acceptable if ok else QValidator.State.Intermediate), text, pos
-        if _TYPING.fullmatch(self._core(text)):
+        if _TYPING.fullmatch(self._core(text).replace(box.locale().decimalPoint(), ".")):
             return QValidator.State.Intermediate, text, pos
         return QValidator.State.Invalid, text, pos
 
     def fixup(self, text: str, /) -> str:
-        """An entry that is not a value in range as typed: the nearest one (the value as it was if it holds no
-        number)."""
+        """An entry that is not a value as typed: the nearest one the box can show (the value as it was if the
+        entry holds no number)."""
         box = cast_spin(self)
         value = self._number(text)
-        if value is None:
-            return box.textFromValue(box.value())  # type: ignore[arg-type]
-        value = max(min(value, box.maximum()), box.minimum())
-        return box.textFromValue(round(value) if isinstance(box, QSpinBox) else value)  # type: ignore[arg-type]
+        return box.textFromValue(box.value() if value is None else self._shown(value))  # type: ignore[arg-type]
 
     def _from_text(self, text: str) -> float:
         value = self._number(text)
-        return cast_spin(self).value() if value is None else value
+        return cast_spin(self).value() if value is None else self._shown(value)
 
 
 def cast_spin(widget: object) -> QSpinBox | QDoubleSpinBox:
@@ -122,8 +133,7 @@ class SpinBox(_TypedNumbers, _WheelOnlyWhenFocused, QSpinBox):
         self._init_wheel()
 
     def valueFromText(self, text: str) -> int:
-        value = self._from_text(text)
-        return int(max(min(round(value), self.maximum()), self.minimum()))
+        return int(self._from_text(text))
 
 
 class DoubleSpinBox(_TypedNumbers, _WheelOnlyWhenFocused, QDoubleSpinBox):
