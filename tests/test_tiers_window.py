@@ -193,9 +193,12 @@ def test_the_strategy_comparison_is_the_command_lines_and_draws_what_it_names(ma
     np.testing.assert_allclose(total, 100.0, rtol=1e-9)
     # It follows the scenario: a change starts a new comparison in a process of its own.
     win.inputs.update(gpus=16_384)
+    assert "the numbers below are for the inputs before" in dlg.status.text() and not dlg.table.isEnabled()
     with qtbot.waitSignal(dlg.computed, timeout=120_000):
         pass
-    assert dlg.comparison["gpus"] == 16_384
+    assert dlg.comparison["gpus"] == 16_384 and dlg.table.isEnabled()
+    trials = min(win.scenario().trials, WINDOW_TRIALS)
+    assert f"'planner-gui strategies --trials {trials}' computes them" in dlg.status.text()  # what the command runs
     assert math.isclose(dlg.here.value(), math.log10(16_384))
     dlg.close()
 

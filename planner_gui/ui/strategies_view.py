@@ -24,6 +24,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QProcess, QProcessEnvironment, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QDialog,
+    QGraphicsOpacityEffect,
     QHeaderView,
     QLabel,
     QTableWidget,
@@ -172,14 +173,31 @@ class StrategiesDialog(QDialog):
         lay.addWidget(self.table)
         lay.addWidget(self.plots, 1)
         self.plots.setVisible(False)  # until there is a comparison to draw: no empty axes, no legend of nothing
-        self.resize(1260, 780)
+        self._fade = QGraphicsOpacityEffect(self.plots)
+        self.plots.setGraphicsEffect(self._fade)
+        screen = self.screen().availableGeometry() if self.screen() is not None else None
+        width, height = (1260, 780) if screen is None else (min(1260, screen.width()), min(780, screen.height() - 40))
+        self.resize(width, height)  # (within a 1366x768 screen, its title bar included)
         self._start()
 
     # -- computation -------------------------------------------------------------------------------
     def _inputs_changed(self, changed: frozenset) -> None:
         if changed & COMPUTED_FIELDS:
-            self.status.setText("computing...")
+            self._computing()
             self._timer.start()
+
+    def _computing(self) -> None:
+        """Say so, and grey out the numbers of the inputs before, until the new ones are drawn."""
+        shown = self.comparison is not None
+        self.status.setText(
+            "computing for the new inputs; the numbers below are for the inputs before" if shown else "computing..."
+        )
+        self._fresh(not shown)
+
+    def _fresh(self, fresh: bool) -> None:
+        """Show the table and plots as current, or greyed out (numbers of the inputs before)."""
+        self.table.setEnabled(fresh)
+        self._fade.setOpacity(1.0 if fresh else 0.35)
 
     def _start(self) -> None:
         self._stop_process()
@@ -190,7 +208,7 @@ class StrategiesDialog(QDialog):
         except (ScenarioError, ValueError, OSError) as exc:
             self._cannot(f"Cannot compare strategies: {fmt.clean(str(exc), 300)}")
             return
-        self.status.setText("computing...")
+        self._computing()
         self._asked = sc
         proc = QProcess(self)
         env = QProcessEnvironment()
@@ -247,6 +265,7 @@ class StrategiesDialog(QDialog):
         """Say why there is no comparison, and show none: the table, bars and curves of other inputs go,
         with the legends that named them."""
         self.status.setText(text)
+        self._fresh(True)
         self.comparison = None
         self.table.clearContents()
         for bars in self.time_bars.values():
@@ -260,6 +279,7 @@ class StrategiesDialog(QDialog):
         self.plots.setVisible(False)
 
     def _draw(self, r: dict[str, Any], sc: Scenario) -> None:
+        self._fresh(True)
         self.plots.setVisible(True)
         self.time_legend.setVisible(True)
         self.gpus_legend.setVisible(True)
@@ -312,7 +332,7 @@ class StrategiesDialog(QDialog):
             lo, hi = 0.0, 100.0
         self.here.setValue(math.log10(sc.gpus))
         self.plot_gpus.setXRange(float(x.min()) - 0.1, float(max(x.max(), math.log10(sc.gpus))) + 0.1, padding=0)
-        self.plot_gpus.setYRange(max(lo - 2, 0.0), min(hi + 2, 101.0), padding=0)  # (a curve at 99 % clears the top)
+        self.plot_gpus.setYRange(max(lo - 2, 0.0), hi + 3, padding=0)  # (a marker at 99.3 % clears the top)
         built = [row for row in rows if row["error"] is None]
         best = max(built, key=lambda row: row["goodput"]) if built else None
         missing = " ".join(
@@ -331,7 +351,7 @@ class StrategiesDialog(QDialog):
             + (f"Best: {best['strategy']}, {100 * best['goodput']:.1f} %. " if best is not None else "")
             + f"{min(sc.trials, WINDOW_TRIALS):,} trials each at this scale, "
             f"{min(sc.trials, SCALE_TRIALS)} per GPU count below (the bars: 95 % intervals), as 'planner-gui "
-            "strategies' computes them."
+            f"strategies --trials {min(sc.trials, WINDOW_TRIALS)}' computes them."
         )
 
     def _cannot_row(self, i: int, why: str) -> None:
