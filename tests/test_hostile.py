@@ -589,6 +589,11 @@ def test_an_alias_is_named_as_typed(capfd):
     assert code == 0 and out.splitlines()[0].endswith("edited: --checkpoint-write 7")
 
 
+def test_one_gpu_is_one_gpu(capfd):
+    code, out, _ = call(capfd, "run", "--gpus", "1", "--trials", "1")
+    assert code == 0 and out.splitlines()[1].startswith("  1 GPU (1 node) for 54 days; 1 trial,")
+
+
 def test_a_huge_whole_number_is_echoed_short(capfd):
     """1e300 as a whole number has 301 digits, all but the first few a float's noise."""
     for argv in (("run", "--gpus", "1e300"), ("fit", "incidents.csv", "--gpus", "1e300")):

@@ -49,8 +49,8 @@ def report(res: SimulationResult) -> str:
     top = sorted(res.by_component_mean().items(), key=lambda kv: -kv[1])[:5]
     lines = [
         fmt.clean(sc.name, 240),
-        f"  {fmt.count(sc.gpus)} GPUs ({fmt.count(math.ceil(sc.gpus / sc.gpus_per_node))} nodes) for "
-        f"{sc.days:g} day{'' if sc.days == 1 else 's'}; {fmt.count(sc.trials)} trials, seed {sc.seed}",
+        f"  {fmt.plural(sc.gpus, 'GPU')} ({fmt.plural(math.ceil(sc.gpus / sc.gpus_per_node), 'node')}) for "
+        f"{sc.days:g} day{'' if sc.days == 1 else 's'}; {fmt.plural(sc.trials, 'trial')}, seed {sc.seed}",
         f"Unplanned interruptions  {it['mean']:,.1f} (p05-p95 {it['p05']:,.0f}-{it['p95']:,.0f}); "
         f"expected {res.expected.unplanned:,.1f}",
         f"  {fmt.every(sc.cluster_mtbf_hours)} for the job; one GPU: {fmt.every(sc.gpu_mtbf_hours)}",
