@@ -592,6 +592,8 @@ def test_an_alias_is_named_as_typed(capfd):
 def test_one_gpu_is_one_gpu(capfd):
     code, out, _ = call(capfd, "run", "--gpus", "1", "--trials", "1")
     assert code == 0 and out.splitlines()[1].startswith("  1 GPU (1 node) for 54 days; 1 trial,")
+    code, out, _ = call(capfd, "run", "--checkpoint-write", "0", "--trials", "1")  # the optima are the floor's
+    assert code == 0 and "(no write: the shortest interval taken, 0.6 s)" in out
 
 
 def test_a_huge_whole_number_is_echoed_short(capfd):

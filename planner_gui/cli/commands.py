@@ -64,6 +64,7 @@ def report(res: SimulationResult) -> str:
             else [
                 f"Checkpoint interval      {_minutes(res.interval_min)} ({how}); optima: Young {_minutes(opt.young)}, "
                 f"Daly {_minutes(opt.daly)}, exact {_minutes(opt.exact)}"
+                + (f" (no write: the shortest interval taken, {_minutes(MIN_INTERVAL_MIN)})" if sc.write_s == 0 else "")
             ]
         ),
         *_storage_lines(res),
