@@ -286,7 +286,7 @@ def test_summary_and_interval_plot_follow_the_fast_tier(make_window, qtbot):
     assert f"restores: memory {fmt.count(r['fast'], 1)}, storage {fmt.count(r['persistent'], 1)}" in detail
     # The interval plot is about the fast interval (the one its sweep varies): axis, markers and label.
     p = win.plots.plot("goodputVsIntervalPlot")
-    assert p.getAxis("bottom").labelText == "fast interval (persistent: each snapshot)"
+    assert p.getAxis("bottom").labelText == "fast interval (= persistent)"
     (x0, x1), _ = p.getViewBox().viewRange()
     for key, minutes in (("current", tp.fast_min), ("Young", young), ("Daly", daly)):
         line = win.plots.iv_lines[key]

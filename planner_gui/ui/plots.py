@@ -484,8 +484,8 @@ class PlotsPanel(QWidget):
         fast_yd = tp.fast_young_daly() if tp is not None else None
         if tp is not None and tp.fast_min is not None and fast_yd is not None:  # the sweep varies the fast interval
             marks = (("current", tp.fast_min), ("Young", fast_yd[0]), ("Daly", fast_yd[1]))
-            every = "each snapshot" if tp.k == 1 else f"every {tp.k}"
-            self.plot("goodputVsIntervalPlot").setLabel("bottom", f"fast interval (persistent: {every})")
+            every = "= persistent" if tp.k == 1 else f"persistent every {tp.k}"  # short: the plot may be 330 px
+            self.plot("goodputVsIntervalPlot").setLabel("bottom", f"fast interval ({every})")
         else:
             self.plot("goodputVsIntervalPlot").setLabel("bottom", "checkpoint interval")
         for key, minutes in marks:
