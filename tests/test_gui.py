@@ -150,6 +150,24 @@ def test_a_typed_number_is_the_number_typed(make_window, qtbot, field, typed, ex
     assert {"days": sc.hours / 24.0}.get(field, getattr(sc, field, None)) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(
+    "text", ["1e5", "100,000", "100_000", "1,000.5", "54,5", "1,5", "12,34", "2.5E-3", ".5", "-3", "1e", "abc", ""]
+)
+def test_number_boxes_and_flags_read_numbers_alike(qapp, text):
+    """One grammar (core.fmt.read_number): a box takes what a flag takes, as the same number."""
+    import argparse
+
+    from planner_gui.cli.flags import number_arg
+    from planner_gui.ui.widgets import DoubleSpinBox
+
+    box = DoubleSpinBox()
+    try:
+        flag: float | None = number_arg(text)
+    except argparse.ArgumentTypeError:
+        flag = None
+    assert box._number(text) == flag
+
+
 def test_a_fixed_interval_far_from_the_best_is_never_called_the_best(make_window, qtbot):
     """At 1,024 GPUs 30 min instead of the best 22 min costs under 0.05 points: the card still names the best."""
     sc = load_preset("llama3-405b").replace(gpus=1024, checkpoint_interval_min=30.0, trials=200)

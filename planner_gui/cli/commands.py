@@ -64,7 +64,7 @@ def report(res: SimulationResult) -> str:
             else [
                 f"Checkpoint interval      {_minutes(res.interval_min)} ({how}); optima: Young {_minutes(opt.young)}, "
                 f"Daly {_minutes(opt.daly)}, exact {_minutes(opt.exact)}"
-                + (f" (no write: the shortest interval taken, {_minutes(MIN_INTERVAL_MIN)})" if sc.write_s == 0 else "")
+                + (_at_the_floor("write") if sc.write_s == 0 else "")
             ]
         ),
         *_storage_lines(res),
@@ -114,7 +114,7 @@ def _tier_lines(res: SimulationResult) -> list[str]:
             else ""
         )
         if t.fast_stall_s == 0:  # the formulas' optimum is then 0: shown at the shortest interval taken
-            caveat += f" (no stall: the shortest interval taken, {_minutes(MIN_INTERVAL_MIN)})"
+            caveat += _at_the_floor("stall")
         lines.append(
             f"Fast tier (memory)       every {_minutes(plan.fast_min)} ({how}; optimum {_minutes(opt.fast_min)}{caveat}"
             + (f", Young {_minutes(yd[0])}, Daly {_minutes(yd[1])}" if yd is not None and t.fast_stall_s > 0 else "")
@@ -155,6 +155,11 @@ def _tier_lines(res: SimulationResult) -> list[str]:
         lines.append(f"Note                     {slower}")
     lines.append(f"Restores                 from memory {r['fast']:,.1f}, from storage {r['persistent']:,.1f}")
     return lines
+
+
+def _at_the_floor(cost: str) -> str:
+    """Why an optimum is the shortest interval: with no ``cost`` (a write, a stall) the formulas' optimum is 0."""
+    return f" (no {cost}: the shortest interval taken, {_minutes(MIN_INTERVAL_MIN)})"
 
 
 def _days(hours: float) -> str:

@@ -115,8 +115,9 @@ def fit_report(res: FitResult, base: Scenario, written: str | None = None) -> st
 def cmd_fit(args: argparse.Namespace) -> int:
     lo, hi, _ = LIMITS["gpus"]
     if not lo <= args.gpus <= hi:
-        got = f"{args.gpus:,.0f}" if abs(args.gpus) < 1e15 else f"{float(args.gpus):.3g}"  # not 300 digits
-        raise UsageError(f"--gpus: must be a whole number from {lo:,.0f} to {hi:,.0f} (got {got})")
+        raise UsageError(
+            f"--gpus: must be a whole number from {fmt.number(lo)} to {fmt.number(hi)} (got {fmt.number(args.gpus)})"
+        )
     start, end = _time_flag(args.start, "--start"), _time_flag(args.end, "--end")
     if start is not None and end is not None and end <= start:
         raise UsageError(f"--end: '{fmt.clean(args.end, 40)}' is not after --start '{fmt.clean(args.start, 40)}'")

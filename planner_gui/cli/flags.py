@@ -77,14 +77,8 @@ class Parser(argparse.ArgumentParser):
 
 
 # -- numbers ------------------------------------------------------------------------------------------
-# One grammar for every numeric flag: ASCII digits; thousands separators only in well-formed groups of
-# three ("100,000", "1,000.5", "100_000"), never "1,5" (which means 1.5 in many locales); a fraction
-# and an exponent where the flag takes any number.
-_NUMBER = re.compile(
-    r"[+-]?(?:(?P<int>\d{1,3}(?:,\d{3})+|\d{1,3}(?:_\d{3})+|\d+)(?:\.(?P<frac>\d*))?|\.(?P<frac_only>\d+))"
-    r"(?:[eE](?P<exp>[+-]?\d+))?",
-    re.ASCII,
-)
+# One grammar for every numeric flag (:data:`..core.fmt.NUMBER`, as the window's number boxes read): thousands
+# separators only in well-formed groups of three, a fraction and an exponent where the flag takes any number.
 _NOT_FINITE = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan"}
 #: Longer values are refused before parsing (no flag needs more, and Python refuses to convert 4,300+ digits).
 _MAX_NUMBER_CHARS = 100
@@ -107,18 +101,14 @@ def _parse_number(text: str, kind: str) -> int | float:
         raise argparse.ArgumentTypeError(f"must be {kind} written with the ASCII digits 0-9 (got {_quoted(text)})")
     if value.lower() in _NOT_FINITE:
         raise argparse.ArgumentTypeError(f"must be a finite number (got {_quoted(text)})")
-    m = _NUMBER.fullmatch(value)
-    if m is None:
+    v = fmt.read_number(value)
+    if v is None:
         if re.fullmatch(r"[+-]?[\d,_]+(?:\.\d*)?(?:[eE][+-]?\d+)?", value):
             raise argparse.ArgumentTypeError(
                 f"must be {kind}; ',' and '_' may only separate groups of three digits, as in 100,000 or "
                 f"100_000 (got {_quoted(text)})"
             )
         raise argparse.ArgumentTypeError(f"must be {kind} (got {_quoted(text)})")
-    plain = value.replace(",", "").replace("_", "")
-    if m.group("frac") is None and m.group("frac_only") is None and m.group("exp") is None:
-        return int(plain)
-    v = float(plain)
     if not math.isfinite(v):
         raise argparse.ArgumentTypeError(f"must be a finite number (got {_quoted(text)})")
     return v

@@ -47,8 +47,9 @@ def cmd_strategies(args: argparse.Namespace) -> int:
     gpus = SCALE_GPUS if args.scale_gpus is None else tuple(sorted(set(args.scale_gpus)))  # in order, once each
     for n in gpus:
         if not 1024 <= n <= 10_000_000:
-            got = f"{n:,}" if abs(n) < 1e15 else f"{n:.3g}"
-            raise UsageError(f"--scale-gpus: each must be a whole number from 1,024 to 10,000,000 (got {got})")
+            raise UsageError(
+                f"--scale-gpus: each must be a whole number from 1,024 to 10,000,000 (got {fmt.number(n)})"
+            )
     with Progress(comparison_cost(sc, gpus), "strategies") as progress:
         doc = compare_strategies(sc, gpus, progress=progress)
     if args.json:

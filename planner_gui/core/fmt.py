@@ -1,11 +1,55 @@
-"""Numbers for people: 16,384; 3.1 h; 91.2%; "one every 3.1 hours"."""
+"""Numbers for people: 16,384; 3.1 h; 91.2%; "one every 3.1 hours"; and numbers from people (:func:`read_number`,
+the one grammar of the command line's flags and the window's number boxes)."""
 
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 
-__all__ = ["clean", "compact", "count", "duration_hours", "every", "exact_percent", "money", "percent", "plural"]
+__all__ = [
+    "NUMBER",
+    "clean",
+    "compact",
+    "count",
+    "duration_hours",
+    "every",
+    "exact_percent",
+    "money",
+    "number",
+    "percent",
+    "plural",
+    "read_number",
+]
+
+#: A number as people type it: ASCII digits; thousands separators only in well-formed groups of three
+#: ("100,000", "1,000.5", "100_000"), never "1,5" (which means 1.5 in many locales); a fraction and an exponent.
+NUMBER = re.compile(
+    r"[+-]?(?:(?P<int>\d{1,3}(?:,\d{3})+|\d{1,3}(?:_\d{3})+|\d+)(?:\.(?P<frac>\d*))?|\.(?P<frac_only>\d+))"
+    r"(?:[eE](?P<exp>[+-]?\d+))?",
+    re.ASCII,
+)
+
+
+def read_number(text: str) -> int | float | None:
+    """``text`` (spaces around it allowed) as :data:`NUMBER` reads it: an int when it has no fraction or exponent,
+    else a float (``inf`` for ``1e400``); None when it is no such number. Callers bound its length first (Python
+    refuses to convert 4,300+ digits)."""
+    m = NUMBER.fullmatch(text.strip(" \t"))
+    if m is None:
+        return None
+    plain = m.group(0).replace(",", "").replace("_", "")
+    if m.group("frac") is None and m.group("frac_only") is None and m.group("exp") is None:
+        return int(plain)
+    return float(plain)
+
+
+def number(v: float) -> str:
+    """A number in a message: whole numbers with separators up to 10^15 (beyond, a float's digits are noise:
+    1e30 would read 1,000,000,000,000,000,019,884,624,838,656), else as ``g`` writes it (1e+300, 0.01)."""
+    if isinstance(v, int) and abs(v) >= 10**308:  # too large for a float
+        return f"a whole number of {len(str(abs(v))):,} digits"
+    return f"{int(v):,}" if float(v).is_integer() and abs(v) < 1e15 else f"{float(v):g}"
 
 
 def count(v: float, digits: int = 0) -> str:

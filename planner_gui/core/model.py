@@ -305,7 +305,7 @@ class Tiers:
             )
             if on
         ]
-        return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + (parts[-1] if parts else "")
+        return " and ".join(filter(None, (", ".join(parts[:-1]), *parts[-1:])))  # "a, b and c"
 
     def validate(self) -> None:
         """Raise ValueError naming the first input out of range."""

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import fmt
 from .fmt import clean
+from .fmt import number as fmt_number
 from .model import OPTIMAL, PLACEMENTS, SCOPES, Component, Profile, Scenario, Storage, Tiers, Training
 from .profiles import pieces
 from .rates import mean_job_rate
@@ -127,18 +128,12 @@ class ScenarioError(ValueError):
     """A scenario document or value is invalid; ``str(err)`` is one line for the user."""
 
 
-def _fmt_bound(v: float) -> str:
-    """A limit for a message: whole numbers with separators up to 10^15 (beyond, a float's integer digits are
-    noise: 1e30 would read 1,000,000,000,000,000,019,884,624,838,656), else as written."""
-    return f"{int(v):,}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:g}"
-
-
 def check_number(field: str, value: Any) -> float | int:
     """Validate one numeric field against :data:`LIMITS`; return it as int or float."""
     key = field.rsplit(".", 1)[-1]
     lo, hi, integer = LIMITS[key]
     kind = "a whole number" if integer else "a number"
-    allowed = f"must be {kind} from {_fmt_bound(lo)} to {_fmt_bound(hi)}"
+    allowed = f"must be {kind} from {fmt_number(lo)} to {fmt_number(hi)}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ScenarioError(f"{field}: {allowed} (got {_describe(value)})")
     if isinstance(value, float) and not math.isfinite(value):
@@ -159,10 +154,8 @@ def _describe(value: Any) -> str:
         return json.dumps(value)
     if isinstance(value, str):
         return f"text '{clean(value, 40)}'"
-    if isinstance(value, int) and abs(value) >= 10**15:  # its digits past the first few are a float's noise
-        return f"{value:.3g}" if abs(value) < 10**308 else f"a whole number of {len(str(abs(value))):,} digits"
     if isinstance(value, (int, float)):
-        return clean(f"{value:g}" if isinstance(value, float) else str(value), 40)
+        return fmt_number(value)  # 20,000,000; 1e+300, not the digits of a float's noise
     if isinstance(value, list):
         return f"a list of {len(value):,} items"
     if isinstance(value, dict):
@@ -579,7 +572,7 @@ def _check_storage_write(scenario: Scenario) -> None:
     if scenario.storage is not None and scenario.write_s > hi:
         raise ScenarioError(
             f"storage: a checkpoint would take {scenario.write_s:.3g} s to write (gpus x checkpoint_gb_per_gpu / "
-            f"storage_gb_s), over the limit of {_fmt_bound(hi)} s; use faster storage or smaller checkpoints"
+            f"storage_gb_s), over the limit of {fmt_number(hi)} s; use faster storage or smaller checkpoints"
         )
 
 

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core import fmt
 from ..core.specs import SPECS
 
 __all__ = [
@@ -55,10 +56,10 @@ class _WheelOnlyWhenFocused(_WidgetBase):
             event.ignore()  # passed on to the scroll area
 
 
-#: A number as typed: decimals, scientific notation (``1e5``, ``2.5E-3``); and one still being typed (``1e``, ``-``,
-#: ``54,`` on its way to 54,000).
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+#: A number still being typed (``1e``, ``-``, ``54,`` on its way to 54,000), in the command line's notation.
 _TYPING = re.compile(r"[+-]?[\d,]*\.?\d*([eE][+-]?\d*)?")
+#: Longer entries are no number (as on the command line).
+_MAX_CHARS = 100
 
 
 class _TypedNumbers(_WidgetBase):
@@ -71,7 +72,7 @@ class _TypedNumbers(_WidgetBase):
 
     def _core(self, text: str) -> str:
         """``text`` without the box's prefix and suffix."""
-        box = cast_spin(self)
+        box = _spin(self)
         core = text.strip()
         if box.prefix() and core.startswith(box.prefix()):
             core = core[len(box.prefix()) :]
@@ -79,49 +80,51 @@ class _TypedNumbers(_WidgetBase):
             core = core[: -len(box.suffix())]
         return core.strip()
 
+    def _notation(self, text: str) -> str:
+        """``text`` without prefix and suffix, in the command line's notation (the locale's separators mapped to
+        "," and ".")."""
+        loc = _spin(self).locale()
+        mapping: dict[str, str | int | None] = {loc.groupSeparator(): ",", loc.decimalPoint(): "."}
+        return self._core(text).translate(str.maketrans(mapping))
+
     def _number(self, text: str) -> float | None:
-        """The number ``text`` holds (None if it holds none, or one still being typed)."""
-        box = cast_spin(self)
-        core, group, point = self._core(text), box.locale().groupSeparator(), box.locale().decimalPoint()
-        if group and group in core:
-            head = re.split(r"[eE]", core.split(point)[0] if point else core)[0]
-            if not re.fullmatch(rf"[+-]?\d{{1,3}}(?:{re.escape(group)}\d{{3}})+", head):
-                return None  # "54,5": not thousands, and not a decimal point here
-            core = core.replace(group, "")
-        core = core.replace(point, ".")
-        return float(core) if _NUMBER.fullmatch(core) else None
+        """The number ``text`` holds as the command line reads it (:func:`..core.fmt.read_number`: "54,5" is
+        none); None if it holds none, or one still being typed."""
+        notation = self._notation(text)
+        value = fmt.read_number(notation) if len(notation) <= _MAX_CHARS else None
+        return None if value is None else float(value)
 
     def _shown(self, value: float) -> float:
         """``value`` in range and as the box shows it (its decimals; a whole number in a whole-number box)."""
-        box = cast_spin(self)
+        box = _spin(self)
         value = max(min(value, box.maximum()), box.minimum())
         return round(value) if isinstance(box, QSpinBox) else round(value, box.decimals())
 
     def validate(self, text: str, pos: int, /) -> tuple[QValidator.State, str, int]:
-        box = cast_spin(self)
+        box = _spin(self)
         if box.specialValueText() and text == box.specialValueText():
             return QValidator.State.Acceptable, text, pos
         value = self._number(text)
         if value is not None:
             ok = self._shown(value) == value
             return (QValidator.State.Acceptable if ok else QValidator.State.Intermediate), text, pos
-        if _TYPING.fullmatch(self._core(text).replace(box.locale().decimalPoint(), ".")):
+        if _TYPING.fullmatch(self._notation(text)):
             return QValidator.State.Intermediate, text, pos
         return QValidator.State.Invalid, text, pos
 
     def fixup(self, text: str, /) -> str:
         """An entry that is not a value as typed: the nearest one the box can show (the value as it was if the
         entry holds no number)."""
-        box = cast_spin(self)
+        box = _spin(self)
         value = self._number(text)
         return box.textFromValue(box.value() if value is None else self._shown(value))  # type: ignore[arg-type]
 
     def _from_text(self, text: str) -> float:
         value = self._number(text)
-        return cast_spin(self).value() if value is None else self._shown(value)
+        return _spin(self).value() if value is None else self._shown(value)
 
 
-def cast_spin(widget: object) -> QSpinBox | QDoubleSpinBox:
+def _spin(widget: object) -> QSpinBox | QDoubleSpinBox:
     """``widget`` as the spin box it is (for the mixin's type checks)."""
     assert isinstance(widget, (QSpinBox, QDoubleSpinBox))
     return widget

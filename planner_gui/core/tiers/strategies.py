@@ -182,12 +182,12 @@ def _runs(
     return [sc for _, sc in plans] + [_scaled(sc, n, replica_gpus, scale_trials) for _, sc in plans for n in counts]
 
 
-def _seconds(sc: Scenario) -> float:
-    """A run's estimated time (one that cannot be built costs next to nothing)."""
+def _cost(sc: Scenario) -> Cost:
+    """A run's estimated cost (:func:`..sweep.run_cost`; one that cannot be built costs next to nothing)."""
     try:
-        return run_cost(sc).seconds
+        return run_cost(sc)
     except (ScenarioError, ValueError, ArithmeticError):
-        return 1e-3
+        return Cost(0.0, 1e-3)
 
 
 def comparison_cost(
@@ -196,7 +196,7 @@ def comparison_cost(
     """What :func:`compare_strategies` costs: the sum of its runs' estimates (:func:`..sweep.run_cost`)."""
     counts = [] if gpus is None else [int(n) for n in gpus]
     runs = _runs(strategy_scenarios(scenario), counts, (scenario.spares or Spares()).replica_gpus, scale_trials)
-    costs = [run_cost(sc) if _seconds(sc) > 1e-3 else Cost(0.0, 1e-3) for sc in runs]
+    costs = [_cost(sc) for sc in runs]
     return Cost(sum(c.events for c in costs), sum(c.seconds for c in costs))
 
 
@@ -226,7 +226,7 @@ def compare_strategies(
     counts = [] if gpus is None else [int(n) for n in gpus]
     replica = (scenario.spares or Spares()).replica_gpus  # each count cuts the scenario's replica, not its cut one
     # Progress goes by each run's estimated time (continuing on replicas at a million GPUs outweighs the rest).
-    weights = [_seconds(sc) for sc in _runs(plans, counts, replica, scale_trials)]
+    weights = [_cost(sc).seconds for sc in _runs(plans, counts, replica, scale_trials)]
     total = sum(weights) or 1.0
     done = 0
 
