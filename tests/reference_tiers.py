@@ -13,7 +13,9 @@ after the other, and every hour of the window gets its label when nothing can ch
 * Fast tier on: every ``fast_tau`` of compute the job stalls ``fast_stall`` and completes a fast
   snapshot; every ``k``-th snapshot of a cycle (``k = persistent_tau / fast_tau``, rounded) is a
   persistent point: if no upload is running, its snapshot starts uploading, taking ``upload`` hours of
-  wall-clock time, and counts (moves the bank) when the upload finishes. Fast tier off: every
+  wall-clock time, and counts (moves the bank) when the upload finishes. A persistent point's stall is
+  ``fast_stall + persistent_stall`` (the persistent tier's own blocking part, whether or not an upload
+  starts; the fast stall alone with ``persistent_stall = 0``). Fast tier off: every
   ``persistent_tau`` of compute the job stalls ``persistent_stall`` and the snapshot uploads.
 * An unplanned failure aborts the upload in flight, loses the compute since the last completed fast
   snapshot (fast restore) or since the bank (persistent restore), and costs detect + restart + the
@@ -82,6 +84,12 @@ class Model:
     def stall(self) -> float:
         return self.fast_stall if self.fast_on else self.persistent_stall
 
+    def stall_of(self, snapshot: int) -> float:
+        """The stall of a cycle's ``snapshot``-th snapshot (1, 2, ...): a persistent point's is longer."""
+        if self.fast_on and snapshot % self.k == 0:
+            return self.fast_stall + self.persistent_stall
+        return self.stall
+
     @property
     def k(self) -> int:
         return max(1, round(self.persistent_tau / self.fast_tau)) if self.fast_on else 1
@@ -126,7 +134,7 @@ class Job:
                     self.down_kind = None
                 continue
             if self.stall_start is not None:
-                stall_end = self.stall_start + m.stall
+                stall_end = self.stall_start + m.stall_of(self.count + 1)
                 if upload_end <= stall_end and upload_end <= until:  # an upload finishing first frees the uploader
                     self.finish_upload()
                     continue
@@ -149,7 +157,7 @@ class Job:
             self.compute(compute_end)
             self.position = self.next_snapshot  # exactly, against rounding
             self.stall_start = self.t
-            if m.stall == 0:
+            if m.stall_of(self.count + 1) == 0:
                 self.stall_start = None
                 self.snapshot()
 

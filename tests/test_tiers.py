@@ -32,6 +32,7 @@ from planner_gui.core.tiers import (
     tier_rates,
 )
 from planner_gui.core.tiers.outside import PROMOTED, draw_lookback
+from planner_gui.core.tiers.stepped import simulate_stepped
 
 Z = 4.0
 KEYS = ("useful", "checkpoint", "lost", "recovery", "planned_restart", "unplanned", "planned", "fast", "persistent")
@@ -52,7 +53,7 @@ class Case:
     placement: str = "same-domain"
     nodes_per_domain: int = 4
     persistent_tau: float = 0.75
-    persistent_stall: float = 0.02
+    persistent_stall: float = 0.0  # with the fast tier on, extra at each persistent point (the stepped engine)
     upload: float = 0.1
     detect: float = 0.05
     restart: float = 0.05
@@ -183,7 +184,7 @@ GRID = {
     "100k no upload time": (Case(100_000, 24.0, MIX, mu=0.2, upload=0.0), 800, 8000),
     # the fast tier off: one persistent tier with a blocking copy and an upload after it
     "100k fast off, upload": (
-        Case(100_000, 24.0, MIX, mu=0.2, fast_on=False, persistent_tau=0.5, upload=0.3),
+        Case(100_000, 24.0, MIX, mu=0.2, fast_on=False, persistent_tau=0.5, persistent_stall=0.02, upload=0.3),
         800,
         8000,
     ),
@@ -202,10 +203,80 @@ GRID = {
 }
 
 
-@pytest.mark.parametrize("name", list(GRID))
+#: A persistent stall beside the fast tier: uneven snapshot cycles, stepped by :mod:`planner_gui.core.tiers.stepped`.
+STALLED = {
+    # both tiers restore, k = 3, uploads shorter than a persistent cycle
+    "16k same-domain, persistent stall": (Case(16_384, 150.0, MIX, persistent_stall=0.05, upload=0.3), 800, 4000),
+    # every failure restores from memory: the points only cost their stall (the phase carries over restores)
+    "16k other-domain, persistent stall": (
+        Case(16_384, 150.0, MIX, placement="other-domain", persistent_stall=0.08),
+        800,
+        4000,
+    ),
+    # k = 4 with skipped uploads (q = 2) and chains of fast failures during long persistent restores
+    "100k skipped uploads, persistent stall": (
+        Case(100_000, 24.0, MIX, mu=0.2, upload=1.2, persistent_tau=1.0, persistent_restore=0.4, persistent_stall=0.1),
+        1000,
+        4000,
+    ),
+    # no full renewals at all (no planned interruptions, nothing restores from storage): a burn-in
+    "100k no renewals, persistent stall": (
+        Case(100_000, 24.0, MIX, mu=0.0, placement="other-domain", persistent_stall=0.05, upload=0.0),
+        800,
+        4000,
+    ),
+    # 1,000,000 GPUs, a short window, fast recovery: a point's stall is longer than a fast cycle
+    "1M short window, persistent stall": (
+        Case(
+            1_000_000, 2.0, MIX, mu=1.0, fast_tau=0.02, fast_stall=0.002, persistent_tau=0.08, upload=0.03,
+            detect=0.004, restart=0.004, fast_restore=0.002, persistent_restore=0.02, persistent_stall=0.03,
+        ),
+        600,
+        4000,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(GRID) + list(STALLED))
 def test_engine_agrees_with_the_event_by_event_reference(name):
-    case, ref_trials, mc_trials = GRID[name]
+    case, ref_trials, mc_trials = (GRID | STALLED)[name]
     assert_agree(case, ref_trials, mc_trials, seed=7)
+
+
+@pytest.mark.parametrize("name", list(GRID))
+def test_the_stepped_engine_agrees_with_the_vectorized_one(name):
+    """Where both apply (no persistent stall beside the fast tier), the stepped engine, written another way
+    (one interruption at a time, useful compute from the running minimum of the position), and the vectorized
+    engine agree, at many more trials than the reference can run."""
+    case, _, _ = GRID[name]
+    sc, tiers = case.scenario(1, 0)
+    tp = tier_params(sc, tiers, case.fast_tau * 60.0, case.persistent_tau * 60.0)
+    assert tp.c_point == 0.0
+    fields = ("useful", "checkpoint", "lost", "recovery", "planned", "n_fast", "n_persistent", "n_planned", "promoted")
+    a = simulate_tier_params(tp, 20_000, 5)
+    b = simulate_stepped(tp, 20_000, 6)
+    z = {}
+    for f, y in zip(fields, b):
+        x = np.asarray(getattr(a, f), dtype=float)
+        se = math.sqrt(x.var(ddof=1) / len(x) + y.var(ddof=1) / len(y))
+        z[f] = (x.mean() - y.mean()) / se if se > 0 else (0.0 if x.mean() == y.mean() else math.inf)
+    assert all(abs(v) < Z for v in z.values()), {f: round(v, 2) for f, v in z.items()}
+
+
+def test_a_persistent_stall_beside_the_fast_tier_is_paid_at_every_point():
+    """With every failure restoring from memory and nothing else changing, a persistent stall moves time from
+    useful to checkpoint by about its share of a persistent cycle, ``c_p / (k s + c_p)`` of the running time."""
+    case = Case(16_384, 150.0, MIX, placement="other-domain", mu=0.0, upload=0.0)
+    sc, tiers = case.scenario(1, 0)
+    base = tier_params(sc, tiers, case.fast_tau * 60.0, case.persistent_tau * 60.0)
+    stalled = dataclasses.replace(base, c_point=0.05)
+    a, b = simulate_tier_params(base, 4000, 3), simulate_tier_params(stalled, 4000, 3)
+    assert stalled.c_point > 0 and base.k == 3
+    extra = b.checkpoint.mean() - a.checkpoint.mean()
+    running = case.hours - b.recovery.mean()  # (no planned restarts)
+    share = 0.05 / (base.k * base.s + 0.05)
+    assert extra == pytest.approx(running * share, rel=0.1)
+    assert b.useful.mean() < a.useful.mean() - 0.5 * extra
 
 
 def test_reference_with_a_burn_in_agrees_too():
@@ -239,7 +310,17 @@ def test_fast_tier_off_without_upload_is_todays_model(gpus):
     """Fast tier off, upload 0, restore 0: today's exact fractions with the persistent interval and stall, and
     the same hours as today's engine (in distribution)."""
     hours = {1024: 4000.0, 100_000: 48.0, 1_000_000: 6.0}[gpus]
-    case = Case(gpus, hours, MIX, mu=0.1, fast_on=False, persistent_tau=0.4, upload=0.0, persistent_restore=0.0)
+    case = Case(
+        gpus,
+        hours,
+        MIX,
+        mu=0.1,
+        fast_on=False,
+        persistent_tau=0.4,
+        persistent_stall=0.02,
+        upload=0.0,
+        persistent_restore=0.0,
+    )
     out = engine_run(case, 6000, 11)
     lam = sum(r for _, r, _ in MIX) * gpus
     fr = time_fractions(lam, case.mu, 0.4, case.persistent_stall, case.detect + case.restart, case.restart)
@@ -404,8 +485,12 @@ def test_lookback_state_matches_a_brute_force_chain():
 
 def test_optimal_intervals():
     sc = Scenario(gpus=100_000)
-    on = optimal_tier_intervals(sc, Tiers(fast_enabled=True, fast_stall_s=5.0, fast_restore_min=10.0 / 60.0))
+    fast = Tiers(fast_enabled=True, fast_stall_s=5.0, fast_restore_min=10.0 / 60.0)
+    on = optimal_tier_intervals(sc.replace(checkpoint_write_s=0.0), fast)  # no persistent stall: k = 1
     assert on.k == 1 and on.persistent_min == on.fast_min
+    # a persistent stall with no restores from storage (other-domain placement): the longest interval
+    stalled = optimal_tier_intervals(sc, fast)
+    assert stalled.fast_min == on.fast_min and stalled.k > 1 and stalled.persistent_min > 525_000.0
     r_fast = (sc.detect_min + sc.restart_min) / 60.0 + 10.0 / 3600.0
     # at the optimum, the exact goodput is no worse than a little either side
     lam, mu = sc.failure_rate_per_hour, sc.planned_per_day / 24.0

@@ -55,6 +55,9 @@ def test_each_flag_sets_the_input_it_names():
     off = scenario("--preset", "h100-100k-inmemory", "--no-fast-tier", "--persistent-stall", "40")
     assert off.tiers is not None and not off.tiers.fast_enabled and off.checkpoint_write_s == 40.0
     assert "--no-fast-tier" in off.name
+    on = scenario("--preset", "h100-100k-inmemory", "--persistent-stall", "9")  # the persistent points' own stall
+    assert on.tiers is not None and on.tiers.fast_enabled and on.checkpoint_write_s == 9.0
+    assert "--persistent-stall 9" in on.name
     refused = cli("strategies", "--no-fast-tier")
     assert refused.returncode == 2 and "--no-fast-tier" in refused.stderr
     assert scenario("--preset", "h100-100k", "--checkpoint-interval", "optimal").tiers is None
@@ -73,7 +76,6 @@ def test_each_flag_sets_the_input_it_names():
         (("--nodes-per-domain", "0"), "--nodes-per-domain: must be a whole number from 1"),
         (("--persistent-upload", "1e9"), "--persistent-upload: must be a number from 0 to 10,080"),
         (("--no-fast-tier", "--fast-stall", "1"), "--fast-stall: sets the fast tier, which --no-fast-tier"),
-        (("--preset", "h100-100k-inmemory", "--persistent-stall", "9"), "--persistent-stall: with the fast tier on"),
     ],
 )
 def test_bad_tier_flags_are_refused_in_one_line(argv, message):
@@ -103,26 +105,35 @@ def test_run_json_keys_and_report():
 
 def test_the_optimal_intervals_are_those_of_the_interval_reported():
     """optimal_interval_min's Young, Daly and exact belong to checkpoint_interval_min, the persistent tier's
-    interval. With the fast tier on that tier has no stall of its own: no Young or Daly (they were the unused
-    blocking write's, 5 s on h100-100k), and exact is the optimal pair's persistent interval."""
+    interval. With the fast tier on and no stall of that tier's own: no Young or Daly, and exact is the optimal
+    pair's persistent interval. With a stall of its own (the write, 5 s on h100-100k): Young and Daly are that
+    stall's against the restores from storage, the optimum is Young's as whole fast intervals, exact None."""
 
     def run(*args: str) -> dict:
         out = cli("run", *args, "--trials", "20", "--json")
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout)
 
-    on = run("--preset", "h100-100k", "--fast-interval", "optimal")
+    on = run("--preset", "h100-100k", "--fast-interval", "optimal", "--persistent-stall", "0")
     opt, t = on["optimal_interval_min"], on["tiers"]
     assert opt["young"] is None and opt["daly"] is None
     assert opt["exact"] == opt["persistent"] == on["checkpoint_interval_min"] == t["persistent_interval_min"]
     mtbf = 60.0 / sum(t["unplanned_per_hour"].values())  # minutes
     assert t["fast_young_min"] == pytest.approx(math.sqrt(2 * (0.59 / 60) * mtbf), rel=1e-9)  # the fast tier's
+    stalled = run("--preset", "h100-100k", "--fast-interval", "optimal", "--fast-placement", "same-domain")
+    opt, t = stalled["optimal_interval_min"], stalled["tiers"]
+    to_storage = 60.0 / t["unplanned_per_hour"]["persistent"]  # minutes between restores from storage
+    assert opt["young"] == pytest.approx(math.sqrt(2 * (5 / 60) * to_storage), rel=1e-9)
+    assert opt["exact"] is None and opt["daly"] < opt["young"]
+    k = t["persistent_every_fast"]
+    assert k == round(opt["young"] / opt["fast"]) > 1
+    assert opt["persistent"] == stalled["checkpoint_interval_min"] == pytest.approx(k * opt["fast"], rel=1e-12)
     fixed = run("--preset", "h100-100k-inmemory", "--persistent-interval", "5")  # 7 fast intervals
     assert fixed["checkpoint_interval_min"] == fixed["tiers"]["persistent_interval_min"] > 5.0
     assert fixed["optimal_interval_min"]["exact"] == fixed["optimal_interval_min"]["persistent"] < 1.0
     both = run("--preset", "h100-100k-inmemory", "--fast-placement", "same-domain")  # uploads take time
     assert both["optimal_interval_min"]["exact"] is None and both["optimal_interval_min"]["fast"] > 0
-    off = run("--preset", "h100-100k-inmemory", "--no-fast-tier")  # the upload's lag moves the optimum
+    off = run("--preset", "h100-100k-inmemory", "--no-fast-tier", "--persistent-stall", "0.59")  # upload lag moves it
     opt = off["optimal_interval_min"]
     assert opt["exact"] == opt["persistent"] == off["checkpoint_interval_min"] and opt["fast"] is None
     assert opt["young"] == pytest.approx(math.sqrt(2 * (0.59 / 60) * mtbf), rel=1e-9)  # its 0.59 s write
@@ -136,7 +147,10 @@ def test_run_says_how_it_rounded_the_persistent_interval_and_what_it_did_not_use
     assert out.returncode == 0, out.stderr
     line = next(x for x in out.stdout.splitlines() if x.startswith("Persistent tier"))
     assert "every 46 s (fixed, 30 s asked: the nearest whole number of fast intervals; every snapshot)" in line
-    assert "the scenario's blocking write, 0.59 s, is not used with the fast tier on" in line
+    assert "no blocking of its own (its snapshot is the fast one)" in line
+    stalled = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20", "--persistent-stall", "5")
+    line = next(x for x in stalled.stdout.splitlines() if x.startswith("Persistent tier"))
+    assert "blocking 5 s at each (on top of the fast stall)" in line
     plain = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20")
     line = next(x for x in plain.stdout.splitlines() if x.startswith("Persistent tier"))
     assert "asked" not in line and "(optimal; every snapshot)" in line

@@ -122,15 +122,19 @@ def _tier_lines(res: SimulationResult) -> list[str]:
             + (f"{fmt.plural(t.fast_replicas, 'replica')} {t.fast_placement}" if t.fast_replicas else "no replicas")
             + f", {fmt.plural(t.nodes_per_domain, 'node')} per domain"
         )
-        unused = (
-            f"; blocking part: the fast stall (the scenario's blocking write, {sc.write_s:g} s, is not used with the "
-            "fast tier on)"
+        pyd = plan.persistent_young_daly()
+        if sc.write_s > 0:
+            persistent_how += f"; optimum {_minutes(opt.persistent_min)}" + (
+                f", Young {_minutes(pyd[0])}, Daly {_minutes(pyd[1])}" if pyd is not None else ""
+            )
+        stall = (
+            f"; blocking {sc.write_s:g} s at each (on top of the fast stall)"
             if sc.write_s > 0
-            else ""
+            else "; no blocking of its own (its snapshot is the fast one)"
         )
         lines.append(
             f"Persistent tier          every {_minutes(plan.persistent_min)} ({persistent_how}; "
-            f"{_every(plan.k, 'snapshot')}){upload}; restore {_minutes(t.persistent_restore_min)}{unused}"
+            f"{_every(plan.k, 'snapshot')}){stall}{upload}; restore {_minutes(t.persistent_restore_min)}"
         )
     else:
         lines.append(

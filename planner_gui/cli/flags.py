@@ -260,7 +260,8 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         action=_StoreTyped,
         type=number_arg,
         metavar="SEC",
-        help="blocking (persistent) checkpoint write, seconds",
+        help="blocking (persistent) checkpoint write, seconds; with the fast tier on, the persistent tier's own "
+        "stall at each persistent checkpoint, on top of the fast stall (0: none)",
     )
     p.add_argument("--detect", type=number_arg, metavar="MIN", help="detection time, minutes")
     p.add_argument(
@@ -493,21 +494,12 @@ def _with_rates(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[
     return sc, edits
 
 
-_STALL_WITH_FAST = (
-    "--persistent-stall: with the fast tier on, a persistent checkpoint uploads the in-memory snapshot, so its "
-    "blocking part is the fast stall (--fast-stall); --persistent-stall (--checkpoint-write) applies with "
-    "--no-fast-tier"
-)
-
-
 def _with_tiers(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[str]]:
     """``sc`` with the tier flags applied, and their edits. A ``--fast-*`` flag turns the fast tier on;
     ``--no-fast-tier`` turns it off and refuses them."""
     given = _given(args, TIER_FLAGS)
     off = bool(getattr(args, "no_fast_tier", None))
     if not given and not off:
-        if sc.tiers is not None and sc.tiers.fast_enabled and getattr(args, "checkpoint_write", None) is not None:
-            raise UsageError(_STALL_WITH_FAST)
         return sc, []
     fast = [f for f in given if f.startswith("fast_")]
     if off and fast:
@@ -519,8 +511,6 @@ def _with_tiers(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[
     if off:
         changes["fast_enabled"] = False
     tiers = dataclasses.replace(before, **changes)  # type: ignore[arg-type]
-    if tiers.fast_enabled and getattr(args, "checkpoint_write", None) is not None:
-        raise UsageError(_STALL_WITH_FAST)
     edits = _edits(TIER_FLAGS, given, sc.tiers)
     if off and before.fast_enabled:  # (a --fast-* flag that turns it on is in the edits itself)
         edits.insert(0, "--no-fast-tier")

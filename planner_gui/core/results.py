@@ -146,6 +146,9 @@ class SimulationResult:
         """Why :attr:`expected` has no goodput when it has none: the model that has no closed form."""
         if self.spares_run is not None:
             return "spares and repairs"
+        tp = self.tier_plan
+        if tp is not None and tp.params.lam_fast * tp.params.lam_persistent == 0 and tp.params.c_point > 0:
+            return "persistent checkpoints stall longer than fast ones"
         return "two tiers restore"
 
     @property
@@ -189,10 +192,11 @@ class SimulationResult:
         (``fast`` None with the fast tier off).
 
         With the fast tier off: Young's and Daly's from the blocking write, and the exact optimum the tier model's,
-        which counts an upload's lag (today's without upload). With it on, the persistent tier has no stall of its
-        own (its upload starts from a fast snapshot), so Young and Daly do not apply to it (None: the fast tier's
-        are ``tiers.fast_young_min`` and ``fast_daly_min``); ``exact`` is the optimal pair's persistent interval,
-        None where the fast optimum is only its formula's (both tiers restore and uploads take time)."""
+        which counts an upload's lag (today's without upload). With it on, Young and Daly are the persistent
+        tier's own stall's (the scenario's write, paid at each persistent point) against the restores from
+        storage, None without such a stall or such restores (the fast tier's are ``tiers.fast_young_min`` and
+        ``fast_daly_min``); ``exact`` is the optimal pair's persistent interval, None where the optimum is only
+        formulas' (both tiers restore and uploads take time, or the persistent tier stalls)."""
         plan = self.tier_plan
         out: dict[str, float | None] = dict(self.optimal.to_dict())
         if plan is None:
@@ -200,9 +204,11 @@ class SimulationResult:
         persistent = plan.optimal.persistent_min
         if not plan.tiers.fast_enabled:
             return out | {"exact": persistent, "fast": None, "persistent": persistent}
-        exact = None if plan.fast_optimum_is_formulas else persistent
+        exact = None if plan.fast_optimum_is_formulas or plan.persistent_optimum_is_formulas else persistent
         fast = plan.optimal.fast_min
-        return out | {"young": None, "daly": None, "exact": exact, "fast": fast, "persistent": persistent}
+        yd = plan.persistent_young_daly()
+        young, daly = (None, None) if yd is None else yd
+        return out | {"young": young, "daly": daly, "exact": exact, "fast": fast, "persistent": persistent}
 
     def goodput_at_optimum(self) -> float | None:
         """The exact expected goodput at the exact optimal checkpoint interval (the optimum of the base

@@ -307,11 +307,11 @@ class ControlsPanel(QScrollArea):
         for field, control in self.values.items():
             if field != "checkpoint_interval_min" and (everything or field in changed):
                 control.set_value(getattr(sc, field))
-        # With a storage section the write comes from it: the box shows the write in use, read-only.
-        # With the fast tier on, the blocking part of a persistent checkpoint is the fast stall (docs/tiers.md).
+        # With a storage section the write comes from it: the box shows the write in use, read-only. With the
+        # fast tier on it is the persistent tier's own stall at each persistent point (docs/tiers.md).
         write = self.values["checkpoint_write_s"]
         write.set_value(sc.write_s)
-        write.setEnabled(sc.storage is None and not (sc.tiers is not None and sc.tiers.fast_enabled))
+        write.setEnabled(sc.storage is None)
         self.storage.follow()
         self.tiers.follow()
         if everything or {"spares", "gpus", "gpus_per_node", "components"} & changed:

@@ -254,6 +254,8 @@ class SummaryStrip(QWidget):
                     "best: no closed form; the fast optimum is the fast tier's formula's, without the upload "
                     "cadence (see the interval plot)"
                 )
+            if tp.persistent_optimum_is_formulas:
+                best += "; the persistent optimum is Young's rule for its own stall"
         else:
             gain = 100 * (at_best - now)
             near = _near(tp.persistent_min, tp.optimal.persistent_min) and (

@@ -228,6 +228,16 @@ class TiersBox(QGroupBox):
             combo.blockSignals(False)
         self.info.setText(self._info(sc, t))
 
+    @staticmethod
+    def _point_stall(sc: Scenario) -> str:
+        """What a persistent checkpoint blocks for, with the fast tier on."""
+        if sc.write_s == 0:
+            return "A persistent checkpoint blocks no longer than a fast one (Checkpointing write 0 s)."
+        return (
+            "A persistent checkpoint blocks the fast stall plus the Checkpointing write "
+            f"({duration_text(sc.write_s / 60.0)})."
+        )
+
     def _info(self, sc: Scenario, t: Tiers) -> str:
         """In words: the intervals in use and how many failures restore from each tier."""
         if not t.fast_enabled:
@@ -248,7 +258,7 @@ class TiersBox(QGroupBox):
         uploads = "" if plan.upload_every == 1 else f"; uploads start at one point in {plan.upload_every}"
         return (
             f"In use: fast {duration_text(plan.fast_min)}; persistent {every} "
-            f"({duration_text(plan.persistent_min)}){uploads}. The blocking write is the fast stall. "
+            f"({duration_text(plan.persistent_min)}){uploads}. {self._point_stall(sc)} "
             f"{fast_components} of {len(sc.components)} causes ({share} of failures) can restore from memory"
             + ("" if per.lam_persistent == 0 else " (not those during a restore from storage)")
             + "."

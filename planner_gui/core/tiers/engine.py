@@ -45,6 +45,7 @@ from ..model import Scenario
 from ..rows import poisson_by_inversion, stream, uniforms
 from .model import TierParams, Tiers, tier_params, tier_rates
 from .outside import FAST, PERSISTENT, PLANNED, PROMOTED, Lookback, downtimes, draw_forward, draw_lookback
+from .stepped import simulate_stepped
 
 __all__ = [
     "CHUNK_ELEMENTS",
@@ -837,7 +838,13 @@ def simulate_tier_params(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> TierHours:
-    """Simulate ``trials`` windows of the model ``tp``; per-trial hours and counts (no components)."""
+    """Simulate ``trials`` windows of the model ``tp``; per-trial hours and counts (no components).
+
+    With a persistent stall beside the fast tier (``tp.c_point > 0``) the snapshot cycles are uneven and the
+    whole-window passes here do not apply: :func:`.stepped.simulate_stepped` steps the same model instead.
+    """
+    if tp.c_point > 0.0:
+        return TierHours(*simulate_stepped(tp, trials, seed, progress=progress, should_stop=should_stop))
     big = tp.big
     u = uniforms(stream(seed, STREAM_COUNTS), (trials,))
     counts = poisson_by_inversion(u, big * tp.hours)

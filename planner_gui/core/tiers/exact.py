@@ -40,7 +40,7 @@ from ..model import Scenario
 from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
 from .model import TierParams, Tiers, tier_params, tier_rates
 
-__all__ = ["TierIntervals", "expected_fractions", "optimal_tier_intervals", "persistent_lag"]
+__all__ = ["TierIntervals", "expected_fractions", "optimal_tier_intervals", "persistent_lag", "persistent_young"]
 
 
 def persistent_lag(big: float, s: float, k: int, upload: float, skip: int) -> float:
@@ -60,7 +60,10 @@ def persistent_lag(big: float, s: float, k: int, upload: float, skip: int) -> fl
 
 def expected_fractions(tp: TierParams) -> TimeFractions | None:
     """The exact long-run fractions of time (useful, checkpoint, lost, recovery, planned) when every failure
-    restores from one tier; None when both tiers restore (no closed form here)."""
+    restores from one tier; None when both tiers restore, or when persistent points stall longer than other
+    snapshots (uneven cycles: no closed form here either)."""
+    if tp.c_point > 0.0:
+        return None
     if tp.lam_persistent == 0.0:
         return time_fractions(tp.lam_fast, tp.mu, tp.tau, tp.c, tp.r_fast, tp.r_planned)
     if tp.lam_fast > 0.0:
@@ -171,10 +174,15 @@ def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
     * Fast tier on: the fast interval trades its stall against the work every unplanned interruption loses
       since the last fast snapshot, whichever tier restores (a persistent restore loses that and more):
       the exact optimum of today's formula at the total unplanned rate with the fast stall and the fast
-      restore (Daly's optimum when there are no planned interruptions). The persistent multiple is ``k = 1``:
-      an upload costs no training time in this model, so uploading every snapshot the one-at-a-time rule
-      allows keeps the bank closest (a larger ``k`` is a policy for storage traffic; the planner shows its
-      price).
+      restore (Daly's optimum when there are no planned interruptions). Without a persistent stall the
+      persistent multiple is ``k = 1``: an upload costs no training time in this model, so uploading every
+      snapshot the one-at-a-time rule allows keeps the bank closest (a larger ``k`` is a policy for storage
+      traffic; the planner shows its price). With a persistent stall ``c_p`` (the scenario's write, paid at
+      every persistent point), the persistent interval is Young's for that stall against the restores from
+      storage, ``sqrt(2 c_p / lam_persistent)`` (the two-level rule: each level's interval from its own cost
+      and the failures it serves), as the nearest whole number of fast intervals; with no restores from
+      storage, the longest interval (a point then only costs its stall). These are formulas, not an exact
+      optimum of the two-tier model (:attr:`.run.TierPlan.persistent_optimum_is_formulas`).
     """
     rates = tier_rates(scenario, tiers)
     lam = rates.fast + rates.persistent
@@ -193,9 +201,28 @@ def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
     if lam == 0:
         return TierIntervals(MAX_INTERVAL_MIN, MAX_INTERVAL_MIN, 1, "no failures: the longest interval")
     if c == 0:
-        return TierIntervals(MIN_INTERVAL_MIN, MIN_INTERVAL_MIN, 1, "free snapshots: the shortest interval")
-    exact = exact_optimal_interval(lam, mu, c, r_fast, scenario.restart_min / 60.0, bounds)
-    fast = _clamp(60.0 * exact)
-    if not math.isfinite(fast):  # pragma: no cover - exact_optimal_interval always returns a number
-        fast = _clamp(float(daly_interval(c * 60.0, 60.0 / lam)))
-    return TierIntervals(fast, fast, 1, "fast: exact optimum at the total unplanned rate; k = 1 (uploads are free)")
+        fast, fast_how = MIN_INTERVAL_MIN, "free snapshots: the shortest fast interval"
+    else:
+        exact = exact_optimal_interval(lam, mu, c, r_fast, scenario.restart_min / 60.0, bounds)
+        fast = _clamp(60.0 * exact)
+        if not math.isfinite(fast):  # pragma: no cover - exact_optimal_interval always returns a number
+            fast = _clamp(float(daly_interval(c * 60.0, 60.0 / lam)))
+        fast_how = "fast: exact optimum at the total unplanned rate"
+    c_point = scenario.write_s / 3600.0
+    if c_point == 0.0:
+        return TierIntervals(fast, fast, 1, f"{fast_how}; k = 1 (uploads are free)")
+    most = max(1, math.floor(MAX_INTERVAL_MIN / fast))
+    if rates.persistent == 0.0:
+        return TierIntervals(
+            fast, fast * most, most, f"{fast_how}; persistent: the longest interval (no failure restores from storage)"
+        )
+    k = min(most, max(1, round(60.0 * persistent_young(c_point, rates.persistent) / fast)))
+    return TierIntervals(
+        fast, fast * k, k, f"{fast_how}; persistent: Young's for its own stall against the restores from storage"
+    )
+
+
+def persistent_young(c_point: float, lam_persistent: float) -> float:
+    """Young's interval (hours) for the persistent tier's own stall ``c_point`` (hours) against the failures
+    that restore from storage (``lam_persistent`` per hour): ``sqrt(2 c_point / lam_persistent)``."""
+    return math.sqrt(2.0 * c_point / lam_persistent) if lam_persistent > 0 else math.inf

@@ -155,15 +155,23 @@ class TierParams:
     r_fast: float  # detect + restart + fast restore
     r_persistent: float  # detect + restart + persistent restore
     r_planned: float  # restart
+    #: With the fast tier on, the persistent tier's own blocking stall at each persistent point, on top of the
+    #: fast stall (0: the points cost what any snapshot costs). Always 0 with the fast tier off.
+    c_point: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.k < 1 or self.tau <= 0 or self.c < 0 or self.upload < 0:
+        if self.k < 1 or self.tau <= 0 or self.c < 0 or self.upload < 0 or self.c_point < 0:
             raise ValueError(f"bad tier parameters: {self}")
 
     @property
     def s(self) -> float:
         """One snapshot cycle: compute and stall."""
         return self.tau + self.c
+
+    @property
+    def persistent_cycle(self) -> float:
+        """Wall-clock time from one persistent point to the next without interruptions: ``k s + c_point``."""
+        return self.k * self.s + self.c_point
 
     @property
     def nu(self) -> float:
@@ -181,7 +189,7 @@ class TierParams:
         if self.upload == 0:
             return 1
         # An upload that ends exactly as the next point is passed frees the uploader for it.
-        return max(1, math.ceil(self.upload / (self.k * self.s) * (1.0 - 1e-12)))
+        return max(1, math.ceil(self.upload / self.persistent_cycle * (1.0 - 1e-12)))
 
 
 def tier_params(
@@ -189,9 +197,9 @@ def tier_params(
 ) -> TierParams:
     """The scenario and strategy in hours, for the intervals given (minutes; resolve "optimal" first).
 
-    With the fast tier on, the persistent interval is rounded to a whole number ``k`` of fast intervals
-    and the persistent tier's blocking copy is not used: a persistent checkpoint uploads a fast snapshot
-    that is already in host memory (docs/tiers.md says why).
+    With the fast tier on, the persistent interval is rounded to a whole number ``k`` of fast intervals,
+    and the persistent tier's blocking stall (the scenario's write, ``Scenario.write_s``) is paid at each
+    persistent point on top of the fast stall (docs/tiers.md).
     """
     tiers.validate()
     rates = tier_rates(scenario, tiers)
@@ -220,5 +228,6 @@ def tier_params(
         c=tiers.fast_stall_s / 3600.0,
         k=persistent_multiple(persistent_interval_min, fast_interval_min),
         r_fast=detect_restart + tiers.fast_restore_min / 60.0,
+        c_point=scenario.write_s / 3600.0,
         **common,
     )

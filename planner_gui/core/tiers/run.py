@@ -62,6 +62,21 @@ class TierPlan:
         p = self.params
         return p.lam_fast > 0 and p.lam_persistent > 0 and self.tiers.persistent_upload_min > 0
 
+    @property
+    def persistent_optimum_is_formulas(self) -> bool:
+        """Whether the persistent optimum is Young's rule rather than an exact optimum: with the fast tier on and
+        a persistent stall of its own at each point (:func:`.exact.optimal_tier_intervals`)."""
+        return self.fast_min is not None and self.params.c_point > 0
+
+    def persistent_young_daly(self) -> tuple[float, float] | None:
+        """Young's and Daly's intervals for the persistent tier's own stall with the fast tier on (minutes),
+        against the mean time between restores from storage; None without such a stall or such restores."""
+        p = self.params
+        if not self.persistent_optimum_is_formulas or p.lam_persistent == 0:
+            return None
+        c_min, m_min = p.c_point * 60.0, 60.0 / p.lam_persistent
+        return _clamp(float(young_interval(c_min, m_min))), _clamp(float(daly_interval(c_min, m_min)))
+
     def expected(self) -> TimeFractions | None:
         """The exact long-run fractions where a closed form exists (every failure restoring from one tier);
         None otherwise."""
