@@ -3,7 +3,8 @@
 Prints:
 * the cost of numpy drawing one exponential random number (the baseline);
 * the two-tier engine's cost per interruption at 100,000 GPUs (the h100-100k-inmemory preset, replicas in
-  another or the same domain; floor: >= 0.25);
+  another or the same domain; floor: >= 0.25), and with a persistent stall beside the fast tier (the
+  stepped engine, as a multiple of the same run without it; no floor);
 * the engine's cost per simulated interruption at 16,384, 100,000 and 1,048,576 GPUs
   (54 days, 1,000 trials), and the ratio baseline / engine (floor: >= 0.5 at 100,000); at 100,000
   GPUs also with rate uncertainty on and with a 10-piece rate profile;
@@ -67,11 +68,12 @@ def spares_run(gpus: int, repeat: int, spares: Spares) -> tuple[float, float]:
     return seconds, seconds / events * 1e9
 
 
-def tiers_run(repeat: int, **tiers: object) -> tuple[float, float]:
-    """The h100-100k-inmemory preset (both tiers on), with its tiers changed by ``tiers``."""
+def tiers_run(repeat: int, write_s: float = 0.0, **tiers: object) -> tuple[float, float]:
+    """The h100-100k-inmemory preset (both tiers on), with its tiers changed by ``tiers`` and a persistent
+    stall of ``write_s`` seconds at each persistent point (above 0: the stepped engine)."""
     from planner_gui.core.scenario_io import load_preset
 
-    sc = load_preset("h100-100k-inmemory")
+    sc = load_preset("h100-100k-inmemory").replace(checkpoint_write_s=write_s)
     sc = sc.replace(tiers=dataclasses.replace(sc.tiers, **tiers))
     res = simulate(sc)
     events = float(res.trials.unplanned.sum() + res.trials.planned.sum())
@@ -161,6 +163,12 @@ def main() -> None:
             f"tiers    100,000 GPUs x 54 d x 1,000 trials, {what}: {seconds * 1e3:8.1f} ms, "
             f"{per:6.2f} ns per interruption, ratio baseline/engine {base / per:5.2f}  (floor 0.25)"
         )
+    same = tiers_run(max(1, args.repeat // 3), fast_placement="same-domain")[0]
+    seconds, per = tiers_run(max(1, args.repeat // 3), write_s=5.0, fast_placement="same-domain")
+    print(
+        f"tiers    100,000 GPUs x 54 d x 1,000 trials, same domain, 5 s persistent stall (stepped engine): "
+        f"{seconds * 1e3:8.1f} ms, {per:6.2f} ns per interruption, {seconds / same:4.1f} x the run without the stall"
+    )
     xs = gpu_counts(41)
     for trials in (50, 200, 1000):
         sc = Scenario(trials=trials)

@@ -196,13 +196,15 @@ def test_adding_an_in_memory_tier_is_a_lever_and_both_tier_scenarios_have_no_ran
 
     sc = load_preset("h100-100k")
     effects = {e.lever: e for e in sensitivity(sc)}
-    with_tier = plan_tiers(sc.replace(tiers=Tiers(fast_enabled=True))).expected()
+    with_tier = plan_tiers(sc.replace(checkpoint_write_s=0.0, tiers=Tiers(fast_enabled=True))).expected()
     assert with_tier is not None
     assert effects["in-memory tier"].goodput_delta == pytest.approx(with_tier.useful - expected_goodput(sc), rel=1e-12)
-    assert effects["in-memory tier"].change == "add an in-memory tier"
-    same = sc.replace(tiers=Tiers(fast_enabled=True, fast_placement="same-domain"))
-    with pytest.raises(NoClosedForm):
+    assert effects["in-memory tier"].change == "add an in-memory tier, no blocking write"
+    same = sc.replace(tiers=Tiers(fast_enabled=True, fast_placement="same-domain"), checkpoint_write_s=0.0)
+    with pytest.raises(NoClosedForm, match="restore from both checkpoint tiers"):
         sensitivity(same)
+    with pytest.raises(NoClosedForm, match="each persistent checkpoint blocks for the write"):
+        sensitivity(sc.replace(tiers=Tiers(fast_enabled=True)))  # h100-100k's 5 s write at each persistent point
 
 
 def test_varying_rates_have_no_ranking_and_no_time_to_train():

@@ -78,8 +78,17 @@ def test_fast_tier_switch_turns_on_the_published_defaults_and_off_again(make_win
     assert win.controls.use_optimal.text() == "Use the optimal interval (tier model)"  # not Daly's formula now
     assert win.scenario().replace(tiers=None, name=before.name) == before
     assert win.controls.tiers.values["fast_stall_s"].spin.isEnabled()
-    # The blocking write is the fast stall now: the Checkpointing group's write changes nothing, so it is off.
-    assert not win.controls.values["checkpoint_write_s"].spin.isEnabled()
+    # The Checkpointing group's write is now what each persistent point blocks for on top of the fast stall:
+    # moving it changes that and only that, and the tier group's note names it.
+    write = win.controls.values["checkpoint_write_s"]
+    assert write.spin.isEnabled()
+    assert "blocks the fast stall plus the Checkpointing write (5.0 s)" in win.controls.tiers.info.text()
+    on = win.scenario()
+    write.spin.setValue(12.0)  # as typed
+    assert win.scenario() == on.replace(checkpoint_write_s=12.0, name=win.scenario().name)
+    assert plan_tiers(win.scenario()).params.c_point == pytest.approx(12.0 / 3600.0)
+    assert "Checkpointing write (12 s)" in win.controls.tiers.info.text()
+    write.spin.setValue(5.0)
     win.controls.tiers.fast.setChecked(False)
     assert win.scenario().tiers == Tiers(fast_enabled=False)
     assert win.controls.values["checkpoint_write_s"].spin.isEnabled()

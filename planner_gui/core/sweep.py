@@ -183,8 +183,8 @@ TIER_SECONDS_PER_RUN = 1e-3
 
 #: The stepped engine's (a persistent stall beside the fast tier, :mod:`.tiers.stepped`): seconds per step (one
 #: interruption of every trial still running) and per interruption of one trial, measured at 100,000 GPUs.
-STEPPED_SECONDS_PER_STEP = 140e-6
-STEPPED_SECONDS_PER_EVENT = 140e-9
+STEPPED_SECONDS_PER_STEP = 120e-6
+STEPPED_SECONDS_PER_EVENT = 90e-9
 
 
 def _tier_seconds(scenario: Scenario, p: Params) -> float:

@@ -53,6 +53,10 @@ BURN_IN_FAILURES = 60.0
 #: Steps between two looks at ``should_stop`` and two progress reports.
 _REPORT_EVERY = 64
 _NONE = 3  # the trial's start after a burn-in: no downtime
+#: Rows of the running trials' state (:func:`simulate_stepped`).
+(_T, _KIND, _POS, _BANK, _PHI, _M0, _M_END, _COMPUTE, _CHECKPOINT, _CUT, _RECOVERY, _PLANNED) = range(12)
+(_N_FAST, _N_PERSISTENT, _N_PLANNED, _PROMOTED) = range(12, 16)
+_ROWS = 16
 
 
 def _in_window(a: np.ndarray, b: np.ndarray, hours: float) -> np.ndarray:
@@ -101,25 +105,28 @@ def simulate_stepped(
         out: np.ndarray = (cycles * k + i) * tau + np.minimum(rem - i * s, tau)
         return out
 
-    # The trials still running, compacted: where they go (ids), and their state at the interruption that
-    # starts their current spacing (t): its kind (the downtime), the position, the bank, the phase.
+    # The trials still running, compacted: where their results go (ids), and per trial one column of ``st``:
+    # the state at the interruption that starts its current spacing (its time, its kind: the downtime under
+    # way, the position, the bank, the phase), the running minima of the position after 0 and after T, and
+    # its hours and counts so far (kept with the state, so a step writes no scattered results).
     ids = np.arange(trials)
+    st = np.zeros((_ROWS, trials))
+    st[_M0 : _M_END + 1] = np.inf
     if nu > 0.0:
-        t = -rng.standard_exponential(trials) / nu
-        kind = np.where(rng.random(trials) < lam_p / nu, PERSISTENT, PLANNED)
+        st[_T] = -rng.standard_exponential(trials) / nu
+        st[_KIND] = np.where(rng.random(trials) < lam_p / nu, PERSISTENT, PLANNED)
         before_only_fast = True
     else:
-        t = np.full(trials, -BURN_IN_FAILURES / lam_f)
-        kind = np.full(trials, _NONE)
+        st[_T] = -BURN_IN_FAILURES / lam_f
+        st[_KIND] = _NONE
         before_only_fast = False
-    pos, bank, phi = np.zeros(trials), np.zeros(trials), np.zeros(trials)
-    m0, m_end = np.full(trials, np.inf), np.full(trials, np.inf)
-    acc = np.zeros((5, trials))  # compute, checkpoint, lost stalls, recovery, planned restart (in the window)
-    counts = np.zeros((4, trials), dtype=np.int64)
+    out = np.empty((_ROWS, trials))
     p_fast, p_unplanned = lam_f / big, (lam_f + lam_p) / big
     step = 0
     while ids.size:
         step += 1
+        t, pos, bank, phi = st[_T], st[_POS], st[_BANK], st[_PHI]
+        kind = st[_KIND].astype(np.intp)
         if step % _REPORT_EVERY == 0:
             if should_stop is not None and should_stop():
                 raise Cancelled()
@@ -135,11 +142,12 @@ def simulate_stepped(
             crossed = pre & (t_next >= 0.0)
             t_next[crossed] = rng.standard_exponential(int(crossed.sum())) / big
             pre_event = t_next < 0.0
+            r = rng.random(n)
+            r[pre_event] = 0.0  # fast
         else:
             t_next = t + e / big
-            pre_event = np.zeros(n, dtype=bool)
-        r = rng.random(n)
-        ev = np.where(pre_event | (r < p_fast), FAST, np.where(r < p_unplanned, PERSISTENT, PLANNED))
+            r = rng.random(n)
+        ev = np.where(r < p_fast, FAST, np.where(r < p_unplanned, PERSISTENT, PLANNED))
         # The spacing [t, t_next): downtime, then x hours running from phase phi.
         g = t_next - t
         d = down.take(kind)
@@ -151,52 +159,68 @@ def simulate_stepped(
         cycles = np.floor(z / cycle)
         rem = np.maximum(z - cycles * cycle, 0.0)
         i = np.minimum(np.floor(rem / s), k - 1)
-        done_compute = (cycles * k + i) * tau + np.minimum(rem - i * s, tau) - base  # all of the spacing's compute
+        last_fast = (cycles * k + i - phi) * tau  # (from pos)
+        done_compute = np.minimum(rem - i * s, tau)
+        done_compute += last_fast  # all of the spacing's compute
         tail = np.maximum(rem - i * s - tau, 0.0)  # a stall under way at its end
-        last_fast = pos + (cycles * k + i - phi) * tau
-        # In the window: running hours [y0, y1) of it.
-        y0 = np.clip(-start, 0.0, x)
-        y1 = np.clip(window - start, 0.0, x)
-        c0 = compute_to(offset + y0) - base
-        c1 = compute_to(offset + y1) - base
-        stall = (y1 - y0) - (c1 - c0)
+        last_fast += pos
+        # In the window: running hours [y0, y1) of it, and the compute c0, c1 before them (most spacings lie
+        # wholly inside: [0, x)).
+        y0, y1, c0, c1 = np.zeros(n), x.copy(), np.zeros(n), done_compute.copy()
+        edge = np.flatnonzero((start < 0.0) | (t_next > window))
+        if edge.size:
+            xe, se, oe, be = x.take(edge), start.take(edge), offset.take(edge), base.take(edge)
+            y0e, y1e = np.clip(-se, 0.0, xe), np.clip(window - se, 0.0, xe)
+            y0[edge], y1[edge] = y0e, y1e
+            c0[edge] = compute_to(oe + y0e) - be
+            c1[edge] = compute_to(oe + y1e) - be
         unplanned = ev != PLANNED
-        cut = np.maximum(y1 - np.maximum(x - tail, y0), 0.0) * unplanned
+        cut = np.maximum(y1 - np.maximum(x - tail, y0), 0.0)
+        cut *= unplanned
+        compute = c1 - c0
+        st[_COMPUTE] += compute
+        st[_CHECKPOINT] += (y1 - y0) - compute - cut
+        st[_CUT] += cut
         downtime = _in_window(t, t + np.minimum(d, g), window)
-        acc[0, ids] += c1 - c0
-        acc[1, ids] += stall - cut
-        acc[2, ids] += cut
-        acc[3, ids] += downtime * ((kind == FAST) | (kind == PERSISTENT))
-        acc[4, ids] += downtime * (kind == PLANNED)
-        at0 = (t <= 0.0) & (t_next > 0.0)
-        m0[ids[at0]] = (pos + c0)[at0]
-        at_end = (t <= window) & (t_next > window)
-        m_end[ids[at_end]] = (pos + c1)[at_end]
+        st[_RECOVERY] += downtime * (kind <= PERSISTENT)
+        st[_PLANNED] += downtime * (kind == PLANNED)
+        at0 = np.flatnonzero((t <= 0.0) & (t_next > 0.0))
+        st[_M0, at0] = pos.take(at0) + c0.take(at0)
+        at_end = np.flatnonzero((t <= window) & (t_next > window))
+        st[_M_END, at_end] = pos.take(at_end) + c1.take(at_end)
         # The bank: the last upload to finish in the spacing (uploads start at its first point, every q-th).
         after_first = x - (cycle - offset) - u
-        banked = after_first >= 0.0
-        j = 1.0 + q * np.floor(np.maximum(after_first, 0.0) / (q * cycle))
-        bank = np.where(banked, np.maximum(bank, pos + (j * k - phi) * tau), bank)
+        j = np.floor(np.maximum(after_first, 0.0) / (q * cycle))
+        j *= q
+        j += 1.0
+        bank = np.where(after_first >= 0.0, np.maximum(bank, pos + (j * k - phi) * tau), bank)
         # The interruption: which tier restores, and where the job resumes.
         promoted = (ev == FAST) & (g < d) & (kind == PERSISTENT)
         tier = np.where(promoted, PERSISTENT, ev)
         drained = pos + done_compute
         new_pos = np.where(tier == FAST, last_fast, np.where(tier == PERSISTENT, bank, drained))
-        bank = np.where(tier == PLANNED, drained, bank)
-        phi = np.where(tier == FAST, i, 0.0)
+        st[_BANK] = np.where(tier == PLANNED, drained, bank)
+        st[_PHI] = np.where(tier == FAST, i, 0.0)
+        st[_POS] = new_pos
+        st[_T] = t_next
+        st[_KIND] = tier
         inside = (t_next >= 0.0) & (t_next < window)
-        for row, hit in enumerate((ev == FAST, ev == PERSISTENT, ev == PLANNED, promoted)):
-            counts[row, ids] += hit & inside
-        at = ids[inside]
-        m0[at] = np.minimum(m0[at], new_pos[inside])
+        st[_N_FAST] += (ev == FAST) & inside
+        st[_N_PERSISTENT] += (ev == PERSISTENT) & inside
+        st[_N_PLANNED] += (ev == PLANNED) & inside
+        st[_PROMOTED] += promoted & inside
+        np.minimum(st[_M0], np.where(inside, new_pos, np.inf), out=st[_M0])
         past = t_next >= window
-        at = ids[past]
-        m_end[at] = np.minimum(m_end[at], new_pos[past])
+        np.minimum(st[_M_END], np.where(past, new_pos, np.inf), out=st[_M_END])
         # Finished: past the window, and nothing can take the job below m(T) any more.
-        floor = bank if lam_p > 0.0 else new_pos
-        finished = past & (floor >= m_end.take(ids))
-        keep = ~finished
-        ids, t, kind, pos, bank, phi = (a.compress(keep) for a in (ids, t_next, tier, new_pos, bank, phi))
-    useful = m_end - np.minimum(m0, m_end)
-    hours_out = [useful, acc[1], acc[0] - useful + acc[2], acc[3], acc[4]]
-    return (*hours_out, *counts)
+        floor = st[_BANK] if lam_p > 0.0 else new_pos
+        finished = past & (floor >= st[_M_END])
+        if finished.any():
+            out[:, ids[finished]] = st[:, finished]
+            keep = ~finished
+            ids, st = ids.compress(keep), st[:, keep]
+    m_end = out[_M_END]
+    useful = m_end - np.minimum(out[_M0], m_end)
+    hours_out = [useful, out[_CHECKPOINT], out[_COMPUTE] - useful + out[_CUT], out[_RECOVERY], out[_PLANNED]]
+    counts_out = [out[r].astype(np.int64) for r in (_N_FAST, _N_PERSISTENT, _N_PLANNED, _PROMOTED)]
+    return (*hours_out, *counts_out)

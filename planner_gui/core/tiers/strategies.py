@@ -9,7 +9,9 @@ Every strategy is built from the scenario's own numbers (its tiers section, or t
 2. **+ async upload**: only the blocking part stalls; the upload runs in the background and the checkpoint
    counts once it has finished;
 3. **+ fast tier, same-domain**: in-memory snapshots with replicas in the node's own failure domain (a
-   domain failure falls back to the persistent tier);
+   domain failure falls back to the persistent tier); the persistent checkpoint keeps strategy 2's blocking
+   part, now paid at each persistent point on top of the fast stall (set it to 0 when a persistent
+   checkpoint only uploads the snapshot in memory);
 4. **+ fast tier, other-domain**: replicas only in other domains (only planned interruptions renew from the
    persistent tier);
 5. **continue on replicas (blocking persistent)**: no fast tier, the checkpoint of strategy 1, but the job
