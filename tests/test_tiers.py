@@ -263,6 +263,29 @@ def test_the_stepped_engine_agrees_with_the_vectorized_one(name):
     assert all(abs(v) < Z for v in z.values()), {f: round(v, 2) for f, v in z.items()}
 
 
+def test_stepped_runs_together_give_what_each_gives_alone():
+    """A sweep's stepped points run together (one step moves all of them), each from its own seed's stream: the
+    results are the ones each run gives alone, draw for draw; and a sweep over GPU counts returns them."""
+    from planner_gui.core.results import simulate
+    from planner_gui.core.sweep import sweep_gpus
+    from planner_gui.core.tiers.stepped import simulate_stepped_many
+
+    case = Case(16_384, 48.0, MIX, persistent_stall=0.05, upload=0.3)
+    sc, tiers = case.scenario(60, 4)
+    runs = []
+    for gpus, seed in ((1024, 4), (16_384, 4), (65_536, 9)):
+        tp = tier_params(sc.replace(gpus=gpus), tiers, case.fast_tau * 60.0, case.persistent_tau * 60.0)
+        runs.append((tp, 60, seed))
+    together = simulate_stepped_many(runs)
+    for (tp, trials, seed), got in zip(runs, together):
+        alone = simulate_stepped(tp, trials, seed)
+        assert all(np.array_equal(a, b) for a, b in zip(alone, got))
+    scenario = sc.replace(tiers=tiers)
+    swept = sweep_gpus(scenario, [1024, 16_384])
+    for n, mean in zip((1024, 16_384), swept.goodput_mean):
+        assert mean == simulate(scenario.replace(gpus=n)).goodput.mean()
+
+
 def test_a_persistent_stall_beside_the_fast_tier_is_paid_at_every_point():
     """With every failure restoring from memory and nothing else changing, a persistent stall moves time from
     useful to checkpoint by about its share of a persistent cycle, ``c_p / (k s + c_p)`` of the running time."""

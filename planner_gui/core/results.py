@@ -19,7 +19,8 @@ from .expected import rates_vary, transient_bound, uncertainty_summary, varying_
 from .model import Scenario
 from .params import OptimalIntervals, Params, optimal_intervals, resolve
 from .scenario_io import scenario_to_dict
-from .tiers.run import TierPlan, plan_tiers, simulate_plan
+from .tiers.engine import TierTrials
+from .tiers.run import TierPlan, plan_tiers, simulate_plan, simulate_plans
 from .training import TimeToTrain, simulate_time_to_train, training_events, work_hours
 from .varying import varying_rates
 
@@ -36,6 +37,7 @@ __all__ = [
     "expected_for_scenario",
     "hours_label",
     "simulate",
+    "simulate_tier_scenarios",
     "summarize",
 ]
 
@@ -343,12 +345,29 @@ def _simulate_tiers(
 ) -> SimulationResult:
     """The two-tier engine's run of a scenario with a recovery strategy (docs/tiers.md)."""
     plan = plan_tiers(scenario)
-    out = simulate_plan(plan, progress=progress, should_stop=should_stop)
+    return _tier_result(plan, optimal, simulate_plan(plan, progress=progress, should_stop=should_stop))
+
+
+def _tier_result(plan: TierPlan, optimal: OptimalIntervals, out: TierTrials) -> SimulationResult:
     tp = plan.params
     expected = Expected(plan.expected(), tp.hours, (tp.lam_fast + tp.lam_persistent) * tp.hours, tp.mu * tp.hours)
     return SimulationResult(
-        scenario, plan.persistent_min, optimal, expected, out.raw(), None, plan, np.asarray(out.restores_fast)
+        plan.scenario, plan.persistent_min, optimal, expected, out.raw(), None, plan, np.asarray(out.restores_fast)
     )
+
+
+def simulate_tier_scenarios(
+    scenarios: list[Scenario],
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[SimulationResult]:
+    """:func:`simulate` of scenarios with a recovery strategy (:attr:`.model.Scenario.uses_tiers`), those that
+    step (a persistent stall beside the fast tier) stepped together (:func:`.tiers.run.simulate_plans`). Each
+    result is the one its scenario gives alone."""
+    plans = [plan_tiers(sc) for sc in scenarios]
+    outs = simulate_plans(plans, progress=progress, should_stop=should_stop)
+    return [_tier_result(plan, optimal_intervals(sc), out) for plan, sc, out in zip(plans, scenarios, outs)]
 
 
 def _simulate_spares(

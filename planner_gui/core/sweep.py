@@ -27,6 +27,7 @@ from .results import (
     simulate,
     simulate_spares_at_intervals,
     simulate_spares_scenarios,
+    simulate_tier_scenarios,
     summarize,
 )
 from .scenario_io import ScenarioError
@@ -454,6 +455,8 @@ def _tier_sweep(
         results = simulate_spares_at_intervals(scenario, xs, progress=progress, should_stop=should_stop)
     elif all(sc.uses_spares for sc in points):  # all points step together
         results = simulate_spares_scenarios(points, progress=progress, should_stop=should_stop)
+    elif all(sc.uses_tiers and not sc.uses_spares for sc in points):  # those that step, together
+        results = simulate_tier_scenarios(points, progress=progress, should_stop=should_stop)
     else:
         results = [
             simulate(sc, progress=_part(progress, i / len(xs), (i + 1) / len(xs)), should_stop=should_stop)

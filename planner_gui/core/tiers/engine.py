@@ -54,6 +54,7 @@ __all__ = [
     "TierTrials",
     "simulate_tier_params",
     "simulate_tiers",
+    "tier_trials",
 ]
 
 STREAM_COUNTS, STREAM_SPACINGS, STREAM_MARKS, STREAM_AFTER, STREAM_COMPONENTS = 21, 24, 25, 26, 27
@@ -898,6 +899,12 @@ def simulate_tiers(
     """
     tp = tier_params(scenario, tiers, fast_interval_min, persistent_interval_min)
     acc = simulate_tier_params(tp, scenario.trials, scenario.seed, progress=progress, should_stop=should_stop)
+    return tier_trials(scenario, tiers, acc, components=components)
+
+
+def tier_trials(scenario: Scenario, tiers: Tiers, acc: TierHours, *, components: bool = True) -> TierTrials:
+    """A run's per-trial results from its hours and counts: the unplanned interruptions shared among the
+    components of each tier in proportion to their rates (a multinomial draw from the scenario's seed)."""
     by_comp = np.zeros((scenario.trials, len(scenario.components)), dtype=np.int64)
     if components and scenario.components:
         rates = np.array([c.rate_per_gpu_hour for c in scenario.components])

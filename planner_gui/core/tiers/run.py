@@ -4,7 +4,7 @@ and its exact expectations where a closed form exists (:func:`.exact.expected_fr
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,11 +13,12 @@ import numpy as np
 from ..exact import TimeFractions, daly_interval, young_interval
 from ..model import OPTIMAL, Scenario, Tiers
 from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
-from .engine import TierTrials, simulate_tiers
+from .engine import TierHours, TierTrials, simulate_tiers, tier_trials
 from .exact import TierIntervals, expected_fractions, optimal_tier_intervals
 from .model import TierParams, scope_of, tier_params, tier_rates
+from .stepped import simulate_stepped_many
 
-__all__ = ["TierPlan", "plan_tiers", "simulate_plan", "tiers_of"]
+__all__ = ["TierPlan", "plan_tiers", "simulate_plan", "simulate_plans", "tiers_of"]
 
 
 def tiers_of(scenario: Scenario) -> Tiers:
@@ -151,6 +152,34 @@ def simulate_plan(
     return simulate_tiers(
         plan.scenario, plan.tiers, fast, plan.persistent_min, progress=progress, should_stop=should_stop
     )
+
+
+def simulate_plans(
+    plans: Sequence[TierPlan],
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[TierTrials]:
+    """:func:`simulate_plan` of each plan (a sweep's points). Those with a persistent stall beside the fast tier
+    step together (:func:`.stepped.simulate_stepped_many`: about one run's steps for all); each result is the one
+    its plan gives alone."""
+    stepped = [i for i, p in enumerate(plans) if p.params.c_point > 0]
+    others = [i for i in range(len(plans)) if i not in set(stepped)]
+    out: list[TierTrials | None] = [None] * len(plans)
+    share = len(stepped) / max(len(plans), 1)
+
+    def part(lo: float, hi: float) -> Callable[[float], None] | None:
+        return None if progress is None else (lambda f: progress(lo + (hi - lo) * f))
+
+    if stepped:
+        runs = [(plans[i].params, plans[i].scenario.trials, plans[i].scenario.seed) for i in stepped]
+        for i, hours in zip(stepped, simulate_stepped_many(runs, progress=part(0.0, share), should_stop=should_stop)):
+            out[i] = tier_trials(plans[i].scenario, plans[i].tiers, TierHours(*hours))
+    for n, i in enumerate(others):
+        lo = share + (1.0 - share) * n / len(others)
+        hi = share + (1.0 - share) * (n + 1) / len(others)
+        out[i] = simulate_plan(plans[i], progress=part(lo, hi), should_stop=should_stop)
+    return [t for t in out if t is not None]
 
 
 def mean(values: np.ndarray) -> float:

@@ -36,7 +36,7 @@ against the event-by-event reference simulator, and against :mod:`.engine` where
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -45,7 +45,7 @@ from ..rows import stream
 from .model import TierParams
 from .outside import FAST, PERSISTENT, PLANNED
 
-__all__ = ["simulate_stepped"]
+__all__ = ["simulate_stepped", "simulate_stepped_many"]
 
 STREAM_STEPPED = 28
 #: A trial's start when there are no full renewals: this many fast-tier failures before the window.
@@ -53,23 +53,24 @@ BURN_IN_FAILURES = 60.0
 #: Steps between two looks at ``should_stop`` and two progress reports.
 _REPORT_EVERY = 64
 _NONE = 3  # the trial's start after a burn-in: no downtime
-#: Rows of the running trials' state (:func:`simulate_stepped`).
+
+#: Rows of the running trials' array (one column per trial, :func:`simulate_stepped_many`): the state at the
+#: interruption that starts the current spacing (its time, its kind: the downtime under way, the position, the
+#: bank, the phase), the running minima of the position after 0 and after T, the hours and counts so far ...
 (_T, _KIND, _POS, _BANK, _PHI, _M0, _M_END, _COMPUTE, _CHECKPOINT, _CUT, _RECOVERY, _PLANNED) = range(12)
 (_N_FAST, _N_PERSISTENT, _N_PLANNED, _PROMOTED) = range(12, 16)
-_ROWS = 16
+#: ... and the trial's model (a sweep's points run together, each trial with its own): times in hours.
+(_TAU, _S, _CYCLE, _K, _Q, _U, _LAM_F, _BIG, _P_FAST, _P_UNPLANNED) = range(16, 26)
+(_D_FAST, _D_PERSISTENT, _D_PLANNED, _WINDOW, _BANK_FLOOR, _PRE, _GROUP) = range(26, 33)
+_ROWS = 33
 
 
-def _in_window(a: np.ndarray, b: np.ndarray, hours: float) -> np.ndarray:
-    """Length of ``[a, b)`` inside ``[0, hours)``."""
-    out: np.ndarray = np.maximum(np.minimum(b, hours) - np.maximum(a, 0.0), 0.0)
-    return out
-
-
-def _trivial(tp: TierParams, trials: int) -> tuple[np.ndarray, np.ndarray]:
+def _trivial(tp: TierParams, trials: int) -> tuple[np.ndarray, ...]:
     """No interruptions at all: the job runs through the window (compute and stalls in their long-run shares)."""
-    cycle = tp.k * tp.s + tp.c_point
-    compute = tp.hours * tp.k * tp.tau / cycle
-    return np.full(trials, compute), np.full(trials, tp.hours - compute)
+    compute = tp.hours * tp.k * tp.tau / tp.persistent_cycle
+    counts = [np.zeros(trials, dtype=np.int64) for _ in range(4)]
+    zero = [np.zeros(trials) for _ in range(3)]
+    return (np.full(trials, compute), np.full(trials, tp.hours - compute), *zero, *counts)
 
 
 def simulate_stepped(
@@ -83,76 +84,112 @@ def simulate_stepped(
     """Simulate ``trials`` windows of ``tp``: per trial, the hours ``useful, checkpoint, lost, recovery, planned``
     and the counts ``n_fast, n_persistent, n_planned, promoted`` (interruptions inside the window by the tier
     of their scope, planned ones, and fast-tier failures that restored from the persistent tier)."""
-    window, k = tp.hours, tp.k
-    tau, s, cp = tp.tau, tp.s, tp.c_point
-    cycle = k * s + cp
-    u, q = tp.upload, tp.skip
-    lam_f, lam_p = tp.lam_fast, tp.lam_persistent
-    big, nu = tp.big, tp.nu
-    hours_out = [np.zeros(trials) for _ in range(5)]
-    counts_out = [np.zeros(trials, dtype=np.int64) for _ in range(4)]
-    if big == 0.0:
-        hours_out[0], hours_out[1] = _trivial(tp, trials)
-        return (*hours_out, *counts_out)
-    down = np.array([tp.r_fast, tp.r_persistent, tp.r_planned, 0.0])
-    rng = stream(seed, STREAM_STEPPED)
+    return simulate_stepped_many([(tp, trials, seed)], progress=progress, should_stop=should_stop)[0]
 
-    def compute_to(z: np.ndarray) -> np.ndarray:
-        """Compute time from a persistent point to ``z`` hours after it."""
-        cycles = np.floor(z / cycle)
-        rem = np.maximum(z - cycles * cycle, 0.0)
-        i = np.minimum(np.floor(rem / s), k - 1)
-        out: np.ndarray = (cycles * k + i) * tau + np.minimum(rem - i * s, tau)
-        return out
 
-    # The trials still running, compacted: where their results go (ids), and per trial one column of ``st``:
-    # the state at the interruption that starts its current spacing (its time, its kind: the downtime under
-    # way, the position, the bank, the phase), the running minima of the position after 0 and after T, and
-    # its hours and counts so far (kept with the state, so a step writes no scattered results).
-    ids = np.arange(trials)
+def _columns(tp: TierParams, trials: int, group: int, rng: np.random.Generator) -> np.ndarray:
+    """The running-trials array's columns of one model: its trials at their starts."""
     st = np.zeros((_ROWS, trials))
     st[_M0 : _M_END + 1] = np.inf
-    if nu > 0.0:
+    lam_f, nu, big = tp.lam_fast, tp.nu, tp.big
+    if nu > 0.0:  # the last full renewal before the window, and its kind
         st[_T] = -rng.standard_exponential(trials) / nu
-        st[_KIND] = np.where(rng.random(trials) < lam_p / nu, PERSISTENT, PLANNED)
-        before_only_fast = True
+        st[_KIND] = np.where(rng.random(trials) < tp.lam_persistent / nu, PERSISTENT, PLANNED)
     else:
         st[_T] = -BURN_IN_FAILURES / lam_f
         st[_KIND] = _NONE
-        before_only_fast = False
-    out = np.empty((_ROWS, trials))
-    p_fast, p_unplanned = lam_f / big, (lam_f + lam_p) / big
+    model = {
+        _TAU: tp.tau,
+        _S: tp.s,
+        _CYCLE: tp.persistent_cycle,
+        _K: tp.k,
+        _Q: tp.skip,
+        _U: tp.upload,
+        _LAM_F: lam_f,
+        _BIG: big,
+        _P_FAST: lam_f / big,
+        _P_UNPLANNED: (lam_f + tp.lam_persistent) / big,
+        _D_FAST: tp.r_fast,
+        _D_PERSISTENT: tp.r_persistent,
+        _D_PLANNED: tp.r_planned,
+        _WINDOW: tp.hours,
+        _BANK_FLOOR: tp.lam_persistent > 0.0,
+        _PRE: nu > 0.0,
+        _GROUP: group,
+    }
+    for row, value in model.items():
+        st[row] = value
+    return st
+
+
+def _compute_to(z: np.ndarray, tau: np.ndarray, s: np.ndarray, cycle: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Compute time from a persistent point to ``z`` hours after it."""
+    cycles = np.floor(z / cycle)
+    rem = np.maximum(z - cycles * cycle, 0.0)
+    i = np.minimum(np.floor(rem / s), k - 1)
+    out: np.ndarray = (cycles * k + i) * tau + np.minimum(rem - i * s, tau)
+    return out
+
+
+def simulate_stepped_many(
+    runs: Sequence[tuple[TierParams, int, int]],
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[tuple[np.ndarray, ...]]:
+    """:func:`simulate_stepped` of each ``(model, trials, seed)``, all stepped together (a sweep's points cost
+    about as many steps as its longest). Each run draws from its own seed's stream, so its result is the one it
+    gives alone, and runs of one seed share their draws (common random numbers across a sweep)."""
+    results: list[tuple[np.ndarray, ...] | None] = [None] * len(runs)
+    rngs, parts = [], []
+    for g, (tp, trials, seed) in enumerate(runs):
+        rng = stream(seed, STREAM_STEPPED)
+        rngs.append(rng)
+        if tp.big == 0.0:
+            results[g] = _trivial(tp, trials)
+        else:
+            parts.append(_columns(tp, trials, g, rng))
+    total = sum(t for _, t, _ in runs) or 1
+    st = np.concatenate(parts, axis=1) if parts else np.zeros((_ROWS, 0))
+    ids = np.arange(st.shape[1])  # where each column's results go
+    out = np.empty_like(st)
     step = 0
     while ids.size:
         step += 1
         t, pos, bank, phi = st[_T], st[_POS], st[_BANK], st[_PHI]
+        tau, s, cycle, k, window = st[_TAU], st[_S], st[_CYCLE], st[_K], st[_WINDOW]
         kind = st[_KIND].astype(np.intp)
         if step % _REPORT_EVERY == 0:
             if should_stop is not None and should_stop():
                 raise Cancelled()
             if progress is not None:
-                progress(float(np.clip(t / window, 0.0, 1.0).sum() + (trials - ids.size)) / trials)
+                done = np.clip(t / window, 0.0, 1.0).sum() + (total - ids.size)
+                progress(float(done) / total)
         n = ids.size
+        # The draws of each run still running, from its own stream (its columns are contiguous).
+        group = st[_GROUP].astype(np.intp)
+        sizes = np.bincount(group, minlength=len(runs))
+        e2, r = np.empty((2, n)), np.empty(n)
+        at = 0
+        for run in np.flatnonzero(sizes).tolist():
+            m = int(sizes[run])
+            e2[:, at : at + m] = rngs[run].standard_exponential((2, m))
+            r[at : at + m] = rngs[run].random(m)
+            at += m
         # The next interruption: before the window only fast-tier failures (rate lam_f), from 0 all of them.
-        e = rng.standard_exponential(n)
-        if before_only_fast:
-            pre = t < 0.0
-            with np.errstate(divide="ignore"):
-                t_next = t + e / np.where(pre, lam_f, big)
-            crossed = pre & (t_next >= 0.0)
-            t_next[crossed] = rng.standard_exponential(int(crossed.sum())) / big
-            pre_event = t_next < 0.0
-            r = rng.random(n)
-            r[pre_event] = 0.0  # fast
-        else:
-            t_next = t + e / big
-            r = rng.random(n)
-        ev = np.where(r < p_fast, FAST, np.where(r < p_unplanned, PERSISTENT, PLANNED))
+        big = st[_BIG]
+        pre = (t < 0.0) & (st[_PRE] > 0.0)
+        with np.errstate(divide="ignore"):
+            t_next = t + e2[0] / np.where(pre, st[_LAM_F], big)
+        crossed = pre & (t_next >= 0.0)
+        t_next = np.where(crossed, e2[1] / big, t_next)
+        r[pre & ~crossed] = 0.0  # (a fast-tier failure)
+        ev = np.where(r < st[_P_FAST], FAST, np.where(r < st[_P_UNPLANNED], PERSISTENT, PLANNED))
         # The spacing [t, t_next): downtime, then x hours running from phase phi.
-        g = t_next - t
-        d = down.take(kind)
+        g_len = t_next - t
+        d = np.choose(np.minimum(kind, 3), (st[_D_FAST], st[_D_PERSISTENT], st[_D_PLANNED], np.zeros(n)))
         start = t + d
-        x = np.maximum(g - d, 0.0)
+        x = np.maximum(g_len - d, 0.0)
         offset = phi * s
         base = phi * tau
         z = offset + x
@@ -169,11 +206,12 @@ def simulate_stepped(
         y0, y1, c0, c1 = np.zeros(n), x.copy(), np.zeros(n), done_compute.copy()
         edge = np.flatnonzero((start < 0.0) | (t_next > window))
         if edge.size:
-            xe, se, oe, be = x.take(edge), start.take(edge), offset.take(edge), base.take(edge)
-            y0e, y1e = np.clip(-se, 0.0, xe), np.clip(window - se, 0.0, xe)
+            xe, se, oe, be, we = x.take(edge), start.take(edge), offset.take(edge), base.take(edge), window.take(edge)
+            y0e, y1e = np.clip(-se, 0.0, xe), np.clip(we - se, 0.0, xe)
             y0[edge], y1[edge] = y0e, y1e
-            c0[edge] = compute_to(oe + y0e) - be
-            c1[edge] = compute_to(oe + y1e) - be
+            model = (tau.take(edge), s.take(edge), cycle.take(edge), k.take(edge))
+            c0[edge] = _compute_to(oe + y0e, *model) - be
+            c1[edge] = _compute_to(oe + y1e, *model) - be
         unplanned = ev != PLANNED
         cut = np.maximum(y1 - np.maximum(x - tail, y0), 0.0)
         cut *= unplanned
@@ -181,7 +219,7 @@ def simulate_stepped(
         st[_COMPUTE] += compute
         st[_CHECKPOINT] += (y1 - y0) - compute - cut
         st[_CUT] += cut
-        downtime = _in_window(t, t + np.minimum(d, g), window)
+        downtime = np.maximum(np.minimum(t + np.minimum(d, g_len), window) - np.maximum(t, 0.0), 0.0)
         st[_RECOVERY] += downtime * (kind <= PERSISTENT)
         st[_PLANNED] += downtime * (kind == PLANNED)
         at0 = np.flatnonzero((t <= 0.0) & (t_next > 0.0))
@@ -189,13 +227,14 @@ def simulate_stepped(
         at_end = np.flatnonzero((t <= window) & (t_next > window))
         st[_M_END, at_end] = pos.take(at_end) + c1.take(at_end)
         # The bank: the last upload to finish in the spacing (uploads start at its first point, every q-th).
-        after_first = x - (cycle - offset) - u
+        after_first = x - (cycle - offset) - st[_U]
+        q = st[_Q]
         j = np.floor(np.maximum(after_first, 0.0) / (q * cycle))
         j *= q
         j += 1.0
         bank = np.where(after_first >= 0.0, np.maximum(bank, pos + (j * k - phi) * tau), bank)
         # The interruption: which tier restores, and where the job resumes.
-        promoted = (ev == FAST) & (g < d) & (kind == PERSISTENT)
+        promoted = (ev == FAST) & (g_len < d) & (kind == PERSISTENT)
         tier = np.where(promoted, PERSISTENT, ev)
         drained = pos + done_compute
         new_pos = np.where(tier == FAST, last_fast, np.where(tier == PERSISTENT, bank, drained))
@@ -212,15 +251,23 @@ def simulate_stepped(
         np.minimum(st[_M0], np.where(inside, new_pos, np.inf), out=st[_M0])
         past = t_next >= window
         np.minimum(st[_M_END], np.where(past, new_pos, np.inf), out=st[_M_END])
-        # Finished: past the window, and nothing can take the job below m(T) any more.
-        floor = st[_BANK] if lam_p > 0.0 else new_pos
+        # Finished: past the window, and nothing can take the job below m(T) any more (the bank, or without
+        # restores from storage the last fast snapshot, has reached it).
+        floor = np.where(st[_BANK_FLOOR] > 0.0, st[_BANK], new_pos)
         finished = past & (floor >= st[_M_END])
         if finished.any():
             out[:, ids[finished]] = st[:, finished]
             keep = ~finished
             ids, st = ids.compress(keep), st[:, keep]
-    m_end = out[_M_END]
-    useful = m_end - np.minimum(out[_M0], m_end)
-    hours_out = [useful, out[_CHECKPOINT], out[_COMPUTE] - useful + out[_CUT], out[_RECOVERY], out[_PLANNED]]
-    counts_out = [out[r].astype(np.int64) for r in (_N_FAST, _N_PERSISTENT, _N_PLANNED, _PROMOTED)]
-    return (*hours_out, *counts_out)
+    column = 0
+    for g, (_, trials, _) in enumerate(runs):
+        if results[g] is not None:
+            continue
+        o = out[:, column : column + trials]
+        column += trials
+        m_end = o[_M_END]
+        useful = m_end - np.minimum(o[_M0], m_end)
+        hours = (useful, o[_CHECKPOINT], o[_COMPUTE] - useful + o[_CUT], o[_RECOVERY], o[_PLANNED])
+        counts = tuple(o[r].astype(np.int64) for r in (_N_FAST, _N_PERSISTENT, _N_PLANNED, _PROMOTED))
+        results[g] = (*hours, *counts)
+    return [r for r in results if r is not None]
