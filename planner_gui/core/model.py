@@ -141,7 +141,9 @@ DEFAULT_NOTES: dict[str, str] = {
     "checkpoint_write_s": (
         "5 s of blocking write: with asynchronous checkpointing only the copy from GPU to host memory stalls "
         "training ('several seconds', MegaScale, NSDI 2024; 0.59 s stall for a 405B model, ByteCheckpoint, "
-        "NSDI 2025). A fully blocking save takes about 51 s (ByteCheckpoint)."
+        "NSDI 2025). A fully blocking save takes about 51 s (ByteCheckpoint). With the in-memory (fast) tier on, "
+        "what each persistent checkpoint blocks for on top of the fast stall: 0 when it only uploads the snapshot "
+        "already in host memory."
     ),
     "detect_min": (
         "5 min from fault to notice: MegaScale reports detection and diagnosis in under 10 minutes; Llama 3 "
