@@ -20,6 +20,7 @@ from planner_gui.core.model import Component, Scenario
 from planner_gui.core.params import resolve
 from planner_gui.core.tiers import (
     DEFAULT_SCOPES,
+    TierHours,
     TierParams,
     Tiers,
     expected_fractions,
@@ -261,6 +262,24 @@ def test_the_stepped_engine_agrees_with_the_vectorized_one(name):
         se = math.sqrt(x.var(ddof=1) / len(x) + y.var(ddof=1) / len(y))
         z[f] = (x.mean() - y.mean()) / se if se > 0 else (0.0 if x.mean() == y.mean() else math.inf)
     assert all(abs(v) < Z for v in z.values()), {f: round(v, 2) for f, v in z.items()}
+
+
+def test_a_spacing_that_never_runs_keeps_its_phase():
+    """At a million GPUs most spacings end inside their downtime and never run: the phase must come out exactly
+    as it went in (it was once recomputed as ``floor(phi s / s)``, which can round down a snapshot and lose its
+    compute). A stall of a microsecond must then give what no stall gives."""
+    from planner_gui.core.scenario_io import load_preset
+
+    sc = load_preset("h100-100k-inmemory").replace(gpus=1_048_576, trials=300)
+    tiers = dataclasses.replace(sc.tiers, fast_interval_min=10.0)
+    tp = tier_params(sc, tiers, 10.0, 60.0)
+    assert tp.k == 6 and tp.c_point == 0.0 and tp.lam_persistent == 0.0
+    a = simulate_tier_params(tp, 300, 1)
+    b = TierHours(*simulate_stepped(dataclasses.replace(tp, c_point=1e-9), 300, 2))
+    for f in ("useful", "lost", "checkpoint"):
+        x, y = getattr(a, f), getattr(b, f)
+        se = math.sqrt(x.var(ddof=1) / len(x) + y.var(ddof=1) / len(y))
+        assert abs(x.mean() - y.mean()) < Z * se, (f, x.mean(), y.mean(), se)
 
 
 def test_stepped_runs_together_give_what_each_gives_alone():

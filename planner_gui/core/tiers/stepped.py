@@ -11,13 +11,13 @@ with whole-array passes; that shortcut does not hold here, so this engine steps:
   fast-tier failures happen in between), or, when there are no full renewals (``nu = 0``), after a burn-in
   of many fast-tier failures from a fresh start;
 * each step moves every trial that is not finished over one spacing, from an interruption to the next, in
-  closed form. In time from the last persistent point, the snapshots complete at ``s, 2 s, ..., (k - 1) s``
-  and the point at ``L = k s + c_p``, and so on every ``L``: a spacing that starts ``phi`` snapshots after a
-  point and runs ``x`` hours after its downtime reaches ``z = phi s + x``; with ``Q = floor(z / L)`` and
-  ``i = min(floor((z - Q L) / s), k - 1)`` it ends ``i`` snapshots after a point, having completed
-  ``Q k + i - phi`` snapshots and ``Q`` points. Uploads start at its first point (``L - phi s`` after its
-  downtime) and every ``q``-th after it (one at a time; ``q = ceil(u / L)``); the bank is the last of them
-  to finish before the spacing ends;
+  closed form. A spacing that starts ``phi`` snapshots after a persistent point and runs ``x`` hours after its
+  downtime reaches the next point after ``(k - phi) s + c_p`` (``w = x - that`` is the time past it); before
+  it, it completes ``min(floor(x / s), k - 1 - phi)`` snapshots; past it, ``W = floor(w / L)`` more points
+  (``L = k s + c_p``) and ``i = min(floor((w - W L) / s), k - 1)`` snapshots after the last, its phase at
+  the end. (Counted from the spacing's own start, so a spacing that never runs keeps its phase exactly.)
+  Uploads start at its first point and every ``q``-th after it (one at a time; ``q = ceil(u / L)``); the bank
+  is the last of them to finish before the spacing ends;
 * the next interruption rolls the job back (fast: to its last fast snapshot, keeping the phase; persistent,
   or a fast-tier failure during a persistent restore: to the bank, phase 0; planned: nothing lost, the bank
   moves to the position, phase 0);
@@ -122,12 +122,33 @@ def _columns(tp: TierParams, trials: int, group: int, rng: np.random.Generator) 
     return st
 
 
-def _compute_to(z: np.ndarray, tau: np.ndarray, s: np.ndarray, cycle: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """Compute time from a persistent point to ``z`` hours after it."""
-    cycles = np.floor(z / cycle)
-    rem = np.maximum(z - cycles * cycle, 0.0)
-    i = np.minimum(np.floor(rem / s), k - 1)
-    out: np.ndarray = (cycles * k + i) * tau + np.minimum(rem - i * s, tau)
+def _advance(
+    phi: np.ndarray, y: np.ndarray, s: np.ndarray, cycle: np.ndarray, k: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Running ``y`` hours from ``phi`` snapshots after a persistent point: the snapshots completed ``m``, the
+    phase at the end ``i``, the time since the last of them ``rem`` and ``w``, the time past the first point
+    (negative if it was not reached). Counted from the spacing's own start, never from a point before it, so a
+    spacing that does not run (``y = 0``) keeps its phase exactly."""
+    w = y - (cycle - phi * s)  # the first point completes (k - phi) snapshot cycles and the point's stall on
+    before = np.minimum(np.floor(y / s), k - 1 - phi)  # snapshots completed before reaching it
+    past = np.maximum(w, 0.0)
+    whole = np.floor(past / cycle)  # persistent cycles after the first point
+    r = np.maximum(past - whole * cycle, 0.0)
+    after = np.minimum(np.floor(r / s), k - 1)
+    reached = w >= 0.0
+    m = np.where(reached, (k - phi) + whole * k + after, before)
+    i = np.where(reached, after, phi + before)
+    rem = np.where(reached, r - after * s, y - before * s)
+    return m, i, rem, w
+
+
+def _compute_in(
+    phi: np.ndarray, y: np.ndarray, tau: np.ndarray, s: np.ndarray, cycle: np.ndarray, k: np.ndarray
+) -> np.ndarray:
+    """Compute time in the first ``y`` hours of running from phase ``phi``: each snapshot's, and then the
+    compute of the one under way (its stall follows it)."""
+    m, _, rem, _ = _advance(phi, y, s, cycle, k)
+    out: np.ndarray = m * tau + np.minimum(rem, tau)
     return out
 
 
@@ -172,10 +193,10 @@ def simulate_stepped_many(
         e2, r = np.empty((2, n)), np.empty(n)
         at = 0
         for run in np.flatnonzero(sizes).tolist():
-            m = int(sizes[run])
-            e2[:, at : at + m] = rngs[run].standard_exponential((2, m))
-            r[at : at + m] = rngs[run].random(m)
-            at += m
+            size = int(sizes[run])
+            e2[:, at : at + size] = rngs[run].standard_exponential((2, size))
+            r[at : at + size] = rngs[run].random(size)
+            at += size
         # The next interruption: before the window only fast-tier failures (rate lam_f), from 0 all of them.
         big = st[_BIG]
         pre = (t < 0.0) & (st[_PRE] > 0.0)
@@ -190,28 +211,23 @@ def simulate_stepped_many(
         d = np.choose(np.minimum(kind, 3), (st[_D_FAST], st[_D_PERSISTENT], st[_D_PLANNED], np.zeros(n)))
         start = t + d
         x = np.maximum(g_len - d, 0.0)
-        offset = phi * s
-        base = phi * tau
-        z = offset + x
-        cycles = np.floor(z / cycle)
-        rem = np.maximum(z - cycles * cycle, 0.0)
-        i = np.minimum(np.floor(rem / s), k - 1)
-        last_fast = (cycles * k + i - phi) * tau  # (from pos)
-        done_compute = np.minimum(rem - i * s, tau)
+        m, i, rem, w = _advance(phi, x, s, cycle, k)
+        last_fast = m * tau  # (from pos)
+        done_compute = np.minimum(rem, tau)
         done_compute += last_fast  # all of the spacing's compute
-        tail = np.maximum(rem - i * s - tau, 0.0)  # a stall under way at its end
+        tail = np.maximum(rem - tau, 0.0)  # a stall under way at its end
         last_fast += pos
         # In the window: running hours [y0, y1) of it, and the compute c0, c1 before them (most spacings lie
         # wholly inside: [0, x)).
         y0, y1, c0, c1 = np.zeros(n), x.copy(), np.zeros(n), done_compute.copy()
         edge = np.flatnonzero((start < 0.0) | (t_next > window))
         if edge.size:
-            xe, se, oe, be, we = x.take(edge), start.take(edge), offset.take(edge), base.take(edge), window.take(edge)
+            xe, se, we, pe = x.take(edge), start.take(edge), window.take(edge), phi.take(edge)
             y0e, y1e = np.clip(-se, 0.0, xe), np.clip(we - se, 0.0, xe)
             y0[edge], y1[edge] = y0e, y1e
             model = (tau.take(edge), s.take(edge), cycle.take(edge), k.take(edge))
-            c0[edge] = _compute_to(oe + y0e, *model) - be
-            c1[edge] = _compute_to(oe + y1e, *model) - be
+            c0[edge] = _compute_in(pe, y0e, *model)
+            c1[edge] = _compute_in(pe, y1e, *model)
         unplanned = ev != PLANNED
         cut = np.maximum(y1 - np.maximum(x - tail, y0), 0.0)
         cut *= unplanned
@@ -227,7 +243,7 @@ def simulate_stepped_many(
         at_end = np.flatnonzero((t <= window) & (t_next > window))
         st[_M_END, at_end] = pos.take(at_end) + c1.take(at_end)
         # The bank: the last upload to finish in the spacing (uploads start at its first point, every q-th).
-        after_first = x - (cycle - offset) - st[_U]
+        after_first = w - st[_U]
         q = st[_Q]
         j = np.floor(np.maximum(after_first, 0.0) / (q * cycle))
         j *= q
