@@ -128,6 +128,11 @@ def test_the_optimal_intervals_are_those_of_the_interval_reported():
     k = t["persistent_every_fast"]
     assert k == round(opt["young"] / opt["fast"]) > 1
     assert opt["persistent"] == stalled["checkpoint_interval_min"] == pytest.approx(k * opt["fast"], rel=1e-12)
+    # beside a fast interval that is not the optimal one, the optimal persistent interval keeps its minutes
+    fixed_fast = run("--preset", "h100-100k", "--fast-interval", "0.1", "--fast-placement", "same-domain")
+    t = fixed_fast["tiers"]
+    assert t["fast_interval_min"] == 0.1 and t["persistent_every_fast"] == round(opt["young"] / 0.1)
+    assert fixed_fast["checkpoint_interval_min"] == pytest.approx(0.1 * t["persistent_every_fast"], rel=1e-12)
     fixed = run("--preset", "h100-100k-inmemory", "--persistent-interval", "5")  # 7 fast intervals
     assert fixed["checkpoint_interval_min"] == fixed["tiers"]["persistent_interval_min"] > 5.0
     assert fixed["optimal_interval_min"]["exact"] == fixed["optimal_interval_min"]["persistent"] < 1.0

@@ -484,7 +484,9 @@ class PlotsPanel(QWidget):
         fast_yd = tp.fast_young_daly() if tp is not None else None
         if tp is not None and tp.fast_min is not None and fast_yd is not None:  # the sweep varies the fast interval
             marks = (("current", tp.fast_min), ("Young", fast_yd[0]), ("Daly", fast_yd[1]))
-            every = "= persistent" if tp.k == 1 else f"persistent every {tp.k}"  # short: the plot may be 330 px
+            # Short (the plot may be 330 px). Along the sweep the persistent interval keeps its minutes (whole fast
+            # intervals of them), or is every fast snapshot.
+            every = "= persistent" if tp.k == 1 else f"persistent {duration_text(tp.persistent_min)}"
             self.plot("goodputVsIntervalPlot").setLabel("bottom", f"fast interval ({every})")
         else:
             self.plot("goodputVsIntervalPlot").setLabel("bottom", "checkpoint interval")

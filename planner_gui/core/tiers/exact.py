@@ -38,7 +38,7 @@ import numpy as np
 from ..exact import TimeFractions, daly_interval, exact_optimal_interval, time_fractions
 from ..model import Scenario
 from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
-from .model import TierParams, Tiers, tier_params, tier_rates
+from .model import TierParams, Tiers, persistent_multiple, tier_params, tier_rates
 
 __all__ = ["TierIntervals", "expected_fractions", "optimal_tier_intervals", "persistent_lag", "persistent_young"]
 
@@ -91,6 +91,14 @@ class TierIntervals:
     persistent_min: float
     k: int
     method: str
+    #: With the fast tier on, the persistent optimum in minutes whatever the fast interval (Young's for the
+    #: persistent stall, or the longest); None: every fast snapshot, whatever the fast interval (no such stall).
+    persistent_target_min: float | None = None
+
+    def persistent_for(self, fast_min: float) -> float:
+        """The optimal persistent interval (minutes, before rounding to whole fast intervals) beside a fast
+        interval of ``fast_min`` (the optimal one or another)."""
+        return fast_min if self.persistent_target_min is None else self.persistent_target_min
 
     def to_dict(self) -> dict[str, float | int | str]:
         return {"fast_min": self.fast_min, "persistent_min": self.persistent_min, "k": self.k, "method": self.method}
@@ -211,15 +219,14 @@ def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
     c_point = scenario.write_s / 3600.0
     if c_point == 0.0:
         return TierIntervals(fast, fast, 1, f"{fast_how}; k = 1 (uploads are free)")
-    most = max(1, math.floor(MAX_INTERVAL_MIN / fast))
     if rates.persistent == 0.0:
-        return TierIntervals(
-            fast, fast * most, most, f"{fast_how}; persistent: the longest interval (no failure restores from storage)"
-        )
-    k = min(most, max(1, round(60.0 * persistent_young(c_point, rates.persistent) / fast)))
-    return TierIntervals(
-        fast, fast * k, k, f"{fast_how}; persistent: Young's for its own stall against the restores from storage"
-    )
+        target = MAX_INTERVAL_MIN
+        how = f"{fast_how}; persistent: the longest interval (no failure restores from storage)"
+    else:
+        target = min(60.0 * persistent_young(c_point, rates.persistent), MAX_INTERVAL_MIN)
+        how = f"{fast_how}; persistent: Young's for its own stall against the restores from storage"
+    k = min(max(1, math.floor(MAX_INTERVAL_MIN / fast)), persistent_multiple(target, fast))
+    return TierIntervals(fast, fast * k, k, how, target)
 
 
 def persistent_young(c_point: float, lam_persistent: float) -> float:

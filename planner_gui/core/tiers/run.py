@@ -127,8 +127,8 @@ def plan_tiers(scenario: Scenario) -> TierPlan:
     optimal = optimal_tier_intervals(scenario, tiers)
     if tiers.fast_enabled:
         fast = optimal.fast_min if tiers.fast_interval_min == OPTIMAL else float(tiers.fast_interval_min)
-        if scenario.checkpoint_interval_min == OPTIMAL:
-            persistent = fast * optimal.k
+        if scenario.checkpoint_interval_min == OPTIMAL:  # beside the fast interval in use, which may be another
+            persistent = optimal.persistent_for(fast)
         else:
             persistent = float(scenario.checkpoint_interval_min)
         tp = tier_params(scenario, tiers, fast, persistent)
