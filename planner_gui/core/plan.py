@@ -183,8 +183,13 @@ def _fit(
         return s, 1.0
     c = cost(s)
     if c > budget_s and trials > MIN_PREVIEW_TRIALS:
-        s = sc.replace(trials=max(MIN_PREVIEW_TRIALS, int(trials * budget_s / c)))
-        c = cost(s)
+        fewer = sc.replace(trials=max(MIN_PREVIEW_TRIALS, int(trials * budget_s / c)))
+        c_fewer = cost(fewer)
+        # Where the window must be shortened anyway, keep the trials if they cost little more (an engine that
+        # steps all trials at once pays per step, not per trial): more trial-hours for about the same time.
+        keep = c_fewer > budget_s and _scales_with_window(sc) and trials / c > 2.0 * fewer.trials / c_fewer
+        if not keep:
+            s, c = fewer, c_fewer
     if c <= budget_s or not _scales_with_window(sc):
         return s, 1.0
     fraction = budget_s / c
