@@ -156,6 +156,12 @@ def test_run_says_how_it_rounded_the_persistent_interval_and_what_it_did_not_use
     stalled = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20", "--persistent-stall", "5")
     line = next(x for x in stalled.stdout.splitlines() if x.startswith("Persistent tier"))
     assert "blocking 5 s at each (on top of the fast stall)" in line
+    # replicas in another domain: nothing restores from storage, so a persistent point only costs its stall
+    assert "nothing restores from storage, so the optimum is the longest interval" in line
+    short = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20", "--days", "0.01")
+    assert "Where the 0.24 hours went" in short.stdout
+    storage = cli("run", "--checkpoint-gb-per-gpu", "1", "--storage-gbps", "100", "--persistent-stall", "3")
+    assert storage.returncode == 2 and storage.stderr.startswith("planner-gui: error: --persistent-stall: this")
     plain = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20")
     line = next(x for x in plain.stdout.splitlines() if x.startswith("Persistent tier"))
     assert "asked" not in line and "(optimal; every snapshot)" in line

@@ -43,6 +43,7 @@ def report(res: SimulationResult) -> str:
     it, gp, pl = d["interruptions"], d["goodput"], d["planned_interruptions"]
     hours = d["hours"]
     total_h = sc.hours
+    window_h = f"{total_h:,.0f}" if total_h >= 10 else f"{total_h:.2g}"
     opt = res.optimal
     how = "Daly optimum" if sc.uses_optimal_interval else "fixed"
     lost = d["lost_gpu_hours"]
@@ -69,7 +70,7 @@ def report(res: SimulationResult) -> str:
         ),
         *_storage_lines(res),
         *_rate_lines(res, d),
-        f"Where the {total_h:,.0f} hours went: useful {hours['useful']:,.1f}, checkpoint writes "
+        f"Where the {window_h} hours went: useful {hours['useful']:,.1f}, checkpoint writes "
         f"{hours['checkpoint']:,.1f}, lost work {hours['lost_work']:,.1f}, {hours_label('recovery', sc)} "
         f"{hours['recovery']:,.1f}, planned restarts {hours['planned_restart']:,.1f}",
         f"Lost GPU-hours           {fmt.compact(lost['mean'])} ({fmt.money(d['lost_cost_usd'])} at "
@@ -123,12 +124,18 @@ def _tier_lines(res: SimulationResult) -> list[str]:
             + f", {fmt.plural(t.nodes_per_domain, 'node')} per domain"
         )
         pyd = plan.persistent_young_daly()
-        if sc.write_s > 0:
-            persistent_how += f"; optimum {_minutes(opt.persistent_min)}" + (
+        if plan.persistent_unneeded:
+            persistent_how += (
+                "; nothing restores from storage, so the optimum is the longest interval"
+                if sc.uses_optimal_interval
+                else f"; optimum {_minutes(plan.optimal_persistent_min)}: nothing restores from storage"
+            )
+        elif sc.write_s > 0:
+            persistent_how += f"; optimum {_minutes(plan.optimal_persistent_min)}" + (
                 f", Young {_minutes(pyd[0])}, Daly {_minutes(pyd[1])}" if pyd is not None else ""
             )
         stall = (
-            f"; blocking {sc.write_s:g} s at each (on top of the fast stall)"
+            f"; blocking {sc.write_s:,g} s at each (on top of the fast stall)"
             if sc.write_s > 0
             else "; no blocking of its own (its snapshot is the fast one)"
         )
@@ -139,7 +146,7 @@ def _tier_lines(res: SimulationResult) -> list[str]:
     else:
         lines.append(
             f"Persistent tier          every {_minutes(plan.persistent_min)} ({persistent_how}; optimum "
-            f"{_minutes(opt.persistent_min)}); blocking {sc.write_s:g} s{upload}; restore "
+            f"{_minutes(opt.persistent_min)}); blocking {sc.write_s:,g} s{upload}; restore "
             f"{_minutes(t.persistent_restore_min)}"
         )
     upload_h, big = t.persistent_upload_min / 60.0, plan.params.big

@@ -250,8 +250,8 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         action=_StoreTyped,
         type=interval_arg,
         metavar="MIN|optimal",
-        help="compute minutes between (persistent) checkpoints, or 'optimal' (Daly; with the fast tier on, a "
-        "whole number of fast intervals)",
+        help="compute minutes between (persistent) checkpoints, or 'optimal' (Daly's; with the fast tier on, a "
+        "whole number of fast intervals: every snapshot, or Young's for a persistent stall)",
     )
     p.add_argument(
         "--checkpoint-write",
@@ -435,7 +435,8 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
         if sc.components != base.components:
             edits.append(f"--gpu-mtbf-hours {_show_value(args.gpu_mtbf_hours)}")
     sc, training_edits = _with_training(sc, _given(args, TRAINING_FLAGS))
-    sc, storage_edits = _with_storage(sc, _given(args, STORAGE_FLAGS), args.checkpoint_write is not None)
+    write_flag = _typed_flag(args, "--checkpoint-write") if args.checkpoint_write is not None else None
+    sc, storage_edits = _with_storage(sc, _given(args, STORAGE_FLAGS), write_flag)
     sc, rate_edits = _with_rates(sc, args)
     sc, tier_edits = _with_tiers(sc, args)
     edits += training_edits + storage_edits + rate_edits + tier_edits
@@ -550,9 +551,10 @@ def _with_training(sc: Scenario, given: dict[str, float]) -> tuple[Scenario, lis
     return sc.replace(training=t), _edits(TRAINING_FLAGS, given, sc.training)
 
 
-def _with_storage(sc: Scenario, given: dict[str, float], write_flag: bool) -> tuple[Scenario, list[str]]:
+def _with_storage(sc: Scenario, given: dict[str, float], write_flag: str | None) -> tuple[Scenario, list[str]]:
     """``sc`` with the storage flags applied, and their edits. A new storage section needs both flags; a
-    blocking write typed with ``--checkpoint-write`` would be ignored beside one, so it is refused."""
+    blocking write typed with ``write_flag`` (``--checkpoint-write`` or its alias, None if not given) would be
+    ignored beside one, so it is refused."""
     if given and sc.storage is None and len(given) < len(STORAGE_FLAGS):
         have, need = (STORAGE_FLAGS[f] for f in sorted(STORAGE_FLAGS, key=lambda f: f not in given))
         raise UsageError(f"{need}: needed with {have} (the write takes GPUs x checkpoint size / bandwidth)")
@@ -562,7 +564,7 @@ def _with_storage(sc: Scenario, given: dict[str, float], write_flag: bool) -> tu
         new = sc.replace(storage=Storage(**(base | given)))
     if new.storage is not None and write_flag:
         raise UsageError(
-            "--checkpoint-write: this scenario's write comes from its storage (GPUs x checkpoint size / "
+            f"{write_flag}: this scenario's write comes from its storage (GPUs x checkpoint size / "
             "bandwidth); change --checkpoint-gb-per-gpu or --storage-gbps instead"
         )
     return new, _edits(STORAGE_FLAGS, given, sc.storage)

@@ -15,7 +15,7 @@ from ..model import OPTIMAL, Scenario, Tiers
 from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
 from .engine import TierHours, TierTrials, simulate_tiers, tier_trials
 from .exact import TierIntervals, expected_fractions, optimal_tier_intervals
-from .model import TierParams, scope_of, tier_params, tier_rates
+from .model import TierParams, persistent_multiple, scope_of, tier_params, tier_rates
 from .stepped import simulate_stepped_many
 
 __all__ = ["TierPlan", "plan_tiers", "simulate_plan", "simulate_plans", "tiers_of"]
@@ -68,6 +68,20 @@ class TierPlan:
         """Whether the persistent optimum is Young's rule rather than an exact optimum: with the fast tier on and
         a persistent stall of its own at each point (:func:`.exact.optimal_tier_intervals`)."""
         return self.fast_min is not None and self.params.c_point > 0
+
+    @property
+    def persistent_unneeded(self) -> bool:
+        """Whether persistent checkpoints only cost their stall here: the fast tier on, a persistent stall, and no
+        failure restoring from storage (its optimum is then the longest interval)."""
+        return self.persistent_optimum_is_formulas and self.params.lam_persistent == 0
+
+    @property
+    def optimal_persistent_min(self) -> float:
+        """The optimal persistent interval beside the fast interval in use, in whole fast intervals (minutes)."""
+        if self.fast_min is None:
+            return self.optimal.persistent_min
+        target = self.optimal.persistent_for(self.fast_min)
+        return self.fast_min * persistent_multiple(target, self.fast_min)
 
     def persistent_young_daly(self) -> tuple[float, float] | None:
         """Young's and Daly's intervals for the persistent tier's own stall with the fast tier on (minutes),
