@@ -92,6 +92,34 @@ def test_compute_server_answers_over_pipes(argv):
         assert proc.wait(30) == 0
 
 
+def test_the_compute_server_runs_the_windows_package_whatever_the_folder(tmp_path, monkeypatch):
+    """``python -m`` puts the working folder first on the path: a window started inside another clone of the
+    repository must still compute with its own package, not the folder's."""
+    from planner_gui.core.plan import FULL, PlanRequest
+    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.server import read_frame, spawn, write_frame
+
+    shadow = tmp_path / "planner_gui"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("raise SystemExit(7)  # another planner_gui\n", encoding="utf-8")
+    (shadow / "__main__.py").write_text("raise SystemExit(7)\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with spawn() as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        sc = load_preset("llama3-405b").replace(trials=20)
+        write_frame(proc.stdin, PlanRequest(sc, FULL, 1))
+        kind, payload = "asked", None
+        while kind not in ("result", ""):
+            try:
+                kind, _, payload = read_frame(proc.stdout)
+            except EOFError:  # the server exited (another package answered)
+                kind = ""
+        assert kind == "result" and payload.main.scenario == sc, f"the server exited with {proc.wait(10)}"
+        write_frame(proc.stdin, "quit")
+        assert read_frame(proc.stdout)[0] == "bye"
+        assert proc.wait(30) == 0
+
+
 def test_missing_window_libraries_are_named_with_their_packages():
     """Qt aborts naming the wrong library when X11 libraries are missing; the app finds the real ones."""
     from planner_gui.app import _debian_package, missing_libraries

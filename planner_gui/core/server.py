@@ -47,6 +47,7 @@ __all__ = [
     "read_frame",
     "read_frame_bytes",
     "server_command",
+    "server_cwd",
     "server_env",
     "spawn",
     "write_frame",
@@ -73,16 +74,28 @@ def server_command() -> list[str]:
 def server_env() -> dict[str, str]:
     """The server's environment: this one, with this very package first on the path."""
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
+    root = server_cwd()
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
+
+
+def server_cwd() -> str:
+    """Where a process of this program is started: the folder that holds this very package. ``python -m``
+    puts its working folder first on the path, so started elsewhere (in another clone of the repository, say)
+    it could import another ``planner_gui`` than the window's and answer with other code."""
+    return str(Path(__file__).resolve().parents[2])
 
 
 def spawn(command: list[str] | None = None) -> subprocess.Popen[bytes]:
     """Start a compute server (``command``, by default :func:`server_command`) with unbuffered pipes to
     its input and output; OSError if it cannot be started."""
     return subprocess.Popen(
-        command or server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=server_env(), bufsize=0
+        command or server_command(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=server_env(),
+        cwd=server_cwd(),
+        bufsize=0,
     )
 
 

@@ -38,7 +38,7 @@ from ..core.inputs import COMPUTED_FIELDS, Inputs
 from ..core.model import Scenario
 from ..core.results import HOURS_KEYS, HOURS_LABELS
 from ..core.scenario_io import ScenarioError, save
-from ..core.server import server_env
+from ..core.server import server_cwd, server_env
 from ..core.tiers.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable
 from .plot_items import PALETTE, CountAxis, PercentAxis, duration_text, pen
 from .plots import HOURS_COLORS
@@ -215,6 +215,7 @@ class StrategiesDialog(QDialog):
         for key, value in server_env().items():
             env.insert(key, value)
         proc.setProcessEnvironment(env)
+        proc.setWorkingDirectory(server_cwd())  # (the package the window runs, whatever the folder it started in)
         proc.finished.connect(lambda code, _status, proc=proc: self._finished(proc, code))
         proc.errorOccurred.connect(lambda _error, proc=proc: self._failed(proc))
         command = strategies_command(path)
