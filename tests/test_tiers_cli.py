@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from planner_gui.cli.flags import Parser, add_scenario_flags, scenario_from_args
+from planner_gui.core.exact import time_fractions
 from planner_gui.core.model import Tiers
 from planner_gui.core.scenario_io import ScenarioError, load_preset, save
 from planner_gui.core.sweep import run_cost
@@ -122,16 +123,23 @@ def test_the_optimal_intervals_are_those_of_the_interval_reported():
     assert t["fast_young_min"] == pytest.approx(math.sqrt(2 * (0.59 / 60) * mtbf), rel=1e-9)  # the fast tier's
     stalled = run("--preset", "h100-100k", "--fast-interval", "optimal", "--fast-placement", "same-domain")
     opt, t = stalled["optimal_interval_min"], stalled["tiers"]
-    to_storage = 60.0 / t["unplanned_per_hour"]["persistent"]  # minutes between restores from storage
-    assert opt["young"] == pytest.approx(math.sqrt(2 * (5 / 60) * to_storage), rel=1e-9)
+    # Young against the running time between restores from storage: the share of time running by the fast
+    # tier's exact fractions at its interval, over the rate of failures that restore from storage.
+    lam = t["unplanned_per_hour"]
+    f = time_fractions(
+        lam["fast"] + lam["persistent"], 47 / (54 * 24), opt["fast"] / 60, 0.59 / 3600, (5 + 5 + 0.17) / 60, 5 / 60
+    )
+    running = 60.0 * (1.0 - float(f.recovery) - float(f.planned)) / lam["persistent"]  # minutes
+    assert opt["young"] == pytest.approx(math.sqrt(2 * (5 / 60) * running), rel=1e-9)
     assert opt["exact"] is None and opt["daly"] < opt["young"]
-    k = t["persistent_every_fast"]
-    assert k == round(opt["young"] / opt["fast"]) > 1
+    k, cycle = t["persistent_every_fast"], opt["fast"] + 0.59 / 60  # (no upload here: Young's, in whole cycles)
+    assert k > 1 and abs(k * cycle - opt["young"]) <= cycle
     assert opt["persistent"] == stalled["checkpoint_interval_min"] == pytest.approx(k * opt["fast"], rel=1e-12)
     # beside a fast interval that is not the optimal one, the optimal persistent interval keeps its minutes
     fixed_fast = run("--preset", "h100-100k", "--fast-interval", "0.1", "--fast-placement", "same-domain")
     t = fixed_fast["tiers"]
-    assert t["fast_interval_min"] == 0.1 and t["persistent_every_fast"] == round(opt["young"] / 0.1)
+    cycle = 0.1 + 0.59 / 60
+    assert t["fast_interval_min"] == 0.1 and abs(t["persistent_every_fast"] * cycle - opt["young"]) <= cycle
     assert fixed_fast["checkpoint_interval_min"] == pytest.approx(0.1 * t["persistent_every_fast"], rel=1e-12)
     fixed = run("--preset", "h100-100k-inmemory", "--persistent-interval", "5")  # 7 fast intervals
     assert fixed["checkpoint_interval_min"] == fixed["tiers"]["persistent_interval_min"] > 5.0

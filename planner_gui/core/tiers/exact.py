@@ -40,7 +40,7 @@ from ..model import Scenario
 from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
 from .model import TierParams, Tiers, persistent_multiple, tier_params, tier_rates
 
-__all__ = ["TierIntervals", "expected_fractions", "optimal_tier_intervals", "persistent_lag", "persistent_young"]
+__all__ = ["TierIntervals", "expected_fractions", "optimal_tier_intervals", "persistent_lag"]
 
 
 def persistent_lag(big: float, s: float, k: int, upload: float, skip: int) -> float:
@@ -91,14 +91,35 @@ class TierIntervals:
     persistent_min: float
     k: int
     method: str
-    #: With the fast tier on, the persistent optimum in minutes whatever the fast interval (Young's for the
-    #: persistent stall, or the longest); None: every fast snapshot, whatever the fast interval (no such stall).
+    #: With the fast tier on, the persistent optimum in minutes whatever the fast interval (the longest, when
+    #: nothing restores from storage); None: found beside each fast interval (:meth:`persistent_for`).
     persistent_target_min: float | None = None
+    #: With a persistent stall and restores from storage: the running time between two of them (minutes), the
+    #: mean time between failures that the persistent tier's Young and Daly intervals use.
+    storage_mtbf_min: float | None = None
+    #: ... and the persistent stall and the upload (minutes), for :meth:`persistent_for`.
+    point_stall_min: float = 0.0
+    upload_min: float = 0.0
 
-    def persistent_for(self, fast_min: float) -> float:
-        """The optimal persistent interval (minutes, before rounding to whole fast intervals) beside a fast
-        interval of ``fast_min`` (the optimal one or another)."""
-        return fast_min if self.persistent_target_min is None else self.persistent_target_min
+    def persistent_for(self, fast_min: float, fast_stall_min: float = 0.0) -> float:
+        """The optimal persistent interval (minutes) beside a fast interval of ``fast_min`` (the optimal one or
+        another) and its stall: every snapshot without a persistent stall; the longest when nothing restores
+        from storage; else the whole number ``k`` of fast intervals that minimises Young's waste with the upload
+        cadence, ``c_p / L + q k s / (2 M)`` (``s`` the snapshot cycle, ``L = k s + c_p`` a persistent cycle,
+        ``q = ceil(u / L)`` the points per upload that starts, ``M`` :attr:`storage_mtbf_min`): Young's
+        ``sqrt(2 c_p M)`` where uploads keep up (``q = 1``), and no multiple whose points an upload still
+        running would skip when a slightly longer one avoids it."""
+        if self.persistent_target_min is not None:
+            return self.persistent_target_min
+        if self.storage_mtbf_min is None:
+            return fast_min
+        s, c, u, m = fast_min + fast_stall_min, self.point_stall_min, self.upload_min, self.storage_mtbf_min
+        young = max(1, round(math.sqrt(2.0 * c * m) / s))
+        ks = np.arange(1, min(max(4 * young, 16), 1 << 20) + 1, dtype=float)
+        cycle = ks * s + c
+        q = np.maximum(1.0, np.ceil(u / cycle * (1.0 - 1e-12))) if u > 0 else np.ones_like(ks)
+        waste = c / cycle + q * ks * s / (2.0 * m)
+        return float(fast_min * ks[int(np.argmin(waste))])
 
     def to_dict(self) -> dict[str, float | int | str]:
         return {"fast_min": self.fast_min, "persistent_min": self.persistent_min, "k": self.k, "method": self.method}
@@ -187,10 +208,14 @@ def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
       snapshot the one-at-a-time rule allows keeps the bank closest (a larger ``k`` is a policy for storage
       traffic; the planner shows its price). With a persistent stall ``c_p`` (the scenario's write, paid at
       every persistent point), the persistent interval is Young's for that stall against the restores from
-      storage, ``sqrt(2 c_p / lam_persistent)`` (the two-level rule: each level's interval from its own cost
-      and the failures it serves), as the nearest whole number of fast intervals; with no restores from
-      storage, the longest interval (a point then only costs its stall). These are formulas, not an exact
-      optimum of the two-tier model (:attr:`.run.TierPlan.persistent_optimum_is_formulas`).
+      storage (the two-level rule: each level's interval from its own cost and the failures it serves), as the
+      nearest whole number of fast intervals: ``sqrt(2 c_p M)`` with ``M = rho / lam_persistent`` the *running*
+      time between restores from storage, ``rho`` the share of time the job runs (computes or stalls) by the
+      fast tier's exact fractions. The work a restore from storage loses is counted in running time, and where
+      recovery takes most of the time (a million GPUs) the job runs little between two such restores; the wall
+      clock's ``1 / lam_persistent`` put the interval 2.5 times too long there. With no restores from storage,
+      the longest interval (a point then only costs its stall). These are formulas, not an exact optimum of the
+      two-tier model (:attr:`.run.TierPlan.persistent_optimum_is_formulas`).
     """
     rates = tier_rates(scenario, tiers)
     lam = rates.fast + rates.persistent
@@ -223,13 +248,16 @@ def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
         target = MAX_INTERVAL_MIN
         how = f"{fast_how}; persistent: the longest interval (no failure restores from storage)"
     else:
-        target = min(60.0 * persistent_young(c_point, rates.persistent), MAX_INTERVAL_MIN)
-        how = f"{fast_how}; persistent: Young's for its own stall against the restores from storage"
+        f = time_fractions(lam, mu, fast / 60.0, c, r_fast, scenario.restart_min / 60.0)
+        running = max(1.0 - float(f.recovery) - float(f.planned), 1e-9)
+        mtbf_min = 60.0 * running / rates.persistent
+        how = (
+            f"{fast_how}; persistent: Young's for its own stall against the restores from storage (running time), "
+            "with the upload cadence"
+        )
+        rule = TierIntervals(fast, fast, 1, how, None, mtbf_min, 60.0 * c_point, tiers.persistent_upload_min)
+        persistent = min(rule.persistent_for(fast, c * 60.0), fast * max(1, math.floor(MAX_INTERVAL_MIN / fast)))
+        k = persistent_multiple(persistent, fast)
+        return dataclasses.replace(rule, persistent_min=fast * k, k=k)
     k = min(max(1, math.floor(MAX_INTERVAL_MIN / fast)), persistent_multiple(target, fast))
     return TierIntervals(fast, fast * k, k, how, target)
-
-
-def persistent_young(c_point: float, lam_persistent: float) -> float:
-    """Young's interval (hours) for the persistent tier's own stall ``c_point`` (hours) against the failures
-    that restore from storage (``lam_persistent`` per hour): ``sqrt(2 c_point / lam_persistent)``."""
-    return math.sqrt(2.0 * c_point / lam_persistent) if lam_persistent > 0 else math.inf

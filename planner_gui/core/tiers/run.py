@@ -80,16 +80,17 @@ class TierPlan:
         """The optimal persistent interval beside the fast interval in use, in whole fast intervals (minutes)."""
         if self.fast_min is None:
             return self.optimal.persistent_min
-        target = self.optimal.persistent_for(self.fast_min)
+        target = self.optimal.persistent_for(self.fast_min, self.tiers.fast_stall_s / 60.0)
         return self.fast_min * persistent_multiple(target, self.fast_min)
 
     def persistent_young_daly(self) -> tuple[float, float] | None:
         """Young's and Daly's intervals for the persistent tier's own stall with the fast tier on (minutes),
-        against the mean time between restores from storage; None without such a stall or such restores."""
-        p = self.params
-        if not self.persistent_optimum_is_formulas or p.lam_persistent == 0:
+        against the running time between restores from storage (:func:`.exact.optimal_tier_intervals`); None
+        without such a stall or such restores."""
+        p, m_min = self.params, self.optimal.storage_mtbf_min
+        if not self.persistent_optimum_is_formulas or p.lam_persistent == 0 or m_min is None:
             return None
-        c_min, m_min = p.c_point * 60.0, 60.0 / p.lam_persistent
+        c_min = p.c_point * 60.0
         return _clamp(float(young_interval(c_min, m_min))), _clamp(float(daly_interval(c_min, m_min)))
 
     def expected(self) -> TimeFractions | None:
@@ -142,7 +143,7 @@ def plan_tiers(scenario: Scenario) -> TierPlan:
     if tiers.fast_enabled:
         fast = optimal.fast_min if tiers.fast_interval_min == OPTIMAL else float(tiers.fast_interval_min)
         if scenario.checkpoint_interval_min == OPTIMAL:  # beside the fast interval in use, which may be another
-            persistent = optimal.persistent_for(fast)
+            persistent = optimal.persistent_for(fast, tiers.fast_stall_s / 60.0)
         else:
             persistent = float(scenario.checkpoint_interval_min)
         tp = tier_params(scenario, tiers, fast, persistent)
