@@ -65,6 +65,9 @@ def test_a_preview_of_a_stepped_run_keeps_its_trials_and_agrees_with_the_full_ru
     full = simulate(sc.replace(days=5.0, trials=100)).goodput  # (the mean does not depend on the window's length)
     se = math.sqrt(float(np.var(g, ddof=1)) / f / len(g) + float(np.var(full, ddof=1)) / len(full))
     assert abs(g.mean() - full.mean()) < Z * se
+    from planner_gui.ui.main_window import _run_text
+
+    assert f"(each trial {100 * f:.1f}% of it, scaled up)" in _run_text(res)  # (it said 0%)
     vectorized = compute_plan(PlanRequest(sc.replace(checkpoint_write_s=0.0), PREVIEW))
     assert vectorized.main.scenario.trials < PREVIEW.max_trials
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -200,6 +201,13 @@ def test_adding_an_in_memory_tier_is_a_lever_and_both_tier_scenarios_have_no_ran
     assert with_tier is not None
     assert effects["in-memory tier"].goodput_delta == pytest.approx(with_tier.useful - expected_goodput(sc), rel=1e-12)
     assert effects["in-memory tier"].change == "add an in-memory tier, no blocking write"
+    fixed = load_preset("h100-100k-inmemory")
+    fixed = fixed.replace(tiers=dataclasses.replace(fixed.tiers, fast_interval_min=10.0))
+    lever = {e.lever: e for e in sensitivity(fixed)}["in-memory interval"]
+    best = plan_tiers(load_preset("h100-100k-inmemory")).expected()
+    now = plan_tiers(fixed).expected()
+    assert best is not None and now is not None and lever.change == "the optimal in-memory interval"
+    assert lever.goodput_delta == pytest.approx(best.useful - now.useful, rel=1e-12) and lever.goodput_delta > 0.05
     same = sc.replace(tiers=Tiers(fast_enabled=True, fast_placement="same-domain"), checkpoint_write_s=0.0)
     with pytest.raises(NoClosedForm, match="restore from both checkpoint tiers"):
         sensitivity(same)

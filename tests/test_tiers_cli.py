@@ -166,6 +166,10 @@ def test_run_says_how_it_rounded_the_persistent_interval_and_what_it_did_not_use
     assert "blocking 5 s at each (on top of the fast stall)" in line
     # replicas in another domain: nothing restores from storage, so a persistent point only costs its stall
     assert "nothing restores from storage, so the optimum is the longest interval" in line
+    noted = compare_strategies(load_preset("h100-100k-inmemory").replace(checkpoint_write_s=5.0, trials=20), None)
+    notes = {r["strategy"]: r["note"] for r in noted["at_scale"]}
+    assert "nothing restores from storage" in (notes["+ fast tier, other-domain"] or "")
+    assert "nothing restores from storage" not in (notes["+ fast tier, same-domain"] or "")
     short = cli("run", "--preset", "h100-100k-inmemory", "--trials", "20", "--days", "0.01")
     assert "Where the 0.24 hours went" in short.stdout
     storage = cli("run", "--checkpoint-gb-per-gpu", "1", "--storage-gbps", "100", "--persistent-stall", "3")

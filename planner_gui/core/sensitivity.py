@@ -160,6 +160,14 @@ def _tier_levers(sc: Scenario, factor: float) -> list[Lever]:
             Lever("in-memory snapshot stall", f"snapshot stall {x}", tier_times("fast_stall_s")),
             Lever("in-memory restore", f"restore from memory {x}", tier_times("fast_restore_min")),
         ]
+        if tiers.fast_interval_min != OPTIMAL:
+            out.append(
+                Lever(
+                    "in-memory interval",
+                    "the optimal in-memory interval",
+                    lambda s: s.replace(tiers=dataclasses.replace(tiers, fast_interval_min=OPTIMAL)),
+                )
+            )
     else:
         # As the published in-memory systems do it: the persistent checkpoints upload the tier's snapshots, so the
         # blocking write leaves the critical path (the fast stall is the only one).

@@ -71,7 +71,9 @@ def _run_text(res: PlanResult) -> str:
     what = f"{article} {n}-trial preview" if q.name == PREVIEW.name else f"{n} trials"
     text = f"{what} at {sc.gpus:,} GPUs over {sc.days:g} days"
     if res.window_fraction < 1.0:  # a preview of a very long run simulates part of the window
-        text += f" (each trial {res.window_fraction:.0%} of it, scaled up)"
+        share = res.window_fraction
+        part = f"{share:.0%}" if share >= 0.095 else f"{share:.1%}" if share >= 0.001 else f"{100 * share:.2g}%"
+        text += f" (each trial {part} of it, scaled up)"
     return text
 
 

@@ -256,7 +256,7 @@ class SummaryStrip(QWidget):
                     "best: no closed form; the fast optimum is the fast tier's formula's, without the upload "
                     "cadence (see the interval plot)"
                 )
-            if tp.persistent_optimum_is_formulas:
+            if tp.persistent_optimum_is_formulas and not tp.persistent_unneeded:
                 best += "; the persistent optimum is Young's rule for its own stall"
         else:
             gain = 100 * (at_best - now)
@@ -275,7 +275,7 @@ class SummaryStrip(QWidget):
             return
         fast_how = "optimal" if tp.tiers.fast_interval_min == "optimal" else "fixed"
         self.interval.value.setText(f"fast {duration_text(tp.fast_min)} ({fast_how})")
-        every = "each snapshot" if tp.k == 1 else f"every {tp.k} snapshots"
+        every = "each snapshot" if tp.k == 1 else f"every {tp.k:,} snapshots"
         self.interval.detail.setText(
             f"{persistent}: {every}\nfast optimum {duration_text(tp.optimal.fast_min)}, Young "
             f"{duration_text(yd[0])}, Daly {duration_text(yd[1])}; {best}\n{restored}"

@@ -260,6 +260,13 @@ def compare_strategies(
                 res.interval_min,
             )
         )
+        if res.tier_plan is not None and res.tier_plan.persistent_unneeded and sc.uses_optimal_interval:
+            rows = _noted(
+                rows,
+                [name],
+                "nothing restores from storage: persistent checkpoints only cost their stall, so they come as "
+                f"rarely as allowed (row {len(rows)})",
+            )
     t = tiers_of(scenario)
     if t.fast_replicas == 0:  # both fast-tier rows are then one strategy
         rows = _noted(
