@@ -119,6 +119,29 @@ def test_compare_command_lines_up_inputs_and_outputs(tmp_path, capsys):
     assert "GPUs" in table and "16,384" in table and "100,000" in table and "points)" in table
 
 
+def test_compare_names_both_tiers_intervals_and_what_the_write_is():
+    """With the fast tier on, the write is the persistent points' stall and the fast interval is listed beside
+    the (persistent) checkpoint interval."""
+    import dataclasses
+
+    from planner_gui.core.compare import comparison, input_differences
+
+    a = _preset("h100-100k-inmemory").replace(trials=30)
+    b = a.replace(tiers=dataclasses.replace(a.tiers, fast_placement="same-domain"), checkpoint_write_s=5.0)
+    rows = dict(input_differences([a, b]))
+    assert rows["blocking write"] == ["0 s per persistent point", "5 s per persistent point"]
+    plain = dict(input_differences([_preset("llama3-405b"), _preset("llama3-405b").replace(checkpoint_write_s=9.0)]))
+    assert plain["blocking write"] == ["5 s", "9 s"]
+    from planner_gui.core.results import simulate
+
+    reports = [simulate(s).to_json_dict() for s in (a, b)]
+    doc = comparison(["a", "b"], [a, b], reports)
+    fast = next(r for r in doc["outputs"] if r["output"] == "fast (in-memory) interval")
+    assert fast["values"] == [pytest.approx(r["tiers"]["fast_interval_min"]) for r in reports]
+    assert all(r["output"] != "fast (in-memory) interval" for r in comparison(["x"], [a.replace(tiers=None)],
+               [simulate(a.replace(tiers=None)).to_json_dict()])["outputs"])  # fmt: skip
+
+
 def test_compare_lists_rate_uncertainty_profile_and_evidence_differences():
     """Scenarios differing only in their rate uncertainty, rate profile or evidence are not "the same"."""
     import dataclasses

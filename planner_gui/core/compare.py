@@ -32,7 +32,7 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
         "checkpoint interval",
         lambda s: "optimal" if s.checkpoint_interval_min == OPTIMAL else f"{float(s.checkpoint_interval_min):g} min",
     ),
-    ("blocking write", lambda s: f"{s.checkpoint_write_s:g} s"),
+    ("blocking write", lambda s: _write_text(s)),
     ("detection", lambda s: f"{s.detect_min:g} min"),
     ("restart", lambda s: f"{s.restart_min:g} min"),
     ("one GPU interrupted", lambda s: fmt.every(s.gpu_mtbf_hours)),
@@ -63,6 +63,7 @@ OUTPUTS: tuple[tuple[str, Callable[[dict[str, Any]], float | None], str], ...] =
     ("restores from memory", lambda d: d["restores"]["fast"], ""),
     ("restores from storage", lambda d: d["restores"]["persistent"], ""),
     ("checkpoint interval", lambda d: d["checkpoint_interval_min"], "min"),
+    ("fast (in-memory) interval", lambda d: (d.get("tiers") or {}).get("fast_interval_min"), "min"),
     ("GPU-hours not spent training", lambda d: d["lost_gpu_hours"]["mean"], "GPU-h"),
     ("their cost", lambda d: d["lost_cost_usd"], "$"),
     ("hours waiting for spares", lambda d: d["hours"].get("waiting_for_spares"), "h"),
@@ -76,6 +77,15 @@ OUTPUTS: tuple[tuple[str, Callable[[dict[str, Any]], float | None], str], ...] =
 
 def _spares(scenario: Scenario) -> Spares:
     return scenario.spares or Spares()
+
+
+def _write_text(scenario: Scenario) -> str:
+    """The blocking write; with the fast tier on, what each persistent checkpoint blocks for beside the fast
+    stall."""
+    text = f"{scenario.checkpoint_write_s:,g} s"
+    if scenario.tiers is not None and scenario.tiers.fast_enabled:
+        text += " per persistent point"
+    return text
 
 
 def _pool_text(scenario: Scenario) -> str:
