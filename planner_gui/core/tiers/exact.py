@@ -114,8 +114,13 @@ class TierIntervals:
         if self.storage_mtbf_min is None:
             return fast_min
         s, c, u, m = fast_min + fast_stall_min, self.point_stall_min, self.upload_min, self.storage_mtbf_min
-        young = max(1, round(math.sqrt(2.0 * c * m) / s))
-        ks = np.arange(1, min(max(4 * young, 16), 1 << 20) + 1, dtype=float)
+        # Candidates: every multiple short enough for uploads to skip points, and those around the optimum
+        # of the smooth waste (q = 1), between Daly's form sqrt(2 c M) - c and Young's sqrt(2 c M).
+        young = math.sqrt(2.0 * c * m) / s
+        low = max(1, math.floor((math.sqrt(2.0 * c * m) - c) / s) - 3)
+        high = min(math.ceil(young) + 4, low + (1 << 16))
+        short = np.arange(1, min(math.ceil(u / s) + 3, 1 << 16) + 1)
+        ks = np.unique(np.concatenate((short, np.arange(low, max(high, low) + 1)))).astype(float)
         cycle = ks * s + c
         q = np.maximum(1.0, np.ceil(u / cycle * (1.0 - 1e-12))) if u > 0 else np.ones_like(ks)
         waste = c / cycle + q * ks * s / (2.0 * m)
