@@ -153,6 +153,18 @@ def test_each_scope_combo_changes_its_component_only(make_window, qtbot):
     assert find(win, QComboBox, f"scopeCombo:{comps[2].name}").currentText() == "node"
 
 
+def test_a_persistent_stall_with_nothing_restoring_from_storage_is_named_so(make_window, qtbot):
+    """Replicas in another domain and a persistent stall: the optimum is the longest interval, and the summary
+    and the tier note say why (no 'Young's rule' for it, counts with separators)."""
+    win = _tier_window(make_window, qtbot, checkpoint_write_s=5.0, gpus=16_384, days=5.0)
+    plan = plan_tiers(win.scenario())
+    assert plan.persistent_unneeded and plan.k > 1000
+    detail = win.summary.interval.detail.text()
+    assert "(optimal: nothing restores from storage)" in detail and f"every {plan.k:,} snapshots" in detail
+    assert "Young's rule" not in detail
+    assert "as rarely as allowed (nothing restores from storage)" in win.controls.tiers.info.text()
+
+
 def test_tier_info_names_the_intervals_and_the_share_restoring_from_memory(make_window, qtbot):
     win = _tier_window(make_window, qtbot)
     text = win.controls.tiers.info.text()
