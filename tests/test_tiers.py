@@ -20,7 +20,6 @@ from planner_gui.core.model import Component, Scenario
 from planner_gui.core.params import resolve
 from planner_gui.core.tiers import (
     DEFAULT_SCOPES,
-    TierHours,
     TierParams,
     Tiers,
     expected_fractions,
@@ -257,8 +256,8 @@ def test_the_stepped_engine_agrees_with_the_vectorized_one(name):
     a = simulate_tier_params(tp, 20_000, 5)
     b = simulate_stepped(tp, 20_000, 6)
     z = {}
-    for f, y in zip(fields, b):
-        x = np.asarray(getattr(a, f), dtype=float)
+    for f in fields:
+        x, y = np.asarray(getattr(a, f), dtype=float), np.asarray(getattr(b, f), dtype=float)
         se = math.sqrt(x.var(ddof=1) / len(x) + y.var(ddof=1) / len(y))
         z[f] = (x.mean() - y.mean()) / se if se > 0 else (0.0 if x.mean() == y.mean() else math.inf)
     assert all(abs(v) < Z for v in z.values()), {f: round(v, 2) for f, v in z.items()}
@@ -275,7 +274,7 @@ def test_a_spacing_that_never_runs_keeps_its_phase():
     tp = tier_params(sc, tiers, 10.0, 60.0)
     assert tp.k == 6 and tp.c_point == 0.0 and tp.lam_persistent == 0.0
     a = simulate_tier_params(tp, 300, 1)
-    b = TierHours(*simulate_stepped(dataclasses.replace(tp, c_point=1e-9), 300, 2))
+    b = simulate_stepped(dataclasses.replace(tp, c_point=1e-9), 300, 2)
     for f in ("useful", "lost", "checkpoint"):
         x, y = getattr(a, f), getattr(b, f)
         se = math.sqrt(x.var(ddof=1) / len(x) + y.var(ddof=1) / len(y))
@@ -298,7 +297,7 @@ def test_stepped_runs_together_give_what_each_gives_alone():
     together = simulate_stepped_many(runs)
     for (tp, trials, seed), got in zip(runs, together):
         alone = simulate_stepped(tp, trials, seed)
-        assert all(np.array_equal(a, b) for a, b in zip(alone, got))
+        assert all(np.array_equal(a, b) for a, b in zip(dataclasses.astuple(alone), dataclasses.astuple(got)))
     scenario = sc.replace(tiers=tiers)
     swept = sweep_gpus(scenario, [1024, 16_384])
     for n, mean in zip((1024, 16_384), swept.goodput_mean):

@@ -163,6 +163,9 @@ def test_a_persistent_stall_with_nothing_restoring_from_storage_is_named_so(make
     assert "(optimal: nothing restores from storage)" in detail and f"every {plan.k:,} snapshots" in detail
     assert "Young's rule" not in detail
     assert "as rarely as allowed (nothing restores from storage)" in win.controls.tiers.info.text()
+    # The interval plot's sweep keeps the persistent interval's minutes: its label names them.
+    label = win.plots.plot("goodputVsIntervalPlot").getAxis("bottom").labelText
+    assert label == f"fast interval (persistent {duration_text(plan.persistent_min)})"
 
 
 def test_tier_info_names_the_intervals_and_the_share_restoring_from_memory(make_window, qtbot):

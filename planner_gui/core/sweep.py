@@ -32,6 +32,7 @@ from .results import (
 )
 from .scenario_io import ScenarioError
 from .specs import GPU_RANGE, MAX_TOTAL_EVENTS
+from .tiers.model import point_stall_h
 from .tiers.run import plan_tiers
 
 __all__ = [
@@ -192,7 +193,7 @@ def _tier_seconds(scenario: Scenario, p: Params) -> float:
     """The two-tier engine's time for ``scenario`` (:mod:`.tiers.engine`, or :mod:`.tiers.stepped` when the
     persistent tier stalls beside the fast tier)."""
     events = (p.lam + p.mu) * p.hours
-    if scenario.tiers is not None and scenario.tiers.fast_enabled and scenario.write_s > 0:
+    if scenario.tiers is not None and point_stall_h(scenario, scenario.tiers) > 0:
         return events * (STEPPED_SECONDS_PER_STEP + scenario.trials * STEPPED_SECONDS_PER_EVENT) + TIER_SECONDS_PER_RUN
     return events * scenario.trials * TIER_SECONDS_PER_EVENT + TIER_SECONDS_PER_RUN
 

@@ -43,7 +43,7 @@ from ..engine import Cancelled, RawTrials
 from ..intervals import interval_parts
 from ..model import Scenario
 from ..rows import poisson_by_inversion, stream, uniforms
-from .model import TierParams, Tiers, tier_params, tier_rates
+from .model import TierHours, TierParams, Tiers, tier_params, tier_rates
 from .outside import FAST, PERSISTENT, PLANNED, PROMOTED, Lookback, downtimes, draw_forward, draw_lookback
 from .stepped import simulate_stepped
 
@@ -104,27 +104,6 @@ class TierTrials:
             recovery=self.recovery,
             planned_restart=self.planned_restart,
         )
-
-
-@dataclass
-class TierHours:
-    """Per-trial hours and counts of :func:`simulate_tier_params` (no split among components)."""
-
-    useful: np.ndarray
-    checkpoint: np.ndarray
-    lost: np.ndarray
-    recovery: np.ndarray
-    planned: np.ndarray
-    n_fast: np.ndarray  # fast-tier failures in the window
-    n_persistent: np.ndarray  # persistent-tier failures
-    n_planned: np.ndarray
-    promoted: np.ndarray  # fast-tier failures during a persistent restore: they restored from the persistent tier
-
-    @classmethod
-    def zeros(cls, trials: int) -> TierHours:
-        f = [np.zeros(trials) for _ in range(5)]
-        i = [np.zeros(trials, dtype=np.int64) for _ in range(4)]
-        return cls(*f, *i)
 
 
 @dataclass(frozen=True)
@@ -845,7 +824,7 @@ def simulate_tier_params(
     whole-window passes here do not apply: :func:`.stepped.simulate_stepped` steps the same model instead.
     """
     if tp.c_point > 0.0:
-        return TierHours(*simulate_stepped(tp, trials, seed, progress=progress, should_stop=should_stop))
+        return simulate_stepped(tp, trials, seed, progress=progress, should_stop=should_stop)
     big = tp.big
     u = uniforms(stream(seed, STREAM_COUNTS), (trials,))
     counts = poisson_by_inversion(u, big * tp.hours)

@@ -38,7 +38,7 @@ import numpy as np
 from ..exact import TimeFractions, daly_interval, exact_optimal_interval, time_fractions
 from ..model import Scenario
 from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
-from .model import TierParams, Tiers, persistent_multiple, tier_params, tier_rates
+from .model import TierParams, Tiers, persistent_multiple, point_stall_h, tier_params, tier_rates
 
 __all__ = ["TierIntervals", "expected_fractions", "optimal_tier_intervals", "persistent_lag"]
 
@@ -101,29 +101,26 @@ class TierIntervals:
     point_stall_min: float = 0.0
     upload_min: float = 0.0
 
-    def persistent_for(self, fast_min: float, fast_stall_min: float = 0.0) -> float:
+    def persistent_for(self, fast_min: float, fast_stall_min: float) -> float:
         """The optimal persistent interval (minutes) beside a fast interval of ``fast_min`` (the optimal one or
         another) and its stall: every snapshot without a persistent stall; the longest when nothing restores
-        from storage; else the whole number ``k`` of fast intervals that minimises Young's waste with the upload
-        cadence, ``c_p / L + q k s / (2 M)`` (``s`` the snapshot cycle, ``L = k s + c_p`` a persistent cycle,
-        ``q = ceil(u / L)`` the points per upload that starts, ``M`` :attr:`storage_mtbf_min`): Young's
-        ``sqrt(2 c_p M)`` where uploads keep up (``q = 1``), and no multiple whose points an upload still
-        running would skip when a slightly longer one avoids it."""
+        from storage; else the whole number ``k`` of snapshot cycles ``s`` that minimises Young's waste with the
+        upload cadence, ``c_p / (k s) + q k s / (2 M)`` (``q = ceil(u / (k s + c_p))`` the points per upload
+        that starts, ``M`` :attr:`storage_mtbf_min`): Young's ``sqrt(2 c_p M)`` where uploads keep up
+        (``q = 1``), and not a multiple whose points an upload still running would skip when a slightly longer
+        one avoids it."""
         if self.persistent_target_min is not None:
             return self.persistent_target_min
         if self.storage_mtbf_min is None:
             return fast_min
         s, c, u, m = fast_min + fast_stall_min, self.point_stall_min, self.upload_min, self.storage_mtbf_min
-        # Candidates: every multiple short enough for uploads to skip points, and those around the optimum
-        # of the smooth waste (q = 1), between Daly's form sqrt(2 c M) - c and Young's sqrt(2 c M).
         young = math.sqrt(2.0 * c * m) / s
-        low = max(1, math.floor((math.sqrt(2.0 * c * m) - c) / s) - 3)
-        high = min(math.ceil(young) + 4, low + (1 << 16))
-        short = np.arange(1, min(math.ceil(u / s) + 3, 1 << 16) + 1)
-        ks = np.unique(np.concatenate((short, np.arange(low, max(high, low) + 1)))).astype(float)
-        cycle = ks * s + c
-        q = np.maximum(1.0, np.ceil(u / cycle * (1.0 - 1e-12))) if u > 0 else np.ones_like(ks)
-        waste = c / cycle + q * ks * s / (2.0 * m)
+        # Candidates: the multiples short enough for uploads to skip points, and those around Young's.
+        short = np.arange(1.0, min(math.ceil(u / s) + 3, 1 << 16) + 1)
+        around = np.arange(max(1.0, math.floor(young) - 4), math.ceil(young) + 5)
+        ks = np.union1d(short, around)
+        q = np.maximum(1.0, np.ceil(u / (ks * s + c) * (1.0 - 1e-12))) if u > 0 else 1.0
+        waste = c / (ks * s) + q * ks * s / (2.0 * m)
         return float(fast_min * ks[int(np.argmin(waste))])
 
     def to_dict(self) -> dict[str, float | int | str]:
@@ -246,23 +243,27 @@ def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
         if not math.isfinite(fast):  # pragma: no cover - exact_optimal_interval always returns a number
             fast = _clamp(float(daly_interval(c * 60.0, 60.0 / lam)))
         fast_how = "fast: exact optimum at the total unplanned rate"
-    c_point = scenario.write_s / 3600.0
+    c_point = point_stall_h(scenario, tiers)
     if c_point == 0.0:
         return TierIntervals(fast, fast, 1, f"{fast_how}; k = 1 (uploads are free)")
     if rates.persistent == 0.0:
-        target = MAX_INTERVAL_MIN
         how = f"{fast_how}; persistent: the longest interval (no failure restores from storage)"
+        rule = TierIntervals(fast, fast, 1, how, persistent_target_min=MAX_INTERVAL_MIN)
     else:
         f = time_fractions(lam, mu, fast / 60.0, c, r_fast, scenario.restart_min / 60.0)
         running = max(1.0 - float(f.recovery) - float(f.planned), 1e-9)
-        mtbf_min = 60.0 * running / rates.persistent
         how = (
             f"{fast_how}; persistent: Young's for its own stall against the restores from storage (running time), "
             "with the upload cadence"
         )
-        rule = TierIntervals(fast, fast, 1, how, None, mtbf_min, 60.0 * c_point, tiers.persistent_upload_min)
-        persistent = min(rule.persistent_for(fast, c * 60.0), fast * max(1, math.floor(MAX_INTERVAL_MIN / fast)))
-        k = persistent_multiple(persistent, fast)
-        return dataclasses.replace(rule, persistent_min=fast * k, k=k)
-    k = min(max(1, math.floor(MAX_INTERVAL_MIN / fast)), persistent_multiple(target, fast))
-    return TierIntervals(fast, fast * k, k, how, target)
+        rule = TierIntervals(
+            fast,
+            fast,
+            1,
+            how,
+            storage_mtbf_min=60.0 * running / rates.persistent,
+            point_stall_min=60.0 * c_point,
+            upload_min=tiers.persistent_upload_min,
+        )
+    k = min(max(1, math.floor(MAX_INTERVAL_MIN / fast)), persistent_multiple(rule.persistent_for(fast, c * 60.0), fast))
+    return dataclasses.replace(rule, persistent_min=fast * k, k=k)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Literal, cast
 
+import numpy as np
+
 from ..model import PLACEMENTS, SCOPES, Component, Placement, Scenario, Scope, Tiers
 
 __all__ = [
@@ -28,10 +30,12 @@ __all__ = [
     "SCOPES",
     "Placement",
     "Scope",
+    "TierHours",
     "TierParams",
     "TierRates",
     "Tiers",
     "persistent_multiple",
+    "point_stall_h",
     "restore_caveat",
     "restoring_tier",
     "scope_of",
@@ -192,6 +196,35 @@ class TierParams:
         return max(1, math.ceil(self.upload / self.persistent_cycle * (1.0 - 1e-12)))
 
 
+@dataclass
+class TierHours:
+    """Per-trial hours and counts of a run of the two-tier model (:func:`.engine.simulate_tier_params`; no split
+    among components)."""
+
+    useful: np.ndarray
+    checkpoint: np.ndarray
+    lost: np.ndarray
+    recovery: np.ndarray
+    planned: np.ndarray
+    n_fast: np.ndarray  # fast-tier failures in the window
+    n_persistent: np.ndarray  # persistent-tier failures
+    n_planned: np.ndarray
+    promoted: np.ndarray  # fast-tier failures during a persistent restore: they restored from the persistent tier
+
+    @classmethod
+    def zeros(cls, trials: int) -> TierHours:
+        f = [np.zeros(trials) for _ in range(5)]
+        i = [np.zeros(trials, dtype=np.int64) for _ in range(4)]
+        return cls(*f, *i)
+
+
+def point_stall_h(scenario: Scenario, tiers: Tiers) -> float:
+    """The persistent tier's own stall at each persistent point, on top of the fast stall (hours): the scenario's
+    write with the fast tier on, else 0 (the write is then the persistent checkpoint's whole stall). Above 0, a
+    run goes to the stepped engine (:mod:`.stepped`)."""
+    return scenario.write_s / 3600.0 if tiers.fast_enabled else 0.0
+
+
 def tier_params(
     scenario: Scenario, tiers: Tiers, fast_interval_min: float, persistent_interval_min: float
 ) -> TierParams:
@@ -228,6 +261,6 @@ def tier_params(
         c=tiers.fast_stall_s / 3600.0,
         k=persistent_multiple(persistent_interval_min, fast_interval_min),
         r_fast=detect_restart + tiers.fast_restore_min / 60.0,
-        c_point=scenario.write_s / 3600.0,
+        c_point=point_stall_h(scenario, tiers),
         **common,
     )

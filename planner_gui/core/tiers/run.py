@@ -13,7 +13,7 @@ import numpy as np
 from ..exact import TimeFractions, daly_interval, young_interval
 from ..model import OPTIMAL, Scenario, Tiers
 from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
-from .engine import TierHours, TierTrials, simulate_tiers, tier_trials
+from .engine import TierTrials, simulate_tiers, tier_trials
 from .exact import TierIntervals, expected_fractions, optimal_tier_intervals
 from .model import TierParams, persistent_multiple, scope_of, tier_params, tier_rates
 from .stepped import simulate_stepped_many
@@ -179,7 +179,7 @@ def simulate_plans(
     step together (:func:`.stepped.simulate_stepped_many`: about one run's steps for all); each result is the one
     its plan gives alone."""
     stepped = [i for i, p in enumerate(plans) if p.params.c_point > 0]
-    others = [i for i in range(len(plans)) if i not in set(stepped)]
+    others = [i for i, p in enumerate(plans) if p.params.c_point == 0]
     out: list[TierTrials | None] = [None] * len(plans)
     share = len(stepped) / max(len(plans), 1)
 
@@ -189,7 +189,7 @@ def simulate_plans(
     if stepped:
         runs = [(plans[i].params, plans[i].scenario.trials, plans[i].scenario.seed) for i in stepped]
         for i, hours in zip(stepped, simulate_stepped_many(runs, progress=part(0.0, share), should_stop=should_stop)):
-            out[i] = tier_trials(plans[i].scenario, plans[i].tiers, TierHours(*hours))
+            out[i] = tier_trials(plans[i].scenario, plans[i].tiers, hours)
     for n, i in enumerate(others):
         lo = share + (1.0 - share) * n / len(others)
         hi = share + (1.0 - share) * (n + 1) / len(others)

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..engine import Cancelled
 from ..rows import stream
-from .model import TierParams
+from .model import TierHours, TierParams
 from .outside import FAST, PERSISTENT, PLANNED
 
 __all__ = ["simulate_stepped", "simulate_stepped_many"]
@@ -65,12 +65,12 @@ _NONE = 3  # the trial's start after a burn-in: no downtime
 _ROWS = 33
 
 
-def _trivial(tp: TierParams, trials: int) -> tuple[np.ndarray, ...]:
+def _trivial(tp: TierParams, trials: int) -> TierHours:
     """No interruptions at all: the job runs through the window (compute and stalls in their long-run shares)."""
-    compute = tp.hours * tp.k * tp.tau / tp.persistent_cycle
-    counts = [np.zeros(trials, dtype=np.int64) for _ in range(4)]
-    zero = [np.zeros(trials) for _ in range(3)]
-    return (np.full(trials, compute), np.full(trials, tp.hours - compute), *zero, *counts)
+    out = TierHours.zeros(trials)
+    out.useful[:] = tp.hours * tp.k * tp.tau / tp.persistent_cycle
+    out.checkpoint[:] = tp.hours - out.useful
+    return out
 
 
 def simulate_stepped(
@@ -80,10 +80,9 @@ def simulate_stepped(
     *,
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
-) -> tuple[np.ndarray, ...]:
-    """Simulate ``trials`` windows of ``tp``: per trial, the hours ``useful, checkpoint, lost, recovery, planned``
-    and the counts ``n_fast, n_persistent, n_planned, promoted`` (interruptions inside the window by the tier
-    of their scope, planned ones, and fast-tier failures that restored from the persistent tier)."""
+) -> TierHours:
+    """Simulate ``trials`` windows of ``tp``: per trial, the hours and the interruptions inside the window (by
+    the tier of their scope, planned ones, and fast-tier failures that restored from the persistent tier)."""
     return simulate_stepped_many([(tp, trials, seed)], progress=progress, should_stop=should_stop)[0]
 
 
@@ -157,11 +156,11 @@ def simulate_stepped_many(
     *,
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
-) -> list[tuple[np.ndarray, ...]]:
+) -> list[TierHours]:
     """:func:`simulate_stepped` of each ``(model, trials, seed)``, all stepped together (a sweep's points cost
     about as many steps as its longest). Each run draws from its own seed's stream, so its result is the one it
     gives alone, and runs of one seed share their draws (common random numbers across a sweep)."""
-    results: list[tuple[np.ndarray, ...] | None] = [None] * len(runs)
+    results: list[TierHours | None] = [None] * len(runs)
     rngs, parts = [], []
     for g, (tp, trials, seed) in enumerate(runs):
         rng = stream(seed, STREAM_STEPPED)
@@ -283,7 +282,7 @@ def simulate_stepped_many(
         column += trials
         m_end = o[_M_END]
         useful = m_end - np.minimum(o[_M0], m_end)
-        hours = (useful, o[_CHECKPOINT], o[_COMPUTE] - useful + o[_CUT], o[_RECOVERY], o[_PLANNED])
-        counts = tuple(o[r].astype(np.int64) for r in (_N_FAST, _N_PERSISTENT, _N_PLANNED, _PROMOTED))
-        results[g] = (*hours, *counts)
+        counts = (o[r].astype(np.int64) for r in (_N_FAST, _N_PERSISTENT, _N_PLANNED, _PROMOTED))
+        lost = o[_COMPUTE] - useful + o[_CUT]
+        results[g] = TierHours(useful, o[_CHECKPOINT], lost, o[_RECOVERY], o[_PLANNED], *counts)
     return [r for r in results if r is not None]
