@@ -367,6 +367,9 @@ class Scenario:
     rate_uncertainty: bool = False
     #: Multipliers of every unplanned rate over the window's days (:mod:`.profiles`); None: constant rates.
     rate_profile: Profile | None = None
+    #: A new cluster (a burn-in): at the window's start no node is in repair and the job starts fresh, instead
+    #: of a snapshot of a long run in its steady state (docs/model.md, "Where the world starts").
+    new_cluster: bool = False
     #: The recovery strategy (:class:`Tiers`); None: today's single blocking checkpoint.
     tiers: Tiers | None = None
     #: Spare nodes, repairs and the recovery mode (:class:`.spares.model.Spares`); None: unlimited spares.

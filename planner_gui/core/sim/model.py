@@ -1,0 +1,221 @@
+"""The whole model (docs/model.md) in the general engine's units: one :class:`SimModel` per scenario.
+
+Rates are per hour for the whole job, times in hours. A failure class is a scenario component; what it
+does (restart from the fast or the persistent tier, or continue on the surviving replicas), the nodes it
+takes and their mean repair follow from its scope and category (docs/model.md, section 1). The checkpoint
+cycle is the same for both tiers: ``tau`` of compute, a stall ``c``, every ``k``-th snapshot a persistent
+point that stalls ``c_p`` more (docs/model.md, 2.1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import Scenario, Tiers
+from ..profiles import pieces
+from ..rates import RatePosterior
+from ..spares.model import Spares, component_scope, nodes_per_domain_of, repair_hours_of
+from ..tiers.model import persistent_multiple, point_stall_h, restoring_tier
+
+__all__ = [
+    "CONTINUE",
+    "RESTART_FAST",
+    "RESTART_PERSISTENT",
+    "SimModel",
+    "sim_model",
+]
+
+#: What a failure of a class does to the job.
+RESTART_FAST, RESTART_PERSISTENT, CONTINUE = 1, 2, 3
+
+
+@dataclass(frozen=True)
+class SimModel:
+    """One scenario, resolved: the world's classes, the pool, the job's cycle and downtimes (hours)."""
+
+    # -- the world (docs/model.md, section 1) ------------------------------------------------------------
+    #: Per class: failures per hour of the whole job at multiplier 1 (without rate uncertainty).
+    rates: np.ndarray
+    #: Per class: RESTART_FAST, RESTART_PERSISTENT or CONTINUE.
+    kinds: np.ndarray
+    #: Per class: nodes taken, their mean repair (hours), replicas spanned.
+    nodes: np.ndarray
+    repair: np.ndarray
+    replicas: np.ndarray
+    #: Lognormal sigma of repairs (None: exponential).
+    sigma: float | None
+    mu: float
+    #: The rate profile's piece starts (hours from 0; the first 0) and multipliers (one piece of 1: none).
+    profile_starts: np.ndarray
+    profile_mults: np.ndarray
+    new_cluster: bool
+    spare_nodes: float  # math.inf: unlimited
+    job_nodes: int
+    min_nodes: int | None  # shrink down to this many nodes; None: wait (restart mode)
+    continue_mode: bool
+    rep_share: float  # one replica's share of the throughput
+    rejoin: float  # restart + swap: a replica's return once it has its nodes
+    cont_out: float  # continue stall + restart + swap: a continuing failure's replicas out
+    # -- the job (docs/model.md, section 2) --------------------------------------------------------------
+    tau: float
+    c: float
+    k: int
+    c_p: float
+    upload: float
+    detect_restart: float
+    restart: float
+    restore_fast: float
+    restore_persistent: float
+    swap: float
+    stall: float
+    hours: float
+    #: Per trial and class, the drawn rates per GPU-hour (rate uncertainty), or None.
+    rate_draws: np.ndarray | None = None
+    gpus: int = 1
+
+    @property
+    def s(self) -> float:
+        return self.tau + self.c
+
+    @property
+    def cycle(self) -> float:
+        """Running time from one persistent point to the next: ``k s + c_p``."""
+        return self.k * self.s + self.c_p
+
+    @property
+    def points_per_upload(self) -> int:
+        """``q``: uploads start every q-th persistent point of an uninterrupted run (one at a time)."""
+        if self.upload <= 0:
+            return 1
+        return max(1, math.ceil(self.upload / self.cycle * (1.0 - 1e-12)))
+
+    @property
+    def finite_pool(self) -> bool:
+        return math.isfinite(self.spare_nodes)
+
+    @property
+    def varying_profile(self) -> bool:
+        return len(self.profile_mults) > 1 or float(self.profile_mults[0]) != 1.0
+
+    def trial_rates(self, trials: int) -> np.ndarray:
+        """(trials, classes) failures per hour of the whole job at multiplier 1."""
+        if self.rate_draws is None:
+            return np.broadcast_to(self.rates, (trials, len(self.rates)))
+        return np.asarray(self.rate_draws[:trials] * self.gpus)
+
+    def multiplier_at(self, t: float) -> float:
+        """The profile's multiplier in force at time ``t`` (before 0: the first piece's)."""
+        i = int(np.searchsorted(self.profile_starts, t, side="right")) - 1
+        return float(self.profile_mults[max(i, 0)])
+
+    @property
+    def max_downtime(self) -> float:
+        return self.detect_restart + self.swap + max(self.restore_fast, self.restore_persistent) + self.stall
+
+    @property
+    def restarts_fast(self) -> bool:
+        return bool(np.any((self.kinds == RESTART_FAST) & (self.rates > 0))) or (
+            self.rate_draws is not None and bool(np.any(self.kinds == RESTART_FAST))
+        )
+
+    @property
+    def restarts_persistent(self) -> bool:
+        return bool(np.any((self.kinds == RESTART_PERSISTENT) & (self.rates > 0))) or (
+            self.rate_draws is not None and bool(np.any(self.kinds == RESTART_PERSISTENT))
+        )
+
+    def warm_hours(self) -> float:
+        """The warm-up before a window (docs/model.md, 2.7): three upload cycles and the longest downtime, then
+        60 interruptions' worth of time, at most 96 hours."""
+        big = float(self.trial_rates(1)[0].sum()) * self.multiplier_at(-1.0) + self.mu
+        if self.rate_draws is not None:
+            big = float(self.rate_draws.sum(axis=1).mean()) * self.gpus * self.multiplier_at(-1.0) + self.mu
+        base = 3.0 * self.points_per_upload * self.cycle + self.upload + self.max_downtime
+        return base + (min(60.0 / big, 96.0) if big > 0 else 0.0)
+
+    def tail_hours(self) -> float:
+        """Hours after the window within which, without interruptions, a snapshot taken after it is banked."""
+        return (self.points_per_upload + 1.0) * self.cycle + self.upload + self.max_downtime + self.s
+
+
+def sim_model(scenario: Scenario, fast_min: float | None, persistent_min: float, *, trials: int | None = None) -> SimModel:
+    """The scenario at these intervals (minutes; ``fast_min`` None: the fast tier is off) in the engine's units.
+
+    With rate uncertainty the trials' rates are drawn here, from the scenario's own stream of rate draws
+    (:meth:`.rates.RatePosterior.draw`), so every engine and every report sees the same ones.
+    """
+    tiers = scenario.tiers if scenario.tiers is not None else Tiers()
+    spares = scenario.spares if scenario.spares is not None else Spares()
+    comps = scenario.components
+    gpn = scenario.gpus_per_node
+    job_nodes = max(1, math.ceil(scenario.gpus / gpn))
+    npd = nodes_per_domain_of(scenario)
+    scopes = [component_scope(c) for c in comps]
+    nodes = np.array([0 if s == "process" else (npd if s == "domain" else 1) for s in scopes], dtype=np.int64)
+    nodes = np.minimum(nodes, job_nodes)
+    repair = np.array([repair_hours_of(c.category, spares) for c in comps], dtype=float)
+    repair = np.where(nodes > 0, repair, 0.0)
+    continue_mode = spares.recovery_mode == "continue"
+    rep_nodes = max(1, spares.replica_gpus // gpn)
+    replicas = np.where(nodes > 0, -(-nodes // rep_nodes), 0).astype(np.int64)
+    n_rep = max(1, scenario.gpus // max(1, spares.replica_gpus))
+    cont = continue_mode & (nodes > 0) & (replicas <= spares.max_replicas_lost) & (replicas < n_rep)
+    fast_on = tiers.fast_enabled and fast_min is not None
+    tier = np.array(
+        [RESTART_FAST if fast_on and restoring_tier(s, tiers) == "fast" else RESTART_PERSISTENT for s in scopes],  # type: ignore[arg-type]
+        dtype=np.int64,
+    )
+    kinds = np.where(cont, CONTINUE, tier).astype(np.int64)
+    if fast_on:
+        assert fast_min is not None
+        tau, c = fast_min / 60.0, tiers.fast_stall_s / 3600.0
+        k, c_p = persistent_multiple(persistent_min, fast_min), point_stall_h(scenario, tiers)
+    else:
+        tau, c, k, c_p = persistent_min / 60.0, scenario.write_s / 3600.0, 1, 0.0
+    p = pieces(scenario.rate_profile, 1e9) if scenario.rate_profile is not None else None
+    starts = np.zeros(1) if p is None else p.starts
+    mults = np.ones(1) if p is None else p.multipliers
+    draws = None
+    if scenario.rate_uncertainty:
+        posterior = RatePosterior.of(comps)
+        if posterior.uncertain.any():
+            draws = posterior.draw(scenario.seed, scenario.trials if trials is None else trials)
+    swap = spares.swap_min / 60.0
+    restart = scenario.restart_min / 60.0
+    stall = spares.continue_stall_min / 60.0
+    return SimModel(
+        rates=np.array([cc.rate_per_gpu_hour * scenario.gpus for cc in comps], dtype=float),
+        kinds=kinds,
+        nodes=nodes,
+        repair=repair,
+        replicas=replicas,
+        sigma=spares.repair_sigma,
+        mu=scenario.planned_per_day / 24.0,
+        profile_starts=np.asarray(starts, dtype=float),
+        profile_mults=np.asarray(mults, dtype=float),
+        new_cluster=scenario.new_cluster,
+        spare_nodes=math.inf if spares.spare_nodes is None else float(spares.spare_nodes),
+        job_nodes=job_nodes,
+        min_nodes=None if spares.min_gpus is None or continue_mode else max(1, math.ceil(spares.min_gpus / gpn)),
+        continue_mode=continue_mode,
+        rep_share=min(1.0, spares.replica_gpus / scenario.gpus),
+        rejoin=restart + swap,
+        cont_out=stall + restart + swap,
+        tau=tau,
+        c=c,
+        k=int(k),
+        c_p=c_p,
+        upload=tiers.persistent_upload_min / 60.0,
+        detect_restart=scenario.recovery_min / 60.0,
+        restart=restart,
+        restore_fast=tiers.fast_restore_min / 60.0 if fast_on else 0.0,
+        restore_persistent=tiers.persistent_restore_min / 60.0,
+        swap=swap,
+        stall=stall,
+        hours=scenario.hours,
+        rate_draws=draws,
+        gpus=scenario.gpus,
+    )

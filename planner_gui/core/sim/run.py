@@ -1,0 +1,290 @@
+"""Run the general engine: worlds drawn chunk by chunk (:mod:`.world`), the job stepped over them (:mod:`.job`).
+
+Several runs (a sweep's points, the strategies of a comparison) step together: every trial of every run is
+one column of one state array, and each step moves every column to its next point. A run's world depends only
+on its own model and seed, so each run gives the numbers it gives alone; runs of one seed whose worlds are the
+same (a sweep over checkpoint intervals) share their draws.
+
+The points of all columns wait in one buffer, a row per step (``buffer[j]``: every column's ``j``-th point
+from the cursor). When a column has used all of its points, every run draws its next chunk and the buffer
+is rebuilt from each column's points left and the new ones. Finished columns stay in the array, no longer
+moved, until enough have finished to be worth removing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..rows import stream
+from . import job
+from .model import SimModel
+from .world import PAD, World
+
+__all__ = ["SimTrials", "simulate_train", "simulate_windows"]
+
+STREAM_JOB = 32
+#: Steps between two looks at ``should_stop`` and two progress reports.
+_REPORT_EVERY = 64
+#: How far any trial may run (hours) before the run is called endless (a job that never progresses).
+HORIZON_HOURS = 1e7
+
+HOURS_KEYS = (
+    "useful",
+    "checkpoint",
+    "lost_work",
+    "recovery",
+    "planned_restart",
+    "waiting_for_spares",
+    "reduced_throughput",
+)
+
+
+class Cancelled(Exception):
+    """Raised when the caller's ``should_stop`` callback asks the engine to stop."""
+
+
+class Endless(ValueError):
+    """A trial that would never finish: the job makes no progress (e.g. always waiting for spares)."""
+
+
+@dataclass
+class SimTrials:
+    """Per-trial results of a window (hours inside it, counts of its events) and the pool over it."""
+
+    hours: dict[str, np.ndarray]
+    unplanned: np.ndarray
+    planned: np.ndarray
+    by_component: np.ndarray
+    restores_fast: np.ndarray
+    restores_persistent: np.ndarray
+    promoted: np.ndarray
+    continued: np.ndarray
+    node_failures: np.ndarray
+    no_spare: np.ndarray
+    nodes_in_repair: np.ndarray  # time average over the window
+    repair_hist: np.ndarray  # pooled trial-hours at each count of nodes in repair
+    repair_over_time: np.ndarray  # (trials, moments): nodes in repair at repair_grid
+    repair_grid: np.ndarray
+
+    @property
+    def goodput(self) -> np.ndarray:
+        total = sum(self.hours.values())
+        return np.asarray(self.hours["useful"] / np.where(total > 0, total, 1.0))
+
+    def p_no_spare(self) -> float:
+        n = float(self.node_failures.sum())
+        return float(self.no_spare.sum()) / n if n else 0.0
+
+    def repair_quantile(self, q: float) -> float:
+        cum = np.cumsum(self.repair_hist)
+        if not len(cum) or cum[-1] <= 0:
+            return 0.0
+        return float(np.searchsorted(cum, q * cum[-1] * (1 - 1e-12)))
+
+
+Progress = Callable[[float], None] | None
+StopCheck = Callable[[], bool] | None
+
+
+class _Stepper:
+    """The columns of several runs and their buffer of points."""
+
+    def __init__(self, worlds: list[World], states: list[np.ndarray], *, window: bool) -> None:
+        self.worlds = worlds
+        self.window = window
+        self.st = np.concatenate(states, axis=1) if states else np.zeros((job.ROWS, 0))
+        self.group = np.concatenate([np.full(s.shape[1], g) for g, s in enumerate(states)]).astype(np.intp)
+        self.trial = np.concatenate([np.arange(s.shape[1]) for s in states]).astype(np.intp)
+        n = self.st.shape[1]
+        self.alive = np.ones(n, dtype=bool)
+        self.bt = np.full((0, n), np.inf)
+        self.bk = np.zeros((0, n), dtype=np.int8)
+        self.btook = np.zeros((0, n), dtype=bool)
+        self.bcap = np.ones((0, n))
+        self.bblk = np.zeros((0, n), dtype=bool)
+        self.count = np.zeros(n, dtype=np.int64)
+        self.cursor = 0
+        self.ids = np.arange(n)
+        self.done_st: list[np.ndarray] = []
+        self.done_ids: list[np.ndarray] = []
+        self.uploads = bool(np.any(self.st[job.U] > 0))
+        self.waits = any(w.m.finite_pool and not w.m.continue_mode for w in worlds)
+
+    def refill(self) -> None:
+        """Draw every run's next chunk and rebuild the buffer from each column's points left and the new ones."""
+        rows = [np.flatnonzero(self.group == g) for g in range(len(self.worlds))]
+        chunks = [w.chunk() if len(r) else None for w, r in zip(self.worlds, rows)]
+        n = self.st.shape[1]
+        left = slice(self.cursor, None)
+        old = [a[left].T for a in (self.bt, self.bk, self.btook, self.bcap, self.bblk)]
+        width = max((c.times.shape[1] for c in chunks if c is not None), default=0)
+        new = [
+            np.full((n, width), np.inf),
+            np.zeros((n, width), dtype=np.int8),
+            np.zeros((n, width), dtype=bool),
+            np.ones((n, width)),
+            np.zeros((n, width), dtype=bool),
+        ]
+        for r, c in zip(rows, chunks):
+            if c is None or not len(r):
+                continue
+            tr = self.trial[r]
+            w = c.times.shape[1]
+            for dst, src in zip(new, (c.times, c.kinds, c.took, c.cap, c.blocked)):
+                dst[r, :w] = src[tr]
+        both = [np.concatenate([o, nw], axis=1) for o, nw in zip(old, new)]
+        keep = both[1] != PAD
+        from .world import _compact
+
+        packed = _compact(keep, both, [np.inf, PAD, False, 1.0, False])
+        self.bt, self.bk, self.btook, self.bcap, self.bblk = (a.T.copy() for a in packed)
+        self.count = keep.sum(axis=1)
+        self.cursor = 0
+
+    def compact(self) -> None:
+        """Remove the finished columns (their state is kept for the results)."""
+        dead = ~self.alive
+        self.done_st.append(self.st[:, dead])
+        self.done_ids.append(self.ids[dead])
+        keep = self.alive
+        self.ids = self.ids[keep]
+        self.st = self.st[:, keep]
+        self.group = self.group[keep]
+        self.trial = self.trial[keep]
+        self.bt, self.bk, self.btook, self.bcap, self.bblk = (
+            a[:, keep] for a in (self.bt, self.bk, self.btook, self.bcap, self.bblk)
+        )
+        self.count = self.count[keep]
+        self.alive = self.alive[keep]
+
+    def run(self, total: int, progress: Progress, should_stop: StopCheck) -> np.ndarray:
+        """Step until every column has finished; returns the final state of every column, in column order."""
+        steps = 0
+        n0 = self.st.shape[1]
+        while self.alive.any():
+            if self.cursor >= int(self.count[self.alive].min()):
+                live_groups = set(self.group[self.alive].tolist())
+                if any(self.worlds[g].t > self.worlds[g].horizon for g in live_groups):
+                    raise Endless("the run would never finish: the job makes no progress at these inputs")
+                self.refill()
+                continue
+            c = self.cursor
+            kind = np.where(self.alive, self.bk[c], PAD)
+            finished = job.step(
+                self.st,
+                self.bt[c],
+                kind,
+                self.btook[c],
+                self.bcap[c],
+                self.bblk[c],
+                window=self.window,
+                uploads=self.uploads,
+                waits=self.waits,
+            )
+            self.cursor += 1
+            self.alive &= ~finished
+            steps += 1
+            dead = int((~self.alive).sum())
+            if dead and (dead >= max(16, self.alive.size // 8) or not self.alive.any()):
+                self.compact()
+            if steps % _REPORT_EVERY == 0:
+                if should_stop is not None and should_stop():
+                    raise Cancelled()
+                if progress is not None:
+                    progress(self._fraction(total))
+        out = np.empty((job.ROWS, n0))
+        for s, ids in zip(self.done_st, self.done_ids):
+            out[:, ids] = s
+        return out
+
+    def _fraction(self, total: int) -> float:
+        done = total - int(self.alive.sum())
+        a = self.alive
+        if self.window:
+            part, whole = self.st[job.T][a], self.st[job.WINDOW][a]
+        else:
+            part, whole = self.st[job.P][a], self.st[job.WORK][a]
+        done += float(np.clip(part / np.where(whole > 0, whole, 1.0), 0.0, 1.0).sum())
+        return min(1.0, done / max(total, 1))
+
+
+def simulate_windows(
+    runs: Sequence[tuple[SimModel, int, int]], *, progress: Progress = None, should_stop: StopCheck = None
+) -> list[SimTrials]:
+    """Simulate each ``(model, trials, seed)``'s windows, all stepped together; each gives what it gives alone."""
+    worlds, states = [], []
+    for m, trials, seed in runs:
+        start = 0.0 if m.new_cluster else -m.warm_hours()
+        w = World(m, trials, seed, start, window=True)
+        w.horizon = 1e6 + 1000.0 * (m.hours + m.tail_hours())
+        rng = stream(seed, STREAM_JOB)
+        states.append(
+            job.initial_state(m, trials, start, rng, steady=not m.new_cluster, work=None, theta=w.cap, blocked=w.blocked)
+        )
+        worlds.append(w)
+    stepper = _Stepper(worlds, states, window=True)
+    final = stepper.run(sum(t for _, t, _ in runs), progress, should_stop)
+    out, col = [], 0
+    for (_m, trials, _), w in zip(runs, worlds):
+        st = final[:, col : col + trials]
+        col += trials
+        mend = st[job.MEND]
+        useful = mend - np.minimum(st[job.M0], mend)
+        hours = {
+            "useful": useful,
+            "checkpoint": st[job.CKPT],
+            "lost_work": st[job.GAIN] - useful + st[job.CUT],
+            "recovery": st[job.RECOVERY],
+            "planned_restart": st[job.PLANNED_H],
+            "waiting_for_spares": st[job.WAIT],
+            "reduced_throughput": st[job.REDUCED],
+        }
+        out.append(
+            SimTrials(
+                hours=hours,
+                unplanned=w.unplanned,
+                planned=w.planned,
+                by_component=w.by_class,
+                restores_fast=st[job.N_FAST].astype(np.int64),
+                restores_persistent=st[job.N_PERSISTENT].astype(np.int64),
+                promoted=st[job.N_PROMOTED].astype(np.int64),
+                continued=st[job.N_CONTINUED].astype(np.int64),
+                node_failures=w.node_failures,
+                no_spare=w.no_spare,
+                nodes_in_repair=w.area / w.m.hours if w.m.hours > 0 else w.area,
+                repair_hist=w.hist,
+                repair_over_time=w.over_time,
+                repair_grid=w.grid,
+            )
+        )
+    return out
+
+
+def simulate_train(
+    runs: Sequence[tuple[SimModel, int, int, float]], *, progress: Progress = None, should_stop: StopCheck = None
+) -> list[np.ndarray]:
+    """Per ``(model, trials, seed, work)``: each trial's wall-clock hours from its first step until its progress
+    reaches ``work`` hours (docs/model.md 2.7), all stepped together."""
+    worlds, states = [], []
+    for m, trials, seed, work in runs:
+        start = 0.0 if m.new_cluster else -m.warm_hours()
+        w = World(m, trials, seed, start, window=False)
+        while w.t < 0.0:  # the world's warm-up: the job starts on the cluster as it left it
+            w.chunk()
+        w.end_marks = True  # a point at each chunk's end: a job that sees no failure still ends
+        w.horizon = 1e6 + 1000.0 * work
+        rng = stream(seed, STREAM_JOB, 1)
+        states.append(
+            job.initial_state(m, trials, 0.0, rng, steady=False, work=work, theta=w.cap.copy(), blocked=w.blocked.copy())
+        )
+        worlds.append(w)
+    stepper = _Stepper(worlds, states, window=False)
+    final = stepper.run(sum(r[1] for r in runs), progress, should_stop)
+    out, col = [], 0
+    for _m, trials, _, _ in runs:
+        out.append(final[job.DONE, col : col + trials].copy())
+        col += trials
+    return out
