@@ -75,6 +75,9 @@ class SimModel:
     #: Per trial and class, the drawn rates per GPU-hour (rate uncertainty), or None.
     rate_draws: np.ndarray | None = None
     gpus: int = 1
+    #: Whether the nodes in repair are followed (a pool, a swap or continue mode: the job or the report needs
+    #: them); without, the world draws no repairs.
+    track_pool: bool = True
 
     @property
     def s(self) -> float:
@@ -218,4 +221,5 @@ def sim_model(scenario: Scenario, fast_min: float | None, persistent_min: float,
         hours=scenario.hours,
         rate_draws=draws,
         gpus=scenario.gpus,
+        track_pool=scenario.uses_spares,
     )

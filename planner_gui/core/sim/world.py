@@ -94,8 +94,11 @@ def _first_reaching(values: np.ndarray, targets: np.ndarray, rows: np.ndarray) -
     width = values.shape[1]
     if not len(targets) or width == 0:
         return np.full(len(targets), width, dtype=np.int64)
-    lo = float(min(values.min(), targets.min()))
-    top = float(max(values.max(), targets.max())) - lo + 1.0
+    finite = np.isfinite(values)
+    hi = float(max(values[finite].max(initial=-np.inf), targets.max())) + 1.0
+    lo = float(min(values[finite].min(initial=np.inf), targets.min()))
+    values = np.where(finite, values, hi)  # (pads: beyond every target)
+    top = hi - lo + 1.0
     offset = np.arange(values.shape[0], dtype=float) * top
     line = (values - lo + offset[:, None]).ravel()
     idx = np.searchsorted(line, targets - lo + offset[rows], side="left") - rows * width
@@ -112,22 +115,47 @@ class World:
         self.window = window
         rates = np.array(m.trial_rates(trials), dtype=float)
         self.lam = rates.sum(axis=1)
+        nclass = len(m.rates)
+        self.nclass = nclass
         with np.errstate(invalid="ignore", divide="ignore"):
             cum = np.cumsum(rates, axis=1) / np.where(self.lam > 0, self.lam, 1.0)[:, None]
         cum[:, -1] = 1.0
-        self.cum = cum  # per trial, the classes' cumulative shares (for drawing classes)
+        self.shared_mix = m.rate_draws is None  # every trial has the same mix of classes
+        # For one search over all trials' class shares laid end to end: trial i's shares shifted by 2 i.
+        self.cum_line = (cum + 2.0 * np.arange(trials)[:, None]).ravel()
+        self.cum0 = cum[0] if trials else np.ones(nclass)
         self.rates = rates
         # The profile's cumulative multiplier at its piece starts (hours from 0).
         ps, pm = m.profile_starts, m.profile_mults
         self.knots_t = ps
         self.knots_h = np.concatenate([[0.0], np.cumsum(np.diff(ps) * pm[:-1])])
         self.mults = pm
+        # What a point's tag means: classes 0..J-1 fail, J..2J-1 end a repair, 2J planned, 2J+1 a mark,
+        # 2J+2..3J+1 a continuing failure's replicas return, 3J+2 pads.
+        j = nclass
+        self.tag_pad = 3 * j + 2
+        kind_t = np.full(3 * j + 3, PAD, dtype=np.int8)
+        kind_t[:j] = m.kinds
+        kind_t[j : 2 * j] = _DEPART
+        kind_t[2 * j] = PLANNED
+        kind_t[2 * j + 1] = _MARK
+        kind_t[2 * j + 2 : 3 * j + 2] = _RETURN
+        self.kind_t = kind_t
+        delta_t = np.zeros(3 * j + 3, dtype=np.int64)
+        delta_t[:j] = m.nodes
+        delta_t[j : 2 * j] = -m.nodes
+        self.delta_t = delta_t
+        rep_t = np.zeros(3 * j + 3)
+        rep_t[:j] = m.replicas
+        rep_t[2 * j + 2 : 3 * j + 2] = -m.replicas
+        self.rep_t_table = rep_t
         n = trials
         rng = stream(seed, STREAM_WORLD, 1 << 20)  # the state at the start (its own stream)
-        self.rep_t = np.full((n, 0), np.inf)
-        self.rep_k = np.zeros((n, 0), dtype=np.int64)
+        self.pool = m.track_pool
+        self.rep_t = np.full((n, 0), np.inf)  # repairs still running: their end and class
+        self.rep_c = np.zeros((n, 0), dtype=np.int64)
         self.away = np.zeros(n)
-        if not m.new_cluster or start < 0:
+        if self.pool and not m.new_cluster:
             self._stationary_pool(rng, start)
         self.cont = m.continue_mode
         self.out = np.zeros(n)  # replicas out (continue mode)
@@ -152,7 +180,6 @@ class World:
         else:
             self.blocked, self.cap = self._capacity(self.away)
         # What the window counts (docs/model.md 2.6) and the pool's figures.
-        nclass = len(m.rates)
         self.unplanned = np.zeros(n, dtype=np.int64)
         self.planned = np.zeros(n, dtype=np.int64)
         self.by_class = np.zeros((n, nclass), dtype=np.int64)
@@ -173,8 +200,7 @@ class World:
         """Nodes in repair at ``start`` in the steady state of the rate in force there (M/G/infinity): per class a
         Poisson number of failures in repair, each with the residual of a length-biased repair time."""
         m = self.m
-        mult = self._mult(start)
-        mean = self.rates * (m.nodes > 0) * m.repair * mult  # (trials, classes): failures in repair
+        mean = self.rates * (m.nodes > 0) * m.repair * self._mult(start)  # (trials, classes): failures in repair
         counts = rng.poisson(mean)
         total = counts.sum(axis=1)
         width = int(total.max(initial=0))
@@ -182,7 +208,6 @@ class World:
             return
         cls = np.zeros((self.n, width), dtype=np.int64)
         live = np.arange(width)[None, :] < total[:, None]
-        # Each trial's classes, in class order, one per failure in repair.
         cls[live] = np.repeat(np.tile(np.arange(len(m.rates)), self.n), counts.ravel())
         means = m.repair[cls]
         if m.sigma is None:
@@ -192,8 +217,8 @@ class World:
             biased = means * np.exp(s * rng.standard_normal(means.shape) + 0.5 * s * s)
         resid = rng.random(means.shape) * biased
         self.rep_t = np.where(live, start + resid, np.inf)
-        self.rep_k = np.where(live, m.nodes[cls], 0)
-        self.away = self.rep_k.sum(axis=1).astype(float)
+        self.rep_c = cls
+        self.away = np.where(live, m.nodes[cls], 0).sum(axis=1).astype(float)
 
     def _replicas_per_node(self) -> float:
         """Replicas waiting per node lacking: the mix of the failures that take nodes (a domain's nodes share
@@ -226,6 +251,8 @@ class World:
 
     def _inverse(self, h: np.ndarray) -> np.ndarray:
         """Times at which the cumulative multiplier reaches ``h``."""
+        if len(self.mults) == 1:
+            return h / float(self.mults[0])
         out = np.empty_like(h)
         neg = h < 0
         if neg.any():
@@ -242,7 +269,7 @@ class World:
         """Where the next chunk ends: about TARGET_POINTS points per trial at the rate in force, never across a
         change of the profile's multiplier nor across 0 (a time to train starts its job there)."""
         m, t0 = self.m, self.t
-        per_failure = 1.0 + float(np.mean(m.nodes > 0)) + (1.0 if self.cont else 0.0)
+        per_failure = 1.0 + (float(np.mean(m.nodes > 0)) if self.pool else 0.0) + (1.0 if self.cont else 0.0)
         rate = float(self.lam.max(initial=0.0)) * self._mult(t0) * per_failure + m.mu
         length = TARGET_POINTS / rate if rate > 0 else 1e6
         t1 = t0 + min(length, 1e6)
@@ -254,7 +281,8 @@ class World:
         return t1
 
     # -- one chunk ----------------------------------------------------------------------------------------
-    def _poisson_times(self, rng: np.random.Generator, mean: np.ndarray, lo: np.ndarray, span: np.ndarray) -> np.ndarray:
+    @staticmethod
+    def _poisson_times(rng: np.random.Generator, mean: np.ndarray, lo: float, span: float) -> np.ndarray:
         """Sorted Poisson points per row, ``mean[i]`` of them on average, uniform on ``[lo, lo + span)``; inf pads."""
         n = rng.poisson(mean)
         width = int(n.max(initial=0))
@@ -263,78 +291,105 @@ class World:
         e = rng.standard_exponential((len(mean), width + 1))
         np.cumsum(e, axis=1, out=e)
         total = e[np.arange(len(mean)), n]
-        u = e[:, :width] / total[:, None]
-        t = lo[:, None] + span[:, None] * u
-        t[np.arange(width)[None, :] >= n[:, None]] = np.inf
-        return t
+        e = e[:, :width]
+        e *= (span / total)[:, None]
+        e += lo
+        e[np.arange(width)[None, :] >= n[:, None]] = np.inf
+        return e
+
+    def _classes(self, u: np.ndarray) -> np.ndarray:
+        """The class of each failure from its uniform (the trial's own mix with rate uncertainty)."""
+        last = self.nclass - 1
+        if self.shared_mix:
+            return np.minimum(np.searchsorted(self.cum0, u, side="right"), last)
+        rows = np.arange(self.n)[:, None]
+        idx = np.searchsorted(self.cum_line, u + 2.0 * rows, side="right") - rows * self.nclass
+        return np.minimum(idx, last)
 
     def chunk(self) -> Chunk:
         """Draw the next stretch of the world and return its points for the job."""
-        m, n = self.m, self.n
+        m, n, j = self.m, self.n, self.nclass
         t0, t1 = self.t, self._chunk_end()
         rng = stream(self.seed, STREAM_WORLD, self.index)
         self.index += 1
         self.t = t1
         h0, h1 = self._cum(t0), self._cum(t1)
         # 1. Failures (times through the profile, classes), repairs, planned interruptions.
-        ones = np.ones(n)
-        fh = self._poisson_times(rng, self.lam * (h1 - h0), h0 * ones, (h1 - h0) * ones)
+        fh = self._poisson_times(rng, self.lam * (h1 - h0), h0, h1 - h0)
         real = np.isfinite(fh)
-        ft = np.where(real, self._inverse(np.where(real, fh, 0.0)), np.inf)
-        ft = np.where(real, np.clip(ft, t0, np.nextafter(t1, -np.inf)), np.inf)
+        ft = self._inverse(fh) if self.knots_t.size > 1 or self.mults[0] != 1.0 else fh
+        np.minimum(ft, np.nextafter(t1, -np.inf), out=ft, where=real)
+        np.maximum(ft, t0, out=ft, where=real)
         width = ft.shape[1]
-        u = rng.random((n, width))
-        cls = np.minimum((u[:, :, None] > self.cum[:, None, :]).sum(axis=2), len(m.rates) - 1) if width else (
-            np.zeros((n, 0), dtype=np.int64)
-        )
-        k = np.where(real, m.nodes[cls], 0)
-        kind = np.where(real, m.kinds[cls], PAD)
-        dep = np.where(k > 0, ft + self._repairs(rng, m.repair[cls]), np.inf)
-        pt = self._poisson_times(rng, m.mu * (t1 - t0) * ones, t0 * ones, (t1 - t0) * ones)
-        # Repairs that end in this chunk (earlier ones still running, and this chunk's); the rest carry over.
-        all_t = np.concatenate([self.rep_t, dep], axis=1)
-        all_k = np.concatenate([self.rep_k, k], axis=1)
-        ends = all_t < t1
-        self.rep_t, self.rep_k = _compact(~ends & np.isfinite(all_t), [all_t, all_k], [np.inf, 0])
-        dt, dk = _compact(ends, [all_t, all_k], [np.inf, 0])
+        cls = self._classes(rng.random((n, width)))
+        pt = self._poisson_times(rng, np.full(n, m.mu * (t1 - t0)), t0, t1 - t0)
+        parts_t, parts_g = [ft, pt], [np.where(real, cls, self.tag_pad), np.where(np.isfinite(pt), 2 * j, self.tag_pad)]
+        if self.pool:
+            k = np.where(real, m.nodes[cls], 0)
+            dep = np.where(k > 0, ft + self._repairs(rng, m.repair[cls]), np.inf)
+            all_t = np.concatenate([self.rep_t, dep], axis=1)
+            all_c = np.concatenate([self.rep_c, cls], axis=1)
+            ends = all_t < t1
+            self.rep_t, self.rep_c = _compact(~ends & np.isfinite(all_t), [all_t, all_c], [np.inf, 0])
+            dt, dc = _compact(ends, [all_t, all_c], [np.inf, 0])
+            parts_t.append(dt)
+            parts_g.append(np.where(np.isfinite(dt), j + dc, self.tag_pad))
         marks = self.marks[(self.marks >= t0) & (self.marks < t1)]
         if self.end_marks:
             marks = np.append(marks, t1)
-        mk = np.broadcast_to(marks, (n, len(marks)))
+        if len(marks):
+            parts_t.append(np.broadcast_to(marks, (n, len(marks))))
+            parts_g.append(np.full((n, len(marks)), 2 * j + 1))
+        cont_fail = real & (m.kinds[cls] == CONTINUE) if self.cont else None
+        if cont_fail is not None:  # every continuing failure's return, for now (those that find no spare: later)
+            ret = np.where(cont_fail, ft + m.cont_out, np.inf)
+            here = ret < t1
+            parts_t.append(np.where(here, ret, np.inf))
+            parts_g.append(np.where(here, 2 * j + 2 + cls, self.tag_pad))
         # 2. One sorted stream per trial (failures first among points at one moment: a repair of 0 hours ends
         # after its failure).
-        times = np.concatenate([ft, pt, dt, mk], axis=1)
-        kinds = np.concatenate(
-            [kind, np.where(np.isfinite(pt), PLANNED, PAD), np.where(np.isfinite(dt), _DEPART, PAD), np.full(mk.shape, _MARK)],
-            axis=1,
-        ).astype(np.int8)
-        delta = np.concatenate([k, np.zeros(pt.shape, np.int64), -dk, np.zeros(mk.shape, np.int64)], axis=1)
-        rep = np.concatenate([m.replicas[cls] * real, np.zeros((n, times.shape[1] - width), np.int64)], axis=1)
-        cls_all = np.concatenate([cls, np.full((n, times.shape[1] - width), -1)], axis=1)
-        times, kinds, delta, rep, cls_all = _sort_rows(times, [kinds, delta, rep, cls_all])
-        away_before = self.away[:, None] + np.concatenate([np.zeros((n, 1)), np.cumsum(delta, axis=1)[:, :-1]], axis=1)
-        away = away_before + delta
+        times = np.concatenate(parts_t, axis=1)
+        tags = np.concatenate(parts_g, axis=1)
+        times, tags = _sort_rows(times, [tags])
+        kinds = self.kind_t[tags]
         fail = (kinds == RESTART_FAST) | (kinds == RESTART_PERSISTENT) | (kinds == CONTINUE)
-        short = fail & (delta > 0) & (away > m.spare_nodes)
-        self._count(times, kinds, fail, delta, short, cls_all, away_before, t0, t1)
+        if self.pool:
+            delta = self.delta_t[tags]
+            away = self.away[:, None] + np.cumsum(delta, axis=1)
+            short = fail & (delta > 0) & (away > m.spare_nodes)
+        else:
+            delta = away = None
+            short = np.zeros(times.shape, dtype=bool)
+        self._count(times, tags, kinds, fail, delta, away, short, t0, t1)
         # 3. Capacity (restart mode) or replicas out (continue mode) after each point.
         if self.cont:
-            times, kinds, delta, cap, blocked, took = self._continue(times, kinds, delta, rep, away, short, t1)
-        else:
+            assert cont_fail is not None
+            times, kinds, cap, took = self._continue(times, tags, kinds, fail, delta, away, short, ft, cont_fail, t1)
+            blocked = np.zeros(cap.shape, dtype=bool)
+        elif self.pool and math.isfinite(m.spare_nodes):
+            assert delta is not None and away is not None
             blocked, cap = self._capacity(away)
             took = fail & (delta > 0)
-        if times.shape[1]:
+        else:
+            blocked = np.zeros(times.shape, dtype=bool)
+            cap = np.ones(times.shape)
+            took = fail & (m.nodes[np.minimum(tags, j - 1)] > 0)
+        if self.pool and times.shape[1]:
+            assert delta is not None
             self.away = self.away + delta.sum(axis=1)
         # 4. The points that change something for the job.
-        prev_cap = np.concatenate([self.cap[:, None], cap[:, :-1]], axis=1)
-        prev_blk = np.concatenate([self.blocked[:, None], blocked[:, :-1]], axis=1)
-        changes = (cap != prev_cap) | (blocked != prev_blk)
         passive = (kinds == _DEPART) | (kinds == _RETURN)
-        keep = (kinds != PAD) & (~passive | changes)
+        if passive.any():
+            prev_cap = np.concatenate([self.cap[:, None], cap[:, :-1]], axis=1)
+            prev_blk = np.concatenate([self.blocked[:, None], blocked[:, :-1]], axis=1)
+            keep = (kinds != PAD) & (~passive | (cap != prev_cap) | (blocked != prev_blk))
+        else:
+            keep = kinds != PAD
         if times.shape[1]:
-            last = np.maximum(np.cumsum(kinds != PAD, axis=1)[:, -1] - 1, 0)
+            real_pt = kinds != PAD
+            last = times.shape[1] - 1 - np.argmax(real_pt[:, ::-1], axis=1)  # each row's last point
             rows = np.arange(n)
-            has = (kinds != PAD).any(axis=1)
+            has = real_pt.any(axis=1)
             self.cap = np.where(has, cap[rows, last], self.cap)
             self.blocked = np.where(has, blocked[rows, last], self.blocked)
         kinds = np.where(passive | (kinds == _MARK), CHANGE, kinds).astype(np.int8)
@@ -352,111 +407,147 @@ class World:
     def _count(
         self,
         times: np.ndarray,
+        tags: np.ndarray,
         kinds: np.ndarray,
         fail: np.ndarray,
-        delta: np.ndarray,
+        delta: np.ndarray | None,
+        away: np.ndarray | None,
         short: np.ndarray,
-        cls: np.ndarray,
-        away_before: np.ndarray,
         t0: float,
         t1: float,
     ) -> None:
         """The window's counts of this chunk's points, and the nodes in repair over the window."""
-        if not self.window:
+        window = self.m.hours
+        if not self.window or t1 <= 0 or t0 >= window:
             return
-        T = self.m.hours
-        if t1 <= 0 or t0 >= T:
-            return
-        n = self.n
-        inwin = (times >= 0) & (times < T)
+        n, nclass = self.n, self.nclass
+        inwin = (times >= 0) & (times < window)
         f = fail & inwin
         self.unplanned += f.sum(axis=1)
         self.planned += ((kinds == PLANNED) & inwin).sum(axis=1)
+        slot = (np.arange(n)[:, None] * nclass + tags)[f]
+        self.by_class += np.bincount(slot, minlength=n * nclass).reshape(n, nclass)
+        if delta is None or away is None:
+            return
         self.node_failures += (f & (delta > 0)).sum(axis=1)
         self.no_spare += (short & inwin).sum(axis=1)
-        nclass = self.by_class.shape[1]
-        slot = (np.arange(n)[:, None] * nclass + cls)[f]
-        self.by_class += np.bincount(slot, minlength=n * nclass).reshape(n, nclass)
-        # Time at each count of nodes in repair: the span before each point has the count before it; the
-        # span after the last, the count after it.
-        real = kinds != PAD
-        ends = np.where(real, times, t1)
-        starts = np.concatenate([np.full((n, 1), t0), ends[:, :-1]], axis=1)
-        lo, hi = max(t0, 0.0), min(t1, T)
-        span = np.clip(np.minimum(ends, hi), lo, None) - np.clip(np.minimum(starts, hi), lo, None)
-        span = np.maximum(span, 0.0)
-        last_start = ends[:, -1] if ends.shape[1] else np.full(n, t0)
-        tail = np.maximum(hi - np.clip(last_start, lo, hi), 0.0)
-        after = away_before[:, -1] + delta[:, -1] if ends.shape[1] else self.away
-        self.area += (away_before * span).sum(axis=1) + after * tail
-        counts = np.concatenate([away_before.ravel(), after])
-        weights = np.concatenate([span.ravel(), tail])
-        h = np.bincount(counts.astype(np.int64), weights=weights)
+        # Time at each count of nodes in repair: between two points the count after the first (before the
+        # chunk's first point, the count it starts with); after the last point, to the chunk's end.
+        lo, hi = max(t0, 0.0), min(t1, window)
+        ends = np.minimum(np.maximum(times, lo), hi)  # (pads: inf -> hi)
+        starts = np.concatenate([np.full((n, 1), lo), ends[:, :-1]], axis=1)
+        span = ends - starts
+        before = np.concatenate([self.away[:, None], away[:, :-1]], axis=1)
+        after = away[:, -1] if away.shape[1] else self.away
+        tail = hi - (ends[:, -1] if ends.shape[1] else np.full(n, lo))
+        self.area += (before * span).sum(axis=1) + after * tail
+        h = np.bincount(
+            np.concatenate([before.ravel(), after]).astype(np.int64), weights=np.concatenate([span.ravel(), tail])
+        )
         size = max(len(h), len(self.hist))
         self.hist = np.pad(self.hist, (0, size - len(self.hist))) + np.pad(h, (0, size - len(h)))
         # Nodes in repair at the grid's moments that fall in this chunk: the count after the last point at or
         # before each (before the first: the count before it).
-        g = (self.grid >= t0) & ((self.grid < t1) | ((self.grid == T) & (t1 >= T)))
+        g = (self.grid >= t0) & ((self.grid < t1) | ((self.grid == window) & (t1 >= window)))
         if g.any():
             moments = self.grid[g]
-            idx = (times[:, None, :] <= moments[None, :, None]).sum(axis=2)  # points at or before each moment
-            padded = np.concatenate([away_before[:, :1] if away_before.shape[1] else self.away[:, None], away_before + delta], axis=1)
+            idx = (times[:, None, :] <= moments[None, :, None]).sum(axis=2)
+            padded = np.concatenate([self.away[:, None], away], axis=1)
             self.over_time[:, g] = np.take_along_axis(padded, idx, axis=1)
 
     def _continue(
         self,
         times: np.ndarray,
+        tags: np.ndarray,
         kinds: np.ndarray,
-        delta: np.ndarray,
-        rep: np.ndarray,
-        away: np.ndarray,
+        fail: np.ndarray,
+        delta: np.ndarray | None,
+        away: np.ndarray | None,
         short: np.ndarray,
+        ft: np.ndarray,
+        cont_fail: np.ndarray,
         t1: float,
-    ) -> tuple[np.ndarray, ...]:
-        """Continue mode: the replicas' returns that fall in this chunk merged into its stream, and the replicas
-        out (so the throughput) after each point (docs/model.md, "Replicas")."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Continue mode: the replicas out after each point, so the throughput (docs/model.md, "Replicas").
+
+        The returns of continuing failures that found their spares are in the stream already (all continuing
+        failures' were put in; those of failures that found none are taken out here). A failure that found no
+        spare returns ``rejoin`` after the nodes paid to waiting replicas reach the nodes owed up to its own:
+        those that fall in this chunk are merged in (a second sort, only when there are some)."""
         m, n = self.m, self.n
-        lacking = np.maximum(away - m.spare_nodes, 0.0)
-        before = np.concatenate([np.maximum(self.away - m.spare_nodes, 0.0)[:, None], lacking[:, :-1]], axis=1)
-        owed = self.owed[:, None] + np.cumsum(np.maximum(lacking - before, 0.0), axis=1)
-        paid = self.paid[:, None] + np.cumsum(np.maximum(before - lacking, 0.0), axis=1)
+        rep_delta = self.rep_t_table[tags]  # +replicas at failures, -replicas at returns
+        out_change = np.where(fail & ~((kinds == CONTINUE) | short), 0.0, rep_delta)
         width = times.shape[1]
-        # Waiting replicas: those carried over, and this chunk's failures that found no spare.
-        sl, sc = np.nonzero(short)
-        new_thr = np.full((n, width), np.inf)
-        new_thr[sl, sc] = owed[sl, sc]
-        thr = np.concatenate([self.thr, new_thr], axis=1)
-        thr_rep = np.concatenate([self.thr_rep, np.where(short, rep, 0).astype(float)], axis=1)
-        ql, qc = np.nonzero(np.isfinite(thr))
-        at = _first_reaching(paid, thr[ql, qc], ql)
-        found = at < width
-        back = np.full(thr.shape, np.inf)
-        back[ql[found], qc[found]] = times[ql[found], at[found]] + m.rejoin
-        resolved = np.isfinite(back)
-        still = np.isfinite(thr) & ~resolved
-        self.thr, self.thr_rep = _compact(still, [thr, thr_rep], [np.inf, 0.0])
-        # Returns: of continuing failures that found their spares, of waiting replicas that got their nodes, and
-        # those scheduled earlier.
-        cont_ok = (kinds == CONTINUE) & ~short
-        ret_now = np.where(cont_ok, times + m.cont_out, np.inf)
-        all_t = np.concatenate([self.ret_t, ret_now, back], axis=1)
-        all_r = np.concatenate([self.ret_rep, np.where(cont_ok, rep, 0).astype(float), np.where(resolved, thr_rep, 0.0)], axis=1)
-        here = all_t < t1
-        self.ret_t, self.ret_rep = _compact(np.isfinite(all_t) & ~here, [all_t, all_r], [np.inf, 0.0])
-        rt, rr = _compact(here & (all_r > 0), [all_t, all_r], [np.inf, 0.0])
-        self.owed = owed[:, -1] if width else self.owed
-        self.paid = paid[:, -1] if width else self.paid
-        out_by = np.where(cont_ok | short, rep, 0).astype(float)
-        took = ((kinds == RESTART_FAST) | (kinds == RESTART_PERSISTENT) | (kinds == CONTINUE)) & (delta > 0)
-        t2 = np.concatenate([times, rt], axis=1)
-        k2 = np.concatenate([kinds, np.where(np.isfinite(rt), _RETURN, PAD).astype(np.int8)], axis=1)
-        d2 = np.concatenate([delta, np.zeros(rt.shape, dtype=delta.dtype)], axis=1)
-        o2 = np.concatenate([out_by, -rr], axis=1)
-        tk2 = np.concatenate([took, np.zeros(rt.shape, dtype=bool)], axis=1)
-        t2, k2, d2, o2, tk2 = _sort_rows(t2, [k2, d2, o2, tk2])
-        out = self.out[:, None] + np.cumsum(o2, axis=1)
-        if t2.shape[1]:
-            self.out = out[:, -1]
+        rows = np.arange(n)
+        if short.any():
+            # The short continuing failures' returns put in for now: no longer returns (they wait for nodes).
+            sl, sc = np.nonzero(short & (kinds == CONTINUE))
+            if len(sl):
+                at = _first_reaching(times, times[sl, sc] + m.cont_out, sl)
+                ok = at < width
+                out_change[sl[ok], at[ok]] = 0.0
+                kinds = kinds.copy()
+                kinds[sl[ok], at[ok]] = PAD
+        # Returns due after this chunk, of the continuing failures that found their spares.
+        ret = np.where(cont_fail, ft + m.cont_out, np.inf)
+        later = ret >= t1
+        if later.any():
+            # Whether each of this chunk's continuing failures found its spares: by its time in the stream.
+            fl, fc = np.nonzero(later & np.isfinite(ret))
+            pos = _first_reaching(times, ft[fl, fc], fl)
+            found = ~short[fl, np.minimum(pos, width - 1)]
+            keep_l = np.zeros(ret.shape, dtype=bool)
+            keep_l[fl[found], fc[found]] = True
+            new_ret = np.where(keep_l, ret, np.inf)
+            cls_f = np.minimum(tags[fl, np.minimum(pos, width - 1)], self.nclass - 1)
+            reps = np.zeros(ret.shape)
+            reps[fl[found], fc[found]] = m.replicas[cls_f[found]]
+            self.ret_t = np.concatenate([self.ret_t, new_ret], axis=1)
+            self.ret_rep = np.concatenate([self.ret_rep, reps], axis=1)
+        # Waiting replicas: carried over, and this chunk's failures that found no spare.
+        extra_t: list[np.ndarray] = []
+        extra_r: list[np.ndarray] = []
+        if self.thr.shape[1] or short.any():
+            assert delta is not None and away is not None
+            lacking = np.maximum(away - m.spare_nodes, 0.0)
+            before = np.concatenate([np.maximum(self.away - m.spare_nodes, 0.0)[:, None], lacking[:, :-1]], axis=1)
+            owed = self.owed[:, None] + np.cumsum(np.maximum(lacking - before, 0.0), axis=1)
+            paid = self.paid[:, None] + np.cumsum(np.maximum(before - lacking, 0.0), axis=1)
+            new_thr = np.where(short, owed, np.inf)
+            thr = np.concatenate([self.thr, new_thr], axis=1)
+            thr_rep = np.concatenate([self.thr_rep, np.where(short, rep_delta, 0.0)], axis=1)
+            ql, qc = np.nonzero(np.isfinite(thr))
+            at = _first_reaching(paid, thr[ql, qc], ql)
+            found = at < width
+            back = np.full(thr.shape, np.inf)
+            back[ql[found], qc[found]] = times[ql[found], at[found]] + m.rejoin
+            resolved = np.isfinite(back)
+            self.thr, self.thr_rep = _compact(np.isfinite(thr) & ~resolved, [thr, thr_rep], [np.inf, 0.0])
+            self.ret_t = np.concatenate([self.ret_t, back], axis=1)
+            self.ret_rep = np.concatenate([self.ret_rep, np.where(resolved, thr_rep, 0.0)], axis=1)
+            self.owed, self.paid = owed[:, -1], paid[:, -1]
+        elif delta is not None and away is not None and width:
+            lacking = np.maximum(away - m.spare_nodes, 0.0)
+            before = np.concatenate([np.maximum(self.away - m.spare_nodes, 0.0)[:, None], lacking[:, :-1]], axis=1)
+            self.owed = self.owed + np.maximum(lacking - before, 0.0).sum(axis=1)
+            self.paid = self.paid + np.maximum(before - lacking, 0.0).sum(axis=1)
+        # Returns scheduled earlier (or just now) that fall in this chunk.
+        here = self.ret_t < t1
+        if here.any():
+            rt, rr = _compact(here & (self.ret_rep > 0), [self.ret_t, self.ret_rep], [np.inf, 0.0])
+            self.ret_t, self.ret_rep = _compact(np.isfinite(self.ret_t) & ~here, [self.ret_t, self.ret_rep], [np.inf, 0.0])
+            extra_t.append(rt)
+            extra_r.append(-rr)
+        took = fail & (delta > 0) if delta is not None else fail & (m.nodes[np.minimum(tags, self.nclass - 1)] > 0)
+        if extra_t:
+            t2 = np.concatenate([times, *extra_t], axis=1)
+            o2 = np.concatenate([out_change, *extra_r], axis=1)
+            k2 = np.concatenate([kinds, *(np.where(np.isfinite(e), _RETURN, PAD).astype(np.int8) for e in extra_t)], axis=1)
+            tk2 = np.concatenate([took, *(np.zeros(e.shape, dtype=bool) for e in extra_t)], axis=1)
+            times, o2, kinds, took = _sort_rows(t2, [o2, k2, tk2])
+            out_change = o2
+        out = self.out[:, None] + np.cumsum(out_change, axis=1)
+        if times.shape[1]:
+            self.out = out[rows, -1]
         cap = np.clip(1.0 - out * m.rep_share, 0.0, 1.0)
-        blocked = np.zeros(cap.shape, dtype=bool)
-        return t2, k2, d2, cap, blocked, tk2
+        return times, kinds, cap, took
