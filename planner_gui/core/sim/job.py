@@ -21,12 +21,14 @@ or lost when a restart ends them; a stall cut by a point that does not end it st
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .model import CONTINUE, RESTART_FAST, RESTART_PERSISTENT, SimModel
-from .world import CHANGE, PAD, PLANNED
+from .world import PLANNED
 
-__all__ = ["ROWS", "advance", "compute_at", "initial_state", "step"]
+__all__ = ["ROWS", "Flags", "advance", "compute_at", "initial_state", "step"]
 
 # Rows of the state array (one column per trial).
 # The job at its last point: wall time, job clock, downtime end (job clock), its planned part's end, the restore
@@ -42,6 +44,9 @@ __all__ = ["ROWS", "advance", "compute_at", "initial_state", "step"]
 # The model of the column (a sweep's points step together, each with its own).
 (TAU, C, S, K, CP, L, U, Q, DR, RP, RF, RPERS, SWAPLEN, STALL, WINDOW, WORK, FLOOR) = range(30, 47)
 ROWS = 47
+
+#: The kind a finished column is stepped with: a point that changes nothing.
+CHANGE_KIND = 5
 
 #: What can roll a job back (the floor below which m(T) can no longer fall): the bank, the last snapshot, or
 #: nothing (every failure continues).
@@ -125,7 +130,7 @@ def initial_state(
     st[MEND] = np.inf
     st[DONE] = np.nan
     st[THETA] = theta
-    st[BLOCKED] = blocked
+    st[BLOCKED] = blocked.astype(float)
     q, L_, s, k = m.points_per_upload, m.cycle, m.s, m.k
     base = (q * k * m.tau + m.tau) if steady else 0.0  # so that every checkpoint of a steady start is >= 0
     st[P] = base
@@ -149,132 +154,211 @@ def initial_state(
     return st
 
 
-def step(
-    st: np.ndarray,
-    ev_t: np.ndarray,
-    ev_kind: np.ndarray,
-    ev_took: np.ndarray,
-    ev_cap: np.ndarray,
-    ev_blk: np.ndarray,
-    *,
-    window: bool,
-    uploads: bool,
-    waits: bool,
-) -> np.ndarray:
-    """Move every column of ``st`` to its next point (``ev_*``, one per column; PAD: no point, the column waits)
-    and apply it. Returns which columns are finished (past the window with nothing left to roll them below
-    m(T), or, for a time to train, done)."""
-    live = ev_kind != PAD
+@dataclass(frozen=True)
+class Flags:
+    """What a run's columns can need, so that a step skips the rest."""
+
+    window: bool  # windows (label hours) rather than times to train
+    uploads: bool  # some upload takes time
+    waits: bool  # some column can be blocked waiting for spares
+    unit_k: bool  # every column has k = 1 (every snapshot a persistent point)
+    throughput: bool  # some column can run below full throughput
+    swaps: bool  # some column has a swap time
+    continues: bool  # some column can continue after a failure
+    fast: bool  # some column restores from the fast tier
+
+
+def step(st: np.ndarray, ev_t: np.ndarray, kind: np.ndarray, ev_took: np.ndarray, ev_cap: np.ndarray,
+         ev_blk: np.ndarray, f: Flags, window_lo: float, window_hi: float) -> np.ndarray:
+    """Move every column of ``st`` to its next point (``ev_*``, one per column) and apply it.
+
+    ``window_lo`` and ``window_hi`` are the shortest and the longest window of the columns. Returns which
+    columns are finished: past the window with nothing left to roll them below m(T) (a time to train: done).
+    Columns already finished may be stepped on: their results were taken when they finished."""
     t, g = st[T], st[G]
-    ev_t = np.where(live, ev_t, t)
     dt = ev_t - t
-    blocked = st[BLOCKED] > 0
-    dg = np.where(blocked, 0.0, dt) if waits else dt
+    dg = dt * (1.0 - st[BLOCKED]) if f.waits else dt
     down_end = st[DOWN]
-    down = np.clip(down_end - g, 0.0, dg)
+    down = down_end - g
+    np.maximum(down, 0.0, out=down)
+    np.minimum(down, dg, out=down)
     x = dg - down
-    g_new = g + dg
     t_run = t + down
-    tau, s, cyc, k, cp = st[TAU], st[S], st[L], st[K], st[CP]
-    phi, e = st[PHI], st[E]
-    theta = st[THETA]
-    p0 = st[P]
+    g_new = g + dg
+    tau, s, cyc = st[TAU], st[S], st[L]
+    e, theta, p0 = st[E], st[THETA], st[P]
     e_tau = np.minimum(e, tau)
-    m, i, rem, w = advance(phi, e + x, s, cyc, k)
-    comp = m * tau + np.minimum(rem, tau) - e_tau
+    y = e + x
+    if f.unit_k:
+        m = np.floor(y / cyc)
+        rem = y - m * cyc
+        i = None
+        n_pts = m
+        phi = k = None
+    else:
+        phi, k = st[PHI], st[K]
+        m, i, rem, w = advance(phi, y, s, cyc, k)
+        n_pts = np.where(w >= 0.0, 1.0 + np.floor(np.maximum(w, 0.0) / cyc), 0.0)
+    mtau = m * tau
+    comp = mtau + np.minimum(rem, tau)
+    comp -= e_tau
     done_some = m >= 1.0
-    # The stall under way at the spacing's end, the part of it in this spacing.
-    tail = np.maximum(rem - tau, 0.0) - np.where(done_some, 0.0, np.maximum(e - tau, 0.0))
-    p_end = p0 + theta * comp
-    p_snap = np.where(done_some, p0 + theta * (m * tau - e_tau), st[PSNAP])
-    # Persistent points reached and the bank.
-    n_pts = np.where(w >= 0.0, 1.0 + np.floor(np.maximum(w, 0.0) / cyc), 0.0)
-    first_pt = t_run + ((k - phi) * s + cp - e)  # wall time of the first point
-    p_first = p0 + theta * ((k - phi) * tau - e_tau)  # progress at it (point j: + j k tau theta)
-    step_p = theta * k * tau
-    bank, upend, upp = st[PBANK], st[UPEND], st[UPP]
-    if uploads:
-        u, q = st[U], st[Q]
-        old_done = (upend > -np.inf) & (upend <= ev_t)  # the upload in flight at the start finishes
-        bank = np.where(old_done, np.maximum(bank, upp), bank)
-        with np.errstate(invalid="ignore"):
-            j0 = np.where(upend > first_pt, np.ceil((upend - first_pt) / cyc * (1.0 - 1e-12)), 0.0)
-        j0 = np.maximum(j0, 0.0)
-        starts = n_pts - 1.0 - j0
-        any_start = starts >= 0.0
-        j_last = j0 + q * np.floor(np.maximum(starts, 0.0) / q)
-        end_last = first_pt + j_last * cyc + u
-        p_last = p_first + j_last * step_p
-        finished = any_start & (end_last <= ev_t)
-        bank = np.where(finished, np.maximum(bank, p_last), bank)
-        flying = any_start & ~finished
-        prev_ok = flying & (j_last - q >= j0)
-        bank = np.where(prev_ok, np.maximum(bank, p_last - q * step_p), bank)
-        upend = np.where(flying, end_last, np.where(old_done, -np.inf, upend))
-        upp = np.where(flying, p_last, upp)
+    p_end = theta * comp
+    p_end += p0
+    p_snap = mtau - e_tau
+    p_snap *= theta
+    p_snap += p0
+    np.copyto(p_snap, st[PSNAP], where=~done_some)
+    bank = st[PBANK]
+    if f.unit_k and not f.uploads:
+        bank = np.where(done_some, p_snap, bank)
+        upend = upp = None
     else:
-        bank = np.where(n_pts >= 1.0, p_first + (n_pts - 1.0) * step_p, bank)
-    kind = ev_kind
-    restart = (kind == RESTART_FAST) | (kind == RESTART_PERSISTENT)
+        kk = 1.0 if k is None else k
+        ph = 0.0 if phi is None else phi
+        step_p = theta * kk * tau
+        p_first = p0 + theta * ((kk - ph) * tau - e_tau)  # progress at the spacing's first point (point j: + j step_p)
+        if not f.uploads:
+            bank = np.where(n_pts >= 1.0, p_first + (n_pts - 1.0) * step_p, bank)
+            upend = upp = None
+        else:
+            first_pt = t_run + ((kk - ph) * s + st[CP] - e)  # wall time of the first point
+            bank, upend, upp = _uploads(st, ev_t, n_pts, first_pt, p_first, step_p, cyc, bank)
+    restart = kind <= RESTART_PERSISTENT
     planned = kind == PLANNED
-    cont = kind == CONTINUE
-    if window:
-        _label(st, t, ev_t, t_run, down, x, dt, blocked, phi, e, tau, s, cyc, k, comp, tail, p0, theta, restart,
-               planned, done_some, live)
+    if f.window:
+        lo_t, hi_t = float(t.min()), float(ev_t.max())
+        if hi_t > 0.0:
+            _label(st, t, ev_t, t_run, down, x, dt, phi, e, tau, s, cyc, k, comp, rem, done_some, p0, theta,
+                   restart, planned, f, lo_t <= 0.0 or hi_t > window_lo)
     else:
-        _train(st, t_run, x, phi, e, e_tau, tau, s, cp, k, p0, theta, comp, live)
+        _train(st, t_run, x, phi, e, e_tau, tau, s, st[CP], k, p0, theta, comp)
     # The point itself.
-    pend = np.where(down_end > g_new, st[PEND], 0.0)
-    in_restart = pend > 0.0
-    tier = np.where(in_restart, np.maximum(pend, kind), kind)  # RESTART_PERSISTENT is the worse
-    fast = restart & (tier == RESTART_FAST)
+    pend = st[PEND] * (down_end > g_new)  # the restore pending, while a restart's downtime runs
+    tier = np.maximum(pend, kind)  # (for restarts) RESTART_PERSISTENT is the worse
     pers = restart & (tier == RESTART_PERSISTENT)
-    promoted = restart & in_restart & (kind == RESTART_FAST) & (pend == RESTART_PERSISTENT)
-    phi_snap = np.where(done_some, i, phi)
+    fast = restart & ~pers
+    in_restart = pend > 0.0
+    drain = planned & ~in_restart
     swap = st[SWAP]
     dr = st[DR]
-    took = ev_took & restart & (st[SWAPLEN] > 0.0)
-    base_down = np.maximum(g_new + dr + np.where(took, st[SWAPLEN], 0.0), swap)
-    restore = np.where(tier == RESTART_FAST, st[RF], st[RPERS])
-    intact = ~in_restart
-    drain = planned & intact
-    rp = st[RP]
-    new_p = np.where(fast, p_snap, np.where(pers, bank, p_end))
-    new_phi = np.where(fast, phi_snap, np.where(pers | drain, 0.0, i))
-    new_e = np.where(restart | drain, 0.0, rem)
+    # Where the job resumes.
+    new_p = p_end
+    np.copyto(new_p, p_snap, where=fast)
+    np.copyto(new_p, bank, where=pers)
     st[P] = new_p
-    st[PHI] = new_phi
-    st[E] = new_e
-    st[PSNAP] = np.where(drain, p_end, np.where(pers, bank, p_snap))  # a restored bank is the cycle's first snapshot
+    reset = pers | drain
+    if i is not None:
+        np.copyto(i, 0.0, where=reset)
+        st[PHI] = i
+    ended = restart | drain
+    np.copyto(rem, 0.0, where=ended)
+    st[E] = rem
+    st[PSNAP] = np.where(drain, p_end, np.where(pers, bank, p_snap))
     st[PBANK] = np.where(drain, p_end, bank)
-    st[UPEND] = np.where(restart | drain, -np.inf, upend)
-    st[UPP] = np.where(restart | drain, -np.inf, upp)
-    plan_down = np.maximum(g_new + rp, swap) + np.where(in_restart, np.where(pend == RESTART_FAST, st[RF], st[RPERS]), 0.0)
-    cont_down = np.maximum(down_end, g_new + st[STALL])
-    st[DOWN] = np.where(restart, base_down + restore, np.where(planned, plan_down, np.where(cont, cont_down, down_end)))
-    st[PLAN_END] = np.where(planned, g_new + rp, np.where(restart, -np.inf, st[PLAN_END]))
-    st[PEND] = np.where(restart, tier, pend)
-    st[SWAP] = np.where(took, np.maximum(swap, g_new + dr + st[SWAPLEN]), swap)
+    if upend is not None and upp is not None:
+        np.copyto(upend, -np.inf, where=ended)
+        np.copyto(upp, -np.inf, where=ended)
+        st[UPEND] = upend
+        st[UPP] = upp
+    # The downtime that follows.
+    restore = np.where(tier == RESTART_FAST, st[RF], st[RPERS]) if f.fast else st[RPERS]
+    if f.swaps:
+        took = ev_took & restart
+        base = g_new + dr
+        base += took * st[SWAPLEN]
+        np.maximum(base, swap, out=base)
+        pend_restore = np.where(pend == RESTART_FAST, st[RF], st[RPERS]) if f.fast else st[RPERS]
+        plan_down = np.maximum(g_new + st[RP], swap) + in_restart * pend_restore
+        np.copyto(swap, np.maximum(swap, g_new + dr + st[SWAPLEN]), where=took)
+    else:
+        base = g_new + dr
+        pend_restore = np.where(pend == RESTART_FAST, st[RF], st[RPERS]) if f.fast else st[RPERS]
+        plan_down = g_new + st[RP] + in_restart * pend_restore
+    np.copyto(down_end, base + restore, where=restart)
+    if f.continues:
+        cont = kind == CONTINUE
+        np.copyto(down_end, np.maximum(down_end, g_new + st[STALL]), where=cont)
+    else:
+        cont = None
+    np.copyto(down_end, plan_down, where=planned)
+    plan_end = st[PLAN_END]
+    np.copyto(plan_end, -np.inf, where=restart)
+    np.copyto(plan_end, g_new + st[RP], where=planned)
+    np.copyto(pend, tier, where=restart)
+    st[PEND] = pend
     st[T] = ev_t
     st[G] = g_new
-    st[THETA] = np.where(live, ev_cap, theta)
-    st[BLOCKED] = np.where(live, ev_blk, st[BLOCKED])
-    if window:
-        window_t = st[WINDOW]
-        inside = live & (ev_t >= 0.0) & (ev_t < window_t)
-        st[N_FAST] += fast & inside
-        st[N_PERSISTENT] += pers & inside
-        st[N_PROMOTED] += promoted & inside
+    if f.throughput or f.waits:
+        st[THETA] = ev_cap
+    if f.waits:
+        st[BLOCKED] = ev_blk
+    if not f.window:
+        done: np.ndarray = ~np.isnan(st[DONE])
+        return done
+    # The window's counts, m(0) and m(T), and whether the column is finished.
+    lo_e, hi_e = float(ev_t.min()), float(ev_t.max())
+    if hi_e < 0.0:
+        return np.zeros(len(ev_t), dtype=bool)
+    window = st[WINDOW]
+    if lo_e >= 0.0 and hi_e < window_lo:  # every point inside the window
+        st[N_FAST] += fast
+        st[N_PERSISTENT] += pers
+        if f.fast:
+            st[N_PROMOTED] += restart & (kind == RESTART_FAST) & (pend == RESTART_PERSISTENT)
+        if cont is not None:
+            st[N_CONTINUED] += cont
+        np.minimum(st[M0], new_p, out=st[M0])
+        return np.zeros(len(ev_t), dtype=bool)
+    inside = (ev_t >= 0.0) & (ev_t < window)
+    st[N_FAST] += fast & inside
+    st[N_PERSISTENT] += pers & inside
+    if f.fast:
+        st[N_PROMOTED] += restart & (kind == RESTART_FAST) & (pend == RESTART_PERSISTENT) & inside
+    if cont is not None:
         st[N_CONTINUED] += cont & inside
-        np.minimum(st[M0], np.where(inside, new_p, np.inf), out=st[M0])
-        past = live & (ev_t >= window_t)
-        np.minimum(st[MEND], np.where(past, new_p, np.inf), out=st[MEND])
-        fl = st[FLOOR]
-        floor = np.where(fl == FLOOR_BANK, st[PBANK], np.where(fl == FLOOR_SNAP, st[PSNAP], new_p))
-        out: np.ndarray = past & (floor >= st[MEND]) & (st[OPEN] <= 0.0)
-        return out
-    done: np.ndarray = ~np.isnan(st[DONE])
-    return done
+    np.minimum(st[M0], np.where(inside, new_p, np.inf), out=st[M0])
+    if hi_e < window_lo:
+        return np.zeros(len(ev_t), dtype=bool)
+    past = ev_t >= window
+    np.minimum(st[MEND], np.where(past, new_p, np.inf), out=st[MEND])
+    fl = st[FLOOR]
+    floor = np.where(fl == FLOOR_BANK, st[PBANK], np.where(fl == FLOOR_SNAP, st[PSNAP], new_p))
+    out: np.ndarray = past & (floor >= st[MEND]) & (st[OPEN] <= 0.0)
+    return out
+
+
+def _uploads(
+    st: np.ndarray,
+    ev_t: np.ndarray,
+    n_pts: np.ndarray,
+    first_pt: np.ndarray,
+    p_first: np.ndarray,
+    step_p: np.ndarray,
+    cyc: np.ndarray,
+    bank: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The uploads of a spacing: the one in flight at its start finishes, then uploads start at the first point at
+    or after its end and every ``q``-th after that (one at a time); the bank is the last to finish."""
+    u, q = st[U], st[Q]
+    upend, upp = st[UPEND], st[UPP]
+    old_done = (upend > -np.inf) & (upend <= ev_t)
+    bank = np.where(old_done, np.maximum(bank, upp), bank)
+    j0 = np.ceil((upend - first_pt) / cyc * (1.0 - 1e-12))
+    np.maximum(j0, 0.0, out=j0)  # (no upload in flight: -inf, so 0)
+    starts = n_pts - 1.0 - j0
+    any_start = starts >= 0.0
+    j_last = j0 + q * np.floor(np.maximum(starts, 0.0) / q)
+    end_last = first_pt + j_last * cyc + u
+    p_last = p_first + j_last * step_p
+    finished = any_start & (end_last <= ev_t)
+    bank = np.where(finished, np.maximum(bank, p_last), bank)
+    flying = any_start & ~finished
+    prev_ok = flying & (j_last - q >= j0)
+    bank = np.where(prev_ok, np.maximum(bank, p_last - q * step_p), bank)
+    upend = np.where(flying, end_last, np.where(old_done, -np.inf, upend))
+    upp = np.where(flying, p_last, upp)
+    return bank, upend, upp
 
 
 def _label(
@@ -285,91 +369,111 @@ def _label(
     down: np.ndarray,
     x: np.ndarray,
     dt: np.ndarray,
-    blocked: np.ndarray,
-    phi: np.ndarray,
+    phi: np.ndarray | None,
     e: np.ndarray,
     tau: np.ndarray,
     s: np.ndarray,
     cyc: np.ndarray,
-    k: np.ndarray,
+    k: np.ndarray | None,
     comp: np.ndarray,
-    tail: np.ndarray,
+    rem: np.ndarray,
+    done_some: np.ndarray,
     p0: np.ndarray,
     theta: np.ndarray,
     restart: np.ndarray,
     planned: np.ndarray,
-    done_some: np.ndarray,
-    live: np.ndarray,
+    f: Flags,
+    edges: bool,
 ) -> None:
     """Label the spacing's hours inside the window ``[0, T)`` (docs/model.md 2.6)."""
-    window = st[WINDOW]
-    # Running hours [y0, y1) of the spacing inside the window, and the compute before them: most spacings lie
-    # wholly inside ([0, x)), the few that cross an edge get the closed form at each edge.
-    y0 = np.zeros_like(x)
-    y1 = x.copy()
-    c0 = np.zeros_like(x)
-    c1 = comp.copy()
-    edge = np.flatnonzero(live & ((t <= 0.0) | (ev_t > window)))
-    if edge.size:
+    # The stall under way at the spacing's end: the part of it in this spacing (before the first snapshot the
+    # spacing completes, the stall was under way already).
+    tail = np.maximum(rem - tau, 0.0)
+    tail -= np.maximum(e - tau, 0.0) * ~done_some
+    if not edges:  # the whole spacing inside the window
+        comp_w, run_w, tail_w = comp, x, tail
+    else:
+        window = st[WINDOW]
+        y0 = np.zeros_like(x)
+        y1 = x.copy()
+        c0 = np.zeros_like(x)
+        c1 = comp.copy()
+        edge = np.flatnonzero((t <= 0.0) | (ev_t > window))
         xe, tr, we = x[edge], t_run[edge], window[edge]
         y0e, y1e = np.clip(-tr, 0.0, xe), np.clip(we - tr, 0.0, xe)
         y0[edge], y1[edge] = y0e, y1e
-        pe, ee = phi[edge], e[edge]
-        args = (tau[edge], s[edge], cyc[edge], k[edge])
+        ee = e[edge]
+        pe = np.zeros(len(edge)) if phi is None else phi[edge]
+        ke = np.ones(len(edge)) if k is None else k[edge]
+        args = (tau[edge], s[edge], cyc[edge], ke)
         base = np.minimum(ee, tau[edge])
-        c0[edge] = compute_at(pe, ee + y0e, *args) - base
-        c1[edge] = compute_at(pe, ee + y1e, *args) - base
+        c0e = compute_at(pe, ee + y0e, *args) - base
+        c1e = compute_at(pe, ee + y1e, *args) - base
+        c0[edge], c1[edge] = c0e, c1e
         # m(0) and m(T): progress at the window's start and end, in the spacing that holds them.
         at0 = (t[edge] <= 0.0) & (ev_t[edge] > 0.0)
-        if at0.any():
-            cols = edge[at0]
-            st[M0, cols] = p0[cols] + theta[cols] * c0[edge][at0]
+        st[M0, edge[at0]] = p0[edge[at0]] + theta[edge[at0]] * c0e[at0]
         at_end = (t[edge] <= we) & (ev_t[edge] > we)
-        if at_end.any():
-            cols = edge[at_end]
-            st[MEND, cols] = p0[cols] + theta[cols] * c1[edge][at_end]
-    comp_w = c1 - c0
-    run_w = y1 - y0
-    st[GAIN] += theta * comp_w
-    st[REDUCED] += (1.0 - theta) * comp_w
-    stall_w = run_w - comp_w
-    tail_w = np.maximum(np.minimum(x, y1) - np.maximum(x - tail, y0), 0.0)
+        st[MEND, edge[at_end]] = p0[edge[at_end]] + theta[edge[at_end]] * c1e[at_end]
+        comp_w = c1 - c0
+        run_w = y1 - y0
+        tail_w = np.maximum(np.minimum(x, y1) - np.maximum(x - tail, y0), 0.0)
+    gain = theta * comp_w
+    st[GAIN] += gain
+    if f.throughput:
+        st[REDUCED] += comp_w - gain
+    # Stalls: the one open before the spacing is kept once a snapshot completes in it; those completed in the
+    # spacing are kept; the one under way at its end stays open, unless a restart cuts it or a drain keeps it.
     opened = st[OPEN]
-    kept = np.where(done_some, opened, 0.0)
+    kept = opened * done_some
     opened = opened - kept
-    ended = restart | planned
-    st[CKPT] += kept + (stall_w - tail_w) + np.where(planned, opened + tail_w, 0.0)
-    st[CUT] += np.where(restart, opened + tail_w, 0.0)
-    st[OPEN] = np.where(ended, 0.0, opened + tail_w)
+    ended_w = opened + tail_w
+    ckpt = run_w - comp_w
+    ckpt -= tail_w
+    ckpt += kept
+    ckpt += planned * ended_w
+    st[CKPT] += ckpt
+    st[CUT] += restart * ended_w
+    st[OPEN] = ended_w * ~(restart | planned)
     # Downtime [t, t + down) and waiting, inside the window; the planned restart's part first.
-    lo = np.maximum(t, 0.0)
-    plan = np.clip(st[PLAN_END] - st[G], 0.0, down)
-    d_in = np.maximum(np.minimum(t + down, window) - lo, 0.0)
-    p_in = np.maximum(np.minimum(t + plan, window) - lo, 0.0)
+    plan = np.minimum(np.maximum(st[PLAN_END] - st[G], 0.0), down)
+    if edges:
+        window = st[WINDOW]
+        lo = np.maximum(t, 0.0)
+        d_in = np.maximum(np.minimum(t + down, window) - lo, 0.0)
+        p_in = np.maximum(np.minimum(t + plan, window) - lo, 0.0)
+    else:
+        d_in, p_in = down, plan
     st[PLANNED_H] += p_in
     st[RECOVERY] += d_in - p_in
-    st[WAIT] += np.where(blocked, np.maximum(np.minimum(t + dt, window) - lo, 0.0), 0.0)
+    if f.waits:
+        blocked = st[BLOCKED]
+        if edges:
+            lo = np.maximum(t, 0.0)
+            st[WAIT] += blocked * np.maximum(np.minimum(t + dt, st[WINDOW]) - lo, 0.0)
+        else:
+            st[WAIT] += blocked * dt
 
 
 def _train(
     st: np.ndarray,
     t_run: np.ndarray,
     x: np.ndarray,
-    phi: np.ndarray,
+    phi: np.ndarray | None,
     e: np.ndarray,
     e_tau: np.ndarray,
     tau: np.ndarray,
     s: np.ndarray,
     cp: np.ndarray,
-    k: np.ndarray,
+    k: np.ndarray | None,
     p0: np.ndarray,
     theta: np.ndarray,
     comp: np.ndarray,
-    live: np.ndarray,
 ) -> None:
-    """A time to train ends the first moment progress reaches the work (docs/model.md 2.7)."""
+    """A time to train ends the first moment progress reaches the work (docs/model.md 2.7): inside the spacing,
+    after the compute still needed and the stalls of the snapshots (and persistent points) on the way."""
     need = st[WORK] - p0
-    reach = live & (theta > 0.0) & (theta * comp >= need) & np.isnan(st[DONE])
+    reach = (theta * comp >= need) & (theta > 0.0) & np.isnan(st[DONE])
     if not reach.any():
         return
     cols = np.flatnonzero(reach)
@@ -377,6 +481,7 @@ def _train(
     tc = tau[cols]
     n = np.maximum(np.ceil(c_star / tc) - 1.0, 0.0)
     r = c_star - n * tc
-    y_star = n * s[cols] + cp[cols] * np.floor((phi[cols] + n) / k[cols]) + r
+    ph = 0.0 if phi is None else phi[cols]
+    kc = 1.0 if k is None else k[cols]
+    y_star = n * s[cols] + cp[cols] * np.floor((ph + n) / kc) + r
     st[DONE, cols] = t_run[cols] + (y_star - e[cols])
-

@@ -108,10 +108,21 @@ class _Stepper:
         self.count = np.zeros(n, dtype=np.int64)
         self.cursor = 0
         self.ids = np.arange(n)
+        self.some_dead = False
         self.done_st: list[np.ndarray] = []
         self.done_ids: list[np.ndarray] = []
-        self.uploads = bool(np.any(self.st[job.U] > 0))
-        self.waits = any(w.m.finite_pool and not w.m.continue_mode for w in worlds)
+        ms = [w.m for w in worlds]
+        self.flags = job.Flags(
+            window=window,
+            uploads=bool(np.any(self.st[job.U] > 0)),
+            waits=any(m.finite_pool and not m.continue_mode for m in ms),
+            unit_k=bool(np.all(self.st[job.K] == 1.0)),
+            throughput=any(m.continue_mode or (m.finite_pool and m.min_nodes is not None) for m in ms),
+            swaps=bool(np.any(self.st[job.SWAPLEN] > 0)),
+            continues=any(bool(np.any(m.kinds == 3)) for m in ms),
+            fast=any(bool(np.any(m.kinds == 1)) for m in ms),
+        )
+        self.windows = (float(self.st[job.WINDOW].min(initial=np.inf)), float(self.st[job.WINDOW].max(initial=0.0)))
 
     def refill(self) -> None:
         """Draw every run's next chunk and rebuild the buffer from each column's points left and the new ones."""
@@ -145,11 +156,9 @@ class _Stepper:
         self.cursor = 0
 
     def compact(self) -> None:
-        """Remove the finished columns (their state is kept for the results)."""
-        dead = ~self.alive
-        self.done_st.append(self.st[:, dead])
-        self.done_ids.append(self.ids[dead])
+        """Remove the finished columns (their results were kept when they finished)."""
         keep = self.alive
+        self.some_dead = False
         self.ids = self.ids[keep]
         self.st = self.st[:, keep]
         self.group = self.group[keep]
@@ -162,8 +171,16 @@ class _Stepper:
 
     def run(self, total: int, progress: Progress, should_stop: StopCheck) -> np.ndarray:
         """Step until every column has finished; returns the final state of every column, in column order."""
-        steps = 0
         n0 = self.st.shape[1]
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            self._loop(total, progress, should_stop)
+        out = np.empty((job.ROWS, n0))
+        for s, ids in zip(self.done_st, self.done_ids):
+            out[:, ids] = s
+        return out
+
+    def _loop(self, total: int, progress: Progress, should_stop: StopCheck) -> None:
+        steps = 0
         while self.alive.any():
             if self.cursor >= int(self.count[self.alive].min()):
                 live_groups = set(self.group[self.alive].tolist())
@@ -172,33 +189,27 @@ class _Stepper:
                 self.refill()
                 continue
             c = self.cursor
-            kind = np.where(self.alive, self.bk[c], PAD)
-            finished = job.step(
-                self.st,
-                self.bt[c],
-                kind,
-                self.btook[c],
-                self.bcap[c],
-                self.bblk[c],
-                window=self.window,
-                uploads=self.uploads,
-                waits=self.waits,
-            )
+            ev_t, kind = self.bt[c], self.bk[c]
+            if self.some_dead:  # finished columns wait where they are (their results are kept)
+                ev_t = np.where(self.alive, ev_t, self.st[job.T])
+                kind = np.where(self.alive, kind, job.CHANGE_KIND)
+            finished = job.step(self.st, ev_t, kind, self.btook[c], self.bcap[c], self.bblk[c], self.flags, *self.windows)
             self.cursor += 1
-            self.alive &= ~finished
+            if finished.any():
+                finished &= self.alive
+                self.done_st.append(self.st[:, finished].copy())
+                self.done_ids.append(self.ids[finished])
+                self.alive &= ~finished
+                self.some_dead = True
             steps += 1
-            dead = int((~self.alive).sum())
-            if dead and (dead >= max(16, self.alive.size // 8) or not self.alive.any()):
+            dead = int(self.alive.size - np.count_nonzero(self.alive))
+            if dead and (dead >= max(16, self.alive.size // 8) or dead == self.alive.size):
                 self.compact()
             if steps % _REPORT_EVERY == 0:
                 if should_stop is not None and should_stop():
                     raise Cancelled()
                 if progress is not None:
                     progress(self._fraction(total))
-        out = np.empty((job.ROWS, n0))
-        for s, ids in zip(self.done_st, self.done_ids):
-            out[:, ids] = s
-        return out
 
     def _fraction(self, total: int) -> float:
         done = total - int(self.alive.sum())

@@ -81,10 +81,20 @@ def _compact(keep: np.ndarray, arrays: list[np.ndarray], fill: list[float]) -> l
 
 
 def _sort_rows(times: np.ndarray, arrays: list[np.ndarray]) -> list[np.ndarray]:
-    """Every row in time order (stable: points at one moment keep their given order), the others alike."""
+    """Every row in time order (stable: points at one moment keep their given order), the others alike. (The
+    sort is a merge where the rows are made of runs already in order.)"""
     order = np.argsort(times, axis=1, kind="stable")
     flat = (order + (np.arange(times.shape[0]) * times.shape[1])[:, None]).ravel()
     return [a.ravel()[flat].reshape(a.shape) for a in (times, *arrays)]
+
+
+def _sort_rows_order(times: np.ndarray, arrays: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
+    """:func:`_sort_rows`, and where each entry went: ``inverse[row, j]`` is the new place of entry ``j``."""
+    order = np.argsort(times, axis=1, kind="stable")
+    flat = (order + (np.arange(times.shape[0]) * times.shape[1])[:, None]).ravel()
+    inverse = np.empty_like(order)
+    np.put_along_axis(inverse, order, np.arange(times.shape[1])[None, :], axis=1)
+    return [a.ravel()[flat].reshape(a.shape) for a in (times, *arrays)], inverse
 
 
 def _first_reaching(values: np.ndarray, targets: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -341,6 +351,7 @@ class World:
             parts_t.append(np.broadcast_to(marks, (n, len(marks))))
             parts_g.append(np.full((n, len(marks)), 2 * j + 1))
         cont_fail = real & (m.kinds[cls] == CONTINUE) if self.cont else None
+        ret_at = sum(p.shape[1] for p in parts_t)  # where the returns' entries start, before the sort
         if cont_fail is not None:  # every continuing failure's return, for now (those that find no spare: later)
             ret = np.where(cont_fail, ft + m.cont_out, np.inf)
             here = ret < t1
@@ -350,7 +361,11 @@ class World:
         # after its failure).
         times = np.concatenate(parts_t, axis=1)
         tags = np.concatenate(parts_g, axis=1)
-        times, tags = _sort_rows(times, [tags])
+        if self.cont:
+            (times, tags), inverse = _sort_rows_order(times, [tags])
+        else:
+            times, tags = _sort_rows(times, [tags])
+            inverse = None
         kinds = self.kind_t[tags]
         fail = (kinds == RESTART_FAST) | (kinds == RESTART_PERSISTENT) | (kinds == CONTINUE)
         if self.pool:
@@ -363,8 +378,10 @@ class World:
         self._count(times, tags, kinds, fail, delta, away, short, t0, t1)
         # 3. Capacity (restart mode) or replicas out (continue mode) after each point.
         if self.cont:
-            assert cont_fail is not None
-            times, kinds, cap, took = self._continue(times, tags, kinds, fail, delta, away, short, ft, cont_fail, t1)
+            assert cont_fail is not None and inverse is not None
+            times, kinds, cap, took = self._continue(
+                times, tags, kinds, fail, delta, away, short, ft, cont_fail, t1, inverse, ret_at
+            )
             blocked = np.zeros(cap.shape, dtype=bool)
         elif self.pool and math.isfinite(m.spare_nodes):
             assert delta is not None and away is not None
@@ -467,6 +484,8 @@ class World:
         ft: np.ndarray,
         cont_fail: np.ndarray,
         t1: float,
+        inverse: np.ndarray,
+        ret_at: int,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Continue mode: the replicas out after each point, so the throughput (docs/model.md, "Replicas").
 
@@ -479,29 +498,28 @@ class World:
         out_change = np.where(fail & ~((kinds == CONTINUE) | short), 0.0, rep_delta)
         width = times.shape[1]
         rows = np.arange(n)
-        if short.any():
-            # The short continuing failures' returns put in for now: no longer returns (they wait for nodes).
-            sl, sc = np.nonzero(short & (kinds == CONTINUE))
-            if len(sl):
-                at = _first_reaching(times, times[sl, sc] + m.cont_out, sl)
-                ok = at < width
-                out_change[sl[ok], at[ok]] = 0.0
-                kinds = kinds.copy()
-                kinds[sl[ok], at[ok]] = PAD
-        # Returns due after this chunk, of the continuing failures that found their spares.
         ret = np.where(cont_fail, ft + m.cont_out, np.inf)
+        # Each of this chunk's failures (by its column in ``ft``) is at ``inverse[:, column]`` in the stream.
+        if short.any():
+            # The returns put in for continuing failures that found no spare: none (they wait for nodes).
+            fl, fc = np.nonzero(cont_fail & (ret < t1))
+            hit = short[fl, inverse[fl, fc]]
+            fl, fc = fl[hit], fc[hit]
+            at = inverse[fl, ret_at + fc]
+            out_change[fl, at] = 0.0
+            kinds = kinds.copy()
+            kinds[fl, at] = PAD
+        # Returns due after this chunk, of the continuing failures that found their spares.
         later = ret >= t1
+        later &= np.isfinite(ret)
         if later.any():
-            # Whether each of this chunk's continuing failures found its spares: by its time in the stream.
-            fl, fc = np.nonzero(later & np.isfinite(ret))
-            pos = _first_reaching(times, ft[fl, fc], fl)
-            found = ~short[fl, np.minimum(pos, width - 1)]
-            keep_l = np.zeros(ret.shape, dtype=bool)
-            keep_l[fl[found], fc[found]] = True
-            new_ret = np.where(keep_l, ret, np.inf)
-            cls_f = np.minimum(tags[fl, np.minimum(pos, width - 1)], self.nclass - 1)
+            fl, fc = np.nonzero(later)
+            pos = inverse[fl, fc]
+            found = ~short[fl, pos]
+            new_ret = np.full(ret.shape, np.inf)
+            new_ret[fl[found], fc[found]] = ret[fl[found], fc[found]]
             reps = np.zeros(ret.shape)
-            reps[fl[found], fc[found]] = m.replicas[cls_f[found]]
+            reps[fl[found], fc[found]] = m.replicas[np.minimum(tags[fl[found], pos[found]], self.nclass - 1)]
             self.ret_t = np.concatenate([self.ret_t, new_ret], axis=1)
             self.ret_rep = np.concatenate([self.ret_rep, reps], axis=1)
         # Waiting replicas: carried over, and this chunk's failures that found no spare.
@@ -536,6 +554,7 @@ class World:
         if here.any():
             rt, rr = _compact(here & (self.ret_rep > 0), [self.ret_t, self.ret_rep], [np.inf, 0.0])
             self.ret_t, self.ret_rep = _compact(np.isfinite(self.ret_t) & ~here, [self.ret_t, self.ret_rep], [np.inf, 0.0])
+            rt, rr = _sort_rows(rt, [rr])  # (then the stream and these are two runs: the sort below merges them)
             extra_t.append(rt)
             extra_r.append(-rr)
         took = fail & (delta > 0) if delta is not None else fail & (m.nodes[np.minimum(tags, self.nclass - 1)] > 0)
