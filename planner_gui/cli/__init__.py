@@ -34,7 +34,7 @@ from .flags import (
     integer_arg,
     scenario_from_args,
 )
-from .spares import add_spares_flags, cmd_run_spares, cmd_sweep_spares, uses_spares
+from .spares import cmd_sweep_spares
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,14 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
     run = sub.add_parser("run", help="simulate one scenario and print a report")
     add_scenario_flags(run)
-    add_spares_flags(run)
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     run.add_argument(
         "--save", metavar="FILE", type=file_name, help="also write the scenario, after every flag, as a scenario file"
     )
     sw = sub.add_parser("sweep", help="simulate over GPU count or checkpoint interval and write CSV")
     add_scenario_flags(sw)
-    add_spares_flags(sw)
     sw.add_argument(
         "--over",
         choices=("gpus", "interval", "spares"),
@@ -74,8 +72,6 @@ def build_parser() -> argparse.ArgumentParser:
 def _sweep_handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
     if getattr(args, "over", None) == "spares":
         return cmd_sweep_spares
-    if args.command == "sweep" and uses_spares(args):
-        raise UsageError("the spares flags apply to 'sweep --over spares' and to 'run', not to this sweep")
     return cmd_sweep
 
 
@@ -98,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         command = args.command or "gui"
         handler = {
-            "run": cmd_run_spares if uses_spares(args) else cmd_run,
+            "run": cmd_run,
             "sweep": _sweep_handler(args),
             "sensitivity": cmd_sensitivity,
             "compare": cmd_compare,

@@ -16,6 +16,8 @@ from ..core.results import SimulationResult, hours_label, simulate
 from ..core.scenario_io import (
     save,
 )
+from ..core.sim.capabilities import general_points, general_seconds, train_engine, window_engine
+from ..core.spares.model import Spares
 from ..core.specs import MIN_INTERVAL_MIN
 from ..core.sweep import (
     Cost,
@@ -45,7 +47,8 @@ def report(res: SimulationResult) -> str:
     total_h = sc.hours
     window_h = f"{total_h:,.0f}" if total_h >= 10 else f"{total_h:.2g}"
     opt = res.optimal
-    how = "Daly optimum" if sc.uses_optimal_interval else "fixed"
+    continuing = sc.spares is not None and sc.spares.recovery_mode == "continue"
+    how = ("Daly's, for the failures that restart" if continuing else "Daly optimum") if sc.uses_optimal_interval else "fixed"
     lost = d["lost_gpu_hours"]
     top = sorted(res.by_component_mean().items(), key=lambda kv: -kv[1])[:5]
     lines = [
@@ -53,7 +56,13 @@ def report(res: SimulationResult) -> str:
         f"  {fmt.plural(sc.gpus, 'GPU')} ({fmt.plural(math.ceil(sc.gpus / sc.gpus_per_node), 'node')}) for "
         f"{sc.days:g} day{'' if sc.days == 1 else 's'}; {fmt.plural(sc.trials, 'trial')}, seed {sc.seed}",
         f"Unplanned interruptions  {it['mean']:,.1f} (p05-p95 {it['p05']:,.0f}-{it['p95']:,.0f}); "
-        f"expected {res.expected.unplanned:,.1f}",
+        f"expected {res.expected.unplanned:,.1f}"
+        + (
+            f"; {d['restores']['fast'] + d['restores']['persistent']:,.1f} restarted, "
+            f"{d['spares']['continued']:,.1f} continued"
+            if continuing and "spares" in d
+            else ""
+        ),
         f"  {fmt.every(sc.cluster_mtbf_hours)} for the job; one GPU: {fmt.every(sc.gpu_mtbf_hours)}",
         f"Planned interruptions    {pl['mean']:,.1f} (p05-p95 {pl['p05']:,.0f}-{pl['p95']:,.0f})",
         f"Goodput                  {fmt.percent(gp['mean'], 2)} +/- {fmt.percent(gp['sem'], 2)} "
@@ -69,16 +78,60 @@ def report(res: SimulationResult) -> str:
             ]
         ),
         *_storage_lines(res),
+        *(_spares_lines(res, d) if res.spares_run is not None else ()),
         *_rate_lines(res, d),
-        f"Where the {window_h} hours went: useful {hours['useful']:,.1f}, checkpoint writes "
-        f"{hours['checkpoint']:,.1f}, lost work {hours['lost_work']:,.1f}, {hours_label('recovery', sc)} "
-        f"{hours['recovery']:,.1f}, planned restarts {hours['planned_restart']:,.1f}",
+        f"Where the {window_h} hours went: "
+        + ", ".join(f"{hours_label(k, sc)} {v:,.1f}" for k, v in hours.items()).replace(
+            "useful compute", "useful", 1
+        ),
         f"Lost GPU-hours           {fmt.compact(lost['mean'])} ({fmt.money(d['lost_cost_usd'])} at "
         f"${sc.gpu_hour_cost_usd:,.2f} per GPU-hour)",
         *(_training_lines(res.time_to_train, sc) if res.time_to_train is not None else ()),
         "Top causes               " + ", ".join(f"{fmt.clean(n, 40)} {v:,.1f}" for n, v in top),
     ]
     return "\n".join(lines)
+
+
+def _spares_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
+    """The pool, the recovery mode and what the pool did (the report's ``spares``)."""
+    run = res.spares_run
+    assert run is not None
+    sp, s = run.spares, d["spares"]
+    pool = "unlimited" if sp.spare_nodes is None else f"{sp.spare_nodes:,}"
+    lines = [
+        f"Spare nodes              {pool}; swap {sp.swap_min:g} min; repairs {_repairs_text(sp)}",
+        f"Recovery mode            {sp.recovery_mode}"
+        + (
+            f" (replicas of {sp.replica_gpus:,} GPUs, stall {sp.continue_stall_min:g} min, at most "
+            f"{sp.max_replicas_lost:,} lost at once)"
+            if sp.recovery_mode == "continue"
+            else ""
+        )
+        + ("" if sp.min_gpus is None or sp.recovery_mode == "continue" else f"; shrinks down to {sp.min_gpus:,} GPUs"),
+        f"No spare at a failure    {fmt.percent(s['p_no_spare'], 2)} (M/G/infinity: "
+        f"{fmt.percent(s['p_no_spare_expected'], 2)})",
+        f"Nodes in repair          mean {s['nodes_in_repair']['mean']:,.1f}, p95 {s['nodes_in_repair']['p95']:,.0f} "
+        f"(M/G/infinity: {s['nodes_in_repair']['mean_expected']:,.1f}, {s['nodes_in_repair']['p95_expected']:,.0f})",
+        f"Pool for 99% of failures {s['recommended_for_99pct']:,} spare nodes",
+    ]
+    if s["idle_gpu_hours"] is not None:
+        lines.append(
+            f"Spare pool               {fmt.compact(s['idle_gpu_hours'])} GPU-hours ({fmt.money(s['idle_cost_usd'])})"
+        )
+    return lines
+
+
+def _repairs_text(sp: Spares) -> str:
+    """How repairs last: their law, and the categories whose mean differs from the default."""
+    law = (
+        "exponential"
+        if sp.repair_sigma is None
+        else "of fixed length (sigma 0)"
+        if sp.repair_sigma == 0
+        else f"lognormal, sigma {sp.repair_sigma:g}"
+    )
+    changed = ", ".join(f"{c} {h:g} h" for c, h in sp.repair_hours)
+    return law + (f"; mean {changed}" if changed else "")
 
 
 def _every(n: int, what: str) -> str:
@@ -190,7 +243,8 @@ def _training_lines(t: TimeToTrain, sc: Scenario) -> list[str]:
     )
     return [
         f"Time to train            {days['mean']:,.1f} days (p05-p95 {days['p05']:,.1f}-{days['p95']:,.1f}); "
-        f"{_days(t.work_hours)} days at 100% goodput, {_days(t.expected_hours)} at the exact goodput",
+        f"{_days(t.work_hours)} days at 100% goodput"
+        + (f", {_days(t.expected_hours)} at the exact goodput" if t.expected_hours is not None else ""),
         f"  {fmt.compact(d['gpu_hours'])} GPU-hours used for {fmt.compact(t.compute_gpu_hours)} of compute ({what}): "
         f"{fmt.money(d['cost_usd'])}, of which {fmt.money(d['lost_cost_usd'])} lost to interruptions",
     ]
@@ -225,10 +279,12 @@ def _rate_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
     if sc.rate_profile is not None:
         pc = pieces(sc.rate_profile, sc.days)
         first, last, mean = pc.multipliers[0], pc.multipliers[-1], pc.integral() / pc.hours
+        bound = d["rate_profile"]["goodput_expected_bound"]
         lines.append(
             f"Rate profile             {fmt.count(len(pc))} piece{'' if len(pc) == 1 else 's'} in the window, "
-            f"x{first:.3g} at the start, x{last:.3g} at the end, x{mean:.3g} on average; exact goodput within "
-            f"{d['rate_profile']['goodput_expected_bound'] * 100:.2g} points (changes of rate)"
+            f"x{first:.3g} at the start, x{last:.3g} at the end, x{mean:.3g} on average"
+            + (f"; exact goodput within {bound * 100:.2g} points (changes of rate)" if bound is not None else "")
+            + ("; a new cluster: no node in repair at the start, the job fresh" if sc.new_cluster else "")
         )
     return lines
 
@@ -241,29 +297,44 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def run_scenario(args: argparse.Namespace, sc: Scenario) -> int:
-    """``run`` of a scenario built from the flags (with spares: :func:`.spares.run_with_spares`)."""
-    if sc.uses_spares:
-        from .spares import run_with_spares
-
-        return run_with_spares(args, sc)
-    check_training_size(sc)  # before any time is spent
+    """``run`` of a scenario built from the flags: its window, and its time to train when it has one, on the
+    engines the table chooses (:mod:`..core.sim.capabilities`)."""
+    if sc.training is not None and train_engine(sc).key == "first-passage":
+        check_training_size(sc)  # before any time is spent (the general engine's is checked after the window)
     if args.save is not None:
         check_output(args.save, "--save")
         save(sc, args.save)
-    events = (sc.failure_rate_per_hour + sc.planned_per_day / 24.0) * sc.hours * sc.trials
-    cost = run_cost(sc)
-    if sc.training is not None:  # the time to train draws its own interruptions
-        params, _ = resolve(sc)
-        extra = training_events(params, work_hours(sc), sc.trials)
-        events += extra
-        cost = Cost(cost.events + extra, cost.seconds + extra * SECONDS_PER_SPACING)
-    with Progress(cost, f"simulating about {fmt.compact(events)} interruptions") as progress:
+    cost, what = _run_cost(sc)
+    with Progress(cost, what) as progress:
         res = simulate(sc, progress=progress)
     if args.json:
         print(json.dumps(res.to_json_dict(), indent=2, allow_nan=False))
     else:
         print(report(res))
     return 0
+
+
+def _run_cost(sc: Scenario) -> tuple[Cost, str]:
+    """What ``run`` of the scenario costs (its window and its time to train), and how to say what it simulates."""
+    cost = run_cost(sc)
+    general = window_engine(sc).key == "general"
+    if general:
+        points = general_points(sc)
+        what = f"simulating about {fmt.compact(points)} interruptions" + (
+            ", repairs and returns" if sc.uses_spares else ""
+        )
+    else:
+        events = (sc.failure_rate_per_hour + sc.planned_per_day / 24.0) * sc.hours * sc.trials
+        what = f"simulating about {fmt.compact(events)} interruptions"
+    if sc.training is not None:  # the time to train draws its own interruptions
+        if train_engine(sc).key == "first-passage":
+            params, _ = resolve(sc)
+            extra = training_events(params, work_hours(sc), sc.trials)
+            cost = Cost(cost.events + extra, cost.seconds + extra * SECONDS_PER_SPACING)
+        else:
+            seconds = general_seconds(sc, work_hours(sc) * 1.5)
+            cost = Cost(cost.events + seconds / 9.5e-9, cost.seconds + seconds)
+    return cost, what
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

@@ -286,6 +286,9 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     add_rate_flags(p)
     add_training_flags(p)
     add_tier_flags(p)
+    from .spares import add_spares_flags  # (its flags' module uses this one)
+
+    add_spares_flags(p)
 
 
 #: The tiers section's field set by each flag. A ``--fast-*`` flag turns the fast tier on.
@@ -439,7 +442,10 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
     sc, storage_edits = _with_storage(sc, _given(args, STORAGE_FLAGS), write_flag)
     sc, rate_edits = _with_rates(sc, args)
     sc, tier_edits = _with_tiers(sc, args)
-    edits += training_edits + storage_edits + rate_edits + tier_edits
+    from .spares import with_spares_flags  # (its flags' module uses this one)
+
+    sc, spares_edits = with_spares_flags(sc, args)
+    edits += training_edits + storage_edits + rate_edits + tier_edits + spares_edits
     if args.name is not None:
         try:
             sc = sc.replace(name=check_name(args.name, "--name"))
@@ -451,6 +457,9 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
     named |= {f"training.{f}": TRAINING_FLAGS[f] for f in _given(args, TRAINING_FLAGS)}
     named |= {f"storage.{f}": STORAGE_FLAGS[f] for f in _given(args, STORAGE_FLAGS)}
     named |= {f"tiers.{f}": TIER_FLAGS[f] for f in _given(args, TIER_FLAGS)}
+    from .spares import spares_flag_names
+
+    named |= spares_flag_names(args)
     try:
         return (check or validate)(sc)
     except ScenarioError as exc:
@@ -470,7 +479,7 @@ def _with_rates(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[
         edits.append("--rate-uncertainty" if uncertainty else "--no-rate-uncertainty")
     if profile_file is not None:
         try:
-            sc = sc.replace(rate_profile=load_profile(profile_file))
+            sc = sc.replace(rate_profile=load_profile(profile_file), new_cluster=False)
         except ScenarioError as exc:
             raise ScenarioError(f"--rate-profile: {exc}") from None
         edits.append(f"--rate-profile {os.path.basename(profile_file)}")
@@ -490,7 +499,7 @@ def _with_rates(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[
                 f"--burn-in: a shape of {shape:g} and a life of {life:g} days make the rate {top:.3g} times the "
                 f"burnt-in rate at first, over the limit of {most:,g}; use a larger shape or a shorter life"
             )
-        sc = sc.replace(rate_profile=profile)
+        sc = sc.replace(rate_profile=profile, new_cluster=True)  # a burn-in is a new cluster (docs/model.md)
         edits.append(f"--burn-in {shape:g},{life:g}")
     return sc, edits
 

@@ -4,32 +4,23 @@ with spares and ``sweep --over spares`` (the spare-pool sizing)."""
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from ..core import fmt
 from ..core.model import Scenario
-from ..core.scenario_io import ScenarioError, edited_name, save, validate
+from ..core.sim.capabilities import general_seconds
 from ..core.spares.model import RECOVERY_MODES, Spares, node_categories
-from ..core.spares.run import (
-    SECONDS_PER_POINT,
-    SparesRun,
-    check_spares_fit,
-    expected_points,
-    sizing,
-    sizing_counts,
-)
+from ..core.spares.run import check_spares_fit, expected_points, sizing, sizing_counts
 from ..core.sweep import Cost
 from .flags import Progress, UsageError, check_output, integer_arg, number_arg, scenario_from_args, write_output
 
 __all__ = [
     "add_spares_flags",
-    "cmd_run_spares",
     "cmd_sweep_spares",
-    "run_with_spares",
+    "spares_flag_names",
     "spares_from_args",
     "uses_spares",
-    "with_spares",
+    "with_spares_flags",
 ]
 
 #: Flag -> field, for the messages that name a flag.
@@ -189,122 +180,45 @@ def _with_flag(message: str) -> str:
     return message
 
 
-def _repairs_text(sp: Spares) -> str:
-    """How repairs last: their law, and the categories whose mean differs from the default."""
-    law = (
-        "exponential"
-        if sp.repair_sigma is None
-        else "of fixed length (sigma 0)"
-        if sp.repair_sigma == 0
-        else f"lognormal, sigma {sp.repair_sigma:g}"
-    )
-    changed = ", ".join(f"{c} {h:g} h" for c, h in sp.repair_hours)
-    return law + (f"; mean {changed}" if changed else "")
-
-
-def _report(run: SparesRun, d: dict[str, Any]) -> str:
-    sp, s = run.spares, d["spares"]
-    gp, h = d["goodput"], d["hours"]
-    pool = "unlimited" if sp.spare_nodes is None else f"{sp.spare_nodes:,}"
-    lines = [
-        f"Scenario                 {fmt.clean(run.scenario.name, 240)}",
-        f"GPUs                     {run.scenario.gpus:,} ({run.params.job_nodes:,} nodes), {run.scenario.days:g} days",
-        f"Spare nodes              {pool}; swap {sp.swap_min:g} min; repairs " + _repairs_text(sp),
-        f"Recovery mode            {sp.recovery_mode}"
-        + (
-            f" (replicas of {sp.replica_gpus:,} GPUs, stall {sp.continue_stall_min:g} min, at most "
-            f"{sp.max_replicas_lost:,} lost at once)"
-            if sp.recovery_mode == "continue"
-            else ""
-        )
-        + ("" if sp.min_gpus is None or sp.recovery_mode == "continue" else f"; shrinks down to {sp.min_gpus:,} GPUs"),
-        f"Checkpoint interval      {fmt.duration_hours(run.interval_min / 60.0)} "
-        + (
-            "(fixed)"
-            if not run.scenario.uses_optimal_interval
-            else "(Daly's, for the failures that restart)"
-            if sp.recovery_mode == "continue"
-            else "(Daly's)"
-        ),
-        f"Unplanned interruptions  {d['interruptions']['mean']:,.1f}"
-        + (
-            f" ({d['restores']['persistent']:,.1f} restarted, {s['continued']:,.1f} continued)"
-            if sp.recovery_mode == "continue"
-            else ""
-        ),
-        f"Goodput                  {fmt.percent(gp['mean'], 2)} +/- {fmt.percent(gp['sem'], 2)} "
-        f"(p05-p95 {fmt.percent(gp['p05'])}-{fmt.percent(gp['p95'])})",
-        f"No spare at a failure    {fmt.percent(s['p_no_spare'], 2)} (M/G/infinity: "
-        f"{fmt.percent(s['p_no_spare_expected'], 2)})",
-        f"Nodes in repair          mean {s['nodes_in_repair']['mean']:,.1f}, p95 {s['nodes_in_repair']['p95']:,.0f} "
-        f"(M/G/infinity: {s['nodes_in_repair']['mean_expected']:,.1f}, {s['nodes_in_repair']['p95_expected']:,.0f})",
-        f"Pool for 99% of failures {s['recommended_for_99pct']:,} spare nodes",
-        "Hours                    " + ", ".join(f"{k.replace('_', ' ')} {v:,.1f}" for k, v in h.items()),
-        f"Lost GPU-hours           {fmt.compact(d['lost_gpu_hours']['mean'])} ({fmt.money(d['lost_cost_usd'])} at "
-        f"${run.scenario.gpu_hour_cost_usd:,.2f} per GPU-hour)",
-    ]
-    if s["idle_gpu_hours"] is not None:
-        lines.append(
-            f"Spare pool               {fmt.compact(s['idle_gpu_hours'])} GPU-hours ({fmt.money(s['idle_cost_usd'])})"
-        )
-    return "\n".join(lines)
-
-
-def cmd_run_spares(args: argparse.Namespace) -> int:
-    """``run`` with spares flags: the scenario's spares section (if any) with the flags' changes; with a
-    finite pool, a swap time or continue mode the spares engine runs it, else today's run."""
-    from .commands import run_scenario
-
-    sc = with_spares(scenario_from_args(args), args)
-    return run_scenario(args, sc)
-
-
-def with_spares(sc: Scenario, args: argparse.Namespace) -> Scenario:
-    """The scenario with the spares flags applied (its name says so when they change it), validated."""
+def with_spares_flags(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[str]]:
+    """``sc`` with the spares flags applied (none given, or a command without them: as it is), and their edits."""
+    if not hasattr(args, "spare_nodes") or not uses_spares(args):
+        return sc, []
     sp = spares_from_args(args, sc)
     if sp == sc.spares or (sc.spares is None and sp == Spares()):
-        return sc
+        return sc, []
     given = " ".join(
-        f"{flag} {_shown(getattr(args, field))}"
-        for field, flag in SPARES_FLAGS.items()
-        if getattr(args, field) is not None
+        f"{flag} {_shown(getattr(args, field))}" for field, flag in SPARES_FLAGS.items() if getattr(args, field) is not None
     )
-    out = sc.replace(spares=sp, name=edited_name(sc.name, given))
-    try:
-        return validate(out)
-    except ScenarioError as exc:
-        raise UsageError(_with_flag(str(exc).removeprefix("spares.").replace("min_gpus", "--shrink-to"))) from None
+    return sc.replace(spares=sp), [given]
+
+
+#: A spares field -> the flag that sets it.
+_SPARES_FIELD_FLAGS = {
+    "spare_nodes": "spare_nodes",
+    "swap_min": "swap",
+    "repair_sigma": "repair_sigma",
+    "min_gpus": "shrink_to",
+    "recovery_mode": "recovery_mode",
+    "replica_gpus": "replica_gpus",
+    "continue_stall_min": "continue_stall",
+    "max_replicas_lost": "max_replicas_lost",
+}
+
+
+def spares_flag_names(args: argparse.Namespace) -> dict[str, str]:
+    """For the messages of a validation: the ``spares.<field>`` each given spares flag set -> the flag."""
+    if not hasattr(args, "spare_nodes"):
+        return {}
+    return {
+        f"spares.{field}": SPARES_FLAGS[flag] for field, flag in _SPARES_FIELD_FLAGS.items() if getattr(args, flag) is not None
+    }
 
 
 def _shown(value: Any) -> str:
     if isinstance(value, list):
         return " ".join(f"{c}={h:g}" for c, h in value)
     return f"{value:,}" if isinstance(value, int) else f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def run_with_spares(args: argparse.Namespace, sc: Scenario) -> int:
-    """``run`` of a scenario with spares (a finite pool, a swap time or continue mode): the spares engine."""
-    from ..core.results import simulate
-
-    assert sc.spares is not None
-    if args.save is not None:
-        check_output(args.save, "--save")
-        save(sc, args.save)
-    from ..core.params import resolve
-    from ..core.spares.model import spares_params
-
-    _, p_interval = resolve(sc)
-    points = expected_points(spares_params(sc, sc.spares, p_interval), sc.trials)
-    cost = Cost(points, points * SECONDS_PER_POINT)
-    with Progress(cost, f"simulating about {fmt.compact(points)} interruptions and repairs") as progress:
-        res = simulate(sc, progress=progress)
-    assert res.spares_run is not None
-    d = res.to_json_dict()
-    if args.json:
-        print(json.dumps(d, indent=2, allow_nan=False))
-    else:
-        print(_report(res.spares_run, d))
-    return 0
 
 
 def cmd_sweep_spares(args: argparse.Namespace) -> int:
@@ -318,12 +232,8 @@ def cmd_sweep_spares(args: argparse.Namespace) -> int:
     if args.output is not None:
         check_output(args.output, "--output")
     counts = sizing_counts(sc, sp, args.points)
-    from ..core.params import resolve
-    from ..core.spares.model import spares_params
-
-    _, interval = resolve(sc)
-    points = expected_points(spares_params(sc, sp, interval), sc.trials) * len(counts)
-    cost = Cost(points, points * SECONDS_PER_POINT)
+    points = expected_points(sc.replace(spares=sp)) * len(counts)
+    cost = Cost(points, general_seconds(sc.replace(spares=sp)) * len(counts))
     with Progress(cost, f"sizing the spare pool at {len(counts)} counts") as progress:
         try:
             res = sizing(sc, sp, counts, progress=progress)

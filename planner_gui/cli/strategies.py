@@ -18,6 +18,7 @@ _HOURS_LABELS = {
     "lost_work": "lost work",
     "recovery": "recovery",
     "planned_restart": "planned",
+    "waiting_for_spares": "waiting",
     "reduced_throughput": "reduced",
 }
 
@@ -68,8 +69,8 @@ def table(doc: dict[str, Any]) -> str:
     head = f"{'strategy':<{width}}  {'goodput':>8}  " + "  ".join(f"{_HOURS_LABELS[k]:>9}" for k in keys)
     lines = [
         f"{fmt.clean(doc['scenario'], 160)}",
-        f"At {doc['gpus']:,} GPUs (share of the window; restores from memory / storage; intervals); failed nodes "
-        "replaced at once in every strategy (no spare pool, no swap):",
+        f"At {doc['gpus']:,} GPUs (share of the window; restores from memory / storage; intervals); every strategy "
+        f"with the scenario's {doc.get('kept', 'spare nodes, rates and training')}:",
         head,
     ]
     for r in rows:

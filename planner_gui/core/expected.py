@@ -128,7 +128,11 @@ def transient_bound(scenario: Scenario, p: Params) -> float:
 
 
 def uncertainty_summary(
-    scenario: Scenario, p: Params, unplanned_rate: np.ndarray, goodput: np.ndarray
+    scenario: Scenario,
+    p: Params,
+    unplanned_rate: np.ndarray,
+    goodput: np.ndarray,
+    fitted: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """How much of the variance of interruptions and of goodput the rates' uncertainty causes, and how much
     chance does (law of total variance), with the posterior of the total rate per GPU-hour.
@@ -136,7 +140,9 @@ def uncertainty_summary(
     Interruptions: given the rates the count is Poisson, so ``Var(E[N | rates]) = I^2 Var(rate)`` and
     ``E[Var(N | rates)] = I E[rate]`` (``I`` the profile's integral), both exact. Goodput: ``Var(E[G |
     rates])`` over the posterior with :func:`rate_nodes`, and ``E[Var(G | rates)]`` estimated from the trials
-    as the mean of ``(G - E[G | the trial's rate])^2``, which :func:`conditional_goodput` gives.
+    as the mean of ``(G - E[G | the trial's rate])^2``, which :func:`conditional_goodput` gives. Where no closed
+    form gives ``E[G | rate]`` (``fitted``: its estimate from the trials, for each), both parts come from the
+    trials: the variance of ``fitted`` and the mean square of what is left.
     """
     posterior = RatePosterior.of(scenario.components)
     pc = pieces(scenario.rate_profile, scenario.days)
@@ -144,11 +150,15 @@ def uncertainty_summary(
     integral = pc.integral()
     var_rates_n = (integral * per_gpu) ** 2 * posterior.variance()
     chance_n = integral * per_gpu * posterior.mean()
-    lams, w = rate_nodes(scenario, p.lam)
-    g = conditional_goodput(scenario, p, lams)
-    g_mean = float(g @ w)
-    var_rates_g = max(float(((g - g_mean) ** 2) @ w), 0.0)
-    chance_g = float(np.mean((goodput - conditional_goodput(scenario, p, unplanned_rate)) ** 2))
+    if fitted is None:
+        lams, w = rate_nodes(scenario, p.lam)
+        g = conditional_goodput(scenario, p, lams)
+        g_mean = float(g @ w)
+        var_rates_g = max(float(((g - g_mean) ** 2) @ w), 0.0)
+        chance_g = float(np.mean((goodput - conditional_goodput(scenario, p, unplanned_rate)) ** 2))
+    else:
+        var_rates_g = float(np.var(fitted))
+        chance_g = float(np.mean((goodput - fitted) ** 2))
     return {
         "rate_per_gpu_hour": {"mean": posterior.mean(), "sd": math.sqrt(posterior.variance())},
         "interruptions": _shares(var_rates_n, chance_n),

@@ -7,24 +7,27 @@ renders them and the command line only formats them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .engine import Layout, RawTrials, simulate_trials
+from .engine import Cancelled, Layout, RawTrials, simulate_trials
 from .exact import TimeFractions, time_fractions
 from .expected import rates_vary, transient_bound, uncertainty_summary, varying_expectation
 from .model import Scenario
 from .params import OptimalIntervals, Params, optimal_intervals, resolve
-from .scenario_io import scenario_to_dict
+from .scenario_io import ScenarioError, scenario_to_dict
+from .sim.capabilities import MAX_GENERAL_POINTS, general_points, train_engine, window_engine
 from .tiers.engine import TierTrials
-from .tiers.run import TierPlan, plan_tiers, simulate_plan, simulate_plans
+from .tiers.run import TierPlan, plan_tiers, simulate_plans
 from .training import TimeToTrain, simulate_time_to_train, training_events, work_hours
 from .varying import varying_rates
 
 if TYPE_CHECKING:
+    from .sim.run import SimTrials
+    from .sim.setup import Setup
     from .spares.run import SparesRun
 
 __all__ = [
@@ -140,14 +143,23 @@ class SimulationResult:
     tier_plan: TierPlan | None = None
     #: Unplanned interruptions per trial by the tier they restored from (None: all from the persistent tier).
     restores_fast: np.ndarray | None = None
-    #: The spares engine's run, when the scenario uses spares (:attr:`.model.Scenario.uses_spares`).
+    #: The pool's run (its figures and closed forms), when the scenario uses spares (:attr:`.model.Scenario.uses_spares`).
     spares_run: SparesRun | None = None
+    #: Unplanned interruptions per trial that restored from the persistent tier (None: every one not fast).
+    restores_persistent: np.ndarray | None = None
+    #: The engine that ran the window (:mod:`.sim.capabilities`).
+    engine: str = "renewal"
 
     @property
     def no_closed_form(self) -> str:
         """Why :attr:`expected` has no goodput when it has none: the model that has no closed form."""
         if self.spares_run is not None:
             return "spares and repairs"
+        sc = self.scenario
+        if sc.new_cluster:
+            return "a new cluster's start"
+        if self.engine == "general" and (sc.rate_uncertainty or sc.rate_profile is not None):
+            return "recovery tiers with rates that vary"
         tp = self.tier_plan
         if tp is not None and tp.params.lam_fast * tp.params.lam_persistent == 0 and tp.params.c_point > 0:
             return "persistent checkpoints stall longer than fast ones"
@@ -183,6 +195,8 @@ class SimulationResult:
         """Mean unplanned interruptions per window by the tier they restored from (with spares in continue
         mode, those the job continued after restored from none: only its restarts count)."""
         fast = 0.0 if self.restores_fast is None else float(self.restores_fast.mean())
+        if self.restores_persistent is not None:
+            return {"fast": fast, "persistent": float(self.restores_persistent.mean())}
         run = self.spares_run
         if run is not None and run.trials.restarts is not None:
             return {"fast": fast, "persistent": float(run.trials.restarts.mean()) - fast}
@@ -216,7 +230,7 @@ class SimulationResult:
         """The exact expected goodput at the exact optimal checkpoint interval (the optimum of the base
         rates; with varying rates, the goodput there is the varying rates' expectation); with a two-tier
         strategy, at both tiers' optimal intervals where a closed form exists (else None); None with spares."""
-        if self.spares_run is not None:
+        if self.spares_run is not None or self.engine == "general":
             return None
         if self.tier_plan is not None:
             sc = self.scenario
@@ -290,10 +304,22 @@ class SimulationResult:
         if sc.rate_uncertainty:
             _, var = varying_rates(sc, p)  # the engine's own draws of each trial's rates (the same stream)
             rate = np.full(len(self.goodput), p.lam) if var is None else var.lams(p.lam, len(self.goodput))
-            out["uncertainty"] = uncertainty_summary(sc, p, rate, self.goodput)
+            fitted = None if self.engine != "general" else _fitted_goodput(rate, self.goodput)
+            out["uncertainty"] = uncertainty_summary(sc, p, rate, self.goodput, fitted)
         if sc.rate_profile is not None:
-            out["rate_profile"] = {"goodput_expected_bound": transient_bound(sc, p)}
+            bound = transient_bound(sc, p) if self.expected.goodput is not None else None
+            out["rate_profile"] = {"goodput_expected_bound": bound}
         return out
+
+
+def _fitted_goodput(rate: np.ndarray, goodput: np.ndarray) -> np.ndarray:
+    """``E[goodput | the trial's rate]`` estimated from the trials themselves (a quadratic in the rate, by least
+    squares), where no closed form gives it (the general engine's models)."""
+    if len(rate) < 4 or float(np.ptp(rate)) == 0.0:
+        return np.full(len(goodput), float(goodput.mean()))
+    x = (rate - rate.mean()) / rate.std()
+    coef = np.polyfit(x, goodput, 2)
+    return np.asarray(np.polyval(coef, x))
 
 
 def expected_for(params: Params) -> Expected:
@@ -318,42 +344,108 @@ def simulate(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> SimulationResult:
-    """Run the Monte Carlo for ``scenario`` and compute the exact expectations beside it; with a training
-    section, also the time to train (:func:`.training.simulate_time_to_train`).
+    """Run the Monte Carlo for ``scenario`` and compute the exact expectations beside it (where the model has
+    them); with a training section, also the time to train. :mod:`.sim.capabilities` chooses the engine.
 
     See :func:`.engine.simulate_trials` for ``layout``, ``progress`` and ``should_stop``.
     """
-    optimal = optimal_intervals(scenario)
-    if scenario.uses_tiers:
-        return _simulate_tiers(scenario, optimal, progress, should_stop)
-    if scenario.uses_spares:
-        return _simulate_spares(scenario, optimal, progress, should_stop)
-    params, interval = resolve(scenario, optimal)
-    window, training = _progress_split(scenario, params, progress)
-    raw = simulate_trials(scenario, params, layout=layout, progress=window, should_stop=should_stop)
-    ttt = None
-    if scenario.training is not None:
-        ttt = simulate_time_to_train(scenario, params, progress=training, should_stop=should_stop)
-    return SimulationResult(scenario, interval, optimal, expected_for_scenario(scenario, params), raw, ttt)
+    return simulate_scenarios([scenario], layout=layout, progress=progress, should_stop=should_stop)[0]
 
 
-def _simulate_tiers(
-    scenario: Scenario,
-    optimal: OptimalIntervals,
-    progress: Callable[[float], None] | None,
-    should_stop: Callable[[], bool] | None,
-) -> SimulationResult:
-    """The two-tier engine's run of a scenario with a recovery strategy (docs/tiers.md)."""
-    plan = plan_tiers(scenario)
-    return _tier_result(plan, optimal, simulate_plan(plan, progress=progress, should_stop=should_stop))
+def simulate_scenarios(
+    scenarios: Sequence[Scenario],
+    *,
+    layout: Layout | None = None,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    general: bool = False,
+) -> list[SimulationResult]:
+    """:func:`simulate` of each scenario, each on the engine :mod:`.sim.capabilities` chooses (``general``: the
+    general engine for every one). Those on the general engine step together (a sweep's points cost about one
+    run's steps); each result is the one its scenario gives alone."""
+    engines = [window_engine(sc, general=general).key for sc in scenarios]
+    trains = [train_engine(sc, general=general).key if sc.training is not None else None for sc in scenarios]
+    weights = [_window_weight(sc, e) for sc, e in zip(scenarios, engines)]
+    weights += [_train_weight(sc, e) if e is not None else 0.0 for sc, e in zip(scenarios, trains)]
+    parts = _Parts(progress, weights)
+    out: list[SimulationResult | None] = [None] * len(scenarios)
+    gen = [i for i, e in enumerate(engines) if e == "general"]
+    tiered = [i for i, e in enumerate(engines) if e == "tiers"]
+    for i, e in enumerate(engines):
+        if e == "renewal":
+            out[i] = _simulate_renewal(scenarios[i], layout, parts.one(i), should_stop)
+    if tiered:
+        res = simulate_tier_scenarios(
+            [scenarios[i] for i in tiered], progress=parts.group(tiered), should_stop=should_stop
+        )
+        for i, r in zip(tiered, res):
+            out[i] = r
+    if gen:
+        for i, r in zip(gen, _simulate_general([scenarios[i] for i in gen], parts.group(gen), should_stop)):
+            out[i] = r
+    n = len(scenarios)
+    first = [i for i, e in enumerate(trains) if e == "first-passage"]
+    for i in first:
+        res_i = out[i]
+        assert res_i is not None
+        p, _ = resolve(scenarios[i], res_i.optimal)
+        ttt = simulate_time_to_train(scenarios[i], p, progress=parts.one(n + i), should_stop=should_stop)
+        out[i] = dataclasses.replace(res_i, time_to_train=ttt)
+    gen_train = [i for i, e in enumerate(trains) if e == "general"]
+    if gen_train:
+        done = _general_times_to_train(
+            [scenarios[i] for i in gen_train],
+            [out[i] for i in gen_train],  # type: ignore[misc]
+            parts.group([n + i for i in gen_train]),
+            should_stop,
+        )
+        for i, ttt in zip(gen_train, done):
+            res_i = out[i]
+            assert res_i is not None
+            out[i] = dataclasses.replace(res_i, time_to_train=ttt)
+    if progress is not None:
+        progress(1.0)
+    return [r for r in out if r is not None]
 
 
-def _tier_result(plan: TierPlan, optimal: OptimalIntervals, out: TierTrials) -> SimulationResult:
-    tp = plan.params
-    expected = Expected(plan.expected(), tp.hours, (tp.lam_fast + tp.lam_persistent) * tp.hours, tp.mu * tp.hours)
-    return SimulationResult(
-        plan.scenario, plan.persistent_min, optimal, expected, out.raw(), None, plan, np.asarray(out.restores_fast)
-    )
+class _Parts:
+    """Progress callbacks for the parts of a run, each weighted by what it costs, so the fraction reported runs
+    once from 0 to 1. Ask for a part's callback just before running it: parts are reported in that order."""
+
+    def __init__(self, progress: Callable[[float], None] | None, weights: Sequence[float]) -> None:
+        self.progress = progress
+        w = np.asarray(weights, dtype=float)
+        w = np.where(np.isfinite(w), w, 0.0)
+        total = float(w.sum())
+        self.w = w / total if total > 0 else np.full(len(w), 1.0 / max(len(w), 1))
+        self.done = 0.0
+
+    def group(self, idx: Sequence[int]) -> Callable[[float], None] | None:
+        """One callback for parts that run together (reported as the share of their summed weight)."""
+        weight = float(self.w[list(idx)].sum()) if len(idx) else 0.0
+        base = self.done
+        self.done += weight
+        if self.progress is None or not len(idx):
+            return None
+        report = self.progress
+        return lambda f: report(min(1.0, base + weight * f))
+
+    def one(self, i: int) -> Callable[[float], None] | None:
+        return self.group([i])
+
+
+def _window_weight(sc: Scenario, engine: str) -> float:
+    if engine == "general":
+        return general_points(sc)
+    p, _ = resolve(sc)
+    return (p.lam + p.mu) * p.hours * sc.trials + sc.trials
+
+
+def _train_weight(sc: Scenario, engine: str) -> float:
+    if engine == "general":
+        return general_points(sc, work_hours(sc) * 1.5)
+    p, _ = resolve(sc)
+    return training_events(p, work_hours(sc), sc.trials)
 
 
 def simulate_tier_scenarios(
@@ -362,23 +454,27 @@ def simulate_tier_scenarios(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> list[SimulationResult]:
-    """:func:`simulate` of scenarios with a recovery strategy (:attr:`.model.Scenario.uses_tiers`), those that
-    step (a persistent stall beside the fast tier) stepped together (:func:`.tiers.run.simulate_plans`). Each
-    result is the one its scenario gives alone."""
+    """The vectorized two-tier engine's windows (scenarios in its domain: :mod:`.sim.capabilities`)."""
     plans = [plan_tiers(sc) for sc in scenarios]
     outs = simulate_plans(plans, progress=progress, should_stop=should_stop)
     return [_tier_result(plan, optimal_intervals(sc), out) for plan, sc, out in zip(plans, scenarios, outs)]
 
 
-def _simulate_spares(
-    scenario: Scenario,
-    optimal: OptimalIntervals,
-    progress: Callable[[float], None] | None,
-    should_stop: Callable[[], bool] | None,
-) -> SimulationResult:
-    """The spares engine's run of a scenario with a finite pool, a swap time or continue mode (docs/spares.md).
-    Today's exact expectations do not hold there: :attr:`Expected.fractions` is None."""
-    return simulate_spares_scenarios([scenario], progress=progress, should_stop=should_stop)[0]
+def _tier_result(plan: TierPlan, optimal: OptimalIntervals, out: TierTrials) -> SimulationResult:
+    tp = plan.params
+    expected = Expected(plan.expected(), tp.hours, (tp.lam_fast + tp.lam_persistent) * tp.hours, tp.mu * tp.hours)
+    return SimulationResult(
+        plan.scenario,
+        plan.persistent_min,
+        optimal,
+        expected,
+        out.raw(),
+        None,
+        plan,
+        np.asarray(out.restores_fast),
+        restores_persistent=np.asarray(out.restores_persistent),
+        engine="tiers",
+    )
 
 
 def simulate_spares_scenarios(
@@ -387,17 +483,8 @@ def simulate_spares_scenarios(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> list[SimulationResult]:
-    """:func:`simulate` of scenarios with spares (:attr:`.model.Scenario.uses_spares`), simulated together
-    (:func:`.spares.run.run_spares_many`): a sweep's points cost about one run's stepping. Each result is
-    the one its scenario gives alone."""
-    from .spares.run import run_spares_many
-
-    pairs = []
-    for sc in scenarios:
-        assert sc.spares is not None
-        pairs.append((sc, sc.spares))
-    runs = run_spares_many(pairs, progress=progress, should_stop=should_stop)
-    return [_spares_result(sc, run) for sc, run in zip(scenarios, runs)]
+    """:func:`simulate` of scenarios with spares, on the general engine, stepped together."""
+    return simulate_scenarios(scenarios, progress=progress, should_stop=should_stop, general=True)
 
 
 def simulate_spares_at_intervals(
@@ -407,35 +494,133 @@ def simulate_spares_at_intervals(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> list[SimulationResult]:
-    """:func:`simulate` of a scenario with spares at each checkpoint interval (minutes), on the same draws
-    (:func:`.spares.run.run_spares_intervals`)."""
-    from .spares.run import run_spares_intervals
-
-    assert scenario.spares is not None
-    runs = run_spares_intervals(scenario, scenario.spares, intervals_min, progress=progress, should_stop=should_stop)
-    return [_spares_result(scenario.replace(checkpoint_interval_min=r.interval_min), r) for r in runs]
+    """:func:`simulate` of a scenario at each checkpoint interval (minutes), stepped together on the general engine:
+    the world of one seed does not depend on the interval, so every interval sees the same failures and repairs."""
+    scs = [scenario.replace(checkpoint_interval_min=float(x)) for x in intervals_min]
+    return simulate_scenarios(scs, progress=progress, should_stop=should_stop, general=True)
 
 
-def _spares_result(scenario: Scenario, run: SparesRun) -> SimulationResult:
-    from .spares.run import spares_optimal
+def _simulate_renewal(
+    scenario: Scenario,
+    layout: Layout | None,
+    progress: Callable[[float], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> SimulationResult:
+    """The renewal engine's window (one tier, no spares: every interruption starts the job afresh)."""
+    optimal = optimal_intervals(scenario)
+    params, interval = resolve(scenario, optimal)
+    raw = simulate_trials(scenario, params, layout=layout, progress=progress, should_stop=should_stop)
+    return SimulationResult(scenario, interval, optimal, expected_for_scenario(scenario, params), raw)
 
-    optimal = spares_optimal(scenario)
-    params, _ = resolve(scenario, optimal)
-    t = run.trials
+
+def _simulate_general(
+    scenarios: Sequence[Scenario],
+    progress: Callable[[float], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> list[SimulationResult]:
+    """The general engine's windows, stepped together (docs/model.md)."""
+    from .sim.run import Cancelled as SimCancelled
+    from .sim.run import simulate_windows
+    from .sim.setup import prepare
+
+    setups = [prepare(sc) for sc in scenarios]
+    try:
+        runs = simulate_windows(
+            [(su.model, sc.trials, sc.seed) for su, sc in zip(setups, scenarios)],
+            progress=progress,
+            should_stop=should_stop,
+        )
+    except SimCancelled:
+        raise Cancelled() from None
+    return [_general_result(su, t) for su, t in zip(setups, runs)]
+
+
+def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
+    from .spares.model import Spares, spares_params
+    from .spares.run import SparesRun
+
+    sc = su.scenario
     h = t.hours
-    by_class = t.by_class if t.by_class is not None else np.zeros((len(t.unplanned), len(scenario.components)))
     raw = RawTrials(
-        t.unplanned,
-        t.planned,
-        by_class,
-        h["useful"],
-        h["checkpoint"],
-        h["lost_work"],
-        h["recovery"],
+        t.unplanned, t.planned, t.by_component, h["useful"], h["checkpoint"], h["lost_work"], h["recovery"],
         h["planned_restart"],
     )
-    expected = Expected(None, params.hours, params.lam * params.hours, params.mu * params.hours)
-    return SimulationResult(scenario, run.interval_min, optimal, expected, raw, spares_run=run)
+    p, _ = resolve(sc, su.optimal)
+    unplanned = _expected_unplanned(sc, p)
+    expected = Expected(None, p.hours, unplanned, p.mu * p.hours)
+    spares_run = None
+    if sc.uses_spares:
+        sp = sc.spares if sc.spares is not None else Spares()
+        spares_run = SparesRun(sc, sp, su.persistent_min, spares_params(sc, sp, su.persistent_min), t)
+    return SimulationResult(
+        sc,
+        su.persistent_min,
+        su.optimal,
+        expected,
+        raw,
+        None,
+        su.tier_plan,
+        np.asarray(t.restores_fast),
+        spares_run,
+        restores_persistent=np.asarray(t.restores_persistent),
+        engine="general",
+    )
+
+
+def _expected_unplanned(scenario: Scenario, p: Params) -> float:
+    """Expected unplanned interruptions in the window: the rates' (posterior) mean over the profile."""
+    if not rates_vary(scenario):
+        return p.lam * p.hours
+    return float(varying_expectation(scenario, p)[1])
+
+
+def _general_times_to_train(
+    scenarios: Sequence[Scenario],
+    results: Sequence[SimulationResult],
+    progress: Callable[[float], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> list[TimeToTrain]:
+    """The general engine's times to train, stepped together: from the first step on the cluster as the warm-up
+    left it (docs/model.md 2.7)."""
+    from .sim.run import Cancelled as SimCancelled
+    from .sim.run import Endless, simulate_train
+    from .sim.setup import prepare
+
+    setups = [prepare(sc) for sc in scenarios]
+    works = [work_hours(sc) for sc in scenarios]
+    for sc, res, w in zip(scenarios, results, works):
+        check_general_training(sc, res, w)
+    try:
+        hours = simulate_train(
+            [(su.model, sc.trials, sc.seed, w) for su, sc, w in zip(setups, scenarios, works)],
+            progress=progress,
+            should_stop=should_stop,
+        )
+    except SimCancelled:
+        raise Cancelled() from None
+    except Endless as exc:
+        raise ScenarioError(f"training: {exc}") from None
+    out = []
+    for sc, res, w, h in zip(scenarios, results, works, hours):
+        g = res.expected.goodput
+        out.append(TimeToTrain(w, sc.gpus, h, w / g if g is not None and g > 0 else None))
+    return out
+
+
+def check_general_training(scenario: Scenario, result: SimulationResult, work: float) -> None:
+    """Refuse a time to train the general engine would never finish, or that would take too long: estimated
+    from the window's goodput (the job's progress per hour)."""
+    g = float(result.goodput.mean())
+    if not g > 1e-4:
+        raise ScenarioError(
+            "training: the run would never finish: its goodput is 0 at these inputs (the job barely progresses)"
+        )
+    points = general_points(scenario, work / g)
+    if points > MAX_GENERAL_POINTS:
+        raise ScenarioError(
+            f"training: about {points:.3g} points to simulate for the time to train ({points / max(scenario.trials, 1):.3g} "
+            f"a trial), over the limit of {MAX_GENERAL_POINTS:.3g}; use fewer trials or less compute"
+        )
 
 
 def _progress_split(

@@ -22,7 +22,8 @@ from .fmt import number as fmt_number
 from .model import OPTIMAL, PLACEMENTS, SCOPES, Component, Profile, Scenario, Storage, Tiers, Training
 from .profiles import pieces
 from .rates import mean_job_rate
-from .spares.model import RECOVERY_MODES, Spares, component_scope
+from .sim.capabilities import MAX_GENERAL_POINTS, general_points, meaningless, window_engine
+from .spares.model import RECOVERY_MODES, Spares
 from .specs import LIMITS, MAX_PROFILE_PIECES, MAX_TOTAL_EVENTS, MAX_TOTAL_PIECES
 from .userfiles import FileRefused, bad_path, read_limited, write_atomic
 
@@ -90,7 +91,7 @@ _EVIDENCE_FIELDS = ("count", "exposure_gpu_hours")
 #: A component's optional failure scope in a version-2 document (absent or null: its default).
 _SCOPE_FIELD = "scope"
 #: Optional sections of a version-2 document: absent (or null) means off.
-_OPTIONAL = ("training", "storage", "rate_uncertainty", "rate_profile", "tiers", "spares")
+_OPTIONAL = ("training", "storage", "rate_uncertainty", "rate_profile", "new_cluster", "tiers", "spares")
 #: The ``tiers`` section: the recovery strategy (the persistent tier's interval and blocking stall are
 #: ``checkpoint_interval_min`` and ``checkpoint_write_s``). Every key is required.
 _TIERS_FIELDS = (
@@ -235,8 +236,21 @@ def _component(i: int, doc: Any, version: int) -> Component:
 
 
 def check_size(scenario: Scenario) -> None:
-    """Refuse a scenario whose simulation would be unreasonably large: too many interruptions (at the rates'
-    expected level over the profile), or too many trials x pieces of a rate profile."""
+    """Refuse a scenario whose simulation would be unreasonably large, or a setting that means nothing for it
+    (both from the one table of engines, :mod:`.sim.capabilities`): too many interruptions for the renewal and
+    two-tier engines (at the rates' expected level over the profile), too many points for the general engine,
+    or too many trials x pieces of a rate profile."""
+    why = meaningless(scenario)
+    if why is not None:
+        raise ScenarioError(why)
+    if window_engine(scenario).key == "general":
+        points = general_points(scenario)
+        if points > MAX_GENERAL_POINTS:
+            raise ScenarioError(
+                f"trials: about {points:.3g} interruptions, repairs and returns to simulate, over the limit of "
+                f"{MAX_GENERAL_POINTS:.3g}; use fewer trials, days or GPUs"
+            )
+        return
     lam = mean_job_rate(scenario) * pieces(scenario.rate_profile, scenario.days).integral() / scenario.hours
     events = (lam + scenario.planned_per_day / 24.0) * scenario.hours * scenario.trials
     if events > MAX_TOTAL_EVENTS:
@@ -299,12 +313,12 @@ def scenario_from_dict(doc: Any) -> Scenario:
         storage=_storage(doc.get("storage")),
         rate_uncertainty=_flag("rate_uncertainty", doc.get("rate_uncertainty")),
         rate_profile=check_profile(doc.get("rate_profile")),
+        new_cluster=_flag("new_cluster", doc.get("new_cluster")),
         tiers=_tiers(doc.get("tiers")),
         spares=_spares(doc.get("spares")),
     )
     _check_storage_write(scenario)
     check_tiers_fit(scenario)
-    _check_training_fit(scenario)
     check_spares(scenario)
     check_size(scenario)
     return scenario
@@ -451,59 +465,11 @@ def check_spares(scenario: Scenario) -> None:
                 f"spares.replica_gpus: must be a whole number of {scenario.gpus_per_node}-GPU nodes "
                 f"(got {sp.replica_gpus:,})"
             )
-    if not scenario.uses_spares:
-        return
-    other = next(
-        (
-            name
-            for name, on in (
-                ("rate_uncertainty", scenario.rate_uncertainty),
-                ("rate_profile", scenario.rate_profile is not None),
-                ("training", scenario.training is not None),
-                (f"tiers ({scenario.tiers.beyond_today()})" if scenario.tiers else "tiers", scenario.uses_tiers),
-            )
-            if on
-        ),
-        None,
-    )
-    if other is not None:
-        raise ScenarioError(
-            f"spares: the spares model takes constant, known rates over one window and a single checkpoint tier; it "
-            f"does not combine with {other} yet (remove one of the two)"
-        )
-    gpus = scenario.gpus
-    node_rate = math.fsum(c.rate_per_gpu_hour * gpus for c in scenario.components if component_scope(c) != "process")
-    points = (scenario.rate_per_gpu_hour * gpus + node_rate + scenario.planned_per_day / 24.0) * (
-        scenario.hours + 100.0
-    )
-    if points * scenario.trials > MAX_SPARES_POINTS:
-        raise ScenarioError(
-            f"trials: about {points * scenario.trials:.3g} interruptions and repairs to simulate with spares, over "
-            f"the limit of {MAX_SPARES_POINTS:.0g}; use fewer trials, GPUs or days"
-        )
 
 
 def check_tiers_fit(scenario: Scenario) -> None:
     """Refuse a fast tier whose replicas cannot be placed in the job's nodes and domains."""
     t = scenario.tiers
-    if scenario.uses_tiers:
-        other = next(
-            (
-                name
-                for name, on in (
-                    ("rate_uncertainty", scenario.rate_uncertainty),
-                    ("rate_profile", scenario.rate_profile is not None),
-                    ("training", scenario.training is not None),
-                )
-                if on
-            ),
-            None,
-        )
-        if other is not None:
-            raise ScenarioError(
-                f"tiers: the two-tier model takes constant, known rates over one window; it does not combine with "
-                f"{other} yet (remove one of the two)"
-            )
     if t is None or not t.fast_enabled or t.fast_replicas == 0:
         return
     nodes = math.ceil(scenario.gpus / scenario.gpus_per_node)
@@ -550,19 +516,6 @@ def check_profile(doc: Any, field: str = "rate_profile") -> Profile | None:
             raise ScenarioError(f"{field}[{i}]: days must increase (got day {day:g} after day {pairs[-1][0]:g})")
         pairs.append((day, mult))
     return tuple(pairs)
-
-
-def _check_training_fit(scenario: Scenario) -> None:
-    """Refuse a training section with rates that vary: the time to train is simulated at constant, known
-    rates (a first passage of one renewal process), and would silently ignore the profile or the uncertainty."""
-    if scenario.training is None:
-        return
-    other = "rate_uncertainty" if scenario.rate_uncertainty else "rate_profile" if scenario.rate_profile else None
-    if other is not None:
-        raise ScenarioError(
-            f"training: the time to train is simulated at constant, known rates; it does not combine with {other} "
-            "yet (remove one of the two)"
-        )
 
 
 def _check_storage_write(scenario: Scenario) -> None:
@@ -619,6 +572,8 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
         doc["rate_uncertainty"] = True
     if scenario.rate_profile is not None:
         doc["rate_profile"] = [[day, m] for day, m in scenario.rate_profile]
+    if scenario.new_cluster:
+        doc["new_cluster"] = True
     if scenario.tiers is not None:
         tiers = scenario.tiers
         doc["tiers"] = {k: getattr(tiers, k) for k in _TIERS_FIELDS}
@@ -632,7 +587,7 @@ def _has_optional_parts(scenario: Scenario) -> bool:
     """Whether the scenario needs format version 2: an optional section, or a component's evidence."""
     sections = (scenario.training, scenario.storage, scenario.rate_profile, scenario.tiers, scenario.spares)
     evidence = any(c.count is not None or c.scope is not None for c in scenario.components)
-    return any(x is not None for x in sections) or scenario.rate_uncertainty or evidence
+    return any(x is not None for x in sections) or scenario.rate_uncertainty or scenario.new_cluster or evidence
 
 
 def _component_dict(c: Component) -> dict[str, Any]:

@@ -22,17 +22,10 @@ from .model import Scenario
 from .params import Params, resolve
 from .profiles import mean_multiplier, pieces
 from .rates import mean_job_rate
-from .results import (
-    expected_for_scenario,
-    simulate,
-    simulate_spares_at_intervals,
-    simulate_spares_scenarios,
-    simulate_tier_scenarios,
-    summarize,
-)
+from .results import expected_for_scenario, simulate_scenarios, summarize
 from .scenario_io import ScenarioError
+from .sim.capabilities import general_seconds, window_engine
 from .specs import GPU_RANGE, MAX_TOTAL_EVENTS
-from .tiers.model import point_stall_h
 from .tiers.run import plan_tiers
 
 __all__ = [
@@ -40,6 +33,7 @@ __all__ = [
     "MAX_ROW_INTERVALS",
     "Cost",
     "SweepResult",
+    "at_gpus",
     "check_sweep_size",
     "gpu_counts",
     "interval_points",
@@ -70,6 +64,8 @@ class SweepResult:
     goodput_p95: np.ndarray
     goodput_expected: np.ndarray
     trials: np.ndarray  # Monte Carlo trials at each point (fewer than asked where trials are long)
+    #: With a finite spare pool, its nodes at each point (NaN: unlimited); None without one.
+    spare_nodes: np.ndarray | None = None
 
     COLUMNS = (
         "interruptions_mean",
@@ -88,9 +84,10 @@ class SweepResult:
         """The sweep as CSV text, one row per point."""
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
-        w.writerow([self.variable, *self.COLUMNS])
+        cols = (*self.COLUMNS, "spare_nodes") if self.spare_nodes is not None else self.COLUMNS
+        w.writerow([self.variable, *cols])
         for i, x in enumerate(self.x):
-            w.writerow([_fmt(x), *(_fmt(getattr(self, c)[i]) for c in self.COLUMNS)])
+            w.writerow([_fmt(x), *(_fmt(getattr(self, c)[i]) for c in cols)])
         return out.getvalue()
 
 
@@ -166,11 +163,12 @@ def _cost(seconds: float) -> Cost:
 
 
 def run_cost(scenario: Scenario) -> Cost:
-    """The cost of :func:`.results.simulate` for ``scenario``."""
+    """The cost of :func:`.results.simulate` for ``scenario``'s window, on the engine the table chooses."""
     p, _ = resolve(scenario)
-    if scenario.uses_spares:
-        return _cost(_spares_seconds(scenario, p))
-    if scenario.uses_tiers:
+    engine = window_engine(scenario).key
+    if engine == "general":
+        return _cost(general_seconds(scenario))
+    if engine == "tiers":
         return _cost(_tier_seconds(scenario, p))
     per_trial = _events_per_trial(p, scenario)
     rows = scenario.trials * layout_for(scenario, p).subwindows
@@ -183,26 +181,14 @@ TIER_SECONDS_PER_EVENT = 35e-9
 TIER_SECONDS_PER_RUN = 1e-3
 
 
-#: The stepped engine's (a persistent stall beside the fast tier, :mod:`.tiers.stepped`): seconds per step (one
-#: interruption of every trial still running) and per interruption of one trial, measured at 100,000 GPUs.
-STEPPED_SECONDS_PER_STEP = 120e-6
-STEPPED_SECONDS_PER_EVENT = 90e-9
-
-
 def _tier_seconds(scenario: Scenario, p: Params) -> float:
-    """The two-tier engine's time for ``scenario`` (:mod:`.tiers.engine`, or :mod:`.tiers.stepped` when the
-    persistent tier stalls beside the fast tier)."""
+    """The vectorized two-tier engine's time for ``scenario``."""
     events = (p.lam + p.mu) * p.hours
-    if scenario.tiers is not None and point_stall_h(scenario, scenario.tiers) > 0:
-        return events * (STEPPED_SECONDS_PER_STEP + scenario.trials * STEPPED_SECONDS_PER_EVENT) + TIER_SECONDS_PER_RUN
     return events * scenario.trials * TIER_SECONDS_PER_EVENT + TIER_SECONDS_PER_RUN
 
 
-def _spares_seconds(scenario: Scenario, p: Params) -> float:
-    """The spares engine's time for ``scenario``: its interruptions and repairs at the engine's rate per point."""
-    from .spares.run import SECONDS_PER_POINT
-
-    return 2.0 * (p.lam + p.mu) * (p.hours + 100.0) * scenario.trials * SECONDS_PER_POINT
+def _general_seconds(scenario: Scenario, p: Params) -> float:
+    return general_seconds(scenario)
 
 
 def _interval_groups(n: int, rows: int) -> list[slice]:
@@ -253,10 +239,11 @@ def sweep_cost(
     """The cost of :func:`sweep_gpus` (``over="gpus"``, ``xs`` GPU counts) or :func:`sweep_interval`
     (``over="interval"``, ``xs`` minutes) for ``scenario``."""
     xs = np.asarray(xs)
-    if scenario.uses_spares or scenario.uses_tiers:  # one engine run per point (:func:`_tier_sweep`)
-        seconds = _spares_seconds if scenario.uses_spares else _tier_seconds
+    engine = window_engine(scenario).key
+    if engine != "renewal":  # one engine run per point (:func:`_model_sweep`)
+        seconds = _general_seconds if engine == "general" else _tier_seconds
         if over == "gpus":
-            points = [_at_gpus(scenario, int(n)) for n in xs]
+            points = [at_gpus(scenario, int(n)) for n in xs]
             if max_events_per_point is not None:
                 points = [sc.replace(trials=_spares_trials(sc, max_events_per_point)) for sc in points]
             return _cost(math.fsum(seconds(sc, resolve(sc)[0]) for sc in points))
@@ -332,8 +319,10 @@ def sweep_gpus(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     max_events_per_point: float | None = None,
+    fixed_pool: bool = False,
 ) -> SweepResult:
-    """The scenario at each GPU count (default :func:`gpu_counts`), everything else fixed.
+    """The scenario at each GPU count (default :func:`gpu_counts`), everything else fixed: a finite spare pool
+    keeps its share of the job's nodes (``fixed_pool``: its number of nodes; :func:`at_gpus`).
 
     With ``checkpoint_interval_min = 'optimal'`` each point uses its own optimum.
 
@@ -343,8 +332,8 @@ def sweep_gpus(
     whole steps so that runs of points keep common random numbers.
     """
     xs = gpu_counts() if counts is None else np.asarray(counts, dtype=np.int64)
-    if scenario.uses_tiers or scenario.uses_spares:
-        return _tier_sweep(scenario, "gpus", xs, progress, should_stop, max_events_per_point)
+    if window_engine(scenario).key != "renewal":
+        return _model_sweep(scenario, "gpus", xs, progress, should_stop, max_events_per_point, fixed_pool)
     params = [resolve(scenario.replace(gpus=int(n)))[0] for n in xs]
     trials = _gpu_trials(scenario, params, max_events_per_point)
     layouts = _gpu_layouts(scenario, xs, params, trials)
@@ -376,9 +365,9 @@ def sweep_interval(
     results are the same and memory stays flat.
     """
     xs = interval_points() if intervals_min is None else np.asarray(intervals_min, dtype=float)
-    if scenario.uses_tiers or scenario.uses_spares:
+    if window_engine(scenario).key != "renewal":
         variable = "fast_interval_min" if varies_fast_interval(scenario) else "checkpoint_interval_min"
-        return _tier_sweep(scenario, variable, xs, progress, should_stop)
+        return _model_sweep(scenario, variable, xs, progress, should_stop)
     base, _ = resolve(scenario)
     layout = layout_for(scenario, base)
     groups = _interval_groups(len(xs), scenario.trials * layout.subwindows)
@@ -410,9 +399,10 @@ def _at_interval(scenario: Scenario, minutes: float) -> Scenario:
     return scenario.replace(checkpoint_interval_min=float(minutes))
 
 
-def _at_gpus(scenario: Scenario, gpus: int) -> Scenario:
-    """The scenario at another GPU count; with spares, a shrink floor or a replica larger than the job is
-    brought down to the job (whole nodes), the pool and everything else kept as they are."""
+def at_gpus(scenario: Scenario, gpus: int, *, fixed_pool: bool = False) -> Scenario:
+    """The scenario at another GPU count. A finite spare pool keeps its share of the job's nodes (rounded; with
+    ``fixed_pool`` its number of nodes); a shrink floor or a replica larger than the job is brought down to the
+    job (whole nodes); everything else is kept."""
     sc = scenario.replace(gpus=gpus)
     sp = scenario.spares
     if sp is None:
@@ -421,7 +411,14 @@ def _at_gpus(scenario: Scenario, gpus: int) -> Scenario:
     job = max(gpn, gpus - gpus % gpn)
     min_gpus = None if sp.min_gpus is None else min(sp.min_gpus, gpus)
     replica = min(sp.replica_gpus, job) if sp.recovery_mode == "continue" else sp.replica_gpus
-    return sc.replace(spares=replace(sp, min_gpus=min_gpus, replica_gpus=replica))
+    pool = sp.spare_nodes
+    if pool is not None and not fixed_pool:
+        nodes_before = max(1, math.ceil(scenario.gpus / gpn))
+        pool = round(pool * math.ceil(gpus / gpn) / nodes_before)
+    return sc.replace(spares=replace(sp, spare_nodes=pool, min_gpus=min_gpus, replica_gpus=replica))
+
+
+_at_gpus = at_gpus
 
 
 def _spares_trials(scenario: Scenario, max_events: float) -> int:
@@ -435,34 +432,26 @@ def _spares_trials(scenario: Scenario, max_events: float) -> int:
     return max(t, 1)
 
 
-def _tier_sweep(
+def _model_sweep(
     scenario: Scenario,
     variable: str,
     xs: np.ndarray,
     progress: Callable[[float], None] | None,
     should_stop: Callable[[], bool] | None,
     max_events_per_point: float | None = None,
+    fixed_pool: bool = False,
 ) -> SweepResult:
-    """A sweep of a scenario with a recovery strategy: the two-tier engine run at each point (docs/tiers.md);
-    or with spares, the spares engine (docs/spares.md). Over intervals, the interval varied is the fast one
+    """A sweep of a scenario beyond the renewal engine's (a recovery strategy, spares, a new cluster...): each
+    point on the engine the table chooses, those on the general engine stepped together (a sweep over intervals
+    of one seed shares its world: common random numbers). Over intervals, the interval varied is the fast one
     when the fast tier is on."""
     points = []
     for x in xs:
-        sc = _at_gpus(scenario, int(x)) if variable == "gpus" else _at_interval(scenario, float(x))
-        if (sc.uses_spares or sc.uses_tiers) and max_events_per_point is not None:
+        sc = at_gpus(scenario, int(x), fixed_pool=fixed_pool) if variable == "gpus" else _at_interval(scenario, float(x))
+        if max_events_per_point is not None:
             sc = sc.replace(trials=_spares_trials(sc, max_events_per_point))
         points.append(sc)
-    if scenario.uses_spares and variable != "gpus":  # one draw, stepped at every interval at once
-        results = simulate_spares_at_intervals(scenario, xs, progress=progress, should_stop=should_stop)
-    elif all(sc.uses_spares for sc in points):  # all points step together
-        results = simulate_spares_scenarios(points, progress=progress, should_stop=should_stop)
-    elif all(sc.uses_tiers and not sc.uses_spares for sc in points):  # those that step, together
-        results = simulate_tier_scenarios(points, progress=progress, should_stop=should_stop)
-    else:
-        results = [
-            simulate(sc, progress=_part(progress, i / len(xs), (i + 1) / len(xs)), should_stop=should_stop)
-            for i, sc in enumerate(points)
-        ]
+    results = simulate_scenarios(points, progress=progress, should_stop=should_stop)
     summaries = []
     for res in results:
         n, g = summarize(res.trials.unplanned), summarize(res.goodput)
@@ -480,14 +469,18 @@ def _tier_sweep(
                 "trials": float(res.trials.unplanned.size),
             }
         )
-    return _result(summaries, xs, variable)
+    out = _result(summaries, xs, variable)
+    pools = [sc.spares.spare_nodes if sc.spares is not None else None for sc in points]
+    if any(p is not None for p in pools):
+        out = replace(out, spare_nodes=np.array([math.nan if p is None else float(p) for p in pools]))
+    return out
 
 
 def expected_goodput_vs_interval(scenario: Scenario, intervals_min: np.ndarray) -> np.ndarray:
     """The exact goodput at each checkpoint interval (minutes), on as fine a grid as wanted; with a recovery
-    strategy, at each fast interval (fast tier on) where a closed form exists, else NaN; with spares, NaN (no
-    closed form)."""
-    if scenario.uses_spares:
+    strategy, at each fast interval (fast tier on) where a closed form exists, else NaN; on the general engine
+    (spares, a new cluster, tiers with rates that vary), NaN (no closed form)."""
+    if window_engine(scenario).key == "general":
         return np.full(len(np.asarray(intervals_min)), math.nan)
     if scenario.uses_tiers:
         xs = np.asarray(intervals_min, dtype=float)

@@ -94,7 +94,7 @@ class TimeToTrain:
     work_hours: float  # W: hours of pure compute each GPU must do (the time at 100 % goodput)
     gpus: int
     hours: np.ndarray  # per trial: the first passage T_W, hours of wall-clock time
-    expected_hours: float  # W / g, with g the exact goodput
+    expected_hours: float | None  # W / g, with g the exact goodput (None: the model has no closed form)
 
     @property
     def compute_gpu_hours(self) -> float:

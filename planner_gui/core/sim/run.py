@@ -70,6 +70,15 @@ class SimTrials:
     repair_grid: np.ndarray
 
     @property
+    def restarts(self) -> np.ndarray:
+        """Failures in the window that restarted the job (from either tier); the others continued."""
+        return self.restores_fast + self.restores_persistent
+
+    @property
+    def by_class(self) -> np.ndarray:
+        return self.by_component
+
+    @property
     def goodput(self) -> np.ndarray:
         total = sum(self.hours.values())
         return np.asarray(self.hours["useful"] / np.where(total > 0, total, 1.0))

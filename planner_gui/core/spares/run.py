@@ -13,7 +13,8 @@ import numpy as np
 from ..model import Scenario
 from ..params import OptimalIntervals, optimal_intervals, resolve
 from ..results import summarize
-from .engine import HOURS_KEYS, SparesTrials, simulate_spares_intervals, simulate_spares_many
+from ..sim.capabilities import MAX_GENERAL_POINTS, general_points, meaningless
+from ..sim.run import HOURS_KEYS, SimTrials
 from .exact import p_no_spare, recommended_spares, repair_quantile
 from .model import Spares, SparesParams, restart_scenario, spares_params
 
@@ -32,10 +33,8 @@ __all__ = [
 
 #: Share of node-losing failures that must find a spare for the pool :func:`recommended_spares` gives.
 TARGET = 0.99
-#: Rough engine cost per simulated point (interruption or repair), seconds, for time estimates.
-SECONDS_PER_POINT = 6e-7
-#: The most points one run may simulate (keeps memory and time bounded).
-MAX_POINTS = 2e9
+#: Rough cost of the general engine per point it steps through (interruption, repair or return), seconds.
+SECONDS_PER_POINT = 4e-7
 
 
 def spares_to_dict(sp: Spares) -> dict[str, Any]:
@@ -53,10 +52,10 @@ def spares_to_dict(sp: Spares) -> dict[str, Any]:
     }
 
 
-def expected_points(p: SparesParams, trials: int) -> float:
-    """Points the engine steps through: interruptions and repair completions, per trial, times trials."""
-    node_rate = float(p.node_loss_rates.sum())
-    return (p.lam + p.mu + node_rate) * (p.hours + 100.0) * trials
+def expected_points(scenario: Scenario, trials: int | None = None) -> float:
+    """Points the general engine steps through for the scenario (its trials, or ``trials``)."""
+    sc = scenario if trials is None else scenario.replace(trials=trials)
+    return general_points(sc)
 
 
 def spares_optimal(scenario: Scenario) -> OptimalIntervals:
@@ -67,23 +66,17 @@ def spares_optimal(scenario: Scenario) -> OptimalIntervals:
 
 
 def check_spares_fit(scenario: Scenario, spares: Spares) -> None:
-    """Raise ValueError when the spares model cannot take the scenario (one line, naming the input)."""
+    """Raise ValueError when the spares cannot be simulated for the scenario (one line, naming the input): a
+    value out of range, a setting that means nothing, or a run too large."""
     spares.validate(scenario)
-    if scenario.rate_uncertainty or scenario.rate_profile is not None:
+    sc = scenario.replace(spares=spares)
+    why = meaningless(sc)
+    if why is not None:
+        raise ValueError(why.removeprefix("spares."))
+    n = general_points(sc)
+    if n > MAX_GENERAL_POINTS:
         raise ValueError(
-            "spares: the spares model takes constant, known rates; it does not combine with rate uncertainty or a "
-            "rate profile"
-        )
-    if scenario.uses_tiers and scenario.tiers is not None:
-        raise ValueError(
-            f"spares: the spares model takes a single blocking checkpoint; it does not combine with "
-            f"{scenario.tiers.beyond_today()} yet"
-        )
-    _, interval = resolve(scenario)
-    n = expected_points(spares_params(scenario, spares, interval), scenario.trials)
-    if n > MAX_POINTS:
-        raise ValueError(
-            f"spares: about {n:.3g} interruptions and repairs to simulate, over the limit of {MAX_POINTS:.0g}; "
+            f"spares: about {n:.3g} interruptions and repairs to simulate, over the limit of {MAX_GENERAL_POINTS:.0g}; "
             "use fewer trials, GPUs or days"
         )
 
@@ -96,7 +89,7 @@ class SparesRun:
     spares: Spares
     interval_min: float
     params: SparesParams
-    trials: SparesTrials
+    trials: SimTrials
 
     @property
     def goodput(self) -> np.ndarray:
@@ -185,17 +178,25 @@ def run_spares_many(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> list[SparesRun]:
-    """:func:`run_spares` of each ``(scenario, spares)``, simulated together (a sweep's points step in one
-    loop: :func:`.engine.simulate_spares_many`); each run's numbers are those it gives alone."""
-    params = []
+    """:func:`run_spares` of each ``(scenario, spares)`` on the general engine, stepped together (a sweep's points
+    cost about one run's steps); each run's numbers are those it gives alone."""
+    from ..sim.run import simulate_windows
+    from ..sim.setup import prepare
+
+    scs = []
     for scenario, spares in runs:
         check_spares_fit(scenario, spares)
-        _, interval = resolve(scenario, spares_optimal(scenario.replace(spares=spares)))
-        params.append((spares_params(scenario, spares, interval), interval))
-    trials = simulate_spares_many(
-        [(p, sc.trials, sc.seed) for (p, _), (sc, _) in zip(params, runs)], progress=progress, should_stop=should_stop
+        scs.append(scenario.replace(spares=spares))
+    setups = [prepare(sc) for sc in scs]
+    trials = simulate_windows(
+        [(su.model, sc.trials, sc.seed) for su, sc in zip(setups, scs)], progress=progress, should_stop=should_stop
     )
-    return [SparesRun(sc, sp, iv, p, t) for (sc, sp), (p, iv), t in zip(runs, params, trials)]
+    out = []
+    for sc, su, t in zip(scs, setups, trials):
+        sp = sc.spares
+        assert sp is not None
+        out.append(SparesRun(sc, sp, su.persistent_min, spares_params(sc, sp, su.persistent_min), t))
+    return out
 
 
 def run_spares_intervals(
@@ -206,15 +207,10 @@ def run_spares_intervals(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> list[SparesRun]:
-    """:func:`run_spares` at each checkpoint interval (minutes), on the same draws
-    (:func:`.engine.simulate_spares_intervals`)."""
-    check_spares_fit(scenario, spares)  # (the points to simulate do not depend on the interval)
-    xs = [float(x) for x in intervals_min]
-    params = [spares_params(scenario, spares, x) for x in xs]
-    trials = simulate_spares_intervals(
-        params[0], [p.tau for p in params], scenario.trials, scenario.seed, progress=progress, should_stop=should_stop
-    )
-    return [SparesRun(scenario, spares, x, p, t) for x, p, t in zip(xs, params, trials)]
+    """:func:`run_spares` at each checkpoint interval (minutes), stepped together: one seed's world does not depend
+    on the interval, so every interval sees the same failures and repairs (common random numbers)."""
+    runs = [(scenario.replace(checkpoint_interval_min=float(x)), spares) for x in intervals_min]
+    return run_spares_many(runs, progress=progress, should_stop=should_stop)
 
 
 # -- spare-pool sizing ------------------------------------------------------------------------------------
@@ -300,12 +296,12 @@ def sizing(
     counts = np.asarray(sorted({int(c) for c in counts}), dtype=int)
     n = scenario.trials if trials is None else trials
     _, interval = resolve(scenario, spares_optimal(scenario.replace(spares=spares)))
-    params = []
-    for c in counts:
-        sp = spares.replace_spares(int(c))
-        check_spares_fit(scenario.replace(trials=n), sp)
-        params.append(spares_params(scenario, sp, interval))
-    runs = simulate_spares_many([(p, n, scenario.seed) for p in params], progress=progress, should_stop=should_stop)
+    base = scenario.replace(trials=n)
+    done = run_spares_many(
+        [(base, spares.replace_spares(int(c))) for c in counts], progress=progress, should_stop=should_stop
+    )
+    params = [r.params for r in done]
+    runs = [r.trials for r in done]
     rows = []
     for s, p, t in zip(counts, params, runs):
         useful = t.hours["useful"]

@@ -21,9 +21,9 @@ Every strategy is built from the scenario's own numbers (its tiers section, or t
    restore). Replica size, stall and replicas that may be lost are the scenario's spares section's, or
    their defaults.
 
-In every strategy a failed node is replaced at once (no spare pool to run out, no swap time): the
-strategies differ in how the job recovers, not in its hardware. ``planner-gui run`` with the scenario's
-spares section gives the effect of its pool.
+Every strategy keeps the rest of the scenario: its spare pool, swap time and repairs (restart mode in rows 1-4,
+continue mode in row 5), its rates (uncertain or changing over the run) and its training run, so the rows
+differ in the recovery strategy alone. Across GPU counts a finite pool keeps its share of the job's nodes.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ..results import HOURS_KEYS, SPARES_HOURS_KEYS, SimulationResult, simulate
 from ..scenario_io import ScenarioError, validate
 from ..spares.model import Spares
 from ..specs import LIMITS
-from ..sweep import Cost, run_cost
+from ..sweep import Cost, at_gpus, run_cost
 from .model import restore_caveat
 from .run import tiers_of
 
@@ -66,18 +66,16 @@ def strategy_scenarios(scenario: Scenario) -> list[tuple[str, Scenario]]:
     write = scenario.write_s
     off = dataclasses.replace(t, fast_enabled=False)
     blocking_write = min(write + 60.0 * t.persistent_upload_min, LIMITS["checkpoint_write_s"][1])
-    base = scenario.replace(storage=None, spares=None)
-    # Continue mode: the spares model with no limit on spares and no swap, on strategy 1's checkpoint. Its
-    # restarts take detection, restart and the persistent restore (folded into the detection time, which
-    # nothing else in that model uses; a planned restart restores nothing, as in the two-tier model).
-    sp = dataclasses.replace(
-        scenario.spares or Spares(), recovery_mode="continue", spare_nodes=None, swap_min=0.0, min_gpus=None
-    )
+    own = scenario.spares
+    restart = None if own is None else dataclasses.replace(own, recovery_mode="restart")
+    base = scenario.replace(storage=None, spares=restart)
+    # Continue mode on strategy 1's checkpoint, with the scenario's pool, swap and repairs (and its replica size,
+    # stall and replicas that may be lost, or their defaults); its restarts restore from the persistent tier.
+    sp = dataclasses.replace(own or Spares(), recovery_mode="continue", min_gpus=None)
     sp = dataclasses.replace(sp, replica_gpus=_replica_for(scenario, sp.replica_gpus))
     cont = base.replace(
         checkpoint_write_s=blocking_write,
-        detect_min=scenario.detect_min + t.persistent_restore_min,
-        tiers=dataclasses.replace(off, persistent_upload_min=0.0, persistent_restore_min=0.0),
+        tiers=dataclasses.replace(off, persistent_upload_min=0.0),
         spares=sp,
     )
     return [
@@ -110,9 +108,10 @@ def _replica_for(scenario: Scenario, replica_gpus: int) -> int:
 
 
 def _at_gpus(sc: Scenario, gpus: int, replica_gpus: int) -> Scenario:
-    """A strategy's scenario at another GPU count: a continue replica of ``replica_gpus`` (the scenario's own
-    size, not the one its scale may have cut it to) brought down to the job where it is larger."""
-    out = sc.replace(gpus=gpus)
+    """A strategy's scenario at another GPU count (:func:`..sweep.at_gpus`: a finite pool keeps its share of the
+    nodes): a continue replica of ``replica_gpus`` (the scenario's own size, not the one its scale may have cut
+    it to) brought down to the job where it is larger."""
+    out = at_gpus(sc, gpus)
     if out.spares is not None:
         out = out.replace(spares=dataclasses.replace(out.spares, replica_gpus=_replica_for(out, replica_gpus)))
     return out
@@ -134,6 +133,8 @@ class StrategyRow:
     persistent_interval_min: float | None
     error: str | None = None
     note: str | None = None  # what the row's name does not say (e.g. a placement without replicas to place)
+    #: With a training run: its ``time_to_train`` (days and cost, as ``run --json``'s).
+    time_to_train: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -147,7 +148,28 @@ class StrategyRow:
             "restores": self.restores,
             "fast_interval_min": self.fast_interval_min,
             "persistent_interval_min": self.persistent_interval_min,
+            "time_to_train": self.time_to_train,
         }
+
+
+def _kept(scenario: Scenario) -> str:
+    """In words, what every strategy keeps of the scenario (its pool, swap, rates and training)."""
+    sp = scenario.spares
+    pool = "unlimited spares" if sp is None or sp.spare_nodes is None else f"{sp.spare_nodes:,} spare nodes"
+    parts = [pool + (f", swap {sp.swap_min:g} min" if sp is not None and sp.swap_min > 0 else "")]
+    if scenario.rate_uncertainty:
+        parts.append("uncertain rates")
+    if scenario.rate_profile is not None:
+        parts.append("burn-in" if scenario.new_cluster else "rate profile")
+    if scenario.training is not None:
+        parts.append("training run")
+    return ", ".join(parts)
+
+
+def _waits(scenario: Scenario) -> bool:
+    """Whether the restart strategies can wait for spares (a finite pool without shrinking)."""
+    sp = scenario.spares
+    return sp is not None and sp.spare_nodes is not None and sp.min_gpus is None
 
 
 def comparable(scenario: Scenario) -> Scenario:
@@ -173,8 +195,8 @@ def _attempt(
 
 
 def _scaled(sc: Scenario, gpus: int, replica_gpus: int, scale_trials: int) -> Scenario:
-    """A strategy's scenario as the comparison across GPU counts runs it."""
-    return _at_gpus(sc, gpus, replica_gpus).replace(trials=min(sc.trials, scale_trials))
+    """A strategy's scenario as the comparison across GPU counts runs it (goodput only: no time to train)."""
+    return _at_gpus(sc, gpus, replica_gpus).replace(trials=min(sc.trials, scale_trials), training=None)
 
 
 def _runs(
@@ -238,7 +260,8 @@ def compare_strategies(
         lo, share = sum(weights[:done]) / total, weights[done] / total
         return lambda f: progress(min(1.0, lo + f * share))
 
-    keys = (*HOURS_KEYS, *(k for k in SPARES_HOURS_KEYS if k == "reduced_throughput"))
+    keys = (*HOURS_KEYS, *(k for k in SPARES_HOURS_KEYS if k == "reduced_throughput" or _waits(scenario)))
+    keys = tuple(sorted(keys, key=lambda k: (k == "reduced_throughput", (*HOURS_KEYS, *SPARES_HOURS_KEYS).index(k))))
     for name, sc in plans:
         res = _attempt(sc, part(), should_stop)
         done += 1
@@ -258,6 +281,7 @@ def compare_strategies(
                 d["restores"],
                 None if tiers is None else tiers["fast_interval_min"],
                 res.interval_min,
+                time_to_train=d.get("time_to_train"),
             )
         )
         if res.tier_plan is not None and res.tier_plan.persistent_unneeded and sc.uses_optimal_interval:
@@ -299,6 +323,7 @@ def compare_strategies(
     return {
         "scenario": scenario.name,
         "gpus": scenario.gpus,
+        "kept": _kept(scenario),
         "hours_keys": list(keys),
         "at_scale": [r.to_dict() for r in rows],
         "across_gpus": across,

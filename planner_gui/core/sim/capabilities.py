@@ -1,0 +1,179 @@
+"""The one table of what the model's features are, which engine runs a scenario, and what it refuses.
+
+Every feature combines with every other (docs/model.md): the general engine (:mod:`.run`) simulates any
+scenario. Faster engines take the scenarios that have a shortcut, each only on the domain where
+``tests/test_sim.py`` shows it equal to the general engine:
+
+============  ===========================================================================================
+engine        runs
+============  ===========================================================================================
+renewal       windows with one checkpoint tier, no spares beyond today's, restart mode, not a new cluster
+              (rates may be uncertain or follow a profile): every interruption starts the job afresh
+tiers         windows with a recovery strategy (fast tier, uploads, restore times) but no persistent stall
+              beside the fast tier, at constant known rates, no spares, not a new cluster
+first-passage times to train with one tier, no spares, constant known rates
+general       everything
+============  ===========================================================================================
+
+What is refused is refused here, worded once: settings that mean nothing (a job of one replica cannot
+continue on the others) and simulations too large to run. Values out of range are the scenario file's
+(:mod:`..scenario_io`) and the inputs' table's (:mod:`..specs`).
+
+This module imports no engine: the scenario files and the window's inputs ask it without loading one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..model import Scenario
+from ..profiles import is_flat
+from ..rates import RatePosterior
+
+__all__ = [
+    "ENGINES",
+    "FEATURES",
+    "MAX_GENERAL_POINTS",
+    "SECONDS_PER_COLUMN_STEP",
+    "SECONDS_PER_STEP",
+    "Engine",
+    "Feature",
+    "features",
+    "general_points",
+    "general_seconds",
+    "meaningless",
+    "train_engine",
+    "window_engine",
+]
+
+#: The most points (interruptions, repairs that change something, replica returns) the general engine may step
+#: through for one run, all trials together: about two minutes on a 2-core machine.
+MAX_GENERAL_POINTS = 4e8
+#: The general engine's cost on the reference machine (2 shared cores): per step (one point of every trial) and
+#: per trial and step, both measured at 100,000 GPUs with 1,000 trials (benchmarks/bench_engine.py).
+SECONDS_PER_STEP = 100e-6
+SECONDS_PER_COLUMN_STEP = 250e-9
+
+
+def _uncertain(sc: Scenario) -> bool:
+    return sc.rate_uncertainty and bool(RatePosterior.of(sc.components).uncertain.any())
+
+
+@dataclass(frozen=True)
+class Feature:
+    """A part of the model a scenario may use."""
+
+    key: str
+    label: str
+    present: Callable[[Scenario], bool]
+
+
+#: Every feature, in the order the help lists them.
+FEATURES: tuple[Feature, ...] = (
+    Feature("fast_tier", "the fast (in-memory) checkpoint tier", lambda s: s.tiers is not None and s.tiers.fast_enabled),
+    Feature(
+        "persistent_stall",
+        "a persistent stall beside the fast tier",
+        lambda s: s.tiers is not None and s.tiers.fast_enabled and s.write_s > 0,
+    ),
+    Feature("tiers", "a recovery strategy beyond one blocking checkpoint", lambda s: s.uses_tiers),
+    Feature("spare_pool", "a finite pool of spare nodes", lambda s: s.spares is not None and s.spares.spare_nodes is not None),
+    Feature("swap", "a swap time for failed nodes", lambda s: s.spares is not None and s.spares.swap_min > 0),
+    Feature("continue", "continuing on replicas", lambda s: s.spares is not None and s.spares.recovery_mode == "continue"),
+    Feature(
+        "shrink",
+        "running smaller while short of spares",
+        lambda s: s.spares is not None and s.spares.min_gpus is not None and s.spares.spare_nodes is not None,
+    ),
+    Feature("rate_uncertainty", "rate uncertainty", _uncertain),
+    Feature("rate_profile", "rates that change over the run", lambda s: not is_flat(s.rate_profile, s.days)),
+    Feature("new_cluster", "a new cluster (burn-in from an empty pool)", lambda s: s.new_cluster),
+    Feature("training", "a time to train", lambda s: s.training is not None),
+)
+
+
+def features(scenario: Scenario) -> frozenset[str]:
+    """The keys of the features the scenario uses."""
+    return frozenset(f.key for f in FEATURES if f.present(scenario))
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An engine and the features it runs (``None``: all of them)."""
+
+    key: str
+    label: str
+    window: bool  # runs windows (else times to train)
+    handles: frozenset[str] | None
+
+    def takes(self, used: frozenset[str]) -> bool:
+        return self.handles is None or used <= self.handles
+
+
+_VARYING = frozenset({"rate_uncertainty", "rate_profile"})
+#: The engines, fastest first; the first that takes a scenario's features runs it.
+ENGINES: tuple[Engine, ...] = (
+    Engine("renewal", "the renewal engine (core/engine.py)", True, _VARYING | {"training"}),
+    Engine("tiers", "the vectorized two-tier engine (core/tiers/engine.py)", True, frozenset({"fast_tier", "tiers", "training"})),
+    Engine("first-passage", "the first-passage time to train (core/training.py)", False, frozenset({"training"})),
+    Engine("general", "the general engine (core/sim)", True, None),
+    Engine("general", "the general engine (core/sim)", False, None),
+)
+
+
+def window_engine(scenario: Scenario, *, general: bool = False) -> Engine:
+    """The engine that simulates the scenario's window (``general``: the general engine, whatever the scenario)."""
+    used = features(scenario)
+    return next(e for e in ENGINES if e.window and (e.handles is None or (not general and e.takes(used))))
+
+
+def train_engine(scenario: Scenario, *, general: bool = False) -> Engine:
+    """The engine that simulates the scenario's time to train."""
+    used = features(scenario)
+    return next(e for e in ENGINES if not e.window and (e.handles is None or (not general and e.takes(used))))
+
+
+def meaningless(scenario: Scenario) -> str | None:
+    """Why a setting means nothing for this scenario (one line), or None."""
+    sp = scenario.spares
+    if sp is not None and sp.recovery_mode == "continue":
+        replicas = scenario.gpus // max(1, sp.replica_gpus)
+        if replicas < 2:
+            return (
+                f"spares.recovery_mode: continue needs two replicas or more to continue on; {scenario.gpus:,} GPUs in "
+                f"replicas of {sp.replica_gpus:,} make {replicas} (use smaller replicas, or restart)"
+            )
+    return None
+
+
+def general_points(scenario: Scenario, work_hours: float | None = None) -> float:
+    """The points the general engine steps through for the scenario's window (or, with ``work_hours``, a time to
+    train of that many hours), all trials together: interruptions at the rates' level over the profile, the
+    repairs and returns that may change the job's throughput, and the warm-up."""
+    gpus = scenario.gpus
+    rate = scenario.rate_per_gpu_hour * gpus
+    sp = scenario.spares
+    nodes = 0.0
+    if scenario.uses_spares:
+        from ..spares.model import component_scope
+
+        nodes = math.fsum(c.rate_per_gpu_hour * gpus for c in scenario.components if component_scope(c) != "process")
+    returns = rate if sp is not None and sp.recovery_mode == "continue" else 0.0
+    mult = 1.0
+    if scenario.rate_profile is not None:
+        from ..profiles import pieces
+
+        p = pieces(scenario.rate_profile, scenario.days)
+        mult = max(p.integral() / p.hours, 1.0)
+    hours = (work_hours if work_hours is not None else scenario.hours) + 100.0
+    per_hour = (rate + nodes + returns) * mult + scenario.planned_per_day / 24.0
+    return per_hour * hours * scenario.trials
+
+
+def general_seconds(scenario: Scenario, work_hours: float | None = None) -> float:
+    """The general engine's time for the scenario's window (or a time to train of ``work_hours``), estimated."""
+    points = general_points(scenario, work_hours)
+    steps = points / max(scenario.trials, 1)
+    return steps * SECONDS_PER_STEP + points * SECONDS_PER_COLUMN_STEP
