@@ -9,8 +9,18 @@ from ..core import fmt
 from ..core.compare import comparison, comparison_table
 from ..core.results import simulate
 from ..core.scenario_io import ScenarioError, load, validate
-from ..core.sensitivity import DEFAULT_FACTOR, NoClosedForm, sensitivity
-from .flags import Parser, UsageError, add_scenario_flags, file_name, integer_arg, number_arg, scenario_from_args
+from ..core.sensitivity import DEFAULT_FACTOR, has_closed_form, levers, sensitivity
+from ..core.sweep import Cost, run_cost
+from .flags import (
+    Parser,
+    Progress,
+    UsageError,
+    add_scenario_flags,
+    file_name,
+    integer_arg,
+    number_arg,
+    scenario_from_args,
+)
 
 __all__ = ["add_parsers", "cmd_compare", "cmd_sensitivity"]
 
@@ -51,21 +61,34 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
             f"--factor: must be a number from {MIN_FACTOR:g} to {MAX_FACTOR:g} other than 1 (got {args.factor:g})"
         )
     sc = scenario_from_args(args)
-    try:
+    exact = has_closed_form(sc)
+    if exact:
         effects = sensitivity(sc, args.factor)
-    except NoClosedForm as exc:
-        raise UsageError(f"sensitivity: {exc}") from None
+    else:
+        changes = 1 + len(levers(sc, args.factor))
+        cost = run_cost(sc)
+        cost = Cost(cost.events * changes, cost.seconds * changes)
+        with Progress(cost, f"simulating the scenario and {changes - 1} changes of it (paired Monte Carlo)") as p:
+            effects = sensitivity(sc, args.factor, progress=p)
     if args.json:
         print(json.dumps([e.to_dict() for e in effects], indent=2, allow_nan=False))
         return 0
-    print(f"{fmt.clean(sc.name, 120)}: what each change buys (exact expectations)")
+    how = "exact expectations" if exact else f"paired Monte Carlo, {sc.trials:,} trials, +/- one standard error"
+    print(f"{fmt.clean(sc.name, 120)}: what each change buys ({how})")
     width = max([len(e.change) for e in effects] + [6])
     what = "days and cost to train" if sc.training is not None else "cost of the GPU-hours not spent training"
-    print(f"{'change':<{width}}  {'goodput':>14}  {what}")
+    print(f"{'change':<{width}}  {'goodput':>{24 if not exact else 14}}  {what}")
     for e in effects:
-        days = "" if e.days_delta is None else f"{_signed(e.days_delta, 1)} days, "
+        se = "" if e.goodput_delta_se is None else f" +/- {100 * e.goodput_delta_se:.2f}"
+        days = "" if e.days_delta is None else f"{_signed(e.days_delta, 1)} days" + (
+            "" if e.days_delta_se is None else f" +/- {e.days_delta_se:.1f}"
+        ) + ", "
         cost = f"{'-' if e.cost_delta_usd < 0 else '+'}${fmt.compact(abs(e.cost_delta_usd))}"
-        print(f"{e.change:<{width}}  {_signed(100 * e.goodput_delta):>7} points  {days}{cost}")
+        if e.cost_delta_se is not None:
+            cost += f" +/- ${fmt.compact(e.cost_delta_se)}"
+        print(f"{e.change:<{width}}  {_signed(100 * e.goodput_delta) + se:>{17 if se else 7}} points  {days}{cost}")
+    if not effects:
+        print("(no change of an input moves anything here)")
     return 0
 
 

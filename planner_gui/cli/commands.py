@@ -11,7 +11,7 @@ from ..core import fmt
 from ..core.model import Scenario
 from ..core.params import resolve
 from ..core.plan import interval_range
-from ..core.profiles import pieces
+from ..core.profiles import is_flat, pieces
 from ..core.results import SimulationResult, hours_label, simulate
 from ..core.scenario_io import (
     save,
@@ -63,7 +63,9 @@ def report(res: SimulationResult) -> str:
             if continuing and "spares" in d
             else ""
         ),
-        f"  {fmt.every(sc.cluster_mtbf_hours)} for the job; one GPU: {fmt.every(sc.gpu_mtbf_hours)}",
+        f"  {fmt.every(_mean_gap_hours(res))} for the job"
+        + (" on average over the window" if _rates_vary(sc) else "")
+        + f"; one GPU: {fmt.every(sc.gpu_mtbf_hours)}",
         f"Planned interruptions    {pl['mean']:,.1f} (p05-p95 {pl['p05']:,.0f}-{pl['p95']:,.0f})",
         f"Goodput                  {fmt.percent(gp['mean'], 2)} +/- {fmt.percent(gp['sem'], 2)} "
         f"(p05-p95 {fmt.percent(gp['p05'])}-{fmt.percent(gp['p95'])}); "
@@ -92,11 +94,23 @@ def report(res: SimulationResult) -> str:
     return "\n".join(lines)
 
 
+def _rates_vary(sc: Scenario) -> bool:
+    return sc.rate_uncertainty or (sc.rate_profile is not None and not is_flat(sc.rate_profile, sc.days))
+
+
+def _mean_gap_hours(res: SimulationResult) -> float:
+    """The job's mean time between unplanned interruptions: the window over their expected count (which is
+    the per-GPU rate's inverse over the GPUs at constant, known rates)."""
+    n = res.expected.unplanned
+    return res.scenario.hours / n if n > 0 else math.inf
+
+
 def _spares_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
     """The pool, the recovery mode and what the pool did (the report's ``spares``)."""
     run = res.spares_run
     assert run is not None
     sp, s = run.spares, d["spares"]
+    nodes = s["nodes_in_repair"]
     pool = "unlimited" if sp.spare_nodes is None else f"{sp.spare_nodes:,}"
     lines = [
         f"Spare nodes              {pool}; swap {sp.swap_min:g} min; repairs {_repairs_text(sp)}",
@@ -108,10 +122,18 @@ def _spares_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
             else ""
         )
         + ("" if sp.min_gpus is None or sp.recovery_mode == "continue" else f"; shrinks down to {sp.min_gpus:,} GPUs"),
-        f"No spare at a failure    {fmt.percent(s['p_no_spare'], 2)} (M/G/infinity: "
-        f"{fmt.percent(s['p_no_spare_expected'], 2)})",
-        f"Nodes in repair          mean {s['nodes_in_repair']['mean']:,.1f}, p95 {s['nodes_in_repair']['p95']:,.0f} "
-        f"(M/G/infinity: {s['nodes_in_repair']['mean_expected']:,.1f}, {s['nodes_in_repair']['p95_expected']:,.0f})",
+        f"No spare at a failure    {fmt.percent(s['p_no_spare'], 2)} "
+        + (
+            f"(M/G/infinity: {fmt.percent(s['p_no_spare_expected'], 2)})"
+            if s["p_no_spare_expected"] is not None
+            else "(no closed form: the rates change over the window, or the pool starts empty)"
+        ),
+        f"Nodes in repair          mean {nodes['mean']:,.1f}, p95 {nodes['p95']:,.0f}"
+        + (
+            f" (M/G/infinity: {nodes['mean_expected']:,.1f}, {nodes['p95_expected']:,.0f})"
+            if nodes["mean_expected"] is not None
+            else ""
+        ),
         f"Pool for 99% of failures {s['recommended_for_99pct']:,} spare nodes",
     ]
     if s["idle_gpu_hours"] is not None:

@@ -470,9 +470,6 @@ def _with_rates(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[
     """``sc`` with the rate flags applied (after ``--days``: a burn-in covers the window), and their edits."""
     uncertainty = getattr(args, "rate_uncertainty", None)
     profile_file, burn_in = getattr(args, "rate_profile", None), getattr(args, "burn_in", None)
-    given = [f for f, v in zip(RATE_FLAGS, (uncertainty, profile_file, burn_in)) if v is not None]
-    if given and getattr(args, "command", None) == "sensitivity":
-        raise UsageError(f"{given[0]}: sensitivity compares exact expectations at constant, known rates")
     edits = []
     if uncertainty is not None and uncertainty != sc.rate_uncertainty:
         sc = sc.replace(rate_uncertainty=uncertainty)

@@ -22,7 +22,10 @@ from .engine import Cancelled, RawTrials
 from .model import Scenario
 from .params import optimal_intervals, resolve
 from .results import SimulationResult, simulate
-from .scenario_io import ScenarioError
+from .scenario_io import ScenarioError, validate
+from .sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, paired_sensitivity
+from .sim.capabilities import train_engine, window_engine
+from .spares.model import restart_scenario
 from .specs import GPU_RANGE, MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
 from .sweep import (
     SweepResult,
@@ -71,6 +74,8 @@ COST_MC_POINTS = 6
 COST_MC_TRIALS = 200
 #: A preview keeps at least this many trials (its p05-p95 range needs a few) before it shortens the window.
 MIN_PREVIEW_TRIALS = 8
+#: Trials of the full run's paired Monte Carlo sensitivity (where no closed form ranks the levers).
+SENSITIVITY_TRIALS = 100
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,8 @@ class PlanRequest:
     scenario: Scenario
     quality: Quality = FULL
     generation: int = 0
+    #: The sensitivity's factor (for scenarios ranked by paired Monte Carlo, computed with the full run).
+    factor: float = DEFAULT_FACTOR
 
 
 @dataclass
@@ -104,6 +111,9 @@ class PlanResult:
     from_cache: bool = False
     #: Days and cost to train against GPU count, when the scenario has a training section.
     cost_curve: CostCurve | None = None
+    #: The levers' effects where no closed form ranks them (paired Monte Carlo at the request's factor, in the full
+    #: run: :data:`SENSITIVITY_TRIALS` trials); None where the exact model does (the window ranks them itself).
+    effects: list[Effect] | None = None
 
 
 def interval_range(sc: Scenario) -> tuple[float, float]:
@@ -113,16 +123,12 @@ def interval_range(sc: Scenario) -> tuple[float, float]:
 
     Whole decades keep the axis still while a slider moves, until an optimum crosses one.
     """
-    if sc.uses_spares:  # in continue mode the optimum counts only the failures that restart
-        from .spares.run import spares_optimal
-
-        opt = spares_optimal(sc)
-    else:
-        opt = optimal_intervals(sc)
-    _, current = resolve(sc, opt)
+    base = restart_scenario(sc)  # in continue mode the optimum counts only the failures that restart
+    opt = optimal_intervals(base)
+    _, current = resolve(base, opt)
     values: tuple[float, ...] = (current, opt.young, opt.daly, opt.exact)
     if sc.uses_tiers:  # the sweep varies the fast interval when the fast tier is on (sweep.sweep_interval)
-        tp = plan_tiers(sc)
+        tp = plan_tiers(base)
         if tp.fast_min is not None:
             values = (tp.fast_min, tp.optimal.fast_min, *(tp.fast_young_daly() or ()))
         else:
@@ -133,9 +139,9 @@ def interval_range(sc: Scenario) -> tuple[float, float]:
 
 
 def _sweep_points(sc: Scenario, q: Quality, points: int) -> int:
-    """Points of a sweep: as the quality asks, but about half as many in a preview with spares (their
-    engine simulates every repair: a preview could not keep to its time otherwise; the full run refines)."""
-    return (points + 1) // 2 if q.budget_s is not None and sc.uses_spares else points
+    """Points of a sweep: as the quality asks, but about half as many in a preview on the general engine (it steps
+    every interruption and repair: a preview could not keep to its time otherwise; the full run refines)."""
+    return (points + 1) // 2 if q.budget_s is not None and window_engine(sc).key == "general" else points
 
 
 def _gpu_sweep_counts(sc: Scenario, q: Quality) -> np.ndarray:
@@ -201,7 +207,7 @@ def _scales_with_window(sc: Scenario) -> bool:
     with constant rates known exactly. A rate profile changes the rates over the days, and with rate
     uncertainty the spread between trials does not shrink as the window grows; either keeps the whole
     window (with fewer trials). So do spares: their results hold more than the hours the scaling knows."""
-    return sc.rate_profile is None and not sc.rate_uncertainty and not sc.uses_spares
+    return sc.rate_profile is None and not sc.rate_uncertainty and not sc.uses_spares and not sc.new_cluster
 
 
 def _to_whole_window(totals: np.ndarray, fraction: float) -> np.ndarray:
@@ -225,16 +231,14 @@ def _whole_window_run(res: SimulationResult, sc: Scenario, fraction: float) -> S
         e, hours_window=sc.hours, unplanned=e.unplanned / fraction, planned=e.planned / fraction
     )
     fast = None if res.restores_fast is None else _to_whole_window(res.restores_fast, fraction)
-    return SimulationResult(
-        sc.replace(trials=res.scenario.trials),
-        res.interval_min,
-        res.optimal,
-        expected,
-        scaled,
-        res.time_to_train,
-        res.tier_plan,
-        fast,
-        res.spares_run,
+    slow = None if res.restores_persistent is None else _to_whole_window(res.restores_persistent, fraction)
+    return dataclasses.replace(
+        res,
+        scenario=sc.replace(trials=res.scenario.trials),
+        expected=expected,
+        trials=scaled,
+        restores_fast=fast,
+        restores_persistent=slow,
     )
 
 
@@ -271,12 +275,16 @@ def _gpu_sweep(
     return _whole_window_sweep(res, fraction), time.perf_counter() - t0
 
 
-def _cost_curve(sc: Scenario, q: Quality, counts: np.ndarray, should_stop: StopCheck) -> CostCurve | None:
+def _cost_curve(
+    sc: Scenario, q: Quality, counts: np.ndarray, by_gpus: SweepResult, should_stop: StopCheck
+) -> CostCurve | None:
     """Days and cost to train at the GPU sweep's counts (None without a training section). The full run
     also simulates the time to train at :data:`COST_MC_POINTS` of them (those it can simulate in size);
     a preview gives the expectations alone."""
-    if sc.training is None or sc.uses_tiers:  # its expectations are a single checkpoint tier's
+    if sc.training is None:
         return None
+    if train_engine(sc).key == "general":
+        return _general_cost_curve(sc, q, by_gpus, should_stop)
     curve = cost_curve(sc, counts)
     if q.budget_s is not None:
         return curve
@@ -290,6 +298,48 @@ def _cost_curve(sc: Scenario, q: Quality, counts: np.ndarray, should_stop: StopC
         except ScenarioError:  # too large to simulate: the expectation stands alone there
             continue
     return dataclasses.replace(curve, mc=tuple(mc))
+
+
+def _general_cost_curve(sc: Scenario, q: Quality, by_gpus: SweepResult, should_stop: StopCheck) -> CostCurve:
+    """Days and cost to train where the general engine simulates them: the expectation from the GPU sweep's
+    Monte Carlo goodput (``work / goodput``; no closed form here), and in the full run the time to train
+    simulated at :data:`COST_MC_POINTS` counts (stepped together)."""
+    from .results import simulate_scenarios
+    from .sweep import at_gpus
+
+    assert sc.training is not None
+    counts = np.asarray(by_gpus.x, dtype=np.int64)
+    g = np.asarray(by_gpus.goodput_mean, dtype=float)
+    compute, price = sc.training.gpu_hours, sc.gpu_hour_cost_usd
+    with np.errstate(divide="ignore"):
+        used = np.where(g > 0, compute / g, np.inf)
+    curve = CostCurve(
+        gpus=counts,
+        ideal_days=compute / counts / 24.0,
+        goodput=g,
+        days=used / counts / 24.0,
+        cost_usd=used * price,
+        lost_cost_usd=(used - compute) * price,
+        mc=(),
+        expected_from="Monte Carlo goodput",
+    )
+    if q.budget_s is not None:
+        return curve
+    picks = np.unique(np.round(np.geomspace(counts[0], counts[-1], COST_MC_POINTS)).astype(np.int64))
+    points = []
+    for n in picks:
+        point = at_gpus(sc, int(n)).replace(trials=min(sc.trials, COST_MC_TRIALS))
+        try:
+            points.append(validate(point))
+        except ScenarioError:
+            continue
+    runs = []
+    for p in points:  # each alone, so one too large to finish is left out rather than taking the rest with it
+        try:
+            runs.extend(simulate_scenarios([p], should_stop=should_stop))
+        except ScenarioError:
+            continue
+    return dataclasses.replace(curve, mc=tuple(r.time_to_train for r in runs if r.time_to_train is not None))
 
 
 def _cached_gpu_sweep(sc: Scenario, q: Quality, cache: GpuSweepCache | None) -> SweepResult | None:
@@ -346,8 +396,17 @@ def compute_plan(
         if cache is not None:
             cache.put(_gpu_sweep_key(sc, q), by_gpus)
     t3 = time.perf_counter()
-    costs = _cost_curve(sc, q, by_gpus.x, should_stop)
+    costs = _cost_curve(sc, q, by_gpus.x, by_gpus, should_stop)
     timings["cost"] = time.perf_counter() - t3
+    effects = None
+    if q.budget_s is None and not has_closed_form(sc):
+        t4 = time.perf_counter()
+        few = sc.replace(trials=min(sc.trials, SENSITIVITY_TRIALS))
+        try:
+            effects = paired_sensitivity(few, req.factor, should_stop=should_stop)
+        except ScenarioError:  # a time to train too large at these trials: the ranking stands without it
+            effects = paired_sensitivity(few.replace(training=None), req.factor, should_stop=should_stop)
+        timings["sensitivity"] = time.perf_counter() - t4
     return PlanResult(
         req,
         main,
@@ -358,4 +417,5 @@ def compute_plan(
         timings,
         window_fraction=fraction,
         cost_curve=costs,
+        effects=effects,
     )

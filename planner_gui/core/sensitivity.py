@@ -1,10 +1,16 @@
-"""Which lever buys the most: the effect of one fixed improvement of each input, from the exact model.
+"""Which lever buys the most: the effect of one fixed improvement of each input.
 
-Each lever changes one input of the scenario by a factor (halving a time or a rate by default) and
-the exact expectations (:mod:`.exact`) give the goodput before and after; with a training compute
-(:class:`.model.Training`) also the days to train and their cost, without one the cost of the GPU-hours
+Each lever changes one input of the scenario by a factor (halving a time or a rate by default). Where the
+model has a closed form (one checkpoint tier, or two with every failure restoring from one, constant known
+rates, no spares), the exact expectations (:mod:`.exact`) give the goodput before and after; with a training
+compute (:class:`.model.Training`) also the days to train and their cost, without one the cost of the GPU-hours
 not spent training in the window. Exact expectations take well under a millisecond per lever, so the
 window recomputes the chart live as the sliders move.
+
+Every other scenario (spares and repairs, continuing on replicas, rates that vary, a new cluster, both tiers
+restoring) is ranked by paired Monte Carlo (:func:`paired_sensitivity`): the scenario and every lever's change of
+it are simulated on the general engine with the same seed, stepped together, and each lever's effect is the mean
+of the per-trial differences, with its standard error (the effects' ``*_se``).
 
 With recovery tiers (:mod:`.tiers`) the exact expectations are the two-tier model's, which has a closed form
 when every failure restores from one tier (e.g. replicas in another failure domain); the levers then include
@@ -19,6 +25,9 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from .exact import time_fractions
 from .expected import rates_vary
@@ -26,12 +35,26 @@ from .model import OPTIMAL, Scenario, Tiers
 from .params import resolve
 from .tiers.run import plan_tiers
 
-__all__ = ["DEFAULT_FACTOR", "Effect", "Lever", "NoClosedForm", "expected_goodput", "levers", "sensitivity"]
+if TYPE_CHECKING:
+    from .results import SimulationResult
+
+__all__ = [
+    "DEFAULT_FACTOR",
+    "Effect",
+    "Lever",
+    "NoClosedForm",
+    "expected_goodput",
+    "has_closed_form",
+    "levers",
+    "paired_sensitivity",
+    "sensitivity",
+]
 
 
 class NoClosedForm(ValueError):
     """The scenario has no exact expectation to rank levers by: its rates vary, its failures restore from
-    both checkpoint tiers, or it has a spare pool or a recovery mode."""
+    both checkpoint tiers, or it has a spare pool or a recovery mode (:func:`sensitivity` then ranks by paired
+    Monte Carlo)."""
 
 
 #: The improvement each lever applies by default: halve the time or the rate.
@@ -57,6 +80,10 @@ class Effect:
     goodput_delta: float
     days_delta: float | None
     cost_delta_usd: float
+    #: Standard errors of the three deltas (paired Monte Carlo; None where the exact model gave them).
+    goodput_delta_se: float | None = None
+    days_delta_se: float | None = None
+    cost_delta_se: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -65,6 +92,9 @@ class Effect:
             "goodput_delta": self.goodput_delta,
             "days_delta": self.days_delta,
             "cost_delta_usd": self.cost_delta_usd,
+            "goodput_delta_se": self.goodput_delta_se,
+            "days_delta_se": self.days_delta_se,
+            "cost_delta_se": self.cost_delta_se,
         }
 
 
@@ -137,8 +167,39 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
     if not sc.uses_optimal_interval:
         out.append(Lever("checkpoint interval", "the optimal interval (Daly)", optimal))
     out += _tier_levers(sc, factor)
+    out += _spares_levers(sc, factor)
     if sc.training is not None:
         out.append(Lever("GPU count", f"GPUs {x}", gpus))
+    return out
+
+
+def _spares_levers(sc: Scenario, factor: float) -> list[Lever]:
+    """With spares: the swap, every repair time, the continue stall (times by the factor), and the pool (its nodes
+    divided by the factor: an improvement is more spares)."""
+    sp = sc.spares
+    if sp is None or sp.is_todays:
+        return []
+    from .spares.model import node_categories, repair_hours_of
+
+    x = _fmt_factor(factor)
+
+    def spares(**changes: object) -> Callable[[Scenario], Scenario]:
+        return lambda s: s.replace(spares=dataclasses.replace(s.spares or sp, **changes))
+
+    out = []
+    if sp.swap_min > 0:
+        out.append(Lever("swap time", f"swap {x}", spares(swap_min=sp.swap_min * factor)))
+    cats = node_categories(sc)
+    if cats and (sp.spare_nodes is not None or sp.recovery_mode == "continue"):
+        hours = tuple((c, repair_hours_of(c, sp) * factor) for c in cats)
+        out.append(Lever("repair times", f"every repair {x}", spares(repair_hours=hours)))
+    if sp.spare_nodes is not None:
+        more = max(sp.spare_nodes + 1, round(sp.spare_nodes / factor)) if factor < 1 else round(sp.spare_nodes / factor)
+        out.append(Lever("spare pool", f"spare nodes {sp.spare_nodes:,} -> {more:,}", spares(spare_nodes=more)))
+    if sp.recovery_mode == "continue" and sp.continue_stall_min > 0:
+        out.append(
+            Lever("continue stall", f"continue stall {x}", spares(continue_stall_min=sp.continue_stall_min * factor))
+        )
     return out
 
 
@@ -185,22 +246,32 @@ def _tier_levers(sc: Scenario, factor: float) -> list[Lever]:
     return out
 
 
-def sensitivity(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Effect]:
+def has_closed_form(sc: Scenario) -> bool:
+    """Whether the levers of ``sc`` are ranked by exact expectations (else by paired Monte Carlo)."""
+    if rates_vary(sc) or sc.uses_spares or sc.new_cluster:
+        return False
+    try:
+        expected_goodput(sc)
+    except NoClosedForm:
+        return False
+    return True
+
+
+def sensitivity(
+    sc: Scenario,
+    factor: float = DEFAULT_FACTOR,
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[Effect]:
     """The effect of each lever, the biggest saving first (with a training compute: the most dollars
-    saved; without: the most goodput gained). Levers that change nothing, or whose change leaves the exact
-    model's reach, are left out. Raises :class:`NoClosedForm` when the scenario itself has no exact model."""
+    saved; without: the most goodput gained). Levers that change nothing are left out. Scenarios the exact
+    model covers are ranked by it (a lever whose change leaves its reach is left out); every other one by paired
+    Monte Carlo (:func:`paired_sensitivity`)."""
     if not (factor > 0 and math.isfinite(factor)):
         raise ValueError("the factor must be a positive number")
-    if rates_vary(sc):
-        raise NoClosedForm(
-            "levers are ranked by exact expectations at constant, known rates; this scenario's rates vary (a rate "
-            "profile or rate uncertainty)"
-        )
-    if sc.uses_spares:
-        raise NoClosedForm(
-            "levers are ranked by exact expectations with failed nodes replaced at once; this scenario's spare "
-            "pool or recovery mode has no closed form (use planner-gui sweep --over spares, or compare runs)"
-        )
+    if not has_closed_form(sc):
+        return paired_sensitivity(sc, factor, progress=progress, should_stop=should_stop)
     base_g = expected_goodput(sc)
     base_days, base_cost = _days_and_cost(sc, base_g)
     effects = []
@@ -217,5 +288,77 @@ def sensitivity(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Effect]:
         days, cost = _days_and_cost(changed, g)
         days_delta = None if days is None or base_days is None else days - base_days
         effects.append(Effect(lever.name, lever.change, g - base_g, days_delta, cost - base_cost))
+    return _ranked(sc, effects)
+
+
+def _ranked(sc: Scenario, effects: list[Effect]) -> list[Effect]:
     key = (lambda e: e.cost_delta_usd) if sc.training is not None else (lambda e: -e.goodput_delta)
     return sorted(effects, key=key)
+
+
+def paired_sensitivity(
+    sc: Scenario,
+    factor: float = DEFAULT_FACTOR,
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[Effect]:
+    """Every lever by paired Monte Carlo with common random numbers: the scenario and each lever's change of it,
+    with the same seed and trials, stepped together on the general engine. Per trial, the difference of goodput
+    (and of the days and cost to train, or of the window's lost GPU-hours' cost) from the scenario's; each effect is
+    their mean, with its standard error. A change that cannot be simulated (refused by the scenario checks, e.g. a
+    pool beyond the limits) is left out."""
+    from .results import simulate_scenarios
+    from .scenario_io import ScenarioError, validate
+
+    changed: list[tuple[Lever, Scenario]] = []
+    for lever in levers(sc, factor):
+        other = lever.apply(sc)
+        if other == sc:
+            continue
+        try:
+            changed.append((lever, validate(other)))
+        except ScenarioError:
+            continue
+    runs = simulate_scenarios([sc, *(c for _, c in changed)], progress=progress, should_stop=should_stop, general=True)
+    base = runs[0]
+    base_g = base.goodput
+    base_days, base_cost = _per_trial_days_and_cost(base)
+    effects = []
+    for (lever, other), res in zip(changed, runs[1:]):
+        dg = res.goodput - base_g
+        days, cost = _per_trial_days_and_cost(res)
+        dd = None if days is None or base_days is None else days - base_days
+        dc = cost - base_cost
+        if not np.any(dg) and (dd is None or not np.any(dd)):
+            continue  # the change moved nothing
+        effects.append(
+            Effect(
+                lever.name,
+                lever.change,
+                float(dg.mean()),
+                None if dd is None else float(dd.mean()),
+                float(dc.mean()),
+                _se(dg),
+                None if dd is None else _se(dd),
+                _se(dc),
+            )
+        )
+    return _ranked(sc, effects)
+
+
+def _se(values: np.ndarray) -> float:
+    return float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
+
+
+def _per_trial_days_and_cost(res: SimulationResult) -> tuple[np.ndarray | None, np.ndarray]:
+    """Per trial: the days to train and their cost (with a training compute), else no days and the cost of the
+    window's GPU-hours not spent training; with a finite spare pool, plus the pool's GPU-hours over that time."""
+    sc = res.scenario
+    t = res.time_to_train
+    pool = 0.0
+    if sc.spares is not None and sc.spares.spare_nodes is not None:
+        pool = sc.spares.spare_nodes * sc.gpus_per_node * sc.gpu_hour_cost_usd  # per hour the pool is held
+    if t is None:
+        return None, sc.gpus * sc.hours * (1.0 - res.goodput) * sc.gpu_hour_cost_usd + pool * sc.hours
+    return t.hours / 24.0, t.gpu_hours() * sc.gpu_hour_cost_usd + pool * t.hours

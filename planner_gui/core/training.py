@@ -174,6 +174,10 @@ def check_training_size(scenario: Scenario, p: Params | None = None) -> None:
     """Refuse, in one line, a time to train that never ends or would take too long to simulate."""
     if scenario.training is None:
         return
+    from .sim.capabilities import train_engine
+
+    if train_engine(scenario).key == "general":  # checked from the window's goodput once it has run
+        return
     p = p if p is not None else resolve(scenario)[0]
     events = training_events(p, work_hours(scenario), scenario.trials)
     if not math.isfinite(events):
@@ -370,6 +374,8 @@ class CostCurve:
     cost_usd: np.ndarray  # GPU-hours used x price
     lost_cost_usd: np.ndarray  # (GPU-hours used - compute GPU-hours) x price
     mc: tuple[TimeToTrain, ...]
+    #: What the expectation's goodput is: the exact model's, or (no closed form) the Monte Carlo's of each count.
+    expected_from: str = "exact goodput"
 
     @property
     def fastest_gpus(self) -> int:

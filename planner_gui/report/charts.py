@@ -19,7 +19,8 @@ import numpy as np
 
 from ..core import fmt
 from ..core.plan import PlanResult
-from ..core.results import HOURS_KEYS, HOURS_LABELS
+from ..core.profiles import expected_by_component
+from ..core.results import HOURS_KEYS, HOURS_LABELS, SPARES_HOURS_KEYS
 from ..core.sensitivity import Effect
 from ..core.sweep import GUIDE_GPUS
 from .svg import (
@@ -292,7 +293,7 @@ def components_chart(plan: PlanResult) -> str:
     sc = main.scenario
     comps = sc.components
     by = main.trials.by_component
-    expected = np.array([c.rate_per_gpu_hour for c in comps]) * sc.gpus * sc.hours
+    expected = np.asarray(expected_by_component(sc), dtype=float)  # (the profile's and the posterior's mean)
     order = [int(i) for i in np.argsort(-expected, kind="stable")]
     fit = MAX_COMPONENT_ROWS
     named, rest = (order, []) if len(order) <= fit else (order[: fit - 1], order[fit - 1 :])
@@ -329,46 +330,54 @@ def components_chart(plan: PlanResult) -> str:
 
 
 def hours_chart(report: dict[str, Any]) -> str:
-    """Where the window's hours go (Monte Carlo means, exact expectations as ticks); the losses set the
-    scale, and a useful-compute bar far longer than them is cut."""
-    hours = [float(report["hours"][k]) for k in HOURS_KEYS]
-    exact = [float(report["hours_expected"][k]) for k in HOURS_KEYS]
+    """Where the window's hours go (Monte Carlo means; exact expectations as ticks where the model has them); the
+    losses set the scale, and a useful-compute bar far longer than them is cut. The rows are the report's hours
+    (with spares: waiting for spares and reduced throughput where they apply)."""
+    keys = [k for k in (*HOURS_KEYS, *SPARES_HOURS_KEYS) if k in report["hours"]]
+    hours = [float(report["hours"][k]) for k in keys]
+    expected = report.get("hours_expected")
+    exact = [float(expected[k]) if expected is not None and k in expected else math.nan for k in keys]
     total = float(report["scenario"]["days"]) * 24.0
-    losses = max(max(hours[1:]), max(exact[1:]))
+    finite_exact = [e for e in exact[1:] if math.isfinite(e)]
+    losses = max([*hours[1:], *finite_exact, 0.0])
     right = losses * 1.08
     cut = hours[0] > 1.6 * right
     if not cut or right <= 0:
-        right, cut = max(hours[0], exact[0], losses, 1e-9) * 1.04, False
+        right, cut = max([hours[0], *(e for e in exact if math.isfinite(e)), losses, 1e-9]) * 1.04, False
     rows = [
         Row(HOURS_LABELS[k], f"{fmt.count(v, 1)} h ({fmt.percent(v / total if total else 0.0)})")
-        for k, v in zip(HOURS_KEYS, hours)
+        for k, v in zip(keys, hours)
     ]
     title = f"hours of the {fmt.count(total, 0)}-hour window (Monte Carlo mean over trials)"
+    parts = ", ".join(HOURS_LABELS[k] for k in keys)
     chart = BarChart(
         "hours",
         "Where the hours go",
-        "The wall-clock window split into useful compute, checkpoint writes, lost work, detection and restart, "
-        "and planned restarts: Monte Carlo means as bars, exact expectations as ticks.",
+        f"The wall-clock window split into {parts}: Monte Carlo means as bars"
+        + (", exact expectations as ticks." if expected is not None else " (no closed form here)."),
         rows,
         (0.0, right),
         title + ("; useful compute is cut" if cut else ""),
     )
+    ticks = False
     for i, (v, e) in enumerate(zip(hours, exact)):
         chart.bar("monte-carlo", i, min(v, right), MAIN_COLOR, cut=cut and i == 0)
-        if e <= right:
+        if math.isfinite(e) and e <= right:
             chart.tick("exact", i, e)
-    chart.legend = [
-        LegendEntry("monte-carlo", ("bar",), "Monte Carlo mean", MAIN_COLOR),
-        LegendEntry("exact", ("tick",), "exact expectation"),
-    ]
+            ticks = True
+    chart.legend = [LegendEntry("monte-carlo", ("bar",), "Monte Carlo mean", MAIN_COLOR)]
+    if ticks:
+        chart.legend.append(LegendEntry("exact", ("tick",), "exact expectation"))
     return chart.to_svg()
 
 
 def effect_text(e: Effect) -> str:
-    """What a lever buys, in words: "+1.23 points, -0.4 days, -$1.2 M"."""
+    """What a lever buys, in words: "+1.23 points, -0.4 days, -$1.2 M" (with paired Monte Carlo, "+1.23 +/- 0.02
+    points")."""
+    se = "" if e.goodput_delta_se is None else f" ± {100 * e.goodput_delta_se:.2f}"
     days = "" if e.days_delta is None else f", {e.days_delta:+.1f} days"
     cost = f"{'-' if e.cost_delta_usd < 0 else '+'}${fmt.compact(abs(e.cost_delta_usd))}"
-    return f"{100 * e.goodput_delta:+.2f} points{days}, {cost}"
+    return f"{100 * e.goodput_delta:+.2f}{se} points{days}, {cost}"
 
 
 def sensitivity_chart(effects: Sequence[Effect], training: bool) -> str:
@@ -379,14 +388,16 @@ def sensitivity_chart(effects: Sequence[Effect], training: bool) -> str:
     span = (hi - lo) or 1e-3
     lo, hi = (lo - 0.04 * span if lo < 0 else 0.0), (hi + 0.04 * span if hi > 0 else 0.0)
     what = "days and cost to train" if training else "cost of the GPU-hours not spent training"
+    mc = any(e.goodput_delta_se is not None for e in effects)
+    how = "paired Monte Carlo, ± one standard error" if mc else "exact expectation"
     chart = BarChart(
         "sensitivity",
         "What each change buys",
-        f"The change in exact expected goodput (percentage points) and in the {what}, for each input "
-        "changed alone; the biggest saving first.",
+        f"The change in {'' if mc else 'exact expected '}goodput (percentage points) and in the {what}, for each "
+        f"input changed alone ({how}); the biggest saving first.",
         [Row(fmt.clean(e.change, 48), effect_text(e)) for e in effects],
         (lo, hi),
-        "change in goodput (percentage points, exact expectation)",
+        f"change in goodput (percentage points, {how})",
     )
     drawn: dict[str, None] = {}
     for i, d in enumerate(deltas):

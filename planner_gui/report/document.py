@@ -25,36 +25,19 @@ from typing import Any
 from .. import __version__
 from ..core import fmt
 from ..core.compare import comparison, show_value
-from ..core.model import DEFAULT_NOTES, OPTIMAL, Scenario, Training
+from ..core.model import DEFAULT_NOTES, OPTIMAL, Scenario, Tiers, Training
 from ..core.plan import PlanResult
+from ..core.profiles import expected_by_component
 from ..core.sensitivity import DEFAULT_FACTOR, Effect, sensitivity
+from ..core.spares.model import Spares
 from ..core.specs import SPECS
 from . import charts
 from .model_text import DEFAULT_FIELDS, MODEL_HTML, defaults_html, sources_html
 
-__all__ = ["MAX_COMPARED", "SECTIONS", "refusal", "render_report"]
+__all__ = ["MAX_COMPARED", "SECTIONS", "render_report"]
 
 #: The most scenarios a report compares with the main one (the compare command's limit, less the main).
 MAX_COMPARED = 7
-
-
-def refusal(scenarios: Sequence[Scenario], window: bool = False) -> str | None:
-    """Why the report cannot cover these scenarios, in one line (None: it can), with what to use instead on the
-    command line or, with ``window``, in the window. Its charts and exact curves are a single checkpoint tier's,
-    with failed nodes replaced at once."""
-    if any(s.uses_tiers for s in scenarios):
-        instead = "View > Recovery Strategies" if window else "planner-gui run, compare or strategies"
-        return (
-            "report: does not cover recovery tiers yet (its charts and exact curves are a single checkpoint tier's); "
-            f"use {instead}"
-        )
-    if any(s.uses_spares for s in scenarios):
-        instead = "View > Spare-Pool Sizing" if window else "planner-gui run or sweep --over spares"
-        return (
-            "report: does not cover spare pools and recovery modes yet (its charts and exact curves assume failed "
-            f"nodes replaced at once); use {instead}"
-        )
-    return None
 
 
 #: Section ids and headings, in order (the comparison only with compared scenarios).
@@ -156,6 +139,11 @@ def headline_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]]
             f"for the whole job; for one GPU: {_num(every_gpu, 'gpu_mtbf_hours', 'hours')}",
         )
     )
+    exact = (
+        f"exact expectation {_num(fmt.percent(d['goodput_expected'], 2), 'goodput_expected', 'percent')}"
+        if d["goodput_expected"] is not None
+        else "no closed form for this model: the Monte Carlo is the estimate"
+    )
     rows.append(
         (
             "Goodput",
@@ -163,24 +151,11 @@ def headline_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]]
             f"{_num(fmt.percent(gp['sem'], 2), 'goodput/sem', 'percent')}",
             f"Monte Carlo mean ± its standard error; p05–p95 "
             f"{_num(fmt.percent(gp['p05'], 2), 'goodput/p05', 'percent')}–"
-            f"{_num(fmt.percent(gp['p95'], 2), 'goodput/p95', 'percent')}; exact expectation "
-            f"{_num(fmt.percent(d['goodput_expected'], 2), 'goodput_expected', 'percent')}",
+            f"{_num(fmt.percent(gp['p95'], 2), 'goodput/p95', 'percent')}; {exact}",
         )
     )
-    opt = d["optimal_interval_min"]
-    how = "Daly's optimum" if sc.uses_optimal_interval else "fixed"
-    gain = 100.0 * (d["goodput_expected_at_optimal_interval"] - d["goodput_expected"])
-    rows.append(
-        (
-            "Checkpoint interval",
-            f"{_num(_duration_min(d['checkpoint_interval_min']), 'checkpoint_interval_min', 'minutes')} ({how})",
-            f"best (the exact model's optimum): "
-            f"{_num(_duration_min(opt['exact']), 'optimal_interval_min/exact', 'minutes')}, "
-            f"{_num(f'{gain:+.2f}', 'goodput_expected_at_optimal_interval - goodput_expected', 'points')} "
-            f"points available; Young {_num(_duration_min(opt['young']), 'optimal_interval_min/young', 'minutes')}, "
-            f"Daly {_num(_duration_min(opt['daly']), 'optimal_interval_min/daly', 'minutes')}",
-        )
-    )
+    rows += _interval_rows(d, sc)
+    rows += _strategy_rows(d, sc)
     rows.append(
         (
             "GPU-hours not spent training",
@@ -211,6 +186,105 @@ def headline_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]]
             if _finite(ideal):
                 details.append(f"at 100% goodput: {_num(f'{ideal:,.1f}', 'time_to_train/ideal_days', 'days')} days")
             rows.append(("Time to train", value, "; ".join(details)))
+    return rows
+
+
+def _interval_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]]:
+    """The checkpoint interval (one tier), or both tiers' intervals, with the optima the report has."""
+    opt = d["optimal_interval_min"]
+    tiers = d.get("tiers")
+    continuing = sc.spares is not None and sc.spares.recovery_mode == "continue"
+    how = ("Daly's, for the failures that restart" if continuing else "Daly's optimum") if sc.uses_optimal_interval else "fixed"
+    if tiers is not None and tiers.get("fast_interval_min") is not None:
+        return [
+            (
+                "Fast tier (memory)",
+                f"every {_num(_duration_min(tiers['fast_interval_min']), 'tiers/fast_interval_min', 'minutes')}",
+                f"optimum {_num(_duration_min(opt['fast']), 'optimal_interval_min/fast', 'minutes')}"
+                if opt.get("fast") is not None
+                else "",
+            ),
+            (
+                "Persistent tier",
+                f"every {_num(_duration_min(d['checkpoint_interval_min']), 'checkpoint_interval_min', 'minutes')}",
+                f"every {tiers['persistent_every_fast']:,} snapshots; uploads start every "
+                f"{tiers['upload_every_checkpoint']:,} checkpoints"
+                + (
+                    f"; optimum {_num(_duration_min(opt['persistent']), 'optimal_interval_min/persistent', 'minutes')}"
+                    if opt.get("persistent") is not None
+                    else ""
+                ),
+            ),
+        ]
+    gain = (
+        None
+        if d["goodput_expected_at_optimal_interval"] is None or d["goodput_expected"] is None
+        else 100.0 * (d["goodput_expected_at_optimal_interval"] - d["goodput_expected"])
+    )
+    best = (
+        f"best (the exact model's optimum): {_num(_duration_min(opt['exact']), 'optimal_interval_min/exact', 'minutes')}, "
+        f"{_num(f'{gain:+.2f}', 'goodput_expected_at_optimal_interval - goodput_expected', 'points')} points available; "
+        if gain is not None and opt.get("exact") is not None
+        else ""
+    )
+    return [
+        (
+            "Checkpoint interval",
+            f"{_num(_duration_min(d['checkpoint_interval_min']), 'checkpoint_interval_min', 'minutes')} ({how})",
+            f"{best}Young {_num(_duration_min(opt['young']), 'optimal_interval_min/young', 'minutes')}, "
+            f"Daly {_num(_duration_min(opt['daly']), 'optimal_interval_min/daly', 'minutes')}",
+        )
+    ]
+
+
+def _strategy_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]]:
+    """Restores by tier, the spare pool and the rates' uncertainty, where the scenario has them."""
+    rows = []
+    fast, stored = d["restores"]["fast"], d["restores"]["persistent"]
+    if d.get("tiers") is not None:
+        rows.append(
+            (
+                "Restores",
+                f"{_num(f'{fast:,.1f}', 'restores/fast', 'count')} from memory",
+                f"{_num(f'{stored:,.1f}', 'restores/persistent', 'count')} from storage",
+            )
+        )
+    sp = d.get("spares")
+    if sp is not None:
+        in_repair = sp["nodes_in_repair"]["mean"]
+        pool = sc.spares.spare_nodes if sc.spares is not None else None
+        shown = "unlimited" if pool is None else f"{_num(f'{pool:,}', 'spares/inputs/spare_nodes', 'count')} nodes"
+        detail = (
+            f"a failure finds no spare {_num(fmt.percent(sp['p_no_spare'], 2), 'spares/p_no_spare', 'percent')} of "
+            f"the time; nodes in repair {_num(f'{in_repair:,.1f}', 'spares/nodes_in_repair/mean', 'count')} on average"
+        )
+        if sp.get("idle_gpu_hours") is not None:
+            detail += (
+                f"; the pool's {_num(fmt.compact(sp['idle_gpu_hours']), 'spares/idle_gpu_hours', 'count')} GPU-hours "
+                f"cost {_num(fmt.money(sp['idle_cost_usd']), 'spares/idle_cost_usd', 'usd')}"
+            )
+        rows.append(("Spare pool", shown, detail))
+        if sc.spares is not None and sc.spares.recovery_mode == "continue":
+            continued, restarted = sp["continued"], fast + stored
+            rows.append(
+                (
+                    "Continuing on replicas",
+                    f"{_num(f'{continued:,.1f}', 'spares/continued', 'count')} failures continued",
+                    f"{_num(f'{restarted:,.1f}', 'restores/fast + restores/persistent', 'count')} restarted",
+                )
+            )
+    u = d.get("uncertainty")
+    if u is not None:
+        goodput = fmt.percent(u["goodput"]["variance_share_rates"])
+        interruptions = fmt.percent(u["interruptions"]["variance_share_rates"])
+        rows.append(
+            (
+                "Rate uncertainty",
+                f"{_num(goodput, 'uncertainty/goodput/variance_share_rates', 'percent')} of goodput's variance",
+                "from the rates' uncertainty, chance the rest (of the interruptions': "
+                f"{_num(interruptions, 'uncertainty/interruptions/variance_share_rates', 'percent')})",
+            )
+        )
     return rows
 
 
@@ -292,6 +366,7 @@ def inputs_html(sc: Scenario) -> str:
                     DEFAULT_NOTES.get(field, ""),
                 )
             )
+    rows += _strategy_inputs(sc)
     body = "".join(
         f"<tr><th>{escape(label)}</th><td>{escape(value)}</td><td>{escape(base)}</td>"
         f'<td class="small">{escape(note)}</td></tr>'
@@ -304,16 +379,64 @@ def inputs_html(sc: Scenario) -> str:
     )
 
 
+def _label(field: str) -> str:
+    spec = SPECS.get(field)
+    return spec.label if spec is not None else field.replace("_", " ").capitalize()
+
+
+def _strategy_inputs(sc: Scenario) -> list[tuple[str, str, str, str]]:
+    """The recovery tiers', the spares' and the rates' inputs, where the scenario has them: (label, value,
+    default, note)."""
+    rows = []
+    if sc.tiers is not None:
+        dflt = Tiers()
+        for f in dataclasses.fields(Tiers):
+            v, base = getattr(sc.tiers, f.name), getattr(dflt, f.name)
+            rows.append((_label(f.name), _plain(v), _plain(base), DEFAULT_NOTES.get(f.name, "")))
+    if sc.spares is not None:
+        dflt_sp = Spares()
+        for f in dataclasses.fields(Spares):
+            v, base = getattr(sc.spares, f.name), getattr(dflt_sp, f.name)
+            if f.name == "spare_nodes":
+                v, base = ("unlimited" if v is None else f"{v:,}"), "unlimited"
+            elif f.name == "repair_hours":
+                v = ", ".join(f"{c} {h:g} h" for c, h in v) or "the defaults"
+                base = "GPU 48 h, Host 24 h, Network 4 h, Unplanned Maintenance 8 h"
+            rows.append((_label(f.name), _plain(v), _plain(base), ""))
+    if sc.rate_uncertainty:
+        rows.append(("Rate uncertainty", "on", "off", DEFAULT_NOTES["rate_uncertainty"]))
+    if sc.rate_profile is not None:
+        p = sc.rate_profile
+        shown = f"{len(p)} pieces, x{p[0][1]:.3g} at first, x{p[-1][1]:.3g} from day {p[-1][0]:g}"
+        rows.append(("Rates over the run", shown, "constant", DEFAULT_NOTES["rate_profile"]))
+    if sc.new_cluster:
+        rows.append(("New cluster", "yes: no node in repair at the start, the job fresh", "no (a steady state)", ""))
+    return rows
+
+
+def _plain(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
 def components_html(sc: Scenario, d: dict[str, Any]) -> str:
     """The failure rate of every component, with its expected and simulated interruptions."""
     mc = d["by_component"]
+    expected = expected_by_component(sc)  # (the profile's and the posterior's means)
     rows = []
-    for c in sc.components:
+    for i, c in enumerate(sc.components):
         rows.append(
             f"<tr><td>{_t(c.name, 100)}</td><td>{_t(c.category, 100)}</td>"
             f'<td class="num">{c.per_1000_gpu_days:.3g}</td>'
             f'<td class="num">{escape(fmt.duration_hours(c.gpu_mtbf_hours))}</td>'
-            f'<td class="num">{c.rate_per_gpu_hour * sc.gpus * sc.hours:,.1f}</td>'
+            f'<td class="num">{float(expected[i]):,.1f}</td>'
             f'<td class="num">{mc.get(c.name, 0.0):,.1f}</td></tr>'
         )
     total = sc.rate_per_gpu_hour
@@ -435,7 +558,7 @@ def render_report(
         raise ValueError(f"reports: one per scenario ({len(plans)}), got {len(docs)}")
     d = docs[0]
     if effects is None:
-        effects = sensitivity(sc, factor)
+        effects = main.effects if main.effects is not None else sensitivity(sc, factor)
     when = generated if generated is not None else _dt.date.today()
     date = when.strftime("%Y-%m-%d") if isinstance(when, _dt.date) else str(when)
     nodes = math.ceil(sc.gpus / sc.gpus_per_node)
@@ -460,7 +583,9 @@ def render_report(
         + _figure(
             charts.hours_chart(d),
             "Checkpoint writes, lost work (since the last checkpoint), detection and restart after unplanned "
-            "interruptions, and restarts after planned ones; the rest is useful compute.",
+            "interruptions (with the model's restores, swaps and continue stalls), restarts after planned ones, and "
+            "where the scenario has them the hours waiting for spares and the throughput lost to replicas out or a "
+            "smaller job; the rest is useful compute.",
         )
     )
     compare_note = (
@@ -489,8 +614,13 @@ def render_report(
     if effects:
         levers = _figure(
             charts.sensitivity_chart(effects, sc.training is not None),
-            "Each input changed alone, by the factor shown, with everything else fixed; exact expectations. "
-            "Bars: the change in goodput; at the right, in words: it, and "
+            "Each input changed alone, by the factor shown, with everything else fixed; "
+            + (
+                "paired Monte Carlo (the same draws with and without each change), ± one standard error. "
+                if any(e.goodput_delta_se is not None for e in effects)
+                else "exact expectations. "
+            )
+            + "Bars: the change in goodput; at the right, in words: it, and "
             + (
                 "the change in the days and dollars to train the given compute."
                 if sc.training is not None

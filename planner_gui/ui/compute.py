@@ -39,6 +39,7 @@ from typing import BinaryIO, cast
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from ..core.model import Scenario
+from ..core.sensitivity import DEFAULT_FACTOR
 from ..core.plan import FULL, PREVIEW, PlanRequest, PlanResult, Quality
 from ..core.server import FrameError, encode_frame, read_frame_bytes, server_command, spawn
 
@@ -277,7 +278,7 @@ class ComputeController(QObject):
         self._link: _Link | None = self._new_link()
 
     # -- GUI thread API ---------------------------------------------------------
-    def submit(self, scenario: Scenario, quality: Quality = FULL) -> int:
+    def submit(self, scenario: Scenario, quality: Quality = FULL, factor: float = DEFAULT_FACTOR) -> int:
         """Ask for results for ``scenario``; any older request is abandoned. Returns its generation.
 
         After giving up, the request is kept for :meth:`restart`, ``gaveUp`` is emitted again and
@@ -286,7 +287,7 @@ class ComputeController(QObject):
         if self._closed:
             return self._latest
         self._latest += 1
-        self._unanswered = PlanRequest(scenario, quality, self._latest)
+        self._unanswered = PlanRequest(scenario, quality, self._latest, factor)
         if self._link is None:
             self.gaveUp.emit(self._gave_up_reason)
             return self._latest

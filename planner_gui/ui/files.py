@@ -21,7 +21,7 @@ from ..core.plan import FULL, PlanResult
 from ..core.scenario_io import DEFAULT_PRESET, ScenarioError, dumps, load, load_preset, loads, save
 from ..core.sensitivity import sensitivity
 from ..core.userfiles import write_atomic
-from ..report.document import MAX_COMPARED, refusal, render_report
+from ..report.document import MAX_COMPARED, render_report
 from .export import caption_lines, export_plots, export_results
 from .planning import PlanningPanel
 from .plots import PlotsPanel
@@ -212,10 +212,6 @@ class FileWindow(QMainWindow):
             self.export_results_to(path if path.lower().endswith(".csv") else path + ".csv")
 
     def export_report_dialog(self) -> None:
-        why = refusal([self.inputs.scenario, *(r.main.scenario for _, r in self.pins[-MAX_COMPARED:])], window=True)
-        if why is not None:  # say so before asking for a file name
-            self._error("Cannot export the report", why)
-            return
         path, _ = QFileDialog.getSaveFileName(self, "Export report", self._dialog_dir("report.html"), "HTML (*.html)")
         if path:
             self.export_report_to(path if path.lower().endswith((".html", ".htm")) else path + ".html")
@@ -231,19 +227,19 @@ class FileWindow(QMainWindow):
             )
             return None
         pins = self.pins[-MAX_COMPARED:]
-        why = refusal([self.inputs.scenario, *(r.main.scenario for _, r in pins)], window=True)
-        if why is not None:
-            self._error("Cannot export the report", why)
-            return None
         res = dataclasses.replace(
             self.last_result, main=dataclasses.replace(self.last_result.main, scenario=self.inputs.scenario)
         )
         factor = self.planning.factor.value()
+        if res.effects is not None:  # ranked by paired Monte Carlo in the compute process, at its factor
+            effects, factor = res.effects, res.request.factor
+        else:
+            effects = sensitivity(self.inputs.scenario, factor)
         try:
             html = render_report(
                 res,
                 [r for _, r in pins],
-                sensitivity(self.inputs.scenario, factor),
+                effects,
                 labels=[f"{self.inputs.scenario.name} (current)", *(label for label, _ in pins)],
                 factor=factor,
             )

@@ -127,6 +127,7 @@ class MainWindow(FileWindow):
         self.rates_view = RatesOverRunView()
         self.planning = PlanningPanel()
         self.planning.set_price(scenario.gpu_hour_cost_usd)
+        self.planning.factorChanged.connect(lambda _factor: self.recompute())
         self.pins: list[tuple[str, PlanResult]] = []  # pinned scenarios, oldest first
         self.setCentralWidget(self._build_body())
 
@@ -335,7 +336,7 @@ class MainWindow(FileWindow):
             return
         self._stale_reason = ""
         self._refused = False
-        self.compute.submit(sc, PREVIEW if preview else FULL)
+        self.compute.submit(sc, PREVIEW if preview else FULL, self.planning.factor.value())
 
     def _drag_finished(self) -> None:
         self._preview_wanted = False

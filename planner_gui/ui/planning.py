@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
@@ -31,7 +31,8 @@ from PySide6.QtWidgets import (
 from ..core import fmt
 from ..core.compare import comparison, show_value
 from ..core.plan import PlanResult
-from ..core.sensitivity import DEFAULT_FACTOR, Effect, NoClosedForm, sensitivity
+from ..core.plan import SENSITIVITY_TRIALS
+from ..core.sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, sensitivity
 from ..core.training import CostCurve, TimeToTrain
 from .plot_items import PALETTE, CountAxis, Hover, brush, nearest, pen
 from .theme import mark_secondary, secondary_color
@@ -53,6 +54,9 @@ def _money(v: float) -> str:
 
 class PlanningPanel(QWidget):
     """Days and cost vs GPU count (with a training compute), the sensitivity bars, the comparison table."""
+
+    #: The factor changed where only a full run can rank the levers (paired Monte Carlo): its new value.
+    factorChanged = Signal(float)
 
     def __init__(self) -> None:
         super().__init__()
@@ -184,20 +188,34 @@ class PlanningPanel(QWidget):
         self._show_effects(self._effects(self.factor.value()))
 
     def _effects(self, factor: float) -> list[Effect]:
-        """The levers' effects from the exact expectations; none where the recovery strategy has no exact
-        model (failures restoring from both tiers), and the note says so."""
-        try:
-            effects = sensitivity(self._scenario(), factor)
-        except NoClosedForm as exc:
-            self.sensitivity_note.setText(f"No ranking: {exc}.")
+        """The levers' effects: from the exact expectations where the model has them (at once, as the factor or the
+        price moves); else those the full run ranked by paired Monte Carlo, at the factor it was asked for (a new
+        factor asks for a new run: ``factorChanged``)."""
+        sc = self._scenario()
+        if has_closed_form(sc):
+            self.sensitivity_note.setVisible(False)
+            return sensitivity(sc, factor)
+        res = self.result
+        if res is not None and res.effects is not None and res.request.factor == factor:
+            trials = min(sc.trials, SENSITIVITY_TRIALS)
+            self.sensitivity_note.setText(
+                f"No closed form here: paired Monte Carlo ({trials:,} trials, the same draws with and without each "
+                "change), each bar ± one standard error in its hover."
+            )
             self.sensitivity_note.setVisible(True)
-            return []
-        self.sensitivity_note.setVisible(False)
-        return effects
+            return res.effects
+        self.sensitivity_note.setText(
+            "No closed form here: the levers are ranked by paired Monte Carlo with the full run (computing...)."
+        )
+        self.sensitivity_note.setVisible(True)
+        return []
 
     def _factor_changed(self, factor: float) -> None:
-        if self.result is not None:
-            self._show_effects(self._effects(factor))
+        if self.result is None:
+            return
+        if not has_closed_form(self._scenario()) and self.result.request.factor != factor:
+            self.factorChanged.emit(factor)  # a paired Monte Carlo at the new factor: the window asks for it
+        self._show_effects(self._effects(factor))
 
     def set_price(self, usd: float) -> None:
         """The price per GPU-hour changed (it is not computed): costs and savings follow at once."""
@@ -217,13 +235,7 @@ class PlanningPanel(QWidget):
             self.empty[name].setVisible(curve is None)
             self.plot(name).legend.setVisible(curve is not None)  # nothing it names is drawn without a curve
         if curve is None:
-            tiers = self.result is not None and self.result.main.scenario.uses_tiers
-            self.note.setText(
-                "The time to train is not simulated for scenarios with recovery tiers yet (its expectations and "
-                "its engine are a single checkpoint tier's): compare their goodput instead."
-                if tiers and self.result is not None and self.result.main.scenario.training is not None
-                else ""
-            )
+            self.note.setText("")
             for name in self.empty:
                 self.plot(name).setXRange(3, 6, padding=0)
                 self.plot(name).setYRange(0, 1, padding=0)
@@ -382,8 +394,9 @@ class PlanningPanel(QWidget):
         if not 0 <= k < len(self.effects):
             return ""
         e = self.effects[k]
+        se = "" if e.goodput_delta_se is None else f" ± {100 * e.goodput_delta_se:.2f}"
         days = "" if e.days_delta is None else f"; {_signed_days(e.days_delta)}"
-        return f"{e.change}: goodput {100 * e.goodput_delta:+.2f} points{days}; {_money(e.cost_delta_usd)}"
+        return f"{e.change}: goodput {100 * e.goodput_delta:+.2f}{se} points{days}; {_money(e.cost_delta_usd)}"
 
 
 def _signed_days(days: float) -> str:

@@ -445,6 +445,7 @@ class World:
         slot = (np.arange(n)[:, None] * nclass + tags)[f]
         self.by_class += np.bincount(slot, minlength=n * nclass).reshape(n, nclass)
         if delta is None or away is None:
+            self.node_failures += (f & (self.m.nodes[np.minimum(tags, nclass - 1)] > 0)).sum(axis=1)
             return
         self.node_failures += (f & (delta > 0)).sum(axis=1)
         self.no_spare += (short & inwin).sum(axis=1)

@@ -3,6 +3,7 @@ a failure finds no spare and the total cost against the number of spare nodes.""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -15,7 +16,9 @@ from ..params import OptimalIntervals, optimal_intervals, resolve
 from ..results import summarize
 from ..sim.capabilities import MAX_GENERAL_POINTS, general_points, meaningless
 from ..sim.run import HOURS_KEYS, SimTrials
-from .exact import p_no_spare, recommended_spares, repair_quantile
+from ..profiles import is_flat
+from ..rates import RatePosterior
+from .exact import nodes_in_repair_pmf, p_no_spare, recommended_spares, repair_quantile
 from .model import Spares, SparesParams, restart_scenario, spares_params
 
 __all__ = [
@@ -33,6 +36,8 @@ __all__ = [
 
 #: Share of node-losing failures that must find a spare for the pool :func:`recommended_spares` gives.
 TARGET = 0.99
+#: Trials whose drawn rates average the pool's closed forms over the posterior (rate uncertainty).
+POSTERIOR_DRAWS = 64
 #: Rough cost of the general engine per point it steps through (interruption, repair or return), seconds.
 SECONDS_PER_POINT = 4e-7
 
@@ -104,16 +109,40 @@ class SparesRun:
         s = self.spares.spare_nodes
         return None if s is None else s * self.scenario.gpus_per_node * self.scenario.hours
 
+    def closed_forms(self) -> tuple[float, float, float] | None:
+        """The pool's closed forms (M/G/infinity: the chance a failure finds no spare, the mean and the p95 of the
+        nodes in repair) where they hold: a pool in its steady state, so not over rates that change in the
+        window nor from a new cluster's empty pool (None there). With rate uncertainty, their average over the
+        posterior (the first :data:`POSTERIOR_DRAWS` trials' drawn rates, each a steady state of its own)."""
+        sc, p = self.scenario, self.params
+        if sc.new_cluster or (sc.rate_profile is not None and not is_flat(sc.rate_profile, sc.days)):
+            return None
+        posterior = RatePosterior.of(sc.components)
+        if not (sc.rate_uncertainty and posterior.uncertain.any()):
+            return p_no_spare(p), p.mean_nodes_in_repair, repair_quantile(p, 0.95)
+        draws = posterior.draw(sc.seed, min(sc.trials, POSTERIOR_DRAWS)) * sc.gpus
+        ps = [dataclasses.replace(p, rates=d) for d in draws]
+        pmfs = [nodes_in_repair_pmf(q) for q in ps]
+        size = max(len(x) for x in pmfs)
+        mixed = np.mean([np.pad(x, (0, size - len(x))) for x in pmfs], axis=0)
+        p95 = float(np.searchsorted(np.cumsum(mixed), 0.95 * (1 - 1e-12)))
+        # The chance a failure finds no spare, over the posterior: each draw's weighted by its node-loss rate.
+        weights = np.array([float(q.node_loss_rates.sum()) for q in ps])
+        chances = np.array([p_no_spare(q) for q in ps])
+        share = float((weights * chances).sum() / weights.sum()) if weights.sum() > 0 else 0.0
+        return share, float(np.mean([q.mean_nodes_in_repair for q in ps])), p95
+
     def spares_json(self) -> dict[str, Any]:
         p = self.params
+        closed = self.closed_forms()
         return {
             "p_no_spare": self.trials.p_no_spare(),
-            "p_no_spare_expected": p_no_spare(p),
+            "p_no_spare_expected": None if closed is None else closed[0],
             "nodes_in_repair": {
                 "mean": float(self.trials.nodes_in_repair.mean()),
                 "p95": self.trials.repair_quantile(0.95),
-                "mean_expected": p.mean_nodes_in_repair,
-                "p95_expected": repair_quantile(p, 0.95),
+                "mean_expected": None if closed is None else closed[1],
+                "p95_expected": None if closed is None else closed[2],
             },
             "idle_gpu_hours": self.idle_gpu_hours,
             "idle_cost_usd": None
