@@ -137,13 +137,8 @@ def spares_from_args(args: argparse.Namespace, sc: Scenario) -> Spares:
         for field in ("replica_gpus", "continue_stall", "max_replicas_lost"):
             if getattr(args, field) is not None:
                 raise UsageError(f"{SPARES_FLAGS[field]}: applies with --recovery-mode continue")
-    if sp.recovery_mode == "continue" and args.shrink_to is not None:
-        raise UsageError(
-            f"{SPARES_FLAGS['shrink_to']}: applies in restart mode; in continue mode the job runs on the replicas "
-            "it has (a short pool shows as reduced throughput)"
-        )
     if sp.spare_nodes is None and sp.recovery_mode == "restart":
-        for field in ("shrink_to", "repair_hours", "repair_sigma"):
+        for field in ("repair_hours", "repair_sigma"):
             if getattr(args, field) is not None:
                 raise UsageError(
                     f"{SPARES_FLAGS[field]}: changes nothing with unlimited spares in restart mode; give "
@@ -174,7 +169,10 @@ _FIELD_FLAGS = {
 
 
 def _with_flag(message: str) -> str:
+    """The message with the field it starts with named by the flag that sets it."""
     for field, flag in _FIELD_FLAGS.items():
+        if message.startswith(f"{field}: "):
+            return f"{flag}: {message.removeprefix(f'{field}: ')}"
         if message.startswith(field):
             return f"{flag}: {message}"
     return message

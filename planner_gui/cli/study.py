@@ -68,8 +68,8 @@ def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     st.add_argument(
         "--least",
         metavar="COLUMN",
-        help="with --summary: the column the best scenarios minimise (default: time_to_train.cost_usd when the "
-        "scenarios have it, else lost_cost_usd)",
+        help="with --summary: the column the best scenarios minimise (default: total_cost_usd, the cost to train or "
+        "of the window's lost GPU-hours with the spare pool's GPU-hours)",
     )
     st.add_argument("--top", type=integer_arg, default=10, metavar="N", help="with --summary: best scenarios shown")
     st.add_argument("--json", action="store_true", help="with --summary: print one JSON object")

@@ -269,6 +269,8 @@ class SimulationResult:
             "goodput_expected": self.expected.goodput,
             "interruptions_expected": self.expected.unplanned,
             "cluster_mtbf_hours": sc.cluster_mtbf_hours if np.isfinite(sc.cluster_mtbf_hours) else None,
+            # The window over the expected count: the job's mean time between interruptions, also where rates vary.
+            "mean_gap_hours": sc.hours / self.expected.unplanned if self.expected.unplanned > 0 else None,
             "gpu_mtbf_hours": sc.gpu_mtbf_hours if np.isfinite(sc.gpu_mtbf_hours) else None,
             "checkpoint_interval_min": self.interval_min,
             "optimal_interval_min": self.optimal_json(),

@@ -130,12 +130,13 @@ def headline_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]]
             f"{_num(f'{planned:,.1f}', 'planned_interruptions/mean', 'count')}",
         ),
     ]
-    every_job = fmt.every(d["cluster_mtbf_hours"] if d["cluster_mtbf_hours"] is not None else math.inf)
+    gap = d.get("mean_gap_hours")
+    every_job = fmt.every(gap if gap is not None else math.inf)
     every_gpu = fmt.every(d["gpu_mtbf_hours"] if d["gpu_mtbf_hours"] is not None else math.inf)
     rows.append(
         (
             "Time between interruptions",
-            _num(every_job, "cluster_mtbf_hours", "hours"),
+            _num(every_job, "mean_gap_hours", "hours"),
             f"for the whole job; for one GPU: {_num(every_gpu, 'gpu_mtbf_hours', 'hours')}",
         )
     )

@@ -142,6 +142,10 @@ class SparesBox(QGroupBox):
     # -- edits -----------------------------------------------------------------------------
     def _set(self, **fields: Any) -> None:
         new = dataclasses.replace(self.spares, **fields)
+        # Shrinking needs a finite pool and applies in restart mode (the one table refuses it otherwise): leaving
+        # either turns it off with it.
+        if new.min_gpus is not None and (new.spare_nodes is None or new.recovery_mode == "continue"):
+            new = dataclasses.replace(new, min_gpus=None)
         if new != self.inputs.scenario.spares:
             self.inputs.update(spares=new)
 

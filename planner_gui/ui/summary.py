@@ -91,7 +91,8 @@ class SummaryStrip(QWidget):
         self.every = _Block(
             "Time between interruptions",
             "summaryEvery",
-            "Mean time between unplanned interruptions of the whole job (1 / total rate).",
+            "Mean time between unplanned interruptions of the whole job: the window over their expected count "
+            "(1 / total rate at constant, known rates).",
         )
         self.goodput = _Block(
             "Goodput",
@@ -189,12 +190,12 @@ class SummaryStrip(QWidget):
         self.interruptions.detail.setText(
             f"p05-p95 {fmt.count(it.p05)}-{fmt.count(it.p95)}; planned {m.trials.planned.mean():,.1f}"
         )
-        self.every.value.setText(fmt.every(sc.cluster_mtbf_hours))
         varying = sc.rate_profile is not None or sc.rate_uncertainty
-        # With a profile or rate uncertainty the run's rate differs from the rates as set: say which this is.
+        # The window over the expected count: with a profile or rate uncertainty, their average over the run.
+        n = m.expected.unplanned
+        self.every.value.setText(fmt.every(sc.hours / n if n > 0 else float("inf")))
         self.every.detail.setText(
-            f"one GPU: {fmt.every(sc.gpu_mtbf_hours)}"
-            + ("\nat the rates as set (before the profile or draws)" if varying else "")
+            f"one GPU: {fmt.every(sc.gpu_mtbf_hours)}" + ("\non average over the window" if varying else "")
         )
         g = summarize(m.goodput)
         self.goodput.value.setText(fmt.percent(g.mean))

@@ -145,6 +145,13 @@ def meaningless(scenario: Scenario) -> str | None:
                 f"spares.recovery_mode: continue needs two replicas or more to continue on; {scenario.gpus:,} GPUs in "
                 f"replicas of {sp.replica_gpus:,} make {replicas} (use smaller replicas, or restart)"
             )
+        if sp.min_gpus is not None:
+            return (
+                "spares.min_gpus: shrinking applies in restart mode; in continue mode the job runs on the replicas it "
+                "has (a short pool shows as reduced throughput)"
+            )
+    if sp is not None and sp.min_gpus is not None and sp.spare_nodes is None:
+        return "spares.min_gpus: shrinking needs a finite spare pool; with unlimited spares the job is never short"
     return None
 
 

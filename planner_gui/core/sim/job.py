@@ -42,8 +42,11 @@ __all__ = ["ROWS", "Flags", "advance", "compute_at", "initial_state", "step"]
 (GAIN, REDUCED, CKPT, CUT, OPEN, RECOVERY, PLANNED_H, WAIT, M0, MEND) = range(15, 25)
 (N_FAST, N_PERSISTENT, N_PROMOTED, N_CONTINUED, DONE) = range(25, 30)
 # The model of the column (a sweep's points step together, each with its own).
-(TAU, C, S, K, CP, L, U, Q, DR, RP, RF, RPERS, SWAPLEN, STALL, WINDOW, WORK, FLOOR) = range(30, 47)
-ROWS = 47
+(TAU, C, S, K, CP, L, U, Q, DR, RP, RF, RPERS, SWAPLEN, STALL, WINDOW, WORK, FLOOR, SETTLE) = range(30, 48)
+ROWS = 48
+#: How long after its window a trial is followed at most before it is settled by force (docs/model.md 2.7): the
+#: window's end plus the model's tail and this many hours.
+SETTLE_HOURS = 24.0
 
 #: The kind a finished column is stepped with: a point that changes nothing.
 CHANGE_KIND = 5
@@ -107,6 +110,7 @@ def model_rows(m: SimModel, work: float | None) -> dict[int, float]:
         WINDOW: m.hours,
         WORK: np.inf if work is None else work,
         FLOOR: floor,
+        SETTLE: m.hours + m.tail_hours() + SETTLE_HOURS,
     }
 
 
@@ -325,6 +329,13 @@ def step(st: np.ndarray, ev_t: np.ndarray, kind: np.ndarray, ev_took: np.ndarray
     fl = st[FLOOR]
     floor = np.where(fl == FLOOR_BANK, st[PBANK], np.where(fl == FLOOR_SNAP, st[PSNAP], new_p))
     out: np.ndarray = past & (floor >= st[MEND]) & (st[OPEN] <= 0.0)
+    late = past & ~out & (ev_t >= st[SETTLE])
+    if late.any():  # a job that barely runs: what it has above its last checkpoint counts as lost
+        cols = np.flatnonzero(late)
+        st[MEND, cols] = np.minimum(st[MEND, cols], floor[cols])
+        st[CUT, cols] += st[OPEN, cols]
+        st[OPEN, cols] = 0.0
+        out = out | late
     return out
 
 

@@ -28,6 +28,8 @@ __all__ = [
     "sim_model",
 ]
 
+#: The most hours of persistent cycles a warm-up or a window's tail covers.
+MAX_CYCLE_HOURS = 96.0
 #: What a failure of a class does to the job.
 RESTART_FAST, RESTART_PERSISTENT, CONTINUE = 1, 2, 3
 
@@ -131,17 +133,21 @@ class SimModel:
         )
 
     def warm_hours(self) -> float:
-        """The warm-up before a window (docs/model.md, 2.7): three upload cycles and the longest downtime, then
-        60 interruptions' worth of time, at most 96 hours."""
+        """The warm-up before a window (docs/model.md, 2.7): three upload cycles (at most 96 hours: a cadence of
+        persistent points far longer than that starts in its steady state already), the longest downtime and
+        three snapshot cycles, then 60 interruptions' worth of time, at most 96 hours."""
         big = float(self.trial_rates(1)[0].sum()) * self.multiplier_at(-1.0) + self.mu
         if self.rate_draws is not None:
             big = float(self.rate_draws.sum(axis=1).mean()) * self.gpus * self.multiplier_at(-1.0) + self.mu
-        base = 3.0 * self.points_per_upload * self.cycle + self.upload + self.max_downtime
+        cycles = min(3.0 * self.points_per_upload * self.cycle + self.upload, MAX_CYCLE_HOURS)
+        base = cycles + self.max_downtime + 3.0 * self.s
         return base + (min(60.0 / big, 96.0) if big > 0 else 0.0)
 
     def tail_hours(self) -> float:
-        """Hours after the window within which, without interruptions, a snapshot taken after it is banked."""
-        return (self.points_per_upload + 1.0) * self.cycle + self.upload + self.max_downtime + self.s
+        """Hours after the window within which, without interruptions, a snapshot taken after it is banked (its
+        cadence's part at most 96 hours)."""
+        cycles = min((self.points_per_upload + 1.0) * self.cycle + self.upload, MAX_CYCLE_HOURS)
+        return cycles + self.max_downtime + self.s
 
 
 def sim_model(scenario: Scenario, fast_min: float | None, persistent_min: float, *, trials: int | None = None) -> SimModel:

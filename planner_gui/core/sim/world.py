@@ -452,6 +452,14 @@ class World:
         # Time at each count of nodes in repair: between two points the count after the first (before the
         # chunk's first point, the count it starts with); after the last point, to the chunk's end.
         lo, hi = max(t0, 0.0), min(t1, window)
+        if times.shape[1] == 0:  # no point: the count holds all the chunk's time in the window
+            self.area += self.away * (hi - lo)
+            h = np.bincount(self.away.astype(np.int64), weights=np.full(n, hi - lo))
+            size = max(len(h), len(self.hist))
+            self.hist = np.pad(self.hist, (0, size - len(self.hist))) + np.pad(h, (0, size - len(h)))
+            g = (self.grid >= t0) & ((self.grid < t1) | ((self.grid == window) & (t1 >= window)))
+            self.over_time[:, g] = self.away[:, None]
+            return
         ends = np.minimum(np.maximum(times, lo), hi)  # (pads: inf -> hi)
         starts = np.concatenate([np.full((n, 1), lo), ends[:, :-1]], axis=1)
         span = ends - starts
@@ -526,7 +534,7 @@ class World:
         # Waiting replicas: carried over, and this chunk's failures that found no spare.
         extra_t: list[np.ndarray] = []
         extra_r: list[np.ndarray] = []
-        if self.thr.shape[1] or short.any():
+        if width and (self.thr.shape[1] or short.any()):
             assert delta is not None and away is not None
             lacking = np.maximum(away - m.spare_nodes, 0.0)
             before = np.concatenate([np.maximum(self.away - m.spare_nodes, 0.0)[:, None], lacking[:, :-1]], axis=1)

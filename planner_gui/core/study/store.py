@@ -32,7 +32,7 @@ from ... import __version__
 from ..fmt import clean
 from ..userfiles import write_atomic
 from .spec import Input, StudyError, StudySpec
-from .worker import OUTPUTS
+from .worker import OUTPUTS, TOTAL_COST
 
 __all__ = [
     "CSV_MARK",
@@ -89,6 +89,7 @@ def column_kinds(spec: StudySpec) -> dict[str, str]:
     kinds = {"index": "int", "seed": "int"}
     kinds |= {i.name: _input_kind(i) for i in spec.inputs}
     kinds |= {c: "float" for c, _ in OUTPUTS}
+    kinds[TOTAL_COST] = "float"
     return kinds
 
 
@@ -103,7 +104,7 @@ def study_meta(spec: StudySpec, total: int) -> dict[str, Any]:
         "spec_toml": spec.text,
         "columns": column_kinds(spec),
         "inputs": [i.name for i in spec.inputs],
-        "outputs": [c for c, _ in OUTPUTS],
+        "outputs": [*(c for c, _ in OUTPUTS), TOTAL_COST],
     }
 
 

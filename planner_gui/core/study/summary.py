@@ -82,7 +82,11 @@ def _numeric(results: StudyResults, column: str, flag: str) -> np.ndarray:
 
 
 def default_least(results: StudyResults) -> str:
-    """The cost to minimise: the cost to train when the scenarios have one, else the cost of lost GPU-hours."""
+    """The cost to minimise: the total cost with the spare pool's (``total_cost_usd``) where the results have it;
+    else (results written before it) the cost to train when the scenarios have one, else of lost GPU-hours."""
+    total = results.numeric("total_cost_usd") if "total_cost_usd" in results.columns else None
+    if total is not None and np.isfinite(total).any():
+        return "total_cost_usd"
     ttt = results.numeric("time_to_train.cost_usd")
     return "time_to_train.cost_usd" if ttt is not None and np.isfinite(ttt).any() else "lost_cost_usd"
 

@@ -14,7 +14,16 @@ from ..results import simulate
 from ..scenario_io import ScenarioError, scenario_from_dict
 from ..training import check_training_size
 
-__all__ = ["OUTPUTS", "check_scenario", "output_row", "run_chunk", "run_one", "worker_version"]
+__all__ = [
+    "OUTPUTS",
+    "TOTAL_COST",
+    "check_scenario",
+    "output_row",
+    "run_chunk",
+    "run_one",
+    "total_cost",
+    "worker_version",
+]
 
 #: The headline outputs of each scenario: its column and where it is in the JSON report of
 #: ``planner-gui run --json`` (absent parts, such as time to train without a training section, are empty).
@@ -39,13 +48,37 @@ OUTPUTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("hours.lost_work", ("hours", "lost_work")),
     ("hours.recovery", ("hours", "recovery")),
     ("hours.planned_restart", ("hours", "planned_restart")),
+    ("hours.waiting_for_spares", ("hours", "waiting_for_spares")),
+    ("hours.reduced_throughput", ("hours", "reduced_throughput")),
     ("lost_gpu_hours.mean", ("lost_gpu_hours", "mean")),
     ("lost_cost_usd", ("lost_cost_usd",)),
+    ("restores.fast", ("restores", "fast")),
+    ("restores.persistent", ("restores", "persistent")),
+    ("optimal_interval_min.fast", ("optimal_interval_min", "fast")),
+    ("optimal_interval_min.persistent", ("optimal_interval_min", "persistent")),
+    ("tiers.fast_interval_min", ("tiers", "fast_interval_min")),
+    ("tiers.persistent_interval_min", ("tiers", "persistent_interval_min")),
+    ("tiers.upload_every_checkpoint", ("tiers", "upload_every_checkpoint")),
+    ("spares.p_no_spare", ("spares", "p_no_spare")),
+    ("spares.p_no_spare_expected", ("spares", "p_no_spare_expected")),
+    ("spares.nodes_in_repair.mean", ("spares", "nodes_in_repair", "mean")),
+    ("spares.nodes_in_repair.p95", ("spares", "nodes_in_repair", "p95")),
+    ("spares.continued", ("spares", "continued")),
+    ("spares.idle_gpu_hours", ("spares", "idle_gpu_hours")),
+    ("spares.idle_cost_usd", ("spares", "idle_cost_usd")),
+    ("spares.recommended_for_99pct", ("spares", "recommended_for_99pct")),
+    ("uncertainty.goodput.variance_share_rates", ("uncertainty", "goodput", "variance_share_rates")),
+    ("time_to_train.ideal_days", ("time_to_train", "ideal_days")),
     ("time_to_train.days.mean", ("time_to_train", "days", "mean")),
+    ("time_to_train.days.p05", ("time_to_train", "days", "p05")),
     ("time_to_train.days.p95", ("time_to_train", "days", "p95")),
+    ("time_to_train.gpu_hours", ("time_to_train", "gpu_hours")),
     ("time_to_train.cost_usd", ("time_to_train", "cost_usd")),
+    ("time_to_train.lost_cost_usd", ("time_to_train", "lost_cost_usd")),
     ("storage.checkpoint_write_s", ("storage", "checkpoint_write_s")),
 )
+#: A computed column: what the scenario costs in all, with its spare pool's GPU-hours (see :func:`total_cost`).
+TOTAL_COST = "total_cost_usd"
 
 
 def worker_version() -> str:
@@ -61,26 +94,35 @@ def output_row(report: dict[str, Any]) -> dict[str, float | None]:
         for part in path:
             node = node.get(part) if isinstance(node, dict) else None
         row[column] = float(node) if isinstance(node, (int, float)) and not isinstance(node, bool) else None
+    row[TOTAL_COST] = total_cost(report)
     return row
+
+
+def total_cost(report: dict[str, Any]) -> float | None:
+    """What a scenario costs in all, its spare pool included: with a training run, the GPU-hours it uses and the
+    pool's over its days (``time_to_train.cost_usd`` + spare nodes x GPUs per node x hours x price); without
+    one, the window's lost GPU-hours and the pool's (``lost_cost_usd`` + ``spares.idle_cost_usd``)."""
+    sc = report.get("scenario", {})
+    sp = report.get("spares") or {}
+    pool = (sp.get("inputs") or {}).get("spare_nodes")
+    pool_per_hour = 0.0
+    if isinstance(pool, (int, float)) and pool:
+        pool_per_hour = float(pool) * float(sc.get("gpus_per_node", 8)) * float(sc.get("gpu_hour_cost_usd", 0.0))
+    ttt = report.get("time_to_train")
+    if isinstance(ttt, dict) and isinstance(ttt.get("cost_usd"), (int, float)):
+        days = (ttt.get("days") or {}).get("mean")
+        return float(ttt["cost_usd"]) + pool_per_hour * 24.0 * float(days if isinstance(days, (int, float)) else 0.0)
+    lost = report.get("lost_cost_usd")
+    if not isinstance(lost, (int, float)):
+        return None
+    idle = sp.get("idle_cost_usd")
+    return float(lost) + (float(idle) if isinstance(idle, (int, float)) else 0.0)
 
 
 def check_scenario(doc: dict[str, Any]) -> Scenario:
     """The scenario of a scenario file, with every check ``planner-gui run`` makes before it simulates: the
     file's limits, the time to train's size, and the spares model's fit and size. ScenarioError otherwise."""
-    sc = scenario_from_dict(doc)
-    if sc.uses_tiers:
-        return sc
-    if sc.uses_spares:
-        from ..spares.run import check_spares_fit
-
-        assert sc.spares is not None
-        try:
-            check_spares_fit(sc, sc.spares)
-        except ScenarioError:
-            raise
-        except ValueError as exc:
-            raise ScenarioError(str(exc)) from None
-        return sc
+    sc = scenario_from_dict(doc)  # (the one table's checks: values, meaningless settings, sizes)
     check_training_size(sc)
     return sc
 
