@@ -124,6 +124,30 @@ GRID = [
         80,
         None,
     ),
+    # Stress cases: the model's finer rules made to matter (each fails on a deliberate mutation of the engine).
+    (
+        "16k stress: same-domain, slow uploads, restores from storage, planned 24 a day",
+        _sc(16_384, 4, 30.0, planned_per_day=24.0, tiers=Tiers(fast_enabled=True, fast_interval_min=10.0, fast_stall_s=5.0,
+            fast_restore_min=1.0, fast_placement="same-domain", nodes_per_domain=4, persistent_upload_min=45.0,
+            persistent_restore_min=2.0),
+            components=tuple(dataclasses.replace(c, rate_per_gpu_hour=c.rate_per_gpu_hour * 6) for c in Scenario().components)),
+        400,
+        None,
+    ),
+    (
+        "16k stress: continue, short pool, long swap",
+        _sc(16_384, 4, 20.0, spares=_cont(12, 60.0, replica_gpus=512, repair_hours=(("GPU", 12.0), ("Host", 6.0))),
+            components=tuple(dataclasses.replace(c, rate_per_gpu_hour=c.rate_per_gpu_hour * 3) for c in Scenario().components)),
+        300,
+        None,
+    ),
+    (
+        "16k stress: planned 24 a day, restores, swap",
+        _sc(16_384, 4, 20.0, planned_per_day=24.0, tiers=Tiers(persistent_restore_min=5.0), spares=_pool(40, 15.0),
+            components=tuple(dataclasses.replace(c, rate_per_gpu_hour=c.rate_per_gpu_hour * 4) for c in Scenario().components)),
+        300,
+        None,
+    ),
 ]  # fmt: skip
 
 

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slow
 #: Points of one example's window, all trials together.
 POINT_BUDGET = 4e5
 SETTINGS = settings(
-    deadline=None, derandomize=True, database=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow]
+    deadline=None, derandomize=True, database=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow]
 )
 
 
