@@ -2,9 +2,13 @@
 
 Prints:
 * the cost of numpy drawing one exponential random number (the baseline);
-* the two-tier engine's cost per interruption at 100,000 GPUs (the h100-100k-inmemory preset, replicas in
-  another or the same domain; floor: >= 0.25), and with a persistent stall beside the fast tier (the
-  stepped engine, as a multiple of the same run without it; no floor);
+* the cost per interruption of the h100-100k-inmemory preset (replicas in another or the same domain; floor:
+  >= 0.25), on the engine the table gives it (the general one: its planned interruptions may meet a restore,
+  docs/model.md 2.4), and without planned interruptions (the vectorized two-tier engine's domain); with a
+  persistent stall beside the fast tier (the general engine, as a multiple of the same run without it);
+* the general engine with everything on at 100,000 GPUs (fast tier in another domain, 89 spare nodes, a
+  10 min swap, continue mode, a 0.7/30-day burn-in, a 30-day training run): its window and its time to train
+  (floor: >= 0.02 for the window);
 * the engine's cost per simulated interruption at 16,384, 100,000 and 1,048,576 GPUs
   (54 days, 1,000 trials), and the ratio baseline / engine (floor: >= 0.5 at 100,000); at 100,000
   GPUs also with rate uncertainty on and with a 10-piece rate profile;
@@ -68,17 +72,36 @@ def spares_run(gpus: int, repeat: int, spares: Spares) -> tuple[float, float]:
     return seconds, seconds / events * 1e9
 
 
-def tiers_run(repeat: int, write_s: float = 0.0, **tiers: object) -> tuple[float, float]:
-    """The h100-100k-inmemory preset (both tiers on), with its tiers changed by ``tiers`` and a persistent
-    stall of ``write_s`` seconds at each persistent point (above 0: the stepped engine)."""
+def tiers_run(repeat: int, write_s: float = 0.0, planned: bool = True, **tiers: object) -> tuple[float, float, str]:
+    """The h100-100k-inmemory preset (both tiers on), with its tiers changed by ``tiers``, a persistent stall
+    of ``write_s`` seconds at each persistent point, and its planned interruptions or none; the seconds, the
+    ns per interruption and the engine that ran it."""
     from planner_gui.core.scenario_io import load_preset
 
     sc = load_preset("h100-100k-inmemory").replace(checkpoint_write_s=write_s)
     sc = sc.replace(tiers=dataclasses.replace(sc.tiers, **tiers))
+    if not planned:
+        sc = sc.replace(planned_per_day=0.0)
     res = simulate(sc)
     events = float(res.trials.unplanned.sum() + res.trials.planned.sum())
     seconds = best_of(lambda: simulate(sc), repeat)
-    return seconds, seconds / events * 1e9
+    return seconds, seconds / events * 1e9, res.engine
+
+
+def everything_on() -> Scenario:
+    """The general engine's line: every feature a 100,000-GPU plan needs at once."""
+    from planner_gui.core.model import Training
+    from planner_gui.core.profiles import burn_in_profile
+    from planner_gui.core.scenario_io import load_preset
+
+    sc = load_preset("h100-100k-inmemory")
+    return sc.replace(
+        spares=Spares(spare_nodes=89, swap_min=10.0, recovery_mode="continue"),
+        rate_profile=burn_in_profile(0.7, 30, sc.days),
+        new_cluster=True,
+        training=Training(compute_gpu_hours=100_000 * 24.0 * 30.0),
+        trials=1000,
+    )
 
 
 PEAK_RSS = """
@@ -154,20 +177,35 @@ def main() -> None:
             f"{per:6.2f} ns per interruption, ratio baseline/engine {base / per:5.3f}"
             + ("  (floor 0.1)" if "continue" in what else "")
         )
-    for what, tiers in (
-        ("two tiers, replicas in another domain", {}),
-        ("two tiers, replicas in the same domain", {"fast_placement": "same-domain"}),
+    for what, planned, tiers in (
+        ("two tiers, replicas in another domain", True, {}),
+        ("two tiers, replicas in the same domain", True, {"fast_placement": "same-domain"}),
+        ("two tiers, another domain, no planned interruptions", False, {}),
+        ("two tiers, same domain, no planned interruptions", False, {"fast_placement": "same-domain"}),
     ):
-        seconds, per = tiers_run(args.repeat, **tiers)
+        seconds, per, engine = tiers_run(args.repeat, planned=planned, **tiers)
         print(
-            f"tiers    100,000 GPUs x 54 d x 1,000 trials, {what}: {seconds * 1e3:8.1f} ms, "
-            f"{per:6.2f} ns per interruption, ratio baseline/engine {base / per:5.2f}  (floor 0.25)"
+            f"tiers    100,000 GPUs x 54 d x 1,000 trials, {what} ({engine} engine): {seconds * 1e3:8.1f} ms, "
+            f"{per:6.2f} ns per interruption, ratio baseline/engine {base / per:5.3f}  (floor 0.25)"
         )
     same = tiers_run(max(1, args.repeat // 3), fast_placement="same-domain")[0]
-    seconds, per = tiers_run(max(1, args.repeat // 3), write_s=5.0, fast_placement="same-domain")
+    seconds, per, engine = tiers_run(max(1, args.repeat // 3), write_s=5.0, fast_placement="same-domain")
     print(
-        f"tiers    100,000 GPUs x 54 d x 1,000 trials, same domain, 5 s persistent stall (stepped engine): "
+        f"tiers    100,000 GPUs x 54 d x 1,000 trials, same domain, 5 s persistent stall ({engine} engine): "
         f"{seconds * 1e3:8.1f} ms, {per:6.2f} ns per interruption, {seconds / same:4.1f} x the run without the stall"
+    )
+    sc = everything_on()
+    res = simulate(sc)
+    assert res.engine == "general" and res.time_to_train is not None
+    window_sc = sc.replace(training=None)
+    events = float(res.trials.unplanned.sum() + res.trials.planned.sum())
+    seconds = best_of(lambda: simulate(window_sc), max(1, args.repeat // 3))
+    with_train = best_of(lambda: simulate(sc), max(1, args.repeat // 3))
+    per = seconds / events * 1e9
+    print(
+        f"general  100,000 GPUs x 54 d x 1,000 trials, everything on (tiers + pool + continue + burn-in): "
+        f"{seconds * 1e3:8.1f} ms, {per:6.1f} ns per interruption, ratio baseline/engine {base / per:6.4f}  "
+        f"(floor 0.02); with the 30-day training run too: {with_train * 1e3:8.1f} ms"
     )
     xs = gpu_counts(41)
     for trials in (50, 200, 1000):

@@ -90,7 +90,9 @@ def _plan(base: Scenario) -> Scenario:
     return inmemory.replace(
         name="H100 at 100,000 GPUs, the whole plan: in-memory tier, 89 spares, continue on replicas, burn-in, "
         "uncertain rates, Llama 3 405B's training",
-        spares=Spares(spare_nodes=89, swap_min=10.0, recovery_mode="continue", replica_gpus=1024, continue_stall_min=3.0),
+        spares=Spares(
+            spare_nodes=89, swap_min=10.0, recovery_mode="continue", replica_gpus=1024, continue_stall_min=3.0
+        ),
         rate_profile=burn_in_profile(0.7, 30.0, 54.0),
         new_cluster=True,
         rate_uncertainty=True,

@@ -123,7 +123,14 @@ POOL_RESIDUAL = math.exp(-8.0)
 #: An upload ending this close before a persistent point frees the uploader for it (rounding of the sums).
 TIE_HOURS = 1e-9
 
-_DEFAULT_REPAIR = {"GPU": 48.0, "Host": 24.0, "Network": 4.0, "Unplanned Maintenance": 8.0, "Dependency": 0.0, "Unknown": 0.0}
+_DEFAULT_REPAIR = {
+    "GPU": 48.0,
+    "Host": 24.0,
+    "Network": 4.0,
+    "Unplanned Maintenance": 8.0,
+    "Dependency": 0.0,
+    "Unknown": 0.0,
+}
 _OTHER_REPAIR = 24.0
 _CATEGORY_SCOPES = {
     "GPU": "node",

@@ -117,7 +117,7 @@ def test_every_command_takes_every_pair(features, capsys, tmp_path: Path, small_
     study = tmp_path / "study.toml"
     study.write_text(
         f'[study]\nname = "pair"\nscenario = "{saved.name}"\ndesign = "grid"\ntrials = 4\nseed = 1\n'
-        '[vary]\ndetect_min = [2, 5]\n',
+        "[vary]\ndetect_min = [2, 5]\n",
         encoding="utf-8",
     )
     code, out, err = _call(capsys, ["study", str(study), "-o", str(tmp_path / "study.csv"), "--workers", "1"])

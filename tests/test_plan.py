@@ -47,8 +47,8 @@ def test_a_scaled_preview_agrees_with_the_exact_expectation(preview, huge):
     assert float(np.std(counts, ddof=1)) == pytest.approx(math.sqrt(expected), rel=0.5)
 
 
-def test_a_preview_of_a_stepped_run_keeps_its_trials_and_agrees_with_the_full_run():
-    """The stepped engine (a persistent stall beside the fast tier) pays per step, not per trial: its preview
+def test_a_preview_of_a_general_run_keeps_its_trials_and_agrees_with_the_full_run():
+    """The general engine (here: a persistent stall beside the fast tier) pays per step, not per trial: its preview
     keeps the trials and shortens the window instead (8 trials over a sliver of it showed 4.6 % for 2.0 %), and
     its mean agrees with a full run within their standard errors. The vectorized engine's preview still trades
     trials first."""

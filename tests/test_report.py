@@ -188,6 +188,9 @@ def lookup(doc: dict, key: str) -> float | None:
     if " - " in key:
         a, b = key.split(" - ")
         return lookup(doc, a) - lookup(doc, b)
+    if " + " in key:
+        a, b = key.split(" + ")
+        return lookup(doc, a) + lookup(doc, b)
     v: Any = doc
     for part in key.split("/"):
         v = v[part]
@@ -270,7 +273,7 @@ def test_every_headline_number_matches_the_json_report(llama_html, capsys):
         "interruptions/p05",
         "interruptions/p95",
         "interruptions_expected",
-        "cluster_mtbf_hours",
+        "mean_gap_hours",
         "goodput/mean",
         "goodput/p05",
         "goodput/p95",
@@ -644,3 +647,26 @@ def test_dates_and_labels(llama):
         render_report(llama, labels=["a", "b"])
     with pytest.raises(ValueError):
         render_report(llama, [llama] * 8)
+
+
+def test_a_report_of_every_feature_at_once_reads_its_numbers_from_its_json_report():
+    """The whole plan (in-memory tier, spares, continue, burn-in, uncertain rates, a training run), small: the
+    report has no refusal, its headline names the tiers, the pool, continuing and the rates' share of the spread,
+    and every number it shows is its JSON report's."""
+    sc = load_preset("h100-100k-plan").replace(gpus=4096, days=3.0, trials=24)
+    res = compute_plan(PlanRequest(sc, FULL))
+    doc = res.main.to_json_dict()
+    html = render_report(res, generated=DATE)
+    table = parse(html).root.find("table", class_="headline")
+    rows = [r.find("th").text() for r in table.find_all("tr")]
+    for name in ("Fast tier (memory)", "Persistent tier", "Restores", "Spare pool", "Continuing on replicas",
+                 "Rate uncertainty", "Time to train"):  # fmt: skip
+        assert name in rows, rows
+    for span in table.find_all("span", class_="num"):
+        key, unit = span.attrs["data-key"], span.attrs["data-unit"]
+        value, tol = shown(span.text(), unit)
+        want = lookup(doc, key)
+        assert value is not None and want is not None, key
+        assert abs(value - want) <= tol * (1 + 1e-9) + 1e-12, (key, span.text(), want)
+    assert "paired Monte Carlo" in html  # the levers, with no closed form here
+    assert "waiting for spares" not in html or "reduced throughput" in html

@@ -9,7 +9,7 @@ import pytest
 
 from planner_gui.core.exact import daly_goodput
 from planner_gui.core.model import Scenario, Training
-from planner_gui.core.sensitivity import expected_goodput, sensitivity
+from planner_gui.core.sensitivity import expected_goodput, has_closed_form, sensitivity
 
 
 def daly(sc: Scenario, interval_min: float) -> float:
@@ -74,9 +74,10 @@ def test_sensitivity_command_prints_the_json_contract(capsys):
 
     assert main(["sensitivity", "--preset", "h100-100k", "--json"]) == 0
     effects = json.loads(capsys.readouterr().out)
-    assert effects and all(
-        set(e) == {"lever", "change", "goodput_delta", "days_delta", "cost_delta_usd"} for e in effects
-    )
+    keys = {"lever", "change", "goodput_delta", "days_delta", "cost_delta_usd"}
+    keys |= {"goodput_delta_se", "days_delta_se", "cost_delta_se"}
+    assert effects and all(set(e) == keys for e in effects)
+    assert all(e["goodput_delta_se"] is None for e in effects)  # exact expectations: no standard error
     direct = sensitivity(_preset("h100-100k"))
     assert [e["goodput_delta"] for e in effects] == [d.goodput_delta for d in direct]
     assert main(["sensitivity", "--factor", "1"]) == 2
@@ -232,23 +233,33 @@ def test_adding_an_in_memory_tier_is_a_lever_and_both_tier_scenarios_have_no_ran
     assert best is not None and now is not None and lever.change == "the optimal in-memory interval"
     assert lever.goodput_delta == pytest.approx(best.useful - now.useful, rel=1e-12) and lever.goodput_delta > 0.05
     same = sc.replace(tiers=Tiers(fast_enabled=True, fast_placement="same-domain"), checkpoint_write_s=0.0)
-    with pytest.raises(NoClosedForm, match="restore from both checkpoint tiers"):
-        sensitivity(same)
-    with pytest.raises(NoClosedForm, match="each persistent checkpoint blocks for the write"):
-        sensitivity(sc.replace(tiers=Tiers(fast_enabled=True)))  # h100-100k's 5 s write at each persistent point
+    for no_closed_form in (same, sc.replace(tiers=Tiers(fast_enabled=True))):  # both tiers restore; a 5 s stall
+        with pytest.raises(NoClosedForm):
+            expected_goodput(no_closed_form)
+        assert not has_closed_form(no_closed_form)
 
 
-def test_varying_rates_have_no_ranking_and_no_time_to_train():
-    """The levers' exact expectations and the time to train assume constant, known rates: with a profile or
-    rate uncertainty they refuse in one message rather than answer for other rates."""
+def test_scenarios_without_a_closed_form_are_ranked_by_paired_monte_carlo():
+    """Rates that vary, spares, continuing on replicas: each lever's effect is the mean of per-trial differences
+    against the scenario on the same draws, with its standard error; it agrees with the same two runs made apart,
+    and a training run with varying rates is simulated (no refusal)."""
     from planner_gui.core.model import Training
-    from planner_gui.core.scenario_io import ScenarioError, validate
-    from planner_gui.core.sensitivity import NoClosedForm
+    from planner_gui.core.results import simulate_scenarios
+    from planner_gui.core.scenario_io import validate
+    from planner_gui.core.spares.model import Spares
 
-    base = Scenario()
-    for varying in (base.replace(rate_profile=((0.0, 3.0), (10.0, 1.0))), base.replace(rate_uncertainty=True)):
-        with pytest.raises(NoClosedForm, match="constant, known rates"):
-            sensitivity(varying)
-        with pytest.raises(ScenarioError, match="training: the time to train is simulated at constant"):
-            validate(varying.replace(training=Training()))
-    validate(base.replace(training=Training()))  # constant rates: fine
+    base = Scenario(trials=200)
+    for sc in (
+        base.replace(rate_profile=((0.0, 3.0), (10.0, 1.0))),
+        base.replace(rate_uncertainty=True),
+        base.replace(gpus=100_000, days=5.0, spares=Spares(spare_nodes=89, swap_min=10.0, recovery_mode="continue")),
+    ):
+        assert not has_closed_form(sc)
+        effects = {e.lever: e for e in sensitivity(sc)}
+        detect = effects["detection"]
+        assert detect.goodput_delta_se is not None and detect.goodput_delta_se > 0
+        assert detect.goodput_delta > 5 * detect.goodput_delta_se  # a faster detection buys goodput
+        pair = simulate_scenarios([sc, sc.replace(detect_min=sc.detect_min * 0.5)], general=True)
+        diff = pair[1].goodput - pair[0].goodput
+        assert detect.goodput_delta == pytest.approx(float(diff.mean()), rel=1e-12)
+        validate(sc.replace(training=Training()))  # a time to train with these rates: simulated, not refused

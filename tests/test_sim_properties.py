@@ -117,7 +117,9 @@ def test_every_feature_at_once_keeps_the_invariants(sc):
         sc = validate(sc)
     except ScenarioError:
         return  # a value the files refuse (a replica larger than the job, a meaningless setting...)
-    if general_points(sc) > POINT_BUDGET or (sc.training is not None and general_points(sc, sc.training.gpu_hours / sc.gpus * 4) > POINT_BUDGET):
+    if general_points(sc) > POINT_BUDGET or (
+        sc.training is not None and general_points(sc, sc.training.gpu_hours / sc.gpus * 4) > POINT_BUDGET
+    ):
         return
     try:
         res = simulate(sc)
@@ -137,7 +139,9 @@ def test_every_feature_at_once_keeps_the_invariants(sc):
     assert _finite(doc)
     for key in ("interruptions", "goodput", "lost_gpu_hours"):
         s = doc[key]
-        assert s["p05"] <= s["mean"] + 1e-9 * max(1.0, abs(s["mean"])) and s["mean"] <= s["p95"] + 1e-9 * max(1.0, abs(s["mean"]))
+        assert s["p05"] <= s["mean"] + 1e-9 * max(1.0, abs(s["mean"])) and s["mean"] <= s["p95"] + 1e-9 * max(
+            1.0, abs(s["mean"])
+        )
     if res.time_to_train is not None:
         t = res.time_to_train
         assert np.all(t.hours >= t.work_hours * (1 - 1e-12))

@@ -4,6 +4,7 @@ nothing."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -43,7 +44,7 @@ def test_the_spares_section_round_trips_as_version_2():
         swap_min=10.0,
         repair_hours=(("GPU", 24.0), ("Network", 2.0)),
         repair_sigma=0.8,
-        min_gpus=90_000,
+        min_gpus=None,
         recovery_mode="continue",
         replica_gpus=2048,
         continue_stall_min=2.5,
@@ -91,26 +92,24 @@ def test_bad_spares_are_refused_in_one_line(changes, message):
     assert "\n" not in str(err.value)
 
 
-def test_a_missing_key_and_other_models_are_refused():
+def test_a_missing_key_is_refused_and_every_other_model_combines():
     doc = json.loads(_doc())
     del doc["spares"]["swap_min"]
     with pytest.raises(ScenarioError, match=r"^spares.swap_min: missing$"):
         loads(json.dumps(doc))
+    # Every other part of the model combines with a pool: uncertain rates, a profile, a new cluster, tiers.
     doc = json.loads(_doc())
     doc["rate_uncertainty"] = True
-    with pytest.raises(ScenarioError, match="does not combine with rate_uncertainty"):
+    doc["rate_profile"] = [[0, 3.0], [10, 1.0]]
+    doc["new_cluster"] = True
+    doc["tiers"] = scenario_to_dict(Scenario(tiers=Tiers(fast_enabled=True, persistent_restore_min=2.15)))["tiers"]
+    sc = loads(json.dumps(doc))
+    assert sc.rate_uncertainty and sc.new_cluster and sc.uses_tiers and sc.uses_spares
+    check_spares_fit(Scenario(tiers=Tiers(fast_enabled=True, persistent_restore_min=1.0)), Spares(spare_nodes=4))
+    # What the one table refuses: shrinking while continuing on replicas, in its words.
+    doc = json.loads(_doc(recovery_mode="continue", min_gpus=8000))
+    with pytest.raises(ScenarioError, match=r"^spares.min_gpus: shrinking applies in restart mode"):
         loads(json.dumps(doc))
-    # Tiers are named by what they hold beyond today's checkpoint (it blamed the fast tier, which was off).
-    doc = json.loads(_doc())
-    doc["tiers"] = scenario_to_dict(Scenario(tiers=Tiers(persistent_restore_min=2.15)))["tiers"]
-    with pytest.raises(ScenarioError, match=r"does not combine with tiers \(a persistent restore of 2.15 min\)"):
-        loads(json.dumps(doc))
-    with pytest.raises(ValueError, match="not combine with the fast checkpoint tier and a persistent restore of 1 min"):
-        check_spares_fit(Scenario(tiers=Tiers(fast_enabled=True, persistent_restore_min=1.0)), Spares(spare_nodes=4))
-    # Spares that change nothing combine with anything.
-    doc = json.loads(_doc(spare_nodes=None, swap_min=0))
-    doc["rate_uncertainty"] = True
-    assert loads(json.dumps(doc)).rate_uncertainty
 
 
 def test_simulate_runs_the_spares_engine_with_a_finite_pool():
@@ -170,11 +169,15 @@ def test_the_windows_plan_shows_spares(tmp_path):
 
 
 def test_a_gpu_sweep_keeps_the_pool_and_fits_replicas_and_floors():
-    sp = Spares(spare_nodes=8, min_gpus=8000, recovery_mode="continue", replica_gpus=4096)
+    sp = Spares(spare_nodes=8, min_gpus=8000, recovery_mode="restart", replica_gpus=4096)
     sc = Scenario(gpus=16_384, trials=20, spares=sp)
+    cont = _at_gpus(sc.replace(spares=dataclasses.replace(sp, recovery_mode="continue", min_gpus=None)), 2048)
+    assert cont.spares is not None and cont.spares.replica_gpus == 2048
     small = _at_gpus(sc, 2048)
-    assert small.spares is not None
-    assert small.spares.spare_nodes == 8 and small.spares.min_gpus == 2048 and small.spares.replica_gpus == 2048
+    assert small.spares is not None  # the pool keeps its share of the nodes (8 of 2,048: 1 of 256)
+    assert small.spares.spare_nodes == 1 and small.spares.min_gpus == 2048
+    fixed = _at_gpus(sc, 2048, fixed_pool=True)
+    assert fixed.spares is not None and fixed.spares.spare_nodes == 8
     res = sweep_gpus(sc, [2048, 16_384])
     direct = simulate(sc)
     assert res.goodput_mean[1] == pytest.approx(direct.goodput.mean(), rel=1e-12)

@@ -36,7 +36,7 @@ from planner_gui.core.study import (
     values_of,
 )
 from planner_gui.core.study.store import StudyResults
-from planner_gui.core.study.worker import OUTPUTS, output_row
+from planner_gui.core.study.worker import OUTPUTS, TOTAL_COST, output_row
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -267,7 +267,7 @@ def test_one_process_gives_each_scenario_its_own_numbers(tmp_path):
     assert sorted(res.columns["index"].tolist()) == list(range(6))
     for row in rows_of(res):
         want = alone(p, row["index"])
-        assert {c: row[c] for c, _ in OUTPUTS} == want
+        assert {c: row[c] for c in (*(c for c, _ in OUTPUTS), TOTAL_COST)} == want
         assert row["seed"] == scenario_seed(11, row["index"])
 
 
@@ -430,7 +430,15 @@ def test_parquet_and_csv_hold_the_same_rows(tmp_path):
     a = rows_of(run_to(p, tmp_path / "r.parquet", Backend(workers=1)))
     b = rows_of(run_to(p, tmp_path / "r.csv", Backend(workers=1)))
     assert a == b
-    assert set(a[0]) == {"index", "seed", "detect_min", "checkpoint_write_s", "gpus", *(c for c, _ in OUTPUTS)}
+    assert set(a[0]) == {
+        "index",
+        "seed",
+        "detect_min",
+        "checkpoint_write_s",
+        "gpus",
+        *(c for c, _ in OUTPUTS),
+        TOTAL_COST,
+    }
     assert a[0]["time_to_train.cost_usd"] is None  # no training section: an empty cell
 
 
@@ -556,12 +564,13 @@ def test_best_scenarios_meet_the_constraint_at_least_cost(tmp_path, capsys):
         == 0
     )
     doc = json.loads(capsys.readouterr().out)
-    g, cost = res.columns["goodput.mean"], res.columns["lost_cost_usd"]
+    g, cost = res.columns["goodput.mean"], res.columns["total_cost_usd"]
+    assert np.allclose(cost, res.columns["lost_cost_usd"])  # no spare pool: the total is the lost GPU-hours' cost
     meeting = np.flatnonzero(g >= 0.9)
     assert doc["best"]["meeting"] == len(meeting) > 0
     got = [r["index"] for r in doc["best"]["scenarios"]]
     assert got == res.columns["index"][meeting[np.argsort(cost[meeting])]].tolist()
-    assert doc["best"]["least"] == "lost_cost_usd"
+    assert doc["best"]["least"] == "total_cost_usd"
     assert doc["sobol"] is None and "Sobol design" in doc["sobol_note"]
     assert main(["study", "--summary", str(tmp_path / "r.parquet"), "--where", "goodput >= 0.9"]) == 2
     assert "no numeric column 'goodput'" in capsys.readouterr().err

@@ -80,13 +80,17 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     print(f"{'change':<{width}}  {'goodput':>{24 if not exact else 14}}  {what}")
     for e in effects:
         se = "" if e.goodput_delta_se is None else f" +/- {100 * e.goodput_delta_se:.2f}"
-        days = "" if e.days_delta is None else f"{_signed(e.days_delta, 1)} days" + (
-            "" if e.days_delta_se is None else f" +/- {e.days_delta_se:.1f}"
-        ) + ", "
-        cost = f"{'-' if e.cost_delta_usd < 0 else '+'}${fmt.compact(abs(e.cost_delta_usd))}"
+        days = (
+            ""
+            if e.days_delta is None
+            else f"{_signed(e.days_delta, 1)} days"
+            + ("" if e.days_delta_se is None else f" +/- {e.days_delta_se:.1f}")
+            + ", "
+        )
+        usd = f"{'-' if e.cost_delta_usd < 0 else '+'}${fmt.compact(abs(e.cost_delta_usd))}"
         if e.cost_delta_se is not None:
-            cost += f" +/- ${fmt.compact(e.cost_delta_se)}"
-        print(f"{e.change:<{width}}  {_signed(100 * e.goodput_delta) + se:>{17 if se else 7}} points  {days}{cost}")
+            usd += f" +/- ${fmt.compact(e.cost_delta_se)}"
+        print(f"{e.change:<{width}}  {_signed(100 * e.goodput_delta) + se:>{17 if se else 7}} points  {days}{usd}")
     if not effects:
         print("(no change of an input moves anything here)")
     return 0

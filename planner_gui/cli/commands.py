@@ -48,7 +48,11 @@ def report(res: SimulationResult) -> str:
     window_h = f"{total_h:,.0f}" if total_h >= 10 else f"{total_h:.2g}"
     opt = res.optimal
     continuing = sc.spares is not None and sc.spares.recovery_mode == "continue"
-    how = ("Daly's, for the failures that restart" if continuing else "Daly optimum") if sc.uses_optimal_interval else "fixed"
+    how = (
+        ("Daly's, for the failures that restart" if continuing else "Daly optimum")
+        if sc.uses_optimal_interval
+        else "fixed"
+    )
     lost = d["lost_gpu_hours"]
     top = sorted(res.by_component_mean().items(), key=lambda kv: -kv[1])[:5]
     lines = [
@@ -83,9 +87,7 @@ def report(res: SimulationResult) -> str:
         *(_spares_lines(res, d) if res.spares_run is not None else ()),
         *_rate_lines(res, d),
         f"Where the {window_h} hours went: "
-        + ", ".join(f"{hours_label(k, sc)} {v:,.1f}" for k, v in hours.items()).replace(
-            "useful compute", "useful", 1
-        ),
+        + ", ".join(f"{hours_label(k, sc)} {v:,.1f}" for k, v in hours.items()).replace("useful compute", "useful", 1),
         f"Lost GPU-hours           {fmt.compact(lost['mean'])} ({fmt.money(d['lost_cost_usd'])} at "
         f"${sc.gpu_hour_cost_usd:,.2f} per GPU-hour)",
         *(_training_lines(res.time_to_train, sc) if res.time_to_train is not None else ()),

@@ -186,7 +186,9 @@ def with_spares_flags(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario,
     if sp == sc.spares or (sc.spares is None and sp == Spares()):
         return sc, []
     given = " ".join(
-        f"{flag} {_shown(getattr(args, field))}" for field, flag in SPARES_FLAGS.items() if getattr(args, field) is not None
+        f"{flag} {_shown(getattr(args, field))}"
+        for field, flag in SPARES_FLAGS.items()
+        if getattr(args, field) is not None
     )
     return sc.replace(spares=sp), [given]
 
@@ -209,7 +211,9 @@ def spares_flag_names(args: argparse.Namespace) -> dict[str, str]:
     if not hasattr(args, "spare_nodes"):
         return {}
     return {
-        f"spares.{field}": SPARES_FLAGS[flag] for field, flag in _SPARES_FIELD_FLAGS.items() if getattr(args, flag) is not None
+        f"spares.{field}": SPARES_FLAGS[flag]
+        for field, flag in _SPARES_FIELD_FLAGS.items()
+        if getattr(args, flag) is not None
     }
 
 

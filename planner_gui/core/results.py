@@ -143,7 +143,8 @@ class SimulationResult:
     tier_plan: TierPlan | None = None
     #: Unplanned interruptions per trial by the tier they restored from (None: all from the persistent tier).
     restores_fast: np.ndarray | None = None
-    #: The pool's run (its figures and closed forms), when the scenario uses spares (:attr:`.model.Scenario.uses_spares`).
+    #: The pool's run (its figures and closed forms), when the scenario uses spares
+    #: (:attr:`.model.Scenario.uses_spares`).
     spares_run: SparesRun | None = None
     #: Unplanned interruptions per trial that restored from the persistent tier (None: every one not fast).
     restores_persistent: np.ndarray | None = None
@@ -544,7 +545,13 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
     sc = su.scenario
     h = t.hours
     raw = RawTrials(
-        t.unplanned, t.planned, t.by_component, h["useful"], h["checkpoint"], h["lost_work"], h["recovery"],
+        t.unplanned,
+        t.planned,
+        t.by_component,
+        h["useful"],
+        h["checkpoint"],
+        h["lost_work"],
+        h["recovery"],
         h["planned_restart"],
     )
     p, _ = resolve(sc, su.optimal)
@@ -620,8 +627,9 @@ def check_general_training(scenario: Scenario, result: SimulationResult, work: f
     points = general_points(scenario, work / g)
     if points > MAX_GENERAL_POINTS:
         raise ScenarioError(
-            f"training: about {points:.3g} points to simulate for the time to train ({points / max(scenario.trials, 1):.3g} "
-            f"a trial), over the limit of {MAX_GENERAL_POINTS:.3g}; use fewer trials or less compute"
+            f"training: about {points:.3g} points to simulate for the time to train "
+            f"({points / max(scenario.trials, 1):.3g} a trial), over the limit of {MAX_GENERAL_POINTS:.3g}; "
+            "use fewer trials or less compute"
         )
 
 

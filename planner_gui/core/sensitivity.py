@@ -184,7 +184,7 @@ def _spares_levers(sc: Scenario, factor: float) -> list[Lever]:
     x = _fmt_factor(factor)
 
     def spares(**changes: object) -> Callable[[Scenario], Scenario]:
-        return lambda s: s.replace(spares=dataclasses.replace(s.spares or sp, **changes))
+        return lambda s: s.replace(spares=dataclasses.replace(s.spares or sp, **changes))  # type: ignore[arg-type]
 
     out = []
     if sp.swap_min > 0:
@@ -325,7 +325,7 @@ def paired_sensitivity(
     base_g = base.goodput
     base_days, base_cost = _per_trial_days_and_cost(base)
     effects = []
-    for (lever, other), res in zip(changed, runs[1:]):
+    for (lever, _), res in zip(changed, runs[1:]):
         dg = res.goodput - base_g
         days, cost = _per_trial_days_and_cost(res)
         dd = None if days is None or base_days is None else days - base_days

@@ -447,7 +447,9 @@ def _model_sweep(
     when the fast tier is on."""
     points = []
     for x in xs:
-        sc = at_gpus(scenario, int(x), fixed_pool=fixed_pool) if variable == "gpus" else _at_interval(scenario, float(x))
+        sc = (
+            at_gpus(scenario, int(x), fixed_pool=fixed_pool) if variable == "gpus" else _at_interval(scenario, float(x))
+        )
         if max_events_per_point is not None:
             sc = sc.replace(trials=_spares_trials(sc, max_events_per_point))
         points.append(sc)

@@ -195,7 +195,11 @@ def _interval_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]
     opt = d["optimal_interval_min"]
     tiers = d.get("tiers")
     continuing = sc.spares is not None and sc.spares.recovery_mode == "continue"
-    how = ("Daly's, for the failures that restart" if continuing else "Daly's optimum") if sc.uses_optimal_interval else "fixed"
+    how = (
+        ("Daly's, for the failures that restart" if continuing else "Daly's optimum")
+        if sc.uses_optimal_interval
+        else "fixed"
+    )
     if tiers is not None and tiers.get("fast_interval_min") is not None:
         return [
             (
@@ -223,8 +227,10 @@ def _interval_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]
         else 100.0 * (d["goodput_expected_at_optimal_interval"] - d["goodput_expected"])
     )
     best = (
-        f"best (the exact model's optimum): {_num(_duration_min(opt['exact']), 'optimal_interval_min/exact', 'minutes')}, "
-        f"{_num(f'{gain:+.2f}', 'goodput_expected_at_optimal_interval - goodput_expected', 'points')} points available; "
+        "best (the exact model's optimum): "
+        f"{_num(_duration_min(opt['exact']), 'optimal_interval_min/exact', 'minutes')}, "
+        f"{_num(f'{gain:+.2f}', 'goodput_expected_at_optimal_interval - goodput_expected', 'points')}"
+        " points available; "
         if gain is not None and opt.get("exact") is not None
         else ""
     )

@@ -39,8 +39,8 @@ from typing import BinaryIO, cast
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from ..core.model import Scenario
-from ..core.sensitivity import DEFAULT_FACTOR
 from ..core.plan import FULL, PREVIEW, PlanRequest, PlanResult, Quality
+from ..core.sensitivity import DEFAULT_FACTOR
 from ..core.server import FrameError, encode_frame, read_frame_bytes, server_command, spawn
 
 log = logging.getLogger(__name__)

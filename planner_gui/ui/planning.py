@@ -30,8 +30,7 @@ from PySide6.QtWidgets import (
 
 from ..core import fmt
 from ..core.compare import comparison, show_value
-from ..core.plan import PlanResult
-from ..core.plan import SENSITIVITY_TRIALS
+from ..core.plan import SENSITIVITY_TRIALS, PlanResult
 from ..core.sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, sensitivity
 from ..core.training import CostCurve, TimeToTrain
 from .plot_items import PALETTE, CountAxis, Hover, brush, nearest, pen

@@ -10,7 +10,10 @@ engine        runs
 renewal       windows with one checkpoint tier, no spares beyond today's, restart mode, not a new cluster
               (rates may be uncertain or follow a profile): every interruption starts the job afresh
 tiers         windows with a recovery strategy (fast tier, uploads, restore times) but no persistent stall
-              beside the fast tier, at constant known rates, no spares, not a new cluster
+              beside the fast tier, at constant known rates, no spares, not a new cluster, and where no
+              planned interruption can meet a restore (no planned interruptions, or the fast tier off and no
+              restore time): it takes every planned interruption for a full renewal, which one during a
+              restarting failure's downtime is not (docs/model.md 2.4: the pending restore stays)
 first-passage times to train with one tier, no spares, constant known rates
 general       everything
 ============  ===========================================================================================
@@ -72,16 +75,24 @@ class Feature:
 
 #: Every feature, in the order the help lists them.
 FEATURES: tuple[Feature, ...] = (
-    Feature("fast_tier", "the fast (in-memory) checkpoint tier", lambda s: s.tiers is not None and s.tiers.fast_enabled),
+    Feature(
+        "fast_tier", "the fast (in-memory) checkpoint tier", lambda s: s.tiers is not None and s.tiers.fast_enabled
+    ),
     Feature(
         "persistent_stall",
         "a persistent stall beside the fast tier",
         lambda s: s.tiers is not None and s.tiers.fast_enabled and s.write_s > 0,
     ),
     Feature("tiers", "a recovery strategy beyond one blocking checkpoint", lambda s: s.uses_tiers),
-    Feature("spare_pool", "a finite pool of spare nodes", lambda s: s.spares is not None and s.spares.spare_nodes is not None),
+    Feature(
+        "spare_pool",
+        "a finite pool of spare nodes",
+        lambda s: s.spares is not None and s.spares.spare_nodes is not None,
+    ),
     Feature("swap", "a swap time for failed nodes", lambda s: s.spares is not None and s.spares.swap_min > 0),
-    Feature("continue", "continuing on replicas", lambda s: s.spares is not None and s.spares.recovery_mode == "continue"),
+    Feature(
+        "continue", "continuing on replicas", lambda s: s.spares is not None and s.spares.recovery_mode == "continue"
+    ),
     Feature(
         "shrink",
         "running smaller while short of spares",
@@ -99,24 +110,43 @@ def features(scenario: Scenario) -> frozenset[str]:
     return frozenset(f.key for f in FEATURES if f.present(scenario))
 
 
+def _drains_in_restores(sc: Scenario) -> bool:
+    """Whether a planned interruption can meet a restarting failure's downtime and find something pending there
+    (a restore's time, or a restore from storage that a fast-tier failure during it would be promoted to):
+    docs/model.md 2.4 keeps it pending, which the vectorized two-tier engine does not."""
+    t = sc.tiers
+    return sc.planned_per_day > 0 and t is not None and (t.fast_enabled or t.persistent_restore_min > 0)
+
+
 @dataclass(frozen=True)
 class Engine:
-    """An engine and the features it runs (``None``: all of them)."""
+    """An engine, the features it runs (``None``: all of them), and what else its domain excludes."""
 
     key: str
     label: str
     window: bool  # runs windows (else times to train)
     handles: frozenset[str] | None
+    excludes: Callable[[Scenario], bool] | None = None
 
-    def takes(self, used: frozenset[str]) -> bool:
-        return self.handles is None or used <= self.handles
+    def takes(self, used: frozenset[str], scenario: Scenario | None = None) -> bool:
+        if self.handles is None:
+            return True
+        if not used <= self.handles:
+            return False
+        return self.excludes is None or scenario is None or not self.excludes(scenario)
 
 
 _VARYING = frozenset({"rate_uncertainty", "rate_profile"})
 #: The engines, fastest first; the first that takes a scenario's features runs it.
 ENGINES: tuple[Engine, ...] = (
     Engine("renewal", "the renewal engine (core/engine.py)", True, _VARYING | {"training"}),
-    Engine("tiers", "the vectorized two-tier engine (core/tiers/engine.py)", True, frozenset({"fast_tier", "tiers", "training"})),
+    Engine(
+        "tiers",
+        "the vectorized two-tier engine (core/tiers/engine.py)",
+        True,
+        frozenset({"fast_tier", "tiers", "training"}),
+        _drains_in_restores,
+    ),
     Engine("first-passage", "the first-passage time to train (core/training.py)", False, frozenset({"training"})),
     Engine("general", "the general engine (core/sim)", True, None),
     Engine("general", "the general engine (core/sim)", False, None),
@@ -126,13 +156,13 @@ ENGINES: tuple[Engine, ...] = (
 def window_engine(scenario: Scenario, *, general: bool = False) -> Engine:
     """The engine that simulates the scenario's window (``general``: the general engine, whatever the scenario)."""
     used = features(scenario)
-    return next(e for e in ENGINES if e.window and (e.handles is None or (not general and e.takes(used))))
+    return next(e for e in ENGINES if e.window and (e.handles is None or (not general and e.takes(used, scenario))))
 
 
 def train_engine(scenario: Scenario, *, general: bool = False) -> Engine:
     """The engine that simulates the scenario's time to train."""
     used = features(scenario)
-    return next(e for e in ENGINES if not e.window and (e.handles is None or (not general and e.takes(used))))
+    return next(e for e in ENGINES if not e.window and (e.handles is None or (not general and e.takes(used, scenario))))
 
 
 def meaningless(scenario: Scenario) -> str | None:

@@ -115,8 +115,15 @@ def model_rows(m: SimModel, work: float | None) -> dict[int, float]:
 
 
 def initial_state(
-    m: SimModel, trials: int, start: float, rng: np.random.Generator, *, steady: bool, work: float | None,
-    theta: np.ndarray, blocked: np.ndarray,
+    m: SimModel,
+    trials: int,
+    start: float,
+    rng: np.random.Generator,
+    *,
+    steady: bool,
+    work: float | None,
+    theta: np.ndarray,
+    blocked: np.ndarray,
 ) -> np.ndarray:
     """The columns of one model's trials at ``start``: fresh (progress 0 at a persistent point, running), or with
     ``steady`` in the steady state of the cycle without failures (a uniform place in the cycle of ``q``
@@ -135,16 +142,16 @@ def initial_state(
     st[DONE] = np.nan
     st[THETA] = theta
     st[BLOCKED] = blocked.astype(float)
-    q, L_, s, k = m.points_per_upload, m.cycle, m.s, m.k
+    q, cyc, s, k = m.points_per_upload, m.cycle, m.s, m.k
     base = (q * k * m.tau + m.tau) if steady else 0.0  # so that every checkpoint of a steady start is >= 0
     st[P] = base
     st[PSNAP] = base
     st[PBANK] = base
     if not steady:
         return st
-    phase = rng.random(trials) * q * L_  # running time since the last upload started
-    j = np.floor(phase / L_)  # persistent points passed since then
-    rho = phase - j * L_
+    phase = rng.random(trials) * q * cyc  # running time since the last upload started
+    j = np.floor(phase / cyc)  # persistent points passed since then
+    rho = phase - j * cyc
     phi = np.minimum(np.floor(rho / s), k - 1)
     e = rho - phi * s
     st[PHI], st[E] = phi, e
@@ -172,8 +179,17 @@ class Flags:
     fast: bool  # some column restores from the fast tier
 
 
-def step(st: np.ndarray, ev_t: np.ndarray, kind: np.ndarray, ev_took: np.ndarray, ev_cap: np.ndarray,
-         ev_blk: np.ndarray, f: Flags, window_lo: float, window_hi: float) -> np.ndarray:
+def step(
+    st: np.ndarray,
+    ev_t: np.ndarray,
+    kind: np.ndarray,
+    ev_took: np.ndarray,
+    ev_cap: np.ndarray,
+    ev_blk: np.ndarray,
+    f: Flags,
+    window_lo: float,
+    window_hi: float,
+) -> np.ndarray:
     """Move every column of ``st`` to its next point (``ev_*``, one per column) and apply it.
 
     ``window_lo`` and ``window_hi`` are the shortest and the longest window of the columns. Returns which
@@ -233,8 +249,30 @@ def step(st: np.ndarray, ev_t: np.ndarray, kind: np.ndarray, ev_took: np.ndarray
     if f.window:
         lo_t, hi_t = float(t.min()), float(ev_t.max())
         if hi_t > 0.0:
-            _label(st, t, ev_t, t_run, down, x, dt, phi, e, tau, s, cyc, k, comp, rem, done_some, p0, theta,
-                   restart, planned, f, lo_t <= 0.0 or hi_t > window_lo)
+            _label(
+                st,
+                t,
+                ev_t,
+                t_run,
+                down,
+                x,
+                dt,
+                phi,
+                e,
+                tau,
+                s,
+                cyc,
+                k,
+                comp,
+                rem,
+                done_some,
+                p0,
+                theta,
+                restart,
+                planned,
+                f,
+                lo_t <= 0.0 or hi_t > window_lo,
+            )
     else:
         _train(st, t_run, x, phi, e, e_tau, tau, s, st[CP], k, p0, theta, comp)
     # The point itself.

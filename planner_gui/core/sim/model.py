@@ -150,7 +150,9 @@ class SimModel:
         return cycles + self.max_downtime + self.s
 
 
-def sim_model(scenario: Scenario, fast_min: float | None, persistent_min: float, *, trials: int | None = None) -> SimModel:
+def sim_model(
+    scenario: Scenario, fast_min: float | None, persistent_min: float, *, trials: int | None = None
+) -> SimModel:
     """The scenario at these intervals (minutes; ``fast_min`` None: the fast tier is off) in the engine's units.
 
     With rate uncertainty the trials' rates are drawn here, from the scenario's own stream of rate draws

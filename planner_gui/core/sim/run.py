@@ -72,7 +72,8 @@ class SimTrials:
     @property
     def restarts(self) -> np.ndarray:
         """Failures in the window that restarted the job (from either tier); the others continued."""
-        return self.restores_fast + self.restores_persistent
+        out: np.ndarray = self.restores_fast + self.restores_persistent
+        return out
 
     @property
     def by_class(self) -> np.ndarray:
@@ -202,7 +203,9 @@ class _Stepper:
             if self.some_dead:  # finished columns wait where they are (their results are kept)
                 ev_t = np.where(self.alive, ev_t, self.st[job.T])
                 kind = np.where(self.alive, kind, job.CHANGE_KIND)
-            finished = job.step(self.st, ev_t, kind, self.btook[c], self.bcap[c], self.bblk[c], self.flags, *self.windows)
+            finished = job.step(
+                self.st, ev_t, kind, self.btook[c], self.bcap[c], self.bblk[c], self.flags, *self.windows
+            )
             self.cursor += 1
             if finished.any():
                 finished &= self.alive
@@ -221,7 +224,7 @@ class _Stepper:
                     progress(self._fraction(total))
 
     def _fraction(self, total: int) -> float:
-        done = total - int(self.alive.sum())
+        done = float(total - int(self.alive.sum()))
         a = self.alive
         if self.window:
             part, whole = self.st[job.T][a], self.st[job.WINDOW][a]
@@ -242,7 +245,9 @@ def simulate_windows(
         w.horizon = 1e6 + 1000.0 * (m.hours + m.tail_hours())
         rng = stream(seed, STREAM_JOB)
         states.append(
-            job.initial_state(m, trials, start, rng, steady=not m.new_cluster, work=None, theta=w.cap, blocked=w.blocked)
+            job.initial_state(
+                m, trials, start, rng, steady=not m.new_cluster, work=None, theta=w.cap, blocked=w.blocked
+            )
         )
         worlds.append(w)
     stepper = _Stepper(worlds, states, window=True)
@@ -298,7 +303,9 @@ def simulate_train(
         w.horizon = 1e6 + 1000.0 * work
         rng = stream(seed, STREAM_JOB, 1)
         states.append(
-            job.initial_state(m, trials, 0.0, rng, steady=False, work=work, theta=w.cap.copy(), blocked=w.blocked.copy())
+            job.initial_state(
+                m, trials, 0.0, rng, steady=False, work=work, theta=w.cap.copy(), blocked=w.blocked.copy()
+            )
         )
         worlds.append(w)
     stepper = _Stepper(worlds, states, window=False)

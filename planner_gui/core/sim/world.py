@@ -112,7 +112,8 @@ def _first_reaching(values: np.ndarray, targets: np.ndarray, rows: np.ndarray) -
     offset = np.arange(values.shape[0], dtype=float) * top
     line = (values - lo + offset[:, None]).ravel()
     idx = np.searchsorted(line, targets - lo + offset[rows], side="left") - rows * width
-    return np.minimum(idx, width).astype(np.int64)
+    out: np.ndarray = np.minimum(idx, width).astype(np.int64)
+    return out
 
 
 class World:
@@ -314,7 +315,8 @@ class World:
             return np.minimum(np.searchsorted(self.cum0, u, side="right"), last)
         rows = np.arange(self.n)[:, None]
         idx = np.searchsorted(self.cum_line, u + 2.0 * rows, side="right") - rows * self.nclass
-        return np.minimum(idx, last)
+        out: np.ndarray = np.minimum(idx, last)
+        return out
 
     def chunk(self) -> Chunk:
         """Draw the next stretch of the world and return its points for the job."""
@@ -562,7 +564,9 @@ class World:
         here = self.ret_t < t1
         if here.any():
             rt, rr = _compact(here & (self.ret_rep > 0), [self.ret_t, self.ret_rep], [np.inf, 0.0])
-            self.ret_t, self.ret_rep = _compact(np.isfinite(self.ret_t) & ~here, [self.ret_t, self.ret_rep], [np.inf, 0.0])
+            self.ret_t, self.ret_rep = _compact(
+                np.isfinite(self.ret_t) & ~here, [self.ret_t, self.ret_rep], [np.inf, 0.0]
+            )
             rt, rr = _sort_rows(rt, [rr])  # (then the stream and these are two runs: the sort below merges them)
             extra_t.append(rt)
             extra_r.append(-rr)
@@ -570,7 +574,9 @@ class World:
         if extra_t:
             t2 = np.concatenate([times, *extra_t], axis=1)
             o2 = np.concatenate([out_change, *extra_r], axis=1)
-            k2 = np.concatenate([kinds, *(np.where(np.isfinite(e), _RETURN, PAD).astype(np.int8) for e in extra_t)], axis=1)
+            k2 = np.concatenate(
+                [kinds, *(np.where(np.isfinite(e), _RETURN, PAD).astype(np.int8) for e in extra_t)], axis=1
+            )
             tk2 = np.concatenate([took, *(np.zeros(e.shape, dtype=bool) for e in extra_t)], axis=1)
             times, o2, kinds, took = _sort_rows(t2, [o2, k2, tk2])
             out_change = o2

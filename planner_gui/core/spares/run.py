@@ -13,11 +13,11 @@ import numpy as np
 
 from ..model import Scenario
 from ..params import OptimalIntervals, optimal_intervals, resolve
+from ..profiles import is_flat
+from ..rates import RatePosterior
 from ..results import summarize
 from ..sim.capabilities import MAX_GENERAL_POINTS, general_points, meaningless
 from ..sim.run import HOURS_KEYS, SimTrials
-from ..profiles import is_flat
-from ..rates import RatePosterior
 from .exact import nodes_in_repair_pmf, p_no_spare, recommended_spares, repair_quantile
 from .model import Spares, SparesParams, restart_scenario, spares_params
 

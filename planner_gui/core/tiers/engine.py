@@ -45,7 +45,6 @@ from ..model import Scenario
 from ..rows import poisson_by_inversion, stream, uniforms
 from .model import TierHours, TierParams, Tiers, tier_params, tier_rates
 from .outside import FAST, PERSISTENT, PLANNED, PROMOTED, Lookback, downtimes, draw_forward, draw_lookback
-from .stepped import simulate_stepped
 
 __all__ = [
     "CHUNK_ELEMENTS",
@@ -820,11 +819,11 @@ def simulate_tier_params(
 ) -> TierHours:
     """Simulate ``trials`` windows of the model ``tp``; per-trial hours and counts (no components).
 
-    With a persistent stall beside the fast tier (``tp.c_point > 0``) the snapshot cycles are uneven and the
-    whole-window passes here do not apply: :func:`.stepped.simulate_stepped` steps the same model instead.
+    Without a persistent stall beside the fast tier only (``tp.c_point == 0``): with one the snapshot cycles are
+    uneven and the whole-window passes here do not apply; the general engine (:mod:`..sim`) runs those.
     """
     if tp.c_point > 0.0:
-        return simulate_stepped(tp, trials, seed, progress=progress, should_stop=should_stop)
+        raise ValueError("the vectorized two-tier engine has no persistent stall beside the fast tier (see core/sim)")
     big = tp.big
     u = uniforms(stream(seed, STREAM_COUNTS), (trials,))
     counts = poisson_by_inversion(u, big * tp.hours)

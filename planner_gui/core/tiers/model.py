@@ -221,7 +221,7 @@ class TierHours:
 def point_stall_h(scenario: Scenario, tiers: Tiers) -> float:
     """The persistent tier's own stall at each persistent point, on top of the fast stall (hours): the scenario's
     write with the fast tier on, else 0 (the write is then the persistent checkpoint's whole stall). Above 0, a
-    run goes to the stepped engine (:mod:`.stepped`)."""
+    run goes to the general engine (:mod:`planner_gui.core.sim`)."""
     return scenario.write_s / 3600.0 if tiers.fast_enabled else 0.0
 
 

@@ -8,15 +8,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ..exact import TimeFractions, daly_interval, young_interval
 from ..model import OPTIMAL, Scenario, Tiers
 from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
-from .engine import TierTrials, simulate_tiers, tier_trials
+from .engine import TierTrials, simulate_tiers
 from .exact import TierIntervals, expected_fractions, optimal_tier_intervals
 from .model import TierParams, persistent_multiple, scope_of, tier_params, tier_rates
-from .stepped import simulate_stepped_many
 
 __all__ = ["TierPlan", "plan_tiers", "simulate_plan", "simulate_plans", "tiers_of"]
 
@@ -175,27 +172,11 @@ def simulate_plans(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> list[TierTrials]:
-    """:func:`simulate_plan` of each plan (a sweep's points). Those with a persistent stall beside the fast tier
-    step together (:func:`.stepped.simulate_stepped_many`: about one run's steps for all); each result is the one
-    its plan gives alone."""
-    stepped = [i for i, p in enumerate(plans) if p.params.c_point > 0]
-    others = [i for i, p in enumerate(plans) if p.params.c_point == 0]
-    out: list[TierTrials | None] = [None] * len(plans)
-    share = len(stepped) / max(len(plans), 1)
-
-    def part(lo: float, hi: float) -> Callable[[float], None] | None:
-        return None if progress is None else (lambda f: progress(lo + (hi - lo) * f))
-
-    if stepped:
-        runs = [(plans[i].params, plans[i].scenario.trials, plans[i].scenario.seed) for i in stepped]
-        for i, hours in zip(stepped, simulate_stepped_many(runs, progress=part(0.0, share), should_stop=should_stop)):
-            out[i] = tier_trials(plans[i].scenario, plans[i].tiers, hours)
-    for n, i in enumerate(others):
-        lo = share + (1.0 - share) * n / len(others)
-        hi = share + (1.0 - share) * (n + 1) / len(others)
-        out[i] = simulate_plan(plans[i], progress=part(lo, hi), should_stop=should_stop)
-    return [t for t in out if t is not None]
-
-
-def mean(values: np.ndarray) -> float:
-    return float(np.asarray(values, dtype=float).mean())
+    """:func:`simulate_plan` of each plan (a sweep's points), one after the other, on the vectorized two-tier engine
+    (plans in its domain: no persistent stall beside the fast tier; :mod:`..sim.capabilities`)."""
+    out = []
+    for n, plan in enumerate(plans):
+        lo, hi = n / len(plans), (n + 1) / len(plans)
+        part = None if progress is None else (lambda f, lo=lo, hi=hi: progress(lo + (hi - lo) * f))
+        out.append(simulate_plan(plan, progress=part, should_stop=should_stop))
+    return out
