@@ -6,6 +6,8 @@ DIR the folder that holds ``airesim/``. docs/spares.md ("Against AIReSim") has t
 512 servers of 8 GPUs, each failing once per 1,024 h, one-stage exponential repairs of 4 h, 10 minutes
 from failure to computing again, no planned interruptions, no spare pool to preempt; the spares are warm
 standbys (AIReSim) or the pool (here); checkpoints are free and every half minute, so almost nothing is lost.
+The planner's side is the scenario with its spares section, run as every such scenario is: on the general
+engine (planner_gui/core/sim, docs/model.md).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import statistics
 import sys
 
 from planner_gui.core.model import Component, Scenario
-from planner_gui.core.spares import Spares, simulate_spares, spares_params
+from planner_gui.core.results import simulate
+from planner_gui.core.spares import Spares, spares_params
 from planner_gui.core.spares.exact import p_no_spare
 
 RUNS = 20
@@ -54,10 +57,16 @@ def planner(spares: int) -> tuple[float, float, float]:
         checkpoint_write_s=0.0,
         detect_min=5.0,
         restart_min=5.0,
+        checkpoint_interval_min=0.5,
+        trials=400,
+        seed=1,
+        spares=Spares(spare_nodes=spares, repair_hours=(("GPU", 4.0),)),
     )
-    p = spares_params(sc, Spares(spare_nodes=spares, repair_hours=(("GPU", 4.0),)), 0.5)
-    g = simulate_spares(p, 400, 1).goodput
-    return float(g.mean()), float(g.std(ddof=1) / len(g) ** 0.5), p_no_spare(p)
+    res = simulate(sc)
+    assert res.engine == "general"
+    g = res.goodput
+    assert sc.spares is not None
+    return float(g.mean()), float(g.std(ddof=1) / len(g) ** 0.5), p_no_spare(spares_params(sc, sc.spares, 0.5))
 
 
 def main() -> None:

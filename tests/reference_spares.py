@@ -1,5 +1,6 @@
-"""A slow, readable, event-by-event simulator of the spares model: the reference the vectorized engine
-(``planner_gui/core/spares/engine.py``) is checked against in ``tests/test_spares.py``.
+"""A slow, readable, event-by-event simulator of the spares model alone: the reference the general engine
+(``planner_gui/core/sim/``) is checked against on spares scenarios in ``tests/test_spares.py`` (beside
+``tests/reference_model.py``, the whole model's reference).
 
 It is written from the model's words (docs/spares.md), one trial at a time, with a heap of the pool's
 repairs and a clock that walks the job through waiting, downtime, compute and checkpoint writes:

@@ -287,9 +287,10 @@ def test_the_spares_report_reads_like_the_run_report():
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].endswith("edited: --gpus 100,000 --spare-nodes 89 --swap 10")
-    for line in lines:
-        if line and not line.startswith(" "):
-            assert line[24] == " " and line[25] != " ", line  # a 25-character label column, then the value
+    labelled = [x for x in lines[1:] if x and not x.startswith((" ", "Where the "))]  # (not the name, the sentence)
+    assert len(labelled) >= 10
+    for line in labelled:
+        assert line[24] == " " and line[25] != " ", line  # a 25-character label column, then the value
     lost = next(x for x in lines if x.startswith("Lost GPU-hours"))
     assert " M ($" in lost and " M at $2.50 per GPU-hour)" in lost
     assert next(x for x in lines if x.startswith("Spare pool")).endswith("GPU-hours ($2.31 M)")

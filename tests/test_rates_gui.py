@@ -417,12 +417,23 @@ def test_no_spread_reads_as_none_not_zero_shares():
 
 
 @pytest.mark.gui
-def test_time_between_interruptions_says_it_is_at_the_rates_as_set(make_window, qtbot):
+def test_time_between_interruptions_says_it_is_an_average_over_the_window(make_window, qtbot):
+    """Where rates vary the time between interruptions is the window over the expected count (a burn-in's gap
+    is 23 min where the base rates' is 30), and the summary says it is an average."""
+    from planner_gui.core import fmt
+    from planner_gui.core.profiles import burn_in_profile
     from planner_gui.core.scenario_io import load_preset
 
     win = make_window(load_preset("llama3-405b").replace(trials=200), restore=False)
     settle(qtbot, win)
-    assert "rates as set" not in win.summary.every.detail.text()
+    assert "on average over the window" not in win.summary.every.detail.text()
     win.inputs.update(rate_uncertainty=True)
     settle(qtbot, win)
-    assert "at the rates as set" in win.summary.every.detail.text()
+    assert "on average over the window" in win.summary.every.detail.text()
+    win.inputs.update(rate_uncertainty=False, rate_profile=burn_in_profile(0.7, 30, 54.0), new_cluster=True)
+    settle(qtbot, win)
+    res = win.last_result.main
+    sc = res.scenario
+    assert "on average over the window" in win.summary.every.detail.text()
+    assert win.summary.every.value.text() == fmt.every(sc.hours / res.expected.unplanned)
+    assert win.summary.every.value.text() != fmt.every(sc.cluster_mtbf_hours)

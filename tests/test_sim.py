@@ -290,3 +290,90 @@ def test_the_first_passage_equals_the_general_time_to_train(gpus):
     general = simulate_scenarios([sc.replace(seed=sc.seed + 1)], general=True)[0].time_to_train
     assert fast is not None and general is not None
     assert abs(_z(fast.hours, general.hours)) < 3.0, (fast.hours.mean(), general.hours.mean())
+
+
+# -- the pool for 99 % of failures never contradicts the simulated chance of finding none ------------------
+
+
+@pytest.mark.parametrize(
+    "sc",
+    [
+        _sc(100_000, 1, 2.2, spares=_pool(89)),
+        _sc(100_000, 1, 2.2, rate_profile=burn_in_profile(0.7, 30, 1.0), new_cluster=True, spares=_cont(89)),
+    ],
+    ids=["steady", "burn-in"],
+)
+def test_the_simulated_pool_for_a_share_of_failures_counts_the_failures_that_found_spares(sc):
+    from planner_gui.core.results import simulate
+
+    res = simulate(sc.replace(trials=200, seed=3))
+    t = res.spares_run.trials
+    n = int(sc.spares.spare_nodes)
+    found = t.need_hist[: n + 1].sum() / t.need_hist.sum()
+    assert found == pytest.approx(1.0 - t.p_no_spare(), abs=1e-12)
+    assert t.pool_for(found) == n or t.need_hist[n] == 0  # the smallest pool that gives that share
+    assert t.pool_for(1.0) == len(t.need_hist) - 1
+    s = res.to_json_dict()["spares"]
+    if s["p_no_spare_expected"] is None:  # no closed form: the recommendation is the simulated one
+        assert s["recommended_simulated"] and s["recommended_for_99pct"] == t.pool_for(0.99)
+        assert (s["recommended_for_99pct"] > n) == (t.p_no_spare() > 0.01)
+    else:  # M/G/infinity's, and the simulated one within a few spares of it
+        assert not s["recommended_simulated"]
+        assert abs(t.pool_for(0.99) - s["recommended_for_99pct"]) <= 3
+
+
+# -- the two-tier closed form with planned interruptions that keep a pending restore (docs/model.md 2.4) -----
+
+PENDING = {
+    "fast tier, other domain": Scenario(
+        gpus=100_000, days=5.0, trials=1500, seed=4, planned_per_day=24.0, restart_min=6.0, checkpoint_write_s=0.0,
+        tiers=Tiers(fast_enabled=True, fast_interval_min=2.0, fast_restore_min=8.0, fast_placement="other-domain",
+                    persistent_upload_min=1.0),
+    ),
+    "restores from storage": Scenario(
+        gpus=100_000, days=5.0, trials=1500, seed=4, planned_per_day=24.0, restart_min=6.0,
+        checkpoint_interval_min=5.0, tiers=Tiers(persistent_restore_min=8.0, persistent_upload_min=2.0),
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", PENDING)
+def test_the_closed_form_keeps_the_restore_a_planned_interruption_finds_pending(name):
+    """24 planned interruptions a day and an 8-minute restore: the general engine agrees with the closed form
+    (a Markov chain of the intervals' kinds, planner_gui/core/exact.py), and is far from the one that takes every
+    planned interruption for a full renewal (about 60 standard errors), so the check can fail."""
+    from planner_gui.core.results import simulate
+    from planner_gui.core.tiers.exact import expected_fractions
+
+    res = simulate(PENDING[name])
+    assert res.engine == "general"
+    g = res.goodput
+    se = float(g.std(ddof=1)) / np.sqrt(len(g))
+    new = res.expected.fractions
+    assert new is not None and abs(g.mean() - float(new.useful)) < Z * se
+    for key, got in res.hours_per_trial().items():  # every hour's label, not only the goodput
+        want = float(getattr(new, "planned" if key == "planned_restart" else key)) * res.scenario.hours
+        assert abs(got.mean() - want) < Z * float(got.std(ddof=1)) / np.sqrt(len(got)) + 1e-9, key
+    old = expected_fractions(dataclasses.replace(res.tier_plan.params, restore_fast=0.0, restore_persistent=0.0))
+    assert abs(g.mean() - float(old.useful)) > 20 * se
+
+
+def test_a_sweeps_intervals_see_the_same_failures_whatever_their_warm_up():
+    """Common random numbers across a sweep's checkpoint intervals: a longer interval warms up longer (here
+    46 h against 70 h, the second over two chunks), and the window's failures stayed paired only while both
+    warm-ups fitted in one chunk."""
+    sc = _sc(
+        8192,
+        2.0,
+        3.0,
+        spares=_cont(2),
+        components=tuple(
+            dataclasses.replace(c, rate_per_gpu_hour=c.rate_per_gpu_hour * 8) for c in Scenario().components
+        ),
+    )
+    short, long = (sim_model(sc.replace(trials=200), None, x) for x in (3.0, 240.0))
+    assert long.warm_hours() > short.warm_hours() + 12.0
+    a, b = simulate_windows([(short, 200, 9), (long, 200, 9)])
+    assert np.array_equal(a.unplanned, b.unplanned) and np.array_equal(a.by_component, b.by_component)
+    assert np.array_equal(a.planned, b.planned) and a.unplanned.sum() > 0
+    assert not np.allclose(a.hours["checkpoint"], b.hours["checkpoint"])  # (the intervals do differ)

@@ -137,14 +137,18 @@ def test_every_feature_at_once_keeps_the_invariants(sc):
     doc = res.to_json_dict()
     json.dumps(doc, allow_nan=False)  # no NaN or infinity anywhere
     assert _finite(doc)
-    for key in ("interruptions", "goodput", "lost_gpu_hours"):
-        s = doc[key]
-        assert s["p05"] <= s["mean"] + 1e-9 * max(1.0, abs(s["mean"])) and s["mean"] <= s["p95"] + 1e-9 * max(
-            1.0, abs(s["mean"])
-        )
+    # Percentiles in order, and the mean within the trials' range (not within p05-p95: one interruption in
+    # 21 trials has a mean of 0.048 above a p95 of 0).
+    per_trial = {"interruptions": res.trials.unplanned, "goodput": g, "lost_gpu_hours": res.lost_gpu_hours()}
+    for key, values in per_trial.items():
+        s, tol = doc[key], 1e-9 * max(1.0, abs(doc[key]["mean"]))
+        assert s["p05"] <= s["p50"] + tol and s["p50"] <= s["p95"] + tol, (key, s)
+        assert values.min() - tol <= s["mean"] <= values.max() + tol, (key, s)
+        assert s["mean"] == pytest.approx(float(np.mean(values)), rel=1e-9, abs=1e-9), key
     if res.time_to_train is not None:
         t = res.time_to_train
         assert np.all(t.hours >= t.work_hours * (1 - 1e-12))
         days = doc["time_to_train"]["days"]
-        assert days["p05"] <= days["mean"] <= days["p95"]
+        assert days["p05"] <= days["p95"]
+        assert t.hours.min() / 24 * (1 - 1e-12) <= days["mean"] <= t.hours.max() / 24 * (1 + 1e-12)
     assert res.engine == window_engine(sc).key

@@ -1,4 +1,5 @@
-"""Spares, repairs and continuation: the engine against closed forms and the event-by-event reference."""
+"""Spares, repairs and continuation on the general engine (planner_gui/core/sim, docs/model.md): against closed
+forms and the event-by-event reference of docs/spares.md (tests/reference_spares.py)."""
 
 from __future__ import annotations
 
@@ -14,19 +15,29 @@ import pytest
 from planner_gui.core.exact import time_fractions
 from planner_gui.core.model import Scenario
 from planner_gui.core.results import simulate
-from planner_gui.core.spares import HOURS_KEYS, Spares, simulate_spares, spares_params
-from planner_gui.core.spares.engine import _step, _stream_block, simulate_spares_intervals, simulate_spares_many
+from planner_gui.core.sim.model import SimModel, sim_model
+from planner_gui.core.sim.run import HOURS_KEYS, SimTrials, simulate_windows
+from planner_gui.core.spares import Spares, spares_params
 from planner_gui.core.spares.exact import nodes_in_repair_pmf, p_no_spare, recommended_spares, repair_quantile
 
 sys.path.insert(0, str(Path(__file__).parent))
 import itertools
 
 import reference_spares as ref
-import stepping_spares
 
 #: |z| above this fails a comparison (several quantities per test: a 4-sigma bound keeps false alarms rare).
 Z = 4.0
 QUICK_REPAIRS = (("GPU", 3.0), ("Host", 2.0), ("Network", 1.0), ("Unplanned Maintenance", 2.0))
+
+
+def _model(sc: Scenario, sp: Spares, interval_min: float) -> SimModel:
+    """The scenario with these spares at this checkpoint interval (minutes), in the general engine's units."""
+    return sim_model(sc.replace(spares=sp), None, interval_min)
+
+
+def _run(sc: Scenario, sp: Spares, interval_min: float, trials: int, seed: int) -> SimTrials:
+    """The general engine's trials of the scenario with these spares at this checkpoint interval (minutes)."""
+    return simulate_windows([(_model(sc, sp, interval_min), trials, seed)])[0]
 
 
 def _z(a: np.ndarray, b: np.ndarray | float) -> float:
@@ -47,8 +58,9 @@ def test_defaults_are_todays():
 @pytest.mark.parametrize("gpus", [16_384, 100_000])
 def test_unlimited_spares_give_todays_exact_expectation(gpus):
     sc = Scenario(gpus=gpus)
-    p = spares_params(sc, Spares(repair_sigma=1.0), 30.0)
-    e = simulate_spares(p, 1000, 5)
+    sp = Spares(repair_sigma=1.0)
+    p = spares_params(sc, sp, 30.0)
+    e = _run(sc, sp, 30.0, 1000, 5)
     f = time_fractions(p.lam, p.mu, p.tau, p.c, p.r_unplanned, p.r_planned)
     expected = dict(zip(HOURS_KEYS, (f.useful, f.checkpoint, f.lost_work, f.recovery, f.planned)))
     for key, frac in expected.items():
@@ -65,7 +77,7 @@ def test_hours_add_up_to_the_window():
         Spares(spare_nodes=1, min_gpus=4096, repair_hours=QUICK_REPAIRS),
         Spares(spare_nodes=1, recovery_mode="continue", repair_hours=QUICK_REPAIRS),
     ):
-        e = simulate_spares(spares_params(sc, sp, 20.0), 300, 1)
+        e = _run(sc, sp, 20.0, 300, 1)
         total = sum(e.hours.values())
         np.testing.assert_allclose(total, sc.hours, rtol=1e-9)
         assert all((v >= -1e-9).all() for v in e.hours.values())
@@ -75,8 +87,9 @@ def test_nodes_in_repair_follow_m_g_infinity():
     """Mean, p95 and the chance a failure finds too few spares, against the compound Poisson law."""
     sc = Scenario(gpus=100_000)
     for sigma in (None, 1.5):
-        p = spares_params(sc, Spares(spare_nodes=75, repair_sigma=sigma), 30.0)
-        e = simulate_spares(p, 600, 2)
+        sp = Spares(spare_nodes=75, repair_sigma=sigma)
+        p = spares_params(sc, sp, 30.0)
+        e = _run(sc, sp, 30.0, 600, 2)
         assert abs(_z(e.nodes_in_repair, p.mean_nodes_in_repair)) < Z
         # The share of failures that found no spare: a ratio of per-trial counts (delta method).
         x, n = e.no_spare.astype(float), e.node_failures.astype(float)
@@ -106,6 +119,7 @@ def test_domains_take_several_nodes():
     assert p.nodes[names.index("Network Switch/Cable")] == 4
     assert p.nodes[names.index("Software Bug")] == 0
     assert p.nodes[names.index("Faulty GPU")] == 1
+    np.testing.assert_array_equal(_model(sc, Spares(spare_nodes=3), 30.0).nodes, p.nodes)  # the engine's too
 
 
 CASES = {
@@ -130,7 +144,7 @@ CASES = {
 def test_engine_agrees_with_the_reference(name):
     sc = Scenario(gpus=8192, days=2.0, detect_min=10, restart_min=10).scale_rates(8.0)
     p = spares_params(sc, CASES[name], 30.0)
-    e = simulate_spares(p, 3000, 7)
+    e = _run(sc, CASES[name], 30.0, 3000, 7)
     rs = ref.simulate(ref.model_of(p), 500, 11, warm=60.0)
     for key in HOURS_KEYS:
         b = np.array([r.hours[key] for r in rs])
@@ -146,93 +160,59 @@ def test_engine_agrees_with_the_reference_quick():
     """The fast set's version: one scenario with waiting, shrinking off, fewer trials."""
     sc = Scenario(gpus=8192, days=1.0, detect_min=10, restart_min=10).scale_rates(8.0)
     p = spares_params(sc, CASES["few spares"], 30.0)
-    e = simulate_spares(p, 2000, 3)
+    e = _run(sc, CASES["few spares"], 30.0, 2000, 3)
     rs = ref.simulate(ref.model_of(p), 200, 5, warm=40.0)
     for key in ("useful", "waiting_for_spares", "recovery"):
         assert abs(_z(e.hours[key], np.array([r.hours[key] for r in rs]))) < Z, key
 
 
-STEPPING = {
-    "restart, a pool that runs short": (dict(gpus=16_384), Spares(spare_nodes=2, swap_min=30)),
-    "shrink": (dict(gpus=16_384), Spares(spare_nodes=3, swap_min=10, min_gpus=15_000)),
-    "continue, lognormal": (
-        dict(gpus=16_384),
-        Spares(spare_nodes=4, swap_min=10, recovery_mode="continue", repair_sigma=1.0),
-    ),
-    "continue, planned restarts and stalls": (
-        dict(gpus=16_384, planned_per_day=20.0, restart_min=30),
-        Spares(spare_nodes=3, recovery_mode="continue", replica_gpus=1024, continue_stall_min=5),
-    ),
-    "continue, no limit, short interval": (
-        dict(gpus=16_384, checkpoint_interval_min=0.05),
-        Spares(recovery_mode="continue", replica_gpus=512),
-    ),
-    "restart, long interval": (dict(gpus=16_384, checkpoint_interval_min=300), Spares(spare_nodes=2, swap_min=10)),
-}
-
-
-@pytest.mark.parametrize("name", list(STEPPING))
-def test_closed_form_hours_equal_stepping_point_by_point(name):
-    """The engine's hours of a block (in closed form over all points at once) equal those of stepping the same
-    points one after another (tests/stepping_spares.py), at the block's interval and at several at once."""
-    changes, sp = STEPPING[name]
-    sc = Scenario(days=20.0).replace(**changes)
-    p = spares_params(sc, sp, sc.checkpoint_interval_min if isinstance(sc.checkpoint_interval_min, float) else 30.0)
-    st = _stream_block(p, 5, np.random.default_rng(3))
-    taus = np.array([p.tau, 3.0 * p.tau, p.tau / 7.0])
-    for at in (None, taus):
-        fast = _step(st, at)
-        slow = stepping_spares.step_stream(st, at)
-        for key in HOURS_KEYS:
-            np.testing.assert_allclose(fast[key], slow[key], rtol=0, atol=1e-9, err_msg=key)
-
-
 def test_runs_stepped_together_give_each_runs_own_numbers():
-    """A sweep's points step in one loop; each point's trials are those it gives alone, number for number."""
+    """A sweep's points step together on the general engine; each point's trials are those it gives alone:
+    the same world number for number, the same hours to rounding (the steps take the code paths any run needs)."""
     sc = Scenario(gpus=8192, days=2.0).scale_rates(8.0)
-    p1 = spares_params(sc, CASES["few spares"], 30.0)
-    p2 = spares_params(sc.replace(gpus=4096), CASES["continue"], 12.0)
-    together = simulate_spares_many([(p1, 37, 1), (p2, 230, 2), (p1, 5, 3)])
-    for (p, trials, seed), t in zip([(p1, 37, 1), (p2, 230, 2), (p1, 5, 3)], together):
-        alone = simulate_spares(p, trials, seed)
+    m1 = _model(sc, CASES["few spares"], 30.0)
+    m2 = _model(sc.replace(gpus=4096), CASES["continue"], 12.0)
+    runs = [(m1, 37, 1), (m2, 230, 2), (m1, 5, 3)]
+    together = simulate_windows(runs)
+    for run, t in zip(runs, together):
+        alone = simulate_windows([run])[0]
         for key in HOURS_KEYS:
-            np.testing.assert_array_equal(t.hours[key], alone.hours[key])
+            np.testing.assert_allclose(t.hours[key], alone.hours[key], rtol=0, atol=1e-9, err_msg=key)
         np.testing.assert_array_equal(t.unplanned, alone.unplanned)
         np.testing.assert_array_equal(t.no_spare, alone.no_spare)
         np.testing.assert_array_equal(t.repair_hist, alone.repair_hist)
 
 
 @pytest.mark.parametrize("name", ["few spares", "continue"])
-def test_intervals_on_one_draw_agree_with_runs_of_their_own(name):
-    """The interval sweep steps one draw at every interval; each interval agrees with a run of its own
-    (different draws: within sampling error), and the pool's figures are the same at every interval."""
+def test_an_interval_sweep_gives_each_interval_its_own_numbers(name):
+    """A sweep over checkpoint intervals steps its intervals together on one seed: each interval's trials are
+    those it gives alone (to rounding), and the intervals differ where they should: more checkpoint writes at the
+    shortest."""
     sc = Scenario(gpus=8192, days=2.0, detect_min=10, restart_min=10).scale_rates(8.0)
-    minutes = (3.0, 30.0, 240.0)
-    ps = [spares_params(sc, CASES[name], m) for m in minutes]
-    shared = simulate_spares_intervals(ps[0], [p.tau for p in ps], 1500, 4)
-    for p, t in zip(ps, shared):
-        alone = simulate_spares(p, 1500, 5)
-        for key in ("useful", "checkpoint", "lost_work", "recovery", "waiting_for_spares", "reduced_throughput"):
-            assert abs(_z(t.hours[key], alone.hours[key])) < Z, (p.tau, key)
-        np.testing.assert_array_equal(t.unplanned, shared[0].unplanned)
-        np.testing.assert_array_equal(t.hours["recovery"], shared[0].hours["recovery"])
-    # The intervals differ where they should: more checkpoint writes at the shortest.
+    runs = [(_model(sc, CASES[name], m), 300, 4) for m in (3.0, 30.0, 240.0)]
+    shared = simulate_windows(runs)
+    for run, t in zip(runs, shared):
+        alone = simulate_windows([run])[0]
+        for key in HOURS_KEYS:
+            np.testing.assert_allclose(t.hours[key], alone.hours[key], rtol=0, atol=1e-9, err_msg=key)
+        np.testing.assert_array_equal(t.unplanned, alone.unplanned)
     assert shared[0].hours["checkpoint"].mean() > 2 * shared[2].hours["checkpoint"].mean()
 
 
-def test_continue_with_too_few_spares_is_steady_whatever_the_warm_up():
+def test_continue_with_too_few_spares_is_steady_whatever_the_warm_up(monkeypatch):
     """With too few spares and days-long repairs, a replica that lacked nodes comes back once the nodes it
     lacked are repaired (first come, first served), not when every node in repair is covered again, so
-    the replicas out stay near the nodes lacking (x replicas per node) instead of piling up: the run alone
-    (short warm-up) and the interval sweep (the warm-up of its longest interval) agree, and the capacity
-    is about 1 - share x replicas per node x E[nodes in repair]."""
+    the replicas out stay near the nodes lacking (x replicas per node) instead of piling up: the run with
+    its own warm-up (about 97 hours here) and one with a 12-hour warm-up agree, and the capacity is about
+    1 - share x replicas per node x E[nodes in repair]."""
     sc = Scenario(gpus=16_384, days=20.0)
     sp = Spares(spare_nodes=0, swap_min=10, recovery_mode="continue")
     p = spares_params(sc, sp, 6.0)
-    alone = simulate_spares(p, 400, 5)
-    shared = simulate_spares_intervals(p, [p.tau, 5.0], 400, 6)[0]  # warm-up for a 5-hour interval
+    alone = _run(sc, sp, 6.0, 400, 5)
+    monkeypatch.setattr(SimModel, "warm_hours", lambda self: 12.0)
+    short = _run(sc, sp, 6.0, 400, 6)
     for key in ("useful", "reduced_throughput", "recovery", "lost_work"):
-        assert abs(_z(alone.hours[key], shared.hours[key])) < Z, key
+        assert abs(_z(alone.hours[key], short.hours[key])) < Z, key
     per_node = float((p.rates * p.replicas).sum() / (p.rates * p.nodes).sum())
     lacking = float(p.mean_nodes_in_repair)
     compute = alone.hours["useful"] + alone.hours["reduced_throughput"]
@@ -246,7 +226,7 @@ def test_continue_with_free_replica_loss_is_todays_restart_stream():
     sc = Scenario(gpus=65_536, restart_min=0.0, detect_min=10.0)
     sp = Spares(recovery_mode="continue", replica_gpus=8192, continue_stall_min=0.0)
     p = spares_params(sc, sp, 30.0)
-    e = simulate_spares(p, 1000, 9)
+    e = _run(sc, sp, 30.0, 1000, 9)
     lam_restart = float(p.rates[~p.cont].sum())
     f = time_fractions(lam_restart, p.mu, p.tau, p.c, p.r_unplanned, p.r_planned)
     assert abs(_z(e.hours["useful"], float(f.useful) * sc.hours)) < Z
@@ -259,7 +239,7 @@ def test_restarts_are_the_failures_that_do_not_continue():
     continued. In restart mode every failure restarts."""
     sc = Scenario(gpus=16_384)
     p = spares_params(sc, Spares(recovery_mode="continue"), 30.0)
-    t = simulate_spares(p, 400, 3)
+    t = _run(sc, Spares(recovery_mode="continue"), 30.0, 400, 3)
     expected = float(p.rates[~p.cont].sum()) * sc.hours
     assert 0 < expected < 0.5 * float(p.lam) * sc.hours
     assert abs(_z(t.restarts.astype(float), expected)) < Z
@@ -268,7 +248,7 @@ def test_restarts_are_the_failures_that_do_not_continue():
     d = res.to_json_dict()
     assert d["restores"]["persistent"] == pytest.approx(res.spares_run.trials.restarts.mean())
     assert d["restores"]["persistent"] + d["spares"]["continued"] == pytest.approx(d["interruptions"]["mean"])
-    restart = simulate_spares(spares_params(sc, Spares(spare_nodes=40), 30.0), 50, 3)
+    restart = _run(sc, Spares(spare_nodes=40), 30.0, 50, 3)
     np.testing.assert_array_equal(restart.restarts, restart.unplanned)
 
 
@@ -284,9 +264,8 @@ def test_continue_mode_checkpoints_at_the_optimum_of_the_failures_that_restart()
     assert ours > 1.5 * today
     res = simulate(sc.replace(trials=50))
     assert res.interval_min == pytest.approx(ours) and res.spares_run.interval_min == pytest.approx(ours)
-    p = spares_params(sc, sc.spares, ours)
     minutes = (today, ours / 2, ours, 2 * ours)
-    g = [t.goodput for t in simulate_spares_intervals(p, [m / 60 for m in minutes], 300, 2)]
+    g = [t.goodput for t in simulate_windows([(_model(sc, sc.spares, m), 300, 2) for m in minutes])]
     for other in (0, 1, 3):
         d = g[2] - g[other]  # paired: the same draws
         se = d.std(ddof=1) / math.sqrt(d.size)
@@ -319,10 +298,8 @@ def test_the_continue_strategy_restarts_as_the_persistent_tier_does():
 
 def test_continue_beats_restart_at_scale():
     sc = Scenario(gpus=100_000)
-    restart = simulate_spares(spares_params(sc, Spares(swap_min=10), 30.0), 300, 1).goodput.mean()
-    cont = simulate_spares(
-        spares_params(sc, Spares(swap_min=10, recovery_mode="continue"), 30.0), 300, 1
-    ).goodput.mean()
+    restart = _run(sc, Spares(swap_min=10), 30.0, 300, 1).goodput.mean()
+    cont = _run(sc, Spares(swap_min=10, recovery_mode="continue"), 30.0, 300, 1).goodput.mean()
     assert cont > restart + 0.1
 
 
@@ -465,14 +442,13 @@ def test_a_later_failure_does_not_cut_a_swap_short():
     sc = Scenario(gpus=100_000)
     goodput = []
     for swap in (10.0, 30.0, 60.0):
-        p = spares_params(sc, Spares(swap_min=swap), 30.0)
-        goodput.append(simulate_spares(p, 200, 4).goodput)
+        goodput.append(_run(sc, Spares(swap_min=swap), 30.0, 200, 4).goodput)
     for shorter, longer in itertools.pairwise(goodput):
         d = shorter - longer
         assert d.mean() > Z * d.std(ddof=1) / math.sqrt(d.size)
-    p = spares_params(sc, Spares(swap_min=100_000.0), 30.0)  # 69 days: longer than the 54-day window
-    first_node_loss = 1.0 / float(p.node_loss_rates.sum())  # hours, mean
-    assert simulate_spares(p, 200, 4).goodput.mean() < 3 * first_node_loss / sc.hours
+    long = Spares(swap_min=100_000.0)  # 69 days: longer than the 54-day window
+    first_node_loss = 1.0 / float(spares_params(sc, long, 30.0).node_loss_rates.sum())  # hours, mean
+    assert _run(sc, long, 30.0, 200, 4).goodput.mean() < 3 * first_node_loss / sc.hours
 
 
 def test_a_job_of_one_replica_has_nothing_to_continue_on():

@@ -172,31 +172,24 @@ def test_mode_scenarios_scale_the_pool_and_fit_the_replica():
     assert small.spares.replica_gpus == 1024 and small.spares.spare_nodes == 2
 
 
-def test_planning_and_the_report_say_spares_have_no_exact_ranking(make_window, qtbot, tmp_path, monkeypatch):
-    """The levers are ranked by exact expectations that do not hold with a spare pool: the Planning tab says
-    so and shows no bars (it used to rank levers as if nodes were replaced at once), and Export Report
-    refuses in a dialog, naming why (it used to fail with a TypeError)."""
-    from planner_gui.ui import files
-
+def test_planning_and_the_report_rank_spares_by_paired_monte_carlo(make_window, qtbot, tmp_path):
+    """No closed form ranks the levers with a spare pool: the Planning tab shows the full run's paired Monte
+    Carlo (each lever with its standard error, the pool's levers among them) and says so, and Export Report
+    writes the same levers with the pool's figures (it refused spares in a dialog)."""
     win = _window(make_window, qtbot, Spares(spare_nodes=2, swap_min=10.0))
     win.tabs.setCurrentWidget(win.planning)
     settle(qtbot, win)
     panel = win.planning
-    assert panel.effects == [] and panel.sensitivity_note.isVisibleTo(panel)
-    assert "spare pool or recovery mode" in panel.sensitivity_note.text()
-    assert len(panel.bars.opts["width"]) == 0
-    shown = []
-    monkeypatch.setattr(files.QMessageBox, "critical", lambda _parent, title, text: shown.append((title, text)))
-    assert win.export_report_to(tmp_path / "report.html") is None
-    assert shown and shown[0][0] == "Cannot export the report" and "spare pools" in shown[0][1]
-    assert "use View > Spare-Pool Sizing" in shown[0][1] and "planner-gui" not in shown[0][1]  # the window's advice
-    assert not (tmp_path / "report.html").exists()
-    # The menu's dialog says so before asking for a file name.
-    asked = []
-    monkeypatch.setattr(files.QFileDialog, "getSaveFileName", lambda *a, **k: asked.append(1) or ("", ""))
-    shown.clear()
-    win.export_report_dialog()
-    assert shown and not asked
+    assert panel.effects and panel.effects == win.last_result.effects
+    assert panel.sensitivity_note.isVisibleTo(panel) and "paired Monte Carlo" in panel.sensitivity_note.text()
+    assert all(e.goodput_delta_se is not None for e in panel.effects)
+    assert any("swap" in e.lever for e in panel.effects)  # a lever of the pool
+    assert len(panel.bars.opts["width"]) == len(panel.effects)
+    path = win.export_report_to(tmp_path / "report.html")
+    assert path is not None and path.exists()
+    html = path.read_text(encoding="utf-8")
+    assert "No spare at a failure" in html or "no spare" in html.lower()
+    assert panel.effects[0].change in html
 
 
 def test_exported_results_hold_every_hour_of_the_window(make_window, qtbot, tmp_path):
@@ -214,17 +207,19 @@ def test_exported_results_hold_every_hour_of_the_window(make_window, qtbot, tmp_
         assert sum(float(row[k]) for k in hours) == pytest.approx(window, rel=1e-9)
 
 
-def test_a_refused_spares_change_names_what_the_plots_are_not_for(make_window, qtbot):
-    """Turning on a spare pool with recovery tiers is refused; the banner says the plots show the full run of
-    other inputs and names the change (it used to call that full run 'a quick preview')."""
+def test_a_spare_pool_with_recovery_tiers_runs_in_the_window(make_window, qtbot):
+    """Turning on a spare pool with recovery tiers runs both at once (it was refused, and the banner said the
+    plots were of other inputs)."""
     sc = load_preset("h100-100k-inmemory").replace(trials=60)
     win = make_window(sc, restore=False)
     settle(qtbot, win)
-    assert win.last_result.request.quality.name == "full"
     win.controls.spares.finite.setChecked(True)
-    assert win.banner.isVisible()
-    text = win.stale_label.text()
-    assert "for other inputs (spare nodes unlimited -> " in text and "quick preview" not in text
+    settle(qtbot, win)
+    assert not win.banner.isVisible() and win.results_current()
+    main = win.last_result.main
+    assert main.scenario.spares is not None and main.scenario.spares.spare_nodes is not None
+    assert main.spares_run is not None and main.tier_plan is not None and main.engine == "general"
+    assert "waiting_for_spares" in main.hours_keys
 
 
 def test_lognormal_repairs_switch_and_a_sigma_of_zero_mean_fixed_repairs(make_window, qtbot):
@@ -267,19 +262,18 @@ def test_repairs_and_modes_says_why_it_cannot_show_inputs_the_model_refuses(qtbo
     dlg.close()
 
 
-def test_a_scenario_that_cannot_be_opened_is_not_saved(make_window, qtbot, tmp_path, monkeypatch):
-    """Spares with the fast tier cannot be computed or opened: saving says why and writes nothing (it wrote a
-    file that File > Open and run --scenario then refused), and the unsaved-changes prompt keeps the window."""
-    from planner_gui.ui import files
+def test_a_scenario_with_spares_and_tiers_saves_and_opens_as_it_was(make_window, qtbot, tmp_path):
+    """Spares with the fast tier save to a file that opens to the same scenario (saving was refused)."""
+    from planner_gui.core.scenario_io import load
 
     win = make_window(load_preset("h100-100k-inmemory").replace(trials=60), restore=False)
     settle(qtbot, win)
     win.controls.spares.finite.setChecked(True)
-    shown = []
-    monkeypatch.setattr(files.QMessageBox, "critical", lambda _parent, title, text: shown.append((title, text)))
     path = tmp_path / "combo.json"
-    assert win._save_to(path) is False
-    assert not path.exists() and shown and shown[0][0] == "Cannot save scenario" and "tiers" in shown[0][1]
+    assert win._save_to(path) is True
+    back = load(path)
+    assert back.spares == win.scenario().spares and back.tiers == win.scenario().tiers
+    assert back.replace(name=win.scenario().name) == win.scenario()
 
 
 def test_every_plot_fits_its_column_with_the_long_breakdown_labels_of_continue_mode(make_window, qtbot):

@@ -16,6 +16,7 @@ from planner_gui.cli.flags import Parser, add_scenario_flags, scenario_from_args
 from planner_gui.core.exact import time_fractions
 from planner_gui.core.model import Tiers
 from planner_gui.core.scenario_io import ScenarioError, load_preset, save
+from planner_gui.core.sim.capabilities import window_engine
 from planner_gui.core.sweep import run_cost
 from planner_gui.core.tiers.strategies import compare_strategies, comparison_cost, strategy_scenarios
 
@@ -303,7 +304,7 @@ def test_strategies_command_puts_the_five_side_by_side():
 
 
 def test_the_comparisons_progress_goes_by_each_runs_cost():
-    """Continuing on replicas is the spares engine, far slower per interruption: its runs weigh more in the
+    """The general engine is far slower per interruption than the fast paths: its runs weigh more in the
     estimate and in the progress (a million GPUs for a year: the estimate was a tenth of the time taken)."""
     sc = load_preset("h100-100k-inmemory").replace(trials=20)
     cost = comparison_cost(sc, (1024, 4096))
@@ -313,8 +314,12 @@ def test_the_comparisons_progress_goes_by_each_runs_cost():
     compare_strategies(sc, (1024, 4096), scale_trials=20, progress=seen.append)
     assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0)
     big = sc.replace(gpus=1_048_576, days=365)
-    heavy = run_cost(strategy_scenarios(big)[4][1]).seconds  # continue on replicas
+    rows = [s for _, s in strategy_scenarios(big)]
+    general = [s for s in rows if window_engine(s).key == "general"]
+    assert general
+    heavy = sum(run_cost(s).seconds for s in general)
     assert heavy > 0.5 * comparison_cost(big, None).seconds
+    assert heavy > 20 * run_cost(big.replace(tiers=None, spares=None)).seconds  # each weighs what it costs
 
 
 def test_a_strategy_that_cannot_be_built_is_named_and_the_others_computed():

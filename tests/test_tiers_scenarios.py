@@ -107,7 +107,8 @@ def test_every_llama3_cause_has_its_scope_in_the_data_file():
 
 def test_the_run_reports_tiers_and_agrees_with_the_closed_form():
     """The in-memory preset: every failure restores from the fast tier (replicas in another domain), so
-    the exact goodput is today's formula with the fast interval, stall and restore."""
+    the exact goodput is today's formula with the fast interval, stall and restore, and the restore a planned
+    interruption keeps when it comes in a failure's downtime (docs/model.md 2.4)."""
     sc = load_preset("h100-100k-inmemory").replace(trials=400)
     res = simulate(sc)
     d = res.to_json_dict()
@@ -115,7 +116,7 @@ def test_the_run_reports_tiers_and_agrees_with_the_closed_form():
     lam = sc.failure_rate_per_hour
     r_fast = (sc.detect_min + sc.restart_min + sc.tiers.fast_restore_min) / 60.0
     mu, tau, c = sc.planned_per_day / 24.0, plan.fast_min / 60.0, sc.tiers.fast_stall_s / 3600.0
-    f = time_fractions(lam, mu, tau, c, r_fast, sc.restart_min / 60.0)
+    f = time_fractions(lam, mu, tau, c, r_fast, sc.restart_min / 60.0, sc.tiers.fast_restore_min / 60.0)
     assert d["goodput_expected"] == pytest.approx(float(f.useful), rel=1e-12)
     z = (d["goodput"]["mean"] - d["goodput_expected"]) / d["goodput"]["sem"]
     assert abs(z) < Z

@@ -282,9 +282,12 @@ def test_the_strategy_comparison_says_why_it_cannot_compute(make_window, qtbot):
     with qtbot.waitSignal(dlg.computed, timeout=120_000):
         pass
     assert dlg.gpus_legend.isVisible() and dlg.time_legend.isVisible()
-    win.inputs.update(rate_uncertainty=True)
+    from planner_gui.core.spares.model import Spares
+
+    # What means nothing (continuing on a job of one replica) is still refused (every feature combines).
+    win.inputs.update(spares=Spares(recovery_mode="continue", replica_gpus=win.scenario().gpus))
     qtbot.waitUntil(lambda: "Cannot compare strategies" in dlg.status.text(), timeout=10_000)
-    assert "rate_uncertainty" in dlg.status.text()
+    assert "spares.recovery_mode" in dlg.status.text() and "two replicas" in dlg.status.text()
     # Nothing of the other inputs stays drawn, nor the legends naming it.
     assert dlg.comparison is None and dlg.table.item(0, 0) is None
     assert not dlg.gpus_legend.isVisible() and not dlg.time_legend.isVisible()

@@ -136,7 +136,8 @@ def _spares_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
             if nodes["mean_expected"] is not None
             else ""
         ),
-        f"Pool for 99% of failures {s['recommended_for_99pct']:,} spare nodes",
+        f"Pool for 99% of failures {s['recommended_for_99pct']:,} spare nodes"
+        + (" (simulated, at the rates as they change)" if s.get("recommended_simulated") else " (M/G/infinity)"),
     ]
     if s["idle_gpu_hours"] is not None:
         lines.append(

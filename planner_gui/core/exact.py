@@ -136,9 +136,19 @@ class _Terms:
     b: np.ndarray  # C / s
     rx: np.ndarray  # x / expm1(x)
 
+    #: The share of intervals started by a planned interruption in a failure's downtime (a restore pending)
+    pending: np.ndarray | float = 0.0
+
     @classmethod
     def of(
-        cls, lam: np.ndarray, mu: np.ndarray, tau: np.ndarray, c: np.ndarray, ru: np.ndarray, rp: np.ndarray
+        cls,
+        lam: np.ndarray,
+        mu: np.ndarray,
+        tau: np.ndarray,
+        c: np.ndarray,
+        ru: np.ndarray,
+        rp: np.ndarray,
+        rho: np.ndarray | float = 0.0,
     ) -> _Terms:
         big = lam + mu
         s = tau + c
@@ -147,10 +157,15 @@ class _Terms:
         some = big > 0
         p = np.where(some, lam / np.where(some, big, 1.0), 0.0)
         q = np.where(some, mu / np.where(some, big, 1.0), 1.0)
-        # Probability that an interval survives its downtime, by the kind that started it.
-        survive = p * np.exp(-big * ru) + q * np.exp(-big * rp)
+        # Probability that an interval survives its downtime, by the kind that started it: a failure (R), a
+        # planned interruption in a failure's downtime, which keeps the pending restore (r + rho; docs/model.md
+        # 2.4), or one with no restore pending (r). The second's share solves pi = q (p (1 - e^(-Lambda R)) +
+        # pi (1 - e^(-Lambda (r + rho)))): the interval before it was down when it came, with a restore pending.
+        e_u, e_p, e_k = np.exp(-big * ru), np.exp(-big * rp), np.exp(-big * (rp + rho))
+        pending = q * p * -np.expm1(-big * ru) / (1.0 - q * -np.expm1(-big * (rp + rho)))
+        survive = p * e_u + pending * e_k + (q - pending) * e_p
         x = big * s
-        return cls(p, q, survive, x, tau / s, c / s, _x_over_expm1(x))
+        return cls(p, q, survive, x, tau / s, c / s, _x_over_expm1(x), pending)
 
     def useful(self) -> np.ndarray:
         out: np.ndarray = self.survive * (self.a * self.rx + self.q * _remainder_compute(self.x, self.a))
@@ -162,7 +177,13 @@ def _arrays(*values: ArrayLike) -> tuple[np.ndarray, ...]:
 
 
 def time_fractions(
-    lam: ArrayLike, mu: ArrayLike, tau: ArrayLike, c: ArrayLike, r_unplanned: ArrayLike, r_planned: ArrayLike
+    lam: ArrayLike,
+    mu: ArrayLike,
+    tau: ArrayLike,
+    c: ArrayLike,
+    r_unplanned: ArrayLike,
+    r_planned: ArrayLike,
+    r_pending: ArrayLike = 0.0,
 ) -> TimeFractions:
     """Exact long-run fractions of time for the model in the module docstring.
 
@@ -176,6 +197,10 @@ def time_fractions(
         Blocking checkpoint write time, hours (>= 0).
     r_unplanned, r_planned
         Downtime after an unplanned (detect + restart) and a planned (restart) interruption, hours.
+    r_pending
+        The restore a planned interruption keeps when it comes in an unplanned one's downtime, hours (docs/model.md
+        2.4: it persists nothing, and the job is down for ``r_planned + r_pending``); 0 where the restore is part
+        of the restart (one checkpoint tier), which is the model below exactly.
 
     Notes
     -----
@@ -197,16 +222,24 @@ def time_fractions(
 
     They add up to 1 because ``x/expm1(x) + x E[V] = 1``, which the code never uses, so the sum is a
     check of the formulas. ``Lambda = 0`` is the limit: ``useful = a``, ``checkpoint = b``.
+
+    With a pending restore ``rho = r_pending > 0`` the interval's kind is a Markov chain: a planned
+    interruption that comes while the interval before it is still down from a failure (or from such a planned
+    interruption) keeps its restore, and is down ``r + rho``. Its share of intervals, ``pi = q p (1 -
+    e^(-Lambda R)) / (1 - q (1 - e^(-Lambda (r + rho))))``, survives its downtime with ``e^(-Lambda (r +
+    rho))``, so ``S = p e^(-Lambda R) + pi e^(-Lambda (r + rho)) + (q - pi) e^(-Lambda r)``; the first ``r``
+    of every planned downtime is the planned restart, and the restore beyond it recovery: ``recovery += pi
+    (e^(-Lambda r) - e^(-Lambda (r + rho)))``. The fractions still add up to 1.
     """
-    lam, mu, tau, c, ru, rp = _arrays(lam, mu, tau, c, r_unplanned, r_planned)
+    lam, mu, tau, c, ru, rp, rho = _arrays(lam, mu, tau, c, r_unplanned, r_planned, r_pending)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # from branches not taken
-        t = _Terms.of(lam, mu, tau, c, ru, rp)
+        t = _Terms.of(lam, mu, tau, c, ru, rp, rho)
         big = lam + mu
         fractions = (
             t.useful(),
             t.survive * (t.b * t.rx + t.q * _remainder_write(t.x, t.a, t.b, t.rx)),
             t.survive * t.p * _remainder_length(t.x, t.rx),
-            t.p * -np.expm1(-big * ru),
+            t.p * -np.expm1(-big * ru) + t.pending * (np.exp(-big * rp) - np.exp(-big * (rp + rho))),
             t.q * -np.expm1(-big * rp),
         )
     # Rounding may put a fraction of exactly 1 (e.g. free checkpoints and no unplanned interruptions) an

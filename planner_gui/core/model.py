@@ -441,7 +441,7 @@ class Scenario:
     @property
     def uses_spares(self) -> bool:
         """Whether spares or the recovery mode change the model (a finite pool, a swap time, or continue
-        mode): the spares engine simulates it; otherwise today's engine does, and every number is today's."""
+        mode): the general engine simulates it; otherwise today's engine does, and every number is today's."""
         return self.spares is not None and not self.spares.is_todays
 
     # -- edits ----------------------------------------------------------------

@@ -7,6 +7,7 @@ renders them and the command line only formats them.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -271,7 +272,9 @@ class SimulationResult:
             "interruptions_expected": self.expected.unplanned,
             "cluster_mtbf_hours": sc.cluster_mtbf_hours if np.isfinite(sc.cluster_mtbf_hours) else None,
             # The window over the expected count: the job's mean time between interruptions, also where rates vary.
-            "mean_gap_hours": sc.hours / self.expected.unplanned if self.expected.unplanned > 0 else None,
+            "mean_gap_hours": _finite_or_none(sc.hours / self.expected.unplanned)
+            if self.expected.unplanned > 0
+            else None,
             "gpu_mtbf_hours": sc.gpu_mtbf_hours if np.isfinite(sc.gpu_mtbf_hours) else None,
             "checkpoint_interval_min": self.interval_min,
             "optimal_interval_min": self.optimal_json(),
@@ -338,6 +341,11 @@ def expected_for_scenario(scenario: Scenario, params: Params) -> Expected:
         return expected_for(params)
     fractions, unplanned = varying_expectation(scenario, params)
     return Expected(fractions, params.hours, unplanned, params.mu * params.hours)
+
+
+def _finite_or_none(x: float) -> float | None:
+    """``x`` where it is a number, else None (a count of 5e-324 gives an infinite gap)."""
+    return x if math.isfinite(x) else None
 
 
 def simulate(
@@ -556,7 +564,12 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
     )
     p, _ = resolve(sc, su.optimal)
     unplanned = _expected_unplanned(sc, p)
-    expected = Expected(None, p.hours, unplanned, p.mu * p.hours)
+    # The two-tier closed form where it holds (no spares, constant known rates, a steady start, every failure
+    # restoring from one tier: docs/model.md 3), with planned interruptions that keep a pending restore.
+    fractions = None
+    if su.tier_plan is not None and not (sc.uses_spares or sc.new_cluster or rates_vary(sc)):
+        fractions = su.tier_plan.expected()
+    expected = Expected(fractions, p.hours, unplanned, p.mu * p.hours)
     spares_run = None
     if sc.uses_spares:
         sp = sc.spares if sc.spares is not None else Spares()

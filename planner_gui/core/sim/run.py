@@ -68,6 +68,17 @@ class SimTrials:
     repair_hist: np.ndarray  # pooled trial-hours at each count of nodes in repair
     repair_over_time: np.ndarray  # (trials, moments): nodes in repair at repair_grid
     repair_grid: np.ndarray
+    #: Node-losing failures (all trials) by the nodes in repair just after them, their own included: a
+    #: failure finds its spares in a pool of ``S`` nodes when that count is at most ``S``.
+    need_hist: np.ndarray | None = None
+
+    def pool_for(self, share: float) -> int | None:
+        """The smallest pool in which at least ``share`` of the simulated node-losing failures find their
+        spares (None without a finite pool's counts, or without such failures)."""
+        h = self.need_hist
+        if h is None or h.sum() <= 0:
+            return None
+        return int(np.searchsorted(np.cumsum(h), share * h.sum() * (1 - 1e-12)))
 
     @property
     def restarts(self) -> np.ndarray:
@@ -283,6 +294,7 @@ def simulate_windows(
                 repair_hist=w.hist,
                 repair_over_time=w.over_time,
                 repair_grid=w.grid,
+                need_hist=w.need_hist,
             )
         )
     return out

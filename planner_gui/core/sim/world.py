@@ -116,6 +116,10 @@ def _first_reaching(values: np.ndarray, targets: np.ndarray, rows: np.ndarray) -
     return out
 
 
+#: The number of the window's first chunk (the warm-up's are numbered from 0 and stop at the window).
+WINDOW_CHUNKS = 1 << 16
+
+
 class World:
     """The world of one model's ``trials`` trials, from ``start`` hours on, one chunk at a time."""
 
@@ -161,7 +165,7 @@ class World:
         rep_t[2 * j + 2 : 3 * j + 2] = -m.replicas
         self.rep_t_table = rep_t
         n = trials
-        rng = stream(seed, STREAM_WORLD, 1 << 20)  # the state at the start (its own stream)
+        rng = stream(seed, STREAM_WORLD, 1 << 40)  # the state at the start (its own stream)
         self.pool = m.track_pool
         self.rep_t = np.full((n, 0), np.inf)  # repairs still running: their end and class
         self.rep_c = np.zeros((n, 0), dtype=np.int64)
@@ -198,6 +202,8 @@ class World:
         self.no_spare = np.zeros(n, dtype=np.int64)
         self.area = np.zeros(n)
         self.hist = np.zeros(1)
+        #: Node-losing failures in the window by the nodes in repair just after them (their own included).
+        self.need_hist = np.zeros(1)
         self.grid = np.linspace(0.0, m.hours, REPAIR_GRID)
         self.over_time = np.zeros((n, REPAIR_GRID))
         self.marks = np.array([m.hours, m.hours + m.tail_hours()]) if window else np.zeros(0)
@@ -322,6 +328,10 @@ class World:
         """Draw the next stretch of the world and return its points for the job."""
         m, n, j = self.m, self.n, self.nclass
         t0, t1 = self.t, self._chunk_end()
+        if t0 >= 0.0 and self.index < WINDOW_CHUNKS:
+            # The window's chunks are numbered from its start whatever the warm-up before it, so runs that
+            # differ only in their warm-up (a sweep's checkpoint intervals) draw the same failures in it.
+            self.index = WINDOW_CHUNKS
         rng = stream(self.seed, STREAM_WORLD, self.index)
         self.index += 1
         self.t = t1
@@ -451,6 +461,11 @@ class World:
             return
         self.node_failures += (f & (delta > 0)).sum(axis=1)
         self.no_spare += (short & inwin).sum(axis=1)
+        lost = f & (delta > 0)
+        if lost.any():
+            h = np.bincount(away[lost].astype(np.int64))
+            size = max(len(h), len(self.need_hist))
+            self.need_hist = np.pad(self.need_hist, (0, size - len(self.need_hist))) + np.pad(h, (0, size - len(h)))
         # Time at each count of nodes in repair: between two points the count after the first (before the
         # chunk's first point, the count it starts with); after the last point, to the chunk's end.
         lo, hi = max(t0, 0.0), min(t1, window)

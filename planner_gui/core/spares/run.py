@@ -132,8 +132,14 @@ class SparesRun:
         share = float((weights * chances).sum() / weights.sum()) if weights.sum() > 0 else 0.0
         return share, float(np.mean([q.mean_nodes_in_repair for q in ps])), p95
 
+    def recommended(self, closed_form: bool) -> int:
+        """The pool in which 99 % of node-losing failures find their spares: M/G/infinity's where it holds,
+        else the simulated failures' (the nodes in repair just after each, over the trials, with the rates
+        as they change and the pool's start), so that it never contradicts the simulated chance of none."""
+        simulated = None if closed_form else self.trials.pool_for(TARGET)
+        return recommended_spares(self.params, TARGET) if simulated is None else simulated
+
     def spares_json(self) -> dict[str, Any]:
-        p = self.params
         closed = self.closed_forms()
         return {
             "p_no_spare": self.trials.p_no_spare(),
@@ -148,7 +154,8 @@ class SparesRun:
             "idle_cost_usd": None
             if self.idle_gpu_hours is None
             else self.idle_gpu_hours * self.scenario.gpu_hour_cost_usd,
-            "recommended_for_99pct": recommended_spares(p, TARGET),
+            "recommended_for_99pct": self.recommended(closed is not None),
+            "recommended_simulated": closed is None and self.trials.pool_for(TARGET) is not None,
             "node_failures": summarize(self.trials.node_failures).to_dict(),
             "continued": float((self.trials.unplanned - self.trials.restarts).mean())
             if self.trials.restarts is not None

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..exact import TimeFractions, daly_interval, exact_optimal_interval, time_fractions
+from ..exact import TimeFractions, _Terms, daly_interval, exact_optimal_interval, time_fractions
 from ..model import Scenario
 from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
 from .model import TierParams, Tiers, persistent_multiple, point_stall_h, tier_params, tier_rates
@@ -65,13 +65,22 @@ def expected_fractions(tp: TierParams) -> TimeFractions | None:
     if tp.c_point > 0.0:
         return None
     if tp.lam_persistent == 0.0:
-        return time_fractions(tp.lam_fast, tp.mu, tp.tau, tp.c, tp.r_fast, tp.r_planned)
+        return time_fractions(tp.lam_fast, tp.mu, tp.tau, tp.c, tp.r_fast, tp.r_planned, tp.restore_fast)
     if tp.lam_fast > 0.0:
         return None
     lam, mu = tp.lam_persistent, tp.mu
-    base = time_fractions(lam, mu, tp.tau, tp.c, tp.r_persistent, tp.r_planned)
+    base = time_fractions(lam, mu, tp.tau, tp.c, tp.r_persistent, tp.r_planned, tp.restore_persistent)
     big = lam + mu
-    survive = (lam * math.exp(-big * tp.r_persistent) + mu * math.exp(-big * tp.r_planned)) / big
+    # The chance an interval outlives its downtime (a planned interruption in a failure's downtime keeps
+    # the restore: :func:`..exact.time_fractions`); each interval still starts at a persistent point.
+    survive = float(
+        _Terms.of(
+            *(
+                np.asarray(v, dtype=float)
+                for v in (lam, mu, tp.tau, tp.c, tp.r_persistent, tp.r_planned, tp.restore_persistent)
+            )
+        ).survive
+    )
     rolled = tp.tau * lam * survive * persistent_lag(big, tp.s, tp.k, tp.upload, tp.skip)
     rolled = min(rolled, float(base.useful))
     return TimeFractions(

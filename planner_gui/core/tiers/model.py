@@ -162,6 +162,9 @@ class TierParams:
     #: With the fast tier on, the persistent tier's own blocking stall at each persistent point, on top of the
     #: fast stall (0: the points cost what any snapshot costs). Always 0 with the fast tier off.
     c_point: float = 0.0
+    #: The restores alone (hours): what a planned interruption in a failure's downtime keeps (docs/model.md 2.4).
+    restore_fast: float = 0.0
+    restore_persistent: float = 0.0
 
     def __post_init__(self) -> None:
         if self.k < 1 or self.tau <= 0 or self.c < 0 or self.upload < 0 or self.c_point < 0:
@@ -243,6 +246,7 @@ def tier_params(
         "upload": tiers.persistent_upload_min / 60.0,
         "r_persistent": detect_restart + tiers.persistent_restore_min / 60.0,
         "r_planned": scenario.restart_min / 60.0,
+        "restore_persistent": tiers.persistent_restore_min / 60.0,
     }
     if not tiers.fast_enabled:
         return TierParams(
@@ -252,6 +256,7 @@ def tier_params(
             c=scenario.write_s / 3600.0,
             k=1,
             r_fast=common["r_persistent"],
+            restore_fast=common["restore_persistent"],
             **common,
         )
     return TierParams(
@@ -261,6 +266,7 @@ def tier_params(
         c=tiers.fast_stall_s / 3600.0,
         k=persistent_multiple(persistent_interval_min, fast_interval_min),
         r_fast=detect_restart + tiers.fast_restore_min / 60.0,
+        restore_fast=tiers.fast_restore_min / 60.0,
         c_point=point_stall_h(scenario, tiers),
         **common,
     )
