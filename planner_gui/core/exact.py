@@ -162,10 +162,14 @@ class _Terms:
         # 2.4), or one with no restore pending (r). The second's share solves pi = q (p (1 - e^(-Lambda R)) +
         # pi (1 - e^(-Lambda (r + rho)))): the interval before it was down when it came, with a restore pending.
         e_u, e_p, e_k = np.exp(-big * ru), np.exp(-big * rp), np.exp(-big * (rp + rho))
-        pending = q * p * -np.expm1(-big * ru) / (1.0 - q * -np.expm1(-big * (rp + rho)))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            num = q * p * -np.expm1(-big * ru)
+            pending = np.where(num > 0, num / (p + q * e_k), 0.0)  # (1 - q (1 - e_k) = p + q e_k)
         survive = p * e_u + pending * e_k + (q - pending) * e_p
         x = big * s
-        return cls(p, q, survive, x, tau / s, c / s, _x_over_expm1(x), pending)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # from branches not taken
+            rx = _x_over_expm1(x)
+        return cls(p, q, survive, x, tau / s, c / s, rx, pending)
 
     def useful(self) -> np.ndarray:
         out: np.ndarray = self.survive * (self.a * self.rx + self.q * _remainder_compute(self.x, self.a))

@@ -452,7 +452,9 @@ def _model_sweep(
         )
         if max_events_per_point is not None:
             sc = sc.replace(trials=_spares_trials(sc, max_events_per_point))
-        points.append(sc)
+        # A sweep reports the window, never the days to train (the cost curve simulates those where it can):
+        # a point where the job could never finish its training (a million GPUs in a burn-in) still has a window.
+        points.append(sc.replace(training=None))
     results = simulate_scenarios(points, progress=progress, should_stop=should_stop)
     summaries = []
     for res in results:

@@ -152,11 +152,13 @@ def _goodput_no_fast_grid(tp: TierParams, taus: np.ndarray) -> np.ndarray:
     """:func:`_goodput_no_fast` at every interval of ``taus`` at once (the same formula, elementwise;
     ``k = 1`` with the fast tier off)."""
     lam, mu = tp.lam_persistent + tp.lam_fast, tp.mu
-    base = np.asarray(time_fractions(lam, mu, taus, tp.c, tp.r_persistent, tp.r_planned).useful, dtype=float)
+    rho = tp.restore_persistent
+    base = np.asarray(time_fractions(lam, mu, taus, tp.c, tp.r_persistent, tp.r_planned, rho).useful, dtype=float)
     big = lam + mu
     if big == 0.0:
         return base
-    survive = (lam * math.exp(-big * tp.r_persistent) + mu * math.exp(-big * tp.r_planned)) / big
+    terms = (lam, mu, 1.0, tp.c, tp.r_persistent, tp.r_planned, rho)
+    survive = float(_Terms.of(*(np.asarray(v, dtype=float) for v in terms)).survive)  # (does not depend on tau)
     s = taus + tp.c
     x = big * s
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
