@@ -122,20 +122,14 @@ def engine_run(case: Case, trials: int, seed: int, general: bool = False) -> dic
         return general_run(case, trials, seed)
     sc, tiers = case.scenario(trials, seed)
     out = simulate_tiers(sc, tiers, case.fast_tau * 60.0, case.persistent_tau * 60.0)
-    per = {
+    hours = {
         "useful": out.useful,
         "checkpoint": out.checkpoint,
-        "lost": out.lost_work,
+        "lost_work": out.lost_work,
         "recovery": out.recovery,
         "planned_restart": out.planned_restart,
-        "unplanned": out.unplanned,
-        "planned": out.planned,
-        "fast": out.restores_fast,
-        "persistent": out.restores_persistent,
     }
-    for i, (name, _, _) in enumerate(case.rates):
-        per[name] = out.by_component[:, i]
-    return {k: np.asarray(v, dtype=float) for k, v in per.items()}
+    return _per_trial(case, hours, out)
 
 
 def general_run(case: Case, trials: int, seed: int) -> dict[str, np.ndarray]:
@@ -143,20 +137,25 @@ def general_run(case: Case, trials: int, seed: int) -> dict[str, np.ndarray]:
     fast = case.fast_tau * 60.0 if case.fast_on else None
     m = sim_model(sc.replace(tiers=tiers), fast, case.persistent_tau * 60.0, trials=trials)
     out = simulate_windows([(m, trials, seed)])[0]
-    h = out.hours
+    return _per_trial(case, out.hours, out)
+
+
+def _per_trial(case: Case, hours: dict[str, np.ndarray], out: object) -> dict[str, np.ndarray]:
+    """An engine's per-trial hours (by the model's keys) and counts, by the names the reference uses."""
     per = {
-        "useful": h["useful"],
-        "checkpoint": h["checkpoint"],
-        "lost": h["lost_work"],
-        "recovery": h["recovery"],
-        "planned_restart": h["planned_restart"],
-        "unplanned": out.unplanned,
-        "planned": out.planned,
-        "fast": out.restores_fast,
-        "persistent": out.restores_persistent,
+        "useful": hours["useful"],
+        "checkpoint": hours["checkpoint"],
+        "lost": hours["lost_work"],
+        "recovery": hours["recovery"],
+        "planned_restart": hours["planned_restart"],
+        "unplanned": out.unplanned,  # type: ignore[attr-defined]
+        "planned": out.planned,  # type: ignore[attr-defined]
+        "fast": out.restores_fast,  # type: ignore[attr-defined]
+        "persistent": out.restores_persistent,  # type: ignore[attr-defined]
     }
+    by_component = out.by_component  # type: ignore[attr-defined]
     for i, (name, _, _) in enumerate(case.rates):
-        per[name] = out.by_component[:, i]
+        per[name] = by_component[:, i]
     return {k: np.asarray(v, dtype=float) for k, v in per.items()}
 
 
