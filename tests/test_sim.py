@@ -379,3 +379,20 @@ def test_a_sweeps_intervals_see_the_same_failures_whatever_their_warm_up():
     assert np.array_equal(a.unplanned, b.unplanned) and np.array_equal(a.by_component, b.by_component)
     assert np.array_equal(a.planned, b.planned) and a.unplanned.sum() > 0
     assert not np.allclose(a.hours["checkpoint"], b.hours["checkpoint"])  # (the intervals do differ)
+
+
+def test_a_time_to_train_that_waits_for_spares_forever_is_refused_in_words():
+    """A new cluster's window starts with the pool full, so it looked well; the time to train then stepped on
+    for ever, the job waiting for spares nearly always (10 spares for about 70 nodes in repair)."""
+    from planner_gui.core.results import simulate
+    from planner_gui.core.scenario_io import ScenarioError
+
+    sc = load_preset("h100-100k-plan").replace(
+        trials=10,
+        days=2.0,
+        spares=dataclasses.replace(load_preset("h100-100k-plan").spares, spare_nodes=10, recovery_mode="restart"),
+    )
+    with pytest.raises(ScenarioError, match="would never finish: 10 spare nodes cover the nodes in repair"):
+        simulate(sc)
+    enough = sc.replace(spares=dataclasses.replace(sc.spares, spare_nodes=200), training=Training(1e6))
+    assert simulate(enough).time_to_train is not None  # a pool that covers them trains

@@ -629,6 +629,30 @@ def _general_times_to_train(
     return out
 
 
+def _pool_short_for_good(scenario: Scenario, result: SimulationResult) -> str | None:
+    """Why a restart-mode job with a finite pool waits for spares nearly all the time once the cluster is in
+    its steady state (the rates in force at the profile's end: a new cluster's window may look well while its
+    pool is still full), or None. The job runs only while the pool covers the nodes in repair (M/G/infinity:
+    ``P(A <= S)``)."""
+    from .spares.exact import nodes_in_repair_pmf
+
+    sp, run = scenario.spares, result.spares_run
+    if sp is None or run is None or sp.spare_nodes is None or sp.recovery_mode != "restart" or sp.min_gpus:
+        return None
+    p = run.params
+    last = scenario.rate_profile[-1][1] if scenario.rate_profile else 1.0
+    pmf = nodes_in_repair_pmf(dataclasses.replace(p, rates=p.rates * last))
+    covered = float(pmf[: int(sp.spare_nodes) + 1].sum())
+    if covered >= 1e-3:
+        return None
+    mean = float((np.arange(len(pmf)) * pmf).sum())
+    return (
+        f"{sp.spare_nodes:,} spare nodes cover the nodes in repair (about {mean:,.0f} on average) "
+        f"{100 * covered:.2g} % of the time, so the job waits for spares nearly always; use more spares, shorter "
+        "repairs, continue mode or shrinking"
+    )
+
+
 def check_general_training(scenario: Scenario, result: SimulationResult, work: float) -> None:
     """Refuse a time to train the general engine would never finish, or that would take too long: estimated
     from the window's goodput (the job's progress per hour)."""
@@ -637,6 +661,9 @@ def check_general_training(scenario: Scenario, result: SimulationResult, work: f
         raise ScenarioError(
             "training: the run would never finish: its goodput is 0 at these inputs (the job barely progresses)"
         )
+    short = _pool_short_for_good(scenario, result)
+    if short is not None:
+        raise ScenarioError(f"training: the run would never finish: {short}")
     points = general_points(scenario, work / g)
     if points > MAX_GENERAL_POINTS:
         raise ScenarioError(
