@@ -256,6 +256,9 @@ def sizing_counts(scenario: Scenario, spares: Spares, points: int = 21) -> np.nd
     """Spare counts to try: from 0 to well past the pool that covers 99.9 % of failures, whole numbers."""
     _, interval = resolve(scenario, spares_optimal(scenario.replace(spares=spares)))
     p = spares_params(scenario, spares.replace_spares(None), interval)
+    # Rates that change (a burn-in) need the pool of their highest rate in the window, not of the base rates.
+    peak = max((m for d, m in scenario.rate_profile or () if d < scenario.days), default=1.0)
+    p = dataclasses.replace(p, rates=p.rates * max(peak, 1.0))
     top = max(4, math.ceil(1.25 * recommended_spares(p, 0.999)))
     counts = np.round(np.linspace(0, top, points)).astype(int)
     # The pool that meets the target is always one of them.
@@ -338,6 +341,8 @@ def sizing(
     )
     params = [r.params for r in done]
     runs = [r.trials for r in done]
+    # M/G/infinity where it holds; else (rates that change, a new cluster's empty pool) the simulated figures.
+    closed = done[0].closed_forms() is not None
     rows = []
     for s, p, t in zip(counts, params, runs):
         useful = t.hours["useful"]
@@ -348,7 +353,7 @@ def sizing(
                 float(useful.mean() / scenario.hours),
                 float(useful.std(ddof=1) / math.sqrt(n) / scenario.hours) if n > 1 else 0.0,
                 t.p_no_spare(),
-                p_no_spare(p),
+                p_no_spare(p) if closed else math.nan,
                 float(t.hours["waiting_for_spares"].mean()),
                 float(t.hours["reduced_throughput"].mean()),
                 lost,
@@ -358,7 +363,7 @@ def sizing(
         )
     a = np.array(rows)
     cost = a[:, 8]
-    ok = np.flatnonzero(a[:, 3] <= 1.0 - TARGET + 1e-15)
+    ok = np.flatnonzero(a[:, 3 if closed else 2] <= 1.0 - TARGET + 1e-15)
     p_any = spares_params(scenario, spares.replace_spares(None), interval)
     return SizingResult(
         spare_nodes=counts,
@@ -374,5 +379,5 @@ def sizing(
         cheapest=int(counts[int(np.argmin(cost))]),
         meets_target=int(counts[ok[0]]) if len(ok) else None,
         target=TARGET,
-        recommended=recommended_spares(p_any, TARGET),
+        recommended=recommended_spares(p_any, TARGET) if closed else done[-1].recommended(False),
     )
