@@ -254,7 +254,9 @@ def goodput_vs_interval(plan: PlanResult) -> str:
         (min(y[0], ticks[0][0]), max(y[1], ticks[-1][0])),
         duration_ticks(*x),
         (ticks, []),
-        "checkpoint interval: compute between checkpoints (log scale)",
+        "fast (in-memory) checkpoint interval (log scale)"
+        if main.tier_plan is not None and main.tier_plan.fast_min is not None
+        else "checkpoint interval: compute between checkpoints (log scale)",
         "goodput (%)",
         x_log=True,
     )
@@ -269,12 +271,17 @@ def goodput_vs_interval(plan: PlanResult) -> str:
         plot.legend.append(LegendEntry("main", tuple(kinds), f"{what} ({fmt.count(trials)} trials)", MAIN_COLOR))
     if plot.line("exact", fine, 100 * np.asarray(exact), EXACT_COLOR, 1.5, EXACT_DASH):
         plot.legend.append(LegendEntry("exact", ("line",), "exact expectation", EXACT_COLOR, EXACT_DASH))
-    opt = main.optimal
-    how = "Daly" if main.scenario.uses_optimal_interval else "fixed"
+    opt, tp = main.optimal, main.tier_plan
+    if tp is not None and tp.fast_min is not None:  # the sweep varies the fast tier's interval: its marks
+        how = "optimal" if tp.tiers.fast_interval_min == "optimal" else "fixed"
+        in_use, (young, daly) = tp.fast_min, tp.fast_young_daly() or (math.nan, math.nan)
+    else:
+        how = "Daly" if main.scenario.uses_optimal_interval else "fixed"
+        in_use, young, daly = main.interval_min, opt.young, opt.daly
     for name, minutes, color, height, dash, width in (
-        (f"in use ({how})", main.interval_min, CURRENT_COLOR, 0.42, None, 2.0),
-        ("Young", opt.young, ORANGE, 0.30, "5 3", 1.5),
-        ("Daly", opt.daly, PURPLE, 0.18, "5 3", 1.5),
+        (f"in use ({how})", in_use, CURRENT_COLOR, 0.42, None, 2.0),
+        ("Young", young, ORANGE, 0.30, "5 3", 1.5),
+        ("Daly", daly, PURPLE, 0.18, "5 3", 1.5),
     ):
         if plot.xs.contains(minutes):
             plot.vline(minutes, f"{name} {fmt.duration_hours(minutes / 60)}", color, height, dash, width)
