@@ -95,6 +95,9 @@ def test_switches_and_mode_change_their_field_only(make_window, qtbot):
     assert box.min_gpus.slider.isEnabled()
     box.mode.setCurrentText("continue")
     assert not box.shrink.isEnabled() and not box.min_gpus.slider.isEnabled()
+    # (shrinking means nothing in continue mode: the one table refuses it, so leaving restart mode ends it,
+    # and the switch shows so)
+    assert win.scenario().spares.min_gpus is None and not box.shrink.isChecked()
     box.finite.setChecked(False)
     assert win.scenario().spares.spare_nodes is None
 

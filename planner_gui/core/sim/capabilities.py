@@ -128,12 +128,11 @@ class Engine:
     handles: frozenset[str] | None
     excludes: Callable[[Scenario], bool] | None = None
 
-    def takes(self, used: frozenset[str], scenario: Scenario | None = None) -> bool:
+    def takes(self, used: frozenset[str], scenario: Scenario) -> bool:
+        """Whether it runs ``scenario``, whose features are ``used``."""
         if self.handles is None:
             return True
-        if not used <= self.handles:
-            return False
-        return self.excludes is None or scenario is None or not self.excludes(scenario)
+        return used <= self.handles and (self.excludes is None or not self.excludes(scenario))
 
 
 _VARYING = frozenset({"rate_uncertainty", "rate_profile"})
