@@ -270,12 +270,12 @@ class SimulationResult:
             "goodput": summarize(self.goodput).to_dict(),
             "goodput_expected": self.expected.goodput,
             "interruptions_expected": self.expected.unplanned,
-            "cluster_mtbf_hours": sc.cluster_mtbf_hours if np.isfinite(sc.cluster_mtbf_hours) else None,
+            "cluster_mtbf_hours": _finite_or_none(sc.cluster_mtbf_hours),
             # The window over the expected count: the job's mean time between interruptions, also where rates vary.
             "mean_gap_hours": _finite_or_none(sc.hours / self.expected.unplanned)
             if self.expected.unplanned > 0
             else None,
-            "gpu_mtbf_hours": sc.gpu_mtbf_hours if np.isfinite(sc.gpu_mtbf_hours) else None,
+            "gpu_mtbf_hours": _finite_or_none(sc.gpu_mtbf_hours),
             "checkpoint_interval_min": self.interval_min,
             "optimal_interval_min": self.optimal_json(),
             "goodput_expected_at_optimal_interval": self.goodput_at_optimum(),
@@ -344,7 +344,7 @@ def expected_for_scenario(scenario: Scenario, params: Params) -> Expected:
 
 
 def _finite_or_none(x: float) -> float | None:
-    """``x`` where it is a number, else None (a count of 5e-324 gives an infinite gap)."""
+    """``x`` where it is a finite number, else None (JSON has no infinity: no failures, a count of 5e-324)."""
     return x if math.isfinite(x) else None
 
 
