@@ -80,6 +80,58 @@ def _compact(keep: np.ndarray, arrays: list[np.ndarray], fill: list[float]) -> l
     return out
 
 
+def _from_entries(n: int, rows: np.ndarray, arrays: list[np.ndarray], fill: list[float]) -> list[np.ndarray]:
+    """Rows of entries given as a list (``rows[i]`` the row of entry ``i``, non-decreasing), each row's in the
+    order given, padded with ``fill``: what :func:`_compact` gives, from a few entries rather than a full mask."""
+    counts = np.bincount(rows, minlength=n)
+    width = int(counts.max(initial=0))
+    starts = np.cumsum(counts) - counts
+    pos = np.arange(len(rows)) - starts[rows]
+    out = []
+    for a, f in zip(arrays, fill):
+        b = np.full((n, width), f, dtype=a.dtype)
+        b[rows, pos] = a
+        out.append(b)
+    return out
+
+
+def _merge_rows(
+    times: np.ndarray, arrays: list[np.ndarray], xt: np.ndarray, xarrays: list[np.ndarray]
+) -> list[np.ndarray]:
+    """Merge the rows of ``xt`` (in time order, inf pads last) into those of ``times`` (likewise), the others
+    alike: what :func:`_sort_rows` gives for the two side by side (at one moment ``times``'s entries first), in a
+    few passes rather than a sort. An entry of ``xt`` goes after every entry of its row of ``times`` at or before
+    it, found by one search over all rows laid end to end (times taken from the chunk's earliest, so that the
+    order of any two of one row is kept)."""
+    n, w = times.shape
+    e = xt.shape[1]
+    if e == 0 or w == 0:
+        both = [np.concatenate([a, b], axis=1) for a, b in zip([times, *arrays], [xt, *xarrays])]
+        return both if w else [xt, *xarrays]
+    finite = np.isfinite(times)
+    xfin = np.isfinite(xt)
+    pos = np.full((n, e), w, dtype=np.int64)
+    if xfin.any():
+        lo = float(min(times[finite].min(initial=np.inf), xt[xfin].min()))
+        hi = float(max(times[finite].max(initial=-np.inf), xt[xfin].max())) - lo + 1.0
+        top = hi + 1.0
+        offset = np.arange(n, dtype=float) * top
+        line = (np.where(finite, times - lo, hi) + offset[:, None]).ravel()
+        xr, xc = np.nonzero(xfin)
+        pos[xr, xc] = np.searchsorted(line, (xt[xr, xc] - lo) + offset[xr], side="right") - xr * w
+    total = w + e
+    at = (pos + np.arange(e)[None, :] + (np.arange(n) * total)[:, None]).ravel()
+    mask = np.zeros(n * total, dtype=bool)
+    mask[at] = True
+    out = []
+    for a, b in zip([times, *arrays], [xt, *xarrays]):
+        c = np.empty(n * total, dtype=np.result_type(a.dtype, b.dtype))
+        c[at] = b.ravel()
+        c[~mask] = a.ravel()
+        out.append(c.reshape(n, total))
+    return out
+
+
 def _sort_rows(times: np.ndarray, arrays: list[np.ndarray]) -> list[np.ndarray]:
     """Every row in time order (stable: points at one moment keep their given order), the others alike. (The
     sort is a merge where the rows are made of runs already in order.)"""
@@ -518,12 +570,11 @@ class World:
         The returns of continuing failures that found their spares are in the stream already (all continuing
         failures' were put in; those of failures that found none are taken out here). A failure that found no
         spare returns ``rejoin`` after the nodes paid to waiting replicas reach the nodes owed up to its own:
-        those that fall in this chunk are merged in (a second sort, only when there are some)."""
+        those that fall in this chunk are merged in."""
         m, n = self.m, self.n
         rep_delta = self.rep_t_table[tags]  # +replicas at failures, -replicas at returns
         out_change = np.where(fail & ~((kinds == CONTINUE) | short), 0.0, rep_delta)
         width = times.shape[1]
-        rows = np.arange(n)
         ret = np.where(cont_fail, ft + m.cont_out, np.inf)
         # Each of this chunk's failures (by its column in ``ft``) is at ``inverse[:, column]`` in the stream.
         if short.any():
@@ -542,61 +593,58 @@ class World:
             fl, fc = np.nonzero(later)
             pos = inverse[fl, fc]
             found = ~short[fl, pos]
-            new_ret = np.full(ret.shape, np.inf)
-            new_ret[fl[found], fc[found]] = ret[fl[found], fc[found]]
-            reps = np.zeros(ret.shape)
-            reps[fl[found], fc[found]] = m.replicas[np.minimum(tags[fl[found], pos[found]], self.nclass - 1)]
-            self.ret_t = np.concatenate([self.ret_t, new_ret], axis=1)
-            self.ret_rep = np.concatenate([self.ret_rep, reps], axis=1)
+            fl, fc, pos = fl[found], fc[found], pos[found]
+            reps = m.replicas[np.minimum(tags[fl, pos], self.nclass - 1)].astype(float)
+            self._schedule(fl, ret[fl, fc], reps)
         # Waiting replicas: carried over, and this chunk's failures that found no spare.
-        extra_t: list[np.ndarray] = []
-        extra_r: list[np.ndarray] = []
         if width and (self.thr.shape[1] or short.any()):
             assert delta is not None and away is not None
             lacking = np.maximum(away - m.spare_nodes, 0.0)
             before = np.concatenate([np.maximum(self.away - m.spare_nodes, 0.0)[:, None], lacking[:, :-1]], axis=1)
             owed = self.owed[:, None] + np.cumsum(np.maximum(lacking - before, 0.0), axis=1)
             paid = self.paid[:, None] + np.cumsum(np.maximum(before - lacking, 0.0), axis=1)
-            new_thr = np.where(short, owed, np.inf)
-            thr = np.concatenate([self.thr, new_thr], axis=1)
-            thr_rep = np.concatenate([self.thr_rep, np.where(short, rep_delta, 0.0)], axis=1)
-            ql, qc = np.nonzero(np.isfinite(thr))
-            at = _first_reaching(paid, thr[ql, qc], ql)
+            # The queue: those carried over first, then this chunk's, each row's in order.
+            ol, oc = np.nonzero(np.isfinite(self.thr))
+            sl, sc = np.nonzero(short)
+            ql = np.concatenate([ol, sl])
+            order = np.argsort(ql, kind="stable")
+            ql = ql[order]
+            targets = np.concatenate([self.thr[ol, oc], owed[sl, sc]])[order]
+            reps = np.concatenate([self.thr_rep[ol, oc], rep_delta[sl, sc]])[order]
+            at = _first_reaching(paid, targets, ql)
             found = at < width
-            back = np.full(thr.shape, np.inf)
-            back[ql[found], qc[found]] = times[ql[found], at[found]] + m.rejoin
-            resolved = np.isfinite(back)
-            self.thr, self.thr_rep = _compact(np.isfinite(thr) & ~resolved, [thr, thr_rep], [np.inf, 0.0])
-            self.ret_t = np.concatenate([self.ret_t, back], axis=1)
-            self.ret_rep = np.concatenate([self.ret_rep, np.where(resolved, thr_rep, 0.0)], axis=1)
+            self.thr, self.thr_rep = _from_entries(n, ql[~found], [targets[~found], reps[~found]], [np.inf, 0.0])
+            fr = ql[found]
+            self._schedule(fr, times[fr, at[found]] + m.rejoin, reps[found])
             self.owed, self.paid = owed[:, -1], paid[:, -1]
         elif delta is not None and away is not None and width:
             lacking = np.maximum(away - m.spare_nodes, 0.0)
             before = np.concatenate([np.maximum(self.away - m.spare_nodes, 0.0)[:, None], lacking[:, :-1]], axis=1)
             self.owed = self.owed + np.maximum(lacking - before, 0.0).sum(axis=1)
             self.paid = self.paid + np.maximum(before - lacking, 0.0).sum(axis=1)
-        # Returns scheduled earlier (or just now) that fall in this chunk.
+        took = fail & (delta > 0) if delta is not None else fail & (m.nodes[np.minimum(tags, self.nclass - 1)] > 0)
+        # Returns scheduled earlier (or just now) that fall in this chunk, merged into the stream.
         here = self.ret_t < t1
         if here.any():
             rt, rr = _compact(here & (self.ret_rep > 0), [self.ret_t, self.ret_rep], [np.inf, 0.0])
             self.ret_t, self.ret_rep = _compact(
                 np.isfinite(self.ret_t) & ~here, [self.ret_t, self.ret_rep], [np.inf, 0.0]
             )
-            rt, rr = _sort_rows(rt, [rr])  # (then the stream and these are two runs: the sort below merges them)
-            extra_t.append(rt)
-            extra_r.append(-rr)
-        took = fail & (delta > 0) if delta is not None else fail & (m.nodes[np.minimum(tags, self.nclass - 1)] > 0)
-        if extra_t:
-            t2 = np.concatenate([times, *extra_t], axis=1)
-            o2 = np.concatenate([out_change, *extra_r], axis=1)
-            k2 = np.concatenate(
-                [kinds, *(np.where(np.isfinite(e), _RETURN, PAD).astype(np.int8) for e in extra_t)], axis=1
+            rt, rr = _sort_rows(rt, [rr])
+            xk = np.where(np.isfinite(rt), _RETURN, PAD).astype(np.int8)
+            times, out_change, kinds, took = _merge_rows(
+                times, [out_change, kinds, took], rt, [-rr, xk, np.zeros(rt.shape, dtype=bool)]
             )
-            tk2 = np.concatenate([took, *(np.zeros(e.shape, dtype=bool) for e in extra_t)], axis=1)
-            times, o2, kinds, took = _sort_rows(t2, [o2, k2, tk2])
-            out_change = o2
         out = self.out[:, None] + np.cumsum(out_change, axis=1)
         if times.shape[1]:
-            self.out = out[rows, -1]
+            self.out = out[:, -1]
         cap = np.clip(1.0 - out * m.rep_share, 0.0, 1.0)
         return times, kinds, cap, took
+
+    def _schedule(self, rows: np.ndarray, at: np.ndarray, reps: np.ndarray) -> None:
+        """Add returns (``reps`` replicas back at ``at``, in rows ``rows``, non-decreasing) to those scheduled."""
+        if not len(rows):
+            return
+        rt, rr = _from_entries(self.n, rows, [at, reps], [np.inf, 0.0])
+        self.ret_t = np.concatenate([self.ret_t, rt], axis=1)
+        self.ret_rep = np.concatenate([self.ret_rep, rr], axis=1)
