@@ -303,8 +303,8 @@ def _cost_curve(
 def _general_cost_curve(sc: Scenario, q: Quality, by_gpus: SweepResult, should_stop: StopCheck) -> CostCurve:
     """Days and cost to train where the general engine simulates them: the expectation from the GPU sweep's
     Monte Carlo goodput (``work / goodput``; no closed form here), and in the full run the time to train
-    simulated at :data:`COST_MC_POINTS` counts (stepped together)."""
-    from .results import simulate_scenarios
+    simulated at :data:`COST_MC_POINTS` of its counts, each alone."""
+    from .results import general_times_to_train
     from .sweep import at_gpus
 
     assert sc.training is not None
@@ -325,21 +325,17 @@ def _general_cost_curve(sc: Scenario, q: Quality, by_gpus: SweepResult, should_s
     )
     if q.budget_s is not None:
         return curve
-    picks = np.unique(np.round(np.geomspace(counts[0], counts[-1], COST_MC_POINTS)).astype(np.int64))
-    points = []
-    for n in picks:
-        point = at_gpus(sc, int(n)).replace(trials=min(sc.trials, COST_MC_TRIALS))
+    # Times to train alone (the GPU sweep's goodput at each count judges whether one would finish, and gives the
+    # expectation): windows simulated again at these counts would cost more than the whole sweep.
+    picks = np.unique(np.round(np.linspace(0, len(counts) - 1, COST_MC_POINTS)).astype(np.int64))
+    mc: list[TimeToTrain] = []
+    for i in picks:  # each alone, so one too large to finish is left out rather than taking the rest with it
+        point = at_gpus(sc, int(counts[i])).replace(trials=min(sc.trials, COST_MC_TRIALS))
         try:
-            points.append(validate(point))
+            mc.extend(general_times_to_train([validate(point)], [g[i]], [g[i]], should_stop=should_stop))
         except ScenarioError:
             continue
-    runs = []
-    for p in points:  # each alone, so one too large to finish is left out rather than taking the rest with it
-        try:
-            runs.extend(simulate_scenarios([p], should_stop=should_stop))
-        except ScenarioError:
-            continue
-    return dataclasses.replace(curve, mc=tuple(r.time_to_train for r in runs if r.time_to_train is not None))
+    return dataclasses.replace(curve, mc=tuple(mc))
 
 
 def _cached_gpu_sweep(sc: Scenario, q: Quality, cache: GpuSweepCache | None) -> SweepResult | None:

@@ -602,16 +602,36 @@ def _general_times_to_train(
     progress: Callable[[float], None] | None,
     should_stop: Callable[[], bool] | None,
 ) -> list[TimeToTrain]:
+    """The general engine's times to train of scenarios whose windows ran: checked against the windows' goodput."""
+    return general_times_to_train(
+        scenarios,
+        [float(r.goodput.mean()) for r in results],
+        [r.expected.goodput for r in results],
+        progress=progress,
+        should_stop=should_stop,
+    )
+
+
+def general_times_to_train(
+    scenarios: Sequence[Scenario],
+    goodputs: Sequence[float],
+    expected: Sequence[float | None],
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[TimeToTrain]:
     """The general engine's times to train, stepped together: from the first step on the cluster as the warm-up
-    left it (docs/model.md 2.7)."""
+    left it (docs/model.md 2.7). ``goodputs`` are each scenario's simulated window goodput (what the refusal of a
+    run that would never finish, or would take too long, is judged by), ``expected`` the goodput the expected
+    time to train divides the work by (None: no expectation)."""
     from .sim.run import Cancelled as SimCancelled
     from .sim.run import Endless, simulate_train
     from .sim.setup import prepare
 
     setups = [prepare(sc) for sc in scenarios]
     works = [work_hours(sc) for sc in scenarios]
-    for sc, res, w in zip(scenarios, results, works):
-        check_general_training(sc, res, w)
+    for sc, su, g, w in zip(scenarios, setups, goodputs, works):
+        check_general_training(sc, g, w, su.persistent_min)
     try:
         hours = simulate_train(
             [(su.model, sc.trials, sc.seed, w) for su, sc, w in zip(setups, scenarios, works)],
@@ -623,23 +643,23 @@ def _general_times_to_train(
     except Endless as exc:
         raise ScenarioError(f"training: {exc}") from None
     out = []
-    for sc, res, w, h in zip(scenarios, results, works, hours):
-        g = res.expected.goodput
-        out.append(TimeToTrain(w, sc.gpus, h, w / g if g is not None and g > 0 else None))
+    for sc, w, h, e in zip(scenarios, works, hours, expected):
+        out.append(TimeToTrain(w, sc.gpus, h, w / e if e is not None and e > 0 else None))
     return out
 
 
-def _pool_short_for_good(scenario: Scenario, result: SimulationResult) -> str | None:
+def _pool_short_for_good(scenario: Scenario, persistent_min: float) -> str | None:
     """Why a restart-mode job with a finite pool waits for spares nearly all the time once the cluster is in
     its steady state (the rates in force at the profile's end: a new cluster's window may look well while its
     pool is still full), or None. The job runs only while the pool covers the nodes in repair (M/G/infinity:
     ``P(A <= S)``)."""
     from .spares.exact import nodes_in_repair_pmf
+    from .spares.model import spares_params
 
-    sp, run = scenario.spares, result.spares_run
-    if sp is None or run is None or sp.spare_nodes is None or sp.recovery_mode != "restart" or sp.min_gpus:
+    sp = scenario.spares
+    if sp is None or not scenario.uses_spares or sp.spare_nodes is None or sp.recovery_mode != "restart" or sp.min_gpus:
         return None
-    p = run.params
+    p = spares_params(scenario, sp, persistent_min)
     last = scenario.rate_profile[-1][1] if scenario.rate_profile else 1.0
     pmf = nodes_in_repair_pmf(dataclasses.replace(p, rates=p.rates * last))
     covered = float(pmf[: int(sp.spare_nodes) + 1].sum())
@@ -653,15 +673,15 @@ def _pool_short_for_good(scenario: Scenario, result: SimulationResult) -> str | 
     )
 
 
-def check_general_training(scenario: Scenario, result: SimulationResult, work: float) -> None:
+def check_general_training(scenario: Scenario, goodput: float, work: float, persistent_min: float) -> None:
     """Refuse a time to train the general engine would never finish, or that would take too long: estimated
-    from the window's goodput (the job's progress per hour)."""
-    g = float(result.goodput.mean())
+    from the window's simulated ``goodput`` (the job's progress per hour)."""
+    g = goodput
     if not g > 1e-4:
         raise ScenarioError(
             "training: the run would never finish: its goodput is 0 at these inputs (the job barely progresses)"
         )
-    short = _pool_short_for_good(scenario, result)
+    short = _pool_short_for_good(scenario, persistent_min)
     if short is not None:
         raise ScenarioError(f"training: the run would never finish: {short}")
     points = general_points(scenario, work / g)

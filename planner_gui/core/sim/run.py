@@ -146,34 +146,38 @@ class _Stepper:
         self.windows = (float(self.st[job.WINDOW].min(initial=np.inf)), float(self.st[job.WINDOW].max(initial=0.0)))
 
     def refill(self) -> None:
-        """Draw every run's next chunk and rebuild the buffer from each column's points left and the new ones."""
+        """Draw every run's next chunk and append each column's new points after its points left (the rows every
+        column has used are dropped; a row of the buffer stays one step's points of every column)."""
         rows = [np.flatnonzero(self.group == g) for g in range(len(self.worlds))]
         chunks = [w.chunk() if len(r) else None for w, r in zip(self.worlds, rows)]
         n = self.st.shape[1]
-        left = slice(self.cursor, None)
-        old = [a[left].T for a in (self.bt, self.bk, self.btook, self.bcap, self.bblk)]
-        width = max((c.times.shape[1] for c in chunks if c is not None), default=0)
-        new = [
-            np.full((n, width), np.inf),
-            np.zeros((n, width), dtype=np.int8),
-            np.zeros((n, width), dtype=bool),
-            np.ones((n, width)),
-            np.zeros((n, width), dtype=bool),
-        ]
+        c0 = self.cursor
+        left = np.maximum(self.count - c0, 0)  # (a finished column may have used its points)
+        added = np.zeros(n, dtype=np.int64)
+        for r, c in zip(rows, chunks):
+            if c is not None and len(r):
+                added[r] = c.counts[self.trial[r]]
+        width = int((left + added).max(initial=0))
+        held = int(left.max(initial=0))
+        fills = (np.inf, PAD, False, 1.0, False)
+        old = (self.bt, self.bk, self.btook, self.bcap, self.bblk)
+        new = []
+        for a, f in zip(old, fills):
+            b = np.empty((width, n), dtype=a.dtype)
+            b[:held] = a[c0 : c0 + held]  # (past a column's own count: its pads)
+            b[held:] = f
+            new.append(b)
         for r, c in zip(rows, chunks):
             if c is None or not len(r):
                 continue
             tr = self.trial[r]
             w = c.times.shape[1]
-            for dst, src in zip(new, (c.times, c.kinds, c.took, c.cap, c.blocked)):
-                dst[r, :w] = src[tr]
-        both = [np.concatenate([o, nw], axis=1) for o, nw in zip(old, new)]
-        keep = both[1] != PAD
-        from .world import _compact
-
-        packed = _compact(keep, both, [np.inf, PAD, False, 1.0, False])
-        self.bt, self.bk, self.btook, self.bcap, self.bblk = (a.T.copy() for a in packed)
-        self.count = keep.sum(axis=1)
+            valid = np.arange(w)[None, :] < added[r][:, None]
+            dest = ((left[r][:, None] + np.arange(w)[None, :]) * n + r[:, None])[valid]
+            for b, src in zip(new, (c.times, c.kinds, c.took, c.cap, c.blocked)):
+                b.ravel()[dest] = (src if len(tr) == src.shape[0] else src[tr])[valid]
+        self.bt, self.bk, self.btook, self.bcap, self.bblk = new
+        self.count = left + added
         self.cursor = 0
 
     def compact(self) -> None:
@@ -224,6 +228,8 @@ class _Stepper:
                 self.done_ids.append(self.ids[finished])
                 self.alive &= ~finished
                 self.some_dead = True
+                if self.window:  # parked inside every window, so that no step takes them for its edges
+                    self.st[job.T, finished] = 0.5 * self.windows[0]
             steps += 1
             dead = int(self.alive.size - np.count_nonzero(self.alive))
             if dead and (dead >= max(16, self.alive.size // 8) or dead == self.alive.size):
