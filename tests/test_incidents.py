@@ -494,3 +494,99 @@ def test_generated_logs_are_reproducible_and_follow_their_rates():
     for c in res.components:  # 96 incidents expected in all, a quarter of them A
         truth = {"A": 1e-5, "B": 3e-5}[c.name]
         assert c.rate_low <= truth <= c.rate_high
+
+
+# -- the prior a fit combines the log with -----------------------------------------------------------------
+
+
+def _counts(fit) -> dict[str, int]:
+    return {c.name: c.count for c in fit.components}
+
+
+def test_a_prior_keeps_the_causes_a_log_never_saw_and_weighs_in_by_its_exposure():
+    """Each cause's rate is (n + w n0) / (E + w E0), by hand from Table 5's counts; the interval is Jeffreys' on
+    that evidence; a cause only the log has is the log's alone; the scenario carries the combined evidence."""
+    from planner_gui.core.incidents import DEFAULT_PRIOR_WEIGHT, llama3_prior
+    from planner_gui.core.model import llama3_evidence
+
+    alone = fit_log(sample_log_text(), 2048, *SAMPLE_WINDOW)
+    res = fit_log(sample_log_text(), 2048, *SAMPLE_WINDOW, prior=llama3_prior())
+    w, exposure = DEFAULT_PRIOR_WEIGHT, 2048 * 1440.0
+    seen, by_name = _counts(alone), {c.name: c for c in res.components}
+    table = llama3_evidence()
+    assert set(table) < set(by_name) and set(seen) <= set(by_name)
+    assert len([n for n in table if n not in seen]) == 9  # the log never saw 9 of Llama 3's 18 causes
+    for name, (n0, e0) in table.items():
+        c, n = by_name[name], seen.get(name, 0)
+        assert c.rate_per_gpu_hour == pytest.approx((n + w * n0) / (exposure + w * e0), rel=1e-12)
+        assert c.rate_per_gpu_hour > 0 and c.count == n
+        assert c.prior_share == pytest.approx(w * e0 / (exposure + w * e0), rel=1e-12)
+        assert (c.rate_low, c.rate_high) == rate_interval(n + w * n0, exposure + w * e0)
+    storage = by_name["Filesystem Hang"]  # not a Llama 3 cause: the log's alone
+    assert storage.prior_share == 0 and storage.rate_per_gpu_hour == storage.count / exposure
+    sc = res.scenario(load_preset("h100-100k"))
+    assert [(c.name, c.count, c.exposure_gpu_hours) for c in sc.components] == [
+        (c.name, *c.evidence) for c in res.components
+    ]
+    assert all(c.rate_per_gpu_hour > 0 for c in sc.components)
+    # A longer log outweighs the prior: the same incidents over ten times the GPU-hours.
+    wide = fit_log(sample_log_text(), 20_480, *SAMPLE_WINDOW, prior=llama3_prior())
+    assert wide.components[0].prior_share < res.components[0].prior_share / 5
+    assert any("the 9 causes the log never saw keep the prior" in n for n in res.notes)
+
+
+def test_with_the_truth_as_prior_the_combined_rate_is_unbiased_and_steadier_than_the_log_alone():
+    """Logs drawn from Llama 3's own rates (2,048 GPUs, 20 days): the prior-combined total rate averages the true
+    one within its standard error, and varies less from log to log than the log's alone."""
+    from planner_gui.core.incidents import llama3_prior
+
+    truth = math.fsum(c.rate_per_gpu_hour for c in llama3_components())
+    prior = llama3_prior()
+    combined, alone = [], []
+    for seed in range(120):
+        text = generate_log(llama3_components(), 2048, 20.0, seed=seed)
+        end = (T0 + timedelta(days=20)).isoformat()
+        fit = fit_log(text, 2048, T0.isoformat(), end, prior=prior)
+        combined.append(math.fsum(c.rate_per_gpu_hour for c in fit.components))
+        alone.append(fit_log(text, 2048, T0.isoformat(), end).total.rate_per_gpu_hour)
+    combined_a, alone_a = np.array(combined), np.array(alone)
+    se = combined_a.std(ddof=1) / math.sqrt(len(combined_a))
+    assert abs(combined_a.mean() - truth) < 3 * se
+    assert combined_a.std() < 0.8 * alone_a.std()
+
+
+def test_fit_keeps_every_prior_cause_by_default_and_the_log_alone_with_prior_none(capsys, tmp_path):
+    """The command line's contract: the fitted scenario keeps every component of the prior, each with a rate above
+    0, unless --prior none; a prior file's components are the prior; bad priors get one line."""
+    from planner_gui.core.model import llama3_evidence
+
+    log = tmp_path / "incidents.csv"
+    log.write_text(sample_log_text(), encoding="utf-8")
+    out = tmp_path / "fitted.json"
+    rc, text, err = _run(capsys, str(log), "--gpus", "2048", "-o", str(out))
+    assert (rc, err) == (0, "") and "prior" in text and "Llama 3 Table 5 at weight 0.1" in text
+    sc = load(out)
+    assert set(llama3_evidence()) <= {c.name for c in sc.components}
+    assert all(c.rate_per_gpu_hour > 0 for c in sc.components)
+    none = tmp_path / "alone.json"
+    rc, text, err = _run(capsys, str(log), "--gpus", "2048", "--prior", "none", "-o", str(none))
+    assert (rc, err) == (0, "") and "a prior keeps them (--prior llama3)" in text
+    alone = load(none)
+    assert len(alone.components) == 10 and len(sc.components) == 19
+    assert {c.name for c in alone.components} < {c.name for c in sc.components}
+    # A scenario file as the prior: its components' evidence, at the weight given.
+    rc, text, err = _run(capsys, str(log), "--gpus", "2048", "--prior", str(none), "--prior-weight", "1", "--json")
+    assert (rc, err) == (0, "")
+    doc = json.loads(text)
+    assert doc["prior"]["name"] == "alone.json" and doc["prior"]["weight"] == 1.0
+    first = doc["components"][0]
+    assert first["prior_share"] == pytest.approx(0.5) and first["rate_per_gpu_hour"] == pytest.approx(
+        first["log_rate_per_gpu_hour"]
+    )
+    for flags, message in (
+        (["--prior-weight", "0"], "--prior-weight: must be above 0"),
+        (["--prior-weight", "1.5"], "--prior-weight: must be above 0"),
+        (["--prior", str(tmp_path / "missing.json")], "--prior: "),
+    ):
+        rc, text, err = _run(capsys, str(log), "--gpus", "2048", *flags)
+        assert (rc, text, err.count("\n")) == (2, "", 1) and message in err, err

@@ -83,9 +83,12 @@ def test_evidence_round_trips_in_version_2_and_is_validated():
     assert doc["format_version"] == 2 and doc["components"][0]["count"] == 7
     assert "count" not in doc["components"][1]
     assert loads(dumps(sc)) == sc
+    # A prior's weighted count need not be whole (a fit with a prior writes one).
+    weighted = sc.replace(components=(Component("A", "GPU", 1e-5, 14.8, 7e5), Component("B", "Host", 2e-6)))
+    assert json.loads(dumps(weighted))["components"][0]["count"] == 14.8 and loads(dumps(weighted)) == weighted
     for edit, message in (
         (lambda d: d["components"][0].pop("count"), "give both count and exposure_gpu_hours"),
-        (lambda d: d["components"][0].update(count=1.5), "components[0].count: must be a whole number"),
+        (lambda d: d["components"][0].update(count=-0.5), "components[0].count: must be a number from 0"),
         (lambda d: d["components"][0].update(exposure_gpu_hours=0), "components[0].exposure_gpu_hours"),
         (lambda d: d.update(format_version=1), "components[0].count: unknown key"),
         (lambda d: d.update(rate_uncertainty="yes"), "rate_uncertainty: must be true or false"),

@@ -13,7 +13,7 @@ import pytest
 from scipy.special import gammainc
 from test_gui import settle
 
-from planner_gui.core.incidents import generate_log, sample_components
+from planner_gui.core.incidents import generate_log, llama3_prior, sample_components
 from planner_gui.core.inputs import Inputs
 from planner_gui.core.model import Scenario
 from planner_gui.core.profiles import burn_in_profile, expected_per_day, pieces
@@ -294,7 +294,7 @@ def test_import_shows_the_fit_and_uses_it_as_the_scenario(make_window, qtbot, sa
     dlg.gpus.setValue(2048)
     dlg.start_fit()
     qtbot.waitUntil(lambda: dlg.fit is not None, timeout=30_000)
-    want = fit_log(sample_log, 2048)
+    want = fit_log(sample_log, 2048, prior=llama3_prior())  # the window's default prior, as the command line's
     assert dlg.table.rowCount() == len(want.components) + 1
     first = want.components[0]
     assert dlg.table.item(0, 0).text() == first.name
@@ -314,9 +314,9 @@ def test_an_edit_withdraws_the_fit_until_refitted_and_enter_never_uses_it(make_w
 
     win = make_window()
     base = win.scenario()
-    dlg = win.import_incident_log(sample_log)  # fitted first with the scenario's GPUs
-    qtbot.waitUntil(lambda: dlg.fit is not None, timeout=30_000)
-    assert dlg.fit.gpus == base.gpus
+    dlg = win.import_incident_log(sample_log)  # read, not fitted: the GPUs the log watched have no default
+    qtbot.waitUntil(lambda: not dlg.fitting, timeout=30_000)
+    assert dlg.fit is None and not dlg.use_button.isEnabled() and "Type the GPUs" in dlg.status.text()
     dlg.gpus.setValue(2048)  # the log's cluster
     assert dlg.fit is None and not dlg.use_button.isEnabled() and "fitting again" in dlg.status.text()
     qtbot.keyClick(dlg.gpus, Qt.Key.Key_Return)  # fits now; does not accept
@@ -327,7 +327,7 @@ def test_an_edit_withdraws_the_fit_until_refitted_and_enter_never_uses_it(make_w
     qtbot.keyClicks(dlg.end, "2030-01-01")  # typed: stale at once, refitted when typing stops
     assert dlg.fit is None and not dlg.use_button.isEnabled()
     qtbot.waitUntil(lambda: dlg.fit is not None, timeout=30_000)
-    want = fit_log(sample_log, 2048, None, dlg._window()[1])
+    want = fit_log(sample_log, 2048, None, dlg._window()[1], llama3_prior())
     assert dlg.fit.hours == want.hours and dlg.fit.gpus == 2048
     qtbot.keyClick(dlg.end, Qt.Key.Key_Enter)
     assert dlg.isVisible() and dlg.scenario is None
@@ -373,14 +373,49 @@ def test_a_large_log_is_fitted_while_the_window_stays_responsive(make_window, qt
     timer = QTimer()
     timer.timeout.connect(lambda: ticks.append(1))
     timer.start(20)
-    dlg = win.import_incident_log(path)  # fits at once, with the window's GPUs
-    assert dlg.fitting  # returned at once: the fit runs in its thread
-    dlg.start_fit()  # asked again meanwhile: runs after the first, whose outcome is dropped
+    dlg = win.import_incident_log(path)  # reads the log at once (no fit without the GPUs it watched)
+    assert dlg.fitting  # returned at once: the reading runs in its thread
+    dlg.gpus.setValue(200_000)
+    dlg.start_fit()  # asked meanwhile: runs after the first, whose outcome is dropped
     assert dlg.fitting and dlg._pending is not None
     qtbot.waitUntil(lambda: dlg.fit is not None, timeout=120_000)
     assert not dlg.fitting and dlg.fit.gpus == 200_000
     timer.stop()
     assert len(ticks) >= 5
+    dlg.reject()
+
+
+def test_the_gpus_the_log_watched_must_be_typed_and_the_hint_follows_them(make_window, qtbot, sample_log):
+    """No default (the scenario's 100,000 GPUs made a 2,048-GPU log's rates 49x too low); the note under the box
+    says what the typed count means; the prior can be turned off, and the fit follows it."""
+    from planner_gui.core.incidents import fit_log
+
+    win = make_window(load_preset("h100-100k"))
+    dlg = win.import_incident_log(sample_log)
+    qtbot.waitUntil(lambda: not dlg.fitting, timeout=30_000)
+    assert dlg.gpus.value() == 0 and dlg.gpus.text() == "type it" and dlg.fit is None
+    assert "100,000" not in dlg.gpus_note.text() and "waits for it" in dlg.gpus_note.text()
+    assert "incidents read" in dlg.status.text() and not dlg.use_button.isEnabled()
+    dlg.gpus.setValue(2048)
+    assert dlg.gpus_note.text() == "Each rate is its count over 2,048 GPUs x the window."
+    qtbot.waitUntil(lambda: dlg.fit is not None, timeout=30_000)
+    assert dlg.fit.gpus == 2048 and dlg.fit.prior is not None
+    assert dlg.table.horizontalHeaderItem(6).text() == "Prior's share"
+    assert dlg.table.rowCount() == len(dlg.fit.components) + 1 == 20  # every Llama 3 cause kept
+    dlg.prior.setCurrentIndex(1)  # the log alone
+    assert dlg.fit is None
+    qtbot.waitUntil(lambda: dlg.fit is not None, timeout=30_000)
+    assert dlg.fit.prior is None and dlg.fit == fit_log(sample_log, 2048)
+    dlg.reject()
+
+
+def test_a_bad_log_is_said_before_the_gpus_are_typed(make_window, qtbot, tmp_path):
+    win = make_window()
+    path = tmp_path / "bad.csv"
+    path.write_bytes(b"timestamp,component\nyesterday,GPU\n")
+    dlg = win.import_incident_log(path)
+    qtbot.waitUntil(lambda: dlg.error != "", timeout=30_000)
+    assert dlg.gpus.value() == 0 and dlg.status.text().startswith("Cannot use this log") and "yesterday" in dlg.error
     dlg.reject()
 
 

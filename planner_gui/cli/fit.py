@@ -8,7 +8,18 @@ from datetime import datetime
 from pathlib import Path
 
 from ..core import fmt
-from ..core.incidents import LEVEL, ComponentFit, FitResult, IncidentLogError, fit_log, parse_time
+from ..core.incidents import (
+    DEFAULT_PRIOR,
+    DEFAULT_PRIOR_WEIGHT,
+    LEVEL,
+    PRIORS,
+    ComponentFit,
+    FitResult,
+    IncidentLogError,
+    fit_log,
+    load_prior,
+    parse_time,
+)
 from ..core.model import Scenario
 from ..core.scenario_io import DEFAULT_PRESET, LIMITS, ScenarioError, load, load_preset, preset_names, save
 from ..core.scenario_io import scenario_to_dict as scenario_dict
@@ -26,6 +37,22 @@ def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
         "--start", metavar="TIME", help="start of the window watched (ISO 8601; default: the first incident)"
     )
     p.add_argument("--end", metavar="TIME", help="end of the window watched (ISO 8601; default: the last incident)")
+    p.add_argument(
+        "--prior",
+        metavar="PRIOR",
+        default=DEFAULT_PRIOR,
+        help=f"what is known before the log, combined with it cause by cause: {' | '.join(PRIORS)} | a scenario file "
+        f"(its components' evidence); default {DEFAULT_PRIOR} (Llama 3 Table 5), so a cause the log never saw keeps "
+        "a rate above 0; none: the log alone",
+    )
+    p.add_argument(
+        "--prior-weight",
+        metavar="W",
+        type=float,
+        default=DEFAULT_PRIOR_WEIGHT,
+        help=f"how much of the prior's evidence counts, above 0 and at most 1 (default {DEFAULT_PRIOR_WEIGHT:g}: a "
+        "tenth of Llama 3's 884,736 GPU-days)",
+    )
     src = p.add_mutually_exclusive_group()
     src.add_argument(
         "--preset", metavar="NAME", help=f"take the other inputs from a preset ({', '.join(preset_names())})"
@@ -62,11 +89,13 @@ def _many(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
-def _row(c: ComponentFit, hits: bool, widths: tuple[int, int]) -> str:
+def _row(c: ComponentFit, hits: bool, widths: tuple[int, int], prior: bool) -> str:
     interval = f"{_per_1000_days(c.rate_low)}-{_per_1000_days(c.rate_high)}"
     text = (
         f"{fmt.clean(c.name, widths[0]):<{widths[0]}}  {fmt.clean(c.category, widths[1]):<{widths[1]}}  "
-        f"{c.count:>6,}  {_per_1000_days(c.rate_per_gpu_hour):>8}  {interval:>15}  {_per_1000_days(c.llama3_rate):>8}"
+        f"{c.count:>6,}  {_per_1000_days(c.rate_per_gpu_hour):>8}  {interval:>15}  "
+        + (f"{_per_1000_days(c.log_rate):>9}  {fmt.percent(c.prior_share, 0):>6}  " if prior else "")
+        + f"{_per_1000_days(c.llama3_rate):>8}"
     )
     if hits:
         text += f"  {'' if c.gpus_affected is None else f'{c.gpus_affected:,}':>7}"
@@ -76,6 +105,7 @@ def _row(c: ComponentFit, hits: bool, widths: tuple[int, int]) -> str:
 def fit_report(res: FitResult, base: Scenario, written: str | None = None) -> str:
     """The readable report of ``planner-gui fit`` (``written``: the scenario file written, if any)."""
     hits = res.total.gpus_affected is not None
+    prior = res.prior is not None
     widths = (
         min(40, max(len("All components"), *(len(c.name) for c in res.components))),
         min(24, max(len("category"), *(len(c.category) for c in res.components))),
@@ -89,10 +119,14 @@ def fit_report(res: FitResult, base: Scenario, written: str | None = None) -> st
         f"{fmt.duration_hours(res.hours)}, {fmt.compact(res.exposure_gpu_hours)} GPU-hours",
         "",
         f"{'component':<{widths[0]}}  {'category':<{widths[1]}}  {'count':>6}  {'rate':>8}  "
-        f"{f'{LEVEL:.0%} interval':>15}  {'Llama 3':>8}" + ("  GPUs hit" if hits else ""),
-        *(_row(c, hits, widths) for c in res.components),
-        _row(res.total, hits, widths),
-        f"  (rates: interruptions per 1,000 GPU-days; interval: Jeffreys, {LEVEL:.0%})",
+        f"{f'{LEVEL:.0%} interval':>15}  "
+        + (f"{'log alone':>9}  {'prior':>6}  " if prior else "")
+        + f"{'Llama 3':>8}"
+        + ("  GPUs hit" if hits else ""),
+        *(_row(c, hits, widths, prior) for c in res.components),
+        _row(res.total, hits, widths, prior),
+        f"  (rates: interruptions per 1,000 GPU-days; interval: Jeffreys, {LEVEL:.0%}"
+        + ("; rate and interval: the log with the prior; prior: its share of the rate)" if prior else ")"),
         "",
         f"Trend: {res.trend.verdict}",
     ]
@@ -121,12 +155,18 @@ def cmd_fit(args: argparse.Namespace) -> int:
     start, end = _time_flag(args.start, "--start"), _time_flag(args.end, "--end")
     if start is not None and end is not None and end <= start:
         raise UsageError(f"--end: '{fmt.clean(args.end, 40)}' is not after --start '{fmt.clean(args.start, 40)}'")
+    if not 0.0 < args.prior_weight <= 1.0:
+        raise UsageError(f"--prior-weight: must be above 0 and at most 1 (got {args.prior_weight:g})")
     base = _base(args)
     if args.output is not None:
         check_output(args.output, "--output")
     try:
+        prior = load_prior(args.prior if args.prior in PRIORS else Path(args.prior), args.prior_weight)
+    except IncidentLogError as exc:
+        raise UsageError(f"--prior: {str(exc).removeprefix('prior: ')}") from None
+    try:
         # A Path, so that a file name is never taken for the log's text.
-        res = fit_log(Path(args.log), args.gpus, start, end)
+        res = fit_log(Path(args.log), args.gpus, start, end, prior)
     except IncidentLogError as exc:
         raise UsageError(str(exc)) from None
     scenario = None

@@ -154,7 +154,8 @@ def input_differences(scenarios: Sequence[Scenario]) -> list[tuple[str, list[str
                     if c is None
                     else "none"
                     if e is None
-                    else f"{e.count:,} in {fmt.compact(e.exposure_gpu_hours)} GPU-h"
+                    else f"{fmt.count(e.count, 0 if float(e.count).is_integer() else 1)} in "
+                    f"{fmt.compact(e.exposure_gpu_hours)} GPU-h"
                     for c, e in zip(found, evidence)
                 ]
                 rows.append((f"{fmt.clean(name, 60)} evidence", shown))

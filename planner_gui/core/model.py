@@ -78,13 +78,14 @@ class Component:
         Unplanned interruptions this component causes per GPU per hour.
     count, exposure_gpu_hours
         The evidence the rate came from: ``count`` interruptions seen over ``exposure_gpu_hours``
-        (both None: none given; see :func:`.rates.evidence_of` for the Llama 3 causes' own).
+        (both None: none given; see :func:`.rates.evidence_of` for the Llama 3 causes' own). A fit with a
+        prior (:mod:`.incidents.prior`) counts the prior's weighted interruptions too: not always whole.
     """
 
     name: str
     category: str
     rate_per_gpu_hour: float
-    count: int | None = None
+    count: float | None = None
     exposure_gpu_hours: float | None = None
     #: What a failure of it loses (``process``, ``node``, ``domain``); None: the default for its name or
     #: category (:func:`.tiers.scope_of`). It matters only with the fast (in-memory) tier on.

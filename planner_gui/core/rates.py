@@ -74,7 +74,7 @@ _SAME_SCALE = 1e-9
 class Evidence:
     """``count`` interruptions seen over ``exposure_gpu_hours``."""
 
-    count: int
+    count: float
     exposure_gpu_hours: float
 
 

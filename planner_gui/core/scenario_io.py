@@ -229,7 +229,7 @@ def _component(i: int, doc: Any, version: int) -> Component:
         _check_str(f"{where}.name", doc["name"], 100),
         _check_str(f"{where}.category", doc["category"], 100),
         float(check_number(f"{where}.rate_per_gpu_hour", doc["rate_per_gpu_hour"])),
-        None if count is None else int(check_number(f"{where}.count", count)),
+        None if count is None else check_number(f"{where}.count", count),
         None if exposure is None else float(check_number(f"{where}.exposure_gpu_hours", exposure)),
         scope,
     )

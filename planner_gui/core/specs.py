@@ -168,9 +168,9 @@ SPECS: dict[str, InputSpec] = {
             "",
             0,
             1e9,
-            True,
-            decimals=0,
-            help="Interruptions of this component in the data its rate came from (with the exposure).",
+            decimals=2,
+            help="Interruptions of this component in the data its rate came from (with the exposure). A fit with "
+            "a prior counts the prior's weighted interruptions too, so the count need not be whole.",
         ),
         InputSpec(
             "exposure_gpu_hours",

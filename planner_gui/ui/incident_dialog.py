@@ -1,8 +1,11 @@
 """File > Import Incident Log: fit a log's rates (off the GUI thread), show the fit, use it as the scenario.
 
-The dialog asks for what the fit needs beside the file (the GPUs the log watched, and optionally the
-window), fits with :func:`~planner_gui.core.incidents.fit_log` in a worker thread (a log at the size limit
-takes about 2 s), and shows what ``planner-gui fit`` reports: each component's rate with its 90 %
+The dialog asks for what the fit needs beside the file: the GPUs the log watched (typed: no default, since
+the scenario's GPUs are the cluster planned, not the one the log came from; until then the file is only read,
+so a bad one is said at once), the prior the log is combined with (Llama 3 by default, as on the command
+line: :mod:`~planner_gui.core.incidents.prior`), and optionally the window. It fits with
+:func:`~planner_gui.core.incidents.fit_log` in a worker thread (a log at the size limit takes about 2 s), and
+shows what ``planner-gui fit`` reports: each component's rate with its 90 %
 interval, the window, the trend verdict and the Weibull shape. "Use as scenario" gives the current
 scenario with the log's components (:meth:`~planner_gui.core.incidents.FitResult.scenario`), and, if
 asked, the fit's trend carried on as the rate profile of the run, which starts where the log ends.
@@ -12,6 +15,7 @@ Any problem with the file is shown in the dialog, in one line.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -36,17 +40,44 @@ from PySide6.QtWidgets import (
 )
 
 from ..core import fmt
-from ..core.incidents import LEVEL, ComponentFit, FitResult, IncidentLogError, fit_log, parse_time
+from ..core.incidents import (
+    DEFAULT_PRIOR_WEIGHT,
+    LEVEL,
+    ComponentFit,
+    FitResult,
+    IncidentLogError,
+    Prior,
+    fit_log,
+    llama3_prior,
+    parse_time,
+)
 from ..core.model import Scenario
 from ..core.profiles import profile_from_fit
 from ..core.scenario_io import LIMITS, ScenarioError, validate
 from .collector import collect_on_gui_thread
 from .theme import mark_secondary
-from .widgets import SpinBox
+from .widgets import ComboBox, SpinBox
 
 __all__ = ["ImportIncidentDialog", "fitted_scenario"]
 
-COLUMNS = ("Component", "Category", "Count", "Rate / 1,000 GPU-days", f"{LEVEL:.0%} interval", "Llama 3")
+COLUMNS = (
+    "Component",
+    "Category",
+    "Count",
+    "Rate / 1,000 GPU-days",
+    f"{LEVEL:.0%} interval",
+    "Log alone",
+    "Prior's share",
+    "Llama 3",
+)
+#: The priors offered: their labels and what they are (None: the log alone).
+PRIOR_CHOICES: tuple[tuple[str, Prior | None], ...] = (
+    (f"Llama 3 Table 5, weight {DEFAULT_PRIOR_WEIGHT:g}", llama3_prior()),
+    ("None: the log alone", None),
+)
+#: The largest cluster a log may come from: the file is read with it before the GPUs are typed (any count of
+#: GPUs affected is within it), to say at once whether it can be used.
+_CHECK_GPUS = 10_000_000
 
 
 def _per_1000_days(rate: float | None) -> str:
@@ -64,6 +95,13 @@ def fitted_scenario(fit: FitResult, base: Scenario, with_trend: bool) -> Scenari
             raise ScenarioError(str(exc)) from None
         sc = validate(sc.replace(rate_profile=profile))
     return sc
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A log read before its GPUs were typed: it can be used, but this is no fit of it."""
+
+    fit: FitResult
 
 
 class _Relay(QObject):
@@ -88,7 +126,7 @@ class ImportIncidentDialog(QDialog):
         self._run = 0  # the newest fit asked for; older ones' outcomes are dropped
         self._thread: threading.Thread | None = None  # the fit running, until its outcome arrives
         self._thread_run = 0
-        self._pending: tuple[int, int, datetime | None, datetime | None] | None = None
+        self._pending: tuple[int, int, datetime | None, datetime | None, Prior | None] | None = None
         self._relay = _Relay(self)
         self._relay.done.connect(self._thread_done)
 
@@ -99,13 +137,23 @@ class ImportIncidentDialog(QDialog):
         form = QFormLayout()
         self.gpus = SpinBox()
         self.gpus.setObjectName("fitGpusSpin")
-        lo, hi, _ = LIMITS["gpus"]
-        self.gpus.setRange(int(lo), int(hi))
+        hi = LIMITS["gpus"][1]
+        self.gpus.setRange(0, int(hi))  # 0: not typed yet
+        self.gpus.setSpecialValueText("type it")
         self.gpus.setGroupSeparatorShown(True)
-        self.gpus.setValue(base.gpus)
+        self.gpus.setValue(0)
         self.gpus.setToolTip(
             "GPUs in the cluster the log watched (not the cluster you plan): each rate is its count over these "
-            "GPUs x the window. Filled in with the scenario's GPUs; change it to the log's cluster size."
+            "GPUs x the window. No default: the fit waits until it is typed."
+        )
+        self.prior = ComboBox()
+        self.prior.setObjectName("fitPriorCombo")
+        for label, _prior in PRIOR_CHOICES:
+            self.prior.addItem(label)
+        self.prior.setToolTip(
+            "What is known before the log, combined with it cause by cause: the prior's evidence (Llama 3: each "
+            f"cause's count over 16,384 GPUs x 54 days) counts at weight {DEFAULT_PRIOR_WEIGHT:g}, so a cause the "
+            "log never saw keeps a rate above 0 and a long log outweighs the prior (planner-gui fit --prior)."
         )
         self.start = QLineEdit()
         self.start.setObjectName("fitStartEdit")
@@ -119,12 +167,13 @@ class ImportIncidentDialog(QDialog):
                 "short and the rates high by about 2/(n-1) for n incidents."
             )
         form.addRow("GPUs the log watched", self.gpus)
-        gpus_note = QLabel(
-            f"Must be the size of the cluster the log came from (filled in with this scenario's {base.gpus:,})."
-        )
-        gpus_note.setWordWrap(True)
-        mark_secondary(gpus_note)
-        form.addRow("", gpus_note)
+        self.gpus_note = QLabel()
+        self.gpus_note.setObjectName("fitGpusNote")
+        self.gpus_note.setWordWrap(True)
+        mark_secondary(self.gpus_note)
+        form.addRow("", self.gpus_note)
+        self._note_gpus()
+        form.addRow("Prior", self.prior)
         form.addRow("Window start", self.start)
         form.addRow("Window end", self.end)
         lay.addLayout(form)
@@ -139,6 +188,8 @@ class ImportIncidentDialog(QDialog):
         self._refit.setInterval(500)
         self._refit.timeout.connect(self.start_fit)
         self.gpus.valueChanged.connect(self._edited)
+        self.gpus.valueChanged.connect(self._note_gpus)
+        self.prior.currentIndexChanged.connect(self._edited)
         self.start.textEdited.connect(self._edited)
         self.end.textEdited.connect(self._edited)
         self.busy = QProgressBar()
@@ -159,8 +210,10 @@ class ImportIncidentDialog(QDialog):
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setToolTip(
-            f"Rates in interruptions per 1,000 GPU-days; the interval holds the rate with {LEVEL:.0%} probability "
-            "(Jeffreys: Gamma with shape count + 1/2); Llama 3: the rate of that cause in Llama 3's Table 5."
+            f"Rates in interruptions per 1,000 GPU-days: the log combined with the prior; the interval holds the rate "
+            f"with {LEVEL:.0%} probability (Jeffreys: Gamma with shape count + 1/2, the prior's weighted count and "
+            "exposure added to the log's); log alone: its count over its GPU-hours; prior's share: how much of the "
+            "rate is the prior's; Llama 3: the rate of that cause in Llama 3's Table 5."
         )
         lay.addWidget(self.table, 1)
         self.details = QLabel()
@@ -207,6 +260,19 @@ class ImportIncidentDialog(QDialog):
                 raise IncidentLogError(f"{what}: '{fmt.clean(text, 40)}' {exc}") from None
         return out[0], out[1]
 
+    def _note_gpus(self, *_: object) -> None:
+        """The hint under the GPUs: what the typed count means, or that the fit waits for it."""
+        n = int(self.gpus.value())
+        if n <= 0:
+            self.gpus_note.setText(
+                "The size of the cluster the log came from, not the cluster you plan: the fit waits for it."
+            )
+        else:
+            self.gpus_note.setText(f"Each rate is its count over {n:,} GPUs x the window.")
+
+    def _prior(self) -> Prior | None:
+        return PRIOR_CHOICES[max(self.prior.currentIndex(), 0)][1]
+
     def _edited(self, *_: object) -> None:
         """The GPUs or the window changed: the fit shown no longer matches them, so it is withdrawn (and
         "Use as scenario" disabled) until the new fit, which starts when typing pauses."""
@@ -240,21 +306,25 @@ class ImportIncidentDialog(QDialog):
         self.fit = None
         self._show_fit(None)
         self.busy.setVisible(True)
-        self.status.setText("Fitting...")
+        self.status.setText("Fitting..." if gpus > 0 else "Reading the log...")
         self.status.setStyleSheet("")
-        self._pending = (run, gpus, start, end)
+        self._pending = (run, gpus, start, end, self._prior())
         if self._thread is None:
             self._start_pending()
 
     def _start_pending(self) -> None:
         if self._pending is None:
             return
-        (run, gpus, start, end), self._pending = self._pending, None
+        (run, gpus, start, end, prior), self._pending = self._pending, None
         path, relay = self.path, self._relay
 
         def work() -> None:
             try:
-                outcome: object = fit_log(path, gpus, start, end)
+                # Without the GPUs, the log is only read (with the largest cluster, which any count affected is
+                # within): its outcome says whether it can be used, never a fit to use.
+                outcome: object = fit_log(path, gpus if gpus > 0 else _CHECK_GPUS, start, end, prior)
+                if gpus <= 0:
+                    outcome = _Read(outcome) if isinstance(outcome, FitResult) else outcome
             except IncidentLogError as exc:
                 outcome = exc
             except Exception as exc:  # anything else is shown in the dialog, never raised in a thread
@@ -283,6 +353,15 @@ class ImportIncidentDialog(QDialog):
         if run != self._run:
             return
         self.busy.setVisible(False)
+        if isinstance(outcome, _Read):
+            self.fit, self.error = None, ""
+            total = outcome.fit.total.count
+            self.status.setText(
+                f"{total:,} incidents read. Type the GPUs the log watched (the cluster it came from) to fit them."
+            )
+            self.status.setStyleSheet("")
+            self._show_fit(None)
+            return
         if isinstance(outcome, FitResult):
             self.fit, self.error = outcome, ""
             self.status.setText(f"{outcome.total.count:,} incidents of {len(outcome.components)} components")
@@ -337,6 +416,8 @@ class ImportIncidentDialog(QDialog):
             f"{c.count:,}",
             _per_1000_days(c.rate_per_gpu_hour),
             f"{_per_1000_days(c.rate_low)}-{_per_1000_days(c.rate_high)}",
+            _per_1000_days(c.log_rate),
+            fmt.percent(c.prior_share, 0),
             _per_1000_days(c.llama3_rate),
         )
         for col, text in enumerate(cells):

@@ -23,12 +23,14 @@ from .logs import (
     IncidentLogError,
     _decode,
     _iso,
+    _key_name,
     _llama3,
     _Log,
     _parse,
     _read_bytes,
     parse_time,
 )
+from .prior import Prior
 from .stats import PowerLawFit, TrendTest, WeibullFit, fit_weibull, laplace_test, mil_hdbk_189_test, rate_interval
 
 # -- the fit ---------------------------------------------------------------------------------------------
@@ -36,12 +38,14 @@ from .stats import PowerLawFit, TrendTest, WeibullFit, fit_weibull, laplace_test
 
 @dataclass(frozen=True)
 class ComponentFit:
-    """One component's rate, fitted from its ``count`` of incidents over ``exposure_gpu_hours``.
+    """One component's rate, fitted from its ``count`` of incidents in the log over ``exposure_gpu_hours``, and
+    the prior's weighted evidence ``prior_count`` over ``prior_exposure_gpu_hours`` (both 0 without a prior, or
+    for a cause the prior does not know: :mod:`.prior`).
 
-    ``count`` and ``exposure_gpu_hours`` are the evidence behind the rate (kept for a model of rate
-    uncertainty); ``rate_low``/``rate_high`` its 90 % interval; ``llama3_rate`` the rate of the Llama 3
-    cause of the same name (None for another name); ``gpus_affected`` the GPUs its incidents took out,
-    summed (None when the log has no such column).
+    The rate is ``(count + prior_count) / (exposure_gpu_hours + prior_exposure_gpu_hours)``, the evidence behind
+    it (kept for a model of rate uncertainty) those sums; ``rate_low``/``rate_high`` its 90 % interval;
+    ``llama3_rate`` the rate of the Llama 3 cause of the same name (None for another name); ``gpus_affected``
+    the GPUs its incidents took out, summed (None when the log has no such column).
     """
 
     name: str
@@ -53,6 +57,8 @@ class ComponentFit:
     rate_high: float
     llama3_rate: float | None = None
     gpus_affected: int | None = None
+    prior_count: float = 0.0
+    prior_exposure_gpu_hours: float = 0.0
 
     @classmethod
     def of(
@@ -63,10 +69,30 @@ class ComponentFit:
         exposure: float,
         llama3_rate: float | None = None,
         gpus_affected: int | None = None,
+        prior: tuple[float, float] = (0.0, 0.0),
     ) -> ComponentFit:
-        """The fit of ``count`` incidents over ``exposure`` GPU-hours."""
-        low, high = rate_interval(count, exposure)
-        return cls(name, category, count, exposure, count / exposure, low, high, llama3_rate, gpus_affected)
+        """The fit of ``count`` incidents over ``exposure`` GPU-hours, with the prior's weighted ``(count,
+        exposure)``."""
+        n, e = count + prior[0], exposure + prior[1]
+        low, high = rate_interval(n, e)
+        return cls(name, category, count, exposure, n / e, low, high, llama3_rate, gpus_affected, *prior)
+
+    @property
+    def log_rate(self) -> float:
+        """The log's rate alone: its count over its exposure."""
+        return self.count / self.exposure_gpu_hours
+
+    @property
+    def prior_share(self) -> float:
+        """The prior's share of the rate: its exposure's share of the evidence (0 without one)."""
+        return self.prior_exposure_gpu_hours / (self.exposure_gpu_hours + self.prior_exposure_gpu_hours)
+
+    @property
+    def evidence(self) -> tuple[float, float]:  # (an int count for the log alone)
+        """The count and exposure behind the rate: the log's and the prior's together."""
+        if not self.prior_exposure_gpu_hours:
+            return self.count, self.exposure_gpu_hours
+        return self.count + self.prior_count, self.exposure_gpu_hours + self.prior_exposure_gpu_hours
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,6 +103,10 @@ class ComponentFit:
             "rate_per_gpu_hour": self.rate_per_gpu_hour,
             "rate_low": self.rate_low,
             "rate_high": self.rate_high,
+            "log_rate_per_gpu_hour": self.log_rate,
+            "prior_count": self.prior_count,
+            "prior_exposure_gpu_hours": self.prior_exposure_gpu_hours,
+            "prior_share": self.prior_share,
             "llama3_rate_per_gpu_hour": self.llama3_rate,
             "gpus_affected": self.gpus_affected,
         }
@@ -103,6 +133,8 @@ class FitResult:
     power_law: PowerLawFit
     weibull: WeibullFit
     notes: tuple[str, ...]
+    #: The prior the log was combined with (None: the log alone).
+    prior: Prior | None = None
 
     @property
     def hours(self) -> float:
@@ -130,9 +162,7 @@ class FitResult:
         exposure, for rate uncertainty); every other input (GPUs, days, checkpointing, detection, restart,
         planned interruptions, trials) stays the base's. Validated: raises
         :class:`~.scenario_io.ScenarioError` if a rate is out of range."""
-        comps = tuple(
-            Component(c.name, c.category, c.rate_per_gpu_hour, c.count, c.exposure_gpu_hours) for c in self.components
-        )
+        comps = tuple(Component(c.name, c.category, c.rate_per_gpu_hour, *c.evidence) for c in self.components)
         return validate(base.replace(name=self.scenario_name(base.name), components=comps))
 
     def to_json_dict(self) -> dict[str, Any]:
@@ -147,6 +177,7 @@ class FitResult:
             },
             "gpus": self.gpus,
             "level": LEVEL,
+            "prior": None if self.prior is None else self.prior.to_dict(),
             "components": [c.to_dict() for c in self.components],
             "total": self.total.to_dict(),
             "trend": self.trend.to_dict(),
@@ -258,8 +289,10 @@ def fit_log(
     gpus: int,
     start: datetime | str | None = None,
     end: datetime | str | None = None,
+    prior: Prior | None = None,
 ) -> FitResult:
-    """Fit an incident log of a cluster of ``gpus`` GPUs over the window ``[start, end]``.
+    """Fit an incident log of a cluster of ``gpus`` GPUs over the window ``[start, end]``, combined with
+    ``prior`` (None: the log alone; :func:`.prior.llama3_prior` is the command line's and the window's default).
 
     Parameters
     ----------
@@ -284,7 +317,7 @@ def fit_log(
         raise IncidentLogError(f"the window's end ({_iso(t1, True)}) is not after its start ({_iso(t0, True)})")
     text, name = _read_source(path_or_text)
     try:
-        return _fit(_parse(text, gpus), name or "incident log", gpus, t0, t1)
+        return _fit(_parse(text, gpus), name or "incident log", gpus, t0, t1, prior)
     except IncidentLogError as exc:
         if name is None:
             raise
@@ -301,8 +334,9 @@ def _outside(times: list[datetime], t0: datetime | None, t1: datetime | None) ->
     return None
 
 
-def _component_fits(log: _Log, exposure: float) -> tuple[tuple[ComponentFit, ...], ComponentFit]:
-    """Each component's fit, most incidents first (then in Llama 3's order, then the log's), and the total."""
+def _component_fits(log: _Log, exposure: float, prior: Prior | None) -> tuple[tuple[ComponentFit, ...], ComponentFit]:
+    """Each component's fit, the log's first (most incidents first, then in Llama 3's order, then the log's), then
+    the prior's causes the log never saw (in the prior's order), and the total."""
     counts: dict[str, int] = {}
     hit: dict[str, int] = {}
     for i, key in enumerate(log.keys):
@@ -312,9 +346,11 @@ def _component_fits(log: _Log, exposure: float) -> tuple[tuple[ComponentFit, ...
     llama = _llama3()
     rank = {k: i for i, k in enumerate(llama)}
     first_seen = {k: i for i, k in reversed(list(enumerate(log.keys)))}
+    known = {_key_name(c.name): c for c in prior.causes} if prior is not None else {}
     fits = []
     for key in sorted(counts, key=lambda k: (-counts[k], rank.get(k, len(rank)), first_seen[k])):
         ref = llama.get(key)
+        cause = known.get(key)
         fits.append(
             ComponentFit.of(
                 log.names[key],
@@ -323,14 +359,40 @@ def _component_fits(log: _Log, exposure: float) -> tuple[tuple[ComponentFit, ...
                 exposure,
                 ref.rate_per_gpu_hour if ref is not None else None,
                 hit.get(key) if log.gpus_hit is not None else None,
+                prior.weighted(cause) if prior is not None and cause is not None else (0.0, 0.0),
             )
         )
+    if prior is not None:
+        for key, cause in known.items():
+            if key in counts:
+                continue
+            ref = llama.get(key)
+            fits.append(
+                ComponentFit.of(
+                    cause.name,
+                    cause.category,
+                    0,
+                    exposure,
+                    ref.rate_per_gpu_hour if ref is not None else None,
+                    0 if log.gpus_hit is not None else None,
+                    prior.weighted(cause),
+                )
+            )
     llama_total = math.fsum(c.rate_per_gpu_hour for c in llama.values())
     all_hit = sum(hit.values()) if log.gpus_hit is not None else None
-    return tuple(fits), ComponentFit.of("All components", "", len(log.keys), exposure, llama_total, all_hit)
+    prior_total = (0.0, 0.0)
+    if prior is not None:
+        # The prior's total at an exposure that keeps its rate the sum of its causes' (their common exposure,
+        # where they share one, as Llama 3's do).
+        weighted = [prior.weighted(c) for c in prior.causes]
+        n0 = math.fsum(n for n, _ in weighted)
+        rate0 = math.fsum(n / e for n, e in weighted if e > 0)
+        prior_total = (n0, n0 / rate0 if rate0 > 0 else prior.exposure_gpu_hours)
+    total = ComponentFit.of("All components", "", len(log.keys), exposure, llama_total, all_hit, prior_total)
+    return tuple(fits), total
 
 
-def _fit(log: _Log, source: str, gpus: int, t0: datetime | None, t1: datetime | None) -> FitResult:
+def _fit(log: _Log, source: str, gpus: int, t0: datetime | None, t1: datetime | None, prior: Prior | None) -> FitResult:
     zoned = log.zoned
     outside = _outside(log.times, t0, t1)
     if outside is not None:
@@ -350,16 +412,31 @@ def _fit(log: _Log, source: str, gpus: int, t0: datetime | None, t1: datetime | 
     order = sorted(range(len(log.times)), key=lambda i: log.times[i])
     hours = np.array([(log.times[i] - start).total_seconds() * _HOURS_PER_SECOND for i in order])
 
-    fits, total = _component_fits(log, exposure)
+    fits, total = _component_fits(log, exposure, prior)
     trend, power_law = _trend(hours, window, t0 is not None, t1 is not None)
     weibull, ties = _weibull(hours, window, t1 is not None, trend.p_value is not None and trend.p_value < 1 - LEVEL)
-    notes = _notes(log, t0 is not None, t1 is not None, ties)
+    notes = _notes(log, t0 is not None, t1 is not None, ties, prior, exposure)
     return FitResult(
-        source, gpus, start, end, t0 is not None, t1 is not None, zoned, fits, total, trend, power_law, weibull, notes
+        source,
+        gpus,
+        start,
+        end,
+        t0 is not None,
+        t1 is not None,
+        zoned,
+        fits,
+        total,
+        trend,
+        power_law,
+        weibull,
+        notes,
+        prior,
     )
 
 
-def _notes(log: _Log, start_given: bool, end_given: bool, ties: int) -> tuple[str, ...]:
+def _notes(
+    log: _Log, start_given: bool, end_given: bool, ties: int, prior: Prior | None, exposure: float
+) -> tuple[str, ...]:
     """What the reader of a fit should know: a window that is too short, times read as UTC, and so on."""
     notes = []
     n = len(log.times)
@@ -389,9 +466,22 @@ def _notes(log: _Log, start_given: bool, end_given: bool, ties: int) -> tuple[st
         notes.append(f"Columns ignored: {', '.join(log.ignored)}.")
     llama = _llama3()
     seen = set(log.keys)
+    if prior is not None:
+        share = prior.exposure_gpu_hours / (prior.exposure_gpu_hours + exposure)
+        unseen = [c.name for c in prior.causes if _key_name(c.name) not in seen]
+        notes.append(
+            f"Prior: {prior.describe()} beside the log's {exposure / 24.0:,.0f} GPU-days, so each cause both know "
+            f"is {share:.0%} the prior's rate and {1 - share:.0%} the log's"
+            + (f"; the {len(unseen)} causes the log never saw keep the prior's weighted rate" if unseen else "")
+            + " (--prior none: the log alone)."
+        )
+        return tuple(notes)
     missing = [k for k in llama if k not in seen]
     if len(missing) == len(llama):
         notes.append("No component is named as a Llama 3 cause (Table 5), so there are no Llama 3 rates beside them.")
     elif missing:
-        notes.append(f"Llama 3 causes not in the log (no rate fitted): {', '.join(llama[k].name for k in missing)}.")
+        notes.append(
+            f"Llama 3 causes not in the log (no rate fitted, so rate 0): {', '.join(llama[k].name for k in missing)}; "
+            "a prior keeps them (--prior llama3)."
+        )
     return tuple(notes)

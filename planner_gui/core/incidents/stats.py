@@ -16,7 +16,7 @@ from .logs import LEVEL
 # -- statistics ------------------------------------------------------------------------------------------
 
 
-def rate_interval(count: int, exposure: float, level: float = LEVEL) -> tuple[float, float]:
+def rate_interval(count: float, exposure: float, level: float = LEVEL) -> tuple[float, float]:
     """Equal-tailed interval of a Poisson rate: the Gamma posterior under the Jeffreys prior.
 
     The posterior of the rate after ``count`` events in ``exposure`` (GPU-hours) is Gamma with shape
