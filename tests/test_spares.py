@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from planner_gui.core.exact import time_fractions
-from planner_gui.core.model import Scenario
+from planner_gui.core.model import Scenario, Tiers
 from planner_gui.core.results import simulate
 from planner_gui.core.sim.model import SimModel, sim_model
 from planner_gui.core.sim.run import HOURS_KEYS, SimTrials, simulate_windows
@@ -116,7 +116,7 @@ def test_domains_take_several_nodes():
     sc = Scenario(gpus=16_384)
     p = spares_params(sc, Spares(spare_nodes=3), 30.0)
     names = [c.name for c in sc.components]
-    assert p.nodes[names.index("Network Switch/Cable")] == 4
+    assert p.nodes[names.index("Network Switch/Cable")] == Tiers().nodes_per_domain == 2  # the one default
     assert p.nodes[names.index("Software Bug")] == 0
     assert p.nodes[names.index("Faulty GPU")] == 1
     np.testing.assert_array_equal(_model(sc, Spares(spare_nodes=3), 30.0).nodes, p.nodes)  # the engine's too

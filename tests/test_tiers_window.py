@@ -381,3 +381,27 @@ def test_a_strategy_that_cannot_be_is_named_not_raised(make_window, qtbot):
     t.replicas.setValue(1)
     settle(qtbot, win)
     assert t.info.text().startswith("In use:")
+
+
+def test_one_default_for_nodes_per_domain_shown_wherever_it_applies(make_window, qtbot):
+    """The pool's model and the tiers share the default the window shows (the pool took 4 while the box showed 2:
+    setting the box to what it showed moved the nodes in repair); the box is live with a finite pool even while
+    the fast tier is off, and greyed only where nothing uses it."""
+    from planner_gui.core.spares import Spares
+    from planner_gui.core.spares.model import nodes_per_domain_of, spares_params
+
+    win = make_window(load_preset("h100-100k"))
+    t = win.controls.tiers
+    assert win.scenario().tiers is None or not win.scenario().tiers.fast_enabled
+    assert not t.domain.isEnabled()
+    win.inputs.load(win.scenario().replace(spares=Spares(spare_nodes=89), name="pool"))
+    settle(qtbot, win)
+    sc = win.scenario()
+    assert t.domain.isEnabled() and nodes_per_domain_of(sc) == t.domain.value()
+    before = spares_params(sc, sc.spares, 30.0).mean_nodes_in_repair
+    t.domain.setValue(t.domain.value())  # the value shown, now set: nothing moves
+    t.domain.setValue(t.domain.value() + 1)
+    t.domain.setValue(t.domain.value() - 1)
+    after = win.scenario()
+    assert nodes_per_domain_of(after) == nodes_per_domain_of(sc)
+    assert spares_params(after, after.spares, 30.0).mean_nodes_in_repair == pytest.approx(before, rel=1e-12)

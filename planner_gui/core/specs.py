@@ -242,7 +242,8 @@ SPECS: dict[str, InputSpec] = {
             1_000_000,
             True,
             decimals=0,
-            help="Nodes lost together by a domain failure: a rack, a leaf switch, a power feed (1: a node).",
+            help="Nodes lost together by a domain failure: a rack, a leaf switch, a power feed (1: a node). It sets "
+            "whether the fast tier's replicas survive one and, with a finite spare pool, the nodes it sends to repair.",
         ),
         InputSpec(
             "persistent_upload_min",

@@ -214,8 +214,11 @@ class TiersBox(QGroupBox):
         self.values["fast_interval_min"].set_value(fast)
         for field in ("fast_stall_s", "fast_restore_min", "persistent_upload_min", "persistent_restore_min"):
             self.values[field].set_value(getattr(t, field))
-        for control in (self.fast_optimal, self.replicas, self.placement, self.domain, *self.values.values()):
+        for control in (self.fast_optimal, self.replicas, self.placement, *self.values.values()):
             control.setEnabled(on)
+        # A domain's size matters to the fast tier (where replicas survive) and to a finite pool (the nodes a
+        # domain failure sends to repair): shown wherever it applies, greyed only where neither is on.
+        self.domain.setEnabled(on or sc.uses_spares)
         self.values["fast_interval_min"].setEnabled(on and t.fast_interval_min != OPTIMAL)
         for field in ("persistent_upload_min", "persistent_restore_min"):
             self.values[field].setEnabled(True)

@@ -27,7 +27,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from ..model import Component, Scenario
+from ..model import Component, Scenario, Tiers
 
 __all__ = [
     "DEFAULT_REPAIR_HOURS",
@@ -74,8 +74,9 @@ DEFAULT_REPAIR_HOURS: dict[str, tuple[float, str]] = {
 }
 #: Repair time of a category :data:`DEFAULT_REPAIR_HOURS` does not name.
 OTHER_REPAIR_HOURS = 24.0
-#: Nodes per failure domain when the scenario does not set one (the tiers model's default).
-DEFAULT_NODES_PER_DOMAIN = 4
+#: Nodes per failure domain when the scenario does not set one: the recovery strategy's default, the one the
+#: window shows (one default for the pool and the tiers).
+DEFAULT_NODES_PER_DOMAIN = Tiers().nodes_per_domain
 
 
 @dataclass(frozen=True)
