@@ -591,9 +591,11 @@ def test_optimal_intervals():
     fast = Tiers(fast_enabled=True, fast_stall_s=5.0, fast_restore_min=10.0 / 60.0)
     on = optimal_tier_intervals(sc.replace(checkpoint_write_s=0.0), fast)  # no persistent stall: k = 1
     assert on.k == 1 and on.persistent_min == on.fast_min
-    # a persistent stall with no restores from storage (other-domain placement): the longest interval
+    # a persistent stall with no restores from storage (other-domain placement): the model never needs one, so
+    # the interval is the stated policy, daily (the nearest whole number of fast intervals), not a year
     stalled = optimal_tier_intervals(sc, fast)
-    assert stalled.fast_min == on.fast_min and stalled.k > 1 and stalled.persistent_min > 525_000.0
+    assert stalled.fast_min == on.fast_min and stalled.k == round(1440.0 / on.fast_min)
+    assert abs(stalled.persistent_min - 1440.0) <= on.fast_min / 2 and "daily by policy" in stalled.method
     r_fast = (sc.detect_min + sc.restart_min) / 60.0 + 10.0 / 3600.0
     # at the optimum, the exact goodput is no worse than a little either side
     lam, mu = sc.failure_rate_per_hour, sc.planned_per_day / 24.0

@@ -29,6 +29,7 @@ from ..core.sweep import (
     sweep_interval,
     varies_fast_interval,
 )
+from ..core.tiers.exact import UNNEEDED_PERSISTENT_TEXT
 from ..core.tiers.model import restore_caveat
 from ..core.training import SECONDS_PER_SPACING, TimeToTrain, check_training_size, training_events, work_hours
 from .flags import TRAINING_FLAGS, Progress, UsageError, check_output, scenario_from_args, write_output
@@ -203,10 +204,10 @@ def _tier_lines(res: SimulationResult) -> list[str]:
         )
         pyd = plan.persistent_young_daly()
         if plan.persistent_unneeded:
-            persistent_how += (
-                "; nothing restores from storage, so the optimum is the longest interval"
+            persistent_how = (
+                UNNEEDED_PERSISTENT_TEXT
                 if sc.uses_optimal_interval
-                else f"; optimum {_minutes(plan.optimal_persistent_min)}: nothing restores from storage"
+                else persistent_how + "; never needed by this model's failures (none restores from storage)"
             )
         elif sc.write_s > 0:
             persistent_how += f"; optimum {_minutes(plan.optimal_persistent_min)}" + (

@@ -248,7 +248,7 @@ class SummaryStrip(QWidget):
         fixed = "optimal" if m.scenario.uses_optimal_interval else "fixed"
         persistent = f"persistent {duration_text(tp.persistent_min)} ({fixed})"
         if tp.persistent_unneeded and m.scenario.uses_optimal_interval:
-            persistent = f"persistent {duration_text(tp.persistent_min)} (optimal: nothing restores from storage)"
+            persistent = f"persistent {duration_text(tp.persistent_min)} (daily by policy: never needed by this model)"
         at_best, now = m.goodput_at_optimum(), m.expected.goodput
         if at_best is None or now is None:
             best = "best: no closed form (Monte Carlo only)"

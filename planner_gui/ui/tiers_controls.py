@@ -259,7 +259,7 @@ class TiersBox(QGroupBox):
         share = f"{100 * per.lam_fast / total:.0f} %" if total > 0 else "none"
         every = "every fast snapshot" if plan.k == 1 else f"every {plan.k:,} fast snapshots"
         if plan.persistent_unneeded:
-            every = f"as rarely as allowed (nothing restores from storage): every {plan.k:,} fast snapshots"
+            every = f"daily by policy (never needed by this model's failures): every {plan.k:,} fast snapshots"
         uploads = "" if plan.upload_every == 1 else f"; uploads start at one point in {plan.upload_every}"
         return (
             f"In use: fast {duration_text(plan.fast_min)}; persistent {every} "

@@ -43,6 +43,14 @@ from .model import TierParams, Tiers, persistent_multiple, point_stall_h, tier_p
 __all__ = ["TierIntervals", "expected_fractions", "optimal_tier_intervals", "persistent_lag"]
 
 
+#: The persistent interval where no failure of the model restores from storage (the fast tier in another domain,
+#: a persistent stall of its own): the model never needs one, so its optimum is unbounded and the interval is a
+#: policy, not an optimum: daily, a copy off the cluster for what the model leaves out (a fire, a bad software
+#: rollout, a need to roll back to yesterday's weights).
+UNNEEDED_PERSISTENT_MIN = 1440.0
+UNNEEDED_PERSISTENT_TEXT = "never needed by this model's failures (none restores from storage): daily by policy"
+
+
 def persistent_lag(big: float, s: float, k: int, upload: float, skip: int) -> float:
     """``E[m - B]``: completed snapshots after the last finished upload, in an interval of ``Exp(big)`` after
     its downtime that starts at a persistent point (see the module docstring)."""
@@ -100,7 +108,7 @@ class TierIntervals:
     persistent_min: float
     k: int
     method: str
-    #: With the fast tier on, the persistent optimum in minutes whatever the fast interval (the longest, when
+    #: With the fast tier on, the persistent optimum in minutes whatever the fast interval (the daily policy when
     #: nothing restores from storage); None: found beside each fast interval (:meth:`persistent_for`).
     persistent_target_min: float | None = None
     #: With a persistent stall and restores from storage: the running time between two of them (minutes), the
@@ -226,9 +234,10 @@ def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
       time between restores from storage, ``rho`` the share of time the job runs (computes or stalls) by the
       fast tier's exact fractions. The work a restore from storage loses is counted in running time, and where
       recovery takes most of the time (a million GPUs) the job runs little between two such restores; the wall
-      clock's ``1 / lam_persistent`` put the interval 2.5 times too long there. With no restores from storage,
-      the longest interval (a point then only costs its stall). These are formulas, not an exact optimum of the
-      two-tier model (:attr:`.run.TierPlan.persistent_optimum_is_formulas`).
+      clock's ``1 / lam_persistent`` put the interval 2.5 times too long there. With no restores from storage
+      the model never needs a persistent checkpoint (its optimum is unbounded), so the interval is a stated
+      policy, :data:`UNNEEDED_PERSISTENT_MIN` (daily), never a year-long interval given as advice. These are
+      formulas, not an exact optimum of the two-tier model (:attr:`.run.TierPlan.persistent_optimum_is_formulas`).
     """
     rates = tier_rates(scenario, tiers)
     lam = rates.fast + rates.persistent
@@ -258,8 +267,8 @@ def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
     if c_point == 0.0:
         return TierIntervals(fast, fast, 1, f"{fast_how}; k = 1 (uploads are free)")
     if rates.persistent == 0.0:
-        how = f"{fast_how}; persistent: the longest interval (no failure restores from storage)"
-        rule = TierIntervals(fast, fast, 1, how, persistent_target_min=MAX_INTERVAL_MIN)
+        how = f"{fast_how}; persistent: {UNNEEDED_PERSISTENT_TEXT}"
+        rule = TierIntervals(fast, fast, 1, how, persistent_target_min=UNNEEDED_PERSISTENT_MIN)
     else:
         f = time_fractions(lam, mu, fast / 60.0, c, r_fast, scenario.restart_min / 60.0)
         running = max(1.0 - float(f.recovery) - float(f.planned), 1e-9)

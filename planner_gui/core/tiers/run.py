@@ -69,7 +69,8 @@ class TierPlan:
     @property
     def persistent_unneeded(self) -> bool:
         """Whether persistent checkpoints only cost their stall here: the fast tier on, a persistent stall, and no
-        failure restoring from storage (its optimum is then the longest interval)."""
+        failure restoring from storage: the model never needs them (their optimum is unbounded), and the interval
+        in use is the stated policy :data:`.exact.UNNEEDED_PERSISTENT_MIN` (daily)."""
         return self.persistent_optimum_is_formulas and self.params.lam_persistent == 0
 
     @property
