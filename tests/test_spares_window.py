@@ -294,3 +294,23 @@ def test_every_plot_fits_its_column_with_the_long_breakdown_labels_of_continue_m
         assert right <= win.width(), name
     axis = win.plots.plot("timeBreakdownPlot").getAxis("left")
     assert axis.width() <= 0.48 * win.plots.widgets["timeBreakdownPlot"].width() + 1
+
+
+def test_the_group_says_which_model_is_on_and_the_pool_off_turns_off_what_only_it_needs(make_window, qtbot):
+    """A swap time kept with the pool off leaves the spares model on: the group says so (it said only "unlimited
+    spares"); repair times, which only a finite pool uses, are greyed with it off, live with it on."""
+    win = _window(make_window, qtbot, Spares(spare_nodes=89, swap_min=10.0))
+    box = win.controls.spares
+    assert box.note.text().startswith("Model on: 89 spares") and "a 10 min swap" in box.note.text()
+    assert box.repair and all(c.spin.isEnabled() for c in box.repair.values()) and box.lognormal.isEnabled()
+    box.finite.setChecked(False)
+    settle(qtbot, win)
+    sc = win.scenario()
+    assert sc.spares.spare_nodes is None and sc.spares.swap_min == 10.0 and sc.uses_spares
+    text = box.note.text()
+    assert text.startswith("Model on: unlimited spares") and "a 10 min swap after each failure" in text
+    assert "Repair times change nothing without a finite pool" in text
+    assert not any(c.spin.isEnabled() for c in box.repair.values()) and not box.lognormal.isEnabled()
+    box.swap.edited.emit(0.0)
+    settle(qtbot, win)
+    assert not win.scenario().uses_spares and box.note.text().startswith("Model: today's")

@@ -23,7 +23,7 @@ from ..core.specs import SPECS
 from .theme import mark_secondary
 from .widgets import ComboBox, SpinBox, ValueControl, spec_control
 
-__all__ = ["DEFAULT_POOL", "SparesBox", "spares_cost_text", "spares_hours_text"]
+__all__ = ["DEFAULT_POOL", "SparesBox", "model_text", "spares_cost_text", "spares_hours_text"]
 
 #: The pool a finite pool starts with: BLOOM's share (4 of 52 nodes, 7.7 %) would be far more than the 99 %
 #: pool at scale, so the box starts from 1 % of the job's nodes, at least 1.
@@ -246,15 +246,32 @@ class SparesBox(QGroupBox):
         self.sigma.setEnabled(sp.repair_sigma is not None)
         for cat, control in self.repair.items():
             control.set_value(repair_hours_of(cat, sp))
+        # Repair times matter only to a finite pool (with unlimited spares a lost node is replaced at once):
+        # turning the pool off turns them off with it, as it does shrinking.
+        finite = sp.spare_nodes is not None
+        for control in self.repair.values():
+            control.setEnabled(finite)
+        self.lognormal.setEnabled(finite)
+        self.sigma.setEnabled(finite and sp.repair_sigma is not None)
         nodes = max(1, -(-sc.gpus // sc.gpus_per_node))
-        if sp.is_todays:
-            self.note.setText("Unlimited spares, restart: today's model (repairs change nothing).")
-        elif sp.spare_nodes is None:
-            self.note.setText(f"Unlimited spares over {nodes:,} nodes; {sp.recovery_mode}.")
-        else:
-            self.note.setText(
-                f"{sp.spare_nodes:,} spares: {fmt.percent(sp.spare_nodes / nodes, 2)} of {nodes:,} nodes."
-            )
+        self.note.setText(model_text(sp, nodes))
+
+
+def model_text(sp: Spares, nodes: int) -> str:
+    """Which model the group puts on, in one line: today's, or what the pool, the swap and the mode add."""
+    if sp.is_todays:
+        return "Model: today's (unlimited spares, no swap, restart); repair times change nothing."
+    if sp.spare_nodes is None:
+        pool = f"unlimited spares over {nodes:,} nodes"
+    else:
+        pool = f"{sp.spare_nodes:,} spares ({fmt.percent(sp.spare_nodes / nodes, 2)} of {nodes:,} nodes)"
+    swap = (
+        f", a {fmt.duration_hours(sp.swap_min / 60.0)} swap after each failure that loses a node" if sp.swap_min else ""
+    )
+    text = f"Model on: {pool}{swap}; {sp.recovery_mode}."
+    if sp.spare_nodes is None:
+        text += " Repair times change nothing without a finite pool."
+    return text
 
 
 def spares_hours_text(res: SimulationResult) -> str | None:
