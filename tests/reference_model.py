@@ -227,7 +227,7 @@ def reference_model(scenario: Scenario) -> _Model:
         raise ValueError("the reference needs a numeric fast_interval_min, not 'optimal'")
     G, gpn = scenario.gpus, scenario.gpus_per_node
     N = max(1, math.ceil(G / gpn))
-    npd = tiers.nodes_per_domain if tiers is not None else 4
+    npd = tiers.nodes_per_domain if tiers is not None else 2
     table = _scope_table()
     comps = scenario.components
     scopes = [_scope(c, table) for c in comps]
