@@ -143,9 +143,10 @@ def test_derived_classes_of_the_llama3_components():
         j = by[name]
         assert (m.nodes[j], m.repair_mean[j], m.tier[j], m.continues[j]) == (nodes, repair, tier, cont), name
     assert m.replicas[by["Network Switch/Cable"]] == 2 and m.k == 6 and m.replica_share == 16 / 16_384
-    # Without a tiers section: domains of 4 nodes, every failure restores from the persistent tier.
+    # Without a tiers section: the one default domain of 2 nodes, every failure restores from the persistent tier.
     plain = reference_model(Scenario(checkpoint_interval_min=30.0))
-    assert plain.nodes[by["Network Switch/Cable"]] == 4 and set(plain.tier) == {"persistent"}
+    assert plain.nodes[by["Network Switch/Cable"]] == Tiers().nodes_per_domain == 2
+    assert set(plain.tier) == {"persistent"}
 
 
 POOLS = {
@@ -157,7 +158,7 @@ POOLS = {
     ),
     "lognormal": (
         Scenario(gpus=16_384, days=1.0, checkpoint_interval_min=60.0).scale_rates(6.0),
-        14,
+        11,
         None,
     ),
 }
@@ -197,8 +198,9 @@ def test_pool_follows_m_g_infinity(name):
 # 4. Continue mode with no stall, restart or swap: only the restarting failures cost anything
 # --------------------------------------------------------------------------------------------------------
 def test_continue_mode_without_costs_is_the_formula_of_the_restarting_failures():
-    # Replicas of 2 nodes: a 4-node domain spans 2 replicas and restarts, so only node-scope failures continue.
-    sp = Spares(recovery_mode="continue", replica_gpus=16, continue_stall_min=0.0, swap_min=0.0, max_replicas_lost=1)
+    # Replicas of 1 node: a 2-node domain (the default) spans 2 replicas and restarts, so only node-scope failures
+    # continue.
+    sp = Spares(recovery_mode="continue", replica_gpus=8, continue_stall_min=0.0, swap_min=0.0, max_replicas_lost=1)
     sc = Scenario(
         gpus=16_384,
         days=0.5,
