@@ -472,3 +472,30 @@ def test_a_request_survives_the_compute_process_dying_mid_run(make_window, qtbot
     first.kill()
     settle(qtbot, win)
     assert win.last_result.main.scenario.gpus == 400_000 and win.compute._process is not first
+
+
+def test_edit_undo_and_redo_take_back_every_input_change(make_window, qtbot, monkeypatch):
+    win = make_window()
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
+    undo, redo = find(win, object, "undoAction"), find(win, object, "redoAction")
+    edit = next(a.menu() for a in win.menuBar().actions() if a.text() == "&Edit")
+    assert undo in edit.actions() and redo in edit.actions()
+    assert undo.shortcut().toString() == "Ctrl+Z"
+    assert "Ctrl+Shift+Z" in [k.toString() for k in redo.shortcuts()]
+    assert not undo.isEnabled() and not redo.isEnabled()
+    first = win.scenario()
+    win.controls.values["detect_min"].spin.setValue(9.0)
+    win.inputs.close_step()
+    assert undo.isEnabled() and "detection 5 -> 9 min" in undo.text()
+    find(win, object, "preset:h100-1m").trigger()
+    assert win.scenario() == load_preset("h100-1m") and "preset" in undo.text()
+    undo.trigger()  # the preset taken back: the edited scenario again, in the window's controls too
+    assert win.scenario().detect_min == 9.0 and win.controls.values["detect_min"].spin.value() == 9.0
+    assert win.dirty and "(edited)" in win.windowTitle() and "Undid preset" in win.status.text()
+    undo.trigger()
+    assert win.scenario() == first and win.controls.values["detect_min"].spin.value() == first.detect_min
+    assert not win.dirty and not undo.isEnabled() and redo.isEnabled()
+    redo.trigger()
+    assert win.scenario().detect_min == 9.0
+    settle(qtbot, win)  # the results follow the inputs undone and redone
+    assert win.last_result is not None and win.last_result.request.scenario.detect_min == 9.0

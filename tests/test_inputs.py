@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from planner_gui.core.inputs import EDITED_SUFFIX, Inputs
+from planner_gui.core.inputs import EDITED_SUFFIX, HISTORY_STEPS, MERGE_SECONDS, Inputs
 from planner_gui.core.model import Component, llama3_components
 from planner_gui.core.scenario_io import load_preset, preset_names
 
@@ -161,3 +161,113 @@ def test_changes_of_spares_are_described():
         == "recovery mode continue"
     )
     assert describe_changes(sc, sc.replace(spares=Spares(repair_sigma=1.0))) == "spares changed"
+
+
+# --------------------------------------------------------------------------------------------------------
+# Undo and redo: a history of the input states
+# --------------------------------------------------------------------------------------------------------
+class Clock:
+    """A hand-moved clock for the undo history's merging of quick changes."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_undo_and_redo_walk_the_states_and_say_what_changed():
+    clock = Clock()
+    first = load_preset("llama3-405b")
+    inputs = Inputs(first, clock=clock)
+    seen: list[frozenset] = []
+    inputs.changed.connect(seen.append)
+    assert not inputs.can_undo and not inputs.can_redo and not inputs.undo()
+    inputs.update(detect_min=4.0)
+    clock.now += 5
+    inputs.update(gpus=100_000)
+    second = inputs.scenario
+    assert inputs.undo_text.startswith("GPUs 16,384 -> 100,000")
+    assert inputs.undo() and inputs.scenario.gpus == first.gpus and inputs.scenario.detect_min == 4.0
+    assert seen[-1] == {"gpus"}  # the name keeps its "(edited)": detection was changed before
+    assert inputs.redo_text.startswith("GPUs") and inputs.undo_text == "detection 5 -> 4 min"
+    assert inputs.undo() and inputs.scenario == first and not inputs.dirty
+    assert seen[-1] == {"detect_min", "name"}
+    assert not inputs.can_undo and inputs.redo() and inputs.redo() and inputs.scenario == second
+    assert not inputs.can_redo
+    inputs.undo()
+    inputs.update(restart_min=3.0)  # a new change forgets what was undone
+    assert not inputs.can_redo and inputs.scenario.gpus == first.gpus
+
+
+def test_quick_changes_of_the_same_input_are_one_step():
+    clock = Clock()
+    first = load_preset("llama3-405b")
+    inputs = Inputs(first, clock=clock)
+    inputs.update(detect_min=5.5)  # the preset's name gets "(edited)": a step of its own (other fields)
+    for value in (6.0, 6.5, 7.0):
+        clock.now += 0.3
+        inputs.update(detect_min=value)
+    assert inputs.undo_text == "detection 5.5 -> 7 min"
+    inputs.undo()
+    assert inputs.scenario.detect_min == 5.5
+    inputs.undo()
+    assert inputs.scenario == first
+    inputs.redo()
+    inputs.redo()
+    clock.now += 0.3
+    inputs.update(detect_min=8.0)
+    clock.now += MERGE_SECONDS + 0.1  # a pause: a new step
+    inputs.update(detect_min=9.0)
+    inputs.undo()
+    assert inputs.scenario.detect_min == 8.0
+    inputs.update(detect_min=10.0)
+    inputs.close_step()  # a slider let go: the next change is a step even at once
+    inputs.update(detect_min=11.0)
+    inputs.undo()
+    assert inputs.scenario.detect_min == 10.0
+    clock.now += 0.1
+    inputs.update(restart_min=1.0)  # another input at once: a new step
+    inputs.undo()
+    assert inputs.scenario.detect_min == 10.0 and inputs.scenario.restart_min == first.restart_min
+
+
+def test_undoing_an_open_returns_to_the_scenario_file_and_rates_edited_before():
+    clock = Clock()
+    own = Component("Cosmic ray", "Other", 1e-7)  # not a Llama 3 cause: its multiplier is against its own rate
+    start = load_preset("llama3-405b")
+    inputs = Inputs(start.replace(components=(*start.components, own)), path="a.json", clock=clock)
+    inputs.set_category_multiplier("GPU", 2.0)
+    clock.now += 5
+    inputs.set_multiplier("Cosmic ray", 2.0)
+    edited = inputs.scenario
+    other = load_preset("h100-1m").scale_rates(3.0)
+    inputs.load(other, path="b.json", what="open b.json")
+    assert inputs.path == "b.json" and not inputs.dirty and inputs.undo_text == "open b.json"
+    assert inputs.category_multiplier("GPU") == pytest.approx(3.0)  # Llama 3 causes: against Llama 3's rates
+    inputs.update(days=30.0)
+    inputs.mark_saved()  # b.json saved with 30 days
+    assert inputs.undo() and inputs.scenario == other and inputs.dirty  # b.json on disk has 30 days now
+    assert inputs.undo()
+    assert inputs.scenario == edited and inputs.path == "a.json" and inputs.dirty
+    assert inputs.category_multiplier("GPU") == pytest.approx(2.0)
+    assert inputs.multiplier("Cosmic ray") == pytest.approx(2.0)  # against the rate it was opened with
+    inputs.redo()
+    inputs.redo()
+    assert inputs.path == "b.json" and inputs.scenario.days == 30.0 and not inputs.dirty
+    inputs.load(load_preset("epoch-100k"), saved=False, what="rates fitted from log.csv")  # a fit: untitled
+    assert inputs.path is None and inputs.dirty
+    inputs.undo()
+    assert inputs.path == "b.json" and not inputs.dirty
+
+
+def test_the_history_keeps_its_last_steps():
+    clock = Clock()
+    inputs = Inputs(load_preset("llama3-405b"), clock=clock)
+    for k in range(HISTORY_STEPS + 20):
+        clock.now += 10
+        inputs.update(trials=100 + k)
+    undone = 0
+    while inputs.undo():
+        undone += 1
+    assert undone == HISTORY_STEPS and inputs.scenario.trials == 100 + 19

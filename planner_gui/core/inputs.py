@@ -6,6 +6,12 @@ derived from it, relative to *reference rates* (the Llama 3 rate of a component 
 rate it had when the scenario was opened), so a saved "GPU x2" still reads x2 when the file is opened
 again. "Unsaved changes" is a comparison with the scenario as last opened or saved.
 
+Every change is a step of an undo history (:meth:`Inputs.undo`, :meth:`Inputs.redo`): a state is the scenario,
+its reference rates and the *document* it belongs to (the file it was opened from or saved to, and the
+scenario as saved there), so undoing an open, a preset or a fit goes back to the scenario and the file that
+were being edited before. Changes of the same inputs in quick succession (a slider dragged, a box stepped
+with its arrows, a name typed) are one step.
+
 Qt-free (events by psygnal), so it is tested without a display.
 """
 
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
@@ -26,12 +33,25 @@ from .spares.model import Spares, restart_scenario
 from .tiers.model import scope_of
 from .tiers.run import plan_tiers
 
-__all__ = ["COMPUTED_FIELDS", "EDITED_SUFFIX", "Inputs", "describe_changes", "reference_rates"]
+__all__ = [
+    "COMPUTED_FIELDS",
+    "EDITED_SUFFIX",
+    "HISTORY_STEPS",
+    "MERGE_SECONDS",
+    "Document",
+    "Inputs",
+    "describe_changes",
+    "reference_rates",
+]
 
 #: Fields whose change needs a new Monte Carlo run (the name and the price do not).
 COMPUTED_FIELDS = frozenset(f.name for f in dataclasses.fields(Scenario)) - {"name", "gpu_hour_cost_usd"}
 #: Appended to a preset's name once the scenario no longer is that preset.
 EDITED_SUFFIX = " (edited)"
+#: Changes of the same inputs closer together than this (seconds) are one undo step.
+MERGE_SECONDS = 1.0
+#: Undo steps kept (the oldest are forgotten).
+HISTORY_STEPS = 200
 
 
 @lru_cache(maxsize=1)
@@ -53,6 +73,7 @@ def reference_rates(components: Iterable[Component]) -> dict[str, float]:
 #: How each computed input is named and shown in a description of changes.
 _LABELS = (
     ("gpus", "GPUs", "{:,.0f}"),
+    ("gpus_per_node", "GPUs per node", "{:,}"),
     ("days", "days", "{:g}"),
     ("planned_per_day", "planned per day", "{:.3g}"),
     ("checkpoint_interval_min", "interval", "{} min"),
@@ -93,6 +114,14 @@ def describe_changes(old: Scenario, new: Scenario, limit: int = 4) -> str:
         items.append(f"rate uncertainty {'on' if new.rate_uncertainty else 'off'}")
     if old.rate_profile != new.rate_profile:
         items.append("rate profile " + ("removed" if new.rate_profile is None else "changed"))
+    if old.new_cluster != new.new_cluster:
+        items.append(f"new cluster {'on' if new.new_cluster else 'off'}")
+    if old.training != new.training:
+        on = [t is not None for t in (old.training, new.training)]
+        items.append(f"training run {'on' if on[1] else 'off'}" if on[0] != on[1] else "training run changed")
+    if old.storage != new.storage:
+        on = [t is not None for t in (old.storage, new.storage)]
+        items.append(f"storage model {'on' if on[1] else 'off'}" if on[0] != on[1] else "storage changed")
     if old.tiers != new.tiers:
         on = [t is not None and t.fast_enabled for t in (old.tiers, new.tiers)]
         items.append(f"fast tier {'on' if on[1] else 'off'}" if on[0] != on[1] else "recovery tiers changed")
@@ -113,24 +142,62 @@ def describe_changes(old: Scenario, new: Scenario, limit: int = 4) -> str:
     return "; ".join(items[:limit]) + (f"; and {more} more" if more > 0 else "")
 
 
+def _differing(a: Scenario, b: Scenario) -> frozenset[str]:
+    """The fields of two scenarios that differ."""
+    return frozenset(f.name for f in dataclasses.fields(Scenario) if getattr(a, f.name) != getattr(b, f.name))
+
+
+def _step_text(old: Scenario, new: Scenario) -> str:
+    """A step of the undo history, for people: "detection 5 -> 4 min", "name", "price"."""
+    text = describe_changes(old, new, limit=2)
+    if text:
+        return text
+    if old.name != new.name:
+        return "name"
+    return "price" if old.gpu_hour_cost_usd != new.gpu_hour_cost_usd else "inputs"
+
+
 def _ratio(value: float, reference: float) -> float:
     if reference > 0:
         return value / reference
     return 1.0 if value == 0 else math.inf
 
 
-class Inputs:
-    """The scenario being edited.
+@dataclasses.dataclass(eq=False)
+class Document:
+    """Where the scenario being edited belongs: ``path`` (the window's file, None when untitled) and the
+    scenario as last opened from or saved there. Mutable: saving updates the document of every undo state
+    that shares it."""
 
-    ``changed`` is emitted with the frozenset of field names that changed (after the change).
+    saved: Scenario
+    path: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class _State:
+    scenario: Scenario
+    reference: dict[str, float]
+    document: Document
+
+
+class Inputs:
+    """The scenario being edited, with its undo history.
+
+    ``changed`` is emitted with the frozenset of field names that changed (after the change, an undo or a
+    redo); ``historyChanged`` after any change of what can be undone or redone.
     """
 
     changed = Signal(frozenset)
+    historyChanged = Signal()
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: Scenario, *, path: Any = None, clock: Callable[[], float] = time.monotonic) -> None:
         self._scenario = scenario
-        self._saved = scenario
+        self._document = Document(saved=scenario, path=path)
         self._reference = reference_rates(scenario.components)
+        self._clock = clock
+        self._undo: list[tuple[_State, str]] = []  # (the state before a step, the step), oldest first
+        self._redo: list[tuple[_State, str]] = []  # (the state after an undone step, the step), last undone last
+        self._last_step: tuple[frozenset[str], float] | None = None  # (fields, time) of a step that may grow
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -140,11 +207,20 @@ class Inputs:
     @property
     def saved(self) -> Scenario:
         """The scenario as last opened or saved."""
-        return self._saved
+        return self._document.saved
+
+    @property
+    def path(self) -> Any:
+        """The file of the scenario being edited (the window's), None when untitled."""
+        return self._document.path
+
+    @path.setter
+    def path(self, value: Any) -> None:
+        self._document.path = value
 
     @property
     def dirty(self) -> bool:
-        return self._scenario != self._saved
+        return self._scenario != self._document.saved
 
     def interval_minutes(self) -> float:
         """The (persistent) checkpoint interval in use: the fixed one, or Daly's optimum when 'optimal'.
@@ -190,22 +266,90 @@ class Inputs:
     def _rate(self, name: str) -> float:
         return next(c.rate_per_gpu_hour for c in self._scenario.components if c.name == name)
 
-    # -- writing ---------------------------------------------------------------------------
-    def load(self, scenario: Scenario, *, saved: bool = True) -> None:
-        """Start editing ``scenario`` (opened, a preset, or new): it is the reference, and the saved state
-        unless ``saved`` is false (a scenario made from elsewhere, such as an incident log, is unsaved)."""
+    # -- history -------------------------------------------------------------------------------
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    @property
+    def undo_text(self) -> str:
+        """The step an undo takes back, for people ("detection 5 -> 4 min"; "" when there is none)."""
+        return self._undo[-1][1] if self._undo else ""
+
+    @property
+    def redo_text(self) -> str:
+        """The step a redo makes again ("" when there is none)."""
+        return self._redo[-1][1] if self._redo else ""
+
+    def undo(self) -> bool:
+        """Go back one step (False when there is none)."""
+        return self._travel(self._undo, self._redo)
+
+    def redo(self) -> bool:
+        """Make the last undone step again (False when there is none)."""
+        return self._travel(self._redo, self._undo)
+
+    def close_step(self) -> None:
+        """The next change starts a new undo step even if it follows at once (a slider let go)."""
+        self._last_step = None
+
+    def _travel(self, source: list[tuple[_State, str]], target: list[tuple[_State, str]]) -> bool:
+        if not source:
+            return False
+        state, what = source.pop()
+        target.append((self._state(), what))
         old = self._scenario
+        self._scenario, self._reference, self._document = state.scenario, state.reference, state.document
+        self._last_step = None
+        self.changed.emit(_differing(old, self._scenario))
+        self.historyChanged.emit()
+        return True
+
+    def _state(self) -> _State:
+        return _State(self._scenario, self._reference, self._document)
+
+    def _merges(self, fields: frozenset[str]) -> bool:
+        """Whether a change of ``fields`` now is part of the last step."""
+        last = self._last_step
+        return bool(self._undo) and last is not None and last[0] == fields and self._clock() - last[1] < MERGE_SECONDS
+
+    def _record(self, fields: frozenset[str], new: Scenario, what: str = "", *, merge: bool) -> None:
+        """Record the state before a change of ``fields`` to ``new`` as an undo step (or let the last step
+        grow, when ``merge`` and it changed the same inputs a moment ago)."""
+        if merge and self._merges(fields):
+            before = self._undo[-1][0]
+        else:
+            before = self._state()
+            self._undo.append((before, ""))
+            del self._undo[:-HISTORY_STEPS]
+        self._undo[-1] = (before, what or _step_text(before.scenario, new))
+        self._last_step = (fields, self._clock()) if merge else None
+        self._redo.clear()
+        self.historyChanged.emit()
+
+    # -- writing ---------------------------------------------------------------------------
+    def load(self, scenario: Scenario, *, saved: bool = True, path: Any = None, what: str = "") -> None:
+        """Start editing ``scenario`` (opened from ``path``, a preset, or new): it is the reference, and the
+        saved state unless ``saved`` is false (a scenario made from elsewhere, such as an incident log, is
+        unsaved and untitled). One undo step (``what`` names it: "open my.json")."""
+        old = self._scenario
+        self._record(frozenset(), scenario, what or f"open {scenario.name}", merge=False)
         self._scenario = scenario
-        if saved:
-            self._saved = scenario
+        self._document = Document(saved=scenario if saved else self._document.saved, path=path)
         self._reference = reference_rates(scenario.components)
         self.changed.emit(frozenset(f.name for f in dataclasses.fields(Scenario)) if old != scenario else frozenset())
 
     def mark_saved(self) -> None:
-        self._saved = self._scenario
+        self._document.saved = self._scenario
 
     def update(self, **fields: Any) -> None:
-        """Set scenario fields. Changing anything of a preset but its name marks the name as edited."""
+        """Set scenario fields (an undo step, or part of the last one when it changed the same inputs
+        less than :data:`MERGE_SECONDS` ago). Changing anything of a preset but its name marks the name as
+        edited."""
         new = dataclasses.replace(self._scenario, **fields)
         changed = frozenset(k for k in fields if getattr(new, k) != getattr(self._scenario, k))
         if not changed:
@@ -213,6 +357,7 @@ class Inputs:
         if "name" not in fields and new.name in _preset_names():
             new = dataclasses.replace(new, name=new.name + EDITED_SUFFIX)
             changed |= {"name"}
+        self._record(changed, new, merge=True)
         self._scenario = new
         self.changed.emit(changed)
 

@@ -46,12 +46,20 @@ class FileWindow(QMainWindow):
     last_result: PlanResult | None
     pins: list[tuple[str, PlanResult]]
     planning: PlanningPanel
-    _path: Path | None
+
+    @property
+    def _path(self) -> Path | None:
+        """The file being edited (None when untitled); part of the undo history's state (see core/inputs.py)."""
+        return self.inputs.path
+
+    @_path.setter
+    def _path(self, value: Path | None) -> None:
+        self.inputs.path = value
 
     def results_current(self) -> bool:
         raise NotImplementedError
 
-    def set_scenario(self, sc: Scenario, path: Path | None = None) -> None:
+    def set_scenario(self, sc: Scenario, path: Path | None = None, what: str = "") -> None:
         raise NotImplementedError
 
     def _update_title(self) -> None:
@@ -108,11 +116,12 @@ class FileWindow(QMainWindow):
 
     def new_scenario(self) -> None:
         if self._confirm_discard():
-            self.set_scenario(load_preset(DEFAULT_PRESET))
+            self.set_scenario(load_preset(DEFAULT_PRESET), what="new scenario")
 
     def load_preset(self, name: str) -> None:
         if self._confirm_discard():
-            self.set_scenario(load_preset(name))
+            sc = load_preset(name)
+            self.set_scenario(sc, what=f"preset {fmt.clean(sc.name, 60)}")
 
     def open_dialog(self) -> None:
         if not self._confirm_discard():
@@ -130,7 +139,7 @@ class FileWindow(QMainWindow):
         except ScenarioError as exc:
             self._error("Cannot open scenario", str(exc))
             return False
-        self.set_scenario(sc, Path(path))
+        self.set_scenario(sc, Path(path), what=f"open {fmt.clean(Path(path).name, 60)}")
         self._add_recent(Path(path))
         return True
 

@@ -64,6 +64,13 @@ def _computed_part(sc: Scenario) -> Scenario:
     return sc.replace(name="", gpu_hour_cost_usd=0.0)
 
 
+def _redo_keys() -> list[QKeySequence]:
+    """Redo: the platform's keys and Ctrl+Shift+Z everywhere (Ctrl+Y on Windows is the platform's)."""
+    keys = [*QKeySequence.keyBindings(QKeySequence.StandardKey.Redo)]
+    shift_z = QKeySequence("Ctrl+Shift+Z")
+    return keys if shift_z in keys else [*keys, shift_z]
+
+
 def _run_text(res: PlanResult) -> str:
     sc, q = res.main.scenario, res.request.quality
     n = f"{sc.trials:,}"
@@ -97,11 +104,11 @@ class MainWindow(FileWindow):
         self.setWindowIcon(app_icon())
         self.setMinimumSize(*MIN_SIZE)
         self.settings = QSettings()
-        self._path: Path | None = None
+        path: Path | None = None
         if scenario is None:
             session = self._restored_session() if restore else None
-            scenario, self._path = session if session else (load_preset(DEFAULT_PRESET), None)
-        self.inputs = Inputs(scenario)
+            scenario, path = session if session else (load_preset(DEFAULT_PRESET), None)
+        self.inputs = Inputs(scenario, path=path)
         self.last_result: PlanResult | None = None
         self._preview_wanted = False
         self._full_wanted = False
@@ -138,10 +145,12 @@ class MainWindow(FileWindow):
         self.compute.busyChanged.connect(self._busy)
         self.compute.gaveUp.connect(self._compute_gave_up)
         self.inputs.changed.connect(self._inputs_changed)
+        self.inputs.historyChanged.connect(self._history_changed)
         self.controls.dragFinished.connect(self._drag_finished)
 
         self._build_status_bar()
         self._build_menus()
+        self._history_changed()
         geometry = self.settings.value("window/geometry") if restore else None
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
@@ -235,6 +244,10 @@ class MainWindow(FileWindow):
         f.addSeparator()
         self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit, "actionQuit")
         e = mb.addMenu("&Edit")
+        self.undo_action = self._action(e, "&Undo", self.undo, QKeySequence.StandardKey.Undo, "undoAction")
+        self.redo_action = self._action(e, "&Redo", self.redo, QKeySequence.StandardKey.Redo, "redoAction")
+        self.redo_action.setShortcuts(_redo_keys())
+        e.addSeparator()
         self._action(e, "&Copy Results as JSON", self.copy_results_json, "Ctrl+Shift+C", "copyResultsJsonAction")
         p = mb.addMenu("&Presets")
         for slug, title in preset_titles().items():  # the default first
@@ -286,11 +299,31 @@ class MainWindow(FileWindow):
     def dirty(self) -> bool:
         return self.inputs.dirty
 
-    def set_scenario(self, sc: Scenario, path: Path | None = None) -> None:
-        """Start editing ``sc`` (from ``path``, or untitled)."""
-        self._path = path
-        self.inputs.load(sc)  # emits changed: the controls follow, a computation starts
+    def set_scenario(self, sc: Scenario, path: Path | None = None, what: str = "") -> None:
+        """Start editing ``sc`` (from ``path``, or untitled); ``what`` names the step in Edit > Undo."""
+        self.inputs.load(sc, path=path, what=what)  # emits changed: the controls follow, a computation starts
         self._update_title()
+
+    # -- undo ------------------------------------------------------------------------------
+    def undo(self) -> None:
+        """Edit > Undo: the inputs as they were before the last change (an open, a preset or a fit too)."""
+        what = self.inputs.undo_text
+        if self.inputs.undo():
+            self.status.setText(f"Undid {fmt.clean(what, 120)}")
+
+    def redo(self) -> None:
+        """Edit > Redo: the last undone change again."""
+        what = self.inputs.redo_text
+        if self.inputs.redo():
+            self.status.setText(f"Redid {fmt.clean(what, 120)}")
+
+    def _history_changed(self) -> None:
+        for act, word, text in (
+            (self.undo_action, "&Undo", self.inputs.undo_text),
+            (self.redo_action, "&Redo", self.inputs.redo_text),
+        ):
+            act.setEnabled(bool(text))
+            act.setText(f"{word} {fmt.clean(text, 60).replace('&', '&&')}" if text else word)
 
     def _update_title(self) -> None:
         where = fmt.clean(self._path.name, 60) if self._path else "untitled"
@@ -339,6 +372,7 @@ class MainWindow(FileWindow):
         self.compute.submit(sc, PREVIEW if preview else FULL, self.planning.factor.value())
 
     def _drag_finished(self) -> None:
+        self.inputs.close_step()  # the next drag is a step of its own
         self._preview_wanted = False
         self._full_wanted = False
         self.recompute()
@@ -579,8 +613,8 @@ class MainWindow(FileWindow):
     def _use_fit(self, dlg: ImportIncidentDialog) -> None:
         if dlg.scenario is None or not self._confirm_discard():
             return
-        self._path = None
-        self.inputs.load(dlg.scenario, saved=False)  # untitled and unsaved: closing asks first
+        what = f"rates fitted from {fmt.clean(Path(dlg.path).name, 60)}"
+        self.inputs.load(dlg.scenario, saved=False, what=what)  # untitled and unsaved: closing asks first
         self._update_title()
         self.status.setText(f"Using the rates fitted from {fmt.clean(Path(dlg.path).name, 60)}")
 
