@@ -1,10 +1,14 @@
-"""Shared test setup: Qt runs offscreen, settings go to a temporary folder, and no test may leave a
-computation thread running."""
+"""Shared test setup: Qt runs offscreen, settings go to a temporary folder, and no test may leave a process,
+a thread (a timer thread too) or a window behind: :func:`_nothing_left_behind` fails the test that does."""
 
 from __future__ import annotations
 
 import os
+import sys
+import threading
+import time
 
+import psutil
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -52,6 +56,65 @@ def no_dialogs(monkeypatch):
 
     for name in ("question", "critical", "warning", "information"):
         monkeypatch.setattr(QMessageBox, name, unexpected)
+
+
+#: How long a test's processes and threads may take to end after it, in seconds (generous: the check waits
+#: for them, it does not time them).
+LEFTOVER_GRACE_S = 20.0
+#: Threads that live for the whole session once something starts them (not a test's): by name prefix.
+SESSION_THREADS = (
+    "asyncio_",  # the default executor of an event loop's run_in_executor (Dask's client), reused
+    "Dask-Offload",  # distributed's one offload thread, a module-level executor
+    "Profile",  # distributed's sampling profiler of its own event loop thread, per process
+    "IO loop",  # distributed's shared event loop thread for synchronous clients
+    "AsyncProcess",  # distributed's process watcher (ends with the process it watches)
+)
+
+
+def leftovers(threads_before: set[threading.Thread], grace: float = LEFTOVER_GRACE_S) -> list[str]:
+    """What a test left running: child processes of this one and threads that were not there before it,
+    once each had ``grace`` seconds to end. The processes found are killed (so one bad test does not
+    spoil the rest)."""
+    found = []
+    kids = psutil.Process().children(recursive=True)
+    _, alive = psutil.wait_procs(kids, timeout=grace)
+    for proc in alive:
+        try:
+            found.append(f"process {proc.pid} ({' '.join(proc.cmdline())[:120]})")
+            proc.kill()
+        except psutil.Error:
+            continue
+    psutil.wait_procs(alive, timeout=5)
+    deadline = time.monotonic() + grace
+    for thread in set(threading.enumerate()) - threads_before:
+        if thread is threading.current_thread() or thread.name.startswith(SESSION_THREADS):
+            continue
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            found.append(f"thread {thread.name!r}")
+    return found
+
+
+def _open_windows() -> list[str]:
+    """Top-level Qt windows still shown (a test's windows are closed by the end of it)."""
+    if "PySide6.QtWidgets" not in sys.modules:
+        return []
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        return []
+    return [f"window {w.objectName() or type(w).__name__}" for w in app.topLevelWidgets() if w.isVisible()]
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_behind(request):
+    """Fail the test that leaves a process, a thread or a shown window behind it."""
+    threads = set(threading.enumerate())
+    yield
+    left = leftovers(threads) + _open_windows()
+    if left:
+        pytest.fail(f"{request.node.nodeid} left running: {', '.join(left)}", pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -151,7 +151,7 @@ def test_the_app_and_every_command_import_nothing_the_bundle_leaves_out():
     import subprocess
 
     modules = [
-        "planner_gui.cli",
+        "planner_gui.cli.program",
         "planner_gui.core.server",
         "planner_gui.ui.main_window",
         "planner_gui.core.spares",

@@ -868,3 +868,128 @@ def test_least_of_an_empty_column_says_so(tmp_path, capsys):
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1
     assert "--least: 'time_to_train.cost_usd' is empty in every scenario (the scenarios have no training" in err
+
+
+# -- stopping at any moment (the pool of its own: nothing left to wait for at exit) ------------------------
+
+
+def _live_children() -> list:
+    import psutil
+
+    kids = psutil.Process().children(recursive=True)
+    _, alive = psutil.wait_procs(kids, timeout=10)
+    return alive
+
+
+def test_a_study_stopped_in_process_leaves_no_worker_process_or_thread(tmp_path):
+    """Ctrl-C arrives (here: from the progress callback) while tasks run: the pool's workers are gone when
+    run_study raises, and no thread of the pool is left behind (concurrent.futures left its manager
+    thread, which the interpreter then waited for at exit)."""
+    import threading
+
+    text = SMALL.replace("samples = 6", "samples = 64").replace("trials = 40", "trials = 200")
+    spec = read_spec(write_spec(tmp_path, text))
+    store = ResultStore(tmp_path / "r.csv", study_meta(spec, design_size(spec)), fresh=True)
+    threads = set(threading.enumerate())
+    calls = []
+
+    def stop_on_first_rows(done, total, start):
+        calls.append(done)
+        if done > start:
+            raise KeyboardInterrupt
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_study(spec, store, Backend(workers=2), stop_on_first_rows)
+    finally:
+        store.close()
+    assert 0 < read_results(tmp_path / "r.csv").rows < 64
+    assert not _live_children()
+    assert set(threading.enumerate()) <= threads
+
+
+def test_a_worker_that_dies_is_one_line_and_the_pool_is_stopped(tmp_path, monkeypatch):
+    import planner_gui.core.study.runners as runners
+
+    def dying(task):
+        os._exit(9)  # a worker killed mid-task (out of memory, say)
+
+    monkeypatch.setattr(runners, "run_chunk", dying)
+    spec = read_spec(write_spec(tmp_path, SMALL))
+    store = ResultStore(tmp_path / "r.csv", study_meta(spec, design_size(spec)), fresh=True)
+    try:
+        with pytest.raises(StudyError, match="a worker process died"):
+            runners._run_pool(spec, list(range(6)), 2, lambda rows: None)
+    finally:
+        store.close()
+    assert not _live_children()
+
+
+def _spin(seconds: float) -> subprocess.Popen:
+    """A process that keeps one core busy (load for the machine) for ``seconds``."""
+    code = f"import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass\n"
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("moment", ["starting", "running", "twice"])
+def test_ctrl_c_at_any_moment_ends_the_study_and_every_worker_on_a_loaded_machine(tmp_path, moment):
+    """Ctrl-C as the pool starts, while it runs, and twice in a row, with the cores
+    busy with other work: one line, status 130, no traceback, and no process of the study left. No bound
+    on the time but generous ones: the test waits for the processes, it does not time them."""
+    import psutil
+
+    text = SMALL.replace("samples = 6", "samples = 400").replace("trials = 40", "trials = 400")
+    p = write_spec(tmp_path, text)
+    out = tmp_path / "r.parquet"
+    load = [_spin(120) for _ in range(4)]
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "planner_gui", "study", str(p), "-o", str(out)],
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+        )
+        me = psutil.Process(proc.pid)
+        deadline = time.monotonic() + 120
+        if moment == "starting":  # the first worker exists
+            while not me.children() and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.01)
+        else:  # rows are coming in
+            while not (tmp_path / "r.parquet.journal").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        workers = me.children(recursive=True)
+        proc.send_signal(signal.SIGINT)
+        if moment == "twice":
+            time.sleep(0.05)
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        _, alive = psutil.wait_procs(workers, timeout=30)
+    finally:
+        for spinner in load:
+            spinner.kill()
+            spinner.wait()
+    assert not alive, alive
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err, err
+
+
+def test_ctrl_c_while_the_modules_load_is_one_line_not_a_traceback(tmp_path):
+    """The Ctrl-C arrives as the command line's modules are imported (a finder raises it at the import of
+    one of them, which is where a Ctrl-C in the first second lands)."""
+    code = textwrap.dedent(
+        """
+        import sys
+        class Interrupting:
+            def find_spec(self, name, path=None, target=None):
+                if name == "planner_gui.core.scenario_io":
+                    raise KeyboardInterrupt
+        sys.meta_path.insert(0, Interrupting())
+        from planner_gui.cli import main
+        sys.exit(main(["run", "--trials", "10"]))
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr == "planner-gui: interrupted\n"

@@ -138,6 +138,7 @@ def _run(args: argparse.Namespace) -> int:
         with _SigtermAsInterrupt():
             ran = run_study(spec, store, backend, progress)
     except KeyboardInterrupt as exc:
+        _stopping()  # a second Ctrl-C must not cut short the writing of the results so far
         progress.clear()
         _close(store)
         how = "terminated" if isinstance(exc, Terminated) else "interrupted"
@@ -177,6 +178,16 @@ def _run(args: argparse.Namespace) -> int:
 #: Exit status when scenarios failed as they ran (the others are in the results), and on SIGTERM.
 EXIT_FAILED = 1
 EXIT_TERMINATED = 143
+
+
+def _stopping() -> None:
+    """From here to the exit, Ctrl-C and SIGTERM change nothing: the study is already stopping (the pool
+    is stopped; the results so far are being written, which takes a moment and must not be cut short)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, signal.SIG_IGN)
+        except (ValueError, OSError):  # not the main thread
+            pass
 
 
 class Terminated(KeyboardInterrupt):

@@ -13,10 +13,10 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,8 +37,10 @@ ProgressFn = Callable[[int, int, int], None]
 TASK_SECONDS = 1.0
 #: ... and holds at most this many scenarios.
 TASK_MAX_SCENARIOS = 64
-#: Tasks in flight per worker (enough to keep each busy while results travel).
+#: Tasks in flight per Dask worker (enough to keep each busy while results travel).
 IN_FLIGHT_PER_WORKER = 3
+#: How long stopping the pool waits for a worker to end after SIGTERM before it kills it, in seconds.
+STOP_GRACE_S = 1.0
 #: How long to wait for a cluster's first worker.
 WORKER_WAIT_S = 30.0
 
@@ -164,6 +166,12 @@ def run_study(spec: StudySpec, store: ResultStore, backend: Backend, progress: P
 
 
 # -- local process pool ------------------------------------------------------------------------------------
+#
+# A pool of its own, not concurrent.futures: each worker is a process with one pipe, given one task at a time,
+# and the study waits on the pipes and the processes' sentinels together. Stopping it (Ctrl-C, SIGTERM, an
+# error) is SIGTERM to every worker and a join with a deadline, then SIGKILL: there is no manager thread, queue
+# feeder or shared lock left to wait for at exit (ProcessPoolExecutor's could hang the exit of an interrupted
+# study for a minute on a loaded machine, and a second Ctrl-C then printed a traceback from inside it).
 
 
 #: Linux's prctl option: a signal this process gets when its parent dies.
@@ -187,6 +195,27 @@ def _quiet_worker(parent: int | None = None) -> None:
         os._exit(1)
 
 
+def _worker_main(conn: Connection, parent: int | None) -> None:
+    """A worker: run each task it is sent and send back ("rows", rows) or ("error", one line), until the
+    pipe closes or it is sent None."""
+    _quiet_worker(parent)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        try:
+            reply: tuple[str, Any] = ("rows", run_chunk(task))
+        except Exception as exc:
+            reply = ("error", str(_failure(exc)))
+        try:
+            conn.send(reply)
+        except (OSError, ValueError):
+            return
+
+
 def _context() -> Any:
     """Fork where it is safe and cheap (Linux, no other threads yet); otherwise a fresh interpreter."""
     methods = multiprocessing.get_all_start_methods()
@@ -201,53 +230,125 @@ def _failure(exc: BaseException) -> StudyError:
     return StudyError(f"a scenario failed in a worker ({clean(f'{type(exc).__name__}: {exc}', 200)})")
 
 
+class _Deferred:
+    """Ctrl-C held back (in the main thread) while the block runs: a worker forked meanwhile does not
+    take it as a KeyboardInterrupt before it ignores Ctrl-C, and stopping the pool is not cut short by a
+    second one. With ``reraise``, one that came is raised when the block ends."""
+
+    def __init__(self, reraise: bool) -> None:
+        self.reraise = reraise
+        self.came = False
+
+    def _hold(self, signum: int, frame: Any) -> None:
+        self.came = True
+
+    def __enter__(self) -> None:
+        self.old: Any = None
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGINT, self._hold)
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+        if self.came and self.reraise and kind is None:
+            raise KeyboardInterrupt
+
+
+class _Pool:
+    """``n`` worker processes, each with its pipe; see the note above."""
+
+    def __init__(self, n: int) -> None:
+        ctx = _context()
+        parent = os.getpid() if ctx.get_start_method() == "fork" else None  # forkserver: the server is the parent
+        self.procs: list[Any] = []
+        self.conns: list[Connection] = []
+        try:
+            with _Deferred(reraise=True):
+                for _ in range(n):
+                    mine, theirs = ctx.Pipe(duplex=True)
+                    proc = ctx.Process(target=_worker_main, args=(theirs, parent), daemon=True)
+                    proc.start()
+                    theirs.close()  # the worker's end lives in the worker only: its death closes the pipe
+                    self.procs.append(proc)
+                    self.conns.append(mine)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self, grace: float = STOP_GRACE_S) -> None:
+        """End every worker now (running tasks are abandoned) and wait for them, a bounded time."""
+        with _Deferred(reraise=False):
+            for proc in self.procs:
+                if proc.is_alive():
+                    try:
+                        proc.terminate()
+                    except (OSError, AttributeError):
+                        pass
+            _join_all(self.procs, grace)
+            for proc in self.procs:
+                if proc.is_alive():
+                    proc.kill()
+            _join_all(self.procs, 5.0)
+            for conn in self.conns:
+                conn.close()
+            self.procs, self.conns = [], []
+
+    def close(self) -> None:
+        """End idle workers as asked (None on their pipe), then as :meth:`stop` does any that linger."""
+        for conn in self.conns:
+            try:
+                conn.send(None)
+            except (OSError, ValueError):
+                pass
+        _join_all(self.procs, 5.0)
+        self.stop()
+
+
+def _join_all(procs: list[Any], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for proc in procs:
+        try:
+            proc.join(max(0.0, deadline - time.monotonic()))
+        except (OSError, AssertionError):
+            pass
+
+
+_DIED = "a worker process died (out of memory?); the results so far are kept: run the same command to go on"
+
+
 def _run_pool(spec: StudySpec, pending: list[int], n: int, receive: Callable[[list[dict[str, Any]]], None]) -> None:
     tasks = _tasks(spec, pending, _chunk_size(spec, pending, n))
-    ctx = _context()
-    parent = os.getpid() if ctx.get_start_method() == "fork" else None  # forkserver: the server is the parent
-    ex = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_quiet_worker, initargs=(parent,))
-    in_flight: set[Future[list[dict[str, Any]]]] = set()
+    pool = _Pool(n)
     try:
-        for task in tasks:
-            in_flight.add(ex.submit(run_chunk, task))
-            if len(in_flight) >= n * IN_FLIGHT_PER_WORKER:
+        busy: dict[Connection, Any] = {}  # a worker's pipe -> its process, while it runs a task
+        for conn, proc in zip(pool.conns, pool.procs):
+            task = next(tasks, [])
+            if not task:
                 break
-        while in_flight:
-            finished, in_flight = wait(in_flight, timeout=0.5, return_when=FIRST_COMPLETED)
-            for fut in finished:
+            conn.send(task)
+            busy[conn] = proc
+        while busy:
+            owner: dict[Any, Connection] = {c: c for c in busy} | {p.sentinel: c for c, p in busy.items()}
+            for item in wait(list(owner), timeout=0.5):  # a result, or a worker that ended
+                conn = owner[item]
+                if conn not in busy:
+                    continue
                 try:
-                    rows = fut.result()
-                except BrokenProcessPool:
-                    raise StudyError(
-                        "a worker process died (out of memory?); the results so far are kept: run the same command "
-                        "to go on"
-                    ) from None
-                except Exception as exc:
-                    raise _failure(exc) from None
-                receive(rows)
+                    kind, payload = conn.recv()
+                except (EOFError, OSError):
+                    raise StudyError(_DIED) from None
+                if kind == "error":
+                    raise StudyError(str(payload))
+                receive(payload)
                 task = next(tasks, [])
                 if task:
-                    in_flight.add(ex.submit(run_chunk, task))
+                    conn.send(task)
+                else:
+                    del busy[conn]
     except BaseException:
-        _stop_pool(ex)
+        pool.stop()
         raise
-    ex.shutdown(wait=True)
-
-
-def _stop_pool(ex: ProcessPoolExecutor) -> None:
-    """Stop a pool now: running scenarios are abandoned (they run again on resume)."""
-    procs = list(getattr(ex, "_processes", {}).values())
-    for p in procs:
-        try:
-            p.terminate()
-        except (OSError, AttributeError):
-            pass
-    ex.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        try:
-            p.join(timeout=5)
-        except (OSError, AttributeError, AssertionError):
-            pass
+    pool.close()
 
 
 # -- Dask ----------------------------------------------------------------------------------------------
