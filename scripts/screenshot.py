@@ -1,4 +1,5 @@
-"""Render the main window offscreen to a PNG (default: docs/screenshot.png).
+"""Render the main window offscreen to a PNG (default: screenshot.png in a new temporary folder; the path
+is printed). Name docs/screenshot.png to refresh the README's picture.
 
 Usage: ``python scripts/screenshot.py [OUT.png] [--preset NAME] [--width W --height H] [--baseline]``.
 """
@@ -15,7 +16,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out", nargs="?", default="docs/screenshot.png")
+    ap.add_argument("out", nargs="?", default=None, help="the PNG to write (default: in a new temporary folder)")
     ap.add_argument("--preset", default="llama3-405b")
     ap.add_argument("--width", type=int, default=1600)
     ap.add_argument("--height", type=int, default=1000)
@@ -24,6 +25,8 @@ def main() -> int:
     ap.add_argument("--expand", default="", help="expand this failure-rate category, e.g. GPU")
     ap.add_argument("--hover", default="", help="show the readout of this plot (objectName), as under the mouse")
     args = ap.parse_args()
+    if args.out is None:
+        args.out = os.path.join(tempfile.mkdtemp(prefix="planner-gui-screenshot-"), "screenshot.png")
 
     from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, QTimer
     from PySide6.QtWidgets import QApplication

@@ -294,3 +294,40 @@ def test_the_spares_report_reads_like_the_run_report():
     lost = next(x for x in lines if x.startswith("Lost GPU-hours"))
     assert " M ($" in lost and " M at $2.50 per GPU-hour)" in lost
     assert next(x for x in lines if x.startswith("Spare pool")).endswith("GPU-hours ($2.31 M)")
+
+
+def _main_out(argv, capsys) -> tuple[int, str, str]:
+    from planner_gui.cli import main
+
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # --help exits from argparse
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_the_help_shows_the_window_its_file_every_sweep_and_the_defaults(capsys):
+    from planner_gui.core.model import Tiers
+    from planner_gui.core.scenario_io import load_preset
+
+    code, out, _ = _main_out(["--help"], capsys)
+    assert code == 0 and "--scenario FILE" in out and "\n    gui " in out and "opens the desktop app" in out
+    code, out, _ = _main_out(["sweep", "--help"], capsys)
+    assert "gpus|interval|spares" in out and "(default: gpus)" in out and "(default: 41)" in out
+    code, out, _ = _main_out(["run", "--help"], capsys)
+    flat = " ".join(out.split())
+    sc = load_preset("llama3-405b")
+    assert f"GPUs in the job (default: {sc.gpus:,})" in flat
+    assert f"detection time, minutes (default: {sc.detect_min:g})" in flat
+    assert f"domain failure (default: {Tiers().nodes_per_domain})" in flat and "(default unlimited:" in flat
+    assert "keeps the value of the scenario it starts from" in flat
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggested"),
+    [(["run", "--detct", "4"], "--detect"), (["sweep", "--pionts", "5"], "--points"), (["--verison"], "--version")],
+)
+def test_a_misspelt_flag_gets_the_nearest_one(capsys, argv, suggested):
+    code, _, err = _main_out(argv, capsys)
+    assert code == 2 and err.strip().endswith(f"did you mean {suggested}?") and err.count("\n") == 1, err

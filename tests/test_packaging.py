@@ -174,3 +174,23 @@ def test_the_app_and_every_command_import_nothing_the_bundle_leaves_out():
     optional = {"PySide6.QtTest"}  # pyqtgraph imports it inside try/except and runs without it
     bad = sorted(m for m in loaded - optional for x in excludes if m == x or m.startswith(x + "."))
     assert not bad, f"imported at start but left out of the bundle: {bad}"
+
+
+def test_the_screenshot_script_writes_to_a_temporary_folder_unless_told(tmp_path):
+    """It once overwrote docs/screenshot.png, a tracked file, by default."""
+    import os
+    import subprocess
+
+    tracked = ROOT / "docs" / "screenshot.png"
+    before = tracked.stat().st_mtime_ns
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "screenshot.py"), "--width", "1100", "--height", "700"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "TMPDIR": str(tmp_path)},
+    )
+    assert out.returncode == 0, out.stderr
+    written = Path(out.stdout.strip().splitlines()[-1])
+    assert written.is_file() and written.stat().st_size > 10_000
+    assert written.is_relative_to(tmp_path) and tracked.stat().st_mtime_ns == before

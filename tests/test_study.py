@@ -236,7 +236,7 @@ def test_bad_study_files_give_one_line_errors(tmp_path, capsys, text, expected):
         (["study", "SPEC", "-o", "r.parquet", "--scheduler", "localhost:8786"], "must be tcp://HOST:PORT"),
         (["study", "SPEC", "-o", "r.parquet", "--workers", "0"], "--workers: must be from 1"),
         (["study", "SPEC", "--show", "99"], "--show: must be a scenario index from 0 to 5"),
-        (["study", "--summary", "missing.parquet"], "no such file"),
+        (["study", "--summary", "missing.parquet"], "cannot read (No such file or directory)"),
         (["study", "--summary", "SPEC"], "a .parquet or a .csv file"),
         (["study", "SPEC", "-o", "r.parquet", "--where", "goodput.mean>=0.9"], "--where: goes with --summary"),
         (["study", "SPEC", "-o", "nodir/r.parquet"], "cannot write"),

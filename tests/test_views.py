@@ -404,8 +404,9 @@ def test_readouts_go_away_when_the_pointer_leaves_or_results_change(make_window,
 
 
 def test_the_wheel_scrolls_the_panel_and_leaves_values_alone(make_window, qtbot):
-    """A wheel over an unfocused spin box or slider is left to the panel (which scrolls), not taken as
-    an edit; once the control has the focus, the wheel edits it."""
+    """A wheel over a spin box or slider of the inputs panel is left to the panel (which scrolls), not
+    taken as an edit, focused or not (a box clicked and then scrolled past lost its value to the wheel);
+    a focused box outside a scrolling panel (the price in the summary) takes it."""
     from PySide6.QtCore import QPoint, QPointF, Qt
     from PySide6.QtGui import QWheelEvent
 
@@ -435,10 +436,14 @@ def test_the_wheel_scrolls_the_panel_and_leaves_values_alone(make_window, qtbot)
         assert not control.hasFocus()
         assert not wheel(control), control  # ignored: Qt hands it on to the scroll area
         assert win.scenario() == before, control
-    spin = win.controls.values["checkpoint_write_s"].spin
-    spin.setFocus()
-    qtbot.waitUntil(spin.hasFocus, timeout=2_000)
-    assert wheel(spin) and win.scenario().checkpoint_write_s != before.checkpoint_write_s
+    for control in (win.controls.values["checkpoint_write_s"].spin, win.controls.values["detect_min"].slider):
+        control.setFocus()
+        qtbot.waitUntil(control.hasFocus, timeout=2_000)
+        assert not wheel(control) and win.scenario() == before, control
+    price = win.summary.price
+    price.setFocus()
+    qtbot.waitUntil(price.hasFocus, timeout=2_000)
+    assert wheel(price) and win.scenario().gpu_hour_cost_usd != before.gpu_hour_cost_usd
 
 
 def test_the_first_window_fits_the_screen(make_window):

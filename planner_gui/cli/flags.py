@@ -59,8 +59,64 @@ class UsageError(Exception):
 _NEGATIVE = re.compile(r"^-(?:(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)$", re.IGNORECASE)
 
 
+def shown_defaults() -> dict[str, str]:
+    """What each scenario flag is when it is not given, as its help says: the default preset's value (or the
+    recovery tiers' and the spare pool's defaults), by the flag's destination."""
+    from ..core.spares.model import Spares
+
+    sc, t, s = load_preset(DEFAULT_PRESET), Tiers(), Spares()
+    shown: dict[str, Any] = {
+        "gpus": f"{sc.gpus:,}",
+        "days": f"{sc.days:g}",
+        "checkpoint_interval": sc.checkpoint_interval_min,
+        "checkpoint_write": f"{sc.checkpoint_write_s:g}",
+        "detect": f"{sc.detect_min:g}",
+        "restart": f"{sc.restart_min:g}",
+        "planned_per_day": f"{sc.planned_per_day:g}",
+        "trials": f"{sc.trials:,}",
+        "seed": sc.seed,
+        "fast_interval": t.fast_interval_min,
+        "fast_stall": f"{t.fast_stall_s:g}",
+        "fast_restore": f"{t.fast_restore_min:g}",
+        "fast_replicas": t.fast_replicas,
+        "fast_placement": t.fast_placement,
+        "nodes_per_domain": t.nodes_per_domain,
+        "persistent_upload": f"{t.persistent_upload_min:g}",
+        "persistent_restore": f"{t.persistent_restore_min:g}",
+        "spare_nodes": "unlimited" if s.spare_nodes is None else f"{s.spare_nodes:,}",
+        "swap": f"{s.swap_min:g}",
+        "recovery_mode": s.recovery_mode,
+        "replica_gpus": f"{s.replica_gpus:,}",
+        "continue_stall": f"{s.continue_stall_min:g}",
+        "max_replicas_lost": s.max_replicas_lost,
+    }
+    return {k: str(v) for k, v in shown.items()}
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help that says each flag's default: a scenario flag's from :func:`shown_defaults` ("the preset's or
+    file's own when one is given", as the usage's note says), any other flag's own when it has one."""
+
+    _scenario_defaults: dict[str, str] | None = None
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if not text or "default" in text or action.default is argparse.SUPPRESS:
+            return text
+        if _HelpFormatter._scenario_defaults is None:
+            _HelpFormatter._scenario_defaults = shown_defaults()
+        shown = _HelpFormatter._scenario_defaults.get(action.dest)
+        if action.default is None and shown is not None and action.option_strings:
+            return f"{text} (default: {shown})"
+        if action.default not in (None, False, True) and action.option_strings:
+            value = action.default
+            return f"{text} (default: {', '.join(map(str, value)) if isinstance(value, (list, tuple)) else value})"
+        return text
+
+
 class Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = _NEGATIVE
 
@@ -72,8 +128,26 @@ class Parser(argparse.ArgumentParser):
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:  # argparse would echo them raw; a few, cleaned, are enough to say what is wrong
             shown = " ".join(f"'{fmt.clean(a, 40)}'" for a in extras[:3]) + (" ..." if len(extras) > 3 else "")
-            self.error(f"unrecognized arguments: {shown}")
+            self.error(f"unrecognized arguments: {shown}{self._suggestion(extras, parsed)}")
         return parsed
+
+    def _suggestion(self, extras: Sequence[str], parsed: argparse.Namespace) -> str:
+        """ "; did you mean --gpus?" for the first unknown flag that is close to one of the command's."""
+        import difflib
+
+        parsers = [self]
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+                if chosen is not None:
+                    parsers.append(chosen)
+        known = [opt for p in parsers for a in p._actions for opt in a.option_strings if opt.startswith("--")]
+        for extra in extras:
+            if extra.startswith("--"):
+                close = difflib.get_close_matches(extra.split("=", 1)[0], known, n=1, cutoff=0.6)
+                if close:
+                    return f"; did you mean {close[0]}?"
+        return ""
 
 
 # -- numbers ------------------------------------------------------------------------------------------
@@ -233,6 +307,10 @@ def add_training_flags(p: argparse.ArgumentParser) -> None:
 
 
 def add_scenario_flags(p: argparse.ArgumentParser) -> None:
+    p.epilog = (
+        f"A scenario flag not given keeps the value of the scenario it starts from: --preset's or --scenario's, "
+        f"else the default preset's ({DEFAULT_PRESET}), whose values the defaults above are."
+    )
     src = p.add_mutually_exclusive_group()
     src.add_argument("--preset", metavar="NAME", help=f"start from a preset ({', '.join(preset_names())})")
     src.add_argument("--scenario", metavar="FILE", type=file_name, help="start from a scenario JSON file")

@@ -33,16 +33,25 @@ from .spares import cmd_sweep_spares
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="planner-gui", description="What-if planner for GPU cluster reliability and goodput.")
+    parser = Parser(
+        prog="planner-gui",
+        description="What-if planner for GPU cluster reliability and goodput.",
+        usage="planner-gui [-h] [--version] [--scenario FILE] [COMMAND ...]",
+        epilog="With no command, or with --scenario FILE alone, it opens the desktop app (planner-gui gui "
+        "[--scenario FILE]). 'planner-gui COMMAND --help' lists a command's flags and their defaults.",
+    )
     parser.add_argument("--version", action="version", version=f"planner-gui {__version__}")
-    sub = parser.add_subparsers(dest="command", parser_class=Parser)
+    sub = parser.add_subparsers(
+        dest="command", parser_class=Parser, metavar="COMMAND", title="commands", prog="planner-gui"
+    )
     run = sub.add_parser("run", help="simulate one scenario and print a report")
     add_scenario_flags(run)
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     run.add_argument(
         "--save", metavar="FILE", type=file_name, help="also write the scenario, after every flag, as a scenario file"
     )
-    sw = sub.add_parser("sweep", help="simulate over GPU count or checkpoint interval and write CSV")
+    what = "simulate over GPU count, checkpoint interval or spare-pool size (--over gpus|interval|spares) and write CSV"
+    sw = sub.add_parser("sweep", help=what, description=what[0].upper() + what[1:] + ".")
     add_scenario_flags(sw)
     sw.add_argument(
         "--over",

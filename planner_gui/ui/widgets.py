@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QValidator, QWheelEvent
 from PySide6.QtWidgets import (
+    QAbstractScrollArea,
     QAbstractSpinBox,
     QComboBox,
     QDoubleSpinBox,
@@ -43,17 +44,28 @@ else:
 
 
 class _WheelOnlyWhenFocused(_WidgetBase):
-    """The mouse wheel changes the value only once the control has the focus (a click or Tab);
-    otherwise it scrolls the panel the control sits in, as a user scrolling past it expects."""
+    """In a panel that scrolls, the mouse wheel never changes a value: it scrolls the panel, as a user
+    scrolling past the control expects, focused or not (a box clicked a moment ago and then scrolled past
+    once lost 5.00 -> 4.70 to three notches); the keys, typing and dragging edit it. Elsewhere the wheel
+    changes the value once the control has the focus (a click or Tab)."""
 
     def _init_wheel(self) -> None:
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
 
     def wheelEvent(self, event: QWheelEvent) -> None:
-        if self.hasFocus():
+        if self.hasFocus() and not _in_scroll_area(self):
             super().wheelEvent(event)
         else:
             event.ignore()  # passed on to the scroll area
+
+
+def _in_scroll_area(widget: QWidget) -> bool:
+    parent = widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QAbstractScrollArea):
+            return True
+        parent = parent.parentWidget()
+    return False
 
 
 #: A number still being typed (``1e``, ``-``, ``54,`` on its way to 54,000), in the command line's notation.

@@ -16,6 +16,7 @@ The output's metadata (Parquet key ``planner_gui.study``; in CSV, a first line `
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import io
 import json
@@ -387,7 +388,7 @@ def read_results(path: str | os.PathLike[str]) -> StudyResults:
     p = Path(os.fspath(path))
     fmt = output_format(p)
     if not p.is_file():
-        what = "no such file" if not p.exists() else "not a regular file"
+        what = os.strerror(errno.ENOENT) if not p.exists() else "not a regular file"  # as every other file says
         raise StudyError(f"{clean(str(p), 120)}: cannot read ({what})")
     try:
         meta, columns = _read_parquet(p) if fmt == "parquet" else _read_csv(p)
