@@ -499,3 +499,27 @@ def test_edit_undo_and_redo_take_back_every_input_change(make_window, qtbot, mon
     assert win.scenario().detect_min == 9.0
     settle(qtbot, win)  # the results follow the inputs undone and redone
     assert win.last_result is not None and win.last_result.request.scenario.detect_min == 9.0
+
+
+def test_a_remembered_size_is_restored_only_where_it_fits(make_window, monkeypatch):
+    """A window closed at 1900 x 1050 on a large screen reopened squeezed to 1024 x 680 on a 1440 x 900 one:
+    a remembered size that does not fit the screen gives way to the default for that screen."""
+    from PySide6.QtCore import QRect, QSize
+
+    from planner_gui.ui.main_window import MainWindow, size_fits
+
+    assert size_fits(QSize(1300, 800), QRect(0, 0, 1440, 900))
+    assert not size_fits(QSize(1900, 1050), QRect(0, 0, 1440, 900))
+    assert not size_fits(QSize(800, 600), QRect(0, 0, 1440, 900))  # smaller than the window can be
+    room = QRect(0, 0, 1440, 900)
+    monkeypatch.setattr(MainWindow, "_room", lambda self: room)
+    first = make_window()
+    first.resize(1300, 800)
+    assert first.close()
+    again = make_window()
+    assert (again.width(), again.height()) == (1300, 800)  # it fits: restored
+    again.resize(1900, 1050)  # as on a larger screen
+    assert again.close()
+    third = make_window()
+    assert (third.width(), third.height()) != (1900, 1050)
+    assert third.width() <= room.width() and third.height() <= room.height()

@@ -123,6 +123,7 @@ def test_days_and_cost_plots_draw_the_curve_the_monte_carlo_and_the_current_coun
         for sample, label in panel.plot(name).legend.items:
             assert sample.item.isVisible(), (name, label.text)
         assert not panel.empty[name].isVisible()
+        assert panel.plot(name).getAxis("left").isVisible() and panel.plot(name).getAxis("bottom").isVisible()
 
 
 def test_without_training_the_cost_plots_say_how_to_get_them(make_window, qtbot):
@@ -131,7 +132,10 @@ def test_without_training_the_cost_plots_say_how_to_get_them(make_window, qtbot)
     settle(qtbot, win)
     for name in ("daysVsGpusPlot", "costVsGpusPlot"):
         assert win.planning.empty[name].isVisible()
+        assert "Turn on Training run" in win.planning.empty[name].toPlainText()
         assert not win.planning.curves[name][0].isVisible()
+        plot = win.planning.plot(name)
+        assert not plot.getAxis("left").isVisible() and not plot.getAxis("bottom").isVisible()  # no empty ticks
 
 
 def test_sensitivity_bars_are_the_exact_effects_and_follow_the_factor(make_window, qtbot):

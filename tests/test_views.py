@@ -497,3 +497,45 @@ def test_gpu_axes_leave_room_for_their_end_labels(make_window):
     for name in ("interruptionsVsGpusPlot", "goodputVsGpusPlot"):
         (x0, x1), _ = win.plots.plot(name).getViewBox().viewRange()
         assert x0 <= x[0] - 0.04 * span and x1 >= x[-1] + 0.04 * span, name
+
+
+def test_folded_groups_point_right_and_open_ones_down(make_window):
+    """superqt's folded arrow points up, which reads as an open group; every group of the panel uses the
+    usual arrows."""
+    from superqt import QCollapsible
+
+    from planner_gui.ui.widgets import FOLDED_ARROW, OPEN_ARROW
+
+    win = make_window()
+    boxes = win.controls.findChildren(QCollapsible)
+    assert len(boxes) >= 3
+
+    def image(box, icon):
+        return icon.pixmap(16, 16).toImage()
+
+    for box in boxes:
+        right, down = box._convert_string_to_icon(FOLDED_ARROW), box._convert_string_to_icon(OPEN_ARROW)
+        assert image(box, box.collapsedIcon()) == image(box, right), box.text()
+        assert image(box, box.expandedIcon()) == image(box, down), box.text()
+        assert image(box, box.collapsedIcon()) != image(box, box._convert_string_to_icon("\u25b2"))
+
+
+def test_duration_axis_labels_never_run_together_in_a_narrow_range(qapp):
+    """At 10,000,000 GPUs the interval plot spans less than a decade around a minute, and its "50 s" and
+    "1 min" labels overlapped: over narrow ranges anywhere, the labelled ticks are at least a label's width
+    apart, at least two, each a different text, and only they carry text."""
+    from planner_gui.ui.plot_items import _LABEL_PX, DurationAxis
+
+    axis = DurationAxis("bottom")
+    for lo in np.linspace(-1.5, 5.5, 57):
+        for width in (0.15, 0.3, 0.6, 0.9):
+            for size in (220, 400, 800):
+                levels = axis.tickValues(lo, lo + width, size)
+                values = [v for _, vs in levels for v in vs]
+                texts = axis.tickStrings(values, 1.0, 0.1)
+                labelled = [(v, t) for v, t in zip(values, texts) if t]
+                xs = sorted(v for v, _ in labelled)
+                px = np.diff(xs) * size / width
+                assert len(labelled) >= 2, (lo, width, size)
+                assert len({t for _, t in labelled}) == len(labelled), (lo, width, size, labelled)
+                assert (px >= _LABEL_PX - 1e-6).all(), (lo, width, size, labelled)

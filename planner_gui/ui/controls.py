@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt import QCollapsible
 
 from ..core import fmt
 from ..core.inputs import Inputs
@@ -34,7 +33,7 @@ from .storage_controls import StorageBox
 from .theme import mark_secondary
 from .tiers_controls import TiersBox
 from .training_controls import TrainingBox
-from .widgets import SpinBox, ValueControl, nice_gpu_count, sig_text, spec_control
+from .widgets import Collapsible, SpinBox, ValueControl, nice_gpu_count, sig_text, spec_control
 
 __all__ = ["MULT_RANGE", "ControlsPanel"]
 
@@ -221,7 +220,7 @@ class ControlsPanel(QScrollArea):
         self._rate_boxes, self.comp_rows, self.cat_mult = [], {}, {}
         for cat in sc.categories:
             comps = [c for c in sc.components if c.category == cat]
-            box = QCollapsible(f"{fmt.clean(cat, 40)} ({len(comps)})")
+            box = Collapsible(f"{fmt.clean(cat, 40)} ({len(comps)})")
             box.setObjectName(f"category:{cat}")
             cm = ValueControl(
                 f"All {fmt.clean(cat, 40)}",

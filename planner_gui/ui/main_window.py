@@ -14,7 +14,7 @@ import logging
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QRect, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -62,6 +62,19 @@ MAX_PINNED = 6
 def _computed_part(sc: Scenario) -> Scenario:
     """What the Monte Carlo sees of a scenario (its name and price change no result)."""
     return sc.replace(name="", gpu_hour_cost_usd=0.0)
+
+
+#: Room a window's frame takes around its contents (title bar, borders), at most, in pixels.
+FRAME_ROOM = (16, 48)
+
+
+def size_fits(size: QSize, room: QRect) -> bool:
+    """Whether a window of ``size`` (its contents) and its frame fit in ``room``, and the size is one the
+    window can take (at least :data:`MIN_SIZE`)."""
+    return (
+        MIN_SIZE[0] <= size.width() <= room.width() - FRAME_ROOM[0]
+        and MIN_SIZE[1] <= size.height() <= room.height() - FRAME_ROOM[1]
+    )
 
 
 def _redo_keys() -> list[QKeySequence]:
@@ -151,14 +164,27 @@ class MainWindow(FileWindow):
         self._build_status_bar()
         self._build_menus()
         self._history_changed()
-        geometry = self.settings.value("window/geometry") if restore else None
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        else:  # 1440 x 900, or the screen's room if that is less
+        if not (restore and self._restore_geometry()):  # 1440 x 900, or the screen's room if that is less
             room = self.screen().availableGeometry()
             self.resize(max(min(1440, room.width()), MIN_SIZE[0]), max(min(900, room.height() - 40), MIN_SIZE[1]))
         self._update_title()
         QTimer.singleShot(0, self.recompute)
+
+    def _restore_geometry(self) -> bool:
+        """The window's remembered place and size, if the size fits the screen it opens on (a size
+        remembered on a larger screen opened squeezed, its labels clipped): False when none fits."""
+        geometry, size = self.settings.value("window/geometry"), self.settings.value("window/size")
+        if not isinstance(geometry, QByteArray) or not isinstance(size, QSize):
+            return False
+        if not size_fits(size, self._room()) or not self.restoreGeometry(geometry):
+            return False
+        if not (self.isMaximized() or self.isFullScreen()):
+            self.resize(size)  # the size remembered, which fits (the platform may have clamped it to another screen)
+        return True
+
+    def _room(self) -> QRect:
+        """Where a window may be on the screen it opens on."""
+        return self.screen().availableGeometry()
 
     # -- construction -------------------------------------------------------------------
     def _build_body(self) -> QWidget:
@@ -657,6 +683,7 @@ class MainWindow(FileWindow):
             event.ignore()
             return
         self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/size", self.size())
         self._remember_session()
         self.settings.sync()
         self.compute.shutdown()

@@ -233,6 +233,8 @@ class PlanningPanel(QWidget):
                 item.setVisible(curve is not None)
             self.empty[name].setVisible(curve is None)
             self.plot(name).legend.setVisible(curve is not None)  # nothing it names is drawn without a curve
+            for side in ("left", "bottom"):  # without a curve, ticks would only number an empty frame
+                self.plot(name).showAxis(side, curve is not None)
         if curve is None:
             self.note.setText("")
             for name in self.empty:

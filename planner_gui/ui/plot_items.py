@@ -120,12 +120,14 @@ _DURATION_TICKS = (1 / 60, 10 / 60, 1.0, 10.0, 60.0, 600.0, 1440.0, 14_400.0, 14
 _UNITS = ((525_600.0, "y"), (1440.0, "d"), (60.0, "h"), (1.0, "min"), (1 / 60, "s"))
 
 
-def short_duration(minutes: float) -> str:
-    """A tick label: 1 s, 20 s, 5 min, 2 h, 10 d, 1 y (two significant digits, one unit style)."""
+def short_duration(minutes: float, digits: int = 2) -> str:
+    """A tick label: 1 s, 20 s, 5 min, 2 h, 10 d, 1 y (``digits`` significant digits, one unit style)."""
     for size, unit in _UNITS:
         if minutes >= size * 0.999 or unit == "s":
             v = minutes / size
-            return f"{v:.2g} {unit}" if v < 99.5 else f"{v:,.0f} {unit}"  # (99.99 would print as 1e+02)
+            if v >= 10**digits - 0.5:  # (99.99 would print as 1e+02)
+                return f"{v:,.0f} {unit}"
+            return f"{v:.{digits}g} {unit}"
     return f"{minutes:g} min"
 
 
@@ -133,29 +135,69 @@ def short_duration(minutes: float) -> str:
 _LABEL_PX = 48
 
 
+#: Round durations (minutes) a narrow interval axis may label: 1, 2, 5, 10, 15, 20, 30, 45 s; 1-45 min; 1-12 h;
+#: 1-200 d; 1-10 y.
+_NICE_DURATIONS = tuple(
+    sorted(
+        {v / 60 for v in (1, 2, 3, 5, 10, 15, 20, 30, 45)}
+        | {float(v) for v in (1, 2, 3, 5, 10, 15, 20, 30, 45)}
+        | {60.0 * v for v in (1, 2, 3, 6, 12)}
+        | {1440.0 * v for v in (1, 2, 5, 10, 20, 50, 100, 200)}
+        | {525_600.0 * v for v in (1, 2, 5, 10)}
+    )
+)
+
+
+def _spaced(values: list[float], px_per_unit: float, min_px: float) -> list[float]:
+    """The values (ascending) kept from the first on, each at least ``min_px`` pixels after the last kept."""
+    kept: list[float] = []
+    for v in values:
+        if not kept or (v - kept[-1]) * px_per_unit >= min_px:
+            kept.append(v)
+    return kept
+
+
 class DurationAxis(Axis):
-    """An axis of log10(minutes) positions labelled with durations: 1 s, 1 min, 1 h, 1 d."""
+    """An axis of log10(minutes) positions labelled with durations: 1 s, 1 min, 1 h, 1 d. Only the major
+    ticks carry labels, and those are at least :data:`_LABEL_PX` apart (at 10,000,000 GPUs "50 s" and
+    "1 min" once overlapped)."""
 
     def __init__(self, orientation: str) -> None:
         super().__init__(orientation)
         self.enableAutoSIPrefix(False)
+        self._labelled: list[float] = []
 
     def tickValues(self, minVal, maxVal, size):
         majors = [math.log10(m) for m in _DURATION_TICKS if minVal <= math.log10(m) <= maxVal]
         minors = [
             math.log10(m * k) for m in _DURATION_TICKS[:-1] for k in (2, 5) if minVal <= math.log10(m * k) <= maxVal
         ]
-        if len(majors) < 2:  # a narrow range: ticks in plain decades, labelled as durations too
-            return super().tickValues(minVal, maxVal, size)
+        px_per_unit = size / (maxVal - minVal) if maxVal > minVal else 0.0
+        if len(majors) < 2:  # a narrow range: round durations, as many as fit side by side
+            nice = [math.log10(m) for m in _NICE_DURATIONS if minVal <= math.log10(m) <= maxVal]
+            majors = _spaced(nice, px_per_unit, _LABEL_PX)
+            if len(majors) < 2:  # narrower still: plain decades, labelled as durations too
+                levels = super().tickValues(minVal, maxVal, size)
+                self._labelled = list(levels[0][1]) if levels else []
+                return [levels[0]] if levels else []
+            self._labelled = majors
+            return [(1.0, majors), (0.3, [v for v in nice if v not in majors])]
         room = max(2, int(size // _LABEL_PX))  # labels that fit side by side; the others become minor ticks
         if len(majors) > room:
             step = math.ceil(len(majors) / room)
             minors += [v for i, v in enumerate(majors) if i % step]
             majors = majors[::step]
+        self._labelled = majors
         return [(1.0, majors), (0.3, minors)]
 
     def tickStrings(self, values, scale, spacing):
-        return [short_duration(10.0**v) for v in values]
+        labelled = self._labelled
+        chosen = [v for v in values if any(abs(v - m) < 1e-9 for m in labelled)]
+        for digits in (2, 3, 4):  # plain decades close together need more digits to read apart
+            texts = {v: short_duration(10.0**v, digits) for v in chosen}
+            if len(set(texts.values())) == len(texts):
+                break
+        return [texts.get(v, "") for v in values]
 
 
 class PercentAxis(Axis):

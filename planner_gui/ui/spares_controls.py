@@ -13,7 +13,6 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout
-from superqt import QCollapsible
 
 from ..core import fmt
 from ..core.inputs import Inputs
@@ -21,7 +20,7 @@ from ..core.results import SimulationResult
 from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, node_categories, repair_hours_of
 from ..core.specs import SPECS
 from .theme import mark_secondary
-from .widgets import ComboBox, SpinBox, ValueControl, spec_control
+from .widgets import Collapsible, ComboBox, SpinBox, ValueControl, spec_control
 
 __all__ = ["DEFAULT_POOL", "SparesBox", "model_text", "spares_cost_text", "spares_hours_text"]
 
@@ -107,7 +106,7 @@ class SparesBox(QGroupBox):
             tooltip=SPECS["repair_sigma"].help + " 0: every repair lasts its mean.",
         )
         self.sigma.edited.connect(lambda v: self._set(repair_sigma=float(v)))
-        self.repairs = QCollapsible("Repair times")
+        self.repairs = Collapsible("Repair times")
         self.repairs.setObjectName("repairTimes")
         self.repair: dict[str, ValueControl] = {}
         for w in (self.pool, self.swap):

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt import QCollapsible
 
 from ..core import fmt
 from ..core.inputs import Inputs
@@ -29,7 +28,7 @@ from ..core.tiers.model import DEFAULT_SCOPES, restore_caveat, restoring_tier, s
 from ..core.tiers.run import plan_tiers
 from .plot_items import duration_text
 from .theme import mark_secondary
-from .widgets import ComboBox, SpinBox, ValueControl, spec_control
+from .widgets import Collapsible, ComboBox, SpinBox, ValueControl, spec_control
 
 __all__ = ["PLACEMENT_TEXT", "TiersBox"]
 
@@ -126,7 +125,7 @@ class TiersBox(QGroupBox):
         self.info.setWordWrap(True)
         mark_secondary(self.info)
         lay.addWidget(self.info)
-        self.scopes = QCollapsible("Failure scope of each cause")
+        self.scopes = Collapsible("Failure scope of each cause")
         self.scopes.setObjectName("scopeTable")
         self._scope_body: QWidget | None = None
         lay.addWidget(self.scopes)

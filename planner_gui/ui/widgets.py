@@ -20,11 +20,13 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QWidget,
 )
+from superqt import QCollapsible
 
 from ..core import fmt
 from ..core.specs import SPECS
 
 __all__ = [
+    "Collapsible",
     "ComboBox",
     "DoubleSpinBox",
     "LogSlider",
@@ -66,6 +68,18 @@ def _in_scroll_area(widget: QWidget) -> bool:
             return True
         parent = parent.parentWidget()
     return False
+
+
+#: The arrows of a group that folds: pointing right while folded, down while open (superqt's own folded one
+#: points up, which reads as "open, fold upwards").
+FOLDED_ARROW, OPEN_ARROW = "\u25b6", "\u25bc"
+
+
+class Collapsible(QCollapsible):
+    """A group that folds, with the usual arrows (:data:`FOLDED_ARROW`, :data:`OPEN_ARROW`)."""
+
+    def __init__(self, title: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(title, parent, expandedIcon=OPEN_ARROW, collapsedIcon=FOLDED_ARROW)
 
 
 #: A number still being typed (``1e``, ``-``, ``54,`` on its way to 54,000), in the command line's notation.
