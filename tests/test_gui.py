@@ -322,13 +322,20 @@ def test_cancel_marks_the_plots_out_of_date(make_window, qtbot, monkeypatch):
     # budget it takes seconds here (8,000,000 GPUs x 365 days: 1,000,000 GPUs finished before the click once
     # the engine got faster), and the cancel stops it while the plots show other inputs.
     monkeypatch.setattr("planner_gui.ui.main_window.PREVIEW", dataclasses.replace(PREVIEW, budget_s=None))
+    win.pin_baseline()
     win.inputs.update(gpus=8_000_000, days=365.0)
     qtbot.waitUntil(lambda: win.cancel_button.isVisible(), timeout=10_000)
     win.cancel_button.click()
-    assert not win.compute.busy and "Cancelled" in win.status.text()
+    assert not win.compute.busy and win.status.text().startswith("Cancelled: these results show ")
     assert win.banner.isVisible()
     text = win.stale_label.text()
     assert "Out of date" in text and "cancelled" in text
+    # One statement of the run shown: the status bar, the banner and the comparison table's column say it alike.
+    statement = win.status.text().removeprefix("Cancelled: ").removesuffix(".")
+    assert f"Out of date: {statement}." in text
+    table = win.planning.table
+    head = table.horizontalHeaderItem(table.columnCount() - 1)
+    assert head.text().startswith("shown (") and statement.removeprefix("these results show ") in head.toolTip()
     assert f"{win.last_result.main.scenario.gpus:,} GPUs" in text
     assert "GPUs 16,384 -> 8,000,000; days 54 -> 365" in text  # which inputs the plots are not for
     assert win.restart_button.isVisible() and win.restart_button.text() == "Run again"

@@ -494,23 +494,29 @@ class MainWindow(FileWindow):
         if self.results_current() or (waiting and not self.compute.gave_up):
             self.banner.setVisible(False)
             return
-        res = self.last_result
-        if res is None:
-            shown = "there are no results yet"
-        else:
-            differ = describe_changes(res.request.scenario, self.inputs.scenario)
-            if differ:
-                what = f", for other inputs ({differ})"
-            elif res.request.quality.name == FULL.name:
-                what = ", for other inputs"
-            else:
-                what = ", a quick preview"
-            shown = f"these results show {_run_text(res)}{what}"
         reason = self._stale_reason or "The run for the current inputs did not finish."
-        self.stale_label.setText(f"Out of date: {shown}. {reason}")
+        self.stale_label.setText(f"Out of date: {self._shown_statement()}. {reason}")
         self.restart_button.setText("Restart computation" if self.compute.gave_up else "Run again")
         self.restart_button.setVisible(self.compute.gave_up or not self._refused)  # a refusal would repeat
         self.banner.setVisible(True)
+
+    def _shown_statement(self) -> str:
+        """Which run the results on screen are, in one phrase used everywhere it is said (the banner, the
+        status bar after a cancel, the comparison table's heading): "these results show an 8-trial preview
+        at 16,384 GPUs over 54 days, a quick preview"."""
+        res = self.last_result
+        if res is None:
+            return "there are no results yet"
+        return f"these results show {_run_text(res)}{self._shown_difference(res)}"
+
+    def _shown_difference(self, res: PlanResult) -> str:
+        """How the run ``res`` differs from the full run of the current inputs ("" when it is that run)."""
+        differ = describe_changes(res.request.scenario, self.inputs.scenario)
+        if differ:
+            return f", for other inputs ({differ})"
+        if _computed_part(res.request.scenario) != _computed_part(self.inputs.scenario):
+            return ", for other inputs"
+        return ", a quick preview" if res.request.quality.name == PREVIEW.name else ""
 
     def _compute_failed(self, message: str) -> None:
         self._preview_wanted = self._full_wanted = False
@@ -554,7 +560,8 @@ class MainWindow(FileWindow):
         self.compute.cancel()
         self._preview_wanted = self._full_wanted = False
         self._stale_reason = "The run for the current inputs was cancelled."
-        self.status.setText("Cancelled; the plots show the last finished results.")
+        self.status.setText(f"Cancelled: {self._shown_statement()}.")
+        self._show_comparison()  # the table's current column is the run the cards and plots show
         self._refresh_staleness()
 
     # -- results out -----------------------------------------------------------------------
@@ -617,7 +624,10 @@ class MainWindow(FileWindow):
         if current is None:
             return
         results = [current, *(r for _, r in self.pins)]
-        labels = [f"current: {self.inputs.scenario.name}", *(label for label, _ in self.pins)]
+        shown = (
+            "current" if self.results_current() else f"shown ({_run_text(current)}{self._shown_difference(current)})"
+        )
+        labels = [f"{shown}: {self.inputs.scenario.name}", *(label for label, _ in self.pins)]
         self.planning.show_comparison(results, labels)
 
     # -- incident logs ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ improvement factor at once.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -364,7 +365,8 @@ class PlanningPanel(QWidget):
         self.table.clear()
         self.table.setColumnCount(len(labels))
         self.table.setRowCount(len(rows))
-        self.table.setHorizontalHeaderLabels([fmt.clean(n, 28) for n in labels])
+        # Names wrap (up to 4 lines of 28 characters) rather than being cut until they look alike.
+        self.table.setHorizontalHeaderLabels(["\n".join(textwrap.wrap(fmt.clean(n, 112), 28)) for n in labels])
         for j, n in enumerate(labels):
             header = self.table.horizontalHeaderItem(j)
             if header is not None:
