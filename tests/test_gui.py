@@ -222,8 +222,8 @@ def test_name_field_and_edited_preset(make_window, qtbot):
     win = make_window()
     name = find(win, object, "scenarioName")
     win.controls.values["gpus"].spin.setValue(100_000)
-    assert name.text() == load_preset("llama3-405b").name + " (edited)"
-    assert "(edited)" in win.windowTitle()
+    assert name.text() == "100,000 GPUs, 54 days (edited from Llama 3 405B)"
+    assert "100,000 GPUs, 54 days (edited from Llama 3 405B)" in win.windowTitle()
     name.setText("Our 100k plan")
     name.editingFinished.emit()
     assert win.scenario().name == "Our 100k plan" and "Our 100k plan" in win.windowTitle()
@@ -498,7 +498,7 @@ def test_edit_undo_and_redo_take_back_every_input_change(make_window, qtbot, mon
     assert win.scenario() == load_preset("h100-1m") and "preset" in undo.text()
     undo.trigger()  # the preset taken back: the edited scenario again, in the window's controls too
     assert win.scenario().detect_min == 9.0 and win.controls.values["detect_min"].spin.value() == 9.0
-    assert win.dirty and "(edited)" in win.windowTitle() and "Undid preset" in win.status.text()
+    assert win.dirty and "(edited from Llama 3 405B)" in win.windowTitle() and "Undid preset" in win.status.text()
     undo.trigger()
     assert win.scenario() == first and win.controls.values["detect_min"].spin.value() == first.detect_min
     assert not win.dirty and not undo.isEnabled() and redo.isEnabled()

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from planner_gui.core.inputs import EDITED_SUFFIX, HISTORY_STEPS, MERGE_SECONDS, Inputs
+from planner_gui.core.inputs import HISTORY_STEPS, MERGE_SECONDS, Inputs
 from planner_gui.core.model import Component, llama3_components
 from planner_gui.core.scenario_io import load_preset, preset_names
 
@@ -104,16 +104,24 @@ def test_changed_names_the_fields_and_dirty_compares_with_the_saved_scenario():
     assert not inputs.dirty
 
 
-def test_an_edited_preset_is_no_longer_that_preset():
-    preset = load_preset("h100-100k")
+def test_an_edited_preset_gets_a_name_that_follows_its_inputs():
+    """A preset's name describes its inputs; once edited, "(edited)" left "1,048,576 GPUs ... 54 days" on a
+    94,000-GPU x 365-day scenario. The name is made from the inputs and follows them until somebody names it."""
+    preset = load_preset("h100-1m")
     inputs = Inputs(preset)
-    inputs.update(gpus=200_000)
-    assert inputs.scenario.name == preset.name + EDITED_SUFFIX
-    inputs.update(days=10.0)
-    assert inputs.scenario.name == preset.name + EDITED_SUFFIX  # not "(edited) (edited)"
-    inputs.update(name="Our 200k plan")
+    inputs.update(gpus=94_000)
+    assert inputs.scenario.name == "94,000 GPUs, 54 days (edited from H100 at 1,048,576 GPUs)"
+    inputs.update(days=365.0)
+    assert inputs.scenario.name == "94,000 GPUs, 365 days (edited from H100 at 1,048,576 GPUs)"
+    inputs.update(days=1.0, detect_min=2.0)
+    assert inputs.scenario.name == "94,000 GPUs, 1 day (edited from H100 at 1,048,576 GPUs)"
+    inputs.update(name="Our 94k plan")
     inputs.update(days=11.0)
-    assert inputs.scenario.name == "Our 200k plan"
+    assert inputs.scenario.name == "Our 94k plan"  # a chosen name stays
+    for slug in preset_names():  # every preset's edit names its origin and its inputs
+        edited = Inputs(load_preset(slug))
+        edited.update(gpus=12_345)
+        assert edited.scenario.name.startswith("12,345 GPUs, ") and "(edited from " in edited.scenario.name
 
 
 def test_optimal_toggle_keeps_the_interval_it_had():
@@ -189,7 +197,7 @@ def test_undo_and_redo_walk_the_states_and_say_what_changed():
     second = inputs.scenario
     assert inputs.undo_text.startswith("GPUs 16,384 -> 100,000")
     assert inputs.undo() and inputs.scenario.gpus == first.gpus and inputs.scenario.detect_min == 4.0
-    assert seen[-1] == {"gpus"}  # the name keeps its "(edited)": detection was changed before
+    assert seen[-1] == {"gpus", "name"}  # the name follows the GPUs
     assert inputs.redo_text.startswith("GPUs") and inputs.undo_text == "detection 5 -> 4 min"
     assert inputs.undo() and inputs.scenario == first and not inputs.dirty
     assert seen[-1] == {"detect_min", "name"}
@@ -204,7 +212,7 @@ def test_quick_changes_of_the_same_input_are_one_step():
     clock = Clock()
     first = load_preset("llama3-405b")
     inputs = Inputs(first, clock=clock)
-    inputs.update(detect_min=5.5)  # the preset's name gets "(edited)": a step of its own (other fields)
+    inputs.update(detect_min=5.5)  # the preset's name is made from its inputs: a step of its own (other fields)
     for value in (6.0, 6.5, 7.0):
         clock.now += 0.3
         inputs.update(detect_min=value)

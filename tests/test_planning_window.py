@@ -58,7 +58,7 @@ def test_each_training_slider_moves_its_field_only(make_window, qtbot, slider, f
     after = win.scenario()
     assert getattr(after.training, field) == pytest.approx(control.value() * unit, rel=1e-12)
     assert getattr(after.training, field) != getattr(before.training, field)
-    # Nothing else of the scenario changed (the name gains "(edited)").
+    # Nothing else of the scenario changed (the name may follow the inputs).
     assert after.replace(training=before.training, name=before.name) == before
     others = {f.name for f in dataclasses.fields(Training)} - {field}
     assert all(getattr(after.training, k) == getattr(before.training, k) for k in others)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import time
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -35,19 +36,24 @@ from .tiers.run import plan_tiers
 
 __all__ = [
     "COMPUTED_FIELDS",
-    "EDITED_SUFFIX",
+    "EDITED_FROM",
     "HISTORY_STEPS",
     "MERGE_SECONDS",
     "Document",
     "Inputs",
     "describe_changes",
+    "edited_preset_name",
     "reference_rates",
 ]
 
 #: Fields whose change needs a new Monte Carlo run (the name and the price do not).
 COMPUTED_FIELDS = frozenset(f.name for f in dataclasses.fields(Scenario)) - {"name", "gpu_hour_cost_usd"}
-#: Appended to a preset's name once the scenario no longer is that preset.
-EDITED_SUFFIX = " (edited)"
+#: The name of an edited preset, made from the inputs so that it follows them: "100,000 GPUs, 54 days (edited
+#: from Llama 3 405B)". A preset's own name describes its inputs ("Llama 3 405B (16,384 H100, 54 days)"), which
+#: would go stale ("... (edited)" on a 100,000-GPU file, a 94,000-GPU x 365-day scenario called "1,048,576
+#: GPUs ... 54 days" in the quit dialog).
+EDITED_FROM = "{gpus:,} GPUs, {days:g} {day_word} (edited from {origin})"
+_EDITED_FROM = re.compile(r"^[\d,]+ GPUs?, [\d.e+-]+ days? \(edited from (?P<origin>.+)\)$")
 #: Changes of the same inputs closer together than this (seconds) are one undo step.
 MERGE_SECONDS = 1.0
 #: Undo steps kept (the oldest are forgotten).
@@ -62,6 +68,20 @@ def _llama3_rates() -> dict[str, float]:
 @lru_cache(maxsize=1)
 def _preset_names() -> frozenset[str]:
     return frozenset(preset_titles().values())
+
+
+def _origin(name: str) -> str | None:
+    """The preset an automatic name comes from ("Llama 3 405B"), or None for a name somebody chose."""
+    if name in _preset_names():
+        return name.split(" (", 1)[0]  # the preset's title without its description of the inputs
+    m = _EDITED_FROM.match(name)
+    return m["origin"] if m else None
+
+
+def edited_preset_name(scenario: Scenario, origin: str) -> str:
+    """The name of ``scenario``, an edit of the preset titled ``origin`` (its short title)."""
+    day_word = "day" if scenario.days == 1 else "days"
+    return EDITED_FROM.format(gpus=scenario.gpus, days=scenario.days, day_word=day_word, origin=origin)
 
 
 def reference_rates(components: Iterable[Component]) -> dict[str, float]:
@@ -348,14 +368,15 @@ class Inputs:
 
     def update(self, **fields: Any) -> None:
         """Set scenario fields (an undo step, or part of the last one when it changed the same inputs
-        less than :data:`MERGE_SECONDS` ago). Changing anything of a preset but its name marks the name as
-        edited."""
+        less than :data:`MERGE_SECONDS` ago). Changing anything of a preset but its name gives it a name made
+        from its inputs (:data:`EDITED_FROM`), which follows them until somebody names it."""
         new = dataclasses.replace(self._scenario, **fields)
         changed = frozenset(k for k in fields if getattr(new, k) != getattr(self._scenario, k))
         if not changed:
             return
-        if "name" not in fields and new.name in _preset_names():
-            new = dataclasses.replace(new, name=new.name + EDITED_SUFFIX)
+        origin = _origin(self._scenario.name) if "name" not in fields else None
+        if origin is not None and edited_preset_name(new, origin) != new.name:  # the name follows the inputs
+            new = dataclasses.replace(new, name=edited_preset_name(new, origin))
             changed |= {"name"}
         self._record(changed, new, merge=True)
         self._scenario = new

@@ -156,7 +156,8 @@ class ControlsPanel(QScrollArea):
         self.name.setMaxLength(200)
         self.name.setToolTip(
             "The scenario's name: shown in the title, reports, exports and the baseline legend. "
-            "Editing a preset appends '(edited)' to its name."
+            "An edited preset is named from its GPUs and days ('100,000 GPUs, 54 days (edited from Llama 3 405B)'), "
+            "and the name follows them until you type one."
         )
         self.name.editingFinished.connect(self._name_edited)
         lay.addWidget(self.name)
