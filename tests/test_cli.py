@@ -153,6 +153,7 @@ def test_sweep_writes_csv(tmp_path):
     target = tmp_path / "sweep.csv"
     out = cli("sweep", "--points", "9", "--trials", "50", "--output", str(target))
     assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines()[-1] == f"planner-gui: wrote 9 points over gpus (CSV) to {target}"  # where it went
     rows = list(csv.DictReader(io.StringIO(target.read_text())))
     assert len(rows) == 9 and rows[0]["gpus"] == "1024" and rows[-1]["gpus"] == "1048576"
     out = cli("sweep", "--over", "interval", "--points", "5", "--trials", "50")

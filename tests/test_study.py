@@ -993,3 +993,24 @@ def test_ctrl_c_while_the_modules_load_is_one_line_not_a_traceback(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert proc.returncode == 130, proc.stderr
     assert proc.stderr == "planner-gui: interrupted\n"
+
+
+def test_the_summary_shows_dollars_with_their_sign_and_shares_in_fixed_point(tmp_path, capsys):
+    """Costs were printed without "$" and a goodput standard error as "3.148e-08"."""
+    p = write_spec(tmp_path, SMALL)
+    out = tmp_path / "r.csv"
+    assert main(["study", str(p), "-o", str(out), "--workers", "1"]) == 0
+    capsys.readouterr()
+    res = read_results(out)
+    for least, shown in (("total_cost_usd", lambda v: f"${v:,.0f}"), ("goodput.sem", lambda v: f"{v:.4f}")):
+        assert main(["study", "--summary", str(out), "--where", "goodput.mean>=0.5", "--least", least]) == 0
+        text = capsys.readouterr().out
+        lines = text.splitlines()
+        table = lines[next(i for i, line in enumerate(lines) if line.startswith("Best scenarios")) + 1 :]
+        header = table[0].split()
+        assert least in header and len(table) >= 3
+        for line in table[1:]:
+            cells = dict(zip(header, line.split()))
+            i = res.columns["index"].tolist().index(int(cells["index"]))
+            assert cells[least] == shown(res.columns[least][i]), (least, line)
+            assert "e-" not in line

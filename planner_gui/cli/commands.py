@@ -386,7 +386,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             res = sweep_gpus(sc, xs, progress=progress)
         else:
             res = sweep_interval(sc, xs, progress=progress)
-    write_output(args.output, res.to_csv())
+    write_output(args.output, res.to_csv(), f"{len(xs)} points over {args.over} (CSV)")
     return 0
 
 

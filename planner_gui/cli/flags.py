@@ -723,8 +723,9 @@ class Progress:
 # -- commands -------------------------------------------------------------------------------------------
 
 
-def write_output(path: str | None, text: str) -> None:
-    """Write a command's output: atomically to ``path`` (one line on failure), or to standard output."""
+def write_output(path: str | None, text: str, what: str = "the output") -> None:
+    """Write a command's output: atomically to ``path`` (one line on failure; on success one line on stderr
+    says where ``what`` went), or to standard output."""
     if path is None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -735,6 +736,7 @@ def write_output(path: str | None, text: str) -> None:
         raise ScenarioError(
             f"{fmt.clean(path, 120)}: cannot write ({fmt.clean(exc.strerror or str(exc), 160)})"
         ) from None
+    print(f"planner-gui: wrote {what} to {fmt.clean(path, 200)}", file=sys.stderr)
 
 
 def check_output(path: str, flag: str) -> None:

@@ -241,5 +241,5 @@ def cmd_sweep_spares(args: argparse.Namespace) -> int:
             res = sizing(sc, sp, counts, progress=progress)
         except ValueError as exc:
             raise UsageError(_with_flag(str(exc))) from None
-    write_output(args.output, res.to_csv())
+    write_output(args.output, res.to_csv(), f"{len(counts)} spare counts (CSV)")
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
@@ -358,11 +359,21 @@ def _summary(args: argparse.Namespace) -> int:
     return 0
 
 
-def _num(v: Any) -> str:
+def _is_share(column: str) -> bool:
+    """A column of goodput (a share of the window, 0 to 1)."""
+    return column.startswith(("goodput.", "goodput_"))
+
+
+def _num(v: Any, column: str = "") -> str:
+    """A cell of the summary's table: dollars with "$", shares in fixed point (never "3.148e-08")."""
     if v is None:
         return "-"
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return fmt.clean(str(v), 30)
+    if column.endswith("_usd") and math.isfinite(v):
+        return f"-${-v:,.0f}" if v < 0 else f"${v:,.0f}"
+    if _is_share(column) and math.isfinite(v):
+        return f"{v:.4f}"
     if isinstance(v, int):
         return f"{v:,}"
     if abs(v) >= 1e4:
@@ -378,7 +389,8 @@ def summary_text(doc: dict[str, Any]) -> str:
     ]
     r, out = doc["range"], doc["output"]
     if r["min"] is not None:
-        lines.append(f"{out} over the scenarios: {r['min']:.4g} to {r['max']:.4g}, mean {r['mean']:.4g}")
+        lo, hi, mean = (_num(float(r[k]), out) for k in ("min", "max", "mean"))
+        lines.append(f"{out} over the scenarios: {lo} to {hi}, mean {mean}")
     s = doc["sobol"]
     if s is not None:
         width = max(12, *(len(n) for n in s["inputs"]))
@@ -405,7 +417,7 @@ def summary_text(doc: dict[str, Any]) -> str:
     )
     if b["scenarios"]:
         cols = [c for c in b["scenarios"][0] if c != "seed"]  # the seed is in --json and in --show
-        cells = [[_num(row[c]) for c in cols] for row in b["scenarios"]]
+        cells = [[_num(row[c], c) for c in cols] for row in b["scenarios"]]
         widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(cols)]
         lines.append("  " + "  ".join(c.rjust(w) for c, w in zip(cols, widths)))
         lines += ["  " + "  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in cells]
