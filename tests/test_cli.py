@@ -332,3 +332,16 @@ def test_the_help_shows_the_window_its_file_every_sweep_and_the_defaults(capsys)
 def test_a_misspelt_flag_gets_the_nearest_one(capsys, argv, suggested):
     code, _, err = _main_out(argv, capsys)
     assert code == 2 and err.strip().endswith(f"did you mean {suggested}?") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["run", "--spare-nodes", "-1"], "--spare-nodes: must be a whole number from 0 to 10,000,000 (got -1)"),
+        (["run", "--swap", "-1"], "--swap: must be from 0 to 100,000 minutes (got -1.0)"),
+    ],
+)
+def test_a_refused_flag_is_named_as_the_flag_once(capsys, argv, expected):
+    """It said "--spare-nodes: spare_nodes must be ...": the flag, then the file's field name."""
+    code, _, err = _main_out(argv, capsys)
+    assert code == 2 and err == f"planner-gui: error: {expected}\n"

@@ -173,6 +173,8 @@ def _with_flag(message: str) -> str:
     for field, flag in _FIELD_FLAGS.items():
         if message.startswith(f"{field}: "):
             return f"{flag}: {message.removeprefix(f'{field}: ')}"
+        if message.startswith(f"{field} must "):  # "spare_nodes must be ...": the flag says which, once
+            return f"{flag}: {message.removeprefix(f'{field} ')}"
         if message.startswith(field):
             return f"{flag}: {message}"
     return message
