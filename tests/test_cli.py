@@ -345,3 +345,18 @@ def test_a_refused_flag_is_named_as_the_flag_once(capsys, argv, expected):
     """It said "--spare-nodes: spare_nodes must be ...": the flag, then the file's field name."""
     code, _, err = _main_out(argv, capsys)
     assert code == 2 and err == f"planner-gui: error: {expected}\n"
+
+
+def test_a_burn_in_says_its_first_day_beside_its_start(capsys):
+    """"x8.45 at the start" read as day 1's rate; day 1 averages x3.56: both are said, in the CLI and the window."""
+    from planner_gui.core.profiles import burn_in_profile, mean_multiplier
+    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.ui.rates_panel import profile_summary
+
+    code, out, _ = _main_out(["run", "--gpus", "100000", "--burn-in", "0.7,30", "--trials", "20"], capsys)
+    profile = burn_in_profile(0.7, 30.0, 54.0)
+    day1 = mean_multiplier(profile, 1.0)
+    assert code == 0 and 2.0 < day1 < profile[0][1]
+    assert f"x{profile[0][1]:.3g} at the start (x{day1:.3g} over day 1)" in out
+    sc = load_preset("llama3-405b").replace(rate_profile=profile)
+    assert f"x{profile[0][1]:.3g} at the start (x{day1:.3g} over day 1)" in profile_summary(sc)

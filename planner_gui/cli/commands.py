@@ -11,7 +11,7 @@ from ..core import fmt
 from ..core.model import Scenario
 from ..core.params import resolve
 from ..core.plan import interval_range
-from ..core.profiles import is_flat, pieces
+from ..core.profiles import is_flat, mean_multiplier, pieces
 from ..core.results import SimulationResult, hours_label, simulate
 from ..core.scenario_io import (
     save,
@@ -305,10 +305,12 @@ def _rate_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
     if sc.rate_profile is not None:
         pc = pieces(sc.rate_profile, sc.days)
         first, last, mean = pc.multipliers[0], pc.multipliers[-1], pc.integral() / pc.hours
+        day1 = mean_multiplier(sc.rate_profile, min(sc.days, 1.0))  # a burn-in's start is steeper than its day
         bound = d["rate_profile"]["goodput_expected_bound"]
         lines.append(
             f"Rate profile             {fmt.count(len(pc))} piece{'' if len(pc) == 1 else 's'} in the window, "
-            f"x{first:.3g} at the start, x{last:.3g} at the end, x{mean:.3g} on average"
+            f"x{first:.3g} at the start (x{day1:.3g} over {'day 1' if sc.days >= 1 else 'the window'}), "
+            f"x{last:.3g} at the end, x{mean:.3g} on average"
             + (f"; exact goodput within {bound * 100:.2g} points (changes of rate)" if bound is not None else "")
             + ("; a new cluster: no node in repair at the start, the job fresh" if sc.new_cluster else "")
         )

@@ -52,6 +52,23 @@ def _money(v: float) -> str:
     return f"{'-' if v < 0 else ''}${fmt.compact(abs(v))}"
 
 
+def _signed_money(v: float) -> str:
+    """A change in dollars, signed: "+$583 k", "-$44.2 M", "$0"."""
+    if abs(v) < 0.5:
+        return "$0"
+    return f"{'+' if v > 0 else '-'}${fmt.compact(abs(v))}"
+
+
+def _signed_points(delta: float) -> str:
+    """A goodput change in points, signed, with the digits that keep a small one from reading "-0.00"."""
+    points = 100.0 * delta
+    if points == 0:
+        return "0"
+    if abs(points) < 0.005:
+        return f"{points:+.2g}"
+    return f"{points:+.2f}"
+
+
 class PlanningPanel(QWidget):
     """Days and cost vs GPU count (with a training compute), the sensitivity bars, the comparison table."""
 
@@ -397,9 +414,10 @@ class PlanningPanel(QWidget):
         if not 0 <= k < len(self.effects):
             return ""
         e = self.effects[k]
-        se = "" if e.goodput_delta_se is None else f" ± {100 * e.goodput_delta_se:.2f}"
-        days = "" if e.days_delta is None else f"; {_signed_days(e.days_delta)}"
-        return f"{e.change}: goodput {100 * e.goodput_delta:+.2f}{se} points{days}; {_money(e.cost_delta_usd)}"
+        se = "" if e.goodput_delta_se is None else f" ± {100 * e.goodput_delta_se:.2g}"
+        days = "" if e.days_delta is None else f"; time to train {_signed_days(e.days_delta)}"
+        cost = f"GPU-hours not spent training {_signed_money(e.cost_delta_usd)}"
+        return f"{e.change}: goodput {_signed_points(e.goodput_delta)}{se} points{days}; {cost}"
 
 
 def _signed_days(days: float) -> str:

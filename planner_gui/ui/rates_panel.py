@@ -35,7 +35,7 @@ from ..core import fmt
 from ..core.inputs import Inputs
 from ..core.model import DEFAULT_NOTES, Profile, Scenario
 from ..core.profile_io import load_profile
-from ..core.profiles import burn_in_profile, pieces
+from ..core.profiles import burn_in_profile, mean_multiplier, pieces
 from ..core.rates import evidence_of
 from ..core.scenario_io import LIMITS, ScenarioError, check_profile
 from ..core.specs import SPECS
@@ -53,14 +53,20 @@ DEFAULT_BURN_IN = (0.7, 30.0)
 ERROR_STYLE = "color: #b00020;"
 
 
+def _first_day(days: float) -> str:
+    return "day 1" if days >= 1.0 else "the window"
+
+
 def profile_summary(sc: Scenario) -> str:
     """The scenario's rates over its run in words: the multiplier at the start, at the end and on average."""
     if sc.rate_profile is None:
         return "Rates stay as set all through the run."
     p = pieces(sc.rate_profile, sc.days)
     mean = p.integral() / p.hours
+    day1 = mean_multiplier(sc.rate_profile, min(sc.days, 1.0))
     return (
-        f"x{p.multipliers[0]:.3g} at the start, x{p.multipliers[-1]:.3g} by day {sc.days:g}, "
+        f"x{p.multipliers[0]:.3g} at the start (x{day1:.3g} over {_first_day(sc.days)}), "
+        f"x{p.multipliers[-1]:.3g} by day {sc.days:g}, "
         f"x{mean:.3g} on average over the run ({len(p)} piece{'' if len(p) == 1 else 's'})."
     )
 
