@@ -348,7 +348,7 @@ def test_a_refused_flag_is_named_as_the_flag_once(capsys, argv, expected):
 
 
 def test_a_burn_in_says_its_first_day_beside_its_start(capsys):
-    """"x8.45 at the start" read as day 1's rate; day 1 averages x3.56: both are said, in the CLI and the window."""
+    """ "x8.45 at the start" read as day 1's rate; day 1 averages x3.56: both are said, in the CLI and the window."""
     from planner_gui.core.profiles import burn_in_profile, mean_multiplier
     from planner_gui.core.scenario_io import load_preset
     from planner_gui.ui.rates_panel import profile_summary

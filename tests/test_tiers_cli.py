@@ -372,3 +372,16 @@ def test_the_report_and_the_sensitivity_take_tier_scenarios():
     # Carlo where failures restore from both tiers (replicas in the same domain): no exact model to rank by.
     out = cli("sensitivity", "--preset", "h100-100k-inmemory", "--fast-placement", "same-domain", "--trials", "40")
     assert out.returncode == 0 and "paired Monte Carlo" in out.stdout, out.stderr
+
+
+def test_each_strategies_note_is_said_once():
+    """Row 4's note joined two notes, one of them row 3's: the third printed note repeated the first."""
+    out = cli("strategies", "--preset", "h100-100k", "--trials", "20", "--scale-gpus")
+    assert out.returncode == 0, out.stderr
+    notes = [line for line in out.stdout.splitlines() if line.startswith("Note: ")]
+    caveat = "a restore from memory (0.17 min) takes longer than one from storage"
+    assert sum(caveat in n for n in notes) == 1 and any("nothing restores from storage" in n for n in notes)
+    assert len(notes) == len(set(notes)) and not any(n.count("; ") > 2 for n in notes)
+    d = json.loads(cli("strategies", "--preset", "h100-100k", "--trials", "20", "--scale-gpus", "--json").stdout)
+    row4 = d["at_scale"][3]
+    assert len(row4["notes"]) == 2 and row4["note"] == "; ".join(row4["notes"])

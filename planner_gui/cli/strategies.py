@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ..core import fmt
-from ..core.tiers.strategies import SCALE_GPUS, comparable, compare_strategies, comparison_cost
+from ..core.tiers.strategies import SCALE_GPUS, comparable, compare_strategies, comparison_cost, distinct_notes
 from .flags import Parser, Progress, UsageError, add_scenario_flags, integer_arg, scenario_from_args
 
 __all__ = ["add_parser", "cmd_strategies"]
@@ -85,7 +85,7 @@ def table(doc: dict[str, Any]) -> str:
             f"restores {rest['fast']:,.0f} / {rest['persistent']:,.0f}; fast {fast}, persistent "
             f"{fmt.duration_hours(r['persistent_interval_min'] / 60.0)}"
         )
-    lines.extend(f"Note: {n}" for n in sorted({r["note"] for r in rows if r["note"]}))
+    lines.extend(f"Note: {n}" for n in distinct_notes(rows))
     across = doc["across_gpus"]
     if across["gpus"]:
         lines.append("")

@@ -39,7 +39,7 @@ from ..core.model import Scenario
 from ..core.results import HOURS_KEYS, HOURS_LABELS
 from ..core.scenario_io import ScenarioError, save
 from ..core.server import server_cwd, server_env
-from ..core.tiers.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable
+from ..core.tiers.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable, distinct_notes
 from .plot_items import PALETTE, CountAxis, PercentAxis, duration_text, pen
 from .plots import HOURS_COLORS
 
@@ -341,7 +341,7 @@ class StrategiesDialog(QDialog):
             for i, row in enumerate(rows)
             if row["error"] is not None
         )
-        notes = "".join(f"Note: {n}. " for n in sorted({row["note"] for row in rows if row["note"]}))
+        notes = "".join(f"Note: {n}. " for n in distinct_notes(rows))
         self.status.setText(  # what cannot be built first: the rest is the same every time
             (f"{missing} " if missing else "")
             + notes

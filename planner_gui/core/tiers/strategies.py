@@ -44,7 +44,15 @@ from ..sweep import Cost, at_gpus, run_cost
 from .model import restore_caveat
 from .run import tiers_of
 
-__all__ = ["STRATEGIES", "StrategyRow", "comparable", "compare_strategies", "comparison_cost", "strategy_scenarios"]
+__all__ = [
+    "STRATEGIES",
+    "StrategyRow",
+    "comparable",
+    "compare_strategies",
+    "comparison_cost",
+    "distinct_notes",
+    "strategy_scenarios",
+]
 
 #: The strategies, in the order a planner would adopt them.
 STRATEGIES = (
@@ -132,15 +140,22 @@ class StrategyRow:
     fast_interval_min: float | None
     persistent_interval_min: float | None
     error: str | None = None
-    note: str | None = None  # what the row's name does not say (e.g. a placement without replicas to place)
+    #: What the row's name does not say (e.g. a placement without replicas to place), one note each.
+    notes: tuple[str, ...] = ()
     #: With a training run: its ``time_to_train`` (days and cost, as ``run --json``'s).
     time_to_train: dict[str, Any] | None = None
+
+    @property
+    def note(self) -> str | None:
+        """The notes in one text (None without any)."""
+        return "; ".join(self.notes) if self.notes else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "strategy": self.name,
             "error": self.error,
             "note": self.note,
+            "notes": list(self.notes),
             "goodput": self.goodput,
             "goodput_sem": self.goodput_sem,
             "goodput_expected": self.goodput_expected,
@@ -224,12 +239,19 @@ def comparison_cost(
     return Cost(sum(c.events for c in costs), sum(c.seconds for c in costs))
 
 
+def distinct_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The notes of the rows (``StrategyRow.to_dict`` documents), each once, in the order the rows give them
+    (a note two rows share, and the notes of a row that has several, are said once each)."""
+    seen: dict[str, None] = {}
+    for row in rows:
+        for note in row.get("notes") or ([row["note"]] if row.get("note") else []):
+            seen.setdefault(note, None)
+    return list(seen)
+
+
 def _noted(rows: list[StrategyRow], names: Sequence[str], note: str) -> list[StrategyRow]:
     """``rows`` with ``note`` added to those named ``names``."""
-    return [
-        dataclasses.replace(r, note=note if r.note is None else f"{r.note}; {note}") if r.name in names else r
-        for r in rows
-    ]
+    return [dataclasses.replace(r, notes=(*r.notes, note)) if r.name in names else r for r in rows]
 
 
 def compare_strategies(
