@@ -809,22 +809,30 @@ def test_a_scheduler_address_that_is_not_dask_is_one_line_not_a_hang(tmp_path, c
     port = server.getsockname()[1]
     held = []
 
+    stop = threading.Event()
+    server.settimeout(0.1)  # closing the socket from here would not wake an accept() blocked in the thread
+
     def serve():
-        while True:
+        while not stop.is_set():
             try:
                 conn, _ = server.accept()
+            except TimeoutError:
+                continue
             except OSError:
                 return
             held.append(conn)
             if greeting:
                 conn.sendall(greeting)
 
-    threading.Thread(target=serve, daemon=True).start()
+    serving = threading.Thread(target=serve, daemon=True)
+    serving.start()
     p = write_spec(tmp_path, "[study]\ntrials = 20\n[vary]\ndetect_min = [1, 2]\n")
     t0 = time.monotonic()
     try:
         code = main(["study", str(p), "-o", str(tmp_path / "r.csv"), "--scheduler", f"tcp://127.0.0.1:{port}"])
     finally:
+        stop.set()
+        serving.join()
         server.close()
         for c in held:
             c.close()
