@@ -18,7 +18,8 @@ def dialog(qtbot):
     d = SparesDialog(Scenario(gpus=16_384, trials=40, days=10.0))
     qtbot.addWidget(d)
     qtbot.waitUntil(lambda: d.sizing_result is not None, timeout=60_000)
-    return d
+    yield d
+    d.done(0)  # as closing it does (never shown, close() would not): its worker thread ends
 
 
 #: control -> (new value, the Spares field it must change)
@@ -156,3 +157,30 @@ def test_a_background_job_that_outlives_its_dialog_neither_hangs_nor_reports(qtb
     bg._pool.shutdown(wait=True)
     qtbot.wait(50)
     assert got == []
+
+
+def test_a_background_job_stops_and_its_thread_ends_when_its_owner_is_deleted(qtbot):
+    """An owner deleted without being closed (a dialog never shown) left its worker thread waiting for jobs."""
+    import threading
+
+    from PySide6.QtCore import QObject
+
+    from planner_gui.ui.background import Background
+
+    owner = QObject()
+    started, stopped = threading.Event(), threading.Event()
+    before = set(threading.enumerate())
+
+    def job(should_stop):
+        started.set()
+        while not should_stop():
+            stopped.wait(0.01)
+        stopped.set()
+
+    Background(owner, lambda req, out: None).run(job)
+    assert started.wait(10)
+    worker = next(t for t in set(threading.enumerate()) - before)
+    owner.deleteLater()
+    qtbot.waitUntil(stopped.is_set, timeout=10_000)
+    worker.join(10)
+    assert not worker.is_alive()

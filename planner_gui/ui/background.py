@@ -32,16 +32,22 @@ class Background:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         self._stop = threading.Event()
         self.request = 0
+        # An owner deleted without being closed (a dialog never shown) must not leave the worker thread waiting
+        # for jobs: its relay's end stops the running job and ends the thread. (Nothing of self in the slot: the
+        # relay must not keep this object alive.)
+        self._gone = gone = threading.Event()
+        pool = self._pool
+        self._relay.destroyed.connect(lambda *_: (gone.set(), pool.shutdown(wait=False, cancel_futures=True)))
 
     def run(self, job: Callable[[Callable[[], bool]], object]) -> int:
         self._stop.set()
         self._stop = stop = threading.Event()
         self.request += 1
-        req, relay = self.request, self._relay
+        req, relay, gone = self.request, self._relay, self._gone
 
         def work() -> None:
             try:
-                out: object = job(stop.is_set)
+                out: object = job(lambda: stop.is_set() or gone.is_set())
             except Exception as exc:  # shown by the owner, never raised in the thread
                 out = exc
             try:
