@@ -37,7 +37,12 @@ class Background:
         # relay must not keep this object alive.)
         self._gone = gone = threading.Event()
         pool = self._pool
-        self._relay.destroyed.connect(lambda *_: (gone.set(), pool.shutdown(wait=False, cancel_futures=True)))
+
+        def owner_gone(*_: object) -> None:
+            gone.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+
+        self._relay.destroyed.connect(owner_gone)
 
     def run(self, job: Callable[[Callable[[], bool]], object]) -> int:
         self._stop.set()
