@@ -539,3 +539,37 @@ def test_duration_axis_labels_never_run_together_in_a_narrow_range(qapp):
                 assert len(labelled) >= 2, (lo, width, size)
                 assert len({t for _, t in labelled}) == len(labelled), (lo, width, size, labelled)
                 assert (px >= _LABEL_PX - 1e-6).all(), (lo, width, size, labelled)
+
+
+def test_the_filter_box_shows_the_inputs_matching_a_word_and_clearing_it_restores_the_panel(make_window):
+    """The inputs panel is several screens long: a word keeps the rows whose words match it."""
+    from PySide6.QtWidgets import QGroupBox, QWidget
+
+    win = make_window()
+    panel = win.controls
+    everything = {w: w.isVisibleTo(panel) for w in panel.findChildren(QWidget)}
+    box = find(win, object, "inputsFilter")
+    from planner_gui.ui.input_filter import words_of
+
+    swap = next(c for c in panel.spares.controls if "swap" in words_of(c))
+    box.setText("swap")
+    note = find(win, object, "inputsFilterNote")
+    assert note.isVisibleTo(panel) and "match 'swap'" in note.text()
+    assert panel.spares.isVisibleTo(panel) and swap.isVisibleTo(panel)
+    assert not panel.values["detect_min"].isVisibleTo(panel) and not panel.values["gpus"].isVisibleTo(panel)
+    tops = [g for g in panel.findChildren(QGroupBox) if isinstance(g.parentWidget(), QWidget)]
+    shown = [g.title() for g in tops if g.isVisibleTo(panel) and g.parentWidget() is panel.widget()]
+    assert shown == [panel.spares.title()], shown
+    box.setText("detection")
+    assert panel.values["detect_min"].isVisibleTo(panel) and not panel.values["gpus"].isVisibleTo(panel)
+    box.setText("HBM")  # a component inside a folded category: its category opens
+    hbm = panel.comp_rows["GPU HBM3 Memory"]
+    assert hbm.isVisibleTo(panel) and not panel.values["detect_min"].isVisibleTo(panel)
+    box.setText("no such input at all")
+    assert note.text() == "No input matches 'no such input at all'"
+    box.clear()
+    assert not note.isVisibleTo(panel)
+    changed = [w.objectName() for w, was in everything.items() if w.isVisibleTo(panel) != was and w is not note]
+    # Only the folding category opened by the search may differ from before (it stays open).
+    assert all(not name or "omponent" in name or "Collapsible" in name for name in changed), changed
+    assert panel.values["gpus"].isVisibleTo(panel) and panel.values["detect_min"].isVisibleTo(panel)

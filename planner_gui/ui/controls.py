@@ -27,6 +27,7 @@ from ..core import fmt
 from ..core.inputs import Inputs
 from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
 from ..core.specs import SPECS
+from .input_filter import InputFilter
 from .rates_panel import RatesFromDataPanel
 from .spares_controls import SparesBox
 from .storage_controls import StorageBox
@@ -106,6 +107,7 @@ class ControlsPanel(QScrollArea):
         self.cat_mult: dict[str, ValueControl] = {}
         body = QWidget()
         self._layout = QVBoxLayout(body)
+        self._build_filter()
         self._build_name()
         self._build_cluster()
         self._build_rates()
@@ -128,6 +130,9 @@ class ControlsPanel(QScrollArea):
         self._build_monte_carlo()
         self._layout.addStretch(1)
         self.setWidget(body)
+        items = [self._layout.itemAt(i) for i in range(self._layout.count())]
+        groups = [w for w in (item.widget() for item in items if item is not None) if w is not None]
+        self._filter = InputFilter(groups, keep=[self.filter_box])
         inputs.changed.connect(self._follow)
         self._follow(frozenset({"*"}))
 
@@ -148,6 +153,36 @@ class ControlsPanel(QScrollArea):
         self.values[field] = control
         lay.addWidget(control)
         return control
+
+    def _build_filter(self) -> None:
+        """A box that keeps the inputs matching a word (the panel is several screens long)."""
+        self.filter_box = QWidget()
+        lay = QVBoxLayout(self.filter_box)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.filter = QLineEdit()
+        self.filter.setObjectName("inputsFilter")
+        self.filter.setPlaceholderText("Filter inputs: a word (swap, detection, HBM, replica...)")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._filter_changed)
+        self.filter_note = QLabel("")
+        self.filter_note.setObjectName("inputsFilterNote")
+        self.filter_note.setVisible(False)
+        mark_secondary(self.filter_note)
+        lay.addWidget(self.filter)
+        lay.addWidget(self.filter_note)
+        self._layout.addWidget(self.filter_box)
+
+    def _filter_changed(self, text: str) -> None:
+        found = self._filter.apply(text)
+        words = " ".join(text.split())
+        if not words:
+            self.filter_note.setVisible(False)
+            return
+        shown = fmt.clean(words, 40)
+        self.filter_note.setText(
+            f"{found} row{'' if found == 1 else 's'} match '{shown}'" if found else f"No input matches '{shown}'"
+        )
+        self.filter_note.setVisible(True)
 
     def _build_name(self) -> None:
         lay = self._group("Scenario")
