@@ -1,7 +1,7 @@
 """A slow, readable, event-by-event simulator of the model with rates that vary: the reference the
 vectorized engine is checked against (``tests/test_rates.py``).
 
-It is written from the model's words (README, "The model"), not from the engine:
+It is written from the model's words (docs/how-it-works.md, "The model"), not from the engine:
 
 * the trial first draws its components' rates when the rates are uncertain: a component with evidence
   ``count`` over ``exposure`` GPU-hours has the posterior Gamma(shape ``count + 1/2``, rate ``exposure``),

@@ -8,7 +8,7 @@ words, not from the vectorized code.
 3. Closed forms for special cases: :func:`unplanned_only_expected_hours` and
    :func:`planned_only_expected_hours`.
 
-The model (README "The model"): unplanned interruptions (rate ``lam``) and planned ones (rate ``mu``)
+The model (docs/how-it-works.md "The model"): unplanned interruptions (rate ``lam``) and planned ones (rate ``mu``)
 are independent Poisson processes in wall-clock time, whatever the job is doing. The job starts at time
 0 computing from scratch; it computes ``tau`` hours, then writes a blocking checkpoint for ``c`` hours,
 and repeats. An unplanned interruption loses the work since the last completed checkpoint and the job is

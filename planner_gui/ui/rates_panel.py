@@ -47,7 +47,7 @@ __all__ = ["MODES", "RatesFromDataPanel", "profile_summary"]
 #: The ways the rates can run over the window, as the mode box names them.
 MODES = ("Constant", "Burn-in of a new cluster", "Multipliers by day")
 CONSTANT, BURN_IN, TABLE = range(3)
-#: Where the burn-in's boxes start (the example of the README and ``--burn-in``).
+#: Where the burn-in's boxes start (the example of docs/cli.md and ``--burn-in``).
 DEFAULT_BURN_IN = (0.7, 30.0)
 #: Shown in place of a summary when the table does not hold a valid profile.
 ERROR_STYLE = "color: #b00020;"
