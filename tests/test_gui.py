@@ -361,7 +361,7 @@ def test_a_time_to_train_too_long_to_simulate_is_refused_before_it_is_sent(make_
     win.inputs.update(gpus=10_000_000)
     assert win.banner.isVisible() and not win.compute.busy
     text = win.stale_label.text()
-    assert "cannot be computed" in text and "training: about" in text and "ScenarioError" not in text
+    assert "cannot be computed" in text and "Training run: about" in text and "ScenarioError" not in text
     assert not win.restart_button.isVisible()
     win.inputs.update(gpus=100_000)
     qtbot.waitUntil(lambda: not win.banner.isVisible(), timeout=60_000)  # computed again
@@ -530,3 +530,16 @@ def test_a_remembered_size_is_restored_only_where_it_fits(make_window, monkeypat
     third = make_window()
     assert (third.width(), third.height()) != (1900, 1050)
     assert third.width() <= room.width() and third.height() <= room.height()
+
+
+def test_a_refusal_in_the_window_names_the_inputs_as_the_window_labels_them(make_window):
+    """It showed the file's field paths ("spares.recovery_mode: ...", "trials: ...")."""
+    from planner_gui.core.spares.model import Spares
+
+    win = make_window()
+    win.inputs.update(spares=Spares(recovery_mode="continue", replica_gpus=16_384))  # one replica: cannot continue
+    assert win.banner.isVisible()
+    assert "Spares and repairs: continue needs two replicas or more" in win.stale_label.text()
+    assert "spares." not in win.stale_label.text() and "spares." not in win.status.text()
+    win.inputs.update(spares=None, gpus=10_000_000, days=3650.0, trials=100_000)
+    assert "Trials: about" in win.status.text() and "at most" in win.status.text()

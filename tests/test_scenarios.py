@@ -361,3 +361,21 @@ def test_huge_limits_read_as_written_not_as_float_digits():
         check_number("training.train_flops", -1.0)
     with pytest.raises(ScenarioError, match=r"from 1 to 10,000,000"):
         check_number("gpus", 0)
+
+
+@pytest.mark.parametrize("gpus,days", [(10_000_000, 3650.0), (1_048_576, 365.0)])
+def test_a_simulation_too_large_names_the_most_trials_that_run(gpus, days):
+    """A refusal names the nearest setting that runs: the most trials at these GPUs and days, which do run."""
+    import re
+
+    from planner_gui.core.scenario_io import validate
+
+    sc = load_preset("llama3-405b").replace(gpus=gpus, days=days, trials=100_000)
+    with pytest.raises(ScenarioError) as err:
+        validate(sc)
+    m = re.search(r"at most ([\d,]+) trials run at these GPUs and days", str(err.value))
+    assert m, str(err.value)
+    most = int(m[1].replace(",", ""))
+    assert validate(sc.replace(trials=most)).trials == most
+    with pytest.raises(ScenarioError):
+        validate(sc.replace(trials=most + 1))

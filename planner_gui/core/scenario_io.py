@@ -248,7 +248,7 @@ def check_size(scenario: Scenario) -> None:
         if points > MAX_GENERAL_POINTS:
             raise ScenarioError(
                 f"trials: about {points:.3g} interruptions, repairs and returns to simulate, over the limit of "
-                f"{MAX_GENERAL_POINTS:.3g}; use fewer trials, days or GPUs"
+                f"{MAX_GENERAL_POINTS:.3g}; {_nearest_trials(scenario.trials, points, MAX_GENERAL_POINTS)}"
             )
         return
     lam = mean_job_rate(scenario) * pieces(scenario.rate_profile, scenario.days).integral() / scenario.hours
@@ -256,7 +256,7 @@ def check_size(scenario: Scenario) -> None:
     if events > MAX_TOTAL_EVENTS:
         raise ScenarioError(
             f"trials: about {events:.3g} interruptions to simulate, over the limit of {MAX_TOTAL_EVENTS:.3g}; "
-            "use fewer trials, days or GPUs"
+            f"{_nearest_trials(scenario.trials, events, MAX_TOTAL_EVENTS)}"
         )
     count = len(pieces(scenario.rate_profile, scenario.days)) * scenario.trials
     if count > MAX_TOTAL_PIECES:
@@ -527,6 +527,14 @@ def _check_storage_write(scenario: Scenario) -> None:
             f"storage: a checkpoint would take {scenario.write_s:.3g} s to write (gpus x checkpoint_gb_per_gpu / "
             f"storage_gb_s), over the limit of {fmt_number(hi)} s; use faster storage or smaller checkpoints"
         )
+
+
+def _nearest_trials(trials: int, amount: float, limit: float) -> str:
+    """What runs instead of a simulation too large: the most trials that fit at these GPUs and days."""
+    most = math.floor(trials * limit / amount)
+    if most >= 1:
+        return f"at most {most:,} trials run at these GPUs and days (or use fewer days or GPUs)"
+    return "even one trial is over it: use fewer days or GPUs"
 
 
 def validate(scenario: Scenario) -> Scenario:

@@ -7,6 +7,7 @@ or a label is written once.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .model import DEFAULT_NOTES
@@ -19,8 +20,10 @@ __all__ = [
     "MAX_TOTAL_EVENTS",
     "MAX_TOTAL_PIECES",
     "MIN_INTERVAL_MIN",
+    "SECTION_LABELS",
     "SPECS",
     "InputSpec",
+    "labelled",
 ]
 
 #: Bounds on the checkpoint interval, minutes ('optimal' is clamped to them): 0.6 s to a year.
@@ -365,3 +368,29 @@ SPECS: dict[str, InputSpec] = {
 
 #: (low, high, integer) for each numeric field, inclusive: what validation checks.
 LIMITS: dict[str, tuple[float, float, bool]] = {f: (s.lo, s.hi, s.integer) for f, s in SPECS.items()}
+
+
+#: The window's name of each section of a scenario file, for a message about a field without a control of its
+#: own there (the recovery mode is a list in "Spares and repairs").
+SECTION_LABELS = {
+    "spares": "Spares and repairs",
+    "tiers": "Recovery tiers",
+    "training": "Training run",
+    "storage": "Checkpoint storage",
+    "rate_uncertainty": "Rate uncertainty",
+    "rate_profile": "Rates over the run",
+    "components": "Failure rates",
+}
+
+
+def labelled(message: str) -> str:
+    """A message that starts with a scenario field's path ("spares.min_gpus: ...", "trials: ...") with the
+    path said as the window labels the input ("Shrink to: ..."); any other message as it is."""
+    head, sep, rest = message.partition(": ")
+    if not sep or not re.fullmatch(r"[a-z_]+(\.[a-z_]+)*", head):
+        return message
+    spec = SPECS.get(head.rsplit(".", 1)[-1])
+    if spec is not None:
+        return f"{spec.label}: {rest}"
+    section = SECTION_LABELS.get(head.split(".", 1)[0])
+    return f"{section}: {rest}" if section is not None else message

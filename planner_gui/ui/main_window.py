@@ -36,6 +36,7 @@ from ..core.inputs import COMPUTED_FIELDS, Inputs, describe_changes
 from ..core.model import Scenario
 from ..core.plan import FULL, PREVIEW, PlanResult
 from ..core.scenario_io import DEFAULT_PRESET, ScenarioError, load_preset, preset_titles, validate
+from ..core.specs import labelled
 from ..core.training import check_training_size
 from .collector import collect_on_gui_thread
 from .compute import ComputeController
@@ -389,8 +390,9 @@ class MainWindow(FileWindow):
         except ScenarioError as exc:
             self._preview_wanted = self._full_wanted = False
             self._refused = True
-            self._stale_reason = f"The current inputs cannot be computed: {fmt.clean(str(exc), 300)}"
-            self.status.setText(f"Cannot compute: {fmt.clean(str(exc), 300)}")
+            why = fmt.clean(labelled(str(exc)), 300)  # said as the window labels the inputs, not as file keys
+            self._stale_reason = f"The current inputs cannot be computed: {why}"
+            self.status.setText(f"Cannot compute: {why}")
             self._refresh_staleness()
             return
         self._stale_reason = ""

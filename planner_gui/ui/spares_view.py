@@ -30,6 +30,7 @@ from ..core.params import resolve
 from ..core.spares.exact import recommended_spares, repair_quantile
 from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, repair_hours_of, spares_params
 from ..core.spares.run import SizingResult, check_spares_fit, sizing, sizing_counts
+from ..core.specs import labelled
 from .background import Background
 from .collector import collect_on_gui_thread
 from .widgets import DoubleSpinBox, SpinBox
@@ -200,7 +201,7 @@ class SparesDialog(QDialog):
         except ValueError as exc:
             self._background.cancel()
             self._clear()
-            self.summary.setText(f"Cannot compute: {exc}")
+            self.summary.setText(f"Cannot compute: {labelled(str(exc))}")
             return
         # The job sees the inputs and a stop flag only, never this dialog (see .background).
         self._background.run(lambda stop: sizing(sc, sp, sizing_counts(sc, sp, WINDOW_POINTS), should_stop=stop))
@@ -211,8 +212,8 @@ class SparesDialog(QDialog):
         if isinstance(result, Exception):
             if type(result).__name__ != "Cancelled":
                 self._clear()
-                self.summary.setText(f"Cannot compute: {result}")
-                QMessageBox.warning(self, "Spare-pool sizing", f"Cannot compute: {result}")
+                self.summary.setText(f"Cannot compute: {labelled(str(result))}")
+                QMessageBox.warning(self, "Spare-pool sizing", f"Cannot compute: {labelled(str(result))}")
             return
         assert isinstance(result, SizingResult)
         self.sizing_result = result
