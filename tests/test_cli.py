@@ -360,3 +360,14 @@ def test_a_burn_in_says_its_first_day_beside_its_start(capsys):
     assert f"x{profile[0][1]:.3g} at the start (x{day1:.3g} over day 1)" in out
     sc = load_preset("llama3-405b").replace(rate_profile=profile)
     assert f"x{profile[0][1]:.3g} at the start (x{day1:.3g} over day 1)" in profile_summary(sc)
+
+
+def test_the_storage_flag_is_spelt_as_the_file_key_too(capsys):
+    """--storage-gbps sat beside the file key storage_gb_s: --storage-gb-s is the same flag."""
+    runs = []
+    for flag in ("--storage-gbps", "--storage-gb-s"):
+        argv = ["run", "--gpus", "100000", "--checkpoint-gb-per-gpu", "4", flag, "2000", "--trials", "20", "--json"]
+        code, out, _ = _main_out(argv, capsys)
+        assert code == 0
+        runs.append(json.loads(out))
+    assert runs[0] == runs[1] and runs[0]["scenario"]["storage"]["storage_gb_s"] == 2000

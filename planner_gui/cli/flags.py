@@ -358,7 +358,14 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         metavar="G",
         help="checkpoint size per GPU, GB; with --storage-gbps it sets the write (GPUs x G / B)",
     )
-    p.add_argument("--storage-gbps", type=number_arg, metavar="B", help="storage write bandwidth, GB/s (all GPUs)")
+    p.add_argument(
+        "--storage-gbps",
+        "--storage-gb-s",
+        dest="storage_gbps",
+        type=number_arg,
+        metavar="B",
+        help="storage write bandwidth, GB/s (all GPUs; the file's storage.storage_gb_s)",
+    )
     p.add_argument("--trials", type=integer_arg, metavar="K", help="Monte Carlo trials")
     p.add_argument("--seed", type=integer_arg, metavar="S", help="random seed")
     add_rate_flags(p)
