@@ -165,14 +165,25 @@ def test_the_modes_dialog_draws_every_legend_entry(make_window, qtbot):
     dlg.close()
 
 
-def test_mode_scenarios_scale_the_pool_and_fit_the_replica():
-    sc = load_preset("llama3-405b").replace(spares=Spares(spare_nodes=20, replica_gpus=2048))
+def test_mode_scenarios_keep_the_pools_service_and_fit_the_replica():
+    """At each count the pool is the smallest in which as many node-losing failures find a spare as in the
+    scenario's pool (a pool scaled by its share of nodes made the restart curve wobble), and the counts run from
+    two replicas to four times the scenario's GPUs."""
+    from planner_gui.core.spares.exact import p_no_spare
+    from planner_gui.core.spares.model import spares_params
+
+    sc = load_preset("llama3-405b").replace(gpus=100_000, spares=Spares(spare_nodes=89, replica_gpus=2048))
     counts = mode_counts(sc)
-    assert np.all(counts % 2048 == 0) and counts[0] >= 1024
-    big = mode_scenario(sc, 32_768, "continue")
-    assert big.spares.spare_nodes == 40 and big.spares.recovery_mode == "continue"
-    small = mode_scenario(sc, 1024, "restart")
-    assert small.spares.replica_gpus == 1024 and small.spares.spare_nodes == 2
+    assert np.all(counts % 2048 == 0) and counts[0] == 4096 and counts[-1] >= 4 * 100_000 - 2048
+    served = 1.0 - p_no_spare(spares_params(sc, sc.spares, 60.0), 89)
+    for n in (8192, 13_312, 20_480, 400_384):
+        m = mode_scenario(sc, n, "restart")
+        law = spares_params(m, m.spares, 60.0)
+        pool = m.spares.spare_nodes
+        assert 1.0 - p_no_spare(law, pool) >= served - 1e-12, n
+        assert pool == 0 or 1.0 - p_no_spare(law, pool - 1) < served, n  # the smallest that serves as well
+    small = mode_scenario(sc, 1024, "continue")
+    assert small.spares.replica_gpus == 1024 and small.spares.recovery_mode == "continue"
 
 
 def test_planning_and_the_report_rank_spares_by_paired_monte_carlo(make_window, qtbot, tmp_path):
