@@ -184,3 +184,17 @@ def test_a_background_job_stops_and_its_thread_ends_when_its_owner_is_deleted(qt
     qtbot.waitUntil(stopped.is_set, timeout=10_000)
     worker.join(10)
     assert not worker.is_alive()
+
+
+def test_each_marker_can_be_told_from_the_curves_it_sits_on(dialog):
+    """The cheapest pool's marker was the cost curve's green: on the curve and in the legend it could not be
+    told from it. Every marker's fill is a colour no curve of its plot is drawn in."""
+    import pyqtgraph as pg
+
+    plot = dialog.plot_cost
+    curve_colours = {
+        item.opts["pen"].color().name() for item in plot.listDataItems() if isinstance(item, pg.PlotDataItem)
+    }
+    for name, mark in dialog.marks.items():
+        fill = mark.opts["brush"].color().name()
+        assert fill not in curve_colours, (name, fill, curve_colours)

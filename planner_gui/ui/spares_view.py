@@ -144,11 +144,18 @@ class SparesDialog(QDialog):
             ),
         }
         self.marks = {
-            "cheapest": pg.ScatterPlotItem(name="cheapest pool", symbol="o", size=11, brush=pg.mkBrush("#2ca02c")),
+            # Not the cost curve's green: on the curve a green dot could not be told from it, in the legend
+            # neither (the legend's sample sat on a line of the same colour).
+            "cheapest": pg.ScatterPlotItem(
+                name="cheapest pool", symbol="star", size=15, brush=pg.mkBrush("#ffbf00"), pen=pg.mkPen("#3d2e00")
+            ),
             "target": pg.ScatterPlotItem(name="99% find a spare", symbol="t", size=12, brush=pg.mkBrush("#ff7f0e")),
         }
         self.plot_cost.addItem(self.marks["cheapest"])
         self.plot_cost.addItem(self.marks["target"])
+        # Four entries in one column reached down to the flat end of the cost curve, and the legend's marker
+        # samples sat among the real markers: two columns keep the legend above the curve.
+        self.legends[2].setColumnCount(2)
 
         row = QHBoxLayout(self)
         side = QWidget()
