@@ -71,12 +71,34 @@ SESSION_THREADS = (
 )
 
 
-def leftovers(threads_before: set[threading.Thread], grace: float = LEFTOVER_GRACE_S) -> list[str]:
+#: Processes that live for the whole session once something starts them (not a test's): by their command line.
+SESSION_PROCESSES = (
+    "multiprocessing.resource_tracker",  # one per interpreter, started by the first pool or shared memory
+    "multiprocessing.forkserver",  # one per interpreter, started by the first forkserver pool
+)
+
+
+def _children() -> dict[int, psutil.Process]:
+    return {p.pid: p for p in psutil.Process().children(recursive=True)}
+
+
+def _session_process(proc: psutil.Process) -> bool:
+    try:
+        line = " ".join(proc.cmdline())
+    except psutil.Error:
+        return True  # gone already
+    return any(name in line for name in SESSION_PROCESSES)
+
+
+def leftovers(
+    threads_before: set[threading.Thread], grace: float = LEFTOVER_GRACE_S, children_before: set[int] | None = None
+) -> list[str]:
     """What a test left running: child processes of this one and threads that were not there before it,
     once each had ``grace`` seconds to end. The processes found are killed (so one bad test does not
     spoil the rest)."""
     found = []
-    kids = psutil.Process().children(recursive=True)
+    before = children_before or set()
+    kids = [p for pid, p in _children().items() if pid not in before and not _session_process(p)]
     _, alive = psutil.wait_procs(kids, timeout=grace)
     for proc in alive:
         try:
@@ -110,9 +132,9 @@ def _open_windows() -> list[str]:
 @pytest.fixture(autouse=True)
 def _nothing_left_behind(request):
     """Fail the test that leaves a process, a thread or a shown window behind it."""
-    threads = set(threading.enumerate())
+    threads, children = set(threading.enumerate()), set(_children())
     yield
-    left = leftovers(threads) + _open_windows()
+    left = leftovers(threads, children_before=children) + _open_windows()
     if left:
         pytest.fail(f"{request.node.nodeid} left running: {', '.join(left)}", pytrace=False)
 
