@@ -198,3 +198,18 @@ def test_each_marker_can_be_told_from_the_curves_it_sits_on(dialog):
     for name, mark in dialog.marks.items():
         fill = mark.opts["brush"].color().name()
         assert fill not in curve_colours, (name, fill, curve_colours)
+
+
+def test_a_background_shut_down_starts_nothing(qtbot):
+    """A dialog's debounce timer fired after it was closed: run() then raised "cannot schedule new futures"."""
+    from PySide6.QtCore import QObject
+
+    from planner_gui.ui.background import Background
+
+    owner = QObject()
+    done = []
+    bg = Background(owner, lambda req, out: done.append(out))
+    bg.shutdown()
+    bg.run(lambda stop: "ran")
+    qtbot.wait(50)
+    assert done == []

@@ -32,6 +32,7 @@ class Background:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         self._stop = threading.Event()
         self.request = 0
+        self._closed = False
         # An owner deleted without being closed (a dialog never shown) must not leave the worker thread waiting
         # for jobs: its relay's end stops the running job and ends the thread. (Nothing of self in the slot: the
         # relay must not keep this object alive.)
@@ -45,6 +46,10 @@ class Background:
         self._relay.destroyed.connect(owner_gone)
 
     def run(self, job: Callable[[Callable[[], bool]], object]) -> int:
+        """Start ``job`` (after :meth:`shutdown`, or once the owner is gone, nothing starts: a timer of a dialog
+        being closed may still ask)."""
+        if self._closed or self._gone.is_set():
+            return self.request
         self._stop.set()
         self._stop = stop = threading.Event()
         self.request += 1
@@ -69,5 +74,6 @@ class Background:
         self.request += 1
 
     def shutdown(self) -> None:
+        self._closed = True
         self.cancel()
         self._pool.shutdown(wait=False, cancel_futures=True)
