@@ -1,5 +1,6 @@
-"""Shared test setup: Qt runs offscreen, settings go to a temporary folder, and no test may leave a process,
-a thread (a timer thread too) or a window behind: :func:`_nothing_left_behind` fails the test that does."""
+"""Shared test setup: Qt runs offscreen, settings go to a temporary folder, and no test may leave a thread (a
+timer thread too) or a window behind, nor a test module a process: :func:`_nothing_left_behind` fails the test
+that does, :func:`_no_process_left_behind` the module."""
 
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ SESSION_THREADS = (
     "Profile",  # distributed's sampling profiler of its own event loop thread, per process
     "IO loop",  # distributed's shared event loop thread for synchronous clients
     "AsyncProcess",  # distributed's process watcher (ends with the process it watches)
+    "QueueFeederThread",  # a multiprocessing queue's feeder (Dask's nanny), ends when its queue is collected
 )
 
 
@@ -82,7 +84,8 @@ def _children() -> dict[int, psutil.Process]:
     return {p.pid: p for p in psutil.Process().children(recursive=True)}
 
 
-def _session_process(proc: psutil.Process) -> bool:
+def session_process(proc: psutil.Process) -> bool:
+    """A process-wide helper of multiprocessing (see :data:`SESSION_PROCESSES`), not a test's."""
     try:
         line = " ".join(proc.cmdline())
     except psutil.Error:
@@ -98,7 +101,7 @@ def leftovers(
     spoil the rest)."""
     found = []
     before = children_before or set()
-    kids = [p for pid, p in _children().items() if pid not in before and not _session_process(p)]
+    kids = [p for pid, p in _children().items() if pid not in before and not session_process(p)]
     _, alive = psutil.wait_procs(kids, timeout=grace)
     for proc in alive:
         try:
@@ -131,10 +134,21 @@ def _open_windows() -> list[str]:
 
 @pytest.fixture(autouse=True)
 def _nothing_left_behind(request):
-    """Fail the test that leaves a process, a thread or a shown window behind it."""
-    threads, children = set(threading.enumerate()), set(_children())
+    """Fail the test that leaves a thread or a shown window behind it (its processes: see the next)."""
+    threads = set(threading.enumerate())
     yield
-    left = leftovers(threads, children_before=children) + _open_windows()
+    left = leftovers(threads, children_before=set(_children())) + _open_windows()  # threads only
+    if left:
+        pytest.fail(f"{request.node.nodeid} left running: {', '.join(left)}", pytrace=False)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_process_left_behind(request):
+    """Fail the module whose tests (or fixtures) leave a process behind them: checked when the module ends, after
+    its module-wide fixtures (a Dask cluster shared by its tests) have closed."""
+    children = set(_children())
+    yield
+    left = [x for x in leftovers(set(threading.enumerate()), children_before=children) if x.startswith("process")]
     if left:
         pytest.fail(f"{request.node.nodeid} left running: {', '.join(left)}", pytrace=False)
 

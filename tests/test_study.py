@@ -297,7 +297,7 @@ def test_the_process_pool_gives_the_same_rows_as_one_process(tmp_path):
 def cluster():
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
     ) as c:
         yield c
 
@@ -881,12 +881,20 @@ def test_least_of_an_empty_column_says_so(tmp_path, capsys):
 # -- stopping at any moment (the pool of its own: nothing left to wait for at exit) ------------------------
 
 
-def _live_children() -> list:
+def _live_children(before: set[int]) -> list:
+    """Child processes of this one, not among ``before`` (a module's Dask cluster), alive 10 s from now."""
     import psutil
+    from conftest import session_process
 
-    kids = psutil.Process().children(recursive=True)
+    kids = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and not session_process(p)]
     _, alive = psutil.wait_procs(kids, timeout=10)
     return alive
+
+
+def _children_now() -> set[int]:
+    import psutil
+
+    return {p.pid for p in psutil.Process().children(recursive=True)}
 
 
 def test_a_study_stopped_in_process_leaves_no_worker_process_or_thread(tmp_path):
@@ -898,7 +906,7 @@ def test_a_study_stopped_in_process_leaves_no_worker_process_or_thread(tmp_path)
     text = SMALL.replace("samples = 6", "samples = 64").replace("trials = 40", "trials = 200")
     spec = read_spec(write_spec(tmp_path, text))
     store = ResultStore(tmp_path / "r.csv", study_meta(spec, design_size(spec)), fresh=True)
-    threads = set(threading.enumerate())
+    threads, before = set(threading.enumerate()), _children_now()
     calls = []
 
     def stop_on_first_rows(done, total, start):
@@ -912,7 +920,7 @@ def test_a_study_stopped_in_process_leaves_no_worker_process_or_thread(tmp_path)
     finally:
         store.close()
     assert 0 < read_results(tmp_path / "r.csv").rows < 64
-    assert not _live_children()
+    assert not _live_children(before)
     assert set(threading.enumerate()) <= threads
 
 
@@ -922,7 +930,12 @@ def test_a_worker_that_dies_is_one_line_and_the_pool_is_stopped(tmp_path, monkey
     def dying(task):
         os._exit(9)  # a worker killed mid-task (out of memory, say)
 
+    import multiprocessing
+
     monkeypatch.setattr(runners, "run_chunk", dying)
+    # Forked workers see the patch (with other threads about, the pool would start fresh interpreters).
+    monkeypatch.setattr(runners, "_context", lambda: multiprocessing.get_context("fork"))
+    before = _children_now()
     spec = read_spec(write_spec(tmp_path, SMALL))
     store = ResultStore(tmp_path / "r.csv", study_meta(spec, design_size(spec)), fresh=True)
     try:
@@ -930,7 +943,7 @@ def test_a_worker_that_dies_is_one_line_and_the_pool_is_stopped(tmp_path, monkey
             runners._run_pool(spec, list(range(6)), 2, lambda rows: None)
     finally:
         store.close()
-    assert not _live_children()
+    assert not _live_children(before)
 
 
 def _spin(seconds: float) -> subprocess.Popen:
