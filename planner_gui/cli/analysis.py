@@ -52,6 +52,9 @@ MIN_FACTOR, MAX_FACTOR = 0.01, 100.0
 
 
 def _signed(v: float, digits: int = 2) -> str:
+    """Signed, with the digits that keep a small change from reading "-0.00" (the window's readout alike)."""
+    if v != 0 and abs(v) < 0.5 * 10**-digits:
+        return f"{v:+.2g}"
     return f"{v:+.{digits}f}"
 
 

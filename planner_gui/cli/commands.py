@@ -89,7 +89,7 @@ def report(res: SimulationResult) -> str:
         *_rate_lines(res, d),
         f"Where the {window_h} hours went: "
         + ", ".join(f"{hours_label(k, sc)} {v:,.1f}" for k, v in hours.items()).replace("useful compute", "useful", 1),
-        f"Lost GPU-hours           {fmt.compact(lost['mean'])} ({fmt.money(d['lost_cost_usd'])} at "
+        f"Not spent training       {fmt.compact(lost['mean'])} ({fmt.money(d['lost_cost_usd'])} at "
         f"${sc.gpu_hour_cost_usd:,.2f} per GPU-hour)",
         *(_training_lines(res.time_to_train, sc) if res.time_to_train is not None else ()),
         "Top causes               " + ", ".join(f"{fmt.clean(n, 40)} {v:,.1f}" for n, v in top),

@@ -180,7 +180,7 @@ class ControlsPanel(QScrollArea):
             return
         shown = fmt.clean(words, 40)
         self.filter_note.setText(
-            f"{found} row{'' if found == 1 else 's'} match '{shown}'" if found else f"No input matches '{shown}'"
+            f"{found} row{' matches' if found == 1 else 's match'} '{shown}'" if found else f"No input matches '{shown}'"
         )
         self.filter_note.setVisible(True)
 
