@@ -179,9 +179,8 @@ class ControlsPanel(QScrollArea):
             self.filter_note.setVisible(False)
             return
         shown = fmt.clean(words, 40)
-        self.filter_note.setText(
-            f"{found} row{' matches' if found == 1 else 's match'} '{shown}'" if found else f"No input matches '{shown}'"
-        )
+        matches = "1 row matches" if found == 1 else f"{found} rows match"
+        self.filter_note.setText(f"{matches} '{shown}'" if found else f"No input matches '{shown}'")
         self.filter_note.setVisible(True)
 
     def _build_name(self) -> None:
