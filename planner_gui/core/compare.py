@@ -198,8 +198,10 @@ def show_value(value: float | None, unit: str, signed: bool = False, missing: st
 
 def comparison_table(doc: dict[str, Any]) -> str:
     """The comparison as a plain-text table: a column per scenario, differences from the first."""
+    full = [fmt.clean(s["name"], 200) for s in doc["scenarios"]]
     names = [fmt.clean(s["name"], 30) for s in doc["scenarios"]]
-    if len(set(names)) < len(names):  # names alike once shortened: number the columns
+    numbered = len(set(names)) < len(names) or names != full
+    if numbered:  # a name cut to fit misleads ("Llama 3 405B (16,3...--days 10"): number them, full names below
         names = [f"{i + 1}. {fmt.clean(s['name'], 27)}" for i, s in enumerate(doc["scenarios"])]
     rows = [("", names)]
     rows += [(r["input"], [fmt.clean(v, 36) for v in r["values"]]) for r in doc["inputs"]] or [
@@ -215,6 +217,9 @@ def comparison_table(doc: dict[str, Any]) -> str:
         rows.append((r["output"], cells))
     width = max(len(label) for label, _ in rows)
     cols = [max(len(cells[i]) for _, cells in rows) for i in range(len(names))]
-    return "\n".join(
+    lines = [
         f"{label:<{width}}  " + "  ".join(f"{c:<{w}}" for c, w in zip(cells, cols)).rstrip() for label, cells in rows
-    )
+    ]
+    if numbered:
+        lines += ["", *(f"{i + 1}. {name}" for i, name in enumerate(full))]
+    return "\n".join(lines)
