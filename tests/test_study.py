@@ -953,7 +953,7 @@ def _spin(seconds: float) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("moment", ["starting", "running", "twice"])
+@pytest.mark.parametrize("moment", ["starting", "running", "twice", "terminated-starting"])
 def test_ctrl_c_at_any_moment_ends_the_study_and_every_worker_on_a_loaded_machine(tmp_path, moment):
     """Ctrl-C as the pool starts, while it runs, and twice in a row, with the cores
     busy with other work: one line, status 130, no traceback, and no process of the study left. No bound
@@ -973,14 +973,14 @@ def test_ctrl_c_at_any_moment_ends_the_study_and_every_worker_on_a_loaded_machin
         )
         me = psutil.Process(proc.pid)
         deadline = time.monotonic() + 120
-        if moment == "starting":  # the first worker exists
+        if moment in ("starting", "terminated-starting"):  # the first worker exists
             while not me.children() and time.monotonic() < deadline and proc.poll() is None:
                 time.sleep(0.01)
         else:  # rows are coming in
             while not (tmp_path / "r.parquet.journal").exists() and time.monotonic() < deadline:
                 time.sleep(0.05)
         workers = me.children(recursive=True)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM if moment.startswith("terminated") else signal.SIGINT)
         if moment == "twice":
             time.sleep(0.05)
             if proc.poll() is None:
@@ -992,8 +992,11 @@ def test_ctrl_c_at_any_moment_ends_the_study_and_every_worker_on_a_loaded_machin
             spinner.kill()
             spinner.wait()
     assert not alive, alive
-    assert proc.returncode == 130, err
-    assert "interrupted" in err and "Traceback" not in err, err
+    if moment.startswith("terminated"):  # SIGTERM as the pool starts: held back, then the study stops as on Ctrl-C
+        assert proc.returncode == 143 and "terminated" in err and "Traceback" not in err, err
+    else:
+        assert proc.returncode == 130, err
+        assert "interrupted" in err and "Traceback" not in err, err
 
 
 def test_ctrl_c_while_the_modules_load_is_one_line_not_a_traceback(tmp_path):

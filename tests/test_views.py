@@ -573,3 +573,23 @@ def test_the_filter_box_shows_the_inputs_matching_a_word_and_clearing_it_restore
     # Only the folding category opened by the search may differ from before (it stays open).
     assert all(not name or "omponent" in name or "Collapsible" in name for name in changed), changed
     assert panel.values["gpus"].isVisibleTo(panel) and panel.values["detect_min"].isVisibleTo(panel)
+
+
+def test_the_filter_holds_for_rows_rebuilt_by_another_scenario(make_window, qtbot):
+    """Opening a scenario with other components rebuilds their rows: with a word in the filter, the new rows are
+    filtered too, and clearing it neither touches the deleted rows nor leaves new ones hidden."""
+    from planner_gui.core.scenario_io import load_preset
+
+    win = make_window()
+    panel = win.controls
+    panel.filter.setText("HBM")
+    other = load_preset("llama3-405b")
+    comps = tuple(c for c in other.components if c.name != "NIC")  # other components: the rows are rebuilt
+    win.inputs.load(other.replace(components=comps))
+    qtbot.wait(50)  # the old rows' deferred deletion
+    shown = [name for name, row in panel.comp_rows.items() if row.isVisibleTo(panel)]
+    assert shown == ["GPU HBM3 Memory"], shown
+    panel.filter.clear()
+    assert all(not row.isHidden() for row in panel.comp_rows.values())
+    # A row taken out of the panel is not shown again (it would be a window of its own).
+    assert [w for w in QApplication.topLevelWidgets() if w.isVisible()] == [win]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QGroupBox,
@@ -364,6 +364,10 @@ class ControlsPanel(QScrollArea):
             self.training.follow()
         if everything or "components" in changed:
             self._show_rates(sc)
+        if self.filter.text().strip() and (everything or {"components", "tiers", "spares"} & changed):
+            # Rows rebuilt for these inputs are filtered too, once their layouts have shown them (new rows of a
+            # shown panel are shown by a queued call: filtered now, they would read as hidden by the panel).
+            QTimer.singleShot(0, self, lambda: self._filter_changed(self.filter.text()))
 
     def _show_monte_carlo(self, sc: Scenario) -> None:
         for w, v in ((self.trials, sc.trials), (self.seed, sc.seed)):

@@ -4,6 +4,8 @@ The panel is several screens long; typing "swap", "detection" or "HBM" leaves th
 in) whose visible words contain it. A group whose title matches shows whole. A folding group (a failure-rate
 category) that holds a match shows whole and opens. Only what the filter hid is shown again when the word
 changes or is cleared, so rows the panel hides for its own reasons (a setting that does not apply) stay hidden.
+The panel applies the word again whenever it follows new inputs, since it rebuilds some rows (the components of
+another scenario, the scope of each cause, the repair times by category).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 from superqt import QCollapsible
 
 __all__ = ["InputFilter", "words_of"]
@@ -121,7 +124,10 @@ class InputFilter:
         """Show what matches ``text`` (every word of it, in any order); returns how many rows match (0 for an
         empty text, which shows everything the filter had hidden)."""
         for w in self._hidden:
-            w.setVisible(True)
+            # The panel may have rebuilt rows since (another scenario's components): a row taken out of it (no
+            # parent: shown, it would be a window of its own) or deleted stays as it is.
+            if isValid(w) and w.parentWidget() is not None:
+                w.setVisible(True)
         self._hidden = []
         words = text.lower().split()
         self.matches = 0

@@ -231,27 +231,35 @@ def _failure(exc: BaseException) -> StudyError:
 
 
 class _Deferred:
-    """Ctrl-C held back (in the main thread) while the block runs: a worker forked meanwhile does not
-    take it as a KeyboardInterrupt before it ignores Ctrl-C, and stopping the pool is not cut short by a
-    second one. With ``reraise``, one that came is raised when the block ends."""
+    """Ctrl-C and SIGTERM held back (in the main thread) while the block runs: a worker forked meanwhile does
+    not take one as a KeyboardInterrupt before it ignores them, and stopping the pool is not cut short by a
+    second one. With ``reraise``, the first that came is delivered when the block ends, to the handler that was
+    in force (the study's: a KeyboardInterrupt, or the command line's Terminated for SIGTERM)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self, reraise: bool) -> None:
         self.reraise = reraise
-        self.came = False
+        self.came: int | None = None
+        self.old: dict[int, Any] = {}
 
     def _hold(self, signum: int, frame: Any) -> None:
-        self.came = True
+        if self.came is None:
+            self.came = signum
 
     def __enter__(self) -> None:
-        self.old: Any = None
         if threading.current_thread() is threading.main_thread():
-            self.old = signal.signal(signal.SIGINT, self._hold)
+            self.old = {sig: signal.signal(sig, self._hold) for sig in self.SIGNALS}
 
     def __exit__(self, kind: object, *exc: object) -> None:
-        if self.old is not None:
-            signal.signal(signal.SIGINT, self.old)
-        if self.came and self.reraise and kind is None:
-            raise KeyboardInterrupt
+        for sig, handler in self.old.items():
+            signal.signal(sig, handler)
+        if self.came is not None and self.reraise and kind is None:
+            handler = self.old.get(self.came)
+            if callable(handler):
+                handler(self.came, None)  # raises (KeyboardInterrupt, Terminated)
+            elif handler != signal.SIG_IGN:
+                os.kill(os.getpid(), self.came)  # the default action, now that it is back
 
 
 class _Pool:
