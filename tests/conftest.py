@@ -93,16 +93,12 @@ def session_process(proc: psutil.Process) -> bool:
     return any(name in line for name in SESSION_PROCESSES)
 
 
-def leftovers(
-    threads_before: set[threading.Thread], grace: float = LEFTOVER_GRACE_S, children_before: set[int] | None = None
-) -> list[str]:
-    """What a test left running: child processes of this one and threads that were not there before it,
-    once each had ``grace`` seconds to end. The processes found are killed (so one bad test does not
-    spoil the rest)."""
-    found = []
-    before = children_before or set()
-    kids = [p for pid, p in _children().items() if pid not in before and not session_process(p)]
+def leftover_processes(children_before: set[int], grace: float = LEFTOVER_GRACE_S) -> list[str]:
+    """Child processes of this one not among ``children_before`` (pids) and not multiprocessing's own helpers,
+    alive ``grace`` seconds from now. They are killed (so that one bad test does not spoil the rest)."""
+    kids = [p for pid, p in _children().items() if pid not in children_before and not session_process(p)]
     _, alive = psutil.wait_procs(kids, timeout=grace)
+    found = []
     for proc in alive:
         try:
             found.append(f"process {proc.pid} ({' '.join(proc.cmdline())[:120]})")
@@ -110,6 +106,12 @@ def leftovers(
         except psutil.Error:
             continue
     psutil.wait_procs(alive, timeout=5)
+    return found
+
+
+def leftover_threads(threads_before: set[threading.Thread], grace: float = LEFTOVER_GRACE_S) -> list[str]:
+    """Threads not among ``threads_before`` (nor session-wide ones) still alive after ``grace`` seconds."""
+    found = []
     deadline = time.monotonic() + grace
     for thread in set(threading.enumerate()) - threads_before:
         if thread is threading.current_thread() or thread.name.startswith(SESSION_THREADS):
@@ -137,7 +139,7 @@ def _nothing_left_behind(request):
     """Fail the test that leaves a thread or a shown window behind it (its processes: see the next)."""
     threads = set(threading.enumerate())
     yield
-    left = leftovers(threads, children_before=set(_children())) + _open_windows()  # threads only
+    left = leftover_threads(threads) + _open_windows()
     if left:
         pytest.fail(f"{request.node.nodeid} left running: {', '.join(left)}", pytrace=False)
 
@@ -148,7 +150,7 @@ def _no_process_left_behind(request):
     its module-wide fixtures (a Dask cluster shared by its tests) have closed."""
     children = set(_children())
     yield
-    left = [x for x in leftovers(set(threading.enumerate()), children_before=children) if x.startswith("process")]
+    left = leftover_processes(children)
     if left:
         pytest.fail(f"{request.node.nodeid} left running: {', '.join(left)}", pytrace=False)
 

@@ -388,7 +388,7 @@ def test_garbage_is_collected_on_the_gui_thread_only(make_window, qtbot):
 
 def test_a_lever_readout_signs_both_its_goodput_and_its_cost():
     """A lever's readout said "-0.00, $583 k": a loss too small for two decimals, and a cost without a sign."""
-    from planner_gui.ui.planning import _signed_money, _signed_points
+    from planner_gui.core.fmt import signed, signed_money
 
-    assert _signed_points(-1e-6) == "-0.0001" and _signed_points(0.0136) == "+1.36" and _signed_points(0.0) == "0"
-    assert _signed_money(583_000) == "+$583 k" and _signed_money(-44.2e6) == "-$44.2 M" and _signed_money(0.2) == "$0"
+    assert signed(-1e-4) == "-0.0001" and signed(1.36) == "+1.36" and signed(0.0) == "0"
+    assert signed_money(583_000) == "+$583 k" and signed_money(-44.2e6) == "-$44.2 M" and signed_money(0.2) == "$0"

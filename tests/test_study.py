@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import leftover_processes
 
 from planner_gui.cli import main
 from planner_gui.core.results import simulate
@@ -881,17 +882,8 @@ def test_least_of_an_empty_column_says_so(tmp_path, capsys):
 # -- stopping at any moment (the pool of its own: nothing left to wait for at exit) ------------------------
 
 
-def _live_children(before: set[int]) -> list:
-    """Child processes of this one, not among ``before`` (a module's Dask cluster), alive 10 s from now."""
-    import psutil
-    from conftest import session_process
-
-    kids = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and not session_process(p)]
-    _, alive = psutil.wait_procs(kids, timeout=10)
-    return alive
-
-
 def _children_now() -> set[int]:
+    """The pids of this process's children now (a module's Dask cluster among them)."""
     import psutil
 
     return {p.pid for p in psutil.Process().children(recursive=True)}
@@ -920,7 +912,7 @@ def test_a_study_stopped_in_process_leaves_no_worker_process_or_thread(tmp_path)
     finally:
         store.close()
     assert 0 < read_results(tmp_path / "r.csv").rows < 64
-    assert not _live_children(before)
+    assert not leftover_processes(before, grace=10)
     assert set(threading.enumerate()) <= threads
 
 
@@ -943,7 +935,7 @@ def test_a_worker_that_dies_is_one_line_and_the_pool_is_stopped(tmp_path, monkey
             runners._run_pool(spec, list(range(6)), 2, lambda rows: None)
     finally:
         store.close()
-    assert not _live_children(before)
+    assert not leftover_processes(before, grace=10)
 
 
 def _spin(seconds: float) -> subprocess.Popen:

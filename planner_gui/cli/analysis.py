@@ -51,13 +51,6 @@ def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
 MIN_FACTOR, MAX_FACTOR = 0.01, 100.0
 
 
-def _signed(v: float, digits: int = 2) -> str:
-    """Signed, with the digits that keep a small change from reading "-0.00" (the window's readout alike)."""
-    if v != 0 and abs(v) < 0.5 * 10**-digits:
-        return f"{v:+.2g}"
-    return f"{v:+.{digits}f}"
-
-
 def cmd_sensitivity(args: argparse.Namespace) -> int:
     if not MIN_FACTOR <= args.factor <= MAX_FACTOR or args.factor == 1:  # (a NaN fails the range too)
         raise UsageError(
@@ -86,14 +79,14 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
         days = (
             ""
             if e.days_delta is None
-            else f"{_signed(e.days_delta, 1)} days"
+            else f"{fmt.signed(e.days_delta, 1)} days"
             + ("" if e.days_delta_se is None else f" +/- {e.days_delta_se:.1f}")
             + ", "
         )
-        usd = f"{'-' if e.cost_delta_usd < 0 else '+'}${fmt.compact(abs(e.cost_delta_usd))}"
+        usd = fmt.signed_money(e.cost_delta_usd)
         if e.cost_delta_se is not None:
             usd += f" +/- ${fmt.compact(e.cost_delta_se)}"
-        print(f"{e.change:<{width}}  {_signed(100 * e.goodput_delta) + se:>{17 if se else 7}} points  {days}{usd}")
+        print(f"{e.change:<{width}}  {fmt.signed(100 * e.goodput_delta) + se:>{17 if se else 7}} points  {days}{usd}")
     if not effects:
         print("(no change of an input moves anything here)")
     return 0

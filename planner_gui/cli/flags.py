@@ -60,37 +60,27 @@ _NEGATIVE = re.compile(r"^-(?:(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|inf
 
 
 def shown_defaults() -> dict[str, str]:
-    """What each scenario flag is when it is not given, as its help says: the default preset's value (or the
-    recovery tiers' and the spare pool's defaults), by the flag's destination."""
+    """What each scenario flag is when it is not given, as its help says, by the flag's destination: the default
+    preset's value for a field of :data:`FLAG_FIELDS`, the recovery tiers' and the spare pool's defaults for
+    :data:`TIER_FLAGS` and the spares flags (one table each, as the flags are applied)."""
     from ..core.spares.model import Spares
+    from .spares import SPARES_FIELD_FLAGS  # (its flags' module uses this one)
 
-    sc, t, s = load_preset(DEFAULT_PRESET), Tiers(), Spares()
-    shown: dict[str, Any] = {
-        "gpus": f"{sc.gpus:,}",
-        "days": f"{sc.days:g}",
-        "checkpoint_interval": sc.checkpoint_interval_min,
-        "checkpoint_write": f"{sc.checkpoint_write_s:g}",
-        "detect": f"{sc.detect_min:g}",
-        "restart": f"{sc.restart_min:g}",
-        "planned_per_day": f"{sc.planned_per_day:g}",
-        "trials": f"{sc.trials:,}",
-        "seed": sc.seed,
-        "fast_interval": t.fast_interval_min,
-        "fast_stall": f"{t.fast_stall_s:g}",
-        "fast_restore": f"{t.fast_restore_min:g}",
-        "fast_replicas": t.fast_replicas,
-        "fast_placement": t.fast_placement,
-        "nodes_per_domain": t.nodes_per_domain,
-        "persistent_upload": f"{t.persistent_upload_min:g}",
-        "persistent_restore": f"{t.persistent_restore_min:g}",
-        "spare_nodes": "unlimited" if s.spare_nodes is None else f"{s.spare_nodes:,}",
-        "swap": f"{s.swap_min:g}",
-        "recovery_mode": s.recovery_mode,
-        "replica_gpus": f"{s.replica_gpus:,}",
-        "continue_stall": f"{s.continue_stall_min:g}",
-        "max_replicas_lost": s.max_replicas_lost,
-    }
-    return {k: str(v) for k, v in shown.items()}
+    def dest(flag: str) -> str:
+        return flag[2:].replace("-", "_")
+
+    sc, tiers, spares = load_preset(DEFAULT_PRESET), Tiers(), Spares()
+    shown = {dest(flag): getattr(sc, field) for field, flag in FLAG_FIELDS.items()}
+    shown |= {dest(flag): getattr(tiers, field) for field, flag in TIER_FLAGS.items()}
+    shown |= {flag_dest: getattr(spares, field) for field, flag_dest in SPARES_FIELD_FLAGS.items()}
+    shown["spare_nodes"] = "unlimited" if spares.spare_nodes is None else spares.spare_nodes
+
+    def show(v: object) -> str:  # a computed default (47 planned restarts / 54 days) to 4 digits, not 16
+        return f"{v:.4g}" if isinstance(v, float) and not v.is_integer() else _show_value(v)
+
+    out = {k: show(v) for k, v in shown.items() if v is not None}
+    out["seed"] = str(sc.seed)  # a seed is an identifier, not a quantity: no thousands separators
+    return out
 
 
 class _HelpFormatter(argparse.HelpFormatter):

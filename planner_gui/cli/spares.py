@@ -196,7 +196,7 @@ def with_spares_flags(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario,
 
 
 #: A spares field -> the flag that sets it.
-_SPARES_FIELD_FLAGS = {
+SPARES_FIELD_FLAGS = {
     "spare_nodes": "spare_nodes",
     "swap_min": "swap",
     "repair_sigma": "repair_sigma",
@@ -214,7 +214,7 @@ def spares_flag_names(args: argparse.Namespace) -> dict[str, str]:
         return {}
     return {
         f"spares.{field}": SPARES_FLAGS[flag]
-        for field, flag in _SPARES_FIELD_FLAGS.items()
+        for field, flag in SPARES_FIELD_FLAGS.items()
         if getattr(args, flag) is not None
     }
 

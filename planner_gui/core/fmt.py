@@ -121,6 +121,22 @@ def money(usd: float) -> str:
     return f"${compact(usd)}"
 
 
+def signed(v: float, digits: int = 2) -> str:
+    """A change, signed, with the digits that keep a small one from reading "-0.00": "+1.36", "-0.0012", "0"."""
+    if v == 0:
+        return "0"
+    if abs(v) < 0.5 * 10**-digits:
+        return f"{v:+.2g}"
+    return f"{v:+.{digits}f}"
+
+
+def signed_money(usd: float) -> str:
+    """A change in dollars, signed: "+$583 k", "-$44.2 M", "$0" (under half a dollar)."""
+    if abs(usd) < 0.5:
+        return "$0"
+    return f"{'+' if usd > 0 else '-'}${compact(abs(usd))}"
+
+
 #: Characters shown by name rather than as a code point.
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 #: Unicode categories that are never shown as they are: control, format (e.g. bidirectional overrides),

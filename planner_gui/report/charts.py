@@ -382,9 +382,8 @@ def effect_text(e: Effect) -> str:
     """What a lever buys, in words: "+1.23 points, -0.4 days, -$1.2 M" (with paired Monte Carlo, "+1.23 +/- 0.02
     points")."""
     se = "" if e.goodput_delta_se is None else f" ± {100 * e.goodput_delta_se:.2f}"
-    days = "" if e.days_delta is None else f", {e.days_delta:+.1f} days"
-    cost = f"{'-' if e.cost_delta_usd < 0 else '+'}${fmt.compact(abs(e.cost_delta_usd))}"
-    return f"{100 * e.goodput_delta:+.2f}{se} points{days}, {cost}"
+    days = "" if e.days_delta is None else f", {fmt.signed(e.days_delta, 1)} days"
+    return f"{fmt.signed(100 * e.goodput_delta)}{se} points{days}, {fmt.signed_money(e.cost_delta_usd)}"
 
 
 def sensitivity_chart(effects: Sequence[Effect], training: bool) -> str:

@@ -32,32 +32,32 @@ class Background:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         self._stop = threading.Event()
         self.request = 0
-        self._closed = False
-        # An owner deleted without being closed (a dialog never shown) must not leave the worker thread waiting
-        # for jobs: its relay's end stops the running job and ends the thread. (Nothing of self in the slot: the
-        # relay must not keep this object alive.)
-        self._gone = gone = threading.Event()
+        # Set by shutdown() or when the owner is deleted without being closed (a dialog never shown): the running
+        # job stops at its next check, the worker thread ends, and nothing starts any more. (Nothing of self in
+        # the slot: the relay must not keep this object alive.)
+        self._ended = ended = threading.Event()
         pool = self._pool
 
-        def owner_gone(*_: object) -> None:
-            gone.set()
+        def end(*_: object) -> None:
+            ended.set()
             pool.shutdown(wait=False, cancel_futures=True)
 
-        self._relay.destroyed.connect(owner_gone)
+        self._end = end
+        self._relay.destroyed.connect(end)
 
     def run(self, job: Callable[[Callable[[], bool]], object]) -> int:
         """Start ``job`` (after :meth:`shutdown`, or once the owner is gone, nothing starts: a timer of a dialog
         being closed may still ask)."""
-        if self._closed or self._gone.is_set():
+        if self._ended.is_set():
             return self.request
         self._stop.set()
         self._stop = stop = threading.Event()
         self.request += 1
-        req, relay, gone = self.request, self._relay, self._gone
+        req, relay, ended = self.request, self._relay, self._ended
 
         def work() -> None:
             try:
-                out: object = job(lambda: stop.is_set() or gone.is_set())
+                out: object = job(lambda: stop.is_set() or ended.is_set())
             except Exception as exc:  # shown by the owner, never raised in the thread
                 out = exc
             try:
@@ -74,6 +74,5 @@ class Background:
         self.request += 1
 
     def shutdown(self) -> None:
-        self._closed = True
         self.cancel()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._end()

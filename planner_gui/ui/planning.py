@@ -52,23 +52,6 @@ def _money(v: float) -> str:
     return f"{'-' if v < 0 else ''}${fmt.compact(abs(v))}"
 
 
-def _signed_money(v: float) -> str:
-    """A change in dollars, signed: "+$583 k", "-$44.2 M", "$0"."""
-    if abs(v) < 0.5:
-        return "$0"
-    return f"{'+' if v > 0 else '-'}${fmt.compact(abs(v))}"
-
-
-def _signed_points(delta: float) -> str:
-    """A goodput change in points, signed, with the digits that keep a small one from reading "-0.00"."""
-    points = 100.0 * delta
-    if points == 0:
-        return "0"
-    if abs(points) < 0.005:
-        return f"{points:+.2g}"
-    return f"{points:+.2f}"
-
-
 class PlanningPanel(QWidget):
     """Days and cost vs GPU count (with a training compute), the sensitivity bars, the comparison table."""
 
@@ -339,7 +322,7 @@ class PlanningPanel(QWidget):
         for i, e in enumerate(effects):
             days = "" if e.days_delta is None else f", {_signed_days(e.days_delta)}"
             label = pg.TextItem(
-                f" {100 * e.goodput_delta:+.2f}{days}, {_money(e.cost_delta_usd)}",
+                f" {fmt.signed(100 * e.goodput_delta)}{days}, {fmt.signed_money(e.cost_delta_usd)}",
                 anchor=(0, 0.5),
                 color=pg.getConfigOption("foreground"),
             )
@@ -416,8 +399,8 @@ class PlanningPanel(QWidget):
         e = self.effects[k]
         se = "" if e.goodput_delta_se is None else f" ± {100 * e.goodput_delta_se:.2g}"
         days = "" if e.days_delta is None else f"; time to train {_signed_days(e.days_delta)}"
-        cost = f"GPU-hours not spent training {_signed_money(e.cost_delta_usd)}"
-        return f"{e.change}: goodput {_signed_points(e.goodput_delta)}{se} points{days}; {cost}"
+        cost = f"GPU-hours not spent training {fmt.signed_money(e.cost_delta_usd)}"
+        return f"{e.change}: goodput {fmt.signed(100 * e.goodput_delta)}{se} points{days}; {cost}"
 
 
 def _signed_days(days: float) -> str:

@@ -244,7 +244,7 @@ def distinct_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
     (a note two rows share, and the notes of a row that has several, are said once each)."""
     seen: dict[str, None] = {}
     for row in rows:
-        for note in row.get("notes") or ([row["note"]] if row.get("note") else []):
+        for note in row["notes"]:
             seen.setdefault(note, None)
     return list(seen)
 
