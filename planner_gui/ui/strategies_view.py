@@ -39,6 +39,7 @@ from ..core.model import Scenario
 from ..core.results import HOURS_KEYS, HOURS_LABELS
 from ..core.scenario_io import ScenarioError, save
 from ..core.server import server_cwd, server_env
+from ..core.specs import labelled
 from ..core.tiers.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable, distinct_notes
 from .plot_items import PALETTE, CountAxis, PercentAxis, duration_text, pen
 from .plots import HOURS_COLORS
@@ -337,7 +338,7 @@ class StrategiesDialog(QDialog):
         built = [row for row in rows if row["error"] is None]
         best = max(built, key=lambda row: row["goodput"]) if built else None
         missing = " ".join(
-            f"Strategy {i + 1} cannot be built here: {fmt.clean(row['error'], 200)}."
+            f"Strategy {i + 1} cannot be built here: {fmt.clean(labelled(row['error']), 200)}."
             for i, row in enumerate(rows)
             if row["error"] is not None
         )
