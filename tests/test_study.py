@@ -36,7 +36,7 @@ from planner_gui.core.study import (
     study_meta,
     values_of,
 )
-from planner_gui.core.study.store import StudyResults
+from planner_gui.core.study.store import StudyResults, row_check
 from planner_gui.core.study.worker import OUTPUTS, TOTAL_COST, output_row
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -353,16 +353,17 @@ def test_a_killed_dask_worker_loses_and_duplicates_nothing(tmp_path, cluster):
 
 
 def test_a_row_that_arrives_twice_is_kept_once(tmp_path):
-    spec = read_spec(write_spec(tmp_path, SMALL))
+    p = write_spec(tmp_path, SMALL)
+    row = rows_of(run_to(p, tmp_path / "full.csv", Backend(workers=1)))[3]
+    spec = read_spec(p)
     store = ResultStore(tmp_path / "r.parquet", study_meta(spec, 6), fresh=True)
-    row = {"index": 3, "seed": 1, "goodput.mean": 0.9}
     assert store.add(dict(row)) is True
     assert store.add(dict(row)) is False
-    assert store.add({**row, "goodput.mean": 0.8}) is False
+    assert store.add({**row, "goodput.mean": row["goodput.mean"] / 2}) is False
     assert store.duplicates == 2 and store.mismatches == [3]
     store.close()
     res = read_results(tmp_path / "r.parquet")
-    assert res.columns["index"].tolist() == [3] and res.columns["goodput.mean"].tolist() == [0.9]
+    assert res.columns["index"].tolist() == [3] and res.columns["goodput.mean"].tolist() == [row["goodput.mean"]]
     assert not (tmp_path / "r.parquet.journal").exists()
 
 
@@ -374,10 +375,18 @@ def test_a_killed_run_resumes_from_its_journal_without_loss_or_duplicates(tmp_pa
     meta = study_meta(spec, 6)
     # What a run killed with SIGKILL leaves: no output, a journal of some rows and a line cut short.
     journal = tmp_path / "r.csv.journal"
-    lines = [json.dumps({"fingerprint": meta["fingerprint"]})] + [json.dumps(full[i]) for i in (0, 2, 2)]
+    fp = meta["fingerprint"]
+    lines = [json.dumps({"fingerprint": fp})] + [
+        json.dumps({**full[i], "check": row_check(fp, full[i])}) for i in (0, 2, 2)
+    ]
     journal.write_text("\n".join(lines) + "\n" + json.dumps(full[4])[:25])
     store = ResultStore(out, meta)
     assert sorted(store.done) == [0, 2]
+    assert store.notes == [
+        "r.csv.journal: its last line was cut short (a stop while it was written); that scenario runs again"
+    ]
+    # The rows it held are in the output now, and the journal is gone: a second kill finds whole lines.
+    assert rows_of(read_results(out)) == [full[0], full[2]] and not journal.exists()
     assert run_study(spec, store, Backend(workers=1)) == 4
     store.close()
     assert rows_of(read_results(out)) == full

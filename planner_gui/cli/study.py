@@ -28,7 +28,7 @@ from ..core.study import (
     study_meta,
     study_summary,
 )
-from ..core.study.runners import check_scheduler, local_workers, scenario_seconds
+from ..core.study.runners import check_done, check_scheduler, local_workers, scenario_seconds
 from ..core.study.summary import DEFAULT_WHERE, default_least
 from .flags import EXIT_INTERRUPTED, Parser, UsageError, about, check_output, file_name, integer_arg
 
@@ -120,6 +120,9 @@ def _run(args: argparse.Namespace) -> int:
         )
     backend = Backend(args.workers or 0, args.scheduler)
     store = ResultStore(args.output, study_meta(spec, total), fresh=args.fresh)
+    check_done(spec, store)
+    for note in store.notes:
+        _say(f"planner-gui: note: {note}")
     already = len(store.done)
     shown = fmt.clean(args.output, 120)
     inputs = len(spec.inputs)

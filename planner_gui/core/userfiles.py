@@ -11,11 +11,11 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .fmt import clean
 
-__all__ = ["FileRefused", "bad_path", "kind_of", "read_limited", "writable_target", "write_atomic"]
+__all__ = ["FileRefused", "bad_path", "kind_of", "open_regular", "read_limited", "writable_target", "write_atomic"]
 
 
 class FileRefused(ValueError):
@@ -143,10 +143,10 @@ def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
         os.close(dfd)
 
 
-def read_limited(path: str | os.PathLike[str], limit: int) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes, reading at most ``limit + 1`` (a file that
-    grows while read is caught); never blocks on a FIFO or a device. Raises :class:`FileRefused` (a one-line
-    reason without the path) or OSError."""
+def open_regular(path: str | os.PathLike[str], limit: int) -> BinaryIO:
+    """A regular file of at most ``limit`` bytes, opened for reading (binary, unbuffered reads of the caller's
+    size); never blocks on a FIFO or a device. Raises :class:`FileRefused` (a one-line reason without the
+    path) or OSError. A file that grows past ``limit`` while it is read is the caller's to catch."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags)
     try:
@@ -155,15 +155,18 @@ def read_limited(path: str | os.PathLike[str], limit: int) -> bytes:
             raise FileRefused(f"is {kind_of(st.st_mode)}, not a regular file")
         if st.st_size > limit:
             raise FileRefused(f"file is {st.st_size:,} bytes; the limit is {limit:,}")
-        chunks, total = [], 0
-        while total <= limit:
-            chunk = os.read(fd, limit + 1 - total)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > limit:
-            raise FileRefused(f"file is more than {limit:,} bytes; the limit is {limit:,}")
-        return b"".join(chunks)
-    finally:
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise
+
+
+def read_limited(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes, reading at most ``limit + 1`` (a file that
+    grows while read is caught); never blocks on a FIFO or a device. Raises :class:`FileRefused` (a one-line
+    reason without the path) or OSError."""
+    with open_regular(path, limit) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise FileRefused(f"file is more than {limit:,} bytes; the limit is {limit:,}")
+    return data

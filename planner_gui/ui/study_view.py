@@ -66,6 +66,8 @@ def _load(path: Path) -> tuple[StudyResults | None, SobolIndices | str | None, s
         sobol: SobolIndices | str = sobol_indices(res, DEFAULT_OUTPUT)
     except StudyError as exc:
         sobol = f"No Sobol indices: {exc}"
+    except Exception as exc:  # (a file the checks let through: said, never lost on this thread)
+        return None, None, f"{fmt.clean(path.name, 80)}: cannot show these results ({type(exc).__name__}: {exc})"
     return res, sobol, None
 
 

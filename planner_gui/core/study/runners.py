@@ -24,12 +24,12 @@ from ... import __version__
 from ..fmt import clean
 from ..scenario_io import ScenarioError, scenario_from_dict
 from ..sweep import run_cost
-from .design import design_size, scenario_doc, values_of
+from .design import design_size, scenario_doc, scenario_seed, values_of
 from .spec import StudyError, StudySpec
 from .store import ResultStore, input_cell
 from .worker import ERROR_KEY, run_chunk, worker_version
 
-__all__ = ["Backend", "check_scheduler", "local_workers", "run_study", "scenario_seconds"]
+__all__ = ["Backend", "check_done", "check_scheduler", "local_workers", "run_study", "scenario_seconds"]
 
 #: Called as rows arrive: (scenarios done, scenarios in the study, done when this run started).
 ProgressFn = Callable[[int, int, int], None]
@@ -81,18 +81,35 @@ def check_scheduler(address: str) -> str:
     return address
 
 
-def _check_done(spec: StudySpec, store: ResultStore) -> None:
-    """Rows already on disk must be this design's scenarios (the same inputs at the same index)."""
-    for index, row in store.done.items():
-        if not 0 <= index < design_size(spec):
-            raise StudyError(f"{clean(str(store.path), 120)}: holds scenario {index:,}, outside this study's design")
-        for inp, v in zip(spec.inputs, values_of(spec, index)):
-            if row.get(inp.name) != input_cell(inp, v):
-                raise StudyError(
-                    f"{clean(str(store.path), 120)}: scenario {index:,} there has {inp.name} = {row.get(inp.name)!r}, "
-                    f"this design {input_cell(inp, v)!r} (another version of scipy or SALib?); use --fresh to "
-                    "start over"
-                )
+def check_done(spec: StudySpec, store: ResultStore) -> None:
+    """Rows already on disk must be this design's scenarios (the same inputs and seed at the same index); any
+    other is set aside, to run again, and said once in ``store.notes``."""
+    varied_seed = next((k for k, i in enumerate(spec.inputs) if i.path == ("seed",)), None)
+    total = design_size(spec)
+    bad: list[str] = []
+    for index, row in list(store.done.items()):
+        why = None
+        if not 0 <= index < total:
+            why = f"scenario {index:,} is outside this study's design"
+        else:
+            values = values_of(spec, index)
+            for inp, v in zip(spec.inputs, values):
+                cell = input_cell(inp, v)
+                if row.get(inp.name) != cell:
+                    why = f"scenario {index:,} has {inp.name} = {row.get(inp.name)!r}, this design {cell!r}"
+                    break
+            seed = values[varied_seed] if varied_seed is not None else scenario_seed(spec.seed, index)
+            if why is None and row.get("seed") != seed:
+                why = f"scenario {index:,} has seed {row.get('seed')!r}, this design {seed}"
+        if why is not None:
+            bad.append(why)
+            del store.done[index]
+    if bad:
+        store.notes.append(
+            f"{clean(store.path.name, 80)}: {len(bad):,} row{'s are' if len(bad) != 1 else ' is'} not this design's "
+            f"scenario{'s' if len(bad) != 1 else ''} and run{'s' if len(bad) == 1 else ''} again ({clean(bad[0], 160)}"
+            f"{'; ...' if len(bad) > 1 else ''})"
+        )
 
 
 def scenario_seconds(spec: StudySpec, index: int) -> float:
@@ -131,7 +148,7 @@ def run_study(spec: StudySpec, store: ResultStore, backend: Backend, progress: P
     KeyboardInterrupt stops the workers and propagates; rows received until then are in ``store``
     (close it to write them).
     """
-    _check_done(spec, store)
+    check_done(spec, store)
     total = design_size(spec)
     pending = [i for i in range(total) if i not in store.done]
     start = len(store.done)

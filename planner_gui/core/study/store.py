@@ -4,7 +4,10 @@ Rows are first appended to a journal beside the output (``results.parquet.journa
 row, flushed as each arrives), and the output file is rewritten from every row received, atomically, every
 few seconds and at the end (so it always opens, and always holds whole rows). The journal is removed once
 the output holds every row it had. A killed run leaves the journal; the next run of the same study reads
-the output and the journal and skips the scenarios they hold (a half-written last line is dropped).
+the output and the journal and skips the scenarios they hold. Every row read back is checked
+(:func:`row_problem`; journal rows also by their :func:`row_check`): one that fails is set aside, to run
+again, and said in ``ResultStore.notes``; a journal that needed that is folded into the output and started
+anew (:meth:`ResultStore._repair`), so that results and journal are never both at risk.
 
 Rows are keyed by their scenario's index: a row that arrives twice (a task a cluster ran again after
 losing its worker) is kept once.
@@ -25,14 +28,14 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
 from ... import __version__
 from ..fmt import clean
-from ..userfiles import write_atomic
-from .spec import Input, StudyError, StudySpec
+from ..userfiles import FileRefused, open_regular, write_atomic
+from .spec import DESIGNS, MAX_INPUTS, MAX_SCENARIOS, Input, StudyError, StudySpec
 from .worker import OUTPUTS, TOTAL_COST
 
 __all__ = [
@@ -57,6 +60,30 @@ RESULTS_FORMAT = 1
 REWRITE_EVERY_S = 5.0
 #: Sync the journal to disk at most this often (seconds).
 SYNC_EVERY_S = 1.0
+#: The key of a journal row's check: a hash of the study's fingerprint and the row, so that a row edited or
+#: damaged on disk, or one of another study, is told from one this study computed (:func:`row_check`).
+CHECK_KEY = "check"
+#: The longest line of a journal (bytes): a row of every column is under 4 kB.
+MAX_JOURNAL_LINE = 64 * 1024
+#: The most bytes a results file or journal may hold per scenario of its study (and this much more for the
+#: description): a file over it is not read.
+MAX_BYTES_PER_SCENARIO = 16 * 1024
+MAX_DESCRIPTION_BYTES = 2 * 1024 * 1024
+#: Outputs that are shares (0 to 1); every other output is 0 or more (or empty).
+SHARE_OUTPUTS = frozenset(
+    {
+        "goodput.mean",
+        "goodput.sem",
+        "goodput.p05",
+        "goodput.p50",
+        "goodput.p95",
+        "goodput_expected",
+        "goodput_expected_at_optimal_interval",
+        "spares.p_no_spare",
+        "spares.p_no_spare_expected",
+        "uncertainty.goodput.variance_share_rates",
+    }
+)
 
 
 def output_format(path: str | os.PathLike[str]) -> str:
@@ -122,6 +149,68 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def row_check(fingerprint_: str, row: dict[str, Any]) -> str:
+    """The check of a journal row: 16 hex digits of a hash of the study's fingerprint and the row's cells
+    (its own check left out)."""
+    cells = {k: v for k, v in row.items() if k != CHECK_KEY}
+    text = fingerprint_ + json.dumps(cells, sort_keys=True, allow_nan=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def _is_int(v: Any) -> TypeGuard[int]:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: Any) -> TypeGuard[float]:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _shown(v: Any) -> str:
+    try:
+        return clean(json.dumps(v, allow_nan=True), 40)
+    except (TypeError, ValueError, RecursionError):
+        return type(v).__name__
+
+
+def row_problem(row: Any, meta: dict[str, Any]) -> str | None:
+    """Why ``row`` is not a result of the study that ``meta`` describes (one line), or None: every column of
+    the study and no other, of its kind, the index within the design, the seed a seed, each output a number
+    of its range (shares 0 to 1, the rest 0 or more) or empty."""
+    if not isinstance(row, dict):
+        return f"not a row of cells ({_shown(row)})"
+    kinds: dict[str, str] = meta["columns"]
+    extra = next((k for k in row if k not in kinds and k != CHECK_KEY), None)
+    if extra is not None:
+        return f"'{clean(str(extra), 40)}' is not a column of this study"
+    missing = next((k for k in kinds if k not in row), None)
+    if missing is not None:
+        return f"no {missing}"
+    index, seed = row["index"], row["seed"]
+    if not _is_int(index) or not 0 <= index < int(meta["total"]):
+        return f"index {_shown(index)} is not a scenario of this study (0 to {int(meta['total']) - 1:,})"
+    if not _is_int(seed) or not 0 <= seed < 2**63:
+        return f"seed {_shown(seed)} is not a seed (a whole number from 0 to 2**63 - 1)"
+    outputs = set(meta["outputs"])
+    for c, kind in kinds.items():
+        v = row[c]
+        if c in ("index", "seed"):
+            continue
+        if c in outputs:
+            if v is None:
+                continue
+            if not _is_num(v) or (math.isfinite(v) and (v < 0 or (c in SHARE_OUTPUTS and v > 1))):
+                what = "a share from 0 to 1" if c in SHARE_OUTPUTS else "a number, 0 or more"
+                return f"{c} is {_shown(v)}, not {what}"
+            if math.isinf(v) and c in SHARE_OUTPUTS:
+                return f"{c} is {_shown(v)}, not a share from 0 to 1"
+        elif kind == "text":
+            if not isinstance(v, str) or len(v) > 10_000:
+                return f"{c} is {_shown(v)}, not a text"
+        elif not (_is_int(v) if kind == "int" else _is_num(v) and math.isfinite(v)):
+            return f"{c} is {_shown(v)}, not {'a whole number' if kind == 'int' else 'a finite number'}"
+    return None
+
+
 @dataclass
 class StudyResults:
     """Study results read back: the description and one array (or list of text) per column."""
@@ -156,7 +245,7 @@ class StudyResults:
 
     def numeric(self, column: str) -> np.ndarray | None:
         """A column as floats (None for a text column)."""
-        if self.meta["columns"].get(column) == "text":
+        if column not in self.columns or self.meta["columns"].get(column) == "text":
             return None
         return np.asarray(self.columns[column], dtype=float)
 
@@ -230,6 +319,7 @@ class ResultStore:
         self.mismatches: list[int] = []
         self.broken = False  # a write failed: close() keeps the journal and the output as they are
         self.failed: dict[int, str] = {}  # scenarios that could not run this time (not recorded; a re-run tries them)
+        self.notes: list[str] = []  # rows on disk that were set aside (to run again), each file's in one line
         self._journal: Any = None
         self._last_write = time.monotonic()
         self._last_sync = time.monotonic()
@@ -261,37 +351,93 @@ class ResultStore:
             res = read_results(self.path)
             self._check_meta(res.meta, self.path)
             cols = list(res.columns)
+            bad: list[str] = []
             for i in range(res.rows):
                 row = {c: _plain(res.columns[c][i]) for c in cols}
-                self.done[int(row["index"])] = row
-        if self.journal_path.exists():
-            self._read_journal()
+                why = row_problem(row, self.meta)
+                if why is None:
+                    self.done[int(row["index"])] = row
+                else:
+                    bad.append(f"row {i + 1:,}: {why}")
+            self._reject(self.path, bad, "rows")
+        if (self.journal_path.exists() or self.journal_path.is_symlink()) and self._read_journal():
+            self._repair()
 
-    def _read_journal(self) -> None:
+    def _reject(self, where: Path, problems: list[str], what: str) -> None:
+        if problems:
+            self.notes.append(
+                f"{clean(where.name, 80)}: {len(problems):,} {what[:-1] if len(problems) == 1 else what} set aside and "
+                f"run again ({problems[0]}{'; ...' if len(problems) > 1 else ''})"
+            )
+
+    def _read_journal(self) -> bool:
+        """Read the journal's rows into ``done``; True when the journal needs repair (a damaged first line, a
+        line cut short, or rows set aside: the good rows are then written to the output, and the journal
+        started anew, so that a second crash finds whole lines)."""
+        limit = MAX_DESCRIPTION_BYTES + MAX_BYTES_PER_SCENARIO * int(self.meta["total"])
+        where = clean(str(self.journal_path), 120)
         try:
-            text = self.journal_path.read_text("utf-8", errors="replace")
+            fh = open_regular(self.journal_path, limit)
+        except FileRefused as exc:
+            raise StudyError(f"{where}: cannot read ({exc}); move it aside to run those scenarios again") from None
         except OSError as exc:
-            raise StudyError(f"{clean(str(self.journal_path), 120)}: cannot read ({exc.strerror})") from None
-        lines = text.split("\n")
-        complete, last = lines[:-1], lines[-1]  # the last piece has no newline: a line cut short
-        if not complete:
-            return
+            raise StudyError(f"{where}: cannot read ({clean(exc.strerror or str(exc), 80)})") from None
+        fp = self.meta["fingerprint"]
+        bad: list[str] = []
+        damaged_head = torn = False
+        read = 0
+        with fh:
+            for n, raw in enumerate(iter(lambda: fh.readline(MAX_JOURNAL_LINE + 1), b""), start=1):
+                read += len(raw)
+                if read > limit:
+                    raise StudyError(f"{where}: grew past {limit:,} bytes while read; is another study writing it?")
+                if not raw.endswith(b"\n"):
+                    if len(raw) > MAX_JOURNAL_LINE:
+                        bad.append(f"line {n:,} is over {MAX_JOURNAL_LINE:,} bytes")
+                        while raw and not raw.endswith(b"\n"):  # skip the rest of that line
+                            raw = fh.readline(MAX_JOURNAL_LINE + 1)
+                            read += len(raw)
+                        continue
+                    torn = True  # the last line, cut short by a stop while it was written
+                    break
+                row = _json_line(raw)
+                if n == 1:
+                    if isinstance(row, dict) and "fingerprint" in row and "index" not in row:
+                        self._check_meta(row, self.journal_path)
+                        continue
+                    damaged_head = True  # the rows below are each checked against this study
+                    if not isinstance(row, dict) or CHECK_KEY not in row:
+                        continue
+                why = row_problem(row, self.meta) if isinstance(row, dict) else "not a result"
+                if why is None and row.get(CHECK_KEY) != row_check(fp, row):
+                    why = "changed since this study wrote it, or of another study"
+                if why is not None:
+                    bad.append(f"line {n:,}: {why}")
+                else:
+                    self.done.setdefault(int(row["index"]), {k: v for k, v in row.items() if k != CHECK_KEY})
+        if damaged_head:
+            self.notes.append(f"{clean(self.journal_path.name, 80)}: its first line was damaged; each row was checked")
+        if torn:
+            self.notes.append(
+                f"{clean(self.journal_path.name, 80)}: its last line was cut short (a stop while it was written); "
+                "that scenario runs again"
+            )
+        self._reject(self.journal_path, bad, "lines")
+        return damaged_head or torn or bool(bad)
+
+    def _repair(self) -> None:
+        """Write every good row to the output (atomically), then remove the journal they are now in: results and
+        journal are never both at risk, and the next journal starts on a clean first line."""
+        if self.done:
+            self.write()
         try:
-            head = json.loads(complete[0])
-        except ValueError:
-            head = {}
-        self._check_meta(head, self.journal_path)
-        for n, line in enumerate(complete[1:], start=2):
-            try:
-                row = json.loads(line)
-                index = int(row["index"])
-            except (ValueError, KeyError, TypeError):
-                raise StudyError(
-                    f"{clean(str(self.journal_path), 120)}: line {n} is not a result; remove the file to run "
-                    "those scenarios again"
-                ) from None
-            self.done.setdefault(index, row)
-        del last
+            self.journal_path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise StudyError(
+                f"{clean(str(self.journal_path), 120)}: cannot remove ({clean(exc.strerror or str(exc), 80)})"
+            ) from None
 
     # -- adding ---------------------------------------------------------------------------------------
     def _open_journal(self) -> None:
@@ -304,12 +450,16 @@ class ResultStore:
                 if fh.read(1) != b"\n":
                     self._journal.write("\n")
         else:
-            self._journal.write(json.dumps({"fingerprint": self.meta["fingerprint"]}) + "\n")
+            head = {"fingerprint": self.meta["fingerprint"], "version": __version__}
+            self._journal.write(json.dumps(head) + "\n")
         self._journal.flush()
 
     def add(self, row: dict[str, Any]) -> bool:
         """Keep a row; a second row for the same scenario is dropped (False). Rows of one scenario are
         the same numbers by construction; if they ever differ, the first is kept and the index noted."""
+        why = row_problem(row, self.meta)
+        if why is not None:
+            raise StudyError(f"scenario {_shown(row.get('index'))} came back malformed: {why}")
         index = int(row["index"])
         old = self.done.get(index)
         if old is not None:
@@ -320,7 +470,8 @@ class ResultStore:
         try:
             if self._journal is None:
                 self._open_journal()
-            self._journal.write(json.dumps(row, allow_nan=True) + "\n")
+            line = json.dumps({**row, CHECK_KEY: row_check(self.meta["fingerprint"], row)}, allow_nan=True)
+            self._journal.write(line + "\n")
             self._journal.flush()
             now = time.monotonic()
             if now - self._last_sync >= SYNC_EVERY_S:
@@ -372,6 +523,14 @@ class ResultStore:
             pass
 
 
+def _json_line(raw: bytes) -> Any:
+    """A journal line's JSON value, or None where it is not JSON (or is nested too deeply to be a row)."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+
+
 def _plain(v: Any) -> Any:
     if isinstance(v, np.generic):
         v = v.item()
@@ -384,16 +543,23 @@ def _plain(v: Any) -> Any:
 
 
 def read_results(path: str | os.PathLike[str]) -> StudyResults:
-    """Read a results file that ``planner-gui study`` wrote (Parquet or CSV); one-line errors."""
+    """Read a results file that ``planner-gui study`` wrote (Parquet or CSV); one-line errors. The description
+    is checked before anything is built from it, and every cell against its column's kind."""
     p = Path(os.fspath(path))
     fmt = output_format(p)
     if not p.is_file():
         what = os.strerror(errno.ENOENT) if not p.exists() else "not a regular file"  # as every other file says
         raise StudyError(f"{clean(str(p), 120)}: cannot read ({what})")
+    limit = MAX_DESCRIPTION_BYTES + MAX_BYTES_PER_SCENARIO * MAX_SCENARIOS
     try:
-        meta, columns = _read_parquet(p) if fmt == "parquet" else _read_csv(p)
+        with open_regular(p, limit) as fh:
+            meta, columns = _read_parquet(fh) if fmt == "parquet" else _read_csv(fh)
     except StudyError as exc:
         raise StudyError(f"{clean(p.name, 80)}: {exc}") from None
+    except FileRefused as exc:
+        raise StudyError(f"{clean(str(p), 120)}: cannot read ({exc})") from None
+    except OSError as exc:
+        raise StudyError(f"{clean(str(p), 120)}: cannot read ({clean(exc.strerror or str(exc), 80)})") from None
     except ImportError as exc:
         raise StudyError(f"{clean(p.name, 80)}: reading Parquet needs the Python package {exc.name}") from None
     except Exception as exc:
@@ -403,52 +569,183 @@ def read_results(path: str | os.PathLike[str]) -> StudyResults:
     return StudyResults(meta, columns, p)
 
 
+_KINDS = ("int", "float", "text")
+
+
+def _bad(what: str) -> StudyError:
+    return StudyError(f"not results of planner-gui study ({what})")
+
+
+def _check_input(d: Any, name: str, kind: str) -> None:
+    """One input of the description, as :meth:`.spec.Input.to_dict` writes it (bounded as a study file is)."""
+    where = f"input '{clean(name, 60)}'"
+    if not isinstance(d, dict) or d.get("name") != name:
+        raise _bad(f"{where} is not described")
+    path = d.get("path")
+    if not isinstance(path, list) or not path or not all(isinstance(x, str) for x in path):
+        raise _bad(f"{where} has no path")
+    if "levels" in d:
+        levels = d["levels"]
+        if not isinstance(levels, list) or not 1 <= len(levels) <= MAX_SCENARIOS:
+            raise _bad(f"{where}: levels must be a list of 1 to {MAX_SCENARIOS:,} values")
+        if kind != "text" and not all(_is_num(v) and math.isfinite(v) for v in levels):
+            raise _bad(f"{where}: a numeric input's levels must be finite numbers")
+        return
+    lo, hi = d.get("min"), d.get("max")
+    if not (_is_num(lo) and _is_num(hi) and math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+        raise _bad(f"{where}: a range needs finite numbers min <= max")
+    if d.get("scale", "linear") not in ("linear", "log") or (d.get("scale") == "log" and lo <= 0):
+        raise _bad(f"{where}: scale must be linear, or log with min > 0")
+    points = d.get("points")
+    if points is not None and (not _is_int(points) or not 1 <= points <= 10_000):
+        raise _bad(f"{where}: points must be a whole number from 1 to 10,000 (got {_shown(points)})")
+    if kind == "text":
+        raise _bad(f"{where}: a range is a numeric input")
+
+
 def _check_read_meta(meta: Any) -> dict[str, Any]:
+    """The description of a results file, checked (kinds, names, bounds) before anything is built from it."""
     if not isinstance(meta, dict) or meta.get("format") != RESULTS_FORMAT or "columns" not in meta:
         raise StudyError("not results of planner-gui study (no study description)")
+    total, columns = meta.get("total"), meta.get("columns")
+    if not _is_int(total) or not 1 <= total <= MAX_SCENARIOS:
+        raise _bad(f"total must be a whole number from 1 to {MAX_SCENARIOS:,} (got {_shown(total)})")
+    if (
+        not isinstance(columns, dict)
+        or not all(isinstance(c, str) and k in _KINDS for c, k in columns.items())
+        or len(columns) > MAX_INPUTS + len(OUTPUTS) + 3
+    ):
+        raise _bad("columns must name each column and its kind (int, float or text)")
+    if columns.get("index") != "int" or columns.get("seed") != "int":
+        raise _bad("no whole-number index and seed columns")
+    study, inputs, outputs = meta.get("study"), meta.get("inputs"), meta.get("outputs")
+    if not isinstance(inputs, list) or not isinstance(outputs, list) or not isinstance(study, dict):
+        raise _bad("no list of inputs and outputs, or no study")
+    for c in (*inputs, *outputs):
+        if not isinstance(c, str) or c not in columns or c in ("index", "seed"):
+            raise _bad(f"'{clean(str(c), 60)}' is not a column")
+    if len(set(inputs) | set(outputs)) != len(inputs) + len(outputs) or len(inputs) > MAX_INPUTS:
+        raise _bad("an input or output is named twice, or there are too many inputs")
+    if set(columns) != {"index", "seed", *inputs, *outputs}:
+        raise _bad("a column is neither an input nor an output")
+    bad_output = next((c for c in outputs if columns[c] != "float"), None)
+    if bad_output is not None:
+        raise _bad(f"output '{clean(bad_output, 60)}' is not a number column")
+    if not isinstance(study.get("name"), str) or study.get("design") not in DESIGNS:
+        raise _bad(f"the study has no name, or a design other than {', '.join(DESIGNS)}")
+    trials = study.get("trials")
+    if not _is_int(trials) or not 1 <= trials <= 100_000:
+        raise _bad(f"trials must be a whole number from 1 to 100,000 (got {_shown(trials)})")
+    described = study.get("inputs")
+    if not isinstance(described, list) or len(described) != len(inputs):
+        raise _bad("the study does not describe each input")
+    for d, name in zip(described, inputs):
+        _check_input(d, name, columns[name])
+    if not isinstance(meta.get("fingerprint"), str):
+        raise _bad("no fingerprint")
     return meta
 
 
-def _read_parquet(p: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def _check_cells(meta: dict[str, Any], columns: dict[str, Any]) -> None:
+    """Every row's index within the study, once."""
+    index = columns["index"]
+    if index.dtype.kind != "i" or (index.size and (index.min() < 0 or index.max() >= meta["total"])):
+        raise StudyError(f"an index is not a scenario of this study (0 to {meta['total'] - 1:,})")
+    if np.unique(index).size != index.size:
+        raise StudyError("a scenario's index is there twice")
+
+
+def _read_parquet(fh: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.read_table(p)
-    raw = (table.schema.metadata or {}).get(META_KEY)
+    pf = pq.ParquetFile(fh)
+    raw = (pf.schema_arrow.metadata or {}).get(META_KEY)
     if raw is None:
         raise StudyError("not results of planner-gui study (no study description in the Parquet metadata)")
-    meta = _check_read_meta(json.loads(raw))
+    if len(raw) > MAX_DESCRIPTION_BYTES:
+        raise _bad(f"the description is over {MAX_DESCRIPTION_BYTES:,} bytes")
+    meta = _check_read_meta(_json_line(raw))
+    types = {"int": pa.types.is_integer, "float": lambda t: pa.types.is_floating(t) or pa.types.is_integer(t)}
+    schema = pf.schema_arrow
+    for c, kind in meta["columns"].items():
+        if schema.get_field_index(c) < 0:
+            raise StudyError(f"no column '{clean(c, 60)}'")
+        t = schema.field(c).type
+        ok = pa.types.is_string(t) or pa.types.is_large_string(t) if kind == "text" else types[kind](t)
+        if not ok and not pa.types.is_null(t):
+            raise StudyError(f"column '{clean(c, 60)}' holds {t}, not {_KIND_WORDS[kind]}")
+    table = pf.read(columns=list(meta["columns"]))
     columns: dict[str, Any] = {}
     for c, kind in meta["columns"].items():
         values = table.column(c).to_pylist()
         columns[c] = values if kind == "text" else np.array([np.nan if v is None else v for v in values], dtype=float)
         if kind == "int" and None not in values:
             columns[c] = np.asarray(values, dtype=np.int64)
+        elif c in ("index", "seed"):
+            raise StudyError(f"column '{c}' has an empty cell")
+    _check_cells(meta, columns)
     return meta, columns
 
 
-def _read_csv(p: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    text = p.read_text("utf-8-sig")
-    first, _, rest = text.partition("\n")
+_KIND_WORDS = {"int": "whole numbers", "float": "numbers", "text": "text"}
+
+
+def _read_csv(fh: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    first = fh.readline(MAX_DESCRIPTION_BYTES + 1)
+    if len(first) > MAX_DESCRIPTION_BYTES:
+        raise _bad(f"the first line is over {MAX_DESCRIPTION_BYTES:,} bytes")
+    first = first.decode("utf-8-sig").rstrip("\r\n")
     if not first.startswith(CSV_MARK):
         raise StudyError(f"not results of planner-gui study (the first line does not start '{CSV_MARK.strip()}')")
-    meta = _check_read_meta(json.loads(first[len(CSV_MARK) :]))
-    reader = csv.reader(io.StringIO(rest))
-    header = next(reader, [])
+    meta = _check_read_meta(_json_line(first[len(CSV_MARK) :].encode()))
+    text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+    try:
+        cells = _csv_cells(csv.reader(text), meta)
+    finally:
+        text.detach()  # (the file is the caller's to close)
     kinds: dict[str, str] = meta["columns"]
-    if header != list(kinds):
-        raise StudyError("the header does not match the study's columns")
-    cells: dict[str, list[str]] = {c: [] for c in header}
-    for n, line in enumerate(reader, start=3):
-        if len(line) != len(header):
-            raise StudyError(f"line {n} has {len(line)} cells, not {len(header)}")
-        for c, v in zip(header, line):
-            cells[c].append(v)
     columns: dict[str, Any] = {}
     for c, kind in kinds.items():
         if kind == "text":
             columns[c] = cells[c]
-        elif kind == "int" and all(cells[c]):
-            columns[c] = np.asarray([int(v) for v in cells[c]], dtype=np.int64)
-        else:
-            columns[c] = np.asarray([float(v) if v else np.nan for v in cells[c]], dtype=float)
+            continue
+        try:
+            if kind == "int" and all(cells[c]):
+                columns[c] = np.asarray([int(v) for v in cells[c]], dtype=np.int64)
+            elif c in ("index", "seed"):
+                raise StudyError(f"column '{c}' has an empty cell")
+            else:
+                columns[c] = np.asarray([float(v) if v else np.nan for v in cells[c]], dtype=float)
+        except ValueError as exc:
+            if isinstance(exc, StudyError):
+                raise
+            bad = next(v for v in cells[c] if not _parses(v, kind))
+            row = cells[c].index(bad) + 3
+            want = "a whole number" if kind == "int" else "a number"
+            raise StudyError(f"line {row:,}: {clean(c, 60)} is '{clean(bad, 30)}', not {want}") from None
+    _check_cells(meta, columns)
     return meta, columns
+
+
+def _csv_cells(reader: Any, meta: dict[str, Any]) -> dict[str, list[str]]:
+    header: list[str] = next(reader, [])
+    if header != list(meta["columns"]):
+        raise StudyError("the header does not match the study's columns")
+    cells: dict[str, list[str]] = {c: [] for c in header}
+    for n, line in enumerate(reader, start=3):
+        if len(line) != len(header):
+            raise StudyError(f"line {n:,} has {len(line)} cells, not {len(header)}")
+        if n - 2 > meta["total"]:
+            raise StudyError(f"more rows than the study's {meta['total']:,} scenarios")
+        for c, v in zip(header, line):
+            cells[c].append(v)
+    return cells
+
+
+def _parses(v: str, kind: str) -> bool:
+    try:
+        int(v) if kind == "int" else float(v) if v else None
+    except ValueError:
+        return False
+    return True

@@ -123,8 +123,7 @@ def study_summary(
     results: StudyResults, where: Sequence[Condition], least: str, top: int, output: str = "goodput.mean"
 ) -> dict[str, Any]:
     """The summary that ``planner-gui study --summary`` prints (``--json``: this object)."""
-    g = results.numeric(output)
-    assert g is not None
+    g = _numeric(results, output, "output")
     finite = g[np.isfinite(g)]
     sobol: dict[str, Any] | None = None
     note = None
