@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -29,6 +28,7 @@ from .flags import (
     integer_arg,
     scenario_from_args,
 )
+from .output import EXIT_OUTPUT, OutputError, guarded, quiet_stdout
 from .spares import cmd_sweep_spares
 
 
@@ -86,12 +86,30 @@ def _error(message: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``planner-gui`` command; returns the exit status."""
-    try:
-        argv = list(sys.argv[1:] if argv is None else argv)
-        if argv == [SERVE_ARG]:  # the window's compute process (see planner_gui.ui.compute)
-            from ..core.server import main as serve
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == [SERVE_ARG]:  # the window's compute process (see planner_gui.ui.compute): its own streams
+        from ..core.server import main as serve
 
-            return serve()
+        return serve()
+    real = sys.stdout
+    try:
+        with guarded():
+            return _command(argv)
+    except OutputError as exc:
+        if real is not None and real is sys.__stdout__:
+            quiet_stdout()  # what is still buffered must not fail again when Python exits
+        print(f"planner-gui: error: cannot write the output ({fmt.clean(str(exc), 120)})", file=sys.stderr)
+        return EXIT_OUTPUT
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, and keep Python from complaining at exit
+        # when it flushes stdout.
+        if real is not None and real is sys.__stdout__:
+            quiet_stdout()
+        return 0
+
+
+def _command(argv: list[str]) -> int:
+    try:
         if argv and argv[0].startswith("--scenario"):  # `planner-gui --scenario FILE` opens it in the window
             argv = ["gui", *argv]
         parser = build_parser()
@@ -116,15 +134,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("planner-gui: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`): stop quietly, and keep Python from complaining at exit
-        # when it flushes stdout.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
-        return 0
 
 
 __all__ = ["build_parser", "main", "report", "scenario_from_args"]
