@@ -204,6 +204,13 @@ BAD_SPECS = [
     ("[vary]\ngpus = { min = 1, max = 3, points = 10 }\n", "give only 3 different values; use points = 3"),
     ("[vary]\ngpus = { min = 1000, max = 3000, points = 1 }\n", "points: must be a whole number from 2"),
     ("[set]\ndays = 3\n[vary]\ndays = [1, 2]\n", "vary.days: also under [set]"),
+    ("[vary]\n" + "a." * 1000 + "a = [1, 2]\n", "nested deeper than any field of a scenario"),
+    ("[set]\n" + "a." * 1000 + "a = 1\n[vary]\ngpus = [1024, 2048]\n", "nested deeper than any field"),
+    ('[vary]\n"' + "a." * 1000 + 'a" = [1, 2]\n', "nested deeper than any field of a scenario"),
+    ("[vary]\ngpus = [" + "1" * 5000 + "]\n", "a whole number of more than 4,300 digits; no field takes one"),
+    ("[set]\ngpus = " + "9" * 5000 + "\n[vary]\ndays = [1, 2]\n", "more than 4,300 digits"),
+    ("[vary]\na = " + "{ b = " * 1000 + "1" + " }" * 1000 + "\n", "not valid TOML (nested too deeply)"),
+    ("[vary]\n" + "[" * 600 + "]" * 600 + "\n", "not valid TOML"),
     (
         "[study]\ndesign = 'lhs'\nsamples = 2000000\n[vary]\ngpus = { min = 1000, max = 5000 }\n",
         "at most 1,000,000, the most scenarios a study holds",

@@ -392,3 +392,73 @@ def test_the_window_says_what_is_wrong_with_a_results_file_in_a_dialog(
     view.load(p)
     qtbot.waitUntil(lambda: bool(shown), timeout=20_000)
     assert said in shown[0] and "\n" not in shown[0] and view.results is None
+
+
+# -- properties: any study file --------------------------------------------------------------------------
+
+_KEYS = st.sampled_from(
+    ["gpus", "days", "detect_min", "seed", "trials", "name", "design", "samples", "preset", "min", "max", "scale",
+     "points", "components", "multiplier", "spares", "spare_nodes", "tiers", "training", "x", "a.b", ""]
+)  # fmt: skip
+_scalar = (
+    st.booleans()
+    | st.integers(-(10**20), 10**20)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12)
+)
+_toml_value = st.recursive(
+    _scalar,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_KEYS, children, max_size=3),
+    max_leaves=12,
+)
+
+
+def _toml(v) -> str:
+    """A value as TOML (inline tables and arrays; strings as JSON strings, which TOML reads alike)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return "nan" if v != v else ("inf" if v > 0 else "-inf") if v in (float("inf"), float("-inf")) else repr(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml(x) for x in v) + "]"
+    return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(x)}" for k, x in v.items()) + " }"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    tables=st.dictionaries(
+        st.sampled_from(["study", "set", "vary", "other"]), st.dictionaries(_KEYS, _toml_value, max_size=4), max_size=3
+    )
+)
+def test_any_study_file_is_read_or_refused_in_one_line(tables):
+    from planner_gui.core.study.spec import loads_spec
+
+    text = "\n".join(
+        f"[{t}]\n" + "".join(f"{json.dumps(k)} = {_toml(v)}\n" for k, v in kv.items()) for t, kv in tables.items()
+    )
+    try:
+        spec = loads_spec(text)
+    except StudyError as exc:
+        assert "\n" not in str(exc) and str(exc)
+        return
+    assert 1 <= design_size(spec) <= 1_000_000
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_a_mutated_study_file_is_read_or_refused_in_one_line(data):
+    from planner_gui.core.study.spec import loads_spec
+
+    text = textwrap.dedent(SPEC)
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(text)))
+        cut = data.draw(st.integers(0, 3))
+        text = text[:at] + data.draw(st.text(max_size=3)) + text[at + cut :]
+    try:
+        loads_spec(text)
+    except StudyError as exc:
+        assert "\n" not in str(exc) and str(exc)

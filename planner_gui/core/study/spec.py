@@ -202,6 +202,12 @@ def loads_spec(text: str, folder: Path | None = None, default_name: str = "study
         raise StudyError(f"not valid TOML ({clean(str(exc), 160)})") from None
     except RecursionError:
         raise StudyError("not valid TOML (nested too deeply)") from None
+    except ValueError as exc:  # (Python refuses to read a whole number of more than 4,300 digits)
+        if "digits" not in str(exc):
+            raise StudyError(f"not valid TOML ({clean(str(exc), 160)})") from None
+        raise StudyError(
+            f"a whole number of more than {sys.get_int_max_str_digits():,} digits; no field takes one"
+        ) from None
     unknown = [k for k in doc if k not in ("study", "set", "vary")]
     if unknown:
         raise StudyError(f"[{clean(unknown[0], 40)}]: unknown table (allowed: [study], [set], [vary])")
@@ -385,10 +391,23 @@ def _split_key(key: str, table: bool = False) -> Path_:
     return _below((), key, table)
 
 
+#: The most parts a path into the scenario may have (the deepest field is ``components.NAME.FIELD``).
+MAX_PATH_PARTS = 6
+
+
 def _below(prefix: Path_, key: str, table: bool) -> Path_:
     """The path parts that ``key`` adds below ``prefix``. A dotted key is split on its dots, except a
     component's name (everything between ``components.`` and the last dot, or the whole key of a table
     under ``components``) and a multiplier's category (the rest of the key)."""
+    if len(prefix) >= MAX_PATH_PARTS or (
+        key.count(".") >= MAX_PATH_PARTS
+        and not (prefix and prefix[0] in ("components", MULTIPLIER))
+        and not key.startswith(("components.", f"{MULTIPLIER}."))
+    ):
+        shown = clean(".".join((*prefix[:3], key))[:60], 60)
+        raise StudyError(
+            f"{shown}...: nested deeper than any field of a scenario (a path has at most {MAX_PATH_PARTS} parts)"
+        )
     if prefix == ("components",):
         if table:
             return (key,)
