@@ -814,7 +814,15 @@ def test_stopping_the_study_stops_its_workers(tmp_path, sig):
         assert 0 < read_results(out).rows < 400
 
 
-@pytest.mark.parametrize(("greeting", "expected"), [(None, "sent nothing"), (b"SSH-2.0-OpenSSH_9.6\r\n", "else")])
+@pytest.mark.parametrize(
+    ("greeting", "expected"),
+    [
+        (None, "sent nothing"),
+        (b"SSH-2.0-OpenSSH_9.6\r\n", "else"),
+        (b"\x0a" + b"\x00" * 7 + b"x" * 10, "else"),  # a valid length, then garbage
+        (b"\x10" + b"\x00" * 7 + b"\x01" + b"\x00" * 7 + b"\x08" + b"\x00" * 7, "else"),  # frames, cut short
+    ],
+)
 def test_a_scheduler_address_that_is_not_dask_is_one_line_not_a_hang(tmp_path, capsys, monkeypatch, greeting, expected):
     import socket
     import threading
@@ -1046,3 +1054,19 @@ def test_the_summary_shows_dollars_with_their_sign_and_shares_in_fixed_point(tmp
             i = res.columns["index"].tolist().index(int(cells["index"]))
             assert cells[least] == shown(res.columns[least][i]), (least, line)
             assert "e-" not in line
+
+
+def test_a_tls_scheduler_without_settings_or_listener_is_one_line_not_a_hang(tmp_path, capsys):
+    import dask
+
+    p = write_spec(tmp_path, "[study]\ntrials = 20\n[vary]\ndetect_min = [1, 2]\n")
+    argv = ["study", str(p), "-o", str(tmp_path / "r.csv"), "--scheduler", "tls://127.0.0.1:1"]
+    t0 = time.monotonic()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "a tls:// scheduler needs dask.distributed's TLS settings" in err[-1]
+    with dask.config.set({"distributed.comm.tls.ca-file": "ca.pem", "distributed.comm.tls.client.cert": "c.pem"}):
+        assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == "planner-gui: error: --scheduler: cannot reach tls://127.0.0.1:1 (Connection refused)"
+    assert time.monotonic() - t0 < 10

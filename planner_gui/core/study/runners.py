@@ -387,57 +387,113 @@ _HANDSHAKE_MAX_BYTES = 1 << 20
 
 def _probe_scheduler(address: str) -> None:
     """Refuse, in one line, an address where no Dask scheduler answers: a Dask scheduler speaks first (its
-    handshake: an 8-byte length, then a small message), so a server that sends nothing (a web server) or
-    something else is found without handing it to dask.distributed, which can wait on it forever."""
+    handshake: an 8-byte length, then frames that hold a small message of its compression, Python and pickle
+    protocol), so a server that sends nothing (a web server) or something else is found without handing it
+    to dask.distributed, which can wait on it forever. A ``tls://`` scheduler speaks only after the TLS
+    handshake: it is only checked to be listening, and the TLS settings to be there."""
     import socket
     import struct
 
     parts = urlsplit(address)
     host, port = parts.hostname or "", parts.port or 0
     shown = clean(address, 80)
+    tls = parts.scheme == "tls"
+    if tls:
+        _check_tls_settings()
     try:
         with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S) as sock:
+            if tls:
+                return
             sock.settimeout(CONNECT_TIMEOUT_S)
-            head = b""
-            while len(head) < 8:
-                more = sock.recv(8 - len(head))
-                if not more:
-                    break
-                head += more
+            head = _recv(sock, 8)
+            if len(head) < 8:
+                raise StudyError(f"--scheduler: {shown} is not a Dask scheduler (it closed the connection)")
+            (length,) = struct.unpack("<Q", head)
+            if not 0 < length <= _HANDSHAKE_MAX_BYTES:
+                raise StudyError(f"--scheduler: {shown} is not a Dask scheduler (it answered something else)")
+            body = _recv(sock, length)
     except TimeoutError:
         raise StudyError(
             f"--scheduler: {shown} is not a Dask scheduler (it sent nothing in {CONNECT_TIMEOUT_S:.0f} s)"
         ) from None
     except OSError as exc:
         raise StudyError(f"--scheduler: cannot reach {shown} ({clean(exc.strerror or str(exc), 120)})") from None
-    if len(head) < 8:
-        raise StudyError(f"--scheduler: {shown} is not a Dask scheduler (it closed the connection)")
-    (length,) = struct.unpack("<Q", head)
-    if not 0 < length <= _HANDSHAKE_MAX_BYTES:
+    if not _is_handshake(body):
         raise StudyError(f"--scheduler: {shown} is not a Dask scheduler (it answered something else)")
+
+
+def _recv(sock: Any, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        more = sock.recv(min(n - len(data), 65536))
+        if not more:
+            break
+        data += more
+    return data
+
+
+def _is_handshake(body: bytes) -> bool:
+    """Whether ``body`` is a Dask comm's handshake: a frame count, the frames' lengths, the frames, and in
+    them a message with the peer's Python version."""
+    import struct
+
+    try:
+        (count,) = struct.unpack_from("<Q", body)
+        if not 1 <= count <= 16 or len(body) < 8 + 8 * count:
+            return False
+        lengths = struct.unpack_from(f"<{count}Q", body, 8)
+        pos = 8 + 8 * count
+        if pos + sum(lengths) != len(body):
+            return False
+        frames = []
+        for n in lengths:
+            frames.append(body[pos : pos + n])
+            pos += n
+        from distributed.protocol import loads
+
+        msg = loads(frames, deserialize=False)
+    except Exception:  # whatever the bytes make the decoder raise: not a handshake
+        return False
+    return isinstance(msg, dict) and "python" in msg
+
+
+def _check_tls_settings() -> None:
+    """A ``tls://`` scheduler needs dask.distributed's TLS settings (its CA file, and the client's certificate
+    and key): without them the client cannot even start the handshake."""
+    import dask
+
+    ca, cert = (dask.config.get(f"distributed.comm.tls.{k}", default=None) for k in ("ca-file", "client.cert"))
+    if not ca or not cert:
+        raise StudyError(
+            "--scheduler: a tls:// scheduler needs dask.distributed's TLS settings (distributed.comm.tls.ca-file "
+            "and distributed.comm.tls.client.cert, .key in the Dask config or DASK_DISTRIBUTED__COMM__TLS__... "
+            "variables)"
+        )
 
 
 def _connect(client_class: Any, address: str) -> Any:
     """A Client of the scheduler at ``address``, made on a thread of its own with a deadline (so nothing
-    here waits forever), every failure one line."""
+    here waits forever), every failure one line. A client that failed half-way is let go on that thread
+    (its clean-up can wait on the scheduler; this one does not)."""
     box: dict[str, Any] = {}
+    ready = threading.Event()
 
     def connect() -> None:
         try:
             box["client"] = client_class(address, timeout=f"{CONNECT_TIMEOUT_S:.0f}s", set_as_default=False)
         except BaseException as exc:
-            box["error"] = exc
+            box["error"] = f"{type(exc).__name__}: {exc}"  # (the text, not the exception: it holds the client)
+            del exc
+        finally:
+            ready.set()
 
-    t = threading.Thread(target=connect, daemon=True, name="study-connect")
-    t.start()
-    t.join(CONNECT_TIMEOUT_S * 3)
+    threading.Thread(target=connect, daemon=True, name="study-connect").start()
     shown = clean(address, 80)
-    if t.is_alive():
+    if not ready.wait(CONNECT_TIMEOUT_S * 3):
         raise StudyError(f"--scheduler: no Dask scheduler answered at {shown} within {CONNECT_TIMEOUT_S * 3:.0f} s")
     if "error" in box:
-        exc = box["error"]
         raise StudyError(
-            f"--scheduler: cannot connect to a Dask scheduler at {shown} ({clean(f'{type(exc).__name__}: {exc}', 160)})"
+            f"--scheduler: cannot connect to a Dask scheduler at {shown} ({clean(box['error'], 160)})"
         ) from None
     return box["client"]
 
@@ -452,8 +508,7 @@ def _run_dask(
         raise StudyError(
             f"--scheduler: needs the Python package {exc.name} (pip install planner-gui installs it)"
         ) from None
-    if address.startswith("tcp://"):
-        _probe_scheduler(address)
+    _probe_scheduler(address)
     client = _connect(Client, address)
     futures: list[Any] = []
     try:
