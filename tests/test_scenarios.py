@@ -399,3 +399,26 @@ def test_a_simulation_too_large_names_the_most_trials_that_run(gpus, days):
     assert validate(sc.replace(trials=most)).trials == most
     with pytest.raises(ScenarioError):
         validate(sc.replace(trials=most + 1))
+
+
+def test_a_general_run_too_long_for_even_one_trial_is_refused_up_front(capsys):
+    """Each step of the general engine costs the same however few the trials: 10 million GPUs for ten years is
+    about 17 million points a trial (half an hour for one trial), refused before anything runs, with what
+    to shorten; a window under the limit a trial is accepted."""
+    from planner_gui.cli import main
+    from planner_gui.cli.flags import scenario_from_args
+    from planner_gui.cli.program import build_parser
+    from planner_gui.core.scenario_io import validate
+    from planner_gui.core.sim.capabilities import MAX_GENERAL_STEPS, general_points, window_engine
+
+    argv = ["run", "--gpus", "10000000", "--days", "3650", "--fast-replicas", "0", "--trials", "1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a trial to simulate for the window" in err and "use fewer days or GPUs" in err
+    sc = scenario_from_args(build_parser().parse_args([*argv[:4], "1", *argv[5:]]))
+    assert window_engine(sc).key == "general"
+    per_day = general_points(sc.replace(days=2.0)) - general_points(sc.replace(days=1.0))
+    fits = 0.9 * MAX_GENERAL_STEPS / per_day
+    assert validate(sc.replace(days=fits)).days == fits
+    with pytest.raises(ScenarioError, match="a trial to simulate"):
+        validate(sc.replace(days=fits * 1.2))

@@ -20,7 +20,7 @@ from .expected import rates_vary, transient_bound, uncertainty_summary, varying_
 from .model import Scenario
 from .params import OptimalIntervals, Params, optimal_intervals, resolve
 from .scenario_io import ScenarioError, scenario_to_dict
-from .sim.capabilities import MAX_GENERAL_POINTS, general_points, train_engine, window_engine
+from .sim.capabilities import MAX_GENERAL_POINTS, general_points, general_steps_error, train_engine, window_engine
 from .tiers.engine import TierTrials
 from .tiers.run import TierPlan, plan_tiers, simulate_plans
 from .training import TimeToTrain, simulate_time_to_train, training_events, work_hours
@@ -684,6 +684,9 @@ def check_general_training(scenario: Scenario, goodput: float, work: float, pers
     short = _pool_short_for_good(scenario, persistent_min)
     if short is not None:
         raise ScenarioError(f"training: the run would never finish: {short}")
+    steps = general_steps_error(scenario, work / g)
+    if steps is not None:
+        raise ScenarioError(f"training: {steps}")
     points = general_points(scenario, work / g)
     if points > MAX_GENERAL_POINTS:
         raise ScenarioError(

@@ -22,7 +22,7 @@ from .fmt import number as fmt_number
 from .model import OPTIMAL, PLACEMENTS, SCOPES, Component, Profile, Scenario, Storage, Tiers, Training
 from .profiles import pieces
 from .rates import mean_job_rate
-from .sim.capabilities import MAX_GENERAL_POINTS, general_points, meaningless, window_engine
+from .sim.capabilities import MAX_GENERAL_POINTS, general_points, general_steps_error, meaningless, window_engine
 from .spares.model import RECOVERY_MODES, Spares
 from .specs import LIMITS, MAX_PROFILE_PIECES, MAX_TOTAL_EVENTS, MAX_TOTAL_PIECES
 from .userfiles import FileRefused, bad_path, read_limited, write_atomic
@@ -244,6 +244,9 @@ def check_size(scenario: Scenario) -> None:
     if why is not None:
         raise ScenarioError(why)
     if window_engine(scenario).key == "general":
+        steps = general_steps_error(scenario)
+        if steps is not None:
+            raise ScenarioError(f"days: {steps}")
         points = general_points(scenario)
         if points > MAX_GENERAL_POINTS:
             raise ScenarioError(

@@ -39,6 +39,7 @@ __all__ = [
     "ENGINES",
     "FEATURES",
     "MAX_GENERAL_POINTS",
+    "MAX_GENERAL_STEPS",
     "SECONDS_PER_COLUMN_STEP",
     "SECONDS_PER_STEP",
     "Engine",
@@ -46,6 +47,7 @@ __all__ = [
     "features",
     "general_points",
     "general_seconds",
+    "general_steps_error",
     "meaningless",
     "train_engine",
     "window_engine",
@@ -58,6 +60,10 @@ MAX_GENERAL_POINTS = 4e8
 #: per trial and step, both measured at 100,000 GPUs with 1,000 trials (benchmarks/bench_engine.py).
 SECONDS_PER_STEP = 100e-6
 SECONDS_PER_COLUMN_STEP = 250e-9
+#: The most points a trial may step through on the general engine: each step costs :data:`SECONDS_PER_STEP`
+#: whatever the trials, so a window of tens of millions of points a trial (10 million GPUs for ten years) is
+#: refused up front, however few its trials, rather than run for half an hour.
+MAX_GENERAL_STEPS = 3e6
 
 
 def _uncertain(sc: Scenario) -> bool:
@@ -206,6 +212,21 @@ def general_points(scenario: Scenario, work_hours: float | None = None) -> float
     hours = (work_hours if work_hours is not None else scenario.hours) + 100.0
     per_hour = (rate + nodes + returns) * mult + scenario.planned_per_day / 24.0
     return per_hour * hours * scenario.trials
+
+
+def general_steps_error(scenario: Scenario, work_hours: float | None = None) -> str | None:
+    """Why the general engine will not simulate the scenario's window (or a time to train of ``work_hours``)
+    however few its trials: more points a trial than :data:`MAX_GENERAL_STEPS`; None when it fits. The text
+    names what to shorten. (The limit on points in all, :data:`MAX_GENERAL_POINTS`, is the caller's.)"""
+    per_trial = general_points(scenario, work_hours) / max(scenario.trials, 1)
+    if per_trial <= MAX_GENERAL_STEPS:
+        return None
+    minutes = per_trial * (SECONDS_PER_STEP + SECONDS_PER_COLUMN_STEP) / 60.0
+    what, shorten = ("the time to train", "less compute") if work_hours else ("the window", "fewer days or GPUs")
+    return (
+        f"about {per_trial:.3g} interruptions, repairs and returns a trial to simulate for {what} (about "
+        f"{minutes:,.0f} min even for one trial), over the limit of {MAX_GENERAL_STEPS:.3g} a trial; use {shorten}"
+    )
 
 
 def general_seconds(scenario: Scenario, work_hours: float | None = None) -> float:
