@@ -12,7 +12,6 @@ import logging
 import logging.handlers
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -118,27 +117,6 @@ def _setup_logging() -> Path | None:
     return target
 
 
-def _install_excepthook(log_file: Path | None) -> None:
-    """Log any uncaught exception and show it in one dialog (not a traceback on a terminal)."""
-    shown = {"dialog": False}
-
-    def hook(exc_type, exc, tb) -> None:
-        log.error("unexpected error:\n%s", "".join(traceback.format_exception(exc_type, exc, tb)))
-        if shown["dialog"]:
-            return
-        shown["dialog"] = True
-        try:
-            from PySide6.QtWidgets import QApplication, QMessageBox
-
-            if QApplication.instance() is not None:
-                where = f"\n\nDetails are in {log_file}." if log_file else ""
-                QMessageBox.critical(None, "planner-gui: unexpected error", f"{exc_type.__name__}: {exc}{where}")
-        finally:
-            shown["dialog"] = False
-
-    sys.excepthook = hook
-
-
 def _start_compute_early() -> subprocess.Popen[bytes] | None:
     """Start the compute process now, so it imports numpy and scipy (and computes the default preset)
     on the other core while this process builds the window; None if it cannot start (the window tries
@@ -178,7 +156,9 @@ def run_gui(scenario_path: str | None = None) -> int:
     app.setApplicationName("planner-gui")
     app.setApplicationVersion(__version__)
     configure_pyqtgraph(app)
-    _install_excepthook(log_file)
+    from .ui.errors import install_error_dialogs
+
+    install_error_dialogs(log_file, app)  # uncaught errors on any thread: logged, and one dialog
 
     from .ui import MainWindow
     from .ui.compute import adopt_early_process

@@ -5,6 +5,7 @@ from __future__ import annotations
 import configparser
 import logging
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -48,22 +49,83 @@ def test_app_icon_loads(qapp):
     assert not icon.isNull() and icon.pixmap(64, 64).width() == 64
 
 
-def test_unexpected_error_is_logged_and_shown_once(qapp, monkeypatch, caplog, tmp_path):
+@pytest.fixture
+def error_dialogs(qapp, monkeypatch, tmp_path):
+    """The window's error hooks installed (and taken out after), with every dialog recorded, not shown."""
     from PySide6.QtWidgets import QMessageBox
 
-    from planner_gui import app
+    from planner_gui.ui.errors import install_error_dialogs
 
-    shown = []
-    monkeypatch.setattr(QMessageBox, "critical", lambda *a, **k: shown.append(a[2]))
-    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
-    app._install_excepthook(tmp_path / "planner-gui.log")
+    opened: list[str] = []
+
+    def critical(*a, **k):
+        assert threading.current_thread() is threading.main_thread()  # never a dialog from a worker
+        opened.append(a[2])
+
+    monkeypatch.setattr(QMessageBox, "critical", critical)
+    dialogs = install_error_dialogs(tmp_path / "planner-gui.log")
+    yield dialogs, opened
+    dialogs.uninstall()
+    dialogs.deleteLater()
+
+
+def test_an_error_on_the_window_thread_is_logged_and_shown_once(error_dialogs, qtbot, caplog):
+    _, opened = error_dialogs
     try:
         raise RuntimeError("boom")
     except RuntimeError:
         with caplog.at_level(logging.ERROR, logger="planner_gui"):
             sys.excepthook(*sys.exc_info())
-    assert len(shown) == 1 and "RuntimeError: boom" in shown[0] and "planner-gui.log" in shown[0]
-    assert "unexpected error" in caplog.text and "boom" in caplog.text
+    qtbot.waitUntil(lambda: bool(opened), timeout=5_000)
+    assert len(opened) == 1 and "RuntimeError: boom" in opened[0] and "planner-gui.log" in opened[0]
+    assert "unexpected error" in caplog.text and "boom" in caplog.text and "Traceback" in caplog.text
+
+
+def test_an_error_in_a_worker_thread_reaches_one_dialog_on_the_window_thread(error_dialogs, qtbot, caplog, monkeypatch):
+    """A thread's uncaught error is logged with its traceback and shown by the window's thread (a dialog is
+    never opened from a worker); those that arrive while the dialog is open are counted in one more."""
+    import time
+
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    dialogs, _ = error_dialogs
+    opened: list[str] = []
+
+    def critical(*a, **k):  # a modal dialog runs the event loop until it is closed: the others arrive meanwhile
+        assert threading.current_thread() is threading.main_thread()
+        opened.append(a[2].split("\n")[0])
+        deadline = time.monotonic() + 5
+        while len(opened) == 1 and dialogs.more < 2 and time.monotonic() < deadline:
+            QApplication.processEvents()
+
+    monkeypatch.setattr(QMessageBox, "critical", critical)
+
+    def fail(n: int) -> None:
+        raise ValueError(f"worker {n} failed")
+
+    with caplog.at_level(logging.ERROR, logger="planner_gui"):
+        workers = [threading.Thread(target=fail, args=(n,), name=f"w{n}") for n in range(3)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+        qtbot.waitUntil(lambda: len(opened) == 2, timeout=10_000)
+    assert opened[0].startswith("ValueError: worker ") and opened[0].endswith(" failed")
+    assert opened[1] == "2 more unexpected errors since; the log has each"
+    assert caplog.text.count("unexpected error:") == 3 and all(f"worker {n} failed" in caplog.text for n in range(3))
+
+
+def test_uninstalling_puts_back_the_hooks_that_were_in_force(qapp, tmp_path):
+    import threading
+
+    from planner_gui.ui.errors import install_error_dialogs
+
+    before = (sys.excepthook, threading.excepthook)
+    dialogs = install_error_dialogs(tmp_path / "x.log")
+    assert (sys.excepthook, threading.excepthook) != before
+    dialogs.uninstall()
+    dialogs.deleteLater()
+    assert (sys.excepthook, threading.excepthook) == before
 
 
 @pytest.mark.parametrize("argv", [["_compute-server"]])
