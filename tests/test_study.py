@@ -1070,3 +1070,47 @@ def test_a_tls_scheduler_without_settings_or_listener_is_one_line_not_a_hang(tmp
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == "planner-gui: error: --scheduler: cannot reach tls://127.0.0.1:1 (Connection refused)"
     assert time.monotonic() - t0 < 10
+
+
+@pytest.mark.slow
+def test_a_cluster_that_loses_its_only_worker_says_the_study_waits_and_goes_on(tmp_path, monkeypatch):
+    """Left without workers the study says so (once) and waits; when a worker joins it says so and finishes,
+    every row once."""
+    distributed = pytest.importorskip("distributed")
+    import planner_gui.core.study.runners as runners
+
+    monkeypatch.setattr(runners, "WORKER_NOTE_S", 0.5)
+    monkeypatch.setattr(runners, "TASK_MAX_SCENARIOS", 1)
+    text = SMALL.replace("samples = 6", "samples = 8")
+    p = write_spec(tmp_path, text)
+    one = rows_of(run_to(p, tmp_path / "one.csv", Backend(workers=1)))
+    spec = read_spec(p)
+    out = tmp_path / "dask.csv"
+    store = ResultStore(out, study_meta(spec, design_size(spec)), fresh=True)
+    notes: list[str] = []
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
+    ) as cluster:
+        events: list[str] = []
+
+        def progress(done, total, start):
+            if done >= 2 and not events:
+                events.append("lost")
+                cluster.scale(0)  # the only worker leaves
+
+        def note(text):
+            notes.append(text)
+            if "waits for workers" in text:
+                cluster.scale(1)  # a worker joins again
+
+        try:
+            run_study(spec, store, Backend(scheduler=cluster.scheduler_address), progress, note)
+        finally:
+            store.close()
+    assert events == ["lost"]
+    assert (
+        notes[0].startswith("the study waits for workers: the cluster at tcp://")
+        and "has none now (it had 1)" in notes[0]
+    )
+    assert notes[1] == "1 worker joined the cluster again; the study goes on" and len(notes) == 2
+    assert rows_of(read_results(out)) == one

@@ -140,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     try:
         with _SigtermAsInterrupt():
-            ran = run_study(spec, store, backend, progress)
+            ran = run_study(spec, store, backend, progress, lambda text: progress.note(text))
     except KeyboardInterrupt as exc:
         _stopping()  # a second Ctrl-C must not cut short the writing of the results so far
         progress.clear()
@@ -309,6 +309,11 @@ class StudyProgress:
         if rate > 0 and done < total:
             text += f", {about((total - done) / rate)} left"
         return text
+
+    def note(self, text: str) -> None:
+        """A line of its own (the progress line, on a terminal, is cleared first and comes back next time)."""
+        self.clear()
+        self._write(f"planner-gui: {text}\n")
 
     def __call__(self, done: int, total: int, start: int) -> None:
         now = time.monotonic()

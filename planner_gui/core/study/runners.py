@@ -141,9 +141,16 @@ def _tasks(spec: StudySpec, pending: list[int], size: int) -> Iterator[list[tupl
         yield [(i, scenario_doc(spec, i)) for i in pending[start : start + size]]
 
 
-def run_study(spec: StudySpec, store: ResultStore, backend: Backend, progress: ProgressFn | None = None) -> int:
+def run_study(
+    spec: StudySpec,
+    store: ResultStore,
+    backend: Backend,
+    progress: ProgressFn | None = None,
+    note: Callable[[str], None] | None = None,
+) -> int:
     """Run every scenario of the study not yet in ``store``; returns how many ran now. A scenario that
     fails when it runs is recorded in ``store.failed`` (index: the one-line reason), not in the results.
+    ``note`` is told, in one line, what the user should know while it runs (a cluster left without workers).
 
     KeyboardInterrupt stops the workers and propagates; rows received until then are in ``store``
     (close it to write them).
@@ -171,7 +178,7 @@ def run_study(spec: StudySpec, store: ResultStore, backend: Backend, progress: P
     if progress is not None:
         progress(start, total, start)
     if backend.scheduler is not None:
-        _run_dask(spec, pending, backend.scheduler, receive)
+        _run_dask(spec, pending, backend.scheduler, receive, note)
     else:
         n = backend.workers or local_workers()
         if n == 1 or len(pending) == 1:
@@ -498,8 +505,52 @@ def _connect(client_class: Any, address: str) -> Any:
     return box["client"]
 
 
+#: Seconds without a result after which a study on a Dask cluster looks at its workers (and says when it has none).
+WORKER_NOTE_S = 15.0
+#: How often the study looks for results that came back from the cluster (seconds).
+_POLL_S = 0.05
+
+
+class _WorkerWatch:
+    """Says, through ``note``, when the cluster has no workers left (the study waits for one) and when
+    workers are back; silent while the count of workers only changes among non-zero values."""
+
+    def __init__(self, client: Any, address: str, note: Callable[[str], None] | None) -> None:
+        self.client, self.address, self.note = client, clean(address, 80), note
+        self.had = self._count()
+        self.waiting = False
+
+    def _count(self) -> int:
+        try:
+            return len(self.client.nthreads())
+        except Exception:  # the scheduler is unreachable for a moment: as if unknown
+            return -1
+
+    def check(self) -> None:
+        n = self._count()
+        if n == 0 and not self.waiting:
+            self.waiting = True
+            self._say(
+                f"the study waits for workers: the cluster at {self.address} has none now (it had "
+                f"{self.had:,}); it goes on when one joins (Ctrl-C stops it; the results so far are kept)"
+            )
+        elif n > 0 and self.waiting:
+            self.waiting = False
+            self._say(f"{n:,} worker{'s' if n != 1 else ''} joined the cluster again; the study goes on")
+        if n > 0:
+            self.had = n
+
+    def _say(self, text: str) -> None:
+        if self.note is not None:
+            self.note(text)
+
+
 def _run_dask(
-    spec: StudySpec, pending: list[int], address: str, receive: Callable[[list[dict[str, Any]]], None]
+    spec: StudySpec,
+    pending: list[int],
+    address: str,
+    receive: Callable[[list[dict[str, Any]]], None],
+    note: Callable[[str], None] | None = None,
 ) -> None:
     check_scheduler(address)
     try:
@@ -547,18 +598,31 @@ def _run_dask(
             first.append(submit(task))
             if len(first) >= workers * IN_FLIGHT_PER_WORKER:
                 break
-        ac = as_completed(first, loop=client.loop)
-        for fut in ac:
-            try:
-                rows = fut.result()
-            except Exception as exc:
-                raise _failure(exc) from None
-            futures.remove(fut)
-            fut.release()
-            receive(rows)
-            task = next(tasks, [])
-            if task:
-                ac.add(submit(task))
+        # with_results: a task's rows are fetched as it completes, so that no wait here is on a result that a
+        # worker took with it when it left (the scheduler runs that task again; the watch says what it waits for)
+        ac = as_completed(first, loop=client.loop, with_results=True, raise_errors=False)
+        watch = _WorkerWatch(client, address, note)
+        quiet_since = time.monotonic()
+        while not ac.is_empty():
+            done = ac.next_batch(block=False)
+            if not done:  # nothing came back yet: after a while, see whether the cluster has workers left
+                if time.monotonic() - quiet_since >= WORKER_NOTE_S:
+                    watch.check()
+                    quiet_since = time.monotonic()
+                time.sleep(_POLL_S)
+                continue
+            if watch.waiting:
+                watch.check()
+            quiet_since = time.monotonic()
+            for fut, rows in done:
+                if fut.status == "error" or isinstance(rows, BaseException):
+                    raise _failure(rows if isinstance(rows, BaseException) else fut.exception()) from None
+                futures.remove(fut)
+                fut.release()
+                receive(rows)
+                task = next(tasks, [])
+                if task:
+                    ac.add(submit(task))
     finally:
         try:
             if futures:
