@@ -121,6 +121,14 @@ def test_readable_report():
             "--points: a sweep over 41 checkpoint intervals costs as much as simulating about",
         ),
         (["sweep", "--points", "401", "--days", "840"], "--points: a sweep over 401 GPU counts costs"),
+        (
+            ["sweep", "--over", "spares", "--gpus", "1000000", "--days", "365", "--spare-nodes", "50"],
+            "spare counts x about 3.24e+08 interruptions, repairs and returns each",
+        ),
+        (
+            ["sweep", "--over", "spares", "--gpus", "10000000", "--days", "3650", "--trials", "60"],
+            "interruptions and repairs to simulate, over the limit of 4e+08",
+        ),
     ],
 )
 def test_bad_input_exits_2_with_one_line(args, message):

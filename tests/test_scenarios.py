@@ -422,3 +422,27 @@ def test_a_general_run_too_long_for_even_one_trial_is_refused_up_front(capsys):
     assert validate(sc.replace(days=fits)).days == fits
     with pytest.raises(ScenarioError, match="a trial to simulate"):
         validate(sc.replace(days=fits * 1.2))
+
+
+def test_runs_that_each_fit_but_not_together_are_refused_before_anything_runs(tmp_path, capsys):
+    """compare (and report --compare) cost their runs against the limit of one: three files each at 40 % of it
+    are refused in one line naming the trials that fit; the same three at those trials are accepted."""
+    from planner_gui.cli import main
+    from planner_gui.core.scenario_io import check_together, save, size_share
+
+    base = load_preset("llama3-405b").replace(gpus=1_000_000, days=365.0)
+    trials = int(0.4 * base.trials / size_share(base))
+    files = []
+    for k in range(3):
+        sc = base.replace(trials=trials, seed=k + 1, name=f"big {k}")
+        assert 0.39 < size_share(sc) < 0.41
+        files.append(tmp_path / f"s{k}.json")
+        save(sc, files[-1])
+    assert main(["compare", *map(str, files)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the 3 scenarios each fit, but together they are 1.2 times" in err
+    fit = int(err.split("use --trials ")[1].split()[0])
+    assert fit < trials
+    check_together([base.replace(trials=fit, seed=k) for k in range(3)])
+    with pytest.raises(ScenarioError, match="together"):
+        check_together([base.replace(trials=int(fit * 1.05), seed=k) for k in range(3)])

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 
 from ..core import fmt
 from ..core.compare import comparison, comparison_table
 from ..core.results import simulate
-from ..core.scenario_io import ScenarioError, load, validate
+from ..core.scenario_io import ScenarioError, check_together, load, validate
 from ..core.sensitivity import DEFAULT_FACTOR, has_closed_form, levers, sensitivity
 from ..core.sweep import Cost, run_cost
 from .flags import (
@@ -19,6 +20,7 @@ from .flags import (
     file_name,
     integer_arg,
     number_arg,
+    progress_part,
     scenario_from_args,
 )
 
@@ -101,7 +103,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
             scenarios = [validate(s.replace(trials=args.trials)) for s in scenarios]
         except ScenarioError as exc:
             raise ScenarioError(f"--trials: {str(exc).partition(': ')[2]}") from None
-    reports = [simulate(s).to_json_dict() for s in scenarios]
+    check_together(scenarios)
+    costs = [run_cost(s) for s in scenarios]
+    total = math.fsum(c.seconds for c in costs) or 1.0
+    reports = []
+    with Progress(Cost(sum(c.events for c in costs), total), f"simulating {len(scenarios)} scenarios") as progress:
+        done = 0.0
+        for s, c in zip(scenarios, costs):
+            share = c.seconds / total
+            part = progress_part(progress, done, done + share)
+            reports.append(simulate(s, progress=part).to_json_dict())
+            done += share
     doc = comparison([s.name for s in scenarios], scenarios, reports)
     if args.json:
         print(json.dumps(doc, indent=2, allow_nan=False))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 
 from ..core import fmt
 from ..core.model import Scenario
@@ -21,13 +20,22 @@ from ..core.plan import (
     compute_plan,
     interval_range,
 )
-from ..core.scenario_io import ScenarioError, load
+from ..core.scenario_io import ScenarioError, check_together, load
 from ..core.sensitivity import has_closed_form, levers
 from ..core.specs import GPU_RANGE
 from ..core.sweep import Cost, gpu_counts, interval_points, run_cost, sweep_cost
 from ..core.userfiles import write_atomic
 from ..report import MAX_COMPARED, render_report
-from .flags import Parser, Progress, UsageError, add_scenario_flags, check_output, file_name, scenario_from_args
+from .flags import (
+    Parser,
+    Progress,
+    UsageError,
+    add_scenario_flags,
+    check_output,
+    file_name,
+    progress_part,
+    scenario_from_args,
+)
 
 __all__ = ["add_parser", "cmd_report", "plan_cost"]
 
@@ -75,10 +83,6 @@ def plan_cost(sc: Scenario) -> Cost:
     return Cost(sum(c.events for c in parts), sum(c.seconds for c in parts))
 
 
-def _part(progress: Callable[[float], None], lo: float, hi: float) -> Callable[[float], None]:
-    return lambda f: progress(lo + (hi - lo) * min(max(f, 0.0), 1.0))
-
-
 def cmd_report(args: argparse.Namespace) -> int:
     if len(args.compare) > MAX_COMPARED:
         raise UsageError(f"--compare: give at most {MAX_COMPARED} scenario files (got {len(args.compare)})")
@@ -88,6 +92,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if output is not None:
         check_output(output, "--output")
     scenarios = [sc, *others]
+    check_together(scenarios)
     costs = [plan_cost(s) for s in scenarios]
     total = sum(c.seconds for c in costs) or 1.0
     what = "simulating the scenario" if not others else f"simulating {len(scenarios)} scenarios"
@@ -96,7 +101,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         done = 0.0
         for s, c in zip(scenarios, costs):
             share = c.seconds / total
-            plans.append(compute_plan(PlanRequest(s, FULL), progress=_part(progress, done, done + share)))
+            plans.append(compute_plan(PlanRequest(s, FULL), progress=progress_part(progress, done, done + share)))
             done += share
     text = render_report(plans[0], plans[1:])
     if output is None:  # the bytes the file would hold (it declares UTF-8), whatever the terminal's encoding

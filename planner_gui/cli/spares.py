@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core import fmt
 from ..core.model import Scenario
-from ..core.sim.capabilities import general_seconds
+from ..core.sim.capabilities import MAX_GENERAL_POINTS, general_seconds
 from ..core.spares.model import RECOVERY_MODES, Spares, node_categories
 from ..core.spares.run import check_spares_fit, expected_points, sizing, sizing_counts
 from ..core.sweep import Cost
@@ -237,6 +237,14 @@ def cmd_sweep_spares(args: argparse.Namespace) -> int:
         check_output(args.output, "--output")
     counts = sizing_counts(sc, sp, args.points)
     points = expected_points(sc.replace(spares=sp)) * len(counts)
+    if points > MAX_GENERAL_POINTS:  # the limit of one run holds for the sweep's runs together
+        each = points / len(counts)
+        fit = int(MAX_GENERAL_POINTS // each)
+        hint = f"use --points {fit}" if fit >= 2 else "use fewer trials"
+        raise UsageError(
+            f"--points: {len(counts)} spare counts x about {each:.3g} interruptions, repairs and returns each = "
+            f"{points:.3g} to simulate, over the limit of {MAX_GENERAL_POINTS:.3g} for one command; {hint}"
+        )
     cost = Cost(points, general_seconds(sc.replace(spares=sp)) * len(counts))
     with Progress(cost, f"sizing the spare pool at {len(counts)} counts") as progress:
         try:

@@ -37,6 +37,7 @@ __all__ = [
     "check_name",
     "check_profile",
     "check_size",
+    "check_together",
     "dumps",
     "edited_name",
     "load",
@@ -232,6 +233,34 @@ def _component(i: int, doc: Any, version: int) -> Component:
         None if count is None else check_number(f"{where}.count", count),
         None if exposure is None else float(check_number(f"{where}.exposure_gpu_hours", exposure)),
         scope,
+    )
+
+
+def size_share(scenario: Scenario) -> float:
+    """The scenario's window as a share of the most one simulation may be (the limits :func:`check_size`
+    applies: points for the general engine, interruptions and profile pieces for the others; 1.0 is at the
+    limit). A command of several runs holds their sum to 1, so that it costs no more than one run may."""
+    if window_engine(scenario).key == "general":
+        return general_points(scenario) / MAX_GENERAL_POINTS
+    lam = mean_job_rate(scenario) * pieces(scenario.rate_profile, scenario.days).integral() / scenario.hours
+    events = (lam + scenario.planned_per_day / 24.0) * scenario.hours * scenario.trials
+    count = len(pieces(scenario.rate_profile, scenario.days)) * scenario.trials
+    return max(events / MAX_TOTAL_EVENTS, count / MAX_TOTAL_PIECES)
+
+
+def check_together(scenarios: list[Scenario], flag: str = "--trials") -> None:
+    """Refuse, in one line, runs that each fit but together cost more than one simulation may (their
+    :func:`size_share` summed over 1), naming the trials a run that they all fit in."""
+    shares = [size_share(s) for s in scenarios]
+    total = math.fsum(shares)
+    if total <= 1.0:
+        return
+    per_trial = math.fsum(sh / max(s.trials, 1) for sh, s in zip(shares, scenarios))
+    fit = int(1.0 / per_trial) if per_trial > 0 else 0
+    hint = f"use {flag} {fit} or fewer" if fit >= 1 else "use fewer or smaller scenarios"
+    raise ScenarioError(
+        f"{flag}: the {len(scenarios)} scenarios each fit, but together they are {total:.2g} times the most one "
+        f"command simulates; {hint}"
     )
 
 
