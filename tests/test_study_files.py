@@ -462,3 +462,13 @@ def test_a_mutated_study_file_is_read_or_refused_in_one_line(data):
         loads_spec(text)
     except StudyError as exc:
         assert "\n" not in str(exc) and str(exc)
+
+
+def test_the_rounding_of_sums_is_not_a_bad_row(clean_run):
+    """Hours of -7e-15 (a sum of floats that is 0) are a result; -0.01 is not."""
+    spec_path, clean = clean_run
+    spec = read_spec(spec_path)
+    meta = study_meta(spec, design_size(spec))
+    assert row_problem({**clean[0], "hours.lost_work": -7.105427357601002e-15}, meta) is None
+    assert row_problem({**clean[0], "goodput.mean": 1 + 1e-12}, meta) is None
+    assert "not a number, 0 or more" in row_problem({**clean[0], "hours.lost_work": -0.01}, meta)

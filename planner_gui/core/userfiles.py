@@ -166,7 +166,14 @@ def read_limited(path: str | os.PathLike[str], limit: int) -> bytes:
     grows while read is caught); never blocks on a FIFO or a device. Raises :class:`FileRefused` (a one-line
     reason without the path) or OSError."""
     with open_regular(path, limit) as fh:
-        data = fh.read(limit + 1)
-    if len(data) > limit:
+        fd = fh.fileno()  # (read unbuffered: never a byte past limit + 1)
+        chunks, total = [], 0
+        while total <= limit:
+            chunk = os.read(fd, limit + 1 - total)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    if total > limit:
         raise FileRefused(f"file is more than {limit:,} bytes; the limit is {limit:,}")
-    return data
+    return b"".join(chunks)

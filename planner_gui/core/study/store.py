@@ -69,6 +69,9 @@ MAX_JOURNAL_LINE = 64 * 1024
 #: description): a file over it is not read.
 MAX_BYTES_PER_SCENARIO = 16 * 1024
 MAX_DESCRIPTION_BYTES = 2 * 1024 * 1024
+#: How far below 0 (or above 1, for a share) an output may be from the rounding of sums of floats (hours of
+#: -7e-15 are 0).
+_ROUNDING = 1e-6
 #: Outputs that are shares (0 to 1); every other output is 0 or more (or empty).
 SHARE_OUTPUTS = frozenset(
     {
@@ -198,7 +201,7 @@ def row_problem(row: Any, meta: dict[str, Any]) -> str | None:
         if c in outputs:
             if v is None:
                 continue
-            if not _is_num(v) or (math.isfinite(v) and (v < 0 or (c in SHARE_OUTPUTS and v > 1))):
+            if not _is_num(v) or (math.isfinite(v) and (v < -_ROUNDING or (c in SHARE_OUTPUTS and v > 1 + _ROUNDING))):
                 what = "a share from 0 to 1" if c in SHARE_OUTPUTS else "a number, 0 or more"
                 return f"{c} is {_shown(v)}, not {what}"
             if math.isinf(v) and c in SHARE_OUTPUTS:
