@@ -358,6 +358,33 @@ def test_closing_the_strategy_comparison_stops_its_process(make_window, qtbot):
     assert proc.state() == proc.ProcessState.NotRunning and not folder.exists()
 
 
+def test_a_comparison_killed_from_outside_says_so_not_its_estimate_line(make_window, qtbot):
+    """The process's stderr holds its estimate and progress; killed, the reason shown is that it was stopped."""
+    win = _tier_window(make_window, qtbot)
+    dlg = win.show_strategies()
+    proc = dlg._process
+    assert proc is not None
+    qtbot.waitUntil(lambda: proc.state() == proc.ProcessState.Running, timeout=10_000)
+    proc.kill()  # as the system's out-of-memory killer or a user's `kill -9` would
+    qtbot.waitUntil(lambda: "Cannot compare strategies" in dlg.status.text(), timeout=10_000)
+    assert "stopped before it finished" in dlg.status.text() and "estimate" not in dlg.status.text()
+    assert dlg.comparison is None
+    dlg.close()
+
+
+def test_the_reason_a_comparison_failed_is_its_error_line_never_its_progress():
+    from PySide6.QtCore import QProcess
+
+    from planner_gui.ui.strategies_view import failure_reason
+
+    normal, crashed = QProcess.ExitStatus.NormalExit, QProcess.ExitStatus.CrashExit
+    stderr = "planner-gui: estimate: about 20 s\nplanner-gui: error: spares: no spare\n25% done\n"
+    assert failure_reason(stderr, 2, normal) == "spares: no spare"
+    assert failure_reason(stderr, 9, crashed) == "spares: no spare"
+    assert "stopped before it finished" in failure_reason("about 20 s\n10% done\n", 9, crashed)
+    assert failure_reason("about 20 s\n", 3, normal) == "the comparison's process ended with code 3 and gave no reason"
+
+
 def test_a_strategy_that_cannot_be_is_named_not_raised(make_window, qtbot):
     win = _tier_window(make_window, qtbot)
     t = win.controls.tiers

@@ -80,7 +80,7 @@ def _sweep_handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], i
 
 
 def _error(message: str) -> int:
-    print(f"planner-gui: error: {fmt.clean(message, MAX_MESSAGE)}", file=sys.stderr)
+    print(f"{fmt.ERROR_PREFIX}{fmt.clean(message, MAX_MESSAGE)}", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutputError as exc:
         if real is not None and real is sys.__stdout__:
             quiet_stdout()  # what is still buffered must not fail again when Python exits
-        print(f"planner-gui: error: cannot write the output ({fmt.clean(str(exc), 120)})", file=sys.stderr)
+        print(f"{fmt.ERROR_PREFIX}cannot write the output ({fmt.clean(str(exc), 120)})", file=sys.stderr)
         return EXIT_OUTPUT
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, and keep Python from complaining at exit

@@ -90,6 +90,20 @@ def strategies_command(scenario_file: Path) -> list[str]:
     return [sys.executable, "-m", "planner_gui", *args]
 
 
+def failure_reason(stderr: str, code: int, status: QProcess.ExitStatus) -> str:
+    """Why the comparison's process gave no comparison: its error line (``planner-gui: error: ...``) when it
+    wrote one, else how it ended. Its other lines (the estimate, progress, notes) are never the reason."""
+    errors = [line for line in stderr.splitlines() if line.startswith(fmt.ERROR_PREFIX)]
+    if errors:
+        return errors[-1][len(fmt.ERROR_PREFIX) :].strip()
+    if status != QProcess.ExitStatus.NormalExit:
+        return (
+            "the comparison's process stopped before it finished (it was killed or crashed); "
+            "change an input to run it again"
+        )
+    return f"the comparison's process ended with code {code} and gave no reason"
+
+
 class StrategiesDialog(QDialog):
     """The strategies of the scenario being edited: a table, where the time goes, and goodput against GPU
     count."""
@@ -217,7 +231,7 @@ class StrategiesDialog(QDialog):
             env.insert(key, value)
         proc.setProcessEnvironment(env)
         proc.setWorkingDirectory(server_cwd())  # (the package the window runs, whatever the folder it started in)
-        proc.finished.connect(lambda code, _status, proc=proc: self._finished(proc, code))
+        proc.finished.connect(lambda code, status, proc=proc: self._finished(proc, code, status))
         proc.errorOccurred.connect(lambda _error, proc=proc: self._failed(proc))
         command = strategies_command(path)
         self._process = proc
@@ -241,16 +255,15 @@ class StrategiesDialog(QDialog):
             proc.deleteLater()
             self._cannot(f"Cannot compare strategies: {fmt.clean(proc.errorString(), 300)}")
 
-    def _finished(self, proc: QProcess, code: int) -> None:
+    def _finished(self, proc: QProcess, code: int, status: QProcess.ExitStatus) -> None:
         if proc is not self._process:
             return
         self._process = None
         proc.deleteLater()
         out = bytes(proc.readAllStandardOutput().data())
-        if code != 0:
-            err = bytes(proc.readAllStandardError().data()).decode("utf-8", "replace").strip().splitlines()
-            why = err[-1] if err else f"the comparison ended with code {code}"
-            self._cannot(f"Cannot compare strategies: {fmt.clean(why, 300)}")
+        if status != QProcess.ExitStatus.NormalExit or code != 0:
+            err = bytes(proc.readAllStandardError().data()).decode("utf-8", "replace")
+            self._cannot(f"Cannot compare strategies: {fmt.clean(failure_reason(err, code, status), 300)}")
             return
         try:
             result = json.loads(out)
