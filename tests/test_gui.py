@@ -192,6 +192,22 @@ def test_a_mean_under_ten_interruptions_keeps_its_tenth(make_window, qtbot):
     assert 0.05 < mean < 9.95 and win.summary.interruptions.value.text() == f"{mean:.1f}"
 
 
+def test_a_window_opening_on_a_long_run_shows_a_preview_first(make_window, qtbot):
+    """A scenario whose full run takes long (remembered, or opened at start) is not a blank window meanwhile:
+    the preview is shown first, then the full run follows; a quick one is the full run at once."""
+    from planner_gui.core.sweep import run_cost
+    from planner_gui.ui.main_window import START_PREVIEW_S
+
+    long_run = load_preset("h100-100k-plan")
+    assert run_cost(long_run).seconds > START_PREVIEW_S
+    win = make_window(long_run, restore=False)
+    assert win.last_result.request.quality.name == PREVIEW.name and win.compute.busy
+    assert "preview" in win.status.text()
+    quick = make_window(load_preset("llama3-405b"), restore=False)
+    assert run_cost(quick.scenario()).seconds < START_PREVIEW_S
+    assert quick.last_result.request.quality.name == FULL.name
+
+
 def test_the_gpu_slider_lands_on_round_sizes(make_window):
     """Item 17: dragging can stop on 100,000 and 16,384; every position means a round count."""
     win = make_window(wait=False)

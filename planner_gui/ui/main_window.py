@@ -37,6 +37,7 @@ from ..core.model import Scenario
 from ..core.plan import FULL, PREVIEW, PlanResult
 from ..core.scenario_io import DEFAULT_PRESET, ScenarioError, load_preset, preset_titles, validate
 from ..core.specs import labelled
+from ..core.sweep import run_cost
 from ..core.training import check_training_size
 from .collector import collect_on_gui_thread
 from .compute import ComputeController
@@ -58,6 +59,9 @@ __all__ = ["MainWindow"]
 MIN_SIZE = (1024, 680)
 #: Pinned scenarios at most (each has its own colour; see :data:`.plots.PIN_COLORS`).
 MAX_PINNED = 6
+#: A first run whose main simulation alone is estimated to take longer than this (seconds on the reference
+#: machine) starts with a preview, as every change does, so a long full run is never a blank window.
+START_PREVIEW_S = 0.5
 
 
 def _computed_part(sc: Scenario) -> Scenario:
@@ -169,7 +173,7 @@ class MainWindow(FileWindow):
             room = self.screen().availableGeometry()
             self.resize(max(min(1440, room.width()), MIN_SIZE[0]), max(min(900, room.height() - 40), MIN_SIZE[1]))
         self._update_title()
-        QTimer.singleShot(0, self.recompute)
+        QTimer.singleShot(0, self._first_run)
 
     def _restore_geometry(self) -> bool:
         """The window's remembered place and size, if the size fits the screen it opens on (a size
@@ -382,6 +386,17 @@ class MainWindow(FileWindow):
             self.recompute(preview=True)
 
     # -- computing ----------------------------------------------------------------------
+    def _first_run(self) -> None:
+        """The results of the inputs the window opens with: the full run, after a preview when it is long
+        (a scenario remembered at the size limit would otherwise show nothing for a minute)."""
+        try:
+            slow = run_cost(validate(self.inputs.scenario)).seconds > START_PREVIEW_S
+        except (ScenarioError, ValueError):
+            slow = False  # recompute says why it cannot
+        if slow:
+            self._full_wanted = True
+        self.recompute(preview=slow)
+
     def recompute(self, preview: bool = False) -> None:
         """Ask the compute process for results for the current inputs (full quality unless ``preview``)."""
         try:
