@@ -154,9 +154,35 @@ def test_a_background_job_that_outlives_its_dialog_neither_hangs_nor_reports(qtb
     gc.collect()
     assert alive() is None  # the running job kept no reference to its owner
     release.set()
-    bg._pool.shutdown(wait=True)
+    assert bg.wait(10)
     qtbot.wait(50)
     assert got == []
+
+
+def test_a_background_jobs_thread_ends_with_it_and_nothing_idles_after(qtbot):
+    """A dialog closed before it was shown (so never shut down) kept an idle worker thread; the test that does
+    so crashed the test run when that worker's signal raced its dialog's deletion. Each job has a thread of its
+    own that ends with it; results still arrive on the GUI thread, in order, the newest last."""
+    import threading
+
+    from PySide6.QtCore import QObject
+
+    from planner_gui.ui.background import Background
+
+    owner = QObject()
+    got = []
+    on_gui = []
+    bg = Background(owner, lambda req, out: (got.append((req, out)), on_gui.append(threading.current_thread())))
+    before = set(threading.enumerate())
+    release = threading.Event()
+    bg.run(lambda stop: release.wait(10) and "first")
+    bg.run(lambda stop: "second")  # waits for the first, which was told to stop
+    release.set()
+    qtbot.waitUntil(lambda: len(got) == 2, timeout=10_000)
+    assert got == [(1, "first"), (2, "second")]
+    assert on_gui == [threading.main_thread()] * 2
+    assert bg.wait(5)
+    assert not [t for t in set(threading.enumerate()) - before if t.is_alive()]
 
 
 def test_a_background_job_stops_and_its_thread_ends_when_its_owner_is_deleted(qtbot):
