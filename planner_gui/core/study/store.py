@@ -18,6 +18,7 @@ The output's metadata (Parquet key ``planner_gui.study``; in CSV, a first line `
 
 from __future__ import annotations
 
+import array
 import csv
 import errno
 import hashlib
@@ -26,7 +27,8 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -221,6 +223,15 @@ class StudyResults:
     meta: dict[str, Any]
     columns: dict[str, Any]
     path: Path
+    #: What is computed from the columns once and asked for again (each input's heatmap cells, see
+    #: :func:`.summary.cells`): the window computes it on its reading thread, so choices cost nothing after.
+    derived: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def once(self, key: Any, make: Callable[[], Any]) -> Any:
+        """``make()``, computed the first time ``key`` is asked for."""
+        if key not in self.derived:
+            self.derived[key] = make()
+        return self.derived[key]
 
     @property
     def rows(self) -> int:
@@ -654,7 +665,7 @@ def _check_cells(meta: dict[str, Any], columns: dict[str, Any]) -> None:
     index = columns["index"]
     if index.dtype.kind != "i" or (index.size and (index.min() < 0 or index.max() >= meta["total"])):
         raise StudyError(f"an index is not a scenario of this study (0 to {meta['total'] - 1:,})")
-    if np.unique(index).size != index.size:
+    if index.size and np.bincount(index).max() > 1:  # (within the study's total: at most a million counts)
         raise StudyError("a scenario's index is there twice")
 
 
@@ -681,14 +692,46 @@ def _read_parquet(fh: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     table = pf.read(columns=list(meta["columns"]))
     columns: dict[str, Any] = {}
     for c, kind in meta["columns"].items():
-        values = table.column(c).to_pylist()
-        columns[c] = values if kind == "text" else np.array([np.nan if v is None else v for v in values], dtype=float)
-        if kind == "int" and None not in values:
-            columns[c] = np.asarray(values, dtype=np.int64)
+        column = table.column(c)
+        if kind == "text":
+            columns[c] = _texts(column)
+        elif column.null_count == 0 and kind == "int":
+            columns[c] = _numbers(column, np.int64)
         elif c in ("index", "seed"):
             raise StudyError(f"column '{c}' has an empty cell")
+        else:
+            columns[c] = _numbers(column, np.float64)  # an empty cell is NaN
     _check_cells(meta, columns)
     return meta, columns
+
+
+#: Cells converted in one call: a reading thread holds the interpreter lock for one call at a time, so the
+#: window's thread waits for at most this many (about a millisecond) however large the file.
+_SLICE = 1 << 15
+
+
+def _slices(column: Any) -> Any:
+    for chunk in column.chunks:
+        for start in range(0, len(chunk), _SLICE):
+            yield chunk.slice(start, _SLICE)
+
+
+def _numbers(column: Any, dtype: type) -> np.ndarray:
+    """A Parquet column as one numpy array (empty cells NaN)."""
+    out: np.ndarray = np.empty(len(column), dtype=dtype)
+    at = 0
+    for part in _slices(column):
+        values = part.to_numpy(zero_copy_only=False)
+        out[at : at + len(values)] = values
+        at += len(values)
+    return out
+
+
+def _texts(column: Any) -> list[Any]:
+    out: list[Any] = []
+    for part in _slices(column):
+        out.extend(part.to_pylist())
+    return out
 
 
 _KIND_WORDS = {"int": "whole numbers", "float": "numbers", "text": "text"}
@@ -704,51 +747,52 @@ def _read_csv(fh: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     meta = _check_read_meta(_json_line(first[len(CSV_MARK) :].encode()))
     text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
     try:
-        cells = _csv_cells(csv.reader(text), meta)
+        columns = _csv_columns(csv.reader(text), meta)
     finally:
         text.detach()  # (the file is the caller's to close)
-    kinds: dict[str, str] = meta["columns"]
-    columns: dict[str, Any] = {}
-    for c, kind in kinds.items():
-        if kind == "text":
-            columns[c] = cells[c]
-            continue
-        try:
-            if kind == "int" and all(cells[c]):
-                columns[c] = np.asarray([int(v) for v in cells[c]], dtype=np.int64)
-            elif c in ("index", "seed"):
-                raise StudyError(f"column '{c}' has an empty cell")
-            else:
-                columns[c] = np.asarray([float(v) if v else np.nan for v in cells[c]], dtype=float)
-        except ValueError as exc:
-            if isinstance(exc, StudyError):
-                raise
-            bad = next(v for v in cells[c] if not _parses(v, kind))
-            row = cells[c].index(bad) + 3
-            want = "a whole number" if kind == "int" else "a number"
-            raise StudyError(f"line {row:,}: {clean(c, 60)} is '{clean(bad, 30)}', not {want}") from None
     _check_cells(meta, columns)
     return meta, columns
 
 
-def _csv_cells(reader: Any, meta: dict[str, Any]) -> dict[str, list[str]]:
+def _csv_columns(reader: Any, meta: dict[str, Any]) -> dict[str, Any]:
+    """The cells of each column, converted as they are read (a number kept in 8 bytes, not as its text); a
+    whole-number column with an empty cell becomes numbers, NaN there (as from Parquet)."""
     header: list[str] = next(reader, [])
-    if header != list(meta["columns"]):
+    kinds: dict[str, str] = meta["columns"]
+    if header != list(kinds):
         raise StudyError("the header does not match the study's columns")
-    cells: dict[str, list[str]] = {c: [] for c in header}
+    kind = [kinds[c] for c in header]
+    cells: list[Any] = [[] if k == "text" else array.array("q" if k == "int" else "d") for k in kind]
+    empty: list[list[int]] = [[] for _ in header]  # the rows of each column's empty cells
     for n, line in enumerate(reader, start=3):
         if len(line) != len(header):
             raise StudyError(f"line {n:,} has {len(line)} cells, not {len(header)}")
         if n - 2 > meta["total"]:
             raise StudyError(f"more rows than the study's {meta['total']:,} scenarios")
-        for c, v in zip(header, line):
-            cells[c].append(v)
-    return cells
-
-
-def _parses(v: str, kind: str) -> bool:
-    try:
-        int(v) if kind == "int" else float(v) if v else None
-    except ValueError:
-        return False
-    return True
+        for k, v in enumerate(line):
+            if kind[k] == "text":
+                cells[k].append(v)
+            elif not v:
+                empty[k].append(n - 3)
+                cells[k].append(0)
+            else:
+                try:
+                    cells[k].append(int(v) if kind[k] == "int" else float(v))
+                except ValueError:
+                    want = "a whole number" if kind[k] == "int" else "a number"
+                    raise StudyError(f"line {n:,}: {clean(header[k], 60)} is '{clean(v, 30)}', not {want}") from None
+                except OverflowError:
+                    raise StudyError(f"line {n:,}: {clean(header[k], 60)} is '{clean(v, 30)}', too large") from None
+    columns: dict[str, Any] = {}
+    for k, c in enumerate(header):
+        if kind[k] == "text":
+            columns[c] = cells[k]
+            continue
+        if c in ("index", "seed") and empty[k]:
+            raise StudyError(f"column '{c}' has an empty cell")
+        values = np.array(cells[k], dtype=np.int64 if kind[k] == "int" else float)
+        if empty[k]:
+            values = values.astype(float)
+            values[empty[k]] = np.nan
+        columns[c] = values
+    return columns

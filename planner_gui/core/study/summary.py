@@ -25,9 +25,12 @@ __all__ = [
     "Condition",
     "Heatmap",
     "best_scenarios",
+    "cells",
     "default_least",
+    "drawable_outputs",
     "heatmap",
     "parse_condition",
+    "prepare",
     "study_summary",
 ]
 
@@ -194,6 +197,27 @@ def _value_label(v: float, integer: bool) -> str:
     return compact(v).replace(" ", "") if abs(v) >= 1e4 else f"{v:.3g}"
 
 
+def cells(res: StudyResults, name: str) -> tuple[np.ndarray, list[str], list[tuple[float, str]]]:
+    """Each scenario's cell along input ``name``, the cells' names, and the axis ticks (computed once per
+    results read: see :func:`_cells`)."""
+    return res.once(("cells", name), lambda: _cells(res, name))  # type: ignore[no-any-return]
+
+
+def drawable_outputs(res: StudyResults) -> list[str]:
+    """The outputs a heatmap can show: those with a finite value in some row."""
+    return res.once(  # type: ignore[no-any-return]
+        "drawable", lambda: [c for c in res.outputs if np.isfinite(_numeric(res, c, "output")).any()]
+    )
+
+
+def prepare(res: StudyResults) -> None:
+    """Compute what every heatmap of ``res`` needs (each input's cells, the outputs drawable), so that, done
+    on the thread that read the file, choosing inputs and outputs afterwards costs milliseconds."""
+    for name in res.inputs:
+        cells(res, name)
+    drawable_outputs(res)
+
+
 def _cells(res: StudyResults, name: str) -> tuple[np.ndarray, list[str], list[tuple[float, str]]]:
     """Each scenario's cell along input ``name``, the cells' names, and the axis ticks.
 
@@ -254,13 +278,13 @@ def heatmap(res: StudyResults, x: str, y: str, output: str = "goodput.mean") -> 
         if name not in res.inputs and name != NO_INPUT:
             raise StudyError(f"'{clean(name, 60)}' is not an input of the study (inputs: {', '.join(res.inputs)})")
     out = _numeric(res, output, "output")
-    xi, xl, xt = _cells(res, x)
-    yi, yl, yt = _cells(res, y)
+    xi, xl, xt = cells(res, x)
+    yi, yl, yt = cells(res, y)
     ok = np.isfinite(out)
-    sums = np.zeros((len(yl), len(xl)))
-    counts = np.zeros((len(yl), len(xl)), dtype=np.int64)
-    np.add.at(sums, (yi[ok], xi[ok]), out[ok])
-    np.add.at(counts, (yi[ok], xi[ok]), 1)
+    shape = (len(yl), len(xl))
+    flat = (yi * shape[1] + xi)[ok]
+    sums = np.bincount(flat, weights=out[ok], minlength=shape[0] * shape[1]).reshape(shape)
+    counts = np.bincount(flat, minlength=shape[0] * shape[1]).reshape(shape).astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
         values = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
     return Heatmap(x, y, output, values, counts, xl, yl, xt, yt)

@@ -1,0 +1,217 @@
+"""The longest stall of the window's event loop in the views that read large files or compute on a thread.
+
+Each case runs in a process of its own (so its peak memory is its own) and prints the longest gap between
+the ticks of a 5 ms timer on the GUI thread (target: none over 50 ms), how long the work took, and the
+process's peak resident memory:
+
+* a study results file of 1,000,000 rows (Parquet), opened in the study window, then every choice of the
+  heatmap's inputs and output made in turn;
+* the same for 300,000 rows of CSV;
+* Spare-Pool Sizing at 100,000 GPUs over 365 days, from opening to its curves drawn;
+* both spares dialogs (Spare-Pool Sizing, Repairs and Recovery Modes) open and computing at 100,000 GPUs
+  while the window's restart slider is moved at 30 Hz.
+
+Run: ``python benchmarks/bench_stalls.py [--case NAME] [--rows N]`` (``--rows`` scales the study files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ("study-parquet", "study-csv", "sizing", "spares-dialogs")
+ROWS = {"study-parquet": 1_000_000, "study-csv": 300_000}
+
+SPEC = """
+[study]
+name = "large study"
+preset = "llama3-405b"
+design = "lhs"
+samples = {rows}
+trials = 20
+
+[vary]
+gpus = {{ min = 8192, max = 1048576, scale = "log" }}
+detect_min = {{ min = 1, max = 30 }}
+checkpoint_write_s = {{ min = 1, max = 600, scale = "log" }}
+checkpoint_interval_min = ["optimal", 30, 120]
+"""
+
+
+def write_study(folder: Path, rows: int, form: str) -> Path:
+    """A results file as ``planner-gui study`` writes it, its inputs drawn in their ranges, its outputs
+    made up (the window's reading and drawing are measured, not the study's numbers)."""
+    from planner_gui.core.study import design_size, read_spec, study_meta
+    from planner_gui.core.study.store import CSV_MARK, META_KEY
+
+    spec_path = folder / "study.toml"
+    spec_path.write_text(SPEC.format(rows=rows))
+    spec = read_spec(spec_path)
+    meta = study_meta(spec, design_size(spec))
+    rng = np.random.default_rng(1)
+    columns: dict[str, object] = {}
+    for c, kind in meta["columns"].items():
+        if c in ("index", "seed"):
+            columns[c] = np.arange(rows, dtype=np.int64)
+        elif c == "gpus":
+            columns[c] = np.round(np.exp(rng.uniform(np.log(8192), np.log(1048576), rows))).astype(np.int64)
+        elif c == "detect_min":
+            columns[c] = rng.uniform(1, 30, rows)
+        elif c == "checkpoint_write_s":
+            columns[c] = np.exp(rng.uniform(0, np.log(600), rows))
+        elif kind == "text":
+            columns[c] = rng.choice(np.array(["optimal", "30", "120"]), rows).tolist()
+        elif c.startswith("goodput"):
+            columns[c] = rng.uniform(0.5, 1.0, rows)
+        else:
+            columns[c] = rng.uniform(1.0, 1e6, rows)
+    path = folder / f"results.{form}"
+    if form == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        types = {"int": pa.int64(), "float": pa.float64(), "text": pa.string()}
+        schema = pa.schema(
+            [pa.field(c, types[k]) for c, k in meta["columns"].items()], metadata={META_KEY: json.dumps(meta)}
+        )
+        arrays = [pa.array(columns[c], type=types[k]) for c, k in meta["columns"].items()]
+        pq.write_table(pa.Table.from_arrays(arrays, schema=schema), path)
+    else:
+        names = list(meta["columns"])
+        cells = [
+            [str(v) for v in columns[c]] if isinstance(columns[c], list) else [repr(v) for v in columns[c].tolist()]
+            for c in names
+        ]
+        with path.open("w") as fh:
+            fh.write(CSV_MARK + json.dumps(meta) + "\n")
+            fh.write(",".join(names) + "\n")
+            for line in zip(*cells, strict=True):
+                fh.write(",".join(line) + "\n")
+    return path
+
+
+def run_case(name: str, file: Path | None) -> None:
+    from bench_gui import StallMonitor, _TracingApp, pump
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or (_TracingApp if os.environ.get("TRACE_STALLS") else QApplication)(sys.argv[:1])
+    app.setOrganizationName("planner-gui-bench")
+    QSettings().clear()
+    monitor = StallMonitor()
+    if file is not None:
+        from planner_gui.ui.study_view import open_study
+
+        base = _peak_mb()
+        monitor.start()
+        t0 = time.perf_counter()
+        view = open_study(file)
+        while view.loading:
+            pump(5)
+        loaded = time.perf_counter() - t0
+        load_stall = monitor.stop()
+        monitor.start()
+        t1 = time.perf_counter()
+        choices = 0
+        for out in [view.out_box.itemText(i) for i in range(view.out_box.count())][:6]:
+            for x in [view.x_box.itemText(i) for i in range(view.x_box.count())]:
+                view.x_box.setCurrentText(x)
+                view.out_box.setCurrentText(out)
+                pump(1)
+                choices += 1
+        changes = time.perf_counter() - t1
+        change_stall = monitor.stop()
+        rows = view.results.rows if view.results is not None else 0
+        view.close()
+        print(
+            f"{name}: {rows:,} rows ({file.stat().st_size / 1e6:.0f} MB): read and shown in {loaded:.1f} s, longest "
+            f"stall {load_stall} ms; {choices} choices of input and output in {changes:.2f} s, longest stall "
+            f"{change_stall} ms (target: 50 ms); peak memory {_peak_mb():.0f} MB ({_peak_mb() - base:.0f} MB over "
+            f"the window's {base:.0f} MB)"
+        )
+        return
+    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.spares import Spares
+    from planner_gui.ui import MainWindow
+
+    sc = load_preset("llama3-405b").replace(gpus=100_000, spares=Spares(spare_nodes=89, swap_min=10))
+    if name == "sizing":
+        sc = sc.replace(days=365)
+    win = MainWindow(sc, restore=False)
+    win.show()
+    deadline = time.monotonic() + 120
+    while not win.results_current() and time.monotonic() < deadline:
+        pump(20)
+    from planner_gui.ui.spares_view import SparesDialog
+
+    monitor.start()
+    t0 = time.perf_counter()
+    sizing = SparesDialog(win.scenario(), win)
+    sizing.show()
+    dialogs = [sizing]
+    if name == "spares-dialogs":
+        dialogs.append(win.show_spares_modes())
+        restart = win.controls.values["restart_min"].slider
+        moves = 0
+        while time.perf_counter() - t0 < 6.0:
+            restart.setValue(restart.value() + (1 if moves % 2 else -1))
+            moves += 1
+            pump(33)
+    while sizing.sizing_result is None and time.perf_counter() - t0 < 300:
+        pump(20)
+    took = time.perf_counter() - t0
+    stall = monitor.stop()
+    for d in dialogs:
+        d.close()
+    win._confirm_discard = lambda: True
+    win.close()
+    print(
+        f"{name}: {sc.gpus:,} GPUs, {sc.days:g} days: "
+        f"{'sizing' if name == 'sizing' else 'both dialogs computing while the restart slider moves'} "
+        f"{took:.1f} s, longest stall {stall} ms (target: 50 ms); peak memory {_peak_mb():.0f} MB"
+    )
+
+
+def _peak_mb() -> float:
+    """This process's peak resident memory (VmHWM: unlike ru_maxrss, not inherited from the parent)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--case", choices=CASES)
+    parser.add_argument("--file", type=Path, help=argparse.SUPPRESS)  # (a case's study file, written before)
+    parser.add_argument("--rows", type=int, default=0, help="rows of the study files (default: 1M / 300k)")
+    args = parser.parse_args()
+    if args.case and (args.file or not args.case.startswith("study")):
+        sys.path.insert(0, str(Path(__file__).parent))
+        run_case(args.case, args.file)
+        return 0
+    status = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in [args.case] if args.case else CASES:
+            argv = [sys.executable, __file__, "--case", case]
+            if case.startswith("study"):  # written here, so the case's memory is the window's reading alone
+                form = "parquet" if case == "study-parquet" else "csv"
+                argv += ["--file", str(write_study(Path(tmp), args.rows or ROWS[case], form))]
+            status |= subprocess.run(argv, check=False).returncode
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
