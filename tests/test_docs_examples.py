@@ -74,3 +74,46 @@ def test_every_relative_link_of_the_pages_leads_to_a_file():
             if not target.startswith(("http://", "https://", "mailto:")) and not (page.parent / target).exists():
                 bad.append(f"{page.name}: {target}")
     assert not bad, bad
+
+
+def test_the_readmes_limits_are_the_programs():
+    """README's Limits table states each size limit the code enforces: a limit changed in one place and not the
+    other fails here."""
+    from planner_gui.cli.analysis import MAX_COMPARED
+    from planner_gui.core.incidents.logs import MAX_LOG_BYTES, TEXT_MAX_LEN
+    from planner_gui.core.scenario_io import MAX_COMPONENTS, MAX_FILE_BYTES
+    from planner_gui.core.sim.capabilities import MAX_GENERAL_POINTS, MAX_GENERAL_STEPS
+    from planner_gui.core.specs import MAX_PROFILE_PIECES, MAX_TOTAL_EVENTS, MAX_TOTAL_PIECES, SPECS
+    from planner_gui.core.study.spec import MAX_INPUTS, MAX_PATH_PARTS, MAX_SCENARIOS, MAX_SPEC_BYTES
+    from planner_gui.core.study.store import MAX_BYTES_PER_SCENARIO, MAX_DESCRIPTION_BYTES, MAX_JOURNAL_LINE
+    from planner_gui.core.training import MAX_SPACINGS
+    from planner_gui.report.document import MAX_COMPARED as MAX_REPORT_COMPARED
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    limits = text[text.index("## Limits") : text.index("\n## ", text.index("## Limits") + 3)]
+
+    def words(n: float) -> str:
+        for size, word in ((1e9, "billion"), (1e6, "million")):
+            if n >= size and n % size == 0:
+                return f"{n / size:g} {word}"
+        return f"{n:,.0f}"
+
+    expected = [
+        f"1 to {SPECS['gpus'].hi:,.0f} GPUs",
+        f"{SPECS['days'].lo:g} to {SPECS['days'].hi:,.0f} days",
+        f"{SPECS['trials'].lo:.0f} to {SPECS['trials'].hi:,.0f} trials",
+        f"1 to {SPECS['gpus_per_node'].hi:,.0f} GPUs per node",
+        f"{words(MAX_TOTAL_EVENTS)} interruptions",
+        f"{words(MAX_GENERAL_POINTS)} points over all trials, {words(MAX_GENERAL_STEPS)} in one trial",
+        f"{words(MAX_SPACINGS)} checkpoint spacings",
+        f"{MAX_COMPARED} and {MAX_REPORT_COMPARED} scenario files",
+        f"at most {MAX_FILE_BYTES / 1e6:g} MB; {MAX_COMPONENTS} components",
+        f"{MAX_PROFILE_PIECES:,} pieces ({words(MAX_TOTAL_PIECES)} in all)",
+        f"{MAX_LOG_BYTES / 1e6:g} MB; text fields of {TEXT_MAX_LEN} characters",
+        f"{MAX_SPEC_BYTES / 1e6:g} MB; {MAX_INPUTS} inputs; {MAX_SCENARIOS:,} scenarios; paths of at most "
+        f"{MAX_PATH_PARTS} parts",
+        f"{MAX_BYTES_PER_SCENARIO // 1024} kB a scenario plus {MAX_DESCRIPTION_BYTES // 2**20} MB",
+        f"journal lines of {MAX_JOURNAL_LINE // 1024} kB",
+    ]
+    missing = [e for e in expected if e not in limits]
+    assert not missing, missing

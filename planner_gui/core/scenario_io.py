@@ -120,8 +120,6 @@ _SPARES_FIELDS = (
     "continue_stall_min",
     "max_replicas_lost",
 )
-#: The most interruptions and repairs a run with spares may simulate, summed over its trials.
-MAX_SPARES_POINTS = 2e9
 _TRAINING_FIELDS = ("train_flops", "peak_tflops", "mfu", "compute_gpu_hours")
 _STORAGE_FIELDS = ("checkpoint_gb_per_gpu", "storage_gb_s")
 
