@@ -20,6 +20,7 @@ import pytest
 from scipy.stats import chi2
 
 from planner_gui.core import engine, rows
+from planner_gui.core.chunk_sums import multiply_columns
 from planner_gui.core.edges import EdgeDraws, draw_edges, edge_hours, truncated_exponential
 from planner_gui.core.intervals import HoursAccumulator, interval_parts
 from planner_gui.core.params import Params
@@ -231,7 +232,7 @@ def test_multiply_columns_is_a_broadcast_multiply(slots, m):
     a = np.random.default_rng(slots * m).random((slots, m))
     b = np.random.default_rng(m).random(m)
     out = np.empty_like(a)
-    engine._multiply_columns(a, b, out)
+    multiply_columns(a, b, out)
     np.testing.assert_array_equal(out, a * b)
 
 

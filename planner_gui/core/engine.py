@@ -56,7 +56,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .chunk_sums import CHUNK_ELEMENTS, ChunkHours, _Workspace
-from .chunk_sums import multiply_columns as _multiply_columns  # noqa: F401 (tests and docs use the old name)
 from .edges import draw_edges, edge_hours
 from .intervals import HoursAccumulator
 from .model import Scenario

@@ -397,10 +397,6 @@ def _more_digits(form: Callable[[float], str], v: float, digits: int) -> str:
     return "$" + text if form is fmt.money else text
 
 
-def _ticks(labels: list[str], offset: float = 0.0) -> list[tuple[float, str]]:
-    return [(i + offset, s) for i, s in enumerate(labels)]
-
-
 def pick_study_file(parent: QWidget, folder: str) -> str:
     """Ask for a study's results file (empty: cancelled)."""
     path, _ = QFileDialog.getOpenFileName(

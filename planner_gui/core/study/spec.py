@@ -97,10 +97,6 @@ class Input:
         return show_path(self.path)
 
     @property
-    def is_range(self) -> bool:
-        return self.levels is None
-
-    @property
     def numeric(self) -> bool:
         """Whether every value is a number (a range, or levels that are all numbers)."""
         return self.levels is None or all(_is_number(v) for v in self.levels)

@@ -183,10 +183,6 @@ class Heatmap:
     y_ticks: Ticks
 
 
-def json_text(v: Any) -> str:
-    return json.dumps(v)
-
-
 #: "Up" when the study has a single input: the heatmap is one row.
 NO_INPUT = "(none)"
 
