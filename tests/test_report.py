@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
 
+import numpy as np
 import pytest
 
 from planner_gui import __version__, cli
 from planner_gui.core.compare import input_differences
+from planner_gui.core.fmt import short_duration
 from planner_gui.core.model import DEFAULT_NOTES, Component, Scenario
 from planner_gui.core.plan import FULL, PlanRequest, compute_plan
 from planner_gui.core.scenario_io import load_preset, save
@@ -30,7 +32,7 @@ from planner_gui.core.sensitivity import sensitivity
 from planner_gui.core.specs import SPECS
 from planner_gui.report import SECTIONS, SOURCES, render_report
 from planner_gui.report.model_text import DEFAULT_FIELDS, input_label
-from planner_gui.report.svg import count_ticks, duration_ticks, linear_ticks, short_duration, text_width
+from planner_gui.report.svg import count_ticks, duration_ticks, linear_ticks, text_width
 
 PREFIX = "planner-gui: error: "
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -549,6 +551,12 @@ def test_axis_ticks_read_as_people_write_them():
     majors, _ = duration_ticks(1, 10_000)
     assert [label for _, label in majors] == ["1 min", "10 min", "1 h", "10 h", "1 d"]
     assert short_duration(0.01) == "0.6 s" and short_duration(1440) == "1 d"
+    # The report's narrow spans (plain decades and halves) go through the same labels as the window's axes:
+    # 99.7 days read "1e+02 d" in the report's own copy.
+    for lo in np.geomspace(0.01, 500_000, 60):
+        for hi in (lo * 1.5, lo * 3, lo * 30):
+            assert all("e+" not in label and "e-" not in label for _, label in duration_ticks(lo, hi)[0])
+    assert short_duration(99.7 * 1440) == "100 d"
     assert [label for _, label in linear_ticks(0, 100)] == ["0", "20", "40", "60", "80", "100"]
     assert [label for _, label in linear_ticks(90.5, 93.1)] == ["90.5", "91.0", "91.5", "92.0", "92.5", "93.0"]
     assert [label for _, label in linear_ticks(0, 4e6, money=True)][-1] == "$4M"

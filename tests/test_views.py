@@ -476,7 +476,8 @@ def test_svg_exports_need_no_non_scaling_strokes(make_window, tmp_path):
 def test_duration_axis_labels_fit_side_by_side_and_read_as_durations(qapp):
     """A wide interval range (fast interval fixed at 100,000 min) put ten labels on a 300-pixel axis, run
     together; labels near 100 days printed as '1e+02 d'."""
-    from planner_gui.ui.plot_items import _LABEL_PX, DurationAxis, short_duration
+    from planner_gui.core.fmt import short_duration
+    from planner_gui.ui.plot_items import _LABEL_PX, DurationAxis
 
     axis = DurationAxis("bottom")
     lo, hi = math.log10(0.01), math.log10(1e6)

@@ -8,6 +8,7 @@ import re
 import unicodedata
 
 __all__ = [
+    "DURATION_TICKS",
     "ERROR_PREFIX",
     "NUMBER",
     "clean",
@@ -21,6 +22,7 @@ __all__ = [
     "percent",
     "plural",
     "read_number",
+    "short_duration",
 ]
 
 #: A number as people type it: ASCII digits; thousands separators only in well-formed groups of three
@@ -205,3 +207,20 @@ def clean(text: str, max_len: int = 80) -> str:
         tail.append(p)
         room -= len(p)
     return "".join(head) + _ELLIPSIS + "".join(reversed(tail))
+
+
+#: Durations (minutes) a duration axis puts its major ticks on: 1 s, 10 s, 1 min, 10 min, 1 h, 10 h, 1 d, ...
+DURATION_TICKS = (1 / 60, 10 / 60, 1.0, 10.0, 60.0, 600.0, 1440.0, 14_400.0, 144_000.0, 525_600.0)
+_UNITS = ((525_600.0, "y"), (1440.0, "d"), (60.0, "h"), (1.0, "min"), (1 / 60, "s"))
+
+
+def short_duration(minutes: float, digits: int = 2) -> str:
+    """A tick label: 1 s, 20 s, 5 min, 2 h, 10 d, 1 y (``digits`` significant digits, one unit style); the window's
+    axes and the report's charts both label with it."""
+    for size, unit in _UNITS:
+        if minutes >= size * 0.999 or unit == "s":
+            v = minutes / size
+            if v >= 10**digits - 0.5:  # (99.99 would print as 1e+02)
+                return f"{v:,.0f} {unit}"
+            return f"{v:.{digits}g} {unit}"
+    return f"{minutes:g} min"

@@ -29,7 +29,6 @@ __all__ = [
     "count_ticks",
     "duration_ticks",
     "linear_ticks",
-    "short_duration",
     "text_width",
 ]
 
@@ -94,30 +93,16 @@ def count_ticks(lo: float, hi: float) -> tuple[Ticks, list[float]]:
     return [(v, _short_count(v)) for v in majors], minors
 
 
-#: Durations (minutes) a checkpoint-interval axis puts its labels on: 1 s, 10 s, 1 min, 10 min, 1 h, ...
-_DURATION_TICKS = (1 / 60, 10 / 60, 1.0, 10.0, 60.0, 600.0, 1440.0, 14_400.0, 144_000.0, 525_600.0)
-_UNITS = ((525_600.0, "y"), (1440.0, "d"), (60.0, "h"), (1.0, "min"), (1 / 60, "s"))
-
-
-def short_duration(minutes: float) -> str:
-    """A tick label for a duration in minutes: 1 s, 20 s, 5 min, 2 h, 10 d, 1 y."""
-    for size, unit in _UNITS:
-        if minutes >= size * 0.999 or unit == "s":
-            v = minutes / size
-            return f"{v:.2g} {unit}" if v < 100 else f"{v:,.0f} {unit}"
-    return f"{minutes:g} min"  # pragma: no cover (the loop always returns)
-
-
 def duration_ticks(lo: float, hi: float) -> tuple[Ticks, list[float]]:
     """Ticks for a log axis of durations in minutes: 1 s, 10 s, 1 min, 10 min, 1 h, 10 h, 1 d, ..."""
     inside = lambda v: lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)
-    majors = [m for m in _DURATION_TICKS if inside(m)]
+    majors = [m for m in fmt.DURATION_TICKS if inside(m)]
     if len(majors) < 2:  # a narrow span: plain decades and their halves, labelled as durations
         k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
         majors = sorted(m * 10.0**k for k in range(k0, k1 + 1) for m in (1, 2, 5) if inside(m * 10.0**k))
-    minors = [m * k for m in (*_DURATION_TICKS, 1e-3, 1e-2, 1e-1) for k in (2, 5) if inside(m * k)]
+    minors = [m * k for m in (*fmt.DURATION_TICKS, 1e-3, 1e-2, 1e-1) for k in (2, 5) if inside(m * k)]
     minors = [v for v in minors if all(abs(math.log10(v / M)) > 1e-6 for M in majors)]
-    return [(v, short_duration(v)) for v in majors], sorted(set(minors))
+    return [(v, fmt.short_duration(v)) for v in majors], sorted(set(minors))
 
 
 def linear_ticks(lo: float, hi: float, target: int = 6, suffix: str = "", money: bool = False) -> Ticks:

@@ -115,22 +115,6 @@ def duration_text(minutes: float) -> str:
     return fmt.duration_hours(minutes / 60.0)
 
 
-#: Durations (minutes) an interval axis puts its major ticks on.
-_DURATION_TICKS = (1 / 60, 10 / 60, 1.0, 10.0, 60.0, 600.0, 1440.0, 14_400.0, 144_000.0, 525_600.0)
-_UNITS = ((525_600.0, "y"), (1440.0, "d"), (60.0, "h"), (1.0, "min"), (1 / 60, "s"))
-
-
-def short_duration(minutes: float, digits: int = 2) -> str:
-    """A tick label: 1 s, 20 s, 5 min, 2 h, 10 d, 1 y (``digits`` significant digits, one unit style)."""
-    for size, unit in _UNITS:
-        if minutes >= size * 0.999 or unit == "s":
-            v = minutes / size
-            if v >= 10**digits - 0.5:  # (99.99 would print as 1e+02)
-                return f"{v:,.0f} {unit}"
-            return f"{v:.{digits}g} {unit}"
-    return f"{minutes:g} min"
-
-
 #: Pixels a duration tick label needs beside the next ("10 min", "1.5 d").
 _LABEL_PX = 48
 
@@ -168,9 +152,9 @@ class DurationAxis(Axis):
         self._labelled: list[float] = []
 
     def tickValues(self, minVal, maxVal, size):
-        majors = [math.log10(m) for m in _DURATION_TICKS if minVal <= math.log10(m) <= maxVal]
+        majors = [math.log10(m) for m in fmt.DURATION_TICKS if minVal <= math.log10(m) <= maxVal]
         minors = [
-            math.log10(m * k) for m in _DURATION_TICKS[:-1] for k in (2, 5) if minVal <= math.log10(m * k) <= maxVal
+            math.log10(m * k) for m in fmt.DURATION_TICKS[:-1] for k in (2, 5) if minVal <= math.log10(m * k) <= maxVal
         ]
         px_per_unit = size / (maxVal - minVal) if maxVal > minVal else 0.0
         if len(majors) < 2:  # a narrow range: round durations, as many as fit side by side
@@ -194,7 +178,7 @@ class DurationAxis(Axis):
         labelled = self._labelled
         chosen = [v for v in values if any(abs(v - m) < 1e-9 for m in labelled)]
         for digits in (2, 3, 4):  # plain decades close together need more digits to read apart
-            texts = {v: short_duration(10.0**v, digits) for v in chosen}
+            texts = {v: fmt.short_duration(10.0**v, digits) for v in chosen}
             if len(set(texts.values())) == len(texts):
                 break
         return [texts.get(v, "") for v in values]
