@@ -126,92 +126,6 @@ def test_inputs_that_cannot_be_computed_clear_the_curves_and_their_legends(dialo
     assert "never waits" in dialog.summary.text()
 
 
-def test_a_background_job_that_outlives_its_dialog_neither_hangs_nor_reports(qtbot):
-    """The worker holds no reference to the dialog (its destructor would run in the worker and deadlock with
-    the GUI thread): a job finishing after its owner is gone reports nothing and ends."""
-    import gc
-    import threading
-    import weakref
-
-    from PySide6.QtCore import QObject
-
-    from planner_gui.ui.background import Background
-
-    owner = QObject()
-    got = []
-    bg = Background(owner, lambda req, out: got.append(out))
-    started, release = threading.Event(), threading.Event()
-
-    def job(stop):
-        started.set()
-        release.wait(10)
-        return 1
-
-    bg.run(job)
-    assert started.wait(10)
-    alive = weakref.ref(owner)
-    del owner
-    gc.collect()
-    assert alive() is None  # the running job kept no reference to its owner
-    release.set()
-    assert bg.wait(10)
-    qtbot.wait(50)
-    assert got == []
-
-
-def test_a_background_jobs_thread_ends_with_it_and_nothing_idles_after(qtbot):
-    """A dialog closed before it was shown (so never shut down) kept an idle worker thread; the test that does
-    so crashed the test run when that worker's signal raced its dialog's deletion. Each job has a thread of its
-    own that ends with it; results still arrive on the GUI thread, in order, the newest last."""
-    import threading
-
-    from PySide6.QtCore import QObject
-
-    from planner_gui.ui.background import Background
-
-    owner = QObject()
-    got = []
-    on_gui = []
-    bg = Background(owner, lambda req, out: (got.append((req, out)), on_gui.append(threading.current_thread())))
-    before = set(threading.enumerate())
-    release = threading.Event()
-    bg.run(lambda stop: release.wait(10) and "first")
-    bg.run(lambda stop: "second")  # waits for the first, which was told to stop
-    release.set()
-    qtbot.waitUntil(lambda: len(got) == 2, timeout=10_000)
-    assert got == [(1, "first"), (2, "second")]
-    assert on_gui == [threading.main_thread()] * 2
-    assert bg.wait(5)
-    assert not [t for t in set(threading.enumerate()) - before if t.is_alive()]
-
-
-def test_a_background_job_stops_and_its_thread_ends_when_its_owner_is_deleted(qtbot):
-    """An owner deleted without being closed (a dialog never shown) left its worker thread waiting for jobs."""
-    import threading
-
-    from PySide6.QtCore import QObject
-
-    from planner_gui.ui.background import Background
-
-    owner = QObject()
-    started, stopped = threading.Event(), threading.Event()
-    before = set(threading.enumerate())
-
-    def job(should_stop):
-        started.set()
-        while not should_stop():
-            stopped.wait(0.01)
-        stopped.set()
-
-    Background(owner, lambda req, out: None).run(job)
-    assert started.wait(10)
-    worker = next(t for t in set(threading.enumerate()) - before)
-    owner.deleteLater()
-    qtbot.waitUntil(stopped.is_set, timeout=10_000)
-    worker.join(10)
-    assert not worker.is_alive()
-
-
 def test_each_marker_can_be_told_from_the_curves_it_sits_on(dialog):
     """The cheapest pool's marker was the cost curve's green: on the curve and in the legend it could not be
     told from it. Every marker's fill is a colour no curve of its plot is drawn in."""
@@ -226,16 +140,54 @@ def test_each_marker_can_be_told_from_the_curves_it_sits_on(dialog):
         assert fill not in curve_colours, (name, fill, curve_colours)
 
 
-def test_a_background_shut_down_starts_nothing(qtbot):
-    """A dialog's debounce timer fired after it was closed: run() then raised "cannot schedule new futures"."""
+def test_a_views_jobs_run_in_a_compute_process_and_only_the_newest_is_delivered(qtbot):
+    """The spares dialogs computed on threads of the window's interpreter (the window stalled 280 ms at a time
+    while both did); now each view has a compute process of its own: the newest request is answered, an older
+    one never, and a failure is the model's one line."""
+    import os
+
     from PySide6.QtCore import QObject
 
-    from planner_gui.ui.background import Background
+    from planner_gui.core.spares import Spares
+    from planner_gui.ui.jobs import JobFailed, JobRunner
 
     owner = QObject()
-    done = []
-    bg = Background(owner, lambda req, out: done.append(out))
-    bg.shutdown()
-    bg.run(lambda stop: "ran")
-    qtbot.wait(50)
-    assert done == []
+    got = []
+    runner = JobRunner(owner, lambda req, value: got.append((req, value)))
+    sc = Scenario(gpus=16_384, trials=20, days=5.0).replace(spares=Spares(spare_nodes=4))
+    first = runner.run("spares_modes", sc.replace(gpus=32_768))
+    newest = runner.run("spares_modes", sc)
+    qtbot.waitUntil(lambda: bool(got), timeout=60_000)
+    assert [req for req, _ in got] == [newest] and first < newest
+    counts, comparison = got[0][1]
+    assert counts.size >= 2 and set(comparison) >= {"restart", "continue"}
+    assert runner._controller._process.pid != os.getpid()
+    runner.run("spares_modes", sc.replace(spares=Spares(spare_nodes=4, min_gpus=999_999)))
+    qtbot.waitUntil(lambda: len(got) == 2, timeout=60_000)
+    assert isinstance(got[1][1], JobFailed) and "min_gpus must be from 1" in str(got[1][1])
+    assert not str(got[1][1]).startswith("ValueError")
+    runner.run("no_such_job")
+    qtbot.waitUntil(lambda: len(got) == 3, timeout=60_000)
+    assert isinstance(got[2][1], JobFailed) and "no such computation" in str(got[2][1])
+    runner.shutdown()
+    assert not runner.alive
+
+
+def test_a_views_compute_process_ends_with_its_owner_and_delivers_nothing_after(qtbot):
+    """An owner deleted without being closed (a dialog never shown): its compute process is stopped, and a job
+    that was running reports nothing; a runner shut down starts nothing."""
+    from PySide6.QtCore import QObject
+
+    from planner_gui.ui.jobs import JobRunner
+
+    owner = QObject()
+    got = []
+    runner = JobRunner(owner, lambda req, value: got.append(value))
+    runner.run("spares_modes", Scenario(gpus=65_536, trials=200, days=30.0))
+    qtbot.waitUntil(lambda: runner._controller._process is not None, timeout=30_000)
+    owner.deleteLater()
+    qtbot.waitUntil(lambda: not runner.alive, timeout=10_000)
+    qtbot.wait(100)
+    assert got == []
+    before = runner.request
+    assert runner.run("spares_modes", Scenario(gpus=16_384, trials=20)) == before and not runner.busy

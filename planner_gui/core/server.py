@@ -1,7 +1,8 @@
 """The compute server: a child process that runs :func:`.plan.compute_plan` for the window.
 
 Protocol (both directions): frames of an 8-byte big-endian length followed by a pickle. The parent
-sends :class:`.plan.PlanRequest` objects, ``("cancel", generation)`` or ``"quit"``; the server answers
+sends :class:`.plan.PlanRequest` or :class:`.jobs.Job` objects (a view's computation), ``("cancel",
+generation)`` or ``"quit"``; the server answers
 ``(kind, generation, payload)`` with kind ``result``, ``failed``, ``cancelled`` or ``progress``, and
 ``("bye", 0, None)`` before it exits. A reader thread takes requests as they come, so a running
 computation sees a newer generation and stops at its next chunk; only the newest request is run.
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .engine import Cancelled
+from .jobs import Job, run_job
 from .model import Scenario
 from .plan import FULL, GpuSweepCache, PlanRequest, PlanResult, Quality, compute_plan
 from .scenario_io import DEFAULT_PRESET, load_preset
@@ -155,7 +157,7 @@ class _Inbox:
 
     def __init__(self) -> None:
         self.cond = threading.Condition()
-        self.pending: PlanRequest | None = None
+        self.pending: PlanRequest | Job | None = None
         self.latest = 0
         self.stopping = False
 
@@ -181,12 +183,12 @@ class _Inbox:
             elif isinstance(msg, tuple) and msg[:1] == ("cancel",):
                 self.latest = msg[1]
                 self.pending = None
-            elif isinstance(msg, PlanRequest):
+            elif isinstance(msg, (PlanRequest, Job)):
                 self.latest = msg.generation
                 self.pending = msg
             self.cond.notify()
 
-    def take(self) -> PlanRequest | None:
+    def take(self) -> PlanRequest | Job | None:
         """The newest request, waiting for one; None once the server should stop."""
         with self.cond:
             while self.pending is None and not self.stopping:
@@ -199,7 +201,10 @@ class _Inbox:
     def waiting_for(self, scenario: Scenario, quality: Quality) -> bool:
         """Whether nothing but a request for ``scenario`` at ``quality`` is waiting (or nothing at all)."""
         pending = self.pending
-        return not self.stopping and (pending is None or (pending.scenario == scenario and pending.quality == quality))
+        return not self.stopping and (
+            pending is None
+            or (isinstance(pending, PlanRequest) and pending.scenario == scenario and pending.quality == quality)
+        )
 
 
 class _Answers:
@@ -255,7 +260,37 @@ def _warm_up(inbox: _Inbox, cache: GpuSweepCache, results: _Results) -> None:
         print(f"compute server: warm-up failed ({type(exc).__name__}: {exc})", file=sys.stderr)
 
 
-def _serve_one(req: PlanRequest, inbox: _Inbox, answers: _Answers, cache: GpuSweepCache, results: _Results) -> None:
+def _serve_job(job: Job, inbox: _Inbox, answers: _Answers) -> None:
+    """A view's computation: its result, or the one line of its failure (a ValueError's text as it is: the
+    view shows it to the user)."""
+    gen = job.generation
+    last = [0.0]
+
+    def progress(f: float) -> None:
+        now = time.perf_counter()
+        if now - last[0] > 0.1:
+            last[0] = now
+            answers.send(("progress", gen, f))
+
+    try:
+        value = run_job(job, lambda: inbox.latest != gen, progress)
+    except Cancelled:
+        answers.send(("cancelled", gen, None))
+    except _Gone:
+        raise
+    except Exception as exc:
+        message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+        answers.send(("failed", gen, (message, traceback.format_exc())))
+    else:
+        answers.send(("result", gen, value))
+
+
+def _serve_one(
+    req: PlanRequest | Job, inbox: _Inbox, answers: _Answers, cache: GpuSweepCache, results: _Results
+) -> None:
+    if isinstance(req, Job):
+        _serve_job(req, inbox, answers)
+        return
     gen = req.generation
     known = results.get(req)
     if known is not None:

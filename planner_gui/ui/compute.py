@@ -38,6 +38,7 @@ from typing import BinaryIO, cast
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
+from ..core.jobs import Job
 from ..core.model import Scenario
 from ..core.plan import FULL, PREVIEW, PlanRequest, PlanResult, Quality
 from ..core.sensitivity import DEFAULT_FACTOR
@@ -248,7 +249,7 @@ class ComputeController(QObject):
     idle; :meth:`restart` computes it.
     """
 
-    resultReady = Signal(object)  # PlanResult for the newest request
+    resultReady = Signal(object)  # PlanResult (or a job's value) for the newest request
     failed = Signal(str)
     cancelled = Signal()
     progress = Signal(float)
@@ -269,7 +270,7 @@ class ComputeController(QObject):
         self._closed = False
         self._gave_up = False
         self._gave_up_reason = ""
-        self._unanswered: PlanRequest | None = None  # the newest request until its outcome is delivered
+        self._unanswered: PlanRequest | Job | None = None  # the newest request until its outcome is delivered
         self._deaths: deque[float] = deque()
         self._clock: Callable[[], float] = time.monotonic  # tests replace it
         self._links_made = 0
@@ -288,6 +289,20 @@ class ComputeController(QObject):
             return self._latest
         self._latest += 1
         self._unanswered = PlanRequest(scenario, quality, self._latest, factor)
+        if self._link is None:
+            self.gaveUp.emit(self._gave_up_reason)
+            return self._latest
+        self._link.post(self._unanswered)
+        self._set_busy(True)
+        return self._latest
+
+    def submit_job(self, kind: str, *args: object) -> int:
+        """Ask for a view's computation (:data:`planner_gui.core.jobs.JOBS`); as :meth:`submit`, the newest wins
+        and ``resultReady`` carries its value."""
+        if self._closed:
+            return self._latest
+        self._latest += 1
+        self._unanswered = Job(kind, args, self._latest)
         if self._link is None:
             self.gaveUp.emit(self._gave_up_reason)
             return self._latest

@@ -2,83 +2,33 @@
 trials, beside the M/G/infinity law) for the scenario shown, and restart against continue across GPU counts.
 
 Restart and continue are compared with the scenario's spares at every count, its pool scaled to the same
-share of the job's nodes (unlimited stays unlimited). The comparison runs on a worker thread; the window
-never waits for it, and closing the dialog stops it at its next check.
+share of the job's nodes (unlimited stays unlimited): :mod:`planner_gui.core.spares.modes`. The comparison
+runs in a compute process of its own (:mod:`.jobs`); the window never waits for it, and closing the dialog
+stops it.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
 from ..core import fmt
 from ..core.model import Scenario
 from ..core.params import resolve
-from ..core.results import SimulationResult, simulate
+from ..core.results import SimulationResult
 from ..core.spares import Spares
-from ..core.spares.exact import p_no_spare, recommended_spares, repair_quantile
+from ..core.spares.exact import repair_quantile
 from ..core.spares.model import SparesParams, spares_params
+from ..core.spares.modes import MODE_TRIALS
 from ..core.spares.run import SparesRun
-from .background import Background
 from .collector import collect_on_gui_thread
+from .jobs import JobRunner
 from .plot_items import PALETTE, CountAxis
 
-__all__ = ["MODE_TRIALS", "SparesModesDialog", "mode_counts", "mode_scenario", "restart_vs_continue"]
-
-#: Trials per GPU count and mode in the comparison (each count on the same seed: common random numbers).
-MODE_TRIALS = 100
-
-
-def mode_counts(sc: Scenario, points: int = 7) -> np.ndarray:
-    """GPU counts for the comparison: from 2 replicas (continuing needs two; at least 1,024 GPUs) to 4 times the
-    scenario's (at least 131,072), whole replicas (it covered 8k-125k around a 100,000-GPU scenario)."""
-    sp = sc.spares or Spares()
-    unit = max(sc.gpus_per_node, sp.replica_gpus)
-    lo, hi = max(1024, 2 * unit), min(max(4 * sc.gpus, 131_072), 10_000_000)
-    xs = np.geomspace(lo, hi, points)
-    return np.unique(np.maximum(np.round(xs / unit), 1).astype(np.int64) * unit)
-
-
-def mode_scenario(sc: Scenario, gpus: int, mode: str) -> Scenario:
-    """The scenario at ``gpus`` GPUs in recovery ``mode``: a pool of the same service (the smallest in which at
-    least the share of node-losing failures that find a spare in the scenario's pool find one, by the
-    M/G/infinity law of the sizing view), the replica no larger than the job, the shrink floor no larger than
-    the job. (A pool scaled by its share of the nodes is relatively roomier at small counts, where the nodes in
-    repair fluctuate more, and its rounding made the restart curve wobble: 81, 77.5, 78.5 % at 8k, 13k, 20k.)"""
-    sp = sc.spares or Spares()
-    job = max(sc.gpus_per_node, gpus - gpus % sc.gpus_per_node)
-    sp = dataclasses.replace(
-        sp,
-        recovery_mode=mode,
-        replica_gpus=min(sp.replica_gpus, job),
-        min_gpus=None if sp.min_gpus is None else min(sp.min_gpus, gpus),
-    )
-    out = sc.replace(gpus=int(gpus), spares=sp, trials=min(sc.trials, MODE_TRIALS))
-    if sp.spare_nodes is not None:  # (the pool's law does not depend on the checkpoint interval given here)
-        here = spares_params(sc, sc.spares or Spares(), 60.0)
-        served = 1.0 - p_no_spare(here, sp.spare_nodes)
-        there = spares_params(out, sp, 60.0)
-        out = out.replace(spares=dataclasses.replace(sp, spare_nodes=recommended_spares(there, served)))
-    return out
-
-
-def restart_vs_continue(sc: Scenario, counts: np.ndarray, should_stop=None) -> dict[str, np.ndarray]:
-    """Mean goodput and its standard error per count, in restart and in continue mode."""
-    out: dict[str, np.ndarray] = {}
-    for mode in ("restart", "continue"):
-        means, sems = [], []
-        for n in counts:
-            res = simulate(mode_scenario(sc, int(n), mode), should_stop=should_stop)
-            g = res.goodput
-            means.append(float(g.mean()))
-            sems.append(float(g.std(ddof=1) / math.sqrt(g.size)) if g.size > 1 else 0.0)
-        out[mode], out[f"{mode}_sem"] = np.array(means), np.array(sems)
-    return out
+__all__ = ["SparesModesDialog"]
 
 
 class SparesModesDialog(QDialog):
@@ -92,7 +42,7 @@ class SparesModesDialog(QDialog):
         self.scenario = scenario
         self.comparison: dict[str, np.ndarray] | None = None
         self.counts: np.ndarray | None = None
-        self._background = Background(self, self._finished)
+        self._jobs = JobRunner(self, self._finished)
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setObjectName("sparesModesPlots")
         self.repair_plot = self.plots.addPlot(row=0, col=0, title="Nodes in repair over the window")
@@ -171,13 +121,10 @@ class SparesModesDialog(QDialog):
         )
 
     def _start(self) -> None:
-        sc = self.scenario
-        counts = mode_counts(sc)
-        # The job sees the inputs and a stop flag only, never this dialog (see .background).
-        self._background.run(lambda stop: (counts, restart_vs_continue(sc, counts, should_stop=stop)))
+        self._jobs.run("spares_modes", self.scenario)  # in its compute process (see .jobs)
 
     def _finished(self, req: int, result: object) -> None:
-        if req != self._background.request:
+        if req != self._jobs.request:
             return
         if isinstance(result, Exception):
             if type(result).__name__ != "Cancelled":
@@ -193,5 +140,9 @@ class SparesModesDialog(QDialog):
         self.curves["continue"].setData(np.log10(counts.astype(float)), 100 * comp["continue"])
 
     def done(self, code: int) -> None:
-        self._background.shutdown()
+        self._jobs.shutdown()  # its compute process stops
         super().done(code)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # (closed before it was shown: done() is not called)
+        self._jobs.shutdown()
+        super().closeEvent(event)

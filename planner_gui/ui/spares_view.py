@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -29,10 +30,10 @@ from ..core.model import Scenario
 from ..core.params import resolve
 from ..core.spares.exact import recommended_spares, repair_quantile
 from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, repair_hours_of, spares_params
-from ..core.spares.run import SizingResult, check_spares_fit, sizing, sizing_counts
+from ..core.spares.run import SizingResult, check_spares_fit
 from ..core.specs import labelled
-from .background import Background
 from .collector import collect_on_gui_thread
+from .jobs import JobRunner
 from .widgets import DoubleSpinBox, SpinBox
 
 __all__ = ["SparesDialog"]
@@ -56,7 +57,7 @@ class SparesDialog(QDialog):
         # Start from the scenario's own spares (the pool size is what the dialog varies).
         self.spares = scenario.spares or Spares()
         self.sizing_result: SizingResult | None = None
-        self._background = Background(self, self._finished)
+        self._jobs = JobRunner(self, self._finished)
         self._timer = QTimer(self, singleShot=True, interval=150)
         self._timer.timeout.connect(self._start)
 
@@ -206,15 +207,14 @@ class SparesDialog(QDialog):
         try:
             check_spares_fit(sc, sp)
         except ValueError as exc:
-            self._background.cancel()
+            self._jobs.cancel()
             self._clear()
             self.summary.setText(f"Cannot compute: {labelled(str(exc))}")
             return
-        # The job sees the inputs and a stop flag only, never this dialog (see .background).
-        self._background.run(lambda stop: sizing(sc, sp, sizing_counts(sc, sp, WINDOW_POINTS), should_stop=stop))
+        self._jobs.run("spares_sizing", sc, sp, WINDOW_POINTS)  # in its compute process (see .jobs)
 
     def _finished(self, req: int, result: object) -> None:
-        if req != self._background.request:
+        if req != self._jobs.request:
             return  # superseded
         if isinstance(result, Exception):
             if type(result).__name__ != "Cancelled":
@@ -282,5 +282,9 @@ class SparesDialog(QDialog):
             self.plot_cost.enableAutoRange()
 
     def done(self, code: int) -> None:
-        self._background.shutdown()  # the worker stops at its next check
+        self._jobs.shutdown()  # its compute process stops
         super().done(code)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # (closed before it was shown: done() is not called)
+        self._jobs.shutdown()
+        super().closeEvent(event)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import engine
 from ..rows import stream
 from . import job
 from .model import SimModel
@@ -42,8 +43,9 @@ HOURS_KEYS = (
 )
 
 
-class Cancelled(Exception):
-    """Raised when the caller's ``should_stop`` callback asks the engine to stop."""
+class Cancelled(engine.Cancelled):
+    """Raised when the caller's ``should_stop`` callback asks the engine to stop (one of the engines'
+    :class:`..engine.Cancelled`, so a caller of any of them catches one class)."""
 
 
 class Endless(ValueError):

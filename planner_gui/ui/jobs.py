@@ -1,0 +1,84 @@
+"""A view's computations, in a compute process of the view's own (:mod:`planner_gui.core.jobs`).
+
+The same controller as the window's plan (:class:`.compute.ComputeController`): the newest request wins and a
+newer one stops the running one at its next check, a process that dies is replaced, nothing of it runs on the
+window's interpreter (a thread computing there holds the lock the window paints with: with both spares dialogs
+computing on threads, the window stalled for 280 ms at a time), and the GUI thread never waits for it.
+
+The controller has no Qt parent: it lives until :meth:`JobRunner.shutdown`, or until its owner is destroyed
+(then it is shut down first), so no thread ever talks to a deleted object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import shiboken6
+from PySide6.QtCore import QObject
+
+from .compute import ComputeController
+
+__all__ = ["JobFailed", "JobRunner"]
+
+#: The controllers of views not shut down yet (they have no Qt parent to keep them).
+_LIVE: set[ComputeController] = set()
+
+
+class JobFailed(Exception):
+    """A job that could not be computed; ``str()`` is the one line to show."""
+
+
+def _end(controller: ComputeController) -> None:
+    if controller in _LIVE:
+        _LIVE.discard(controller)
+        if shiboken6.isValid(controller):  # (not when the application itself is being torn down)
+            controller.shutdown()
+            controller.deleteLater()
+
+
+class JobRunner:
+    """Runs ``JOBS[kind](*args)`` in a compute process; ``on_done(request, value or JobFailed)`` runs on the GUI
+    thread for the newest request only; :attr:`request` numbers them."""
+
+    def __init__(
+        self,
+        owner: QObject,
+        on_done: Callable[[int, object], None],
+        on_progress: Callable[[float], None] | None = None,
+    ) -> None:
+        self._controller = c = ComputeController()
+        _LIVE.add(c)
+        c.resultReady.connect(lambda value: on_done(c.generation, value))
+        c.failed.connect(lambda message: on_done(c.generation, JobFailed(message)))
+        c.gaveUp.connect(lambda message: on_done(c.generation, JobFailed(message)))
+        if on_progress is not None:
+            c.progress.connect(on_progress)
+        owner.destroyed.connect(lambda *_: _end(c))  # (nothing of the owner or of self in the slot)
+
+    def run(self, kind: str, *args: object) -> int:
+        """Ask for ``JOBS[kind](*args)``; the request before it is abandoned. After :meth:`shutdown`, nothing."""
+        if self._controller not in _LIVE:
+            return self.request
+        return self._controller.submit_job(kind, *args)
+
+    @property
+    def request(self) -> int:
+        return self._controller.generation
+
+    @property
+    def busy(self) -> bool:
+        return self._controller in _LIVE and self._controller.busy
+
+    @property
+    def alive(self) -> bool:
+        """Whether its compute process, or a thread talking to it, still runs."""
+        return self._controller.alive
+
+    def cancel(self) -> None:
+        """Stop the running job; no result comes for it."""
+        if self._controller in _LIVE:
+            self._controller.cancel()
+
+    def shutdown(self) -> None:
+        """Stop the compute process (a few hundred milliseconds at most) and forget every request."""
+        _end(self._controller)
