@@ -140,3 +140,27 @@ def test_a_reader_that_goes_away_stops_the_command_quietly():
     err = proc.stderr.read().decode()
     proc.stderr.close()
     assert proc.wait(timeout=120) == 0 and "Traceback" not in err and "error" not in err
+
+
+def test_a_command_with_standard_error_closed_runs_and_keeps_standard_output_clean(tmp_path, monkeypatch):
+    """`2>&-`: Python leaves sys.stderr None. A long run's estimate and progress failed (exit 1, nothing said)
+    and print(file=None) put a study's status line in standard output. Its lines now go nowhere."""
+    monkeypatch.setattr(sys, "stderr", None)
+    out = tmp_path / "sweep.csv"
+    argv = ["sweep", "--points", "3", "--trials", "20", "-o", str(out)]
+    import contextlib
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(argv) == 0
+    assert out.stat().st_size > 0 and "planner-gui:" not in buf.getvalue()
+    # And as a real process with its standard error closed, a run long enough to show its progress:
+    done = subprocess.run(
+        [sys.executable, "-m", "planner_gui", "run", "--gpus", "100000", "--days", "365", "--trials", "2000"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=None,
+        preexec_fn=lambda: os.close(2),
+        timeout=300,
+    )
+    assert done.returncode == 0 and b"Unplanned interruptions" in done.stdout and b"planner-gui:" not in done.stdout

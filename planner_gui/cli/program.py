@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -91,6 +92,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ..core.server import main as serve
 
         return serve()
+    if sys.stderr is not None:
+        return _main(argv)
+    # Started with standard error closed (`2>&-`): its lines go nowhere and the command still runs
+    # (print(file=None) would write them to standard output, and a write to None fails).
+    with open(os.devnull, "w") as nowhere:
+        sys.stderr = nowhere
+        try:
+            return _main(argv)
+        finally:
+            sys.stderr = None
+
+
+def _main(argv: list[str]) -> int:
     real = sys.stdout
     try:
         with guarded():
