@@ -1114,3 +1114,40 @@ def test_a_cluster_that_loses_its_only_worker_says_the_study_waits_and_goes_on(t
     )
     assert notes[1] == "1 worker joined the cluster again; the study goes on" and len(notes) == 2
     assert rows_of(read_results(out)) == one
+
+
+@pytest.mark.parametrize("form", ["csv", "parquet"])
+def test_an_input_named_like_an_output_keeps_both_and_the_results_read_back(tmp_path, capsys, form):
+    """Varying tiers.fast_interval_min wrote the interval used over the input (its "optimal" lost) in one column,
+    and the results could never be summarised nor resumed ("an input or output is named twice"). The input keeps
+    its name and what the study file asked for; the output is `.used`."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        '[study]\nname = "collide"\npreset = "h100-100k-inmemory"\ntrials = 10\n[set]\ngpus = 4096\ndays = 5\n'
+        '[vary]\n"tiers.fast_interval_min" = ["optimal", 1.5]\n'
+    )
+    out = tmp_path / f"r.{form}"
+    assert main(["study", str(spec), "-o", str(out), "--workers", "1"]) == 0
+    res = read_results(out)
+    asked = list(res.columns["tiers.fast_interval_min"])
+    used = res.numeric("tiers.fast_interval_min.used")
+    assert asked == ["optimal", "1.5"] and used[1] == 1.5 and 0 < used[0] != 1.5
+    assert "tiers.fast_interval_min.used" in res.outputs and "tiers.fast_interval_min" in res.inputs
+    capsys.readouterr()
+    assert main(["study", "--summary", str(out)]) == 0
+    assert main(["study", str(spec), "-o", str(out)]) == 0
+    assert "every scenario is in" in capsys.readouterr().err
+
+
+def test_a_study_varying_the_seed_reads_back_and_resumes(tmp_path, capsys):
+    """docs/study.md lets a study vary `seed`; its results could not be read ("'seed' is not a column")."""
+    spec = tmp_path / "s.toml"
+    spec.write_text("[study]\ntrials = 5\n[set]\ngpus = 1024\ndays = 2\n[vary]\nseed = [1, 2, 3]\n")
+    out = tmp_path / "r.csv"
+    assert main(["study", str(spec), "-o", str(out), "--workers", "1"]) == 0
+    res = read_results(out)
+    assert res.inputs == ["seed"] and list(res.columns["seed"]) == [1, 2, 3]
+    capsys.readouterr()
+    assert main(["study", "--summary", str(out)]) == 0
+    assert main(["study", str(spec), "-o", str(out)]) == 0
+    assert "every scenario is in" in capsys.readouterr().err

@@ -26,7 +26,7 @@ from ..scenario_io import ScenarioError, scenario_from_dict
 from ..sweep import run_cost
 from .design import design_size, scenario_doc, scenario_seed, values_of
 from .spec import StudyError, StudySpec
-from .store import ResultStore, input_cell
+from .store import ResultStore, input_cell, output_cells
 from .worker import ERROR_KEY, run_chunk, worker_version
 
 __all__ = ["Backend", "check_done", "check_scheduler", "local_workers", "run_study", "scenario_seconds"]
@@ -170,7 +170,7 @@ def run_study(
             values = values_of(spec, int(row["index"]))
             full = {"index": row["index"], "seed": row["seed"]}
             full |= {i.name: input_cell(i, v) for i, v in zip(spec.inputs, values)}
-            full |= {k: v for k, v in row.items() if k not in ("index", "seed")}
+            full |= output_cells(spec, {k: v for k, v in row.items() if k not in ("index", "seed")})
             store.add(full)
         if progress is not None:
             progress(len(store.done), total, start)

@@ -117,12 +117,30 @@ def _input_kind(inp: Input) -> str:
     return "int" if all(isinstance(v, int) for v in inp.levels) else "float"
 
 
+#: The end of an output column's name when an input of the study has the output's name (a study varying
+#: ``tiers.fast_interval_min`` over "optimal" and numbers also has the interval each scenario used).
+USED_SUFFIX = ".used"
+
+
+def output_columns(spec: StudySpec) -> list[str]:
+    """The output columns of ``spec``'s results, in order: each output's name, or with :data:`USED_SUFFIX` where an
+    input of the study has that name (the input's column keeps what the study file asked for)."""
+    inputs = {i.name for i in spec.inputs}
+    return [f"{c}{USED_SUFFIX}" if c in inputs else c for c in (*(c for c, _ in OUTPUTS), TOTAL_COST)]
+
+
+def output_cells(spec: StudySpec, outputs: dict[str, Any]) -> dict[str, Any]:
+    """A scenario's outputs (as :func:`.worker.run_one` gives them) under their columns' names."""
+    inputs = {i.name for i in spec.inputs}
+    return {f"{c}{USED_SUFFIX}" if c in inputs else c: v for c, v in outputs.items()}
+
+
 def column_kinds(spec: StudySpec) -> dict[str, str]:
-    """Every column of the results and its kind (int, float or text), in order."""
+    """Every column of the results and its kind (int, float or text), in order (an input varying ``seed`` is
+    the seed column)."""
     kinds = {"index": "int", "seed": "int"}
     kinds |= {i.name: _input_kind(i) for i in spec.inputs}
-    kinds |= {c: "float" for c, _ in OUTPUTS}
-    kinds[TOTAL_COST] = "float"
+    kinds |= {c: "float" for c in output_columns(spec)}
     return kinds
 
 
@@ -137,7 +155,7 @@ def study_meta(spec: StudySpec, total: int) -> dict[str, Any]:
         "spec_toml": spec.text,
         "columns": column_kinds(spec),
         "inputs": [i.name for i in spec.inputs],
-        "outputs": [*(c for c, _ in OUTPUTS), TOTAL_COST],
+        "outputs": output_columns(spec),
     }
 
 
@@ -635,8 +653,8 @@ def _check_read_meta(meta: Any) -> dict[str, Any]:
     study, inputs, outputs = meta.get("study"), meta.get("inputs"), meta.get("outputs")
     if not isinstance(inputs, list) or not isinstance(outputs, list) or not isinstance(study, dict):
         raise _bad("no list of inputs and outputs, or no study")
-    for c in (*inputs, *outputs):
-        if not isinstance(c, str) or c not in columns or c in ("index", "seed"):
+    for c in (*inputs, *outputs):  # (an input may be the seed: a study that varies it)
+        if not isinstance(c, str) or c not in columns or c == "index" or (c == "seed" and c in outputs):
             raise _bad(f"'{clean(str(c), 60)}' is not a column")
     if len(set(inputs) | set(outputs)) != len(inputs) + len(outputs) or len(inputs) > MAX_INPUTS:
         raise _bad("an input or output is named twice, or there are too many inputs")
