@@ -298,6 +298,12 @@ BAD_RESULTS = [
     (None, _set_cell("goodput.mean", "abc"), "goodput.mean is 'abc', not a number"),
     (None, _set_cell("seed", "x1"), "seed is 'x1', not a whole number"),
     (None, _set_cell("index", "77"), "an index is not a scenario of this study"),
+    (
+        lambda m: m["study"].update(design="sobol", samples=8),
+        None,
+        "6 scenarios are not what the sobol design of 8 samples over 2 inputs makes",
+    ),
+    (lambda m: m["study"].update(design="lhs", samples=None), None, "the lhs design of null samples"),
 ]
 
 
@@ -307,6 +313,53 @@ def test_malformed_results_files_get_one_line_from_summary(tmp_path, capsys, cle
     assert main(["study", "--summary", str(p)]) == 2
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def _edit_rows(edits: dict[int, dict[str, str]]):
+    """Edit cells of given rows (0 = the first row of results)."""
+    row = iter(range(10**6))
+
+    def edit(header, cells):
+        k = next(row)
+        cells = list(cells)
+        for column, value in edits.get(k, {}).items():
+            cells[header.index(column)] = value
+        return cells
+
+    return edit
+
+
+DAMAGED = {
+    0: {"goodput.mean": "1.5"},
+    2: {"goodput.mean": ""},
+    3: {"interruptions.mean": "inf", "lost_cost_usd": "1e400"},
+    4: {"hours.useful": "-3"},
+    5: {"goodput.p50": "nan"},
+}
+
+
+def test_summary_and_resume_set_aside_rows_that_are_not_results(tmp_path, capsys, clean_run):
+    """A goodput of 1.5 was listed as the best scenario by --summary, and resume counted rows with an empty
+    goodput or an infinite output as done (a Sobol study then never had its indices). Both readers set them aside,
+    with one note; resume runs them again."""
+    spec_path, clean = clean_run
+    p = _results_file(tmp_path, clean_run, edit_rows=_edit_rows(DAMAGED))
+    assert main(["study", "--summary", str(p), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert f"{len(DAMAGED)} rows set aside, not results (row 1: goodput.mean is 1.5, not a share from 0 to 1)" in err
+    doc = json.loads(out)
+    assert {r["index"] for r in doc["best"]["scenarios"]}.isdisjoint(DAMAGED)
+    assert main(["study", str(spec_path), "-o", str(p), "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    assert f"{len(DAMAGED)} rows set aside and run again" in err
+    assert _rows(read_results(p)) == clean  # every one of them run again, as a clean run gives them
+
+
+def test_summary_says_a_journal_beside_the_results_holds_more(tmp_path, capsys, clean_run):
+    p = _results_file(tmp_path, clean_run)
+    (tmp_path / "bad.csv.journal").write_text("{}\n")
+    assert main(["study", "--summary", str(p)]) == 0
+    assert "bad.csv.journal beside it holds results not in it yet" in capsys.readouterr().err
 
 
 def test_summary_of_results_without_a_cost_column_names_what_it_lacks(tmp_path, capsys, clean_run):
@@ -471,4 +524,4 @@ def test_the_rounding_of_sums_is_not_a_bad_row(clean_run):
     meta = study_meta(spec, design_size(spec))
     assert row_problem({**clean[0], "hours.lost_work": -7.105427357601002e-15}, meta) is None
     assert row_problem({**clean[0], "goodput.mean": 1 + 1e-12}, meta) is None
-    assert "not a number, 0 or more" in row_problem({**clean[0], "hours.lost_work": -0.01}, meta)
+    assert "not a finite number, 0 or more" in row_problem({**clean[0], "hours.lost_work": -0.01}, meta)

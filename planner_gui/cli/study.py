@@ -29,6 +29,7 @@ from ..core.study import (
     study_summary,
 )
 from ..core.study.runners import check_done, check_scheduler, local_workers, scenario_seconds
+from ..core.study.store import journal_of
 from ..core.study.summary import DEFAULT_WHERE, default_least
 from .flags import EXIT_INTERRUPTED, Parser, UsageError, about, check_output, file_name, integer_arg
 
@@ -355,6 +356,14 @@ def _summary(args: argparse.Namespace) -> int:
     if not 1 <= args.top <= 10_000:
         raise UsageError(f"--top: must be from 1 to 10,000 (got {args.top})")
     res = read_results(args.summary)
+    if res.note:
+        _say(f"planner-gui: note: {res.note}")
+    journal = journal_of(res.path)
+    if journal.exists():
+        _say(
+            f"planner-gui: note: {fmt.clean(journal.name, 80)} beside it holds results not in it yet (a run that was "
+            "stopped): run the study again to add them"
+        )
     if res.rows == 0:
         raise UsageError(f"{fmt.clean(args.summary, 120)}: no scenario has finished yet")
     where = [parse_condition(w, res) for w in (args.where or [DEFAULT_WHERE])]

@@ -9,6 +9,7 @@ indices runs off the window's thread.
 
 from __future__ import annotations
 
+import html
 import math
 import threading
 from collections.abc import Callable
@@ -192,6 +193,7 @@ class StudyView(QWidget):
             f"<b>{fmt.clean(res.name, 100)}</b>: {res.rows:,} of {res.total:,} scenario{'s' if res.total != 1 else ''} "
             f"({res.design} over {len(res.inputs)} input{'s' if len(res.inputs) != 1 else ''}, "
             f"{int(res.meta['study']['trials']):,} trials each)"
+            + (f"<br>{html.escape(fmt.clean(res.note, 300))}" if res.note else "")
         )
         # A study without inputs has nothing to draw a heatmap over: say so instead of empty axes.
         drawable = bool(res.inputs)

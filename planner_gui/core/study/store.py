@@ -47,6 +47,7 @@ __all__ = [
     "StudyResults",
     "column_kinds",
     "fingerprint",
+    "journal_of",
     "output_format",
     "read_results",
     "study_meta",
@@ -74,6 +75,16 @@ MAX_DESCRIPTION_BYTES = 2 * 1024 * 1024
 #: How far below 0 (or above 1, for a share) an output may be from the rounding of sums of floats (hours of
 #: -7e-15 are 0).
 _ROUNDING = 1e-6
+#: Outputs every scenario run has: a row without one is not a result.
+REQUIRED_OUTPUTS = (
+    "goodput.mean",
+    "goodput.p05",
+    "goodput.p50",
+    "goodput.p95",
+    "interruptions.mean",
+    "hours.useful",
+    "lost_gpu_hours.mean",
+)
 #: Outputs that are shares (0 to 1); every other output is 0 or more (or empty).
 SHARE_OUTPUTS = frozenset(
     {
@@ -89,6 +100,12 @@ SHARE_OUTPUTS = frozenset(
         "uncertainty.goodput.variance_share_rates",
     }
 )
+
+
+def journal_of(path: str | os.PathLike[str]) -> Path:
+    """The journal beside results ``path`` (``results.parquet.journal``)."""
+    p = Path(os.fspath(path))
+    return p.with_name(p.name + ".journal")
 
 
 def output_format(path: str | os.PathLike[str]) -> str:
@@ -220,12 +237,12 @@ def row_problem(row: Any, meta: dict[str, Any]) -> str | None:
             continue
         if c in outputs:
             if v is None:
+                if c in REQUIRED_OUTPUTS:
+                    return f"{c} is empty (every scenario run has one)"
                 continue
-            if not _is_num(v) or (math.isfinite(v) and (v < -_ROUNDING or (c in SHARE_OUTPUTS and v > 1 + _ROUNDING))):
-                what = "a share from 0 to 1" if c in SHARE_OUTPUTS else "a number, 0 or more"
+            if not _is_num(v) or not math.isfinite(v) or v < -_ROUNDING or (c in SHARE_OUTPUTS and v > 1 + _ROUNDING):
+                what = "a share from 0 to 1" if c in SHARE_OUTPUTS else "a finite number, 0 or more"
                 return f"{c} is {_shown(v)}, not {what}"
-            if math.isinf(v) and c in SHARE_OUTPUTS:
-                return f"{c} is {_shown(v)}, not a share from 0 to 1"
         elif kind == "text":
             if not isinstance(v, str) or len(v) > 10_000:
                 return f"{c} is {_shown(v)}, not a text"
@@ -244,6 +261,17 @@ class StudyResults:
     #: What is computed from the columns once and asked for again (each input's heatmap cells, see
     #: :func:`.summary.cells`): the window computes it on its reading thread, so choices cost nothing after.
     derived: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: Rows of the file that are not results (a goodput above 1, an empty goodput, an infinite output...): how
+    #: many, and why the first is not; they are left out of ``columns``.
+    set_aside: tuple[int, str] = (0, "")
+
+    @property
+    def note(self) -> str:
+        """One line on the rows set aside ("" when none were)."""
+        count, why = self.set_aside
+        if not count:
+            return ""
+        return f"{clean(self.path.name, 80)}: {count:,} row{'s' if count != 1 else ''} set aside, not results ({why})"
 
     def once(self, key: Any, make: Callable[[], Any]) -> Any:
         """``make()``, computed the first time ``key`` is asked for."""
@@ -344,7 +372,7 @@ class ResultStore:
                     f"{clean(self.path.name, 80)}: writing Parquet needs the Python package {exc.name}, which this "
                     "installation lacks; write CSV (-o results.csv) or pip install planner-gui"
                 ) from None
-        self.journal_path = self.path.with_name(self.path.name + ".journal")
+        self.journal_path = journal_of(self.path)
         self.meta = meta
         self.done: dict[int, dict[str, Any]] = {}
         self.duplicates = 0
@@ -383,7 +411,8 @@ class ResultStore:
             res = read_results(self.path)
             self._check_meta(res.meta, self.path)
             cols = list(res.columns)
-            bad: list[str] = []
+            count, first = res.set_aside
+            bad: list[str] = [first, *[""] * (count - 1)] if count else []  # (the first one's reason is said)
             for i in range(res.rows):
                 row = {c: _plain(res.columns[c][i]) for c in cols}
                 why = row_problem(row, self.meta)
@@ -598,7 +627,7 @@ def read_results(path: str | os.PathLike[str]) -> StudyResults:
         raise StudyError(
             f"{clean(p.name, 80)}: not study results ({clean(f'{type(exc).__name__}: {exc}', 160)})"
         ) from None
-    return StudyResults(meta, columns, p)
+    return _set_aside(StudyResults(meta, columns, p))
 
 
 _KINDS = ("int", "float", "text")
@@ -671,11 +700,66 @@ def _check_read_meta(meta: Any) -> dict[str, Any]:
     described = study.get("inputs")
     if not isinstance(described, list) or len(described) != len(inputs):
         raise _bad("the study does not describe each input")
+    samples = study.get("samples")
+    if study["design"] != "grid":
+        size = samples * (len(inputs) + 2) if study["design"] == "sobol" and _is_int(samples) else samples
+        if not _is_int(samples) or samples < 1 or size != total:
+            raise _bad(
+                f"{total:,} scenarios are not what the {study['design']} design of {_shown(samples)} samples over "
+                f"{len(inputs)} inputs makes"
+            )
     for d, name in zip(described, inputs):
         _check_input(d, name, columns[name])
     if not isinstance(meta.get("fingerprint"), str):
         raise _bad("no fingerprint")
     return meta
+
+
+def _bad_rows(meta: dict[str, Any], columns: dict[str, Any]) -> tuple[np.ndarray, str]:
+    """Which rows of ``columns`` are not results (as :func:`row_problem` judges a row, column by column), and
+    why the first of them is not ("row 3: goodput.mean is 1.5, not a share from 0 to 1")."""
+    bad = np.zeros(len(columns["index"]), dtype=bool)
+    first: list[tuple[int, str]] = []
+    outputs = set(meta["outputs"])
+    for c, kind in meta["columns"].items():
+        v = columns[c]
+        checks: list[tuple[np.ndarray, str]] = []
+        if c in outputs:
+            if c in REQUIRED_OUTPUTS:
+                checks.append((np.isnan(v), "is empty (every scenario run has one)"))
+            with np.errstate(invalid="ignore"):
+                wrong = np.isinf(v) | (v < -_ROUNDING)
+                if c in SHARE_OUTPUTS:
+                    wrong |= v > 1 + _ROUNDING
+            share = c in SHARE_OUTPUTS
+            checks.append((wrong, "not a share from 0 to 1" if share else "not a finite number, 0 or more"))
+        elif c == "seed":
+            checks.append((v < 0, "not a seed (a whole number from 0 to 2**63 - 1)"))
+        elif kind != "text" and c != "index":
+            checks.append((~np.isfinite(v), "not a finite number"))
+        for mask, what in checks:
+            if mask.any():
+                k = int(np.argmax(mask))
+                said = what if what.startswith("is ") else f"is {_shown(v[k].item())}, {what}"
+                first.append((k, f"{c} {said}"))
+                bad |= mask
+    if not first:
+        return bad, ""
+    k, why = min(first)
+    return bad, f"row {k + 1:,}: {why}"
+
+
+def _set_aside(res: StudyResults) -> StudyResults:
+    """``res`` without the rows that are not results; how many there were and why the first is not in
+    ``res.set_aside``."""
+    bad, why = _bad_rows(res.meta, res.columns)
+    if not bad.any():
+        return res
+    keep = ~bad
+    columns = {
+        c: v[keep] if isinstance(v, np.ndarray) else [x for x, ok in zip(v, keep) if ok] for c, v in res.columns.items()
+    }
+    return StudyResults(res.meta, columns, res.path, set_aside=(int(bad.sum()), why))
 
 
 def _check_cells(meta: dict[str, Any], columns: dict[str, Any]) -> None:
