@@ -525,3 +525,19 @@ def test_the_rounding_of_sums_is_not_a_bad_row(clean_run):
     assert row_problem({**clean[0], "hours.lost_work": -7.105427357601002e-15}, meta) is None
     assert row_problem({**clean[0], "goodput.mean": 1 + 1e-12}, meta) is None
     assert "not a finite number, 0 or more" in row_problem({**clean[0], "hours.lost_work": -0.01}, meta)
+
+
+def test_a_second_run_on_the_same_output_is_refused_while_one_runs(tmp_path, capsys, clean_run):
+    """Two studies on one -o both said they had written their results; the journal held both and the last to
+    finish overwrote the other's. While one run holds the output, another is refused in one line."""
+    from planner_gui.core.study.store import held
+
+    spec_path, clean = clean_run
+    out = tmp_path / "r.csv"
+    with held(out):  # as a run in another process does (a lock of another open file)
+        assert main(["study", str(spec_path), "-o", str(out), "--workers", "1"]) == 2
+        err = capsys.readouterr().err
+        assert "r.csv: another planner-gui study is writing it now" in err and err.count("\n") == 1
+        assert not out.exists() and not (tmp_path / "r.csv.journal").exists()
+    assert main(["study", str(spec_path), "-o", str(out), "--workers", "1"]) == 0
+    assert _rows(read_results(out)) == clean and not (tmp_path / ".r.csv.lock").exists()

@@ -29,7 +29,7 @@ from ..core.study import (
     study_summary,
 )
 from ..core.study.runners import check_done, check_scheduler, local_workers, scenario_seconds
-from ..core.study.store import journal_of
+from ..core.study.store import held, journal_of
 from ..core.study.summary import DEFAULT_WHERE, default_least
 from .flags import EXIT_INTERRUPTED, Parser, UsageError, about, check_output, file_name, integer_arg
 
@@ -90,6 +90,13 @@ def cmd_study(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.summary is None and args.spec is not None and args.output is not None and args.show is None:
+        with held(args.output):
+            return _run_held(args)
+    return _run_held(args)
+
+
+def _run_held(args: argparse.Namespace) -> int:
     for flag, given in (("--where", args.where), ("--least", args.least), ("--json", args.json)):
         if given:
             raise UsageError(f"{flag}: goes with --summary RESULTS")

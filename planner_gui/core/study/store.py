@@ -19,6 +19,7 @@ The output's metadata (Parquet key ``planner_gui.study``; in CSV, a first line `
 from __future__ import annotations
 
 import array
+import contextlib
 import csv
 import errno
 import hashlib
@@ -27,7 +28,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -47,6 +48,7 @@ __all__ = [
     "StudyResults",
     "column_kinds",
     "fingerprint",
+    "held",
     "journal_of",
     "output_format",
     "read_results",
@@ -106,6 +108,44 @@ def journal_of(path: str | os.PathLike[str]) -> Path:
     """The journal beside results ``path`` (``results.parquet.journal``)."""
     p = Path(os.fspath(path))
     return p.with_name(p.name + ".journal")
+
+
+@contextlib.contextmanager
+def held(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold results ``path`` for one run: a second run on the same output (another study, or this one twice)
+    is refused in one line instead of both appending to one journal and one overwriting the other's results. The
+    hold is a lock on ``.NAME.lock`` beside it, released by the system when the process ends however it ends."""
+    try:
+        import fcntl
+    except ImportError:  # (no advisory locks here: runs are not held apart)
+        yield
+        return
+    p = Path(os.fspath(path))
+    lock = p.with_name(f".{p.name}.lock")
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield  # (a folder where no lock can be made: the run is not held apart)
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            other = os.read(fd, 32).decode("ascii", "replace").strip()
+            raise StudyError(
+                f"{clean(str(p), 120)}: another planner-gui study is writing it now"
+                f"{f' (process {clean(other, 20)})' if other.isdigit() else ''}; wait for it to end, or write "
+                "to another file"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
+    finally:
+        os.close(fd)
 
 
 def output_format(path: str | os.PathLike[str]) -> str:
