@@ -1151,3 +1151,32 @@ def test_a_study_varying_the_seed_reads_back_and_resumes(tmp_path, capsys):
     assert main(["study", "--summary", str(out)]) == 0
     assert main(["study", str(spec), "-o", str(out)]) == 0
     assert "every scenario is in" in capsys.readouterr().err
+
+
+def test_a_study_of_many_small_scenarios_is_estimated_with_what_each_costs_besides_its_run(tmp_path):
+    """1,000,000 one-trial scenarios were estimated at "about 3 s" (the engine's cost alone) and took hours: each
+    scenario costs its building, checking and row too."""
+    from planner_gui.core.study.runners import SCENARIO_OVERHEAD_S, scenario_seconds
+    from planner_gui.core.sweep import run_cost
+
+    spec = loads_spec("[study]\ntrials = 1\n[set]\ndays = 2\n[vary]\ndetect_min = [1, 30]\n")
+    sc = scenario_from_dict(scenario_doc(spec, 0))
+    assert scenario_seconds(spec, 0) == pytest.approx(run_cost(sc).seconds + SCENARIO_OVERHEAD_S)
+    assert 10 * run_cost(sc).seconds < SCENARIO_OVERHEAD_S
+
+
+def test_progress_off_a_terminal_speaks_at_least_once_a_minute(monkeypatch):
+    """Off a terminal a line came at each tenth only: a long study said nothing for hours before its first."""
+    import io
+
+    from planner_gui.cli import study as study_cli
+
+    clock = [1000.0]
+    monkeypatch.setattr(study_cli.time, "monotonic", lambda: clock[0])
+    out = io.StringIO()
+    progress = study_cli.StudyProgress(out)
+    for done in range(1, 50):  # 49 of 1,000,000 scenarios, one every 10 s: no tenth is reached
+        clock[0] += 10.0
+        progress(done, 1_000_000, 0)
+    lines = out.getvalue().splitlines()
+    assert 7 <= len(lines) <= 9 and all("/1,000,000 scenarios" in line for line in lines)

@@ -38,6 +38,8 @@ __all__ = ["add_parser", "cmd_study"]
 #: Show progress once a study has run this long (seconds), then at most this often on a terminal.
 PROGRESS_AFTER_S = 2.0
 PROGRESS_EVERY_S = 0.5
+#: Off a terminal (a log), a plain line at each tenth of the study, and at least this often (seconds).
+PLAIN_EVERY_S = 60.0
 
 
 def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
@@ -289,7 +291,7 @@ def _say(text: str) -> None:
 
 class StudyProgress:
     """Done / total, the rate and the time left, on stderr: one line rewritten on a terminal, else a line
-    at each tenth of the study."""
+    at each tenth of the study and at least once a minute."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
@@ -298,7 +300,7 @@ class StudyProgress:
         except (AttributeError, ValueError, OSError):
             self.tty = False
         self.t0 = time.monotonic()
-        self.last = 0.0
+        self.last = self.t0
         self.width = 0
         self.next_tenth = 1
 
@@ -334,9 +336,10 @@ class StudyProgress:
             text = self.line(done, total, start)
             self._write("\r" + text.ljust(self.width))
             self.width = len(text)
-        elif done * 10 >= self.next_tenth * total:
+        elif done * 10 >= self.next_tenth * total or now - self.last >= PLAIN_EVERY_S:
             while done * 10 >= self.next_tenth * total:
                 self.next_tenth += 1
+            self.last = now
             self._write(self.line(done, total, start) + "\n")
 
     def clear(self) -> None:
