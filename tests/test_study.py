@@ -1180,3 +1180,15 @@ def test_progress_off_a_terminal_speaks_at_least_once_a_minute(monkeypatch):
         progress(done, 1_000_000, 0)
     lines = out.getvalue().splitlines()
     assert 7 <= len(lines) <= 9 and all("/1,000,000 scenarios" in line for line in lines)
+
+
+def test_varying_a_field_a_section_sets_in_its_place_is_refused():
+    """With a storage section the blocking write comes from it: a study varying checkpoint_write_s wrote 1 s and
+    600 s beside the same goodput (seed noise) as if it had varied something."""
+    text = (
+        "[study]\ntrials = 5\n[set]\ndays = 2\nstorage.checkpoint_gb_per_gpu = 4\nstorage.storage_gb_s = 2000\n"
+        "[vary]\ncheckpoint_write_s = [1, 600]\n"
+    )
+    with pytest.raises(StudyError, match=r"vary\.checkpoint_write_s: the scenario.s storage section sets the"):
+        loads_spec(text)
+    assert loads_spec(text.replace("checkpoint_write_s = [1, 600]", "storage.storage_gb_s = [200, 2000]")).inputs

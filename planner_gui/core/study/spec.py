@@ -247,12 +247,26 @@ def loads_spec(text: str, folder: Path | None = None, default_name: str = "study
     )
     if both is not None:
         raise StudyError(f"vary.{clean(both, 80)}: also under [set]; give it in one of them")
+    for inp in inputs:
+        ignored = _SET_BY_SECTION.get(inp.path)
+        if ignored is not None and base_doc.get(ignored[0]) is not None:
+            raise StudyError(f"vary.{clean(inp.name, 80)}: {ignored[1]}")
     samples = _samples(study, design, len(inputs), inputs)
     spec = StudySpec(name, base_doc, inputs, design, samples, trials, seed, text)
     from .design import check_design  # the design's size and every scenario's validity
 
     check_design(spec)
     return spec
+
+
+#: Fields that a section of the scenario sets in their place when it is there: varying one would change nothing.
+_SET_BY_SECTION: dict[Path_, tuple[str, str]] = {
+    ("checkpoint_write_s",): (
+        "storage",
+        "the scenario's storage section sets the blocking write (GPUs x checkpoint_gb_per_gpu / storage_gb_s), so "
+        "this input would change nothing; vary storage.storage_gb_s or storage.checkpoint_gb_per_gpu instead",
+    ),
+}
 
 
 def _table(doc: Mapping[str, Any], key: str) -> dict[str, Any]:
