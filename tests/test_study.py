@@ -174,6 +174,11 @@ def test_levels_of_text_and_numbers_are_one_text_column(tmp_path):
 
 BAD_SPECS = [
     ("[vary]\n", "name at least one input"),
+    (
+        '[study]\ndesign = "sobol"\nsamples = 1048576\n[vary]\ngpus = { min = 1024, max = 8192 }\n'
+        "detect_min = { min = 1, max = 30 }\n",
+        "at most 131,072 with 2 inputs",  # the largest power of 2 (the size alone, 250,000, is not one)
+    ),
     ("[vary]\ngpus = 5\n", "a value for every scenario belongs under [set]"),
     ("[vary]\ndetect_mins = [1, 2]\n", "detect_mins: unknown key (allowed: format_version, name, gpus"),
     ('[vary]\n"components.Faulty GPU.rate" = [1e-6]\n', "components[0].rate: unknown key"),

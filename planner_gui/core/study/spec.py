@@ -331,8 +331,8 @@ def _samples(study: Mapping[str, Any], design: str, d: int, inputs: tuple[Input,
             else "scenarios"
         )
         limit = (
-            f"at most {MAX_SCENARIOS // (d + 2):,} with {d} input{'s' if d != 1 else ''}, as a study holds at most "
-            f"{MAX_SCENARIOS:,} scenarios"
+            f"at most {1 << int(math.log2(MAX_SCENARIOS // (d + 2))):,} with {d} input{'s' if d != 1 else ''}, as a "
+            f"study holds at most {MAX_SCENARIOS:,} scenarios"
             if design == "sobol"
             else f"at most {MAX_SCENARIOS:,}, the most scenarios a study holds"
         )
