@@ -295,9 +295,7 @@ BAD_RESULTS = [
         "points must be a whole number from 1 to 10,000 (got 1000000000)",
     ),
     (lambda m: m["columns"].update({"goodput.mean": "text"}), None, "output 'goodput.mean' is not a number column"),
-    (None, _set_cell("goodput.mean", "abc"), "goodput.mean is 'abc', not a number"),
-    (None, _set_cell("seed", "x1"), "seed is 'x1', not a whole number"),
-    (None, _set_cell("index", "77"), "an index is not a scenario of this study"),
+    (None, _set_cell("index", "6.0"), "6 rows set aside, not results (line 3: index is '6.0', not a whole number)"),
     (
         lambda m: m["study"].update(design="sobol", samples=8),
         None,
@@ -353,6 +351,29 @@ def test_summary_and_resume_set_aside_rows_that_are_not_results(tmp_path, capsys
     err = capsys.readouterr().err
     assert f"{len(DAMAGED)} rows set aside and run again" in err
     assert _rows(read_results(p)) == clean  # every one of them run again, as a clean run gives them
+
+
+@pytest.mark.parametrize(
+    ("edits", "said"),
+    [
+        ({0: {"goodput.mean": "abc"}}, "1 row set aside, not results (line 3: goodput.mean is 'abc', not a number)"),
+        ({1: {"seed": "x1"}}, "1 row set aside, not results (line 4: seed is 'x1', not a whole number)"),
+        ({2: {"index": "77"}}, "1 row set aside, not results (row 3: index is 77, not a scenario of this study"),
+        ({3: {"index": "6.0"}}, "(line 6: index is '6.0', not a whole number)"),
+        ({4: {"index": "0"}}, "(row 5: index is 0, not the first row of its scenario (the first is kept))"),
+        ({5: {"seed": ""}}, "(line 8: no seed)"),
+    ],
+)
+def test_a_row_that_is_not_a_result_is_set_aside_not_fatal(tmp_path, capsys, clean_run, edits, said):
+    """One damaged line (a cell of the wrong kind, an index outside the study or there twice, no seed) refused the
+    whole file, so resume could not go on; it is set aside, said in one note, and its scenario runs again."""
+    spec_path, clean = clean_run
+    p = _results_file(tmp_path, clean_run, edit_rows=_edit_rows(edits))
+    assert main(["study", "--summary", str(p)]) == 0
+    assert said in capsys.readouterr().err
+    assert main(["study", str(spec_path), "-o", str(p), "--workers", "1"]) == 0
+    assert "set aside and run again" in capsys.readouterr().err
+    assert _rows(read_results(p)) == clean
 
 
 def test_summary_says_a_journal_beside_the_results_holds_more(tmp_path, capsys, clean_run):

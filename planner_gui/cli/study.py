@@ -366,6 +366,8 @@ def _summary(args: argparse.Namespace) -> int:
     if not 1 <= args.top <= 10_000:
         raise UsageError(f"--top: must be from 1 to 10,000 (got {args.top})")
     res = read_results(args.summary)
+    if res.rows == 0 and res.note:  # not one row is a result: that is the error
+        raise UsageError(res.note)
     if res.note:
         _say(f"planner-gui: note: {res.note}")
     journal = journal_of(res.path)

@@ -62,7 +62,7 @@ def _load(path: Path) -> tuple[StudyResults | None, SobolIndices | str | None, s
     except StudyError as exc:
         return None, None, str(exc)
     if res.rows == 0:
-        return None, None, f"{fmt.clean(path.name, 80)}: no scenario has finished yet"
+        return None, None, res.note or f"{fmt.clean(path.name, 80)}: no scenario has finished yet"
     try:
         prepare(res)  # every heatmap's cells, here: choosing inputs later costs the window's thread nothing
     except Exception as exc:  # (a file the checks let through: said, never lost on this thread)

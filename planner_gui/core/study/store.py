@@ -654,7 +654,7 @@ def read_results(path: str | os.PathLike[str]) -> StudyResults:
     limit = MAX_DESCRIPTION_BYTES + MAX_BYTES_PER_SCENARIO * MAX_SCENARIOS
     try:
         with open_regular(p, limit) as fh:
-            meta, columns = _read_parquet(fh) if fmt == "parquet" else _read_csv(fh)
+            meta, columns, skipped = _read_parquet(fh) if fmt == "parquet" else _read_csv(fh)
     except StudyError as exc:
         raise StudyError(f"{clean(p.name, 80)}: {exc}") from None
     except FileRefused as exc:
@@ -667,7 +667,7 @@ def read_results(path: str | os.PathLike[str]) -> StudyResults:
         raise StudyError(
             f"{clean(p.name, 80)}: not study results ({clean(f'{type(exc).__name__}: {exc}', 160)})"
         ) from None
-    return _set_aside(StudyResults(meta, columns, p))
+    return _set_aside(StudyResults(meta, columns, p), skipped)
 
 
 _KINDS = ("int", "float", "text")
@@ -761,10 +761,16 @@ def _bad_rows(meta: dict[str, Any], columns: dict[str, Any]) -> tuple[np.ndarray
     bad = np.zeros(len(columns["index"]), dtype=bool)
     first: list[tuple[int, str]] = []
     outputs = set(meta["outputs"])
+    total = int(meta["total"])
     for c, kind in meta["columns"].items():
         v = columns[c]
         checks: list[tuple[np.ndarray, str]] = []
-        if c in outputs:
+        if c == "index":
+            outside = (v < 0) | (v >= total)
+            checks.append((outside, f"not a scenario of this study (0 to {total - 1:,})"))
+            again = _repeated(np.where(outside, -1, v))
+            checks.append((again, "not the first row of its scenario (the first is kept)"))
+        elif c in outputs:
             if c in REQUIRED_OUTPUTS:
                 checks.append((np.isnan(v), "is empty (every scenario run has one)"))
             with np.errstate(invalid="ignore"):
@@ -789,29 +795,38 @@ def _bad_rows(meta: dict[str, Any], columns: dict[str, Any]) -> tuple[np.ndarray
     return bad, f"row {k + 1:,}: {why}"
 
 
-def _set_aside(res: StudyResults) -> StudyResults:
-    """``res`` without the rows that are not results; how many there were and why the first is not in
-    ``res.set_aside``."""
+def _repeated(index: np.ndarray) -> np.ndarray:
+    """Which rows repeat the index of a row before them (negative: none)."""
+    valid = index >= 0
+    if not valid.any() or np.bincount(index[valid]).max() <= 1:  # (the usual case, in one pass)
+        return np.zeros(index.size, dtype=bool)
+    order = np.argsort(index, kind="stable")
+    ordered = index[order]
+    again = np.zeros(index.size, dtype=bool)
+    again[order[1:]] = (ordered[1:] == ordered[:-1]) & (ordered[1:] >= 0)
+    return again
+
+
+def _set_aside(res: StudyResults, skipped: tuple[int, str] = (0, "")) -> StudyResults:
+    """``res`` without the rows that are not results; how many there were (with the lines read that were not
+    rows, ``skipped``) and why the first is not in ``res.set_aside``."""
     bad, why = _bad_rows(res.meta, res.columns)
-    if not bad.any():
+    count = int(bad.sum()) + skipped[0]
+    if not count:
         return res
     keep = ~bad
     columns = {
         c: v[keep] if isinstance(v, np.ndarray) else [x for x, ok in zip(v, keep) if ok] for c, v in res.columns.items()
     }
-    return StudyResults(res.meta, columns, res.path, set_aside=(int(bad.sum()), why))
+    return StudyResults(res.meta, columns, res.path, set_aside=(count, skipped[1] or why))
 
 
-def _check_cells(meta: dict[str, Any], columns: dict[str, Any]) -> None:
-    """Every row's index within the study, once."""
-    index = columns["index"]
-    if index.dtype.kind != "i" or (index.size and (index.min() < 0 or index.max() >= meta["total"])):
-        raise StudyError(f"an index is not a scenario of this study (0 to {meta['total'] - 1:,})")
-    if index.size and np.bincount(index).max() > 1:  # (within the study's total: at most a million counts)
-        raise StudyError("a scenario's index is there twice")
+def _check_index(columns: dict[str, Any]) -> None:
+    if columns["index"].dtype.kind != "i":
+        raise StudyError("the index column is not whole numbers")
 
 
-def _read_parquet(fh: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def _read_parquet(fh: Any) -> tuple[dict[str, Any], dict[str, Any], tuple[int, str]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -843,8 +858,8 @@ def _read_parquet(fh: Any) -> tuple[dict[str, Any], dict[str, Any]]:
             raise StudyError(f"column '{c}' has an empty cell")
         else:
             columns[c] = _numbers(column, np.float64)  # an empty cell is NaN
-    _check_cells(meta, columns)
-    return meta, columns
+    _check_index(columns)
+    return meta, columns, (0, "")
 
 
 #: Cells converted in one call: a reading thread holds the interpreter lock for one call at a time, so the
@@ -879,7 +894,7 @@ def _texts(column: Any) -> list[Any]:
 _KIND_WORDS = {"int": "whole numbers", "float": "numbers", "text": "text"}
 
 
-def _read_csv(fh: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def _read_csv(fh: Any) -> tuple[dict[str, Any], dict[str, Any], tuple[int, str]]:
     first = fh.readline(MAX_DESCRIPTION_BYTES + 1)
     if len(first) > MAX_DESCRIPTION_BYTES:
         raise _bad(f"the first line is over {MAX_DESCRIPTION_BYTES:,} bytes")
@@ -889,16 +904,20 @@ def _read_csv(fh: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     meta = _check_read_meta(_json_line(first[len(CSV_MARK) :].encode()))
     text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
     try:
-        columns = _csv_columns(csv.reader(text), meta)
+        columns, skipped, first = _csv_columns(csv.reader(text), meta)
+    except UnicodeDecodeError:
+        raise StudyError("not study results (not UTF-8 text)") from None
     finally:
         text.detach()  # (the file is the caller's to close)
-    _check_cells(meta, columns)
-    return meta, columns
+    _check_index(columns)
+    return meta, columns, (skipped, first)
 
 
-def _csv_columns(reader: Any, meta: dict[str, Any]) -> dict[str, Any]:
+def _csv_columns(reader: Any, meta: dict[str, Any]) -> tuple[dict[str, Any], int, str]:
     """The cells of each column, converted as they are read (a number kept in 8 bytes, not as its text); a
-    whole-number column with an empty cell becomes numbers, NaN there (as from Parquet)."""
+    whole-number column with an empty cell becomes numbers, NaN there (as from Parquet). A line that is not a
+    row (cells missing or too many, a cell not of its column's kind, no index or seed) is left out: how many
+    were, and why the first was, come with the columns."""
     header: list[str] = next(reader, [])
     kinds: dict[str, str] = meta["columns"]
     if header != list(kinds):
@@ -906,35 +925,54 @@ def _csv_columns(reader: Any, meta: dict[str, Any]) -> dict[str, Any]:
     kind = [kinds[c] for c in header]
     cells: list[Any] = [[] if k == "text" else array.array("q" if k == "int" else "d") for k in kind]
     empty: list[list[int]] = [[] for _ in header]  # the rows of each column's empty cells
+    keys = {header.index("index"), header.index("seed")}
+    rows, skipped, first = 0, 0, ""
     for n, line in enumerate(reader, start=3):
-        if len(line) != len(header):
-            raise StudyError(f"line {n:,} has {len(line)} cells, not {len(header)}")
         if n - 2 > meta["total"]:
             raise StudyError(f"more rows than the study's {meta['total']:,} scenarios")
+        why = _csv_problem(line, header, kind, keys)
+        if why is not None:
+            skipped += 1
+            first = first or f"line {n:,}: {why}"
+            continue
         for k, v in enumerate(line):
             if kind[k] == "text":
                 cells[k].append(v)
             elif not v:
-                empty[k].append(n - 3)
+                empty[k].append(rows)
                 cells[k].append(0)
             else:
-                try:
-                    cells[k].append(int(v) if kind[k] == "int" else float(v))
-                except ValueError:
-                    want = "a whole number" if kind[k] == "int" else "a number"
-                    raise StudyError(f"line {n:,}: {clean(header[k], 60)} is '{clean(v, 30)}', not {want}") from None
-                except OverflowError:
-                    raise StudyError(f"line {n:,}: {clean(header[k], 60)} is '{clean(v, 30)}', too large") from None
+                cells[k].append(int(v) if kind[k] == "int" else float(v))
+        rows += 1
     columns: dict[str, Any] = {}
     for k, c in enumerate(header):
         if kind[k] == "text":
             columns[c] = cells[k]
             continue
-        if c in ("index", "seed") and empty[k]:
-            raise StudyError(f"column '{c}' has an empty cell")
         values = np.array(cells[k], dtype=np.int64 if kind[k] == "int" else float)
         if empty[k]:
             values = values.astype(float)
             values[empty[k]] = np.nan
         columns[c] = values
-    return columns
+    return columns, skipped, first
+
+
+def _csv_problem(line: list[str], header: list[str], kind: list[str], keys: set[int]) -> str | None:
+    """Why a CSV line is not a row of cells of their columns' kinds (None: it is)."""
+    if len(line) != len(header):
+        return f"{len(line)} cells, not {len(header)}"
+    for k, v in enumerate(line):
+        if kind[k] == "text":
+            continue
+        if not v:
+            if k in keys:
+                return f"no {header[k]}"
+            continue
+        try:
+            x = int(v) if kind[k] == "int" else float(v)
+        except ValueError:
+            want = "a whole number" if kind[k] == "int" else "a number"
+            return f"{clean(header[k], 60)} is '{clean(v, 30)}', not {want}"
+        if kind[k] == "int" and not -(2**63) <= x < 2**63:
+            return f"{clean(header[k], 60)} is '{clean(v, 30)}', too large"
+    return None
