@@ -54,7 +54,7 @@ def write_study(folder: Path, rows: int, form: str) -> Path:
     """A results file as ``planner-gui study`` writes it, its inputs drawn in their ranges, its outputs
     made up (the window's reading and drawing are measured, not the study's numbers)."""
     from planner_gui.core.study import design_size, read_spec, study_meta
-    from planner_gui.core.study.store import CSV_MARK, META_KEY
+    from planner_gui.core.study.store import CSV_MARK, META_KEY, SHARE_OUTPUTS
 
     spec_path = folder / "study.toml"
     spec_path.write_text(SPEC.format(rows=rows))
@@ -73,7 +73,7 @@ def write_study(folder: Path, rows: int, form: str) -> Path:
             columns[c] = np.exp(rng.uniform(0, np.log(600), rows))
         elif kind == "text":
             columns[c] = rng.choice(np.array(["optimal", "30", "120"]), rows).tolist()
-        elif c.startswith("goodput"):
+        elif c in SHARE_OUTPUTS:
             columns[c] = rng.uniform(0.5, 1.0, rows)
         else:
             columns[c] = rng.uniform(1.0, 1e6, rows)

@@ -307,3 +307,23 @@ def test_up_and_across_never_show_the_same_input(qtbot, tmp_path):
     view.y_box.setCurrentText("checkpoint_write_s")
     assert (view.x_box.currentText(), view.y_box.currentText()) == ("detect_min", "checkpoint_write_s")
     assert view.heat.x == "detect_min" and view.heat.y == "checkpoint_write_s"
+
+
+def test_a_study_is_read_in_a_compute_process_that_ends_once_it_is_read(qtbot, tmp_path):
+    """300,000 rows of CSV read on a thread of the window's interpreter stalled the window for 9 s (every call of
+    the window into Qt waited for the interpreter lock): the file is read in a process of its own."""
+    import os
+
+    from planner_gui.ui.study_view import StudyView
+
+    path = make_results(tmp_path, GRID, "grid")
+    view = StudyView()
+    qtbot.addWidget(view)
+    view.load(path)
+    jobs = view._jobs
+    assert jobs is not None
+    qtbot.waitUntil(lambda: jobs._controller._process is not None, timeout=30_000)
+    assert jobs._controller._process.pid != os.getpid()
+    qtbot.waitUntil(lambda: not view.loading and view.results is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: not jobs.alive, timeout=10_000)
+    assert view._jobs is None and view.results.rows == design_size(read_spec(tmp_path / "grid.toml"))

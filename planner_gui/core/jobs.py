@@ -10,16 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from . import fmt
 from .model import Scenario
 from .spares.model import Spares
 from .spares.modes import mode_counts, restart_vs_continue
 from .spares.run import SizingResult, sizing, sizing_counts
 
-__all__ = ["JOBS", "Job", "run_job"]
+__all__ = ["JOBS", "STUDY_OUTPUT", "Job", "run_job", "study_load"]
+
+#: The output a study window opens on, and whose Sobol indices it shows.
+STUDY_OUTPUT = "goodput.mean"
 
 StopCheck = Callable[[], bool]
 Progress = Callable[[float], None]
@@ -49,8 +54,39 @@ def spares_modes(
     return counts, restart_vs_continue(sc, counts, should_stop=should_stop)
 
 
+def study_load(path: str, *, should_stop: StopCheck, progress: Progress) -> tuple[Any, Any, str | None]:
+    """File > Open Study Results: the results (checked, each input's heatmap cells computed), their Sobol indices
+    of :data:`STUDY_OUTPUT` or why there are none, and None; or (None, None, the one line why it cannot be
+    shown)."""
+    from .study.sobol import sobol_indices
+    from .study.spec import StudyError
+    from .study.store import read_results
+    from .study.summary import prepare
+
+    name = fmt.clean(Path(path).name, 80)
+    try:
+        res = read_results(path)
+    except StudyError as exc:
+        return None, None, str(exc)
+    if res.rows == 0:
+        return None, None, res.note or f"{name}: no scenario has finished yet"
+    try:
+        prepare(res)  # every heatmap's cells, here: choosing inputs in the window then costs milliseconds
+        try:
+            sobol: Any = sobol_indices(res, STUDY_OUTPUT)
+        except StudyError as exc:
+            sobol = f"No Sobol indices: {exc}"
+    except Exception as exc:  # (a file the checks let through: said in one line, never a traceback)
+        return None, None, f"{name}: cannot show these results ({type(exc).__name__}: {exc})"
+    return res, sobol, None
+
+
 #: Every job a view may ask for, by name.
-JOBS: dict[str, Callable[..., Any]] = {"spares_sizing": spares_sizing, "spares_modes": spares_modes}
+JOBS: dict[str, Callable[..., Any]] = {
+    "spares_sizing": spares_sizing,
+    "spares_modes": spares_modes,
+    "study_load": study_load,
+}
 
 
 def run_job(job: Job, should_stop: StopCheck, progress: Progress) -> Any:

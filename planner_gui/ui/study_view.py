@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import html
 import math
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QFontMetricsF
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QCloseEvent, QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -31,12 +30,13 @@ from PySide6.QtWidgets import (
 )
 
 from ..core import fmt
-from ..core.study.sobol import SobolIndices, sobol_indices
-from ..core.study.spec import StudyError
-from ..core.study.store import StudyResults, read_results
-from ..core.study.summary import NO_INPUT, Heatmap, drawable_outputs, prepare
+from ..core.jobs import STUDY_OUTPUT
+from ..core.study.sobol import SobolIndices
+from ..core.study.store import StudyResults
+from ..core.study.summary import NO_INPUT, Heatmap, drawable_outputs
 from ..core.study.summary import heatmap as study_heatmap
 from .collector import collect_on_gui_thread
+from .jobs import JobFailed, JobRunner
 from .plot_items import PALETTE, Axis, brush, pen
 from .theme import mark_secondary
 
@@ -47,33 +47,7 @@ LEGEND = {"first": "first-order (alone)", "total": "total (with interactions)"}
 #: The widest an input's name may be beside the bars (pixels); longer ones are elided in the middle.
 NAME_WIDTH = 150.0
 #: The output the heatmap shows first.
-DEFAULT_OUTPUT = "goodput.mean"
-
-
-class _Loaded(QObject):
-    """Carries a loaded study (or the one-line reason it could not be) from the reading thread."""
-
-    done = Signal(object, object, object)  # results, Sobol indices or the reason there are none, error text
-
-
-def _load(path: Path) -> tuple[StudyResults | None, SobolIndices | str | None, str | None]:
-    try:
-        res = read_results(path)
-    except StudyError as exc:
-        return None, None, str(exc)
-    if res.rows == 0:
-        return None, None, res.note or f"{fmt.clean(path.name, 80)}: no scenario has finished yet"
-    try:
-        prepare(res)  # every heatmap's cells, here: choosing inputs later costs the window's thread nothing
-    except Exception as exc:  # (a file the checks let through: said, never lost on this thread)
-        return None, None, f"{fmt.clean(path.name, 80)}: cannot show these results ({type(exc).__name__}: {exc})"
-    try:
-        sobol: SobolIndices | str = sobol_indices(res, DEFAULT_OUTPUT)
-    except StudyError as exc:
-        sobol = f"No Sobol indices: {exc}"
-    except Exception as exc:  # (a file the checks let through: said, never lost on this thread)
-        return None, None, f"{fmt.clean(path.name, 80)}: cannot show these results ({type(exc).__name__}: {exc})"
-    return res, sobol, None
+DEFAULT_OUTPUT = STUDY_OUTPUT
 
 
 class StudyView(QWidget):
@@ -88,8 +62,7 @@ class StudyView(QWidget):
         self.results: StudyResults | None = None
         self.sobol: SobolIndices | None = None
         self.heat: Heatmap | None = None
-        self._carrier = _Loaded(self)  # a child: the reading thread never owns its last reference (see .background)
-        self._carrier.done.connect(self._on_loaded)
+        self._jobs: JobRunner | None = None  # while a file is read (in a compute process of its own)
         self.loading = False
 
         self.title = QLabel("Reading...")
@@ -163,20 +136,30 @@ class StudyView(QWidget):
 
     # -- loading -------------------------------------------------------------------------------------------
     def load(self, path: str | Path) -> None:
-        """Read ``path`` on another thread; the window shows it when it is read (or a dialog says why not)."""
+        """Read ``path`` in a compute process (:func:`planner_gui.core.jobs.study_load`: reading a large file on a
+        thread of this interpreter stalled the window for seconds); the window shows it when it is read, or a
+        dialog says why not."""
         p = Path(path)
         self.loading = True
         self.title.setText(f"Reading {fmt.clean(p.name, 80)}...")
-        carrier = self._carrier
+        if self._jobs is None:
+            self._jobs = JobRunner(self, self._read)
+        self._jobs.run("study_load", str(p))
 
-        def read() -> None:
-            loaded = _load(p)
-            try:
-                carrier.done.emit(*loaded)
-            except RuntimeError:  # the window is gone: nobody waits for the study
-                pass
+    def _read(self, _req: int, value: object) -> None:
+        jobs, self._jobs = self._jobs, None
+        if jobs is not None:
+            QTimer.singleShot(0, jobs.shutdown)  # (not from within its own signal) its process ends: nothing more
+        if isinstance(value, JobFailed):
+            self._on_loaded(None, None, str(value))
+        else:
+            self._on_loaded(*cast(tuple[Any, Any, Any], value))
 
-        threading.Thread(target=read, daemon=True, name="study-load").start()
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self._jobs is not None:
+            self._jobs.shutdown()
+            self._jobs = None
+        super().closeEvent(event)
 
     def _on_loaded(self, res: StudyResults | None, sobol: Any, error: str | None) -> None:
         self.loading = False
