@@ -379,3 +379,26 @@ def test_the_storage_flag_is_spelt_as_the_file_key_too(capsys):
         assert code == 0
         runs.append(json.loads(out))
     assert runs[0] == runs[1] and runs[0]["scenario"]["storage"]["storage_gb_s"] == 2000
+
+
+def test_one_gpus_time_between_interruptions_is_on_the_jobs_footing_when_rates_vary(capsys):
+    """With a burn-in, "one every 23 minutes for the job" stood beside "one GPU: one every 5.8 years" (the base
+    rates): 23 minutes x 100,000 GPUs is 4.4 years. One GPU's is the job's gap times its GPUs."""
+    import re
+
+    from planner_gui.core import fmt
+    from planner_gui.core.results import simulate
+    from planner_gui.core.scenario_io import load_preset
+
+    code, out, _ = _main_out(["run", "--gpus", "100000", "--burn-in", "0.7,30", "--trials", "20"], capsys)
+    assert code == 0
+    job, gpu = re.search(
+        r"(one every [^;]+) for the job on average over the window; one GPU: (one every .+)", out
+    ).groups()
+    from planner_gui.core.profiles import burn_in_profile
+
+    sc = load_preset("llama3-405b").replace(gpus=100_000, trials=20, rate_profile=burn_in_profile(0.7, 30, 54.0))
+    gap = sc.hours / simulate(sc).expected.unplanned
+    assert job == fmt.every(gap) and gpu == fmt.every(gap * sc.gpus) and gpu != fmt.every(sc.gpu_mtbf_hours)
+    code, out, _ = _main_out(["run", "--gpus", "100000", "--trials", "20"], capsys)
+    assert f"one GPU: {fmt.every(load_preset('llama3-405b').gpu_mtbf_hours)}" in out

@@ -472,3 +472,6 @@ def test_time_between_interruptions_says_it_is_an_average_over_the_window(make_w
     assert "on average over the window" in win.summary.every.detail.text()
     assert win.summary.every.value.text() == fmt.every(sc.hours / res.expected.unplanned)
     assert win.summary.every.value.text() != fmt.every(sc.cluster_mtbf_hours)
+    # One GPU on the same footing as the job: the job's gap times its GPUs, not the base rates' 5.8 years.
+    one_gpu = fmt.every(sc.hours / res.expected.unplanned * sc.gpus)
+    assert f"one GPU: {one_gpu}" in win.summary.every.detail.text() and one_gpu != fmt.every(sc.gpu_mtbf_hours)

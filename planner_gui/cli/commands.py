@@ -70,7 +70,8 @@ def report(res: SimulationResult) -> str:
         ),
         f"  {fmt.every(_mean_gap_hours(res))} for the job"
         + (" on average over the window" if _rates_vary(sc) else "")
-        + f"; one GPU: {fmt.every(sc.gpu_mtbf_hours)}",
+        # with rates that vary, one GPU's on the same footing as the job's (the window over the mean count)
+        + f"; one GPU: {fmt.every(_mean_gap_hours(res) * sc.gpus if _rates_vary(sc) else sc.gpu_mtbf_hours)}",
         f"Planned interruptions    {pl['mean']:,.1f} (p05-p95 {pl['p05']:,.0f}-{pl['p95']:,.0f})",
         f"Goodput                  {fmt.percent(gp['mean'], 2)} +/- {fmt.percent(gp['sem'], 2)} "
         f"(p05-p95 {fmt.percent(gp['p05'])}-{fmt.percent(gp['p95'])}); "

@@ -193,9 +193,11 @@ class SummaryStrip(QWidget):
         varying = sc.rate_profile is not None or sc.rate_uncertainty
         # The window over the expected count: with a profile or rate uncertainty, their average over the run.
         n = m.expected.unplanned
-        self.every.value.setText(fmt.every(sc.hours / n if n > 0 else float("inf")))
-        self.every.detail.setText(
-            f"one GPU: {fmt.every(sc.gpu_mtbf_hours)}" + ("\non average over the window" if varying else "")
+        gap = sc.hours / n if n > 0 else float("inf")
+        self.every.value.setText(fmt.every(gap))
+        self.every.detail.setText(  # with rates that vary, one GPU's on the same footing as the job's
+            f"one GPU: {fmt.every(gap * sc.gpus if varying else sc.gpu_mtbf_hours)}"
+            + ("\non average over the window" if varying else "")
         )
         g = summarize(m.goodput)
         self.goodput.value.setText(fmt.percent(g.mean))
