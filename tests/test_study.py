@@ -1197,3 +1197,35 @@ def test_varying_a_field_a_section_sets_in_its_place_is_refused():
     with pytest.raises(StudyError, match=r"vary\.checkpoint_write_s: the scenario.s storage section sets the"):
         loads_spec(text)
     assert loads_spec(text.replace("checkpoint_write_s = [1, 600]", "storage.storage_gb_s = [200, 2000]")).inputs
+
+
+@pytest.mark.slow
+def test_a_study_that_loses_its_scheduler_says_so_in_one_line_and_keeps_its_rows(tmp_path, monkeypatch):
+    """Losing the scheduler mid-run printed the client's own log line and then blamed a scenario ("a scenario
+    failed in a worker (FutureCancelledError: ... scheduler-connection-lost)")."""
+    distributed = pytest.importorskip("distributed")
+    import planner_gui.core.study.runners as runners
+
+    monkeypatch.setattr(runners, "TASK_MAX_SCENARIOS", 1)
+    spec = read_spec(write_spec(tmp_path, SMALL.replace("samples = 6", "samples = 40")))
+    out = tmp_path / "dask.csv"
+    store = ResultStore(out, study_meta(spec, design_size(spec)), fresh=True)
+    cluster = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
+    )
+    lost: list[int] = []
+
+    def progress(done, total, start):
+        if done >= 2 and not lost:
+            lost.append(done)
+            cluster.close()  # the scheduler goes away with the cluster
+
+    try:
+        with pytest.raises(StudyError) as err:
+            run_study(spec, store, Backend(scheduler=cluster.scheduler_address), progress)
+    finally:
+        store.close()
+        cluster.close()
+    assert "the connection to the Dask scheduler at tcp://" in str(err.value) and "was lost" in str(err.value)
+    assert "scenario failed" not in str(err.value)
+    assert read_results(out).rows >= 2

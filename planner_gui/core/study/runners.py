@@ -7,6 +7,8 @@ each scenario carries its own seed (:func:`.design.scenario_seed`).
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import multiprocessing
 import os
@@ -184,7 +186,8 @@ def run_study(
     if progress is not None:
         progress(start, total, start)
     if backend.scheduler is not None:
-        _run_dask(spec, pending, backend.scheduler, receive, note)
+        with _quiet_dask_logs():
+            _run_dask(spec, pending, backend.scheduler, receive, note)
     else:
         n = backend.workers or local_workers()
         if n == 1 or len(pending) == 1:
@@ -551,6 +554,27 @@ class _WorkerWatch:
             self.note(text)
 
 
+def _connection_lost(exc: BaseException | None, client: Any) -> bool:
+    """Whether a task's failure is the client's lost connection (its futures cancelled), not the scenario's."""
+    text = f"{type(exc).__name__}: {exc}"
+    return "scheduler-connection-lost" in text or ("Cancelled" in type(exc).__name__ and client.status != "running")
+
+
+@contextlib.contextmanager
+def _quiet_dask_logs() -> Iterator[None]:
+    """The client's own log lines (`distributed.client - ERROR - Failed to reconnect ...`) are not the study's
+    to print: what they mean is said in one line."""
+    loggers = [logging.getLogger(name) for name in ("distributed", "distributed.client", "distributed.core")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
 def _run_dask(
     spec: StudySpec,
     pending: list[int],
@@ -622,7 +646,13 @@ def _run_dask(
             quiet_since = time.monotonic()
             for fut, rows in done:
                 if fut.status == "error" or isinstance(rows, BaseException):
-                    raise _failure(rows if isinstance(rows, BaseException) else fut.exception()) from None
+                    error = rows if isinstance(rows, BaseException) else fut.exception()
+                    if _connection_lost(error, client):
+                        raise StudyError(
+                            f"--scheduler: the connection to the Dask scheduler at {clean(address, 80)} was lost; "
+                            "the results received are kept: run the same command to go on"
+                        ) from None
+                    raise _failure(error) from None
                 futures.remove(fut)
                 fut.release()
                 receive(rows)
