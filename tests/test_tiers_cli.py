@@ -385,3 +385,19 @@ def test_each_strategies_note_is_said_once():
     d = json.loads(cli("strategies", "--preset", "h100-100k", "--trials", "20", "--scale-gpus", "--json").stdout)
     row4 = d["at_scale"][3]
     assert len(row4["notes"]) == 2 and row4["note"] == "; ".join(row4["notes"])
+
+
+def test_a_strategy_that_cannot_run_at_a_count_says_why_there_and_in_the_json(capsys):
+    """A "-" in the table across GPU counts said "e.g. too few nodes for its replicas" whatever the reason (at 10
+    million GPUs it was the size limit) and the JSON's null said nothing. Each reason is said, with where."""
+    from planner_gui.cli import main
+
+    argv = ["strategies", "--trials", "20", "--scale-gpus", "1024", "100000"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "-: continue on replicas (blocking persistent) at 1,024 GPUs: spares.recovery_mode: continue needs" in out
+    assert main([*argv, "--json"]) == 0
+    across = json.loads(capsys.readouterr().out)["across_gpus"]
+    row = across["continue on replicas (blocking persistent)"]
+    assert row["goodput"][0] is None and "continue needs two replicas" in row["errors"][0]
+    assert row["goodput"][1] is not None and row["errors"][1] is None

@@ -97,6 +97,11 @@ def table(doc: dict[str, Any]) -> str:
             values = across[r["strategy"]]["goodput"]
             cells = ("-" if v is None else fmt.percent(v) for v in values)
             lines.append(f"{r['strategy']:<{width}}  " + "  ".join(f"{c:>{cell}}" for c in cells))
-        if any(v is None for r in rows for v in across[r["strategy"]]["goodput"]):
-            lines.append("-: the strategy cannot be built at that count (e.g. too few nodes for its replicas)")
+        said: set[str] = set()
+        for r in rows:  # why each "-" is one (each reason once, with the first strategy and count it holds for)
+            errors = across[r["strategy"]].get("errors") or []
+            for n, why in zip(across["gpus"], errors):
+                if why is not None and why not in said:
+                    said.add(why)
+                    lines.append(f"-: {r['strategy']} at {fmt.count(n)} GPUs: {fmt.clean(why, 200)}")
     return "\n".join(lines)

@@ -331,17 +331,20 @@ def compare_strategies(
     for name, sc in plans:
         means: list[float | None] = []
         sems: list[float | None] = []
+        errors: list[str | None] = []
         for n in counts:
             small = _scaled(sc, n, replica, scale_trials)
             res = _attempt(small, part(), should_stop)
             done += 1
-            if isinstance(res, str):  # e.g. too few nodes for the replicas at this count
+            if isinstance(res, str):  # e.g. too few nodes for the replicas at this count, or over a size limit
                 means.append(None)
                 sems.append(None)
+                errors.append(res)
                 continue
             means.append(float(res.goodput.mean()))
             sems.append(float(res.goodput.std(ddof=1) / np.sqrt(res.goodput.size)) if res.goodput.size > 1 else 0.0)
-        across[name] = {"goodput": means, "goodput_sem": sems}
+            errors.append(None)
+        across[name] = {"goodput": means, "goodput_sem": sems, "errors": errors}
     return {
         "scenario": scenario.name,
         "gpus": scenario.gpus,
