@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core import fmt
 from ..core.model import Scenario
-from ..core.sim.capabilities import MAX_GENERAL_POINTS, general_seconds
+from ..core.sim.capabilities import MAX_GENERAL_POINTS, general_seconds_together
 from ..core.spares.model import RECOVERY_MODES, Spares, node_categories
 from ..core.spares.run import check_spares_fit, expected_points, sizing, sizing_counts
 from ..core.sweep import Cost
@@ -245,7 +245,8 @@ def cmd_sweep_spares(args: argparse.Namespace) -> int:
             f"--points: {len(counts)} spare counts x about {each:.3g} interruptions, repairs and returns each = "
             f"{points:.3g} to simulate, over the limit of {MAX_GENERAL_POINTS:.3g} for one command; {hint}"
         )
-    cost = Cost(points, general_seconds(sc.replace(spares=sp)) * len(counts))
+    # (the counts are stepped together: a step is paid once for them all)
+    cost = Cost(points, general_seconds_together([sc.replace(spares=sp.replace_spares(int(c))) for c in counts]))
     with Progress(cost, f"sizing the spare pool at {len(counts)} counts") as progress:
         try:
             res = sizing(sc, sp, counts, progress=progress)

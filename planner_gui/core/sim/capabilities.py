@@ -28,7 +28,7 @@ This module imports no engine: the scenario files and the window's inputs ask it
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..model import Scenario
@@ -231,6 +231,12 @@ def general_steps_error(scenario: Scenario, work_hours: float | None = None) -> 
 
 def general_seconds(scenario: Scenario, work_hours: float | None = None) -> float:
     """The general engine's time for the scenario's window (or a time to train of ``work_hours``), estimated."""
-    points = general_points(scenario, work_hours)
-    steps = points / max(scenario.trials, 1)
-    return steps * SECONDS_PER_STEP + points * SECONDS_PER_COLUMN_STEP
+    return general_seconds_together([scenario], work_hours)
+
+
+def general_seconds_together(scenarios: Sequence[Scenario], work_hours: float | None = None) -> float:
+    """The general engine's time for windows stepped together (as a sweep over spare counts steps them): each
+    step is paid once for them all, each trial's point for each."""
+    points = [general_points(sc, work_hours) for sc in scenarios]
+    steps = max((p / max(sc.trials, 1) for p, sc in zip(points, scenarios)), default=0.0)
+    return steps * SECONDS_PER_STEP + math.fsum(points) * SECONDS_PER_COLUMN_STEP
