@@ -36,7 +36,7 @@ class SparesModesDialog(QDialog):
 
     def __init__(self, scenario: Scenario, result: SimulationResult | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        collect_on_gui_thread()  # its worker thread must never run Qt destructors (see .collector)
+        collect_on_gui_thread()  # its compute link's threads must never run Qt destructors (see .collector)
         self.setWindowTitle("Repairs and Recovery Modes")
         self.setObjectName("sparesModesDialog")
         self.scenario = scenario

@@ -2,8 +2,8 @@
 total cost (the job's lost GPU-hours plus the pool's GPU-hours, at the scenario's price) against the number
 of spare nodes, with the cheapest pool and the pool where 99 % of failures find a spare marked.
 
-The controls edit one :class:`~planner_gui.core.spares.Spares`; every change starts a computation on a
-worker thread (the window never waits for it; a newer request supersedes an older one).
+The controls edit one :class:`~planner_gui.core.spares.Spares`; every change starts a computation in the
+dialog's compute process (:mod:`.jobs`; the window never waits for it; a newer request supersedes an older one).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class SparesDialog(QDialog):
 
     def __init__(self, scenario: Scenario, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        collect_on_gui_thread()  # its worker thread must never run Qt destructors (see .collector)
+        collect_on_gui_thread()  # its compute link's threads must never run Qt destructors (see .collector)
         self.setWindowTitle("Spare-Pool Sizing")
         self.setObjectName("sparesDialog")
         self.scenario = scenario

@@ -4,7 +4,7 @@ The heatmap's cell is the mean of the chosen output (goodput by default) over th
 two inputs fall in that cell, whatever their other inputs (:func:`~planner_gui.core.study.summary.heatmap`);
 an empty cell (no scenario there) is left blank. The bars are the first-order and total Sobol indices of
 goodput with their 95% bootstrap intervals, when the study is a Sobol design. Reading the file and the
-indices runs off the window's thread.
+indices runs in a compute process of the view's own (:mod:`.jobs`), off the window's interpreter.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class StudyView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
-        collect_on_gui_thread()  # its worker thread must never run Qt destructors (see .collector)
+        collect_on_gui_thread()  # its compute link's threads must never run Qt destructors (see .collector)
         self.setObjectName("studyView")
         self.setWindowTitle("Study results - planner-gui")
         self.resize(1100, 620)
