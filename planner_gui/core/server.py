@@ -31,6 +31,7 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -260,10 +261,8 @@ def _warm_up(inbox: _Inbox, cache: GpuSweepCache, results: _Results) -> None:
         print(f"compute server: warm-up failed ({type(exc).__name__}: {exc})", file=sys.stderr)
 
 
-def _serve_job(job: Job, inbox: _Inbox, answers: _Answers) -> None:
-    """A view's computation: its result, or the one line of its failure (a ValueError's text as it is: the
-    view shows it to the user)."""
-    gen = job.generation
+def _progress(answers: _Answers, gen: int) -> Callable[[float], None]:
+    """Progress of request ``gen`` to the window: a few updates a second are plenty for a progress bar."""
     last = [0.0]
 
     def progress(f: float) -> None:
@@ -272,8 +271,15 @@ def _serve_job(job: Job, inbox: _Inbox, answers: _Answers) -> None:
             last[0] = now
             answers.send(("progress", gen, f))
 
+    return progress
+
+
+def _serve_job(job: Job, inbox: _Inbox, answers: _Answers) -> None:
+    """A view's computation: its result, or the one line of its failure (a ValueError's text as it is: the
+    view shows it to the user)."""
+    gen = job.generation
     try:
-        value = run_job(job, lambda: inbox.latest != gen, progress)
+        value = run_job(job, lambda: inbox.latest != gen, _progress(answers, gen))
     except Cancelled:
         answers.send(("cancelled", gen, None))
     except _Gone:
@@ -297,14 +303,7 @@ def _serve_one(
         known.stamps["sent"] = time.perf_counter()
         answers.send(("result", gen, known))
         return
-    last = [0.0]
-
-    def progress(f: float) -> None:
-        now = time.perf_counter()
-        if now - last[0] > 0.1:  # a few updates a second are plenty for a progress bar
-            last[0] = now
-            answers.send(("progress", gen, f))
-
+    progress = _progress(answers, gen)
     try:
         res = compute_plan(req, lambda: inbox.latest != gen, progress, cache)
     except Cancelled:

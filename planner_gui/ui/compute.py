@@ -285,24 +285,19 @@ class ComputeController(QObject):
         After giving up, the request is kept for :meth:`restart`, ``gaveUp`` is emitted again and
         ``busy`` stays False.
         """
-        if self._closed:
-            return self._latest
-        self._latest += 1
-        self._unanswered = PlanRequest(scenario, quality, self._latest, factor)
-        if self._link is None:
-            self.gaveUp.emit(self._gave_up_reason)
-            return self._latest
-        self._link.post(self._unanswered)
-        self._set_busy(True)
-        return self._latest
+        return self._ask(lambda generation: PlanRequest(scenario, quality, generation, factor))
 
     def submit_job(self, kind: str, *args: object) -> int:
         """Ask for a view's computation (:data:`planner_gui.core.jobs.JOBS`); as :meth:`submit`, the newest wins
         and ``resultReady`` carries its value."""
+        return self._ask(lambda generation: Job(kind, args, generation))
+
+    def _ask(self, request: Callable[[int], PlanRequest | Job]) -> int:
+        """Make the request of the next generation the newest, and send it (see :meth:`submit`)."""
         if self._closed:
             return self._latest
         self._latest += 1
-        self._unanswered = Job(kind, args, self._latest)
+        self._unanswered = request(self._latest)
         if self._link is None:
             self.gaveUp.emit(self._gave_up_reason)
             return self._latest

@@ -451,24 +451,19 @@ class ResultStore:
             res = read_results(self.path)
             self._check_meta(res.meta, self.path)
             cols = list(res.columns)
-            count, first = res.set_aside
-            bad: list[str] = [first, *[""] * (count - 1)] if count else []  # (the first one's reason is said)
-            for i in range(res.rows):
+            for i in range(res.rows):  # (every row was checked as it was read: those that fail are set aside)
                 row = {c: _plain(res.columns[c][i]) for c in cols}
-                why = row_problem(row, self.meta)
-                if why is None:
-                    self.done[int(row["index"])] = row
-                else:
-                    bad.append(f"row {i + 1:,}: {why}")
-            self._reject(self.path, bad, "rows")
+                self.done[int(row["index"])] = row
+            self._reject(self.path, *res.set_aside, "rows")
         if (self.journal_path.exists() or self.journal_path.is_symlink()) and self._read_journal():
             self._repair()
 
-    def _reject(self, where: Path, problems: list[str], what: str) -> None:
-        if problems:
+    def _reject(self, where: Path, count: int, first: str, what: str) -> None:
+        """One note: ``count`` rows (or lines) of ``where`` set aside, and why the first was."""
+        if count:
             self.notes.append(
-                f"{clean(where.name, 80)}: {len(problems):,} {what[:-1] if len(problems) == 1 else what} set aside and "
-                f"run again ({problems[0]}{'; ...' if len(problems) > 1 else ''})"
+                f"{clean(where.name, 80)}: {count:,} {what[:-1] if count == 1 else what} set aside and "
+                f"run again ({first}{'; ...' if count > 1 else ''})"
             )
 
     def _read_journal(self) -> bool:
@@ -523,7 +518,7 @@ class ResultStore:
                 f"{clean(self.journal_path.name, 80)}: its last line was cut short (a stop while it was written); "
                 "that scenario runs again"
             )
-        self._reject(self.journal_path, bad, "lines")
+        self._reject(self.journal_path, len(bad), bad[0] if bad else "", "lines")
         return damaged_head or torn or bool(bad)
 
     def _repair(self) -> None:
