@@ -170,7 +170,31 @@ def test_a_views_jobs_run_in_a_compute_process_and_only_the_newest_is_delivered(
     qtbot.waitUntil(lambda: len(got) == 3, timeout=60_000)
     assert isinstance(got[2][1], JobFailed) and "no such computation" in str(got[2][1])
     runner.shutdown()
-    assert not runner.alive
+    qtbot.waitUntil(lambda: not runner.alive, timeout=10_000)
+
+
+def test_shutting_a_views_compute_process_down_never_waits_for_it(qtbot):
+    """Closing a spares dialog while it computed waited for its process to quit, up to 300 ms on the window's
+    thread (and the study window, done with its process, paused 180 ms): the process is asked to quit and is
+    waited for on a thread of its own; nothing of the job it was running is delivered."""
+    from PySide6.QtCore import QObject
+
+    from planner_gui.ui.jobs import JobRunner
+
+    owner = QObject()
+    got = []
+    runner = JobRunner(owner, lambda req, value: got.append(value))
+    runner.run("spares_modes", Scenario(gpus=65_536, trials=200, days=30.0))
+    qtbot.waitUntil(lambda: runner._controller._process is not None, timeout=30_000)
+    process = runner._controller._process
+    qtbot.wait(300)  # (computing)
+    runner.shutdown()
+    assert process.poll() is None and runner.alive  # still quitting: shutdown() did not wait for it
+    qtbot.waitUntil(lambda: not runner.alive, timeout=10_000)
+    assert process.poll() is not None
+    qtbot.wait(50)
+    assert got == []
+    owner.deleteLater()
 
 
 def test_a_views_compute_process_ends_with_its_owner_and_delivers_nothing_after(qtbot):
@@ -191,3 +215,21 @@ def test_a_views_compute_process_ends_with_its_owner_and_delivers_nothing_after(
     assert got == []
     before = runner.request
     assert runner.run("spares_modes", Scenario(gpus=16_384, trials=20)) == before and not runner.busy
+
+
+def test_the_spares_dialogs_axes_repaint_from_a_pixmap(dialog, qtbot):
+    """pyqtgraph's axes replay their grid lines and labels at every repaint: with a grid on every tick level, each
+    repaint of these dialogs took 30-50 ms while they computed. Every axis is the window's own, which draws a
+    pixmap while it does not change."""
+    import pyqtgraph as pg
+
+    from planner_gui.ui.plot_items import Axis
+    from planner_gui.ui.spares_modes import SparesModesDialog
+
+    modes = SparesModesDialog(Scenario(gpus=16_384, trials=20, days=5.0), None)
+    qtbot.addWidget(modes)
+    for view in (dialog, modes):
+        found = [i for i in view.plots.scene().items() if isinstance(i, pg.AxisItem) and i.isVisibleTo(None)]
+        assert len(found) >= 4
+        assert all(isinstance(item, Axis) for item in found), [type(i).__name__ for i in found]
+    modes.done(0)

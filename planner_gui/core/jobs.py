@@ -71,7 +71,7 @@ def study_load(path: str, *, should_stop: StopCheck, progress: Progress) -> tupl
     if res.rows == 0:
         return None, None, res.note or f"{name}: no scenario has finished yet"
     try:
-        prepare(res)  # every heatmap's cells, here: choosing inputs in the window then costs milliseconds
+        prepare(res, STUDY_OUTPUT)  # every heatmap's cells and the first heatmap, here: the window only draws
         try:
             sobol: Any = sobol_indices(res, STUDY_OUTPUT)
         except StudyError as exc:

@@ -28,7 +28,6 @@ then kills it (SIGKILL ends a stopped process too).
 from __future__ import annotations
 
 import logging
-import pickle
 import subprocess
 import threading
 import time
@@ -42,7 +41,7 @@ from ..core.jobs import Job
 from ..core.model import Scenario
 from ..core.plan import FULL, PREVIEW, PlanRequest, PlanResult, Quality
 from ..core.sensitivity import DEFAULT_FACTOR
-from ..core.server import FrameError, encode_frame, read_frame_bytes, server_command, spawn
+from ..core.server import FrameError, encode_frame, loads, read_frame_bytes, server_command, spawn
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +74,30 @@ def _start_process() -> subprocess.Popen[bytes]:
     return spawn(server_command())
 
 
-def _write_all(stream, data: bytes) -> None:
-    view = memoryview(data)
-    while view:  # an unbuffered pipe write may take only part of the data
-        view = view[stream.write(view) :]
+def _write_all(stream, pieces: list[bytes | memoryview]) -> None:
+    for piece in pieces:
+        view = memoryview(piece)
+        while view:  # an unbuffered pipe write may take only part of the data
+            view = view[stream.write(view) :]
+
+
+def _ignore(*_message: object) -> None:
+    """Where a detached link's messages go."""
+
+
+def _close_in_background(links: list[_Link]) -> threading.Thread:
+    """:meth:`_Link.close` each of ``links`` on a thread of its own (see :meth:`ComputeController.release`)."""
+
+    def close() -> None:
+        deadline = time.monotonic() + QUIT_GRACE_S + REAP_TIMEOUT_S
+        for link in links:
+            link.close(QUIT_GRACE_S, deadline)
+        if any(link.alive for link in links):
+            log.error("the compute process or its threads did not stop")
+
+    thread = threading.Thread(target=close, daemon=True, name="planner-compute-closer")
+    thread.start()
+    return thread
 
 
 class _Link:
@@ -96,8 +115,9 @@ class _Link:
         self.number = number
         self.process: subprocess.Popen[bytes] | None = None  # set by the writer thread once started
         self._deliver = deliver
+        self._delivering = threading.Lock()  # held while ``deliver`` runs, so that detach() is final
         self._cond = threading.Condition()
-        self._outbox: bytes | None = None  # the newest unsent frame
+        self._outbox: list[bytes | memoryview] | None = None  # the newest unsent frame
         self._quitting = False
         self._abandoned = False
         self._started = threading.Event()  # the start has succeeded or failed
@@ -127,6 +147,16 @@ class _Link:
             process = self.process
         if process is not None:
             process.kill()  # a no-op once the process has been reaped
+
+    def detach(self) -> None:
+        """Never call ``deliver`` again (its controller is about to be deleted); waits only for a call under way,
+        which is quick (a queued signal)."""
+        with self._delivering:
+            self._deliver = _ignore
+
+    def _say(self, kind: str, generation: int, payload: object) -> None:
+        with self._delivering:
+            self._deliver(self.number, kind, generation, payload)
 
     def close(self, grace_s: float, deadline: float) -> None:
         """Ask the process to quit, kill it after ``grace_s``, and wait for the threads until ``deadline``
@@ -167,7 +197,7 @@ class _Link:
         except OSError as exc:
             log.error("cannot start the compute process: %s", exc)
             self._started.set()
-            self._deliver(self.number, "unstartable", -1, str(exc))
+            self._say("unstartable", -1, str(exc))
             return
         with self._cond:
             self.process = process
@@ -180,7 +210,7 @@ class _Link:
         self._started.set()
         self._write_loop(process.stdin)
 
-    def _next_frame(self) -> bytes | None:
+    def _next_frame(self) -> list[bytes | memoryview] | None:
         with self._cond:
             while self._outbox is None and not self._quitting:
                 self._cond.wait()
@@ -214,17 +244,17 @@ class _Link:
                 break
             received = time.perf_counter()
             try:
-                kind, gen, payload = pickle.loads(data)
+                kind, gen, payload = loads(data)
                 if kind == "result" and isinstance(payload, PlanResult):
                     payload.stamps.update(received=received, unpickled=time.perf_counter())
             except Exception:  # a result that cannot be unpickled: report it, keep reading
                 log.exception("unreadable message from the compute process")
-                self._deliver(self.number, "failed", -1, ("unreadable result", ""))
+                self._say("failed", -1, ("unreadable result", ""))
                 continue
             if kind == "bye":
                 break
-            self._deliver(self.number, kind, gen, payload)
-        self._deliver(self.number, "gone", -1, None)  # first, so a replacement starts without waiting
+            self._say(kind, gen, payload)
+        self._say("gone", -1, None)  # first, so a replacement starts without waiting
         self._reap()
         stream.close()
 
@@ -364,6 +394,21 @@ class ComputeController(QObject):
         if not stopped:
             log.error("the compute process or its threads did not stop")
         return stopped
+
+    def release(self) -> list[_Link]:
+        """:meth:`shutdown` without waiting (a view closing, or done with its process): every process is asked to
+        quit and killed if it has not after :data:`QUIT_GRACE_S`, on a thread of its own. Nothing from them reaches
+        this controller again, so it may be deleted at once. Returns the links still ending."""
+        self._closed = True
+        self._set_busy(False)
+        links = self._links()
+        self._link, self._dying = None, []
+        for link in links:
+            link.detach()
+            link.stop()
+        if links:
+            _close_in_background(links)
+        return links
 
     # -- internals ----------------------------------------------------------------
     def _links(self) -> list[_Link]:

@@ -6,7 +6,9 @@ window's interpreter (a thread computing there holds the lock the window paints 
 computing on threads, the window stalled for 280 ms at a time), and the GUI thread never waits for it.
 
 The controller has no Qt parent: it lives until :meth:`JobRunner.shutdown`, or until its owner is destroyed
-(then it is shut down first), so no thread ever talks to a deleted object.
+(then it is shut down first). Shutting down never waits: the process is asked to quit (and killed if it has not
+soon after) on a thread of its own, and nothing from it reaches the controller again, so no thread ever talks to
+a deleted object.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable
 import shiboken6
 from PySide6.QtCore import QObject
 
-from .compute import ComputeController
+from .compute import ComputeController, _Link
 
 __all__ = ["JobFailed", "JobRunner"]
 
@@ -28,11 +30,19 @@ class JobFailed(Exception):
     """A job that could not be computed; ``str()`` is the one line to show."""
 
 
+#: The processes of runners shut down, until they have ended (for :attr:`JobRunner.alive`).
+_ENDING: dict[int, list[_Link]] = {}
+
+
 def _end(controller: ComputeController) -> None:
+    """Release the controller's processes without waiting for them (they end on a thread of their own) and
+    delete it: the GUI thread never waits for a process to quit."""
     if controller in _LIVE:
         _LIVE.discard(controller)
         if shiboken6.isValid(controller):  # (not when the application itself is being torn down)
-            controller.shutdown()
+            ending = controller.release()
+            if ending:
+                _ENDING[id(controller)] = ending
             controller.deleteLater()
 
 
@@ -71,8 +81,16 @@ class JobRunner:
 
     @property
     def alive(self) -> bool:
-        """Whether its compute process, or a thread talking to it, still runs."""
-        return self._controller.alive
+        """Whether its compute process, or a thread talking to it, still runs (after :meth:`shutdown`: until they
+        have ended)."""
+        c = self._controller
+        if c in _LIVE:
+            return c.alive
+        ending = _ENDING.get(id(c), [])
+        if ending and not any(link.alive for link in ending):
+            del _ENDING[id(c)]
+            return False
+        return bool(ending)
 
     def cancel(self) -> None:
         """Stop the running job; no result comes for it."""
@@ -80,5 +98,6 @@ class JobRunner:
             self._controller.cancel()
 
     def shutdown(self) -> None:
-        """Stop the compute process (a few hundred milliseconds at most) and forget every request."""
+        """Stop the compute process and forget every request, without waiting: the process is asked to quit, and
+        killed if it has not after :data:`.compute.QUIT_GRACE_S`, on a thread of its own."""
         _end(self._controller)

@@ -34,7 +34,7 @@ from ..core.compare import comparison, show_value
 from ..core.plan import SENSITIVITY_TRIALS, PlanResult
 from ..core.sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, sensitivity
 from ..core.training import CostCurve, TimeToTrain
-from .plot_items import PALETTE, CountAxis, Hover, brush, nearest, pen
+from .plot_items import PALETTE, Axis, CountAxis, Hover, axes, brush, nearest, pen
 from .theme import mark_secondary, secondary_color
 from .widgets import DoubleSpinBox
 
@@ -67,12 +67,12 @@ class PlanningPanel(QWidget):
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(4)
         for i, (name, title) in enumerate(PLANNING_PLOTS.items()):
-            axes: dict[str, pg.AxisItem] = {}
+            special: dict[str, Axis] = {}
             if name != "sensitivityPlot":
-                axes["bottom"] = CountAxis("bottom")
+                special["bottom"] = CountAxis("bottom")
             if name == "daysVsGpusPlot":
-                axes["left"] = CountAxis("left")
-            w = pg.PlotWidget(axisItems=axes)
+                special["left"] = CountAxis("left")
+            w = pg.PlotWidget(axisItems=axes(**special))
             w.setObjectName(name)
             w.setTitle(title)
             w.setMinimumSize(240, 170)

@@ -22,6 +22,7 @@ __all__ = [
     "Hover",
     "MarkedLine",
     "PercentAxis",
+    "axes",
     "brush",
     "duration_text",
     "nearest",
@@ -86,6 +87,13 @@ class Axis(pg.AxisItem):
             self._pixmap, self._pixmap_of = pixmap, (self.picture, rect, ratio)
         assert self._pixmap is not None
         p.drawPixmap(rect.topLeft(), self._pixmap)
+
+
+def axes(**special: Axis) -> dict[str, pg.AxisItem]:
+    """A plot's bottom and left axes (``axisItems``): :class:`Axis` unless given (``bottom=CountAxis("bottom")``).
+    pyqtgraph's own replay their grid lines and labels at every repaint: with a grid on every tick level, a
+    repaint of the two spares dialogs' plots took 30-50 ms, against 3 ms with these."""
+    return {"bottom": special.get("bottom") or Axis("bottom"), "left": special.get("left") or Axis("left")}
 
 
 class CountAxis(Axis):

@@ -26,7 +26,7 @@ from ..core.spares.modes import MODE_TRIALS
 from ..core.spares.run import SparesRun
 from .collector import collect_on_gui_thread
 from .jobs import JobRunner
-from .plot_items import PALETTE, CountAxis
+from .plot_items import PALETTE, CountAxis, axes
 
 __all__ = ["SparesModesDialog"]
 
@@ -45,12 +45,12 @@ class SparesModesDialog(QDialog):
         self._jobs = JobRunner(self, self._finished)
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setObjectName("sparesModesPlots")
-        self.repair_plot = self.plots.addPlot(row=0, col=0, title="Nodes in repair over the window")
+        self.repair_plot = self.plots.addPlot(row=0, col=0, title="Nodes in repair over the window", axisItems=axes())
         self.repair_plot.setLabel("bottom", "day")
         self.repair_plot.setLabel("left", "nodes")
         self.mode_plot = (
             self.plots.addPlot(  # x: log10(GPUs), labelled as counts (pyqtgraph's log axis ran them together)
-                row=1, col=0, title="Restart vs continue across GPU counts", axisItems={"bottom": CountAxis("bottom")}
+                row=1, col=0, title="Restart vs continue across GPU counts", axisItems=axes(bottom=CountAxis("bottom"))
             )
         )
         self.mode_plot.setLabel("bottom", "GPUs")

@@ -34,6 +34,7 @@ from ..core.spares.run import SizingResult, check_spares_fit
 from ..core.specs import labelled
 from .collector import collect_on_gui_thread
 from .jobs import JobRunner
+from .plot_items import axes
 from .widgets import DoubleSpinBox, SpinBox
 
 __all__ = ["SparesDialog"]
@@ -124,9 +125,11 @@ class SparesDialog(QDialog):
 
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setObjectName("sparesPlots")
-        self.plot_goodput = self.plots.addPlot(row=0, col=0, title="Goodput")
-        self.plot_nospare = self.plots.addPlot(row=1, col=0, title="Failures that find no spare")
-        self.plot_cost = self.plots.addPlot(row=2, col=0, title="Total cost: lost GPU-hours + spare pool")
+        self.plot_goodput = self.plots.addPlot(row=0, col=0, title="Goodput", axisItems=axes())
+        self.plot_nospare = self.plots.addPlot(row=1, col=0, title="Failures that find no spare", axisItems=axes())
+        self.plot_cost = self.plots.addPlot(
+            row=2, col=0, title="Total cost: lost GPU-hours + spare pool", axisItems=axes()
+        )
         self.legends = []
         for plot, unit in ((self.plot_goodput, "%"), (self.plot_nospare, "%"), (self.plot_cost, "$M")):
             plot.setLabel("bottom", "spare nodes")

@@ -41,7 +41,7 @@ from ..core.scenario_io import ScenarioError, save
 from ..core.server import server_cwd, server_env
 from ..core.specs import labelled
 from ..core.tiers.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable, distinct_notes
-from .plot_items import PALETTE, CountAxis, PercentAxis, duration_text, pen
+from .plot_items import PALETTE, CountAxis, PercentAxis, axes, duration_text, pen
 from .plots import HOURS_COLORS
 
 __all__ = ["SCALE_TRIALS", "WINDOW_GPUS", "WINDOW_TRIALS", "StrategiesDialog", "strategies_command"]
@@ -146,7 +146,9 @@ class StrategiesDialog(QDialog):
 
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setObjectName("strategiesPlots")
-        self.plot_time = self.plots.addPlot(row=0, col=0, title="Where the time goes (% of the window)")
+        self.plot_time = self.plots.addPlot(
+            row=0, col=0, title="Where the time goes (% of the window)", axisItems=axes()
+        )
         self.plot_time.invertY(True)
         self.plot_time.getAxis("left").setTicks([[(i, f"{i + 1}") for i in range(len(STRATEGIES))]])
         self.plot_time.setLabel("left", "strategy (table row)")
@@ -163,7 +165,7 @@ class StrategiesDialog(QDialog):
             row=1,
             col=0,
             title="Goodput against GPU count",
-            axisItems={"bottom": CountAxis("bottom"), "left": PercentAxis("left")},
+            axisItems=axes(bottom=CountAxis("bottom"), left=PercentAxis("left")),
         )
         self.plot_gpus.setLabel("bottom", "GPUs")
         self.plot_gpus.setLabel("left", "goodput (%)")

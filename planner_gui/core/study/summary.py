@@ -17,7 +17,7 @@ from ..fmt import clean, compact
 from ..fmt import count as _count
 from .sobol import sobol_indices
 from .spec import Input, StudyError
-from .store import StudyResults
+from .store import StudyResults, Texts
 
 __all__ = [
     "DEFAULT_WHERE",
@@ -28,6 +28,7 @@ __all__ = [
     "cells",
     "default_least",
     "drawable_outputs",
+    "first_axes",
     "heatmap",
     "parse_condition",
     "prepare",
@@ -206,12 +207,20 @@ def drawable_outputs(res: StudyResults) -> list[str]:
     )
 
 
-def prepare(res: StudyResults) -> None:
-    """Compute what every heatmap of ``res`` needs (each input's cells, the outputs drawable), so that, done
-    on the thread that read the file, choosing inputs and outputs afterwards costs milliseconds."""
+def prepare(res: StudyResults, output: str | None = None) -> None:
+    """Compute what every heatmap of ``res`` needs (each input's cells, the outputs drawable), and the first one
+    shown (``output`` over the first two inputs), so that, done where the file was read, choosing inputs and
+    outputs afterwards costs milliseconds."""
     for name in res.inputs:
         cells(res, name)
-    drawable_outputs(res)
+    drawable = drawable_outputs(res)
+    if res.inputs and output in drawable:
+        heatmap(res, *first_axes(res), output)
+
+
+def first_axes(res: StudyResults) -> tuple[str, str]:
+    """The inputs a heatmap of ``res`` is first shown over: across and up."""
+    return res.inputs[0], res.inputs[1] if len(res.inputs) > 1 else NO_INPUT
 
 
 def _cells(res: StudyResults, name: str) -> tuple[np.ndarray, list[str], list[tuple[float, str]]]:
@@ -228,12 +237,16 @@ def _cells(res: StudyResults, name: str) -> tuple[np.ndarray, list[str], list[tu
     spec = res.input_spec(name)
     numeric = res.numeric(name)
     if numeric is None:  # text: its levels in the study file's order, then any other value found
-        column = [str(v) for v in res.columns[name]]
+        column = res.columns[name]
+        if not isinstance(column, Texts):
+            column = Texts.of(column)
+        found = [str(v) for v in column.levels]
         levels = [v if isinstance(v, str) else json.dumps(v) for v in spec.get("levels", [])]
-        levels += sorted(set(column) - set(levels))
+        levels += sorted(set(found) - set(levels))
         pos = {v: k for k, v in enumerate(levels)}
         labels = [clean(v, 20) for v in levels]
-        return np.array([pos[v] for v in column], dtype=int), labels, [(k + 0.5, t) for k, t in enumerate(labels)]
+        idx = np.array([pos[v] for v in found], dtype=int)[column.codes] if found else np.zeros(n, dtype=int)
+        return idx, labels, [(k + 0.5, t) for k, t in enumerate(labels)]
     integer = res.meta["columns"].get(name) == "int" or bool(spec.get("integer"))
     declared: list[float] = []
     if "levels" in spec:
@@ -269,10 +282,14 @@ def _cells(res: StudyResults, name: str) -> tuple[np.ndarray, list[str], list[tu
 
 def heatmap(res: StudyResults, x: str, y: str, output: str = "goodput.mean") -> Heatmap:
     """The mean of ``output`` over the scenarios in each cell of inputs ``x`` and ``y`` (NaN: none); ``y`` may be
-    :data:`NO_INPUT` (one row)."""
+    :data:`NO_INPUT` (one row). Computed once per results read and choice."""
     for name in (x, y):
         if name not in res.inputs and name != NO_INPUT:
             raise StudyError(f"'{clean(name, 60)}' is not an input of the study (inputs: {', '.join(res.inputs)})")
+    return res.once(("heatmap", x, y, output), lambda: _heatmap(res, x, y, output))  # type: ignore[no-any-return]
+
+
+def _heatmap(res: StudyResults, x: str, y: str, output: str) -> Heatmap:
     out = _numeric(res, output, "output")
     xi, xl, xt = cells(res, x)
     yi, yl, yt = cells(res, y)
