@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -349,40 +350,31 @@ def test_histogram_lists_the_exact_line_only_when_there_is_one(make_window, qtbo
 
 
 def test_closing_the_strategy_comparison_stops_its_process(make_window, qtbot):
+    """The comparison is computed in a compute process of the dialog's own (it ran the command line in a process
+    of its own, through a scenario file in a folder of its own); closing the dialog stops it."""
     win = _tier_window(make_window, qtbot)
     dlg = win.show_strategies()
-    proc, folder = dlg._process, dlg._dir
-    assert proc is not None and proc.state() != proc.ProcessState.NotRunning
-    assert proc.arguments()[-len(WINDOW_GPUS) - 2 :] == ["--json", "--scale-gpus", *map(str, WINDOW_GPUS)]
+    jobs = dlg._jobs
+    qtbot.waitUntil(lambda: jobs._controller._process is not None, timeout=30_000)
+    assert jobs._controller._process.pid != os.getpid() and jobs.busy
     dlg.close()
-    assert proc.state() == proc.ProcessState.NotRunning and not folder.exists()
+    qtbot.waitUntil(lambda: not jobs.alive, timeout=10_000)
 
 
-def test_a_comparison_killed_from_outside_says_so_not_its_estimate_line(make_window, qtbot):
-    """The process's stderr holds its estimate and progress; killed, the reason shown is that it was stopped."""
+def test_a_comparison_whose_process_is_killed_from_outside_is_computed_again(make_window, qtbot):
+    """Killed (as the system's out-of-memory killer or a user's `kill -9` would), its process said only that it
+    had stopped; now it is replaced, as the window's own is, and the comparison still comes; the reason shown is
+    never the estimate."""
     win = _tier_window(make_window, qtbot)
     dlg = win.show_strategies()
-    proc = dlg._process
-    assert proc is not None
-    qtbot.waitUntil(lambda: proc.state() == proc.ProcessState.Running, timeout=10_000)
-    proc.kill()  # as the system's out-of-memory killer or a user's `kill -9` would
-    qtbot.waitUntil(lambda: "Cannot compare strategies" in dlg.status.text(), timeout=10_000)
-    assert "stopped before it finished" in dlg.status.text() and "estimate" not in dlg.status.text()
-    assert dlg.comparison is None
+    qtbot.waitUntil(lambda: dlg._jobs._controller._process is not None, timeout=30_000)
+    proc = dlg._jobs._controller._process
+    proc.kill()
+    with qtbot.waitSignal(dlg.computed, timeout=120_000):
+        pass
+    assert dlg.comparison is not None and dlg._jobs._controller._process is not proc
+    assert "Cannot" not in dlg.status.text() and "estimate" not in dlg.status.text()
     dlg.close()
-
-
-def test_the_reason_a_comparison_failed_is_its_error_line_never_its_progress():
-    from PySide6.QtCore import QProcess
-
-    from planner_gui.ui.strategies_view import failure_reason
-
-    normal, crashed = QProcess.ExitStatus.NormalExit, QProcess.ExitStatus.CrashExit
-    stderr = "planner-gui: estimate: about 20 s\nplanner-gui: error: spares: no spare\n25% done\n"
-    assert failure_reason(stderr, 2, normal) == "spares: no spare"
-    assert failure_reason(stderr, 9, crashed) == "spares: no spare"
-    assert "stopped before it finished" in failure_reason("about 20 s\n10% done\n", 9, crashed)
-    assert failure_reason("about 20 s\n", 3, normal) == "the comparison's process ended with code 3 and gave no reason"
 
 
 def test_a_strategy_that_cannot_be_is_named_not_raised(make_window, qtbot):

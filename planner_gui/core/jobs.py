@@ -8,6 +8,7 @@ Monte Carlo never runs on the window's interpreter, where it would hold the lock
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from .spares.model import Spares
 from .spares.modes import mode_counts, restart_vs_continue
 from .spares.run import SizingResult, sizing, sizing_counts
 
-__all__ = ["JOBS", "STUDY_OUTPUT", "Job", "run_job", "study_load"]
+__all__ = ["JOBS", "STUDY_OUTPUT", "Job", "run_job", "strategies", "study_load"]
 
 #: The output a study window opens on, and whose Sobol indices it shows.
 STUDY_OUTPUT = "goodput.mean"
@@ -81,10 +82,21 @@ def study_load(path: str, *, should_stop: StopCheck, progress: Progress) -> tupl
     return res, sobol, None
 
 
+def strategies(sc: Scenario, gpus: tuple[int, ...], *, should_stop: StopCheck, progress: Progress) -> dict[str, Any]:
+    """Recovery Strategies: the comparison ``planner-gui strategies --json`` prints for ``sc`` at ``gpus``, as that
+    JSON reads back (lists, None for what has no number)."""
+    from .tiers.strategies import comparable, compare_strategies
+
+    doc = compare_strategies(comparable(sc), gpus, progress=progress, should_stop=should_stop)
+    back: dict[str, Any] = json.loads(json.dumps(doc, allow_nan=False))
+    return back
+
+
 #: Every job a view may ask for, by name.
 JOBS: dict[str, Callable[..., Any]] = {
     "spares_sizing": spares_sizing,
     "spares_modes": spares_modes,
+    "strategies": strategies,
     "study_load": study_load,
 }
 

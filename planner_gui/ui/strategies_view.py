@@ -3,25 +3,20 @@ checkpoint to in-memory snapshots with replicas in another failure domain buys, 
 across GPU counts (:func:`planner_gui.core.tiers.strategies.compare_strategies`, as ``planner-gui
 strategies`` prints it).
 
-The comparison follows the scenario being edited: every change of a computed input starts a new one. It
-runs ``planner-gui strategies --json`` in a process of its own (so it neither contends with the window's
-thread for the GIL nor runs Python there); the window never waits for it, and a newer request kills the
-older process.
+The comparison follows the scenario being edited: every change of a computed input starts a new one. It is
+computed in a compute process of the dialog's own (:class:`.jobs.JobRunner`, the job
+:func:`planner_gui.core.jobs.strategies`: the numbers ``planner-gui strategies --json`` prints): the window never
+waits for it, the newest request wins, and a process that dies is replaced.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import shutil
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QProcess, QProcessEnvironment, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QGraphicsOpacityEffect,
@@ -37,14 +32,14 @@ from ..core import fmt
 from ..core.inputs import COMPUTED_FIELDS, Inputs
 from ..core.model import Scenario
 from ..core.results import HOURS_KEYS, HOURS_LABELS
-from ..core.scenario_io import ScenarioError, save
-from ..core.server import server_cwd, server_env
+from ..core.scenario_io import ScenarioError
 from ..core.specs import labelled
 from ..core.tiers.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable, distinct_notes
+from .jobs import JobFailed, JobRunner
 from .plot_items import PALETTE, CountAxis, PercentAxis, axes, duration_text, pen
 from .plots import HOURS_COLORS
 
-__all__ = ["SCALE_TRIALS", "WINDOW_GPUS", "WINDOW_TRIALS", "StrategiesDialog", "strategies_command"]
+__all__ = ["SCALE_TRIALS", "WINDOW_GPUS", "WINDOW_TRIALS", "StrategiesDialog"]
 
 #: Trials of each strategy at the scenario's scale in the window (the command line uses the scenario's);
 #: across GPU counts, :data:`SCALE_TRIALS` a point (or the scenario's, if fewer), as on the command line.
@@ -82,28 +77,6 @@ _HOURS_COLUMNS = ("checkpoint", "lost_work", "recovery", "planned_restart", "red
 _BAR_KEYS = (*HOURS_KEYS, "reduced_throughput")
 
 
-def strategies_command(scenario_file: Path) -> list[str]:
-    """``planner-gui strategies --json`` for a scenario file at the window's GPU counts (this same program)."""
-    args = ["strategies", "--scenario", str(scenario_file), "--json", "--scale-gpus", *map(str, WINDOW_GPUS)]
-    if getattr(sys, "frozen", False):
-        return [sys.executable, *args]
-    return [sys.executable, "-m", "planner_gui", *args]
-
-
-def failure_reason(stderr: str, code: int, status: QProcess.ExitStatus) -> str:
-    """Why the comparison's process gave no comparison: its error line (``planner-gui: error: ...``) when it
-    wrote one, else how it ended. Its other lines (the estimate, progress, notes) are never the reason."""
-    errors = [line for line in stderr.splitlines() if line.startswith(fmt.ERROR_PREFIX)]
-    if errors:
-        return errors[-1][len(fmt.ERROR_PREFIX) :].strip()
-    if status != QProcess.ExitStatus.NormalExit:
-        return (
-            "the comparison's process stopped before it finished (it was killed or crashed); "
-            "change an input to run it again"
-        )
-    return f"the comparison's process ended with code {code} and gave no reason"
-
-
 class StrategiesDialog(QDialog):
     """The strategies of the scenario being edited: a table, where the time goes, and goodput against GPU
     count."""
@@ -116,9 +89,8 @@ class StrategiesDialog(QDialog):
         self.setObjectName("strategiesDialog")
         self.inputs = inputs
         self.comparison: dict[str, Any] | None = None
-        self._process: QProcess | None = None
-        self._asked: Scenario | None = None  # the scenario the running process compares
-        self._dir = Path(tempfile.mkdtemp(prefix="planner-gui-strategies-"))
+        self._jobs = JobRunner(self, self._finished, self._progress)
+        self._asked: Scenario | None = None  # the scenario of the newest request
         self._timer = QTimer(self, singleShot=True, interval=300)
         self._timer.timeout.connect(self._start)
         inputs.changed.connect(self._inputs_changed)
@@ -217,64 +189,35 @@ class StrategiesDialog(QDialog):
         self._fade.setOpacity(1.0 if fresh else 0.35)
 
     def _start(self) -> None:
-        self._stop_process()
         sc = self.inputs.scenario.replace(trials=min(self.inputs.scenario.trials, WINDOW_TRIALS))
-        try:  # a strategy that cannot be built here is named in its row (compare_strategies)
-            path = self._dir / "scenario.json"
-            save(comparable(sc), path)
-        except (ScenarioError, ValueError, OSError) as exc:
+        try:  # (checked here: a strategy that cannot be built is named in its row by compare_strategies)
+            comparable(sc)
+        except (ScenarioError, ValueError) as exc:
+            self._jobs.cancel()
+            self._asked = None
             self._cannot(f"Cannot compare strategies: {fmt.clean(str(exc), 300)}")
             return
         self._computing()
         self._asked = sc
-        proc = QProcess(self)
-        env = QProcessEnvironment()
-        for key, value in server_env().items():
-            env.insert(key, value)
-        proc.setProcessEnvironment(env)
-        proc.setWorkingDirectory(server_cwd())  # (the package the window runs, whatever the folder it started in)
-        proc.finished.connect(lambda code, status, proc=proc: self._finished(proc, code, status))
-        proc.errorOccurred.connect(lambda _error, proc=proc: self._failed(proc))
-        command = strategies_command(path)
-        self._process = proc
-        proc.start(command[0], command[1:])
+        self._jobs.run("strategies", sc, tuple(WINDOW_GPUS))
 
-    def _stop_process(self) -> None:
-        """Kill the running comparison, if any: its result would be out of date."""
-        proc, self._process = self._process, None
-        if proc is None:
-            return
-        proc.finished.disconnect()
-        proc.errorOccurred.disconnect()
-        if proc.state() != QProcess.ProcessState.NotRunning:
-            proc.kill()
-            proc.waitForFinished(1000)  # a killed process ends within milliseconds
-        proc.deleteLater()
+    def _progress(self, fraction: float) -> None:
+        if self._asked is not None and self._jobs.busy:
+            shown = self.comparison is not None
+            what = "computing for the new inputs" if shown else "computing"
+            after = "; the numbers below are for the inputs before" if shown else ""
+            self.status.setText(f"{what} ({fmt.percent(fraction)} done){after}")
 
-    def _failed(self, proc: QProcess) -> None:
-        if proc is self._process and proc.error() == QProcess.ProcessError.FailedToStart:
-            self._process = None
-            proc.deleteLater()
-            self._cannot(f"Cannot compare strategies: {fmt.clean(proc.errorString(), 300)}")
-
-    def _finished(self, proc: QProcess, code: int, status: QProcess.ExitStatus) -> None:
-        if proc is not self._process:
+    def _finished(self, request: int, value: object) -> None:
+        if request != self._jobs.request or self._asked is None:
             return
-        self._process = None
-        proc.deleteLater()
-        out = bytes(proc.readAllStandardOutput().data())
-        if status != QProcess.ExitStatus.NormalExit or code != 0:
-            err = bytes(proc.readAllStandardError().data()).decode("utf-8", "replace")
-            self._cannot(f"Cannot compare strategies: {fmt.clean(failure_reason(err, code, status), 300)}")
+        sc, self._asked = self._asked, None
+        if isinstance(value, JobFailed):
+            self._cannot(f"Cannot compare strategies: {fmt.clean(str(value), 300)}")
             return
-        try:
-            result = json.loads(out)
-        except ValueError:
-            self._cannot("Cannot compare strategies: the comparison's output could not be read")
-            return
-        assert self._asked is not None
-        self.comparison = result
-        self._draw(result, self._asked)
+        assert isinstance(value, dict)
+        self.comparison = value
+        self._draw(value, sc)
         self.computed.emit()
 
     # -- drawing -----------------------------------------------------------------------------------
@@ -392,6 +335,5 @@ class StrategiesDialog(QDialog):
     def done(self, code: int) -> None:
         self._timer.stop()
         self.inputs.changed.disconnect(self._inputs_changed)
-        self._stop_process()
-        shutil.rmtree(self._dir, ignore_errors=True)
+        self._jobs.shutdown()  # its compute process stops
         super().done(code)
