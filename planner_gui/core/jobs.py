@@ -22,7 +22,7 @@ from .spares.model import Spares
 from .spares.modes import mode_counts, restart_vs_continue
 from .spares.run import SizingResult, sizing, sizing_counts
 
-__all__ = ["JOBS", "STUDY_OUTPUT", "Job", "run_job", "strategies", "study_load"]
+__all__ = ["JOBS", "STUDY_OUTPUT", "Job", "incident_fit", "run_job", "strategies", "study_load"]
 
 #: The output a study window opens on, and whose Sobol indices it shows.
 STUDY_OUTPUT = "goodput.mean"
@@ -92,8 +92,22 @@ def strategies(sc: Scenario, gpus: tuple[int, ...], *, should_stop: StopCheck, p
     return back
 
 
+def incident_fit(
+    path: str, gpus: int, start: Any, end: Any, prior: Any, *, should_stop: StopCheck, progress: Progress
+) -> tuple[str, Any]:
+    """File > Import Incident Log: ``("fit", the fit)`` of the log at ``path`` over ``gpus`` GPUs, or, with no GPUs
+    typed yet (``gpus`` 0), ``("read", ...)``: the log read with the largest cluster it may come from, to say at
+    once whether it can be used (never a fit to use). A log that cannot be used fails with its one line."""
+    from .incidents import fit_log
+    from .scenario_io import LIMITS
+
+    fit = fit_log(path, gpus if gpus > 0 else int(LIMITS["gpus"][1]), start, end, prior)
+    return ("fit" if gpus > 0 else "read"), fit
+
+
 #: Every job a view may ask for, by name.
 JOBS: dict[str, Callable[..., Any]] = {
+    "incident_fit": incident_fit,
     "spares_sizing": spares_sizing,
     "spares_modes": spares_modes,
     "strategies": strategies,

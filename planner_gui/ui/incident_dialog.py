@@ -1,10 +1,11 @@
-"""File > Import Incident Log: fit a log's rates (off the GUI thread), show the fit, use it as the scenario.
+"""File > Import Incident Log: fit a log's rates (in a compute process), show the fit, use it as the scenario.
 
 The dialog asks for what the fit needs beside the file: the GPUs the log watched (typed: no default, since
 the scenario's GPUs are the cluster planned, not the one the log came from; until then the file is only read,
 so a bad one is said at once), the prior the log is combined with (Llama 3 by default, as on the command
 line: :mod:`~planner_gui.core.incidents.prior`), and optionally the window. It fits with
-:func:`~planner_gui.core.incidents.fit_log` in a worker thread (a log at the size limit takes about 2 s), and
+:func:`~planner_gui.core.incidents.fit_log` in a compute process of its own (:class:`.jobs.JobRunner`, the job
+:func:`planner_gui.core.jobs.incident_fit`; a log at the size limit takes about 2 s), and
 shows what ``planner-gui fit`` reports: each component's rate with its 90 %
 interval, the window, the trend verdict and the Weibull shape. "Use as scenario" gives the current
 scenario with the log's components (:meth:`~planner_gui.core.incidents.FitResult.scenario`), and, if
@@ -14,12 +15,10 @@ Any problem with the file is shown in the dialog, in one line.
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -47,14 +46,13 @@ from ..core.incidents import (
     FitResult,
     IncidentLogError,
     Prior,
-    fit_log,
     llama3_prior,
     parse_time,
 )
 from ..core.model import Scenario
 from ..core.profiles import profile_from_fit
 from ..core.scenario_io import LIMITS, ScenarioError, validate
-from .collector import collect_on_gui_thread
+from .jobs import JobRunner
 from .theme import mark_secondary
 from .widgets import ComboBox, SpinBox
 
@@ -75,11 +73,6 @@ PRIOR_CHOICES: tuple[tuple[str, Prior | None], ...] = (
     (f"Llama 3 Table 5, weight {DEFAULT_PRIOR_WEIGHT:g}", llama3_prior()),
     ("None: the log alone", None),
 )
-#: The largest cluster a log may come from: the file is read with it before the GPUs are typed (any count of
-#: GPUs affected is within it), to say at once whether it can be used.
-_CHECK_GPUS = 10_000_000
-
-
 def _per_1000_days(rate: float | None) -> str:
     return "" if rate is None else f"{rate * 24_000:.3g}"
 
@@ -97,25 +90,11 @@ def fitted_scenario(fit: FitResult, base: Scenario, with_trend: bool) -> Scenari
     return sc
 
 
-@dataclass(frozen=True)
-class _Read:
-    """A log read before its GPUs were typed: it can be used, but this is no fit of it."""
-
-    fit: FitResult
-
-
-class _Relay(QObject):
-    """Carries the worker thread's outcome to the GUI thread (a queued signal)."""
-
-    done = Signal(int, object)
-
-
 class ImportIncidentDialog(QDialog):
     """Fit an incident log and offer it as the scenario. ``accepted`` means :attr:`scenario` is set."""
 
     def __init__(self, parent: QWidget | None, path: str | Path, base: Scenario) -> None:
         super().__init__(parent)
-        collect_on_gui_thread()  # its worker thread must never run Qt destructors (see .collector)
         self.setObjectName("importIncidentDialog")
         self.setWindowTitle("Import incident log")
         self.resize(820, 620)
@@ -123,12 +102,7 @@ class ImportIncidentDialog(QDialog):
         self.fit: FitResult | None = None
         self.scenario: Scenario | None = None
         self.error = ""
-        self._run = 0  # the newest fit asked for; older ones' outcomes are dropped
-        self._thread: threading.Thread | None = None  # the fit running, until its outcome arrives
-        self._thread_run = 0
-        self._pending: tuple[int, int, datetime | None, datetime | None, Prior | None] | None = None
-        self._relay = _Relay(self)
-        self._relay.done.connect(self._thread_done)
+        self._jobs = JobRunner(self, self._job_done)  # the newest fit asked for is the one delivered
 
         lay = QVBoxLayout(self)
         head = QLabel(f"<b>{fmt.clean(self.path.name, 80)}</b>")
@@ -276,7 +250,7 @@ class ImportIncidentDialog(QDialog):
     def _edited(self, *_: object) -> None:
         """The GPUs or the window changed: the fit shown no longer matches them, so it is withdrawn (and
         "Use as scenario" disabled) until the new fit, which starts when typing pauses."""
-        self._run += 1  # a fit running for the old inputs is dropped when it ends
+        self._jobs.cancel()  # a fit running for the old inputs is dropped
         self.fit = None
         self._show_fit(None)
         self.status.setText("Inputs changed: fitting again...")
@@ -292,79 +266,51 @@ class ImportIncidentDialog(QDialog):
         super().keyPressEvent(event)
 
     def start_fit(self) -> None:
-        """Fit the log in a worker thread; the dialog stays responsive and shows the outcome when it comes.
-        One fit runs at a time: asked again meanwhile, the newest request runs when it ends (the older
-        outcome is dropped), so two fits of a large log never compete for the processor."""
+        """Fit the log in the dialog's compute process; the dialog stays responsive and shows the outcome when it
+        comes. Asked again meanwhile, the newest request runs once the one running ends (its outcome dropped), so
+        two fits of a large log never compete for the processor."""
         self._refit.stop()
-        self._run += 1
-        run, gpus = self._run, int(self.gpus.value())
+        gpus = int(self.gpus.value())
         try:
             start, end = self._window()
         except IncidentLogError as exc:
-            self._fitted(run, exc)
+            self._jobs.cancel()
+            self._fitted(exc)
             return
         self.fit = None
         self._show_fit(None)
         self.busy.setVisible(True)
         self.status.setText("Fitting..." if gpus > 0 else "Reading the log...")
         self.status.setStyleSheet("")
-        self._pending = (run, gpus, start, end, self._prior())
-        if self._thread is None:
-            self._start_pending()
-
-    def _start_pending(self) -> None:
-        if self._pending is None:
-            return
-        (run, gpus, start, end, prior), self._pending = self._pending, None
-        path, relay = self.path, self._relay
-
-        def work() -> None:
-            try:
-                # Without the GPUs, the log is only read (with the largest cluster, which any count affected is
-                # within): its outcome says whether it can be used, never a fit to use.
-                outcome: object = fit_log(path, gpus if gpus > 0 else _CHECK_GPUS, start, end, prior)
-                if gpus <= 0:
-                    outcome = _Read(outcome) if isinstance(outcome, FitResult) else outcome
-            except IncidentLogError as exc:
-                outcome = exc
-            except Exception as exc:  # anything else is shown in the dialog, never raised in a thread
-                outcome = IncidentLogError(f"{type(exc).__name__}: {exc}")
-            try:
-                relay.done.emit(run, outcome)
-            except RuntimeError:  # the dialog is gone: nobody waits for this fit
-                pass
-
-        self._thread_run = run
-        self._thread = threading.Thread(target=work, name="incident-fit", daemon=True)
-        self._thread.start()
+        # Without the GPUs, the log is only read (with the largest cluster it may come from): its outcome says
+        # whether it can be used, never a fit to use.
+        self._jobs.run("incident_fit", str(self.path), gpus, start, end, self._prior())
 
     @property
     def fitting(self) -> bool:
         """Whether a fit is running (or waiting to run)."""
-        return self._thread is not None or self._pending is not None
+        return self._jobs.busy
 
-    def _thread_done(self, run: int, outcome: object) -> None:
-        if run == self._thread_run:  # the running fit has its outcome: the next may start
-            self._thread = None
-            self._start_pending()
-        self._fitted(run, outcome)
+    def _job_done(self, request: int, value: object) -> None:
+        if request == self._jobs.request:
+            self._fitted(value)
 
-    def _fitted(self, run: int, outcome: object) -> None:
-        if run != self._run:
-            return
+    def _fitted(self, outcome: object) -> None:
+        """Show a fit's outcome: ``("fit" or "read", the fit)``, or why the log cannot be used."""
         self.busy.setVisible(False)
-        if isinstance(outcome, _Read):
+        kind, fit = outcome if isinstance(outcome, tuple) else ("", None)
+        if kind == "read":
             self.fit, self.error = None, ""
-            total = outcome.fit.total.count
+            total = fit.total.count
             self.status.setText(
                 f"{total:,} incidents read. Type the GPUs the log watched (the cluster it came from) to fit them."
             )
             self.status.setStyleSheet("")
             self._show_fit(None)
             return
-        if isinstance(outcome, FitResult):
-            self.fit, self.error = outcome, ""
-            self.status.setText(f"{outcome.total.count:,} incidents of {len(outcome.components)} components")
+        if isinstance(fit, FitResult):
+            self.fit, self.error = fit, ""
+            self.status.setText(f"{fit.total.count:,} incidents of {len(fit.components)} components")
             self.status.setStyleSheet("")
         else:
             self.fit, self.error = None, fmt.clean(str(outcome), 400)
@@ -438,5 +384,5 @@ class ImportIncidentDialog(QDialog):
         self.accept()
 
     def done(self, result: int) -> None:
-        self._run += 1  # a fit still running is dropped when it ends
+        self._jobs.shutdown()  # a fit still running is dropped, and its process stops
         super().done(result)
