@@ -562,3 +562,62 @@ def test_a_second_run_on_the_same_output_is_refused_while_one_runs(tmp_path, cap
         assert not out.exists() and not (tmp_path / "r.csv.journal").exists()
     assert main(["study", str(spec_path), "-o", str(out), "--workers", "1"]) == 0
     assert _rows(read_results(out)) == clean and not (tmp_path / ".r.csv.lock").exists()
+
+
+#: Runs the command line as the base install has it: without the study extra's packages (pyproject.toml).
+WITHOUT_STUDY_EXTRA = """
+import sys
+
+class _NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"pyarrow", "SALib", "dask", "distributed", "pandas"}:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, _NotInstalled())
+from planner_gui.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_the_base_install_runs_grid_and_hypercube_studies_and_names_the_extra_for_the_rest(tmp_path):
+    """pyarrow, SALib, dask and distributed are the study extra (pip install 'planner-gui[study]'): without them a
+    grid or Latin hypercube study runs locally to CSV, its summary prints, and anything needing one of them is one
+    line naming the package and the command that installs them."""
+    import subprocess
+    import sys
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-c", WITHOUT_STUDY_EXTRA, *args], capture_output=True, text=True, timeout=300
+        )
+
+    grid = "[study]\ntrials = 10\n[vary]\ngpus = [1024, 4096]\n"
+    sampled = (
+        '[study]\ntrials = 10\ndesign = "{design}"\nsamples = {samples}\n[vary]\ngpus = {{ min = 1024, max = 4096 }}\n'
+        "detect_min = {{ min = 1, max = 30 }}\n"
+    )
+    specs = {
+        "grid": grid,
+        "lhs": sampled.format(design="lhs", samples=3),
+        "sobol": sampled.format(design="sobol", samples=4),
+    }
+    for name, text in specs.items():
+        (tmp_path / f"{name}.toml").write_text(text)
+    for name, rows in (("grid", 2), ("lhs", 3)):
+        out = tmp_path / f"{name}.csv"
+        done = cli("study", str(tmp_path / f"{name}.toml"), "-o", str(out), "--workers", "1")
+        assert done.returncode == 0, done.stderr
+        assert read_results(out).rows == rows
+        summary = cli("study", "--summary", str(out))
+        assert summary.returncode == 0 and "goodput" in summary.stdout, summary.stderr
+    cases = [
+        (("sobol.toml", "-o", "s.csv"), "SALib"),
+        (("grid.toml", "-o", "g.parquet"), "pyarrow"),
+        (("grid.toml", "-o", "d.csv", "--scheduler", "tcp://127.0.0.1:1"), "distributed"),
+    ]
+    for (spec, flag, out, *rest), package in cases:
+        done = cli("study", str(tmp_path / spec), flag, str(tmp_path / out), *(rest or ["--workers", "1"]))
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+        assert package in lines[-1] and "pip install 'planner-gui[study]'" in lines[-1], lines

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..fmt import clean
 from ..scenario_io import ScenarioError
-from .spec import MAX_SCENARIOS, StudyError, StudySpec, apply_values
+from .spec import MAX_SCENARIOS, StudyError, StudySpec, apply_values, missing_package
 from .worker import check_scenario
 
 __all__ = [
@@ -80,12 +80,7 @@ def unit_points(spec: StudySpec) -> np.ndarray:
     try:
         return _unit_cache(spec.design, spec.samples, len(spec.inputs), spec.seed)
     except ImportError as exc:
-        raise StudyError(f"study.design: the {spec.design} design needs {_missing(exc)}") from None
-
-
-def _missing(exc: ImportError) -> str:
-    name = (exc.name or "a package").split(".")[0]
-    return f"the Python package {name}, which this installation lacks (pip install planner-gui brings it)"
+        raise StudyError(f"study.design: the {spec.design} design needs {missing_package(exc)}") from None
 
 
 def values_of(spec: StudySpec, index: int) -> tuple[Any, ...]:

@@ -27,7 +27,7 @@ from ..fmt import clean
 from ..scenario_io import ScenarioError, scenario_from_dict
 from ..sweep import run_cost
 from .design import design_size, scenario_doc, scenario_seed, values_of
-from .spec import StudyError, StudySpec
+from .spec import StudyError, StudySpec, missing_package
 from .store import ResultStore, input_cell, output_cells
 from .worker import ERROR_KEY, run_chunk, worker_version
 
@@ -586,9 +586,7 @@ def _run_dask(
     try:
         from distributed import Client, as_completed
     except ImportError as exc:
-        raise StudyError(
-            f"--scheduler: needs the Python package {exc.name} (pip install planner-gui installs it)"
-        ) from None
+        raise StudyError(f"--scheduler: needs {missing_package(exc)}") from None
     _probe_scheduler(address)
     client = _connect(Client, address)
     futures: list[Any] = []

@@ -75,6 +75,17 @@ class StudyError(ValueError):
     """A study file or results file is invalid; ``str(err)`` is one line for the user."""
 
 
+#: The command that installs what studies need beyond the base install (Sobol designs, Parquet, Dask).
+STUDY_EXTRA = "pip install 'planner-gui[study]'"
+
+
+def missing_package(exc: ImportError) -> str:
+    """Which package an import found missing, and how to install it: "the Python package pyarrow, which this
+    installation lacks (pip install 'planner-gui[study]' brings it)"."""
+    name = (exc.name or "a package").split(".")[0]
+    return f"the Python package {name}, which this installation lacks ({STUDY_EXTRA} brings it)"
+
+
 def show_path(path: Path_) -> str:
     """A path as the user writes it and as the results name its column: parts joined by dots."""
     return ".".join(path)

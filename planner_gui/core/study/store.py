@@ -38,7 +38,7 @@ import numpy as np
 from ... import __version__
 from ..fmt import clean
 from ..userfiles import FileRefused, open_regular, write_atomic
-from .spec import DESIGNS, MAX_INPUTS, MAX_SCENARIOS, Input, StudyError, StudySpec
+from .spec import DESIGNS, MAX_INPUTS, MAX_SCENARIOS, Input, StudyError, StudySpec, missing_package
 from .worker import OUTPUTS, TOTAL_COST
 
 __all__ = [
@@ -459,8 +459,8 @@ class ResultStore:
                 import pyarrow.parquet  # noqa: F401 - refuse now, not after the first results
             except ImportError as exc:
                 raise StudyError(
-                    f"{clean(self.path.name, 80)}: writing Parquet needs the Python package {exc.name}, which this "
-                    "installation lacks; write CSV (-o results.csv) or pip install planner-gui"
+                    f"{clean(self.path.name, 80)}: writing Parquet needs {missing_package(exc)}; or write CSV "
+                    "(-o results.csv)"
                 ) from None
         self.journal_path = journal_of(self.path)
         self.meta = meta
@@ -707,7 +707,7 @@ def read_results(path: str | os.PathLike[str]) -> StudyResults:
     except OSError as exc:
         raise StudyError(f"{clean(str(p), 120)}: cannot read ({clean(exc.strerror or str(exc), 80)})") from None
     except ImportError as exc:
-        raise StudyError(f"{clean(p.name, 80)}: reading Parquet needs the Python package {exc.name}") from None
+        raise StudyError(f"{clean(p.name, 80)}: reading Parquet needs {missing_package(exc)}") from None
     except Exception as exc:
         raise StudyError(
             f"{clean(p.name, 80)}: not study results ({clean(f'{type(exc).__name__}: {exc}', 160)})"
