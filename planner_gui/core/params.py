@@ -5,11 +5,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-import numpy as np
-
 from .exact import daly_interval, exact_optimal_interval, young_interval
 from .model import OPTIMAL, Scenario
-from .specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
+from .specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, clamp_interval
 
 __all__ = [
     "MAX_INTERVAL_MIN",
@@ -47,12 +45,6 @@ class OptimalIntervals:
         return {"young": self.young, "daly": self.daly, "exact": self.exact}
 
 
-def _clamp(minutes: float) -> float:
-    if not np.isfinite(minutes):
-        return MAX_INTERVAL_MIN
-    return float(min(max(minutes, MIN_INTERVAL_MIN), MAX_INTERVAL_MIN))
-
-
 def optimal_intervals(scenario: Scenario) -> OptimalIntervals:
     """Young's, Daly's and the exact model's optimal intervals, clamped to the allowed range
     (:func:`_optimal_intervals`), remembered for the inputs they depend on: a sweep over intervals, or over
@@ -85,12 +77,12 @@ def _optimal_intervals(scenario: Scenario) -> OptimalIntervals:
         return OptimalIntervals(MAX_INTERVAL_MIN, MAX_INTERVAL_MIN, MAX_INTERVAL_MIN)
     m_min = scenario.cluster_mtbf_hours * 60.0  # inf for a subnormal rate: the formulas take it
     c_min = scenario.write_s / 60.0  # from storage when the scenario has a storage section
-    young = _clamp(float(young_interval(c_min, m_min)))
+    young = clamp_interval(float(young_interval(c_min, m_min)))
     daly = daly_minutes(scenario)
     if c_min == 0:
         exact = MIN_INTERVAL_MIN
     else:
-        exact = _clamp(
+        exact = clamp_interval(
             60.0
             * exact_optimal_interval(
                 lam,
@@ -110,7 +102,7 @@ def daly_minutes(scenario: Scenario) -> float:
     if scenario.failure_rate_per_hour == 0:
         return MAX_INTERVAL_MIN
     c_min = scenario.write_s / 60.0  # from storage when the scenario has a storage section
-    return _clamp(float(daly_interval(c_min, scenario.cluster_mtbf_hours * 60.0)))
+    return clamp_interval(float(daly_interval(c_min, scenario.cluster_mtbf_hours * 60.0)))
 
 
 def resolve(scenario: Scenario, optimal: OptimalIntervals | None = None) -> tuple[Params, float]:

@@ -7,6 +7,7 @@ or a label is written once.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -23,12 +24,23 @@ __all__ = [
     "SECTION_LABELS",
     "SPECS",
     "InputSpec",
+    "clamp_interval",
     "labelled",
 ]
 
 #: Bounds on the checkpoint interval, minutes ('optimal' is clamped to them): 0.6 s to a year.
 MIN_INTERVAL_MIN = 0.01
 MAX_INTERVAL_MIN = 525_600.0
+
+
+def clamp_interval(minutes: float) -> float:
+    """A checkpoint interval (minutes) within the allowed ones; an infinite or undefined one (nothing fails, so
+    nothing to checkpoint against) is the longest."""
+    if not math.isfinite(minutes):
+        return MAX_INTERVAL_MIN
+    return float(min(max(minutes, MIN_INTERVAL_MIN), MAX_INTERVAL_MIN))
+
+
 #: The GPU counts the GPU slider and the GPU sweeps span (the box takes up to the limit below).
 GPU_RANGE = (1024, 1_048_576)
 #: The most interruptions a run may simulate, summed over its trials (a sweep counts its whole work).

@@ -73,6 +73,8 @@ PRIOR_CHOICES: tuple[tuple[str, Prior | None], ...] = (
     (f"Llama 3 Table 5, weight {DEFAULT_PRIOR_WEIGHT:g}", llama3_prior()),
     ("None: the log alone", None),
 )
+
+
 def _per_1000_days(rate: float | None) -> str:
     return "" if rate is None else f"{rate * 24_000:.3g}"
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..exact import TimeFractions, _Terms, daly_interval, exact_optimal_interval, time_fractions
 from ..model import Scenario
-from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
+from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, clamp_interval
 from .model import TierParams, Tiers, persistent_multiple, point_stall_h, tier_params, tier_rates
 
 __all__ = ["TierIntervals", "expected_fractions", "optimal_tier_intervals", "persistent_lag"]
@@ -144,12 +144,6 @@ class TierIntervals:
         return {"fast_min": self.fast_min, "persistent_min": self.persistent_min, "k": self.k, "method": self.method}
 
 
-def _clamp(minutes: float) -> float:
-    if not math.isfinite(minutes):
-        return MAX_INTERVAL_MIN
-    return float(min(max(minutes, MIN_INTERVAL_MIN), MAX_INTERVAL_MIN))
-
-
 def _goodput_no_fast(tp: TierParams, tau: float) -> float:
     fr = expected_fractions(dataclasses.replace(tp, tau=tau, lam_fast=0.0))  # the persistent tier alone
     assert fr is not None
@@ -249,7 +243,7 @@ def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
             return TierIntervals(MAX_INTERVAL_MIN, MAX_INTERVAL_MIN, 1, "no failures: the longest interval")
         if tp.c == 0 and tp.upload == 0:
             return TierIntervals(MIN_INTERVAL_MIN, MIN_INTERVAL_MIN, 1, "free checkpoints: the shortest interval")
-        best = _clamp(60.0 * _search(lambda taus: _goodput_no_fast_grid(tp, taus), *bounds))
+        best = clamp_interval(60.0 * _search(lambda taus: _goodput_no_fast_grid(tp, taus), *bounds))
         return TierIntervals(best, best, 1, "exact optimum of the persistent tier alone (upload lag included)")
     c = tiers.fast_stall_s / 3600.0
     r_fast = (scenario.detect_min + scenario.restart_min) / 60.0 + tiers.fast_restore_min / 60.0
@@ -259,9 +253,9 @@ def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
         fast, fast_how = MIN_INTERVAL_MIN, "free snapshots: the shortest fast interval"
     else:
         exact = exact_optimal_interval(lam, mu, c, r_fast, scenario.restart_min / 60.0, bounds)
-        fast = _clamp(60.0 * exact)
+        fast = clamp_interval(60.0 * exact)
         if not math.isfinite(fast):  # pragma: no cover - exact_optimal_interval always returns a number
-            fast = _clamp(float(daly_interval(c * 60.0, 60.0 / lam)))
+            fast = clamp_interval(float(daly_interval(c * 60.0, 60.0 / lam)))
         fast_how = "fast: exact optimum at the total unplanned rate"
     c_point = point_stall_h(scenario, tiers)
     if c_point == 0.0:

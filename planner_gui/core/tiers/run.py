@@ -3,14 +3,13 @@ and its exact expectations where a closed form exists (:func:`.exact.expected_fr
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..exact import TimeFractions, daly_interval, young_interval
 from ..model import OPTIMAL, Scenario, Tiers
-from ..specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
+from ..specs import MAX_INTERVAL_MIN, clamp_interval
 from .engine import TierTrials, simulate_tiers
 from .exact import TierIntervals, expected_fractions, optimal_tier_intervals
 from .model import TierParams, persistent_multiple, scope_of, tier_params, tier_rates
@@ -21,12 +20,6 @@ __all__ = ["TierPlan", "plan_tiers", "simulate_plan", "simulate_plans", "tiers_o
 def tiers_of(scenario: Scenario) -> Tiers:
     """The scenario's strategy (today's single blocking checkpoint when it has none)."""
     return scenario.tiers if scenario.tiers is not None else Tiers()
-
-
-def _clamp(minutes: float) -> float:
-    if not math.isfinite(minutes):
-        return MAX_INTERVAL_MIN
-    return float(min(max(minutes, MIN_INTERVAL_MIN), MAX_INTERVAL_MIN))
 
 
 @dataclass(frozen=True)
@@ -89,7 +82,7 @@ class TierPlan:
         if not self.persistent_optimum_is_formulas or p.lam_persistent == 0 or m_min is None:
             return None
         c_min = p.c_point * 60.0
-        return _clamp(float(young_interval(c_min, m_min))), _clamp(float(daly_interval(c_min, m_min)))
+        return clamp_interval(float(young_interval(c_min, m_min))), clamp_interval(float(daly_interval(c_min, m_min)))
 
     def expected(self) -> TimeFractions | None:
         """The exact long-run fractions where a closed form exists (every failure restoring from one tier);
@@ -105,7 +98,7 @@ class TierPlan:
         if lam == 0:
             return MAX_INTERVAL_MIN, MAX_INTERVAL_MIN
         c_min, m_min = self.tiers.fast_stall_s / 60.0, 60.0 / lam
-        return _clamp(float(young_interval(c_min, m_min))), _clamp(float(daly_interval(c_min, m_min)))
+        return clamp_interval(float(young_interval(c_min, m_min))), clamp_interval(float(daly_interval(c_min, m_min)))
 
     def restoring(self) -> dict[str, str]:
         """Each component's scope and the tier its failures restore from."""
