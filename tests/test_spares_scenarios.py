@@ -17,7 +17,7 @@ from planner_gui.core.results import HOURS_KEYS, simulate
 from planner_gui.core.scenario_io import ScenarioError, dumps, load, load_preset, loads, scenario_to_dict
 from planner_gui.core.spares import Spares
 from planner_gui.core.spares.run import check_spares_fit, run_spares
-from planner_gui.core.sweep import _at_gpus, sweep_gpus
+from planner_gui.core.sweep import at_gpus, sweep_gpus
 
 
 def test_spares_that_change_nothing_give_todays_numbers_exactly():
@@ -171,12 +171,12 @@ def test_the_windows_plan_shows_spares(tmp_path):
 def test_a_gpu_sweep_keeps_the_pool_and_fits_replicas_and_floors():
     sp = Spares(spare_nodes=8, min_gpus=8000, recovery_mode="restart", replica_gpus=4096)
     sc = Scenario(gpus=16_384, trials=20, spares=sp)
-    cont = _at_gpus(sc.replace(spares=dataclasses.replace(sp, recovery_mode="continue", min_gpus=None)), 2048)
+    cont = at_gpus(sc.replace(spares=dataclasses.replace(sp, recovery_mode="continue", min_gpus=None)), 2048)
     assert cont.spares is not None and cont.spares.replica_gpus == 2048
-    small = _at_gpus(sc, 2048)
+    small = at_gpus(sc, 2048)
     assert small.spares is not None  # the pool keeps its share of the nodes (8 of 2,048: 1 of 256)
     assert small.spares.spare_nodes == 1 and small.spares.min_gpus == 2048
-    fixed = _at_gpus(sc, 2048, fixed_pool=True)
+    fixed = at_gpus(sc, 2048, fixed_pool=True)
     assert fixed.spares is not None and fixed.spares.spare_nodes == 8
     res = sweep_gpus(sc, [2048, 16_384])
     direct = simulate(sc)

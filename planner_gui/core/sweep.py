@@ -418,9 +418,6 @@ def at_gpus(scenario: Scenario, gpus: int, *, fixed_pool: bool = False) -> Scena
     return sc.replace(spares=replace(sp, spare_nodes=pool, min_gpus=min_gpus, replica_gpus=replica))
 
 
-_at_gpus = at_gpus
-
-
 def _spares_trials(scenario: Scenario, max_events: float) -> int:
     """Trials for a sweep point with spares or recovery tiers: halved (down to 1/8) while the point's
     interruptions exceed ``max_events``, as :func:`sweep_gpus` does without them."""

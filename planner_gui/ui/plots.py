@@ -690,7 +690,7 @@ class PlotsPanel(QWidget):
             + (f"exact {fmt.percent(exact, 2)}" if np.isfinite(exact) else "no closed form")
         )
         sp = None if self.result is None else self.result.main.scenario.spares
-        if sp is not None and not sp.is_todays:  # the sweep keeps the pool as it is (sweep._at_gpus)
+        if sp is not None and not sp.is_todays:  # the sweep keeps the pool as it is (sweep.at_gpus)
             pool = "unlimited spares" if sp.spare_nodes is None else f"{sp.spare_nodes:,} spare nodes"
             text += f"\n{pool} at every size, as set"
         return text
