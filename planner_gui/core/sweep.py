@@ -196,15 +196,18 @@ def _interval_groups(n: int, rows: int) -> list[slice]:
     return [slice(i, min(i + size, n)) for i in range(0, n, size)]
 
 
+def _halved_trials(scenario: Scenario, p: Params, max_events: float | None) -> int:
+    """The trials of a sweep point at ``p``: the scenario's, halved (down to an eighth) while the point's expected
+    interruptions exceed ``max_events`` (a large cluster's goodput varies little between trials)."""
+    t = scenario.trials
+    events = _events_per_trial(p, scenario)
+    while max_events and t * events > max_events and t > max(1, scenario.trials // 8):
+        t = max(1, t // 2)
+    return t
+
+
 def _gpu_trials(scenario: Scenario, params: Sequence[Params], max_events_per_point: float | None) -> list[int]:
-    trials = []
-    for p in params:
-        t = scenario.trials
-        events = _events_per_trial(p, scenario)
-        while max_events_per_point and t * events > max_events_per_point and t > max(1, scenario.trials // 8):
-            t = max(1, t // 2)
-        trials.append(t)
-    return trials
+    return [_halved_trials(scenario, p, max_events_per_point) for p in params]
 
 
 def _gpu_layouts(
@@ -419,14 +422,9 @@ def at_gpus(scenario: Scenario, gpus: int, *, fixed_pool: bool = False) -> Scena
 
 
 def _spares_trials(scenario: Scenario, max_events: float) -> int:
-    """Trials for a sweep point with spares or recovery tiers: halved (down to 1/8) while the point's
-    interruptions exceed ``max_events``, as :func:`sweep_gpus` does without them."""
-    p, _ = resolve(scenario)
-    per_trial = (p.lam + p.mu) * p.hours
-    t = scenario.trials
-    while t > max(1, scenario.trials // 8) and per_trial * t > max_events:
-        t //= 2
-    return max(t, 1)
+    """Trials for a sweep point with spares or recovery tiers: as :func:`sweep_gpus` gives them without
+    (:func:`_halved_trials`)."""
+    return _halved_trials(scenario, resolve(scenario)[0], max_events)
 
 
 def _model_sweep(
