@@ -137,3 +137,16 @@ def test_ordinary_sweeps_are_allowed():
     for sc in (Scenario(), Scenario(gpus=100_000), Scenario(days=365)):
         for over, xs in (("gpus", gpu_counts(41)), ("interval", interval_points(41))):
             assert check_sweep_size(sc, over, xs).events < MAX_TOTAL_EVENTS
+
+
+def test_a_parts_progress_is_its_share_of_the_whole():
+    """One rule splits progress among the parts of a computation (four copies had drifted: two did not clip)."""
+    from planner_gui.core.progress import progress_part
+
+    seen: list[float] = []
+    part = progress_part(seen.append, 0.25, 0.75)
+    assert part is not None
+    for f in (0.0, 0.5, 1.0, -1.0, 2.0):
+        part(f)
+    assert seen == [0.25, 0.5, 0.75, 0.25, 0.75]
+    assert progress_part(None, 0.0, 1.0) is None

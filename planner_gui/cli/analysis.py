@@ -8,6 +8,7 @@ import math
 
 from ..core import fmt
 from ..core.compare import comparison, comparison_table
+from ..core.progress import progress_part
 from ..core.results import simulate
 from ..core.scenario_io import ScenarioError, check_together, load, validate
 from ..core.sensitivity import DEFAULT_FACTOR, has_closed_form, levers, sensitivity
@@ -20,7 +21,6 @@ from .flags import (
     file_name,
     integer_arg,
     number_arg,
-    progress_part,
     scenario_from_args,
 )
 

@@ -660,11 +660,6 @@ def about(seconds: float) -> str:
     return f"about {round(seconds / 60)} min"
 
 
-def progress_part(progress: Callable[[float], None], lo: float, hi: float) -> Callable[[float], None]:
-    """The progress of one of several runs, reported as its share ``lo`` to ``hi`` of the whole."""
-    return lambda f: progress(lo + (hi - lo) * min(max(f, 0.0), 1.0))
-
-
 class Progress:
     """Says how long a job should take, then how far it is, on stderr.
 

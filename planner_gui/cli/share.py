@@ -20,6 +20,7 @@ from ..core.plan import (
     compute_plan,
     interval_range,
 )
+from ..core.progress import progress_part
 from ..core.scenario_io import ScenarioError, check_together, load
 from ..core.sensitivity import has_closed_form, levers
 from ..core.specs import GPU_RANGE
@@ -33,7 +34,6 @@ from .flags import (
     add_scenario_flags,
     check_output,
     file_name,
-    progress_part,
     scenario_from_args,
 )
 

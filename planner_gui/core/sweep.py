@@ -21,6 +21,7 @@ from .expected import piecewise_fractions, rate_nodes, rates_vary
 from .model import Scenario
 from .params import Params, resolve
 from .profiles import mean_multiplier, pieces
+from .progress import progress_part
 from .rates import mean_job_rate
 from .results import expected_for_scenario, simulate_scenarios, summarize
 from .scenario_io import ScenarioError
@@ -303,13 +304,6 @@ def _summary_columns(raw: RawTrials, p: Params, scenario: Scenario) -> dict[str,
     }
 
 
-def _part(progress: Callable[[float], None] | None, lo: float, hi: float) -> Callable[[float], None] | None:
-    """A progress callback for the part of a job from ``lo`` to ``hi`` (fractions of the whole)."""
-    if progress is None:
-        return None
-    return lambda f: progress(min(1.0, lo + (hi - lo) * f))
-
-
 def _result(rows: Sequence[dict[str, float]], x: np.ndarray, variable: str) -> SweepResult:
     cols = {c: np.asarray([r[c] for r in rows], dtype=float) for c in SweepResult.COLUMNS}
     return SweepResult(variable, np.asarray(x, dtype=float), **cols)
@@ -347,7 +341,7 @@ def sweep_gpus(
     summaries = []
     for i, (n, p, t) in enumerate(zip(xs, params, trials)):
         sc = scenario.replace(gpus=int(n), trials=t)
-        within = _part(progress, done[i], done[i + 1])
+        within = progress_part(progress, done[i], done[i + 1])
         raw = simulate_trials(sc, p, layout=layouts[t], should_stop=should_stop, components=False, progress=within)
         summaries.append(_summary_columns(raw, p, sc))  # keep the summary, not the trials
     return _result(summaries, xs, "gpus")
@@ -377,7 +371,7 @@ def sweep_interval(
     params = [replace(base, tau=float(t) / 60.0) for t in xs]
     summaries: list[dict[str, float]] = []
     for g, group in enumerate(groups):
-        report = _part(progress, g / len(groups), (g + 1) / len(groups))
+        report = progress_part(progress, g / len(groups), (g + 1) / len(groups))
         raws = simulate_intervals(
             scenario, base, xs[group] / 60.0, layout=layout, progress=report, should_stop=should_stop, components=False
         )

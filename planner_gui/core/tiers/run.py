@@ -9,6 +9,7 @@ from typing import Any
 
 from ..exact import TimeFractions, daly_interval, young_interval
 from ..model import OPTIMAL, Scenario, Tiers
+from ..progress import progress_part
 from ..specs import MAX_INTERVAL_MIN, clamp_interval
 from .engine import TierTrials, simulate_tiers
 from .exact import TierIntervals, expected_fractions, optimal_tier_intervals
@@ -170,7 +171,6 @@ def simulate_plans(
     (plans in its domain: no persistent stall beside the fast tier; :mod:`..sim.capabilities`)."""
     out = []
     for n, plan in enumerate(plans):
-        lo, hi = n / len(plans), (n + 1) / len(plans)
-        part = None if progress is None else (lambda f, lo=lo, hi=hi: progress(lo + (hi - lo) * f))
+        part = progress_part(progress, n / len(plans), (n + 1) / len(plans))
         out.append(simulate_plan(plan, progress=part, should_stop=should_stop))
     return out

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..model import Scenario
+from ..progress import progress_part
 from ..results import HOURS_KEYS, SPARES_HOURS_KEYS, SimulationResult, simulate
 from ..scenario_io import ScenarioError, validate
 from ..spares.model import Spares
@@ -277,10 +278,8 @@ def compare_strategies(
     done = 0
 
     def part() -> Callable[[float], None] | None:
-        if progress is None:
-            return None
-        lo, share = sum(weights[:done]) / total, weights[done] / total
-        return lambda f: progress(min(1.0, lo + f * share))
+        lo = sum(weights[:done]) / total
+        return progress_part(progress, lo, lo + weights[done] / total)
 
     keys = (*HOURS_KEYS, *(k for k in SPARES_HOURS_KEYS if k == "reduced_throughput" or _waits(scenario)))
     keys = tuple(sorted(keys, key=lambda k: (k == "reduced_throughput", (*HOURS_KEYS, *SPARES_HOURS_KEYS).index(k))))
