@@ -16,7 +16,7 @@ from planner_gui.core.exact import time_fractions
 from planner_gui.core.model import Scenario, Tiers
 from planner_gui.core.results import simulate
 from planner_gui.core.sim.model import SimModel, sim_model
-from planner_gui.core.sim.run import HOURS_KEYS, SimTrials, simulate_windows
+from planner_gui.core.sim.run import ALL_HOURS_KEYS, SimTrials, simulate_windows
 from planner_gui.core.spares import Spares, spares_params
 from planner_gui.core.spares.exact import nodes_in_repair_pmf, p_no_spare, recommended_spares, repair_quantile
 
@@ -62,7 +62,7 @@ def test_unlimited_spares_give_todays_exact_expectation(gpus):
     p = spares_params(sc, sp, 30.0)
     e = _run(sc, sp, 30.0, 1000, 5)
     f = time_fractions(p.lam, p.mu, p.tau, p.c, p.r_unplanned, p.r_planned)
-    expected = dict(zip(HOURS_KEYS, (f.useful, f.checkpoint, f.lost_work, f.recovery, f.planned)))
+    expected = dict(zip(ALL_HOURS_KEYS, (f.useful, f.checkpoint, f.lost_work, f.recovery, f.planned)))
     for key, frac in expected.items():
         assert abs(_z(e.hours[key], float(frac) * sc.hours)) < Z, key
     assert e.hours["waiting_for_spares"].max() == 0
@@ -146,7 +146,7 @@ def test_engine_agrees_with_the_reference(name):
     p = spares_params(sc, CASES[name], 30.0)
     e = _run(sc, CASES[name], 30.0, 3000, 7)
     rs = ref.simulate(ref.model_of(p), 500, 11, warm=60.0)
-    for key in HOURS_KEYS:
+    for key in ALL_HOURS_KEYS:
         b = np.array([r.hours[key] for r in rs])
         assert abs(_z(e.hours[key], b)) < Z, key
     nf = np.array([r.node_failures for r in rs], float)
@@ -184,7 +184,7 @@ def _each_as_alone(runs, results):
     """Each run stepped with others gives its trials as it gives them alone (hours to rounding, counts exactly)."""
     for run, t in zip(runs, results):
         alone = simulate_windows([run])[0]
-        for key in HOURS_KEYS:
+        for key in ALL_HOURS_KEYS:
             np.testing.assert_allclose(t.hours[key], alone.hours[key], rtol=0, atol=1e-9, err_msg=key)
         np.testing.assert_array_equal(t.unplanned, alone.unplanned)
 

@@ -21,6 +21,7 @@ from .model import Scenario
 from .params import OptimalIntervals, Params, optimal_intervals, resolve
 from .scenario_io import ScenarioError, scenario_to_dict
 from .sim.capabilities import MAX_GENERAL_POINTS, general_points, general_steps_error, train_engine, window_engine
+from .sim.run import ALL_HOURS_KEYS, HOURS_KEYS, SPARES_HOURS_KEYS
 from .tiers.engine import TierTrials
 from .tiers.run import TierPlan, plan_tiers, simulate_plans
 from .training import TimeToTrain, simulate_time_to_train, training_events, work_hours
@@ -32,8 +33,10 @@ if TYPE_CHECKING:
     from .spares.run import SparesRun
 
 __all__ = [
+    "ALL_HOURS_KEYS",
     "HOURS_KEYS",
     "HOURS_LABELS",
+    "SPARES_HOURS_KEYS",
     "Expected",
     "SimulationResult",
     "Summary",
@@ -45,10 +48,6 @@ __all__ = [
     "summarize",
 ]
 
-#: Where the hours go, in display order.
-HOURS_KEYS = ("useful", "checkpoint", "lost_work", "recovery", "planned_restart")
-#: The hours a scenario with spares adds (:attr:`SimulationResult.hours_keys` says which apply).
-SPARES_HOURS_KEYS = ("waiting_for_spares", "reduced_throughput")
 #: What each kind of hours is called (the window, the report and ``run``).
 HOURS_LABELS = {
     "useful": "useful compute",

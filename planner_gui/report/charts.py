@@ -20,7 +20,7 @@ import numpy as np
 from ..core import fmt
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
-from ..core.results import HOURS_KEYS, HOURS_LABELS, SPARES_HOURS_KEYS
+from ..core.results import ALL_HOURS_KEYS, HOURS_LABELS
 from ..core.sensitivity import Effect
 from ..core.sweep import GUIDE_GPUS
 from .svg import (
@@ -340,7 +340,7 @@ def hours_chart(report: dict[str, Any]) -> str:
     """Where the window's hours go (Monte Carlo means; exact expectations as ticks where the model has them); the
     losses set the scale, and a useful-compute bar far longer than them is cut. The rows are the report's hours
     (with spares: waiting for spares and reduced throughput where they apply)."""
-    keys = [k for k in (*HOURS_KEYS, *SPARES_HOURS_KEYS) if k in report["hours"]]
+    keys = [k for k in ALL_HOURS_KEYS if k in report["hours"]]
     hours = [float(report["hours"][k]) for k in keys]
     expected = report.get("hours_expected")
     exact = [float(expected[k]) if expected is not None and k in expected else math.nan for k in keys]

@@ -23,7 +23,7 @@ from ..core import fmt
 from ..core.model import Scenario
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
-from ..core.results import HOURS_KEYS, SPARES_HOURS_KEYS, hours_label
+from ..core.results import ALL_HOURS_KEYS, HOURS_KEYS, hours_label
 from ..core.sweep import GUIDE_GPUS, SweepResult
 from .plot_items import (
     PALETTE,
@@ -52,7 +52,6 @@ CATEGORY_COLORS = {
     "Unknown": PALETTE[9],
 }
 #: Every row the time breakdown may show: today's five, and with spares the two it adds.
-ALL_HOURS_KEYS = (*HOURS_KEYS, *SPARES_HOURS_KEYS)
 HOURS_COLORS = {
     "useful": PALETTE[4],
     "checkpoint": PALETTE[0],

@@ -24,7 +24,7 @@ from . import job
 from .model import SimModel
 from .world import PAD, World
 
-__all__ = ["SimTrials", "simulate_train", "simulate_windows"]
+__all__ = ["ALL_HOURS_KEYS", "HOURS_KEYS", "SPARES_HOURS_KEYS", "SimTrials", "simulate_train", "simulate_windows"]
 
 STREAM_JOB = 32
 #: Steps between two looks at ``should_stop`` and two progress reports.
@@ -32,15 +32,12 @@ _REPORT_EVERY = 64
 #: How far any trial may run (hours) before the run is called endless (a job that never progresses).
 HORIZON_HOURS = 1e7
 
-HOURS_KEYS = (
-    "useful",
-    "checkpoint",
-    "lost_work",
-    "recovery",
-    "planned_restart",
-    "waiting_for_spares",
-    "reduced_throughput",
-)
+#: Where the hours of a window go (docs/model.md): those of every model, in display order ...
+HOURS_KEYS = ("useful", "checkpoint", "lost_work", "recovery", "planned_restart")
+#: ... those a spare pool or continuing on replicas adds ...
+SPARES_HOURS_KEYS = ("waiting_for_spares", "reduced_throughput")
+#: ... and all of them, as the engine labels them.
+ALL_HOURS_KEYS = (*HOURS_KEYS, *SPARES_HOURS_KEYS)
 
 
 class Cancelled(engine.Cancelled):

@@ -17,7 +17,7 @@ from ..profiles import is_flat
 from ..rates import RatePosterior
 from ..results import summarize
 from ..sim.capabilities import MAX_GENERAL_POINTS, general_points, meaningless
-from ..sim.run import HOURS_KEYS, SimTrials
+from ..sim.run import HOURS_KEYS, SPARES_HOURS_KEYS, SimTrials
 from .exact import nodes_in_repair_pmf, p_no_spare, recommended_spares, repair_quantile
 from .model import Spares, SparesParams, restart_scenario, spares_params
 
@@ -169,8 +169,8 @@ class SparesRun:
         expectations of today's model do not hold here: those keys are null."""
         sc, t = self.scenario, self.trials
         lost = self.lost_gpu_hours()
-        hours = {k: float(t.hours[k].mean()) for k in HOURS_KEYS[:5]}
-        for k in HOURS_KEYS[5:]:
+        hours = {k: float(t.hours[k].mean()) for k in HOURS_KEYS}
+        for k in SPARES_HOURS_KEYS:
             if self.applies(k):
                 hours[k] = float(t.hours[k].mean())
         out = dict(base)
