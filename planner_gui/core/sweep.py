@@ -12,6 +12,7 @@ import io
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -288,8 +289,13 @@ def check_sweep_size(scenario: Scenario, over: str, xs: Sequence[float] | np.nda
 
 
 def _summary_columns(raw: RawTrials, p: Params, scenario: Scenario) -> dict[str, float]:
-    n, g = summarize(raw.unplanned), summarize(raw.useful / p.hours)
-    expected = expected_for_scenario(scenario, p)
+    return _summary(raw.unplanned, raw.useful / p.hours, expected_for_scenario(scenario, p))
+
+
+def _summary(unplanned: np.ndarray, goodput: np.ndarray, expected: Any) -> dict[str, float]:
+    """One point's :attr:`SweepResult.COLUMNS`, from its trials' interruptions and goodput and its expectations
+    (``unplanned``, and ``goodput`` or None where no closed form exists)."""
+    n, g = summarize(unplanned), summarize(goodput)
     return {
         "interruptions_mean": n.mean,
         "interruptions_p05": n.p05,
@@ -300,7 +306,7 @@ def _summary_columns(raw: RawTrials, p: Params, scenario: Scenario) -> dict[str,
         "goodput_p05": g.p05,
         "goodput_p95": g.p95,
         "goodput_expected": math.nan if expected.goodput is None else expected.goodput,
-        "trials": float(raw.unplanned.size),
+        "trials": float(np.asarray(unplanned).size),
     }
 
 
@@ -445,23 +451,7 @@ def _model_sweep(
         # a point where the job could never finish its training (a million GPUs in a burn-in) still has a window.
         points.append(sc.replace(training=None))
     results = simulate_scenarios(points, progress=progress, should_stop=should_stop)
-    summaries = []
-    for res in results:
-        n, g = summarize(res.trials.unplanned), summarize(res.goodput)
-        summaries.append(
-            {
-                "interruptions_mean": n.mean,
-                "interruptions_p05": n.p05,
-                "interruptions_p95": n.p95,
-                "interruptions_expected": res.expected.unplanned,
-                "goodput_mean": g.mean,
-                "goodput_sem": g.sem,
-                "goodput_p05": g.p05,
-                "goodput_p95": g.p95,
-                "goodput_expected": math.nan if res.expected.goodput is None else res.expected.goodput,
-                "trials": float(res.trials.unplanned.size),
-            }
-        )
+    summaries = [_summary(res.trials.unplanned, res.goodput, res.expected) for res in results]
     out = _result(summaries, xs, variable)
     pools = [sc.spares.spare_nodes if sc.spares is not None else None for sc in points]
     if any(p is not None for p in pools):
