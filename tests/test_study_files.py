@@ -621,3 +621,40 @@ def test_the_base_install_runs_grid_and_hypercube_studies_and_names_the_extra_fo
         lines = done.stderr.strip().splitlines()
         assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
         assert package in lines[-1] and "pip install 'planner-gui[study]'" in lines[-1], lines
+
+
+@pytest.mark.parametrize("design", ["grid", "lhs"])
+def test_a_row_whose_inputs_are_not_its_designs_is_set_aside_wherever_it_is_read(tmp_path, design):
+    """--summary and the window took a row edited to gpus = 99,999 (no level of the grid), an interval of 'banana'
+    or a value off by 1e-9 as a result: only a resume compared a row's inputs with those its design gives its
+    index. Every read does now (to 12 digits), and a file as written has none set aside."""
+    import csv
+
+    vary = (
+        'gpus = [1024, 4096]\ncheckpoint_interval_min = ["optimal", 30]\n'
+        if design == "grid"
+        else 'gpus = { min = 1024, max = 8192, scale = "log" }\ndetect_min = { min = 1, max = 30, scale = "log" }\n'
+        'checkpoint_interval_min = ["optimal", 30, 60]\n'
+    )
+    head = "[study]\ntrials = 10\n" + ("" if design == "grid" else 'design = "lhs"\nsamples = 6\n')
+    spec = tmp_path / "s.toml"
+    spec.write_text(head + "[vary]\n" + vary)
+    out = tmp_path / "r.csv"
+    assert main(["study", str(spec), "-o", str(out), "--workers", "1"]) == 0
+    clean = read_results(out)
+    assert clean.set_aside == (0, "") and clean.rows == (4 if design == "grid" else 6)
+    lines = out.read_text().splitlines(keepends=True)
+    header = next(csv.reader([lines[1]]))
+    edits = [("gpus", "99999", "gpus is 99999, not the")]
+    edits.append(("checkpoint_interval_min", "banana", 'checkpoint_interval_min is "banana"'))
+    if design == "lhs":
+        edits.append(("detect_min", None, "detect_min is"))
+    for column, value, said in edits:
+        cells = next(csv.reader([lines[3]]))  # the second row: scenario 1
+        k = header.index(column)
+        cells[k] = value if value is not None else repr(float(cells[k]) * (1 + 1e-9))
+        bad = tmp_path / f"bad-{column}.csv"
+        bad.write_text("".join([*lines[:3], ",".join(cells) + "\n", *lines[4:]]))
+        res = read_results(bad)
+        assert res.rows == clean.rows - 1 and 1 not in res.columns["index"].tolist()
+        assert res.set_aside[0] == 1 and said in res.set_aside[1] and "scenario 1" in res.set_aside[1], res.note

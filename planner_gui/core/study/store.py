@@ -834,10 +834,112 @@ def _bad_rows(meta: dict[str, Any], columns: dict[str, Any]) -> tuple[np.ndarray
                 said = what if what.startswith("is ") else f"is {_shown(v[k].item())}, {what}"
                 first.append((k, f"{c} {said}"))
                 bad |= mask
+    index = columns["index"]
+    ok = ~bad & (index >= 0) & (index < total)
+    for mask, say in _off_design(meta, columns, np.where(ok, index, 0)):
+        mask &= ok
+        if mask.any():
+            k = int(np.argmax(mask))
+            first.append((k, say(k)))
+            bad |= mask
     if not first:
         return bad, ""
     k, why = min(first)
     return bad, f"row {k + 1:,}: {why}"
+
+
+#: How near a row's value of a numeric input must be to its design's (relative): the design's values are made for
+#: every row at once, and numpy's vectorized powers may differ from Python's in the last bit.
+_SAME_VALUE = 1e-12
+
+
+def _off_design(
+    meta: dict[str, Any], columns: dict[str, Any], index: np.ndarray
+) -> list[tuple[np.ndarray, Callable[[int], str]]]:
+    """Per input of the study: which rows hold another value than the one its design gives their ``index``, and
+    why row ``k`` does (all rows at once; a row's seed is checked when its study resumes,
+    :func:`.runners.check_done`). None for a Sobol design where SALib is missing (its points cannot be made)."""
+    from .design import unit_points
+
+    study = meta["study"]
+    inputs = tuple(_input_of(d) for d in study["inputs"])
+    if not inputs:
+        return []
+    if study["design"] == "grid":
+        where: list[np.ndarray] = []
+        rest = index.copy()
+        for inp in reversed(inputs):
+            k = len(inp.grid_values())
+            where.append(rest % k)
+            rest //= k
+        where.reverse()
+        expected = [(inp.grid_values(), w) for inp, w in zip(inputs, where)]
+    else:
+        spec = StudySpec(
+            "", {}, inputs, design=study["design"], samples=int(study["samples"]), seed=int(study["seed"])
+        )
+        try:
+            u = unit_points(spec)[index]
+        except StudyError:
+            return []
+        expected = [_values_at(inp, u[:, k]) for k, inp in enumerate(inputs)]
+    out = []
+    for inp, (values, at) in zip(inputs, expected):
+        column = columns[inp.name]
+        cells = [input_cell(inp, v) for v in values]
+        if isinstance(column, Texts):
+            code = {v: c for c, v in enumerate(column.levels)}
+            wrong = column.codes != np.array([code.get(c, -1) for c in cells], dtype=np.int64)[at]
+        else:
+            want = np.asarray(cells, dtype=float)[at]  # (computed for all rows at once: to 12 digits, not to the bit)
+            wrong = ~np.isclose(np.asarray(column, dtype=float), want, rtol=_SAME_VALUE, atol=0.0)
+        out.append((wrong, _off_design_why(inp, column, cells, at, index)))
+    return out
+
+
+def _off_design_why(inp: Input, column: Any, cells: list[Any], at: np.ndarray, index: np.ndarray) -> Any:
+    def why(k: int) -> str:
+        v = column[k]
+        return (
+            f"{inp.name} is {_shown(v.item() if isinstance(v, np.generic) else v)}, not the "
+            f"{_shown(cells[int(at[k])])} this design gives scenario {int(index[k]):,}"
+        )
+
+    return why
+
+
+def _values_at(inp: Input, u: np.ndarray) -> tuple[tuple[Any, ...], np.ndarray]:
+    """:meth:`.spec.Input.value_at` of every ``u`` at once: the values taken and where each ``u`` takes its."""
+    if inp.levels is not None:
+        k = len(inp.levels)
+        return inp.levels, np.clip(np.floor(u * k), 0, k - 1).astype(np.int64)
+    lo, hi = inp.lo, inp.hi
+    if inp.log:
+        v = 10.0 ** (math.log10(lo) + u * (math.log10(hi) - math.log10(lo)))
+    else:
+        v = lo + u * (hi - lo)
+    v = np.minimum(hi, np.maximum(lo, np.where(u <= 0.0, lo, np.where(u >= 1.0, hi, v))))
+    if inp.integer:
+        v = np.round(v)
+    values, at = np.unique(v, return_inverse=True)
+    found = [int(x) for x in values.tolist()] if inp.integer else values.tolist()
+    return tuple(found), at.reshape(-1)
+
+
+def _input_of(d: dict[str, Any]) -> Input:
+    """An input of a study from its description (:meth:`.spec.Input.to_dict`)."""
+    path = tuple(d["path"])
+    if "levels" in d:
+        return Input(path, levels=tuple(d["levels"]))
+    points = d.get("points")
+    return Input(
+        path,
+        lo=float(d["min"]),
+        hi=float(d["max"]),
+        log=d.get("scale") == "log",
+        points=None if points is None else int(points),
+        integer=bool(d.get("integer")),
+    )
 
 
 def _repeated(index: np.ndarray) -> np.ndarray:
