@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QAbstractSlider
 from test_gui import find, settle
 
 from planner_gui.core import fmt
+from planner_gui.core.model import Scenario
 from planner_gui.core.scenario_io import load_preset
 from planner_gui.core.spares import Spares
 from planner_gui.core.spares.modes import mode_counts, mode_scenario
@@ -325,3 +326,18 @@ def test_the_group_says_which_model_is_on_and_the_pool_off_turns_off_what_only_i
     box.swap.edited.emit(0.0)
     settle(qtbot, win)
     assert not win.scenario().uses_spares and box.note.text().startswith("Model: today's")
+
+
+def test_the_modes_dialog_without_a_simulated_pool_names_only_the_lines_it_draws(qtbot):
+    """Unlimited spares in restart mode: no pool is simulated, so only the M/G/infinity lines are drawn; the legend
+    named the Monte Carlo mean and 95th percentile too."""
+    from planner_gui.ui.spares_modes import SparesModesDialog
+
+    dlg = SparesModesDialog(Scenario(gpus=16_384, trials=20, days=5.0), None)
+    qtbot.addWidget(dlg)
+    names = [label.text for _, label in dlg.repair_plot.legend.items]
+    assert names == ["M/G/infinity mean", "M/G/infinity p95"], names
+    for item, _label in dlg.repair_plot.legend.items:
+        x, _ = item.getData() if hasattr(item, "getData") else item.item.getData()
+        assert x is not None and len(x) > 0
+    dlg.done(0)

@@ -109,6 +109,10 @@ class SparesModesDialog(QDialog):
         if run is None or run.trials.repair_over_time is None or run.trials.repair_grid is None:
             self.curves["mean"].setData([], [])
             self.curves["p95"].setData([], [])
+            legend = self.repair_plot.legend
+            if legend is not None:  # (a legend names only what is drawn)
+                for key in ("mean", "p95"):
+                    legend.removeItem(self.curves[key])
             text = "The scenario shown has no simulated pool (unlimited spares in restart mode): the lines are the "
             self.note.setText(text + "M/G/infinity law alone.")
             return
