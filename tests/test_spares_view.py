@@ -233,3 +233,10 @@ def test_the_spares_dialogs_axes_repaint_from_a_pixmap(dialog, qtbot):
         assert len(found) >= 4
         assert all(isinstance(item, Axis) for item in found), [type(i).__name__ for i in found]
     modes.done(0)
+
+
+def test_the_sizing_window_names_the_scenario_it_was_opened_on(dialog):
+    """It does not follow the main window's later changes (its inputs are what-ifs of its own): a planner who
+    moved the main window to 100,000 GPUs read 2,048 job nodes with nothing to say they were 16,384 GPUs'."""
+    assert "16,384 GPUs, 10 days (the scenario when opened)" in dialog.windowTitle()
+    assert dialog.summary.text().startswith("For 16,384 GPUs over 10 days, the scenario as it was when this opened")

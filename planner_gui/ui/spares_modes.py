@@ -27,6 +27,7 @@ from ..core.spares.run import SparesRun
 from .collector import collect_on_gui_thread
 from .jobs import JobRunner
 from .plot_items import PALETTE, CountAxis, axes
+from .spares_view import opened_for
 
 __all__ = ["SparesModesDialog"]
 
@@ -37,7 +38,7 @@ class SparesModesDialog(QDialog):
     def __init__(self, scenario: Scenario, result: SimulationResult | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         collect_on_gui_thread()  # its compute link's threads must never run Qt destructors (see .collector)
-        self.setWindowTitle("Repairs and Recovery Modes")
+        self.setWindowTitle(opened_for("Repairs and Recovery Modes", scenario))
         self.setObjectName("sparesModesDialog")
         self.scenario = scenario
         self.comparison: dict[str, np.ndarray] | None = None
@@ -120,7 +121,8 @@ class SparesModesDialog(QDialog):
         self.curves["mean"].setData(grid, over.mean(axis=0))
         self.curves["p95"].setData(grid, np.percentile(over, 95, axis=0))
         self.note.setText(
-            f"{over.shape[0]:,} trials of the scenario shown; restart vs continue: {MODE_TRIALS} trials per point, "
+            f"{over.shape[0]:,} trials of the scenario as it was when this opened ({sc.gpus:,} GPUs); restart vs "
+            f"continue: {MODE_TRIALS} trials per point, "
             "the spare pool at the same share of nodes at every count."
         )
 

@@ -46,13 +46,19 @@ WINDOW_POINTS = 15
 REPAIR_CATEGORIES = ("GPU", "Host", "Network", "Unplanned Maintenance")
 
 
+def opened_for(what: str, sc: Scenario) -> str:
+    """A spares window's title: what it shows, and for which scenario (the one it was opened on; it does not
+    follow later changes of the main window)."""
+    return f"{what}: {sc.gpus:,} GPUs, {sc.days:g} days (the scenario when opened)"
+
+
 class SparesDialog(QDialog):
     """The sizing plots for one scenario and the spares controls."""
 
     def __init__(self, scenario: Scenario, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         collect_on_gui_thread()  # its compute link's threads must never run Qt destructors (see .collector)
-        self.setWindowTitle("Spare-Pool Sizing")
+        self.setWindowTitle(opened_for("Spare-Pool Sizing", scenario))
         self.setObjectName("sparesDialog")
         self.scenario = scenario
         # Start from the scenario's own spares (the pool size is what the dialog varies).
@@ -265,6 +271,8 @@ class SparesDialog(QDialog):
         p = spares_params(self.scenario, self.spares, interval)
         rec = recommended_spares(p)
         self.summary.setText(
+            f"For {self.scenario.gpus:,} GPUs over {self.scenario.days:g} days, the scenario as it was when this "
+            "opened; the inputs here are this window's what-ifs (the main window's stay as they are).\n"
             f"Nodes in repair (M/G/infinity): mean {p.mean_nodes_in_repair:,.1f}, p95 {repair_quantile(p, 0.95):,.0f} "
             f"of {p.job_nodes:,} job nodes.\n"
             f"Pool where 99% of failures find a spare: {rec:,} nodes "

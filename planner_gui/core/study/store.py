@@ -875,9 +875,7 @@ def _off_design(
         where.reverse()
         expected = [(inp.grid_values(), w) for inp, w in zip(inputs, where)]
     else:
-        spec = StudySpec(
-            "", {}, inputs, design=study["design"], samples=int(study["samples"]), seed=int(study["seed"])
-        )
+        spec = StudySpec("", {}, inputs, design=study["design"], samples=int(study["samples"]), seed=int(study["seed"]))
         try:
             u = unit_points(spec)[index]
         except StudyError:
