@@ -479,3 +479,20 @@ def test_time_between_interruptions_says_it_is_an_average_over_the_window(make_w
     # One GPU on the same footing as the job: the job's gap times its GPUs, not the base rates' 5.8 years.
     one_gpu = fmt.every(sc.hours / res.expected.unplanned * sc.gpus)
     assert f"one GPU: {one_gpu}" in win.summary.every.detail.text() and one_gpu != fmt.every(sc.gpu_mtbf_hours)
+
+
+def test_a_bad_log_is_the_users_one_line_not_a_program_failure_in_the_log(make_window, qtbot, tmp_path, caplog):
+    """A log the fit refuses was logged as 'ERROR computation failed' with a traceback: it is the user's file, said
+    in the dialog; the log notes it at INFO."""
+    import logging
+
+    win = make_window()
+    path = tmp_path / "bad.csv"
+    path.write_bytes(b"timestamp,component\nyesterday,GPU\n")
+    with caplog.at_level(logging.INFO, logger="planner_gui"):
+        dlg = win.import_incident_log(path)
+        qtbot.waitUntil(lambda: dlg.error != "", timeout=30_000)
+    assert "yesterday" in dlg.error
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+    assert any("refused its inputs" in r.getMessage() for r in caplog.records)
+    dlg.reject()

@@ -658,3 +658,23 @@ def test_a_row_whose_inputs_are_not_its_designs_is_set_aside_wherever_it_is_read
         res = read_results(bad)
         assert res.rows == clean.rows - 1 and 1 not in res.columns["index"].tolist()
         assert res.set_aside[0] == 1 and said in res.set_aside[1] and "scenario 1" in res.set_aside[1], res.note
+
+
+def test_results_that_are_not_text_or_not_csv_say_so_without_pythons_words(tmp_path):
+    """Random bytes said 'UnicodeDecodeError: 'utf-8' codec can't decode byte 0xf1...', a 300 kB line 'Error:
+    field larger than field limit'."""
+    garbage = tmp_path / "garbage.csv"
+    garbage.write_bytes(bytes([0xF1, 0x80, 0xFF]) * 1000)
+    with pytest.raises(StudyError, match=r"not study results \(not UTF-8 text: byte 0\)") as err:
+        read_results(garbage)
+    assert "Unicode" not in str(err.value) and "codec" not in str(err.value)
+    spec = tmp_path / "g.toml"
+    spec.write_text("[study]\ntrials = 10\n[vary]\ngpus = [1024, 2048]\n")
+    out = tmp_path / "g.csv"
+    assert main(["study", str(spec), "-o", str(out), "--workers", "1"]) == 0
+    head = out.read_text().splitlines(keepends=True)[:2]
+    long = tmp_path / "long.csv"
+    long.write_text("".join(head) + "x" * 300_000 + "\n")
+    with pytest.raises(StudyError, match=r"a CSV line that cannot be read") as err:
+        read_results(long)
+    assert not str(err.value).split("(", 1)[1].startswith("Error")

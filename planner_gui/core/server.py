@@ -330,9 +330,10 @@ def _serve_job(job: Job, inbox: _Inbox, answers: _Answers) -> None:
         answers.send(("cancelled", gen, None))
     except _Gone:
         raise
+    except ValueError as exc:  # inputs the model refuses (a bad file, a value out of range): the user's one line
+        answers.send(("failed", gen, (str(exc), "")))
     except Exception as exc:
-        message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
-        answers.send(("failed", gen, (message, traceback.format_exc())))
+        answers.send(("failed", gen, (f"{type(exc).__name__}: {exc}", traceback.format_exc())))
     else:
         answers.send(("result", gen, value))
 

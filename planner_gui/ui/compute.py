@@ -504,5 +504,8 @@ class ComputeController(QObject):
                 self.resultReady.emit(payload)
             else:
                 message, details = cast(tuple[str, str], payload)
-                log.error("computation failed: %s\n%s", message, details)
+                if details:  # a failure of the program, with its traceback
+                    log.error("computation failed: %s\n%s", message, details)
+                else:  # inputs refused (a view's job): what the view shows, not a failure of the program
+                    log.info("computation refused its inputs: %s", message)
                 self.failed.emit(message)

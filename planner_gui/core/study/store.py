@@ -708,6 +708,10 @@ def read_results(path: str | os.PathLike[str]) -> StudyResults:
         raise StudyError(f"{clean(str(p), 120)}: cannot read ({clean(exc.strerror or str(exc), 80)})") from None
     except ImportError as exc:
         raise StudyError(f"{clean(p.name, 80)}: reading Parquet needs {missing_package(exc)}") from None
+    except UnicodeDecodeError as exc:
+        raise StudyError(f"{clean(p.name, 80)}: not study results (not UTF-8 text: byte {exc.start:,})") from None
+    except csv.Error as exc:
+        raise StudyError(f"{clean(p.name, 80)}: not study results (a CSV line that cannot be read: {exc})") from None
     except Exception as exc:
         raise StudyError(
             f"{clean(p.name, 80)}: not study results ({clean(f'{type(exc).__name__}: {exc}', 160)})"
