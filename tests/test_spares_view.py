@@ -240,3 +240,27 @@ def test_the_sizing_window_names_the_scenario_it_was_opened_on(dialog):
     moved the main window to 100,000 GPUs read 2,048 job nodes with nothing to say they were 16,384 GPUs'."""
     assert "16,384 GPUs, 10 days (the scenario when opened)" in dialog.windowTitle()
     assert dialog.summary.text().startswith("For 16,384 GPUs over 10 days, the scenario as it was when this opened")
+
+
+def test_a_view_whose_compute_process_kept_dying_starts_again_on_its_next_request(qtbot):
+    """Recovery Strategies killed four times in ten seconds said computing was paused, and only closing it and
+    opening it again computed anything: the view's next request (a changed input) starts a fresh process."""
+    from PySide6.QtCore import QObject
+
+    from planner_gui.ui.jobs import JobFailed, JobRunner
+
+    owner = QObject()
+    got = []
+    runner = JobRunner(owner, lambda req, value: got.append(value))
+    runner._controller.MAX_DEATHS = 0  # (the first death gives up, as the fourth in a minute does)
+    runner.run("spares_modes", Scenario(gpus=65_536, trials=200, days=30.0))
+    qtbot.waitUntil(lambda: runner._controller._process is not None, timeout=30_000)
+    runner._controller._process.kill()
+    qtbot.waitUntil(lambda: bool(got), timeout=30_000)
+    assert isinstance(got[-1], JobFailed) and runner.gave_up
+    runner.run("spares_modes", Scenario(gpus=16_384, trials=20, days=5.0))
+    qtbot.waitUntil(lambda: len(got) == 2, timeout=60_000)
+    assert not isinstance(got[-1], JobFailed) and not runner.gave_up
+    runner.shutdown()
+    qtbot.waitUntil(lambda: not runner.alive, timeout=10_000)
+    owner.deleteLater()

@@ -66,14 +66,24 @@ class JobRunner:
         owner.destroyed.connect(lambda *_: _end(c))  # (nothing of the owner or of self in the slot)
 
     def run(self, kind: str, *args: object) -> int:
-        """Ask for ``JOBS[kind](*args)``; the request before it is abandoned. After :meth:`shutdown`, nothing."""
-        if self._controller not in _LIVE:
+        """Ask for ``JOBS[kind](*args)``; the request before it is abandoned. After :meth:`shutdown`, nothing.
+        After the compute process kept dying (the view was told so), a new request starts a fresh one: it is the
+        user's own retry (a changed input)."""
+        c = self._controller
+        if c not in _LIVE:
             return self.request
-        return self._controller.submit_job(kind, *args)
+        if c.gave_up:
+            c.restart()
+        return c.submit_job(kind, *args)
 
     @property
     def request(self) -> int:
         return self._controller.generation
+
+    @property
+    def gave_up(self) -> bool:
+        """Whether its compute process kept dying and is not restarted until the next request."""
+        return self._controller in _LIVE and self._controller.gave_up
 
     @property
     def busy(self) -> bool:

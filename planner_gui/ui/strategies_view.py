@@ -213,7 +213,8 @@ class StrategiesDialog(QDialog):
             return
         sc, self._asked = self._asked, None
         if isinstance(value, JobFailed):
-            self._cannot(f"Cannot compare strategies: {fmt.clean(str(value), 300)}")
+            retry = "; change an input to try again" if self._jobs.gave_up else ""
+            self._cannot(f"Cannot compare strategies: {fmt.clean(str(value), 300)}{retry}")
             return
         assert isinstance(value, dict)
         self.comparison = value
