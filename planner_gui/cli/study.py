@@ -28,7 +28,7 @@ from ..core.study import (
     study_meta,
     study_summary,
 )
-from ..core.study.runners import check_done, check_scheduler, local_workers, scenario_seconds
+from ..core.study.runners import check_done, check_scheduler, local_workers, reach_scheduler, scenario_seconds
 from ..core.study.store import held, journal_of
 from ..core.study.summary import DEFAULT_WHERE, default_least
 from .flags import EXIT_INTERRUPTED, Parser, UsageError, about, check_output, file_name, integer_arg
@@ -128,6 +128,8 @@ def _run_held(args: argparse.Namespace) -> int:
             f"planner-gui: warning: --workers {args.workers:,} is more than the {local_workers():,} core"
             f"{'s' if local_workers() != 1 else ''} this process may use; they will share them"
         )
+    if args.scheduler is not None:
+        reach_scheduler(args.scheduler)  # (before the study is announced: a cluster not there is one line)
     backend = Backend(args.workers or 0, args.scheduler)
     store = ResultStore(args.output, study_meta(spec, total), fresh=args.fresh)
     check_done(spec, store)

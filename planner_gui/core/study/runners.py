@@ -31,7 +31,15 @@ from .spec import StudyError, StudySpec, missing_package
 from .store import ResultStore, input_cell, output_cells
 from .worker import ERROR_KEY, run_chunk, worker_version
 
-__all__ = ["Backend", "check_done", "check_scheduler", "local_workers", "run_study", "scenario_seconds"]
+__all__ = [
+    "Backend",
+    "check_done",
+    "check_scheduler",
+    "local_workers",
+    "reach_scheduler",
+    "run_study",
+    "scenario_seconds",
+]
 
 #: Called as rows arrive: (scenarios done, scenarios in the study, done when this run started).
 ProgressFn = Callable[[int, int, int], None]
@@ -401,6 +409,17 @@ CONNECT_TIMEOUT_S = 10.0
 _HANDSHAKE_MAX_BYTES = 1 << 20
 
 
+def reach_scheduler(address: str) -> None:
+    """Check that a study can run on the Dask scheduler at ``address``: the address, the packages, and that a
+    Dask scheduler answers there (one line if not, before anything is said of the study)."""
+    check_scheduler(address)
+    try:
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        raise StudyError(f"--scheduler: needs {missing_package(exc)}") from None
+    _probe_scheduler(address)
+
+
 def _probe_scheduler(address: str) -> None:
     """Refuse, in one line, an address where no Dask scheduler answers: a Dask scheduler speaks first (its
     handshake: an 8-byte length, then frames that hold a small message of its compression, Python and pickle
@@ -582,12 +601,9 @@ def _run_dask(
     receive: Callable[[list[dict[str, Any]]], None],
     note: Callable[[str], None] | None = None,
 ) -> None:
-    check_scheduler(address)
-    try:
-        from distributed import Client, as_completed
-    except ImportError as exc:
-        raise StudyError(f"--scheduler: needs {missing_package(exc)}") from None
-    _probe_scheduler(address)
+    reach_scheduler(address)
+    from distributed import Client, as_completed
+
     client = _connect(Client, address)
     futures: list[Any] = []
     try:
