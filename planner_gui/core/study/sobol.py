@@ -68,7 +68,8 @@ def _seed(results: StudyResults) -> int:
 def sobol_indices(results: StudyResults, output: str = "goodput.mean", *, use_salib: bool = True) -> SobolIndices:
     """The Sobol indices of ``output``; a one-line :class:`StudyError` when they cannot be had."""
     if results.design != "sobol":
-        raise StudyError(f"they need a Sobol design (study.design = 'sobol'); this study is a {results.design}")
+        design = {"lhs": "a Latin hypercube", "grid": "a grid"}.get(results.design, f"design '{results.design}'")
+        raise StudyError(f"they need a Sobol design (study.design = 'sobol'); this study is {design}")
     if output not in results.columns or results.meta["columns"].get(output) == "text":
         raise StudyError(f"no numeric column '{output}' in the results")
     d = len(results.inputs)
