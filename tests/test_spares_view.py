@@ -232,6 +232,8 @@ def test_the_spares_dialogs_axes_repaint_from_a_pixmap(dialog, qtbot):
         found = [i for i in view.plots.scene().items() if isinstance(i, pg.AxisItem) and i.isVisibleTo(None)]
         assert len(found) >= 4
         assert all(isinstance(item, Axis) for item in found), [type(i).__name__ for i in found]
+        # Grid lines at two tick levels, not three: the third doubled the time to redraw the axes on new results.
+        assert all(item.grid and item.style["maxTickLevel"] == 1 for item in found)
     modes.done(0)
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "axes",
     "brush",
     "duration_text",
+    "grid",
     "nearest",
     "pen",
 ]
@@ -87,6 +88,14 @@ class Axis(pg.AxisItem):
             self._pixmap, self._pixmap_of = pixmap, (self.picture, rect, ratio)
         assert self._pixmap is not None
         p.drawPixmap(rect.topLeft(), self._pixmap)
+
+
+def grid(plot: pg.PlotItem, alpha: float = 0.25) -> None:
+    """Grid lines across ``plot`` at its axes' major and minor ticks, not at pyqtgraph's finest third level, whose
+    lines doubled the time to redraw an axis (a spares dialog's three plots took 56 ms to repaint new results)."""
+    plot.showGrid(x=True, y=True, alpha=alpha)
+    for side in ("left", "bottom"):
+        plot.getAxis(side).setStyle(maxTickLevel=1)
 
 
 def axes(**special: Axis) -> dict[str, pg.AxisItem]:

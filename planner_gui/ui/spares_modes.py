@@ -26,7 +26,7 @@ from ..core.spares.modes import MODE_TRIALS
 from ..core.spares.run import SparesRun
 from .collector import collect_on_gui_thread
 from .jobs import JobRunner
-from .plot_items import PALETTE, CountAxis, axes
+from .plot_items import PALETTE, CountAxis, axes, grid
 from .spares_view import opened_for
 
 __all__ = ["SparesModesDialog"]
@@ -59,7 +59,7 @@ class SparesModesDialog(QDialog):
         # Legends where the curves are not: below the nodes in repair (flat lines well above 0), and at the bottom
         # left of goodput across GPU counts (the curves fall to the right).
         for plot, corner in ((self.repair_plot, (-10, -10)), (self.mode_plot, (10, -10))):
-            plot.showGrid(x=True, y=True, alpha=0.25)
+            grid(plot)
             plot.addLegend(offset=corner)
         dash = Qt.PenStyle.DashLine
         self.curves = {

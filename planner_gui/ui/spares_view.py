@@ -34,7 +34,7 @@ from ..core.spares.run import SizingResult, check_spares_fit
 from ..core.specs import labelled
 from .collector import collect_on_gui_thread
 from .jobs import JobRunner
-from .plot_items import axes
+from .plot_items import axes, grid
 from .widgets import DoubleSpinBox, SpinBox
 
 __all__ = ["SparesDialog"]
@@ -140,7 +140,7 @@ class SparesDialog(QDialog):
         for plot, unit in ((self.plot_goodput, "%"), (self.plot_nospare, "%"), (self.plot_cost, "$M")):
             plot.setLabel("bottom", "spare nodes")
             plot.setLabel("left", unit)
-            plot.showGrid(x=True, y=True, alpha=0.25)
+            grid(plot)
             self.legends.append(plot.addLegend(offset=(-10, 10)))
         self.curves = {
             "goodput": self.plot_goodput.plot(name="goodput (Monte Carlo)", pen=pg.mkPen("#1f77b4", width=2)),

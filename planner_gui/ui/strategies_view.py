@@ -36,7 +36,7 @@ from ..core.scenario_io import ScenarioError
 from ..core.specs import labelled
 from ..core.tiers.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable, distinct_notes
 from .jobs import JobFailed, JobRunner
-from .plot_items import PALETTE, CountAxis, PercentAxis, axes, duration_text, pen
+from .plot_items import PALETTE, CountAxis, PercentAxis, axes, duration_text, grid, pen
 from .plots import HOURS_COLORS
 
 __all__ = ["SCALE_TRIALS", "WINDOW_GPUS", "WINDOW_TRIALS", "StrategiesDialog"]
@@ -141,7 +141,7 @@ class StrategiesDialog(QDialog):
         )
         self.plot_gpus.setLabel("bottom", "GPUs")
         self.plot_gpus.setLabel("left", "goodput (%)")
-        self.plot_gpus.showGrid(x=True, y=True, alpha=0.25)
+        grid(self.plot_gpus)
         self.gpus_legend = self.plot_gpus.addLegend(offset=(10, -10), labelTextSize="8pt")  # curves fall right
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.errors: dict[str, pg.ErrorBarItem] = {}
