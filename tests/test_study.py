@@ -562,7 +562,7 @@ def test_goodput_depending_on_one_input_only_gives_it_every_share(tmp_path, caps
 def test_sobol_indices_need_a_whole_sobol_design(tmp_path):
     p = write_spec(tmp_path, SMALL)
     res = run_to(p, tmp_path / "r.parquet", Backend(workers=1))
-    with pytest.raises(StudyError, match="need a Sobol design .*; this study is a Latin hypercube$"):
+    with pytest.raises(StudyError, match=r"need a Sobol design .*; this study is a Latin hypercube$"):
         sobol_indices(res)
     y = np.arange(20.0)
     partial = fake_results(y, ["a", "b"])
