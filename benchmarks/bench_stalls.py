@@ -52,28 +52,30 @@ checkpoint_interval_min = ["optimal", 30, 120]
 
 
 def write_study(folder: Path, rows: int, form: str) -> Path:
-    """A results file as ``planner-gui study`` writes it, its inputs drawn in their ranges, its outputs
-    made up (the window's reading and drawing are measured, not the study's numbers)."""
+    """A results file as ``planner-gui study`` writes it: its inputs the design's at each index (a row that is
+    not its design's is set aside when read), its outputs made up (the window's reading and drawing are
+    measured, not the study's numbers)."""
     from planner_gui.core.study import design_size, read_spec, study_meta
-    from planner_gui.core.study.store import CSV_MARK, META_KEY, SHARE_OUTPUTS
+    from planner_gui.core.study.design import unit_points
+    from planner_gui.core.study.store import CSV_MARK, META_KEY, SHARE_OUTPUTS, _values_at, input_cell
 
     spec_path = folder / "study.toml"
     spec_path.write_text(SPEC.format(rows=rows))
     spec = read_spec(spec_path)
     meta = study_meta(spec, design_size(spec))
     rng = np.random.default_rng(1)
+    u = unit_points(spec)
+    design: dict[str, object] = {}
+    for k, inp in enumerate(spec.inputs):
+        values, at = _values_at(inp, u[:, k])
+        cells = [input_cell(inp, v) for v in values]
+        design[inp.name] = [cells[i] for i in at] if not inp.numeric else np.asarray(cells)[at]
     columns: dict[str, object] = {}
-    for c, kind in meta["columns"].items():
+    for c in meta["columns"]:
         if c in ("index", "seed"):
             columns[c] = np.arange(rows, dtype=np.int64)
-        elif c == "gpus":
-            columns[c] = np.round(np.exp(rng.uniform(np.log(8192), np.log(1048576), rows))).astype(np.int64)
-        elif c == "detect_min":
-            columns[c] = rng.uniform(1, 30, rows)
-        elif c == "checkpoint_write_s":
-            columns[c] = np.exp(rng.uniform(0, np.log(600), rows))
-        elif kind == "text":
-            columns[c] = rng.choice(np.array(["optimal", "30", "120"]), rows).tolist()
+        elif c in design:
+            columns[c] = design[c]
         elif c in SHARE_OUTPUTS:
             columns[c] = rng.uniform(0.5, 1.0, rows)
         else:
