@@ -30,19 +30,13 @@ class JobFailed(Exception):
     """A job that could not be computed; ``str()`` is the one line to show."""
 
 
-#: The processes of runners shut down, until they have ended (for :attr:`JobRunner.alive`).
-_ENDING: dict[int, list[_Link]] = {}
-
-
-def _end(controller: ComputeController) -> None:
-    """Release the controller's processes without waiting for them (they end on a thread of their own) and
-    delete it: the GUI thread never waits for a process to quit."""
+def _end(controller: ComputeController, ending: list[_Link]) -> None:
+    """Release the controller's processes without waiting for them (they end on a thread of their own; their
+    links are added to ``ending``) and delete it: the GUI thread never waits for a process to quit."""
     if controller in _LIVE:
         _LIVE.discard(controller)
         if shiboken6.isValid(controller):  # (not when the application itself is being torn down)
-            ending = controller.release()
-            if ending:
-                _ENDING[id(controller)] = ending
+            ending.extend(controller.release())
             controller.deleteLater()
 
 
@@ -57,13 +51,16 @@ class JobRunner:
         on_progress: Callable[[float], None] | None = None,
     ) -> None:
         self._controller = c = ComputeController()
+        #: Its processes once shut down, until they have ended (for :attr:`alive`).
+        self._ending: list[_Link] = []
+        ending = self._ending
         _LIVE.add(c)
         c.resultReady.connect(lambda value: on_done(c.generation, value))
         c.failed.connect(lambda message: on_done(c.generation, JobFailed(message)))
         c.gaveUp.connect(lambda message: on_done(c.generation, JobFailed(message)))
         if on_progress is not None:
             c.progress.connect(on_progress)
-        owner.destroyed.connect(lambda *_: _end(c))  # (nothing of the owner or of self in the slot)
+        owner.destroyed.connect(lambda *_: _end(c, ending))  # (nothing of the owner or of self in the slot)
 
     def run(self, kind: str, *args: object) -> int:
         """Ask for ``JOBS[kind](*args)``; the request before it is abandoned. After :meth:`shutdown`, nothing.
@@ -94,13 +91,7 @@ class JobRunner:
         """Whether its compute process, or a thread talking to it, still runs (after :meth:`shutdown`: until they
         have ended)."""
         c = self._controller
-        if c in _LIVE:
-            return c.alive
-        ending = _ENDING.get(id(c), [])
-        if ending and not any(link.alive for link in ending):
-            del _ENDING[id(c)]
-            return False
-        return bool(ending)
+        return c.alive if c in _LIVE else any(link.alive for link in self._ending)
 
     def cancel(self) -> None:
         """Stop the running job; no result comes for it."""
@@ -110,4 +101,4 @@ class JobRunner:
     def shutdown(self) -> None:
         """Stop the compute process and forget every request, without waiting: the process is asked to quit, and
         killed if it has not after :data:`.compute.QUIT_GRACE_S`, on a thread of its own."""
-        _end(self._controller)
+        _end(self._controller, self._ending)

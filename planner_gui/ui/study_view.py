@@ -33,7 +33,7 @@ from ..core import fmt
 from ..core.jobs import STUDY_OUTPUT
 from ..core.study.sobol import SobolIndices
 from ..core.study.store import StudyResults
-from ..core.study.summary import NO_INPUT, Heatmap, drawable_outputs
+from ..core.study.summary import NO_INPUT, Heatmap, drawable_outputs, first_axes
 from ..core.study.summary import heatmap as study_heatmap
 from .collector import collect_on_gui_thread
 from .jobs import JobFailed, JobRunner
@@ -190,8 +190,10 @@ class StudyView(QWidget):
         self.y_box.addItems(res.inputs if len(res.inputs) > 1 else [NO_INPUT])
         numeric_outputs = drawable_outputs(res)
         self.out_box.addItems(numeric_outputs)
-        self.x_box.setCurrentIndex(0)
-        self.y_box.setCurrentIndex(1 if len(res.inputs) > 1 else 0)
+        if res.inputs:  # (the heatmap the compute process drew already: summary.prepare)
+            x, y = first_axes(res)
+            self.x_box.setCurrentText(x)
+            self.y_box.setCurrentText(y)
         self._x_prev, self._y_prev = self.x_box.currentText(), self.y_box.currentText()
         if DEFAULT_OUTPUT in numeric_outputs:
             self.out_box.setCurrentText(DEFAULT_OUTPUT)
