@@ -142,7 +142,7 @@ def test_the_summary_and_breakdown_show_the_hours_spares_add(make_window, qtbot)
 def test_the_modes_dialog_draws_every_legend_entry(make_window, qtbot):
     win = _window(make_window, qtbot, Spares(spare_nodes=4, swap_min=10.0, replica_gpus=1024), gpus=8192)
     dlg = win.show_spares_modes()
-    qtbot.waitUntil(lambda: dlg.comparison is not None, timeout=240_000)
+    qtbot.waitUntil(lambda: dlg.comparison is not None and dlg.ready, timeout=240_000)
     for plot in (dlg.repair_plot, dlg.mode_plot):
         for item, _label in plot.legend.items:
             x, y = item.getData() if hasattr(item, "getData") else item.item.getData()
@@ -273,6 +273,7 @@ def test_repairs_and_modes_says_why_it_cannot_show_inputs_the_model_refuses(qtbo
     sc = Scenario(gpus=16_384, trials=20).replace(spares=Spares(spare_nodes=4, min_gpus=999_999))
     dlg = SparesModesDialog(sc, None)
     qtbot.addWidget(dlg)
+    qtbot.waitUntil(lambda: dlg.ready)
     assert "Cannot show the nodes in repair: spares.min_gpus" in dlg.note.text()
     dlg.close()
 
@@ -335,6 +336,7 @@ def test_the_modes_dialog_without_a_simulated_pool_names_only_the_lines_it_draws
 
     dlg = SparesModesDialog(Scenario(gpus=16_384, trials=20, days=5.0), None)
     qtbot.addWidget(dlg)
+    qtbot.waitUntil(lambda: dlg.ready)
     names = [label.text for _, label in dlg.repair_plot.legend.items]
     assert names == ["M/G/infinity mean", "M/G/infinity p95"], names
     for item, _label in dlg.repair_plot.legend.items:

@@ -295,6 +295,7 @@ def test_a_study_without_inputs_says_so(qtbot, tmp_path):
     qtbot.addWidget(view)
     view.show_results(res, "No Sobol indices: none")
     view.show()
+    qtbot.waitUntil(lambda: view.results is not None)  # (shown once its plots are built)
     assert not view.heat_plot.isVisible() and view.no_heatmap.isVisible()
     assert "varies no input" in view.no_heatmap.text()
 

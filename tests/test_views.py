@@ -594,3 +594,41 @@ def test_the_filter_holds_for_rows_rebuilt_by_another_scenario(make_window, qtbo
     assert all(not row.isHidden() for row in panel.comp_rows.values())
     # A row taken out of the panel is not shown again (it would be a window of its own).
     assert [w for w in QApplication.topLevelWidgets() if w.isVisible()] == [win]
+
+
+def test_steps_in_turns_run_in_order_one_per_turn_and_stop_with_their_owner(qtbot):
+    """plot_items.in_turns: a window's plots are built one per turn of the event loop (so no turn holds the window
+    long), in order, and the rest are dropped when the window goes."""
+    from PySide6.QtCore import QCoreApplication, QObject
+
+    from planner_gui.ui.plot_items import in_turns
+
+    owner = QObject()
+    ran: list[int] = []
+    in_turns(owner, [lambda i=i: ran.append(i) for i in range(4)])
+    assert ran == []  # nothing before the event loop turns
+    qtbot.waitUntil(lambda: len(ran) == 4, timeout=5_000)
+    assert ran == [0, 1, 2, 3]
+    other = QObject()
+    left: list[int] = []
+    in_turns(other, [lambda i=i: left.append(i) for i in range(50)])
+    qtbot.waitUntil(lambda: len(left) >= 1, timeout=5_000)
+    other.deleteLater()
+    QCoreApplication.sendPostedEvents(None, 0)  # (DeferredDelete) the owner is gone
+    qtbot.wait(100)
+    assert 1 <= len(left) < 50
+
+
+def test_a_plots_context_menu_is_built_when_first_asked_for(qapp):
+    """plot_items.ViewBox builds pyqtgraph's view menu when it is first asked for, not with the plot, and it is the
+    same menu (View All, the axes' entries)."""
+    from planner_gui.ui.plot_items import plot_item
+
+    plot = plot_item("t")
+    vb = plot.getViewBox()
+    assert vb.menu is None and vb.menuEnabled()
+    menu = vb.getMenu(None)
+    assert menu is vb.menu and menu is not None
+    texts = [a.text() for a in menu.actions()]
+    assert "View All" in texts and any("X axis" in t for t in texts), texts
+    assert vb.getContextMenus(None) == menu.actions()

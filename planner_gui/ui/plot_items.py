@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QPainter, QPixmap, QTransform
 
 from ..core import fmt
@@ -22,12 +22,16 @@ __all__ = [
     "Hover",
     "MarkedLine",
     "PercentAxis",
+    "ViewBox",
     "axes",
     "brush",
     "duration_text",
     "grid",
+    "in_turns",
     "nearest",
     "pen",
+    "plot_item",
+    "plots_in_turns",
 ]
 
 # Tableau 10: distinguishable in light and dark themes.
@@ -96,6 +100,81 @@ def grid(plot: pg.PlotItem, alpha: float = 0.25) -> None:
     plot.showGrid(x=True, y=True, alpha=alpha)
     for side in ("left", "bottom"):
         plot.getAxis(side).setStyle(maxTickLevel=1)
+
+
+class ViewBox(pg.ViewBox):
+    """pyqtgraph's ViewBox with its context menu built the first time it is asked for (building it at once was
+    a quarter of the time a plot takes to build, for a menu most plots never show)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs["enableMenu"] = False
+        super().__init__(*args, **kwargs)
+        self.state["enableMenu"] = True  # (enabled, not built)
+
+    def _built_menu(self) -> None:
+        if getattr(self, "menu", None) is None and self.menuEnabled():
+            from pyqtgraph.graphicsItems.ViewBox.ViewBoxMenu import ViewBoxMenu
+
+            self.menu = ViewBoxMenu(self)
+            self.updateViewLists()
+
+    def getMenu(self, ev: object) -> object:
+        self._built_menu()
+        return super().getMenu(ev)
+
+    def getContextMenus(self, event: object) -> list[object]:
+        self._built_menu()
+        return list(super().getContextMenus(event))
+
+
+def plot_item(title: str | None = None, **special: Axis) -> pg.PlotItem:
+    """A plot for a layout: :func:`axes` (``special`` as there) and a :class:`ViewBox` whose menu is built when
+    first shown."""
+    return pg.PlotItem(title=title, axisItems=axes(**special), viewBox=ViewBox())
+
+
+def in_turns(owner: QObject, steps: Sequence[Callable[[], None]]) -> None:
+    """Run ``steps`` one per turn of the event loop, in order, while ``owner`` lives.
+
+    A window with several plots builds them this way: pyqtgraph's PlotItem takes 15-25 ms to build (its context
+    menus, axes and labels) and as long to paint the first time, so a dialog of three plots built at once held
+    the event loop 60-110 ms. Building a plot in one step and putting it on screen in the next keeps every turn
+    under 50 ms (``benchmarks/bench_stalls.py --case opening``); between turns the window paints and answers.
+    (A timer of 1 ms, not 0: Qt runs a 0 ms single shot as a posted event, in the same pass as the paint that the
+    step before asked for and before any timer, so two steps and a paint ran as one stall.)"""
+    todo = list(steps)
+
+    def run_next() -> None:
+        if todo:
+            todo.pop(0)()
+        if todo:
+            QTimer.singleShot(1, owner, run_next)
+
+    if todo:
+        QTimer.singleShot(1, owner, run_next)
+
+
+def plots_in_turns(
+    owner: QObject,
+    layout: pg.GraphicsLayoutWidget,
+    builders: Sequence[Callable[[], pg.PlotItem]],
+    done: Callable[[], None],
+) -> None:
+    """A column of plots for ``layout``, by :func:`in_turns`: each built (``builders[i]``, row ``i``) in one turn and
+    put in the layout in the next; then ``done``."""
+    made: list[pg.PlotItem] = []
+
+    def build(make: Callable[[], pg.PlotItem]) -> Callable[[], None]:
+        return lambda: made.append(make())
+
+    def place(row: int) -> Callable[[], None]:
+        return lambda: layout.addItem(made[row], row=row, col=0)
+
+    steps: list[Callable[[], None]] = []
+    for row, make in enumerate(builders):
+        steps += [build(make), place(row)]
+    steps.append(done)
+    in_turns(owner, steps)
 
 
 def axes(**special: Axis) -> dict[str, pg.AxisItem]:

@@ -26,7 +26,7 @@ from ..core.spares.modes import MODE_TRIALS
 from ..core.spares.run import SparesRun
 from .collector import collect_on_gui_thread
 from .jobs import JobRunner
-from .plot_items import PALETTE, CountAxis, axes, grid
+from .plot_items import PALETTE, CountAxis, grid, plot_item, plots_in_turns
 from .spares_view import opened_for
 
 __all__ = ["SparesModesDialog"]
@@ -44,34 +44,13 @@ class SparesModesDialog(QDialog):
         self.comparison: dict[str, np.ndarray] | None = None
         self.counts: np.ndarray | None = None
         self._jobs = JobRunner(self, self._finished)
+        # The plots are built a turn of the event loop at a time once the dialog is up (plot_items.in_turns: both at
+        # once held the window about 60 ms); what comes before they are is drawn on them when they are.
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setObjectName("sparesModesPlots")
-        self.repair_plot = self.plots.addPlot(row=0, col=0, title="Nodes in repair over the window", axisItems=axes())
-        self.repair_plot.setLabel("bottom", "day")
-        self.repair_plot.setLabel("left", "nodes")
-        self.mode_plot = (
-            self.plots.addPlot(  # x: log10(GPUs), labelled as counts (pyqtgraph's log axis ran them together)
-                row=1, col=0, title="Restart vs continue across GPU counts", axisItems=axes(bottom=CountAxis("bottom"))
-            )
-        )
-        self.mode_plot.setLabel("bottom", "GPUs")
-        self.mode_plot.setLabel("left", "goodput (%)")
-        # Legends where the curves are not: below the nodes in repair (flat lines well above 0), and at the bottom
-        # left of goodput across GPU counts (the curves fall to the right).
-        for plot, corner in ((self.repair_plot, (-10, -10)), (self.mode_plot, (10, -10))):
-            grid(plot)
-            plot.addLegend(offset=corner)
-        dash = Qt.PenStyle.DashLine
-        self.curves = {
-            "mean": self.repair_plot.plot(name="mean (Monte Carlo)", pen=pg.mkPen(PALETTE[0], width=2)),
-            "p95": self.repair_plot.plot(name="95th percentile", pen=pg.mkPen(PALETTE[1], width=2)),
-            "mean_exact": self.repair_plot.plot(
-                name="M/G/infinity mean", pen=pg.mkPen(PALETTE[0], width=1, style=dash)
-            ),
-            "p95_exact": self.repair_plot.plot(name="M/G/infinity p95", pen=pg.mkPen(PALETTE[1], width=1, style=dash)),
-            "restart": self.mode_plot.plot(name="restart", pen=pg.mkPen(PALETTE[2], width=2), symbol="o"),
-            "continue": self.mode_plot.plot(name="continue", pen=pg.mkPen(PALETTE[4], width=2), symbol="s"),
-        }
+        self.ready = False
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        plots_in_turns(self, self.plots, (self._build_repairs, self._build_modes), lambda: self._built(result))
         self.pool_line: pg.PlotDataItem | None = None
         self.note = QLabel()
         self.note.setObjectName("sparesModesNote")
@@ -80,8 +59,44 @@ class SparesModesDialog(QDialog):
         lay.addWidget(self.plots, 1)
         lay.addWidget(self.note)
         self.resize(900, 720)
-        self._draw_repairs(result)
         self._start()
+
+    # -- plots ---------------------------------------------------------------------------------------
+    def _build_repairs(self) -> pg.PlotItem:
+        self.repair_plot = plot_item("Nodes in repair over the window")
+        self.repair_plot.setLabel("bottom", "day")
+        self.repair_plot.setLabel("left", "nodes")
+        # Legends where the curves are not: below the nodes in repair (flat lines well above 0).
+        grid(self.repair_plot)
+        self.repair_plot.addLegend(offset=(-10, -10))
+        dash = Qt.PenStyle.DashLine
+        self.curves["mean"] = self.repair_plot.plot(name="mean (Monte Carlo)", pen=pg.mkPen(PALETTE[0], width=2))
+        self.curves["p95"] = self.repair_plot.plot(name="95th percentile", pen=pg.mkPen(PALETTE[1], width=2))
+        self.curves["mean_exact"] = self.repair_plot.plot(
+            name="M/G/infinity mean", pen=pg.mkPen(PALETTE[0], width=1, style=dash)
+        )
+        self.curves["p95_exact"] = self.repair_plot.plot(
+            name="M/G/infinity p95", pen=pg.mkPen(PALETTE[1], width=1, style=dash)
+        )
+        return self.repair_plot
+
+    def _build_modes(self) -> pg.PlotItem:
+        # x: log10(GPUs), labelled as counts (pyqtgraph's log axis ran them together)
+        self.mode_plot = plot_item("Restart vs continue across GPU counts", bottom=CountAxis("bottom"))
+        self.mode_plot.setLabel("bottom", "GPUs")
+        self.mode_plot.setLabel("left", "goodput (%)")
+        # The legend at the bottom left of goodput across GPU counts (the curves fall to the right).
+        grid(self.mode_plot)
+        self.mode_plot.addLegend(offset=(10, -10))
+        self.curves["restart"] = self.mode_plot.plot(name="restart", pen=pg.mkPen(PALETTE[2], width=2), symbol="o")
+        self.curves["continue"] = self.mode_plot.plot(name="continue", pen=pg.mkPen(PALETTE[4], width=2), symbol="s")
+        return self.mode_plot
+
+    def _built(self, result: SimulationResult | None) -> None:
+        self.ready = True
+        self._draw_repairs(result)
+        if self.comparison is not None and self.counts is not None:
+            self._draw_modes(self.counts, self.comparison)
 
     def _draw_repairs(self, result: SimulationResult | None) -> None:
         sc = self.scenario
@@ -142,6 +157,10 @@ class SparesModesDialog(QDialog):
         comp: dict[str, np.ndarray] = result[1]
         self.comparison = comp
         self.counts = counts
+        if self.ready:
+            self._draw_modes(counts, comp)
+
+    def _draw_modes(self, counts: np.ndarray, comp: dict[str, np.ndarray]) -> None:
         self.curves["restart"].setData(np.log10(counts.astype(float)), 100 * comp["restart"])
         self.curves["continue"].setData(np.log10(counts.astype(float)), 100 * comp["continue"])
 

@@ -34,7 +34,7 @@ from ..core.spares.run import SizingResult, check_spares_fit
 from ..core.specs import labelled
 from .collector import collect_on_gui_thread
 from .jobs import JobRunner
-from .plot_items import axes, grid
+from .plot_items import grid, plot_item, plots_in_turns
 from .widgets import DoubleSpinBox, SpinBox
 
 __all__ = ["SparesDialog"]
@@ -129,30 +129,55 @@ class SparesDialog(QDialog):
         left.addWidget(self.summary)
         left.addStretch(1)
 
+        # The plots are built a turn of the event loop at a time once the dialog is up (plot_items.in_turns): all
+        # three at once held the window 60-110 ms. A result that comes first is drawn when they are (``ready``).
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setObjectName("sparesPlots")
-        self.plot_goodput = self.plots.addPlot(row=0, col=0, title="Goodput", axisItems=axes())
-        self.plot_nospare = self.plots.addPlot(row=1, col=0, title="Failures that find no spare", axisItems=axes())
-        self.plot_cost = self.plots.addPlot(
-            row=2, col=0, title="Total cost: lost GPU-hours + spare pool", axisItems=axes()
+        self.ready = False
+        self._pending: SizingResult | None = None
+        self._blank = False  # inputs that cannot be computed came before the plots
+        self.legends: list[pg.LegendItem] = []
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.marks: dict[str, pg.ScatterPlotItem] = {}
+        plots_in_turns(self, self.plots, (self._build_goodput, self._build_nospare, self._build_cost), self._built)
+
+        row = QHBoxLayout(self)
+        side = QWidget()
+        side.setLayout(left)
+        side.setMaximumWidth(340)
+        row.addWidget(side)
+        row.addWidget(self.plots, 1)
+        self.resize(1100, 720)
+        self._start()
+
+    # -- plots -------------------------------------------------------------------------------------
+    def _plot(self, title: str, unit: str) -> pg.PlotItem:
+        plot = plot_item(title)
+        plot.setLabel("bottom", "spare nodes")
+        plot.setLabel("left", unit)
+        grid(plot)
+        self.legends.append(plot.addLegend(offset=(-10, 10)))
+        return plot
+
+    def _build_goodput(self) -> pg.PlotItem:
+        self.plot_goodput = self._plot("Goodput", "%")
+        self.curves["goodput"] = self.plot_goodput.plot(name="goodput (Monte Carlo)", pen=pg.mkPen("#1f77b4", width=2))
+        return self.plot_goodput
+
+    def _build_nospare(self) -> pg.PlotItem:
+        self.plot_nospare = self._plot("Failures that find no spare", "%")
+        self.curves["nospare"] = self.plot_nospare.plot(name="Monte Carlo", pen=pg.mkPen("#d62728", width=2))
+        self.curves["nospare_exact"] = self.plot_nospare.plot(
+            name="M/G/infinity", pen=pg.mkPen("#555555", width=1, style=Qt.PenStyle.DashLine)
         )
-        self.legends = []
-        for plot, unit in ((self.plot_goodput, "%"), (self.plot_nospare, "%"), (self.plot_cost, "$M")):
-            plot.setLabel("bottom", "spare nodes")
-            plot.setLabel("left", unit)
-            grid(plot)
-            self.legends.append(plot.addLegend(offset=(-10, 10)))
-        self.curves = {
-            "goodput": self.plot_goodput.plot(name="goodput (Monte Carlo)", pen=pg.mkPen("#1f77b4", width=2)),
-            "nospare": self.plot_nospare.plot(name="Monte Carlo", pen=pg.mkPen("#d62728", width=2)),
-            "nospare_exact": self.plot_nospare.plot(
-                name="M/G/infinity", pen=pg.mkPen("#555555", width=1, style=Qt.PenStyle.DashLine)
-            ),
-            "cost": self.plot_cost.plot(name="total cost", pen=pg.mkPen("#2ca02c", width=2)),
-            "pool_cost": self.plot_cost.plot(
-                name="spare pool alone", pen=pg.mkPen("#9467bd", width=1, style=Qt.PenStyle.DashLine)
-            ),
-        }
+        return self.plot_nospare
+
+    def _build_cost(self) -> pg.PlotItem:
+        self.plot_cost = self._plot("Total cost: lost GPU-hours + spare pool", "$M")
+        self.curves["cost"] = self.plot_cost.plot(name="total cost", pen=pg.mkPen("#2ca02c", width=2))
+        self.curves["pool_cost"] = self.plot_cost.plot(
+            name="spare pool alone", pen=pg.mkPen("#9467bd", width=1, style=Qt.PenStyle.DashLine)
+        )
         self.marks = {
             # Not the cost curve's green: on the curve a green dot could not be told from it, in the legend
             # neither (the legend's sample sat on a line of the same colour).
@@ -166,15 +191,14 @@ class SparesDialog(QDialog):
         # Four entries in one column reached down to the flat end of the cost curve, and the legend's marker
         # samples sat among the real markers: two columns keep the legend above the curve.
         self.legends[2].setColumnCount(2)
+        return self.plot_cost
 
-        row = QHBoxLayout(self)
-        side = QWidget()
-        side.setLayout(left)
-        side.setMaximumWidth(340)
-        row.addWidget(side)
-        row.addWidget(self.plots, 1)
-        self.resize(1100, 720)
-        self._start()
+    def _built(self) -> None:
+        self.ready = True
+        if self._pending is not None:
+            self._show(self._pending)
+        elif self._blank:
+            self._clear()
 
     # -- inputs ------------------------------------------------------------------------------------
     def _read(self) -> Spares:
@@ -232,13 +256,22 @@ class SparesDialog(QDialog):
                 QMessageBox.warning(self, "Spare-pool sizing", f"Cannot compute: {labelled(str(result))}")
             return
         assert isinstance(result, SizingResult)
-        self.sizing_result = result
-        self._draw(result)
+        self._show(result)
+
+    def _show(self, result: SizingResult) -> None:
+        """Draw a result (once the plots are built; ``sizing_result`` is the one drawn)."""
+        self._pending, self._blank = result, False
+        if self.ready:
+            self.sizing_result = result
+            self._draw(result)
 
     def _clear(self) -> None:
         """No curves (and no legend naming them) for inputs that cannot be computed: old curves would show
         other inputs."""
         self.sizing_result = None
+        self._pending, self._blank = None, True
+        if not self.ready:
+            return
         for curve in self.curves.values():
             curve.setData([], [])
         for mark in self.marks.values():

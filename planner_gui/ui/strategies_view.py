@@ -36,7 +36,7 @@ from ..core.scenario_io import ScenarioError
 from ..core.specs import labelled
 from ..core.tiers.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable, distinct_notes
 from .jobs import JobFailed, JobRunner
-from .plot_items import PALETTE, CountAxis, PercentAxis, axes, duration_text, grid, pen
+from .plot_items import PALETTE, CountAxis, PercentAxis, duration_text, grid, pen, plot_item, plots_in_turns
 from .plots import HOURS_COLORS
 
 __all__ = ["SCALE_TRIALS", "WINDOW_GPUS", "WINDOW_TRIALS", "StrategiesDialog"]
@@ -81,6 +81,7 @@ class StrategiesDialog(QDialog):
     """The strategies of the scenario being edited: a table, where the time goes, and goodput against GPU
     count."""
 
+    #: A comparison is drawn, table and plots.
     computed = Signal()
 
     def __init__(self, inputs: Inputs, parent: QWidget | None = None) -> None:
@@ -116,11 +117,30 @@ class StrategiesDialog(QDialog):
             "strategy (no spare pool, no swap)."
         )
 
+        # The plots are built a turn of the event loop at a time once the dialog is up (plot_items.in_turns: both at
+        # once held the window about 60 ms); a comparison that comes first is drawn on them when they are.
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setObjectName("strategiesPlots")
-        self.plot_time = self.plots.addPlot(
-            row=0, col=0, title="Where the time goes (% of the window)", axisItems=axes()
-        )
+        self.ready = False
+        self._pending: tuple[dict[str, Any], Scenario] | None = None
+        plots_in_turns(self, self.plots, (self._build_time, self._build_gpus), self._built)
+
+        self._fit_table()
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.status)
+        lay.addWidget(self.table)
+        lay.addWidget(self.plots, 1)
+        self.plots.setVisible(False)  # until there is a comparison to draw: no empty axes, no legend of nothing
+        self._fade = QGraphicsOpacityEffect(self.plots)
+        self.plots.setGraphicsEffect(self._fade)
+        screen = self.screen().availableGeometry() if self.screen() is not None else None
+        width, height = (1260, 780) if screen is None else (min(1260, screen.width()), min(780, screen.height() - 40))
+        self.resize(width, height)  # (within a 1366x768 screen, its title bar included)
+        self._start()
+
+    # -- plots -------------------------------------------------------------------------------------------
+    def _build_time(self) -> pg.PlotItem:
+        self.plot_time = plot_item("Where the time goes (% of the window)")
         self.plot_time.invertY(True)
         self.plot_time.getAxis("left").setTicks([[(i, f"{i + 1}") for i in range(len(STRATEGIES))]])
         self.plot_time.setLabel("left", "strategy (table row)")
@@ -133,12 +153,10 @@ class StrategiesDialog(QDialog):
             self.plot_time.addItem(bars)
             self.time_legend.addItem(bars, HOURS_LABELS[key] if key != "recovery" else "detect + restart + restore")
             self.time_bars[key] = bars
-        self.plot_gpus = self.plots.addPlot(
-            row=1,
-            col=0,
-            title="Goodput against GPU count",
-            axisItems=axes(bottom=CountAxis("bottom"), left=PercentAxis("left")),
-        )
+        return self.plot_time
+
+    def _build_gpus(self) -> pg.PlotItem:
+        self.plot_gpus = plot_item("Goodput against GPU count", bottom=CountAxis("bottom"), left=PercentAxis("left"))
         self.plot_gpus.setLabel("bottom", "GPUs")
         self.plot_gpus.setLabel("left", "goodput (%)")
         grid(self.plot_gpus)
@@ -155,19 +173,13 @@ class StrategiesDialog(QDialog):
         self.here = pg.InfiniteLine(angle=90, pen=pen(PALETTE[2], 1, Qt.PenStyle.DashLine), label="this scenario")
         self.here.label.setPosition(0.08)
         self.plot_gpus.addItem(self.here, ignoreBounds=True)
+        return self.plot_gpus
 
-        self._fit_table()
-        lay = QVBoxLayout(self)
-        lay.addWidget(self.status)
-        lay.addWidget(self.table)
-        lay.addWidget(self.plots, 1)
-        self.plots.setVisible(False)  # until there is a comparison to draw: no empty axes, no legend of nothing
-        self._fade = QGraphicsOpacityEffect(self.plots)
-        self.plots.setGraphicsEffect(self._fade)
-        screen = self.screen().availableGeometry() if self.screen() is not None else None
-        width, height = (1260, 780) if screen is None else (min(1260, screen.width()), min(780, screen.height() - 40))
-        self.resize(width, height)  # (within a 1366x768 screen, its title bar included)
-        self._start()
+    def _built(self) -> None:
+        self.ready = True
+        if self._pending is not None:
+            self._draw_plots(*self._pending)
+            self.computed.emit()
 
     # -- computation -------------------------------------------------------------------------------
     def _inputs_changed(self, changed: frozenset) -> None:
@@ -219,7 +231,6 @@ class StrategiesDialog(QDialog):
         assert isinstance(value, dict)
         self.comparison = value
         self._draw(value, sc)
-        self.computed.emit()
 
     # -- drawing -----------------------------------------------------------------------------------
     def _cannot(self, text: str) -> None:
@@ -229,6 +240,10 @@ class StrategiesDialog(QDialog):
         self._fresh(True)
         self.comparison = None
         self.table.clearContents()
+        self.plots.setVisible(False)
+        self._pending = None
+        if not self.ready:
+            return
         for bars in self.time_bars.values():
             bars.setOpts(x0=[], y=[], width=[], height=0.6)
         for name in self.curves:
@@ -237,14 +252,9 @@ class StrategiesDialog(QDialog):
         self.time_legend.setVisible(False)
         self.gpus_legend.setVisible(False)
         self.here.setVisible(False)
-        self.plots.setVisible(False)
 
     def _draw(self, r: dict[str, Any], sc: Scenario) -> None:
         self._fresh(True)
-        self.plots.setVisible(True)
-        self.time_legend.setVisible(True)
-        self.gpus_legend.setVisible(True)
-        self.here.setVisible(True)
         rows = r["at_scale"]
         window = sc.hours
         for i, row in enumerate(rows):
@@ -268,6 +278,40 @@ class StrategiesDialog(QDialog):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(i, j, item)
         self._fit_table()
+        self._pending = (r, sc)
+        if self.ready:
+            self._draw_plots(r, sc)
+        built = [row for row in rows if row["error"] is None]
+        best = max(built, key=lambda row: row["goodput"]) if built else None
+        missing = " ".join(
+            f"Strategy {i + 1} cannot be built here: {fmt.clean(labelled(row['error']), 200)}."
+            for i, row in enumerate(rows)
+            if row["error"] is not None
+        )
+        notes = "".join(f"Note: {n}. " for n in distinct_notes(rows))
+        self.status.setText(  # what cannot be built first: the rest is the same every time
+            (f"{missing} " if missing else "")
+            + notes
+            + f"{fmt.clean(sc.name, 80)}, {sc.gpus:,} GPUs: each strategy from the scenario's own numbers "
+            f"({'its tiers section' if sc.tiers is not None else 'the published defaults of the fast tier'}), "
+            f"at its own optimal intervals where the scenario says 'optimal'; failed nodes replaced at once (no "
+            f"spare pool, no swap). "
+            + (f"Best: {best['strategy']}, {100 * best['goodput']:.1f} %. " if best is not None else "")
+            + f"{min(sc.trials, WINDOW_TRIALS):,} trials each at this scale, "
+            f"{min(sc.trials, SCALE_TRIALS)} per GPU count below (the bars: 95 % intervals), as 'planner-gui "
+            f"strategies --trials {min(sc.trials, WINDOW_TRIALS)}' computes them."
+        )
+        if self.ready:
+            self.computed.emit()
+
+    def _draw_plots(self, r: dict[str, Any], sc: Scenario) -> None:
+        """The bars and curves of a comparison (once the plots are built)."""
+        self.plots.setVisible(True)
+        self.time_legend.setVisible(True)
+        self.gpus_legend.setVisible(True)
+        self.here.setVisible(True)
+        rows = r["at_scale"]
+        window = sc.hours
         left = np.zeros(len(rows))
         for key in _BAR_KEYS:
             width = np.array([0.0 if row["error"] else 100 * row["hours"].get(key, 0.0) / window for row in rows])
@@ -294,26 +338,6 @@ class StrategiesDialog(QDialog):
         self.here.setValue(math.log10(sc.gpus))
         self.plot_gpus.setXRange(float(x.min()) - 0.1, float(max(x.max(), math.log10(sc.gpus))) + 0.1, padding=0)
         self.plot_gpus.setYRange(max(lo - 2, 0.0), hi + 3, padding=0)  # (a marker at 99.3 % clears the top)
-        built = [row for row in rows if row["error"] is None]
-        best = max(built, key=lambda row: row["goodput"]) if built else None
-        missing = " ".join(
-            f"Strategy {i + 1} cannot be built here: {fmt.clean(labelled(row['error']), 200)}."
-            for i, row in enumerate(rows)
-            if row["error"] is not None
-        )
-        notes = "".join(f"Note: {n}. " for n in distinct_notes(rows))
-        self.status.setText(  # what cannot be built first: the rest is the same every time
-            (f"{missing} " if missing else "")
-            + notes
-            + f"{fmt.clean(sc.name, 80)}, {sc.gpus:,} GPUs: each strategy from the scenario's own numbers "
-            f"({'its tiers section' if sc.tiers is not None else 'the published defaults of the fast tier'}), "
-            f"at its own optimal intervals where the scenario says 'optimal'; failed nodes replaced at once (no "
-            f"spare pool, no swap). "
-            + (f"Best: {best['strategy']}, {100 * best['goodput']:.1f} %. " if best is not None else "")
-            + f"{min(sc.trials, WINDOW_TRIALS):,} trials each at this scale, "
-            f"{min(sc.trials, SCALE_TRIALS)} per GPU count below (the bars: 95 % intervals), as 'planner-gui "
-            f"strategies --trials {min(sc.trials, WINDOW_TRIALS)}' computes them."
-        )
 
     def _cannot_row(self, i: int, why: str) -> None:
         """Row ``i``: the strategy cannot be built at this scenario; the reason in its first cell and tooltip."""

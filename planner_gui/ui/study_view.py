@@ -37,7 +37,7 @@ from ..core.study.summary import NO_INPUT, Heatmap, drawable_outputs, first_axes
 from ..core.study.summary import heatmap as study_heatmap
 from .collector import collect_on_gui_thread
 from .jobs import JobFailed, JobRunner
-from .plot_items import PALETTE, Axis, brush, pen
+from .plot_items import PALETTE, brush, in_turns, pen, plot_item
 from .theme import mark_secondary
 
 __all__ = ["LEGEND", "StudyView", "open_study", "pick_study_file"]
@@ -82,19 +82,6 @@ class StudyView(QWidget):
             pick.addWidget(QLabel(text))
             pick.addWidget(box, 1)
 
-        self.heat_plot = pg.PlotWidget(axisItems={"bottom": Axis("bottom"), "left": Axis("left")})
-        self.heat_plot.setObjectName("studyHeatmap")
-        self.heat_plot.setMenuEnabled(False)
-        self.heat_plot.setMouseEnabled(False, False)
-        self.image = pg.ImageItem(axisOrder="row-major")
-        self.heat_plot.addItem(self.image)
-        self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False, width=14)
-        self.colorbar.axis.enableAutoSIPrefix(False)  # goodput reads 0.9, not "900 (x0.001)"
-        # The bar's numbers in the output's words ("$1.2 M", "3.4 M"), and room for them beside its title.
-        self.colour_ticks = _OutputTicks(self.colorbar.axis)
-        self.colorbar.setImageItem(self.image, insert_in=self.heat_plot.getPlotItem())
-        # the outer edges' labels are drawn though they reach past the plot's ends
-        self.heat_plot.getPlotItem().getAxis("bottom").setStyle(hideOverlappingLabels=40)
         self.no_heatmap = QLabel("")
         self.no_heatmap.setObjectName("studyNoHeatmap")
         self.no_heatmap.setWordWrap(True)
@@ -103,14 +90,6 @@ class StudyView(QWidget):
         self.cell_note = QLabel("")
         mark_secondary(self.cell_note)
 
-        self.bar_plot = pg.PlotWidget(axisItems={"bottom": Axis("bottom"), "left": Axis("left")})
-        self.bar_plot.setObjectName("studySobol")
-        self.bar_plot.setMenuEnabled(False)
-        self.bar_plot.setMouseEnabled(False, False)
-        self.bar_plot.setTitle("Sobol indices of goodput")
-        self.bar_plot.setLabel("bottom", "share of the variance")
-        # Horizontal bars, largest total first (at the top), so the legend at the bottom right covers the least.
-        self.legend = self.bar_plot.addLegend(offset=(-10, -10))
         #: The inputs as the bars list them, top to bottom.
         self.sobol_order: list[str] = []
         self.bars: dict[str, pg.BarGraphItem] = {}
@@ -121,18 +100,63 @@ class StudyView(QWidget):
 
         left = QVBoxLayout()
         left.addWidget(self.pick_row)
-        left.addWidget(self.heat_plot, 1)
         left.addWidget(self.no_heatmap, 1)
         left.addWidget(self.cell_note)
         right = QVBoxLayout()
-        right.addWidget(self.bar_plot, 1)
         right.addWidget(self.sobol_note)
+        # The two plots are built a turn of the event loop at a time once the window is up (plot_items.in_turns:
+        # at once they held it 60-75 ms); results read before they are are shown when they are (``ready``).
+        self.ready = False
+        self._pending: tuple[StudyResults, SobolIndices | str | None] | None = None
+        steps = [
+            self._build_heatmap,
+            self._build_colour_bar,
+            lambda: left.insertWidget(1, self.heat_plot, 1),
+            self._build_bars,
+            lambda: right.insertWidget(0, self.bar_plot, 1),
+            self._built,
+        ]
+        in_turns(self, steps)
         body = QHBoxLayout()
         body.addLayout(left, 3)
         body.addLayout(right, 2)
         outer = QVBoxLayout(self)
         outer.addWidget(self.title)
         outer.addLayout(body, 1)
+
+    # -- plots ---------------------------------------------------------------------------------------------
+    def _build_heatmap(self) -> None:
+        # (a child of the window from the start, so that it goes with it if it closes first; hidden until placed)
+        self.heat_plot = pg.PlotWidget(self, plotItem=plot_item())
+        self.heat_plot.setObjectName("studyHeatmap")
+        self.heat_plot.setMenuEnabled(False)
+        self.heat_plot.setMouseEnabled(False, False)
+
+    def _build_colour_bar(self) -> None:
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.heat_plot.addItem(self.image)
+        self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False, width=14)
+        self.colorbar.axis.enableAutoSIPrefix(False)  # goodput reads 0.9, not "900 (x0.001)"
+        # The bar's numbers in the output's words ("$1.2 M", "3.4 M"), and room for them beside its title.
+        self.colour_ticks = _OutputTicks(self.colorbar.axis)
+        self.colorbar.setImageItem(self.image, insert_in=self.heat_plot.getPlotItem())
+        # the outer edges' labels are drawn though they reach past the plot's ends
+        self.heat_plot.getPlotItem().getAxis("bottom").setStyle(hideOverlappingLabels=40)
+
+    def _build_bars(self) -> None:
+        self.bar_plot = pg.PlotWidget(self, plotItem=plot_item())
+        self.bar_plot.setObjectName("studySobol")
+        self.bar_plot.setMenuEnabled(False)
+        self.bar_plot.setMouseEnabled(False, False)
+        self.bar_plot.setTitle("Sobol indices of goodput")
+        self.bar_plot.setLabel("bottom", "share of the variance")
+        # Horizontal bars, largest total first (at the top), so the legend at the bottom right covers the least.
+        self.legend = self.bar_plot.addLegend(offset=(-10, -10))
+
+    def _built(self) -> None:
+        self.ready = True
+        if self._pending is not None:
+            self.show_results(*self._pending)
 
     # -- loading -------------------------------------------------------------------------------------------
     def load(self, path: str | Path) -> None:
@@ -162,14 +186,20 @@ class StudyView(QWidget):
         super().closeEvent(event)
 
     def _on_loaded(self, res: StudyResults | None, sobol: Any, error: str | None) -> None:
-        self.loading = False
         if error is not None or res is None:
+            self.loading = False
             QMessageBox.critical(self, "Open Study Results", error or "cannot read the study")
             self.close()
             return
         self.show_results(res, sobol)
 
     def show_results(self, res: StudyResults, sobol: SobolIndices | str | None) -> None:
+        """Show a study's results (once the plots are built: until then ``loading`` stays on)."""
+        if not self.ready:
+            self._pending = (res, sobol)
+            return
+        self._pending = None
+        self.loading = False
         self.results = res
         self.setWindowTitle(f"{fmt.clean(res.path.name, 60)} - {fmt.clean(res.name, 60)} - planner-gui")
         self.title.setText(
