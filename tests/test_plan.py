@@ -104,3 +104,80 @@ def test_the_full_run_simulates_what_was_asked():
     assert res.window_fraction == 1.0
     assert res.main.scenario.trials == 50
     assert res.main.trials.useful.shape == (50,)
+
+
+def _z(a: np.ndarray, b: np.ndarray) -> float:
+    se = math.sqrt(float(np.var(a, ddof=1)) / len(a) + float(np.var(b, ddof=1)) / len(b))
+    return 0.0 if se == 0 else float((b.mean() - a.mean()) / se)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["tier + pool + continue + burn-in + uncertainty", "restart mode waiting for a short pool in a burn-in"],
+)
+def test_a_window_in_stretches_agrees_with_the_whole_window(name):
+    """docs/model.md 2.9: a preview's window cut into stretches stepped side by side gives the whole window's
+    means (goodput, every hour's label, the counts, the pool) within sampling error; every trial's hours still add
+    up to the window, and the pool over time covers it end to end."""
+    from planner_gui.core.profiles import burn_in_profile
+    from planner_gui.core.results import simulate_scenarios
+    from planner_gui.core.sim.run import ALL_HOURS_KEYS
+    from planner_gui.core.spares import Spares
+
+    if name.startswith("tier"):
+        sc = load_preset("h100-100k-plan").replace(gpus=16_384, days=20.0, trials=200, training=None)
+        assert sc.uses_tiers and sc.uses_spares and sc.new_cluster and sc.rate_uncertainty
+    else:
+        sc = load_preset("llama3-405b").replace(
+            days=20.0,
+            trials=200,
+            spares=Spares(spare_nodes=6, swap_min=20.0),
+            rate_profile=burn_in_profile(0.7, 10, 20.0),
+            new_cluster=True,
+        )
+    whole = simulate_scenarios([sc])[0]
+    cut = simulate_scenarios([sc.replace(seed=sc.seed + 1)], segments=16)[0]
+    assert whole.engine == cut.engine == "general"
+    assert abs(_z(whole.goodput, cut.goodput)) < Z
+    for k in ("unplanned", "planned"):
+        assert abs(_z(getattr(whole.trials, k), getattr(cut.trials, k))) < Z, k
+    a, b = whole.spares_run.trials, cut.spares_run.trials
+    for k in ALL_HOURS_KEYS:
+        assert abs(_z(a.hours[k], b.hours[k])) < Z, k
+    np.testing.assert_allclose(sum(b.hours.values()), sc.hours, rtol=1e-9)
+    assert abs(_z(a.nodes_in_repair, b.nodes_in_repair)) < Z
+    assert b.repair_over_time.shape == (sc.trials, 16 * a.repair_over_time.shape[1])
+    assert b.repair_grid[0] == 0.0 and b.repair_grid[-1] == pytest.approx(sc.hours)
+    assert np.all(np.diff(b.repair_grid) >= 0)
+
+
+def test_a_preview_of_the_100k_plan_covers_its_whole_window_in_stretches():
+    """h100-100k-plan (every feature at once, on the general engine) took 12 s to preview: the whole window of a
+    few trials, a step per point. Its preview now steps the window in stretches side by side (docs/model.md 2.9):
+    all 54 days, the time to train from each trial's goodput, and the status bar says so."""
+    from planner_gui.ui.main_window import _run_text
+
+    sc = load_preset("h100-100k-plan")
+    res = compute_plan(PlanRequest(sc, PREVIEW))
+    assert res.main.engine == "general" and res.segments > 1 and res.window_fraction == 1.0
+    assert res.main.scenario.days == sc.days
+    np.testing.assert_allclose(res.main.trials.useful / res.main.goodput, sc.hours, rtol=1e-9)
+    ttt = res.main.time_to_train
+    assert ttt is not None
+    np.testing.assert_allclose(ttt.hours, ttt.work_hours / res.main.goodput, rtol=1e-9)
+    assert f"the window in {res.segments} stretches side by side" in _run_text(res)
+    assert FULL.budget_s is None  # (the full run is never cut)
+
+
+def test_runs_stepped_together_give_what_they_give_alone():
+    """Runs on the general engine stepped together (a sweep's points) draw their chunks as each needs them, and
+    each gives exactly the numbers it gives alone."""
+    from planner_gui.core.results import simulate_scenarios
+
+    base = load_preset("h100-100k-plan").replace(days=3.0, trials=6, training=None)
+    small, large = base.replace(gpus=4_096), base.replace(gpus=262_144)
+    together = simulate_scenarios([small, large])
+    for sc, res in zip((small, large), together, strict=True):
+        alone = simulate_scenarios([sc])[0]
+        np.testing.assert_array_equal(res.goodput, alone.goodput)
+        np.testing.assert_array_equal(res.trials.unplanned, alone.trials.unplanned)

@@ -4,8 +4,10 @@ The window runs :func:`compute_plan` in a separate process (:mod:`.server`).
 
 A preview (the quick results shown while a slider moves) fits each of its three parts to a time budget,
 by the cost model of :mod:`.sweep`: fewer trials first, and where even a few trials of the whole window
-would take too long, a part of the window, scaled up to the whole (see :func:`_fit`). So a preview takes
-about the same few tens of milliseconds at any size; the full run always simulates what was asked.
+would take too long, a part of the window, scaled up to the whole (see :func:`_fit`); on the general engine,
+where the start of a window does not stand for all of it (a profile, a pool, rates that vary), the window cut
+into stretches stepped side by side (docs/model.md 2.9). So a preview takes about the same few tens of
+milliseconds at most sizes; the full run always simulates what was asked.
 """
 
 from __future__ import annotations
@@ -21,17 +23,20 @@ import numpy as np
 from .engine import Cancelled, RawTrials
 from .model import Scenario
 from .params import optimal_intervals, resolve
-from .results import SimulationResult, simulate
+from .results import SimulationResult, simulate_scenarios
 from .scenario_io import ScenarioError, validate
 from .sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, paired_sensitivity
 from .sim.capabilities import train_engine, window_engine
+from .sim.run import MAX_SEGMENTS
 from .spares.model import restart_scenario
 from .specs import GPU_RANGE, MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
 from .sweep import (
     SweepResult,
+    at_gpus,
     expected_goodput_vs_interval,
     gpu_counts,
     interval_points,
+    point_trials,
     run_cost,
     sweep_cost,
     sweep_gpus,
@@ -74,6 +79,8 @@ COST_MC_POINTS = 6
 COST_MC_TRIALS = 200
 #: A preview keeps at least this many trials (its p05-p95 range needs a few) before it shortens the window.
 MIN_PREVIEW_TRIALS = 8
+#: A preview's stretches of a window on the general engine (docs/model.md 2.9) are at least this many hours long.
+MIN_SEGMENT_HOURS = 4.0
 #: Trials of the full run's paired Monte Carlo sensitivity (where no closed form ranks the levers).
 SENSITIVITY_TRIALS = 100
 
@@ -96,7 +103,8 @@ class PlanResult:
     ``time.perf_counter()`` readings on the way to the window (``sent`` by the compute process just
     before pickling, ``received`` and ``unpickled`` by the window's reader thread, ``delivered`` on the
     GUI thread); the clock is the machine's monotonic clock, the same in both processes.
-    ``window_fraction`` is the part of the window a preview's main run simulated (1.0: all of it).
+    ``window_fraction`` is the part of the window a preview's main run simulated (1.0: all of it), ``segments``
+    the stretches it was cut into (1: none; docs/model.md 2.9).
     """
 
     request: PlanRequest
@@ -108,6 +116,7 @@ class PlanResult:
     timings: dict[str, float] = field(default_factory=dict)
     stamps: dict[str, float] = field(default_factory=dict)
     window_fraction: float = 1.0
+    segments: int = 1
     from_cache: bool = False
     #: Days and cost to train against GPU count, when the scenario has a training section.
     cost_curve: CostCurve | None = None
@@ -176,17 +185,19 @@ class GpuSweepCache:
 
 
 def _fit(
-    sc: Scenario, trials: int, cost: Callable[[Scenario], float], budget_s: float | None
-) -> tuple[Scenario, float]:
-    """The scenario one part of a request simulates, and the fraction of the window it covers.
+    sc: Scenario, trials: int, cost: Callable[[Scenario], float], budget_s: float | None, points: int = 1
+) -> tuple[Scenario, float, int]:
+    """The scenario one part of a request simulates, the fraction of the window it covers, and the stretches it
+    is cut into (``points``: the runs the part steps together, a sweep's points).
 
-    Without a budget: ``trials`` trials of the whole window. With one: fewer trials (down to
-    :data:`MIN_PREVIEW_TRIALS`) until the estimated ``cost`` fits, and if it still does not, a shorter
-    window (the cost grows about in proportion to the window).
+    Without a budget: ``trials`` trials of the whole window, uncut. With one: fewer trials (down to
+    :data:`MIN_PREVIEW_TRIALS`) until the estimated ``cost`` fits, and if it still does not, a shorter window
+    (the cost grows about in proportion to the window) or, where the window's start does not stand for all of
+    it, on the general engine, the window in stretches stepped side by side (:func:`_segments`).
     """
     s = sc.replace(trials=trials)
     if budget_s is None:
-        return s, 1.0
+        return s, 1.0, 1
     c = cost(s)
     if c > budget_s and trials > MIN_PREVIEW_TRIALS:
         fewer = sc.replace(trials=max(MIN_PREVIEW_TRIALS, int(trials * budget_s / c)))
@@ -196,10 +207,29 @@ def _fit(
         keep = c_fewer > budget_s and _scales_with_window(sc) and trials / c > 2.0 * fewer.trials / c_fewer
         if not keep:
             s, c = fewer, c_fewer
-    if c <= budget_s or not _scales_with_window(sc):
-        return s, 1.0
+    if c <= budget_s:
+        return s, 1.0, 1
+    if not _scales_with_window(sc):
+        return s, 1.0, _segments(s, s.trials * points)
     fraction = budget_s / c
-    return s.replace(days=s.days * fraction), fraction
+    return s.replace(days=s.days * fraction), fraction, 1
+
+
+#: The columns (trials x stretches, over a part's runs) a preview's stretches aim at: past about a thousand, a
+#: step's cost grows with its columns as much as fewer steps save (measured on h100-100k-plan: the main run
+#: fastest at 16-64 stretches of 8 trials, the interval sweep's 6 x 8 trials at 16).
+SEGMENT_COLUMNS = 1024
+
+
+def _segments(sc: Scenario, columns: int) -> int:
+    """A preview's stretches of ``sc``'s window on the general engine (docs/model.md 2.9): a power of two, about
+    :data:`SEGMENT_COLUMNS` over the part's ``columns`` (its trials over its runs), at most
+    :data:`.sim.run.MAX_SEGMENTS`, each at least :data:`MIN_SEGMENT_HOURS` long. 1 on the other engines (they pay
+    per interruption: the budget is met by fewer trials)."""
+    if window_engine(sc).key != "general":
+        return 1
+    want = 2 ** max(0, math.floor(math.log2(max(SEGMENT_COLUMNS / max(columns, 1), 1.0))))
+    return int(max(1, min(want, MAX_SEGMENTS, sc.hours // MIN_SEGMENT_HOURS)))
 
 
 def _scales_with_window(sc: Scenario) -> bool:
@@ -270,8 +300,14 @@ def _gpu_sweep(
     counts = _gpu_sweep_counts(sc, q)
     cap = q.gpu_events_per_point
     cost = lambda s: sweep_cost(s, "gpus", counts, cap).seconds
-    run, fraction = _fit(sc, min(trials, q.gpu_trials), cost, q.budget_s)
-    res = sweep_gpus(run, counts, should_stop=should_stop, progress=progress, max_events_per_point=cap)
+    # (the columns a preview's stretches are chosen by: each count's trials, halved for large clusters)
+    each = [point_trials(at_gpus(sc, int(n)).replace(trials=min(trials, q.gpu_trials)), cap) for n in counts]
+    run, fraction, segments = _fit(
+        sc, min(trials, q.gpu_trials), cost, q.budget_s, max(1, round(sum(each) / max(each)))
+    )
+    res = sweep_gpus(
+        run, counts, should_stop=should_stop, progress=progress, max_events_per_point=cap, segments=segments
+    )
     return _whole_window_sweep(res, fraction), time.perf_counter() - t0
 
 
@@ -305,7 +341,6 @@ def _general_cost_curve(sc: Scenario, q: Quality, by_gpus: SweepResult, should_s
     Monte Carlo goodput (``work / goodput``; no closed form here), and in the full run the time to train
     simulated at :data:`COST_MC_POINTS` of its counts, each alone."""
     from .results import general_times_to_train
-    from .sweep import at_gpus
 
     assert sc.training is not None
     counts = np.asarray(by_gpus.x, dtype=np.int64)
@@ -370,17 +405,19 @@ def compute_plan(
         return report
 
     by_gpus = _cached_gpu_sweep(sc, q, cache)
-    run, fraction = _fit(sc, trials, lambda s: run_cost(s).seconds, q.budget_s)
-    main = _whole_window_run(simulate(run, should_stop=should_stop, progress=step(0.0, 0.5)), sc, fraction)
+    run, fraction, segments = _fit(sc, trials, lambda s: run_cost(s).seconds, q.budget_s)
+    ran = simulate_scenarios([run], should_stop=should_stop, progress=step(0.0, 0.5), segments=segments)[0]
+    main = _whole_window_run(ran, sc, fraction)
     timings["main"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     span = interval_range(sc)
     xs = interval_points(_sweep_points(sc, q, q.interval_points), *span)
-    run_iv, fraction_iv = _fit(
-        sc, min(trials, q.interval_trials), lambda s: sweep_cost(s, "interval", xs).seconds, q.budget_s
+    run_iv, fraction_iv, segments_iv = _fit(
+        sc, min(trials, q.interval_trials), lambda s: sweep_cost(s, "interval", xs).seconds, q.budget_s, len(xs)
     )
     by_interval = _whole_window_sweep(
-        sweep_interval(run_iv, xs, should_stop=should_stop, progress=step(0.5, 0.7)), fraction_iv
+        sweep_interval(run_iv, xs, should_stop=should_stop, progress=step(0.5, 0.7), segments=segments_iv),
+        fraction_iv,
     )
     timings["interval"] = time.perf_counter() - t1
     t2 = time.perf_counter()
@@ -412,6 +449,7 @@ def compute_plan(
         time.perf_counter() - t0,
         timings,
         window_fraction=fraction,
+        segments=segments,
         cost_curve=costs,
         effects=effects,
     )

@@ -369,10 +369,15 @@ def simulate_scenarios(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     general: bool = False,
+    segments: int = 1,
 ) -> list[SimulationResult]:
     """:func:`simulate` of each scenario, each on the engine :mod:`.sim.capabilities` chooses (``general``: the
     general engine for every one). Those on the general engine step together (a sweep's points cost about one
-    run's steps); each result is the one its scenario gives alone."""
+    run's steps); each result is the one its scenario gives alone.
+
+    ``segments`` > 1 is a preview's (docs/model.md 2.9): the general engine cuts each window into that many
+    stretches stepped side by side, and a time to train is the work over each trial's window goodput, not
+    simulated. The other engines ignore it."""
     engines = [window_engine(sc, general=general).key for sc in scenarios]
     trains = [train_engine(sc, general=general).key if sc.training is not None else None for sc in scenarios]
     weights = [_window_weight(sc, e) for sc, e in zip(scenarios, engines)]
@@ -391,7 +396,8 @@ def simulate_scenarios(
         for i, r in zip(tiered, res):
             out[i] = r
     if gen:
-        for i, r in zip(gen, _simulate_general([scenarios[i] for i in gen], parts.group(gen), should_stop)):
+        done_gen = _simulate_general([scenarios[i] for i in gen], parts.group(gen), should_stop, segments)
+        for i, r in zip(gen, done_gen):
             out[i] = r
     n = len(scenarios)
     first = [i for i, e in enumerate(trains) if e == "first-passage"]
@@ -402,6 +408,12 @@ def simulate_scenarios(
         ttt = simulate_time_to_train(scenarios[i], p, progress=parts.one(n + i), should_stop=should_stop)
         out[i] = dataclasses.replace(res_i, time_to_train=ttt)
     gen_train = [i for i, e in enumerate(trains) if e == "general"]
+    if gen_train and segments > 1:
+        for i in gen_train:
+            res_i = out[i]
+            assert res_i is not None
+            out[i] = dataclasses.replace(res_i, time_to_train=_time_to_train_from_goodput(scenarios[i], res_i))
+        gen_train = []
     if gen_train:
         done = _general_times_to_train(
             [scenarios[i] for i in gen_train],
@@ -527,8 +539,9 @@ def _simulate_general(
     scenarios: Sequence[Scenario],
     progress: Callable[[float], None] | None,
     should_stop: Callable[[], bool] | None,
+    segments: int = 1,
 ) -> list[SimulationResult]:
-    """The general engine's windows, stepped together (docs/model.md)."""
+    """The general engine's windows, stepped together (docs/model.md; ``segments``: 2.9)."""
     from .sim.run import Cancelled as SimCancelled
     from .sim.run import simulate_windows
     from .sim.setup import prepare
@@ -537,12 +550,23 @@ def _simulate_general(
     try:
         runs = simulate_windows(
             [(su.model, sc.trials, sc.seed) for su, sc in zip(setups, scenarios)],
+            segments=segments,
             progress=progress,
             should_stop=should_stop,
         )
     except SimCancelled:
         raise Cancelled() from None
     return [_general_result(su, t) for su, t in zip(setups, runs)]
+
+
+def _time_to_train_from_goodput(scenario: Scenario, res: SimulationResult) -> TimeToTrain:
+    """A preview's time to train on the general engine (docs/model.md 2.9): per trial, the work over the trial's
+    window goodput (refused as the simulated one would be, by the window's mean goodput)."""
+    work = work_hours(scenario)
+    check_general_training(scenario, float(res.goodput.mean()), work, res.interval_min)
+    g = np.maximum(np.asarray(res.goodput, dtype=float), 1e-6)
+    e = res.expected.goodput
+    return TimeToTrain(work, scenario.gpus, work / g, work / e if e is not None and e > 0 else None)
 
 
 def _general_result(su: Setup, t: SimTrials) -> SimulationResult:

@@ -39,6 +39,7 @@ __all__ = [
     "check_sweep_size",
     "gpu_counts",
     "interval_points",
+    "point_trials",
     "run_cost",
     "sweep_cost",
     "sweep_gpus",
@@ -250,7 +251,7 @@ def sweep_cost(
         if over == "gpus":
             points = [at_gpus(scenario, int(n)) for n in xs]
             if max_events_per_point is not None:
-                points = [sc.replace(trials=_spares_trials(sc, max_events_per_point)) for sc in points]
+                points = [sc.replace(trials=point_trials(sc, max_events_per_point)) for sc in points]
             return _cost(math.fsum(seconds(sc, resolve(sc)[0]) for sc in points))
         return _cost(len(xs) * seconds(scenario, resolve(scenario)[0]))
     if over == "gpus":
@@ -323,6 +324,7 @@ def sweep_gpus(
     should_stop: Callable[[], bool] | None = None,
     max_events_per_point: float | None = None,
     fixed_pool: bool = False,
+    segments: int = 1,
 ) -> SweepResult:
     """The scenario at each GPU count (default :func:`gpu_counts`), everything else fixed: a finite spare pool
     keeps its share of the job's nodes (``fixed_pool``: its number of nodes; :func:`at_gpus`).
@@ -332,11 +334,12 @@ def sweep_gpus(
     ``max_events_per_point`` caps the simulated interruptions per point by halving the trials (down to
     1/8 of ``scenario.trials``) where trials are long: a big cluster's trial holds so many interruptions
     that its goodput varies little, so fewer trials give about the same precision. Trials are halved in
-    whole steps so that runs of points keep common random numbers.
+    whole steps so that runs of points keep common random numbers. ``segments``: a preview's (docs/model.md 2.9;
+    general-engine points only).
     """
     xs = gpu_counts() if counts is None else np.asarray(counts, dtype=np.int64)
     if window_engine(scenario).key != "renewal":
-        return _model_sweep(scenario, "gpus", xs, progress, should_stop, max_events_per_point, fixed_pool)
+        return _model_sweep(scenario, "gpus", xs, progress, should_stop, max_events_per_point, fixed_pool, segments)
     params = [resolve(scenario.replace(gpus=int(n)))[0] for n in xs]
     trials = _gpu_trials(scenario, params, max_events_per_point)
     layouts = _gpu_layouts(scenario, xs, params, trials)
@@ -359,18 +362,20 @@ def sweep_interval(
     *,
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    segments: int = 1,
 ) -> SweepResult:
     """The scenario at each checkpoint interval (minutes; default :func:`interval_points`); with the fast tier on,
     at each fast interval (the result's variable is then ``fast_interval_min``).
 
     Every interval sees the same random draws. When trials x intervals would exceed
     :data:`MAX_ROW_INTERVALS`, the intervals run in groups that each draw the same numbers again, so the
-    results are the same and memory stays flat.
+    results are the same and memory stays flat. ``segments``: a preview's (docs/model.md 2.9; the general
+    engine only).
     """
     xs = interval_points() if intervals_min is None else np.asarray(intervals_min, dtype=float)
     if window_engine(scenario).key != "renewal":
         variable = "fast_interval_min" if varies_fast_interval(scenario) else "checkpoint_interval_min"
-        return _model_sweep(scenario, variable, xs, progress, should_stop)
+        return _model_sweep(scenario, variable, xs, progress, should_stop, segments=segments)
     base, _ = resolve(scenario)
     layout = layout_for(scenario, base)
     groups = _interval_groups(len(xs), scenario.trials * layout.subwindows)
@@ -421,7 +426,7 @@ def at_gpus(scenario: Scenario, gpus: int, *, fixed_pool: bool = False) -> Scena
     return sc.replace(spares=replace(sp, spare_nodes=pool, min_gpus=min_gpus, replica_gpus=replica))
 
 
-def _spares_trials(scenario: Scenario, max_events: float) -> int:
+def point_trials(scenario: Scenario, max_events: float) -> int:
     """Trials for a sweep point with spares or recovery tiers: as :func:`sweep_gpus` gives them without
     (:func:`_halved_trials`)."""
     return _halved_trials(scenario, resolve(scenario)[0], max_events)
@@ -435,6 +440,7 @@ def _model_sweep(
     should_stop: Callable[[], bool] | None,
     max_events_per_point: float | None = None,
     fixed_pool: bool = False,
+    segments: int = 1,
 ) -> SweepResult:
     """A sweep of a scenario beyond the renewal engine's (a recovery strategy, spares, a new cluster...): each
     point on the engine the table chooses, those on the general engine stepped together (a sweep over intervals
@@ -446,11 +452,11 @@ def _model_sweep(
             at_gpus(scenario, int(x), fixed_pool=fixed_pool) if variable == "gpus" else _at_interval(scenario, float(x))
         )
         if max_events_per_point is not None:
-            sc = sc.replace(trials=_spares_trials(sc, max_events_per_point))
+            sc = sc.replace(trials=point_trials(sc, max_events_per_point))
         # A sweep reports the window, never the days to train (the cost curve simulates those where it can):
         # a point where the job could never finish its training (a million GPUs in a burn-in) still has a window.
         points.append(sc.replace(training=None))
-    results = simulate_scenarios(points, progress=progress, should_stop=should_stop)
+    results = simulate_scenarios(points, progress=progress, should_stop=should_stop, segments=segments)
     summaries = [_summary(res.trials.unplanned, res.goodput, res.expected) for res in results]
     out = _result(summaries, xs, variable)
     pools = [sc.spares.spare_nodes if sc.spares is not None else None for sc in points]

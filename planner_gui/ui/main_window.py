@@ -99,6 +99,8 @@ def _run_text(res: PlanResult) -> str:
         share = res.window_fraction
         part = f"{share:.0%}" if share >= 0.095 else f"{share:.1%}" if share >= 0.001 else f"{100 * share:.2g}%"
         text += f" (each trial {part} of it, scaled up)"
+    if res.segments > 1:  # a preview on the general engine: the whole window, in stretches (docs/model.md 2.9)
+        text += f" (the window in {res.segments} stretches side by side)"
     return text
 
 

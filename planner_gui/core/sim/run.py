@@ -6,13 +6,14 @@ on its own model and seed, so each run gives the numbers it gives alone; runs of
 same (a sweep over checkpoint intervals) share their draws.
 
 The points of all columns wait in one buffer, a row per step (``buffer[j]``: every column's ``j``-th point
-from the cursor). When a column has used all of its points, every run draws its next chunk and the buffer
-is rebuilt from each column's points left and the new ones. Finished columns stay in the array, no longer
+from the cursor). When a column has used all of its points, each run with such a column draws its next chunk
+and the buffer is rebuilt from each column's points left and the new ones. Finished columns stay in the array, no longer
 moved, until enough have finished to be worth removing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -24,7 +25,16 @@ from . import job
 from .model import SimModel
 from .world import PAD, World
 
-__all__ = ["ALL_HOURS_KEYS", "HOURS_KEYS", "SPARES_HOURS_KEYS", "SimTrials", "simulate_train", "simulate_windows"]
+__all__ = [
+    "ALL_HOURS_KEYS",
+    "HOURS_KEYS",
+    "MAX_SEGMENTS",
+    "SPARES_HOURS_KEYS",
+    "SimTrials",
+    "segment_models",
+    "simulate_train",
+    "simulate_windows",
+]
 
 STREAM_JOB = 32
 #: Steps between two looks at ``should_stop`` and two progress reports.
@@ -145,13 +155,17 @@ class _Stepper:
         self.windows = (float(self.st[job.WINDOW].min(initial=np.inf)), float(self.st[job.WINDOW].max(initial=0.0)))
 
     def refill(self) -> None:
-        """Draw every run's next chunk and append each column's new points after its points left (the rows every
-        column has used are dropped; a row of the buffer stays one step's points of every column)."""
+        """Draw the next chunk of every run with a live column that has used its points, and append each column's
+        new points after its points left (the rows every column has used are dropped; a row of the buffer stays
+        one step's points of every column). Runs whose columns all have points left wait (a run of a small
+        cluster beside a large one draws its chunks as it needs them, not at the large one's pace); what a chunk
+        draws depends only on its run and its index, so the numbers are the same."""
         rows = [np.flatnonzero(self.group == g) for g in range(len(self.worlds))]
-        chunks = [w.chunk() if len(r) else None for w, r in zip(self.worlds, rows)]
         n = self.st.shape[1]
         c0 = self.cursor
         left = np.maximum(self.count - c0, 0)  # (a finished column may have used its points)
+        out = self.alive & (left == 0)
+        chunks = [w.chunk() if len(r) and out[r].any() else None for w, r in zip(self.worlds, rows)]
         added = np.zeros(n, dtype=np.int64)
         for r, c in zip(rows, chunks):
             if c is not None and len(r):
@@ -250,14 +264,106 @@ class _Stepper:
         return min(1.0, done / max(total, 1))
 
 
+#: A preview cuts a window into at most this many stretches (docs/model.md 2.9).
+MAX_SEGMENTS = 64
+#: A stretch after the first warms up for at most this many interruptions' worth of time (beside the longest
+#: downtime and three snapshot cycles), and at most SEGMENT_WARM_CAP_HOURS of it.
+SEGMENT_WARM_INTERRUPTIONS = 10.0
+SEGMENT_WARM_CAP_HOURS = 12.0
+
+#: One world stepped by :func:`_simulate_windows`: its model, rows, seed, start, and per row its place on the
+#: profile and its row of drawn rates (None: the rows are the trials, at the profile's 0).
+_Part = tuple[SimModel, int, int, float, "np.ndarray | None", "np.ndarray | None"]
+
+
+def segment_models(m: SimModel, trials: int, seed: int, segments: int) -> list[_Part]:
+    """A window cut into ``segments`` stretches of equal length ``L`` to be stepped side by side (docs/model.md
+    2.9): the first, ``[0, L)``, starts as the window does; the others, ``[k L, (k + 1) L)``, are the rows of a
+    second world, each trial's ``k``-th at ``k L`` on the profile with the trial's drawn rates, from the steady
+    state of the rate in force there after a short warm-up. Without segments: the window itself."""
+    start = 0.0 if m.new_cluster else -m.warm_hours()
+    if segments <= 1:
+        return [(m, trials, seed, start, None, None)]
+    length = m.hours / segments
+    first: _Part = (dataclasses.replace(m, hours=length), trials, seed, start, None, None)
+    rest = dataclasses.replace(m, hours=length, new_cluster=False)
+    offsets = np.repeat(np.arange(1, segments) * length, trials)
+    at = np.searchsorted(m.profile_starts, np.arange(1, segments) * length, side="right") - 1
+    mult = float(m.profile_mults[np.maximum(at, 0)].max())
+    big = float(m.trial_rates(1)[0].sum()) * mult + m.mu
+    if m.rate_draws is not None:
+        big = float(m.rate_draws.sum(axis=1).mean()) * m.gpus * mult + m.mu
+    settle = min(SEGMENT_WARM_INTERRUPTIONS / big, SEGMENT_WARM_CAP_HOURS) if big > 0 else 0.0
+    warm = min(m.warm_hours(), m.max_downtime + 3.0 * m.s + settle)
+    rest_seed = int(np.random.SeedSequence([seed, 0x5E6]).generate_state(1, np.uint32)[0])
+    rows = np.tile(np.arange(trials), segments - 1)
+    return [first, (rest, trials * (segments - 1), rest_seed, -warm, offsets, rows)]
+
+
+def _joined(parts: list[SimTrials], trials: int, segments: int, length: float) -> SimTrials:
+    """The stretches of one window (:func:`segment_models`) as the window: per trial, hours and counts added,
+    the pool over time laid end to end."""
+    if len(parts) == 1:
+        return parts[0]
+    first, rest = parts
+    k = segments - 1
+
+    def per_trial(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.asarray(a + b.reshape(k, trials, *b.shape[1:]).sum(axis=0))
+
+    def add(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        size = max(len(x), len(y))
+        return np.asarray(np.pad(x, (0, size - len(x))) + np.pad(y, (0, size - len(y))))
+
+    over = rest.repair_over_time.reshape(k, trials, -1)
+    need = None if first.need_hist is None or rest.need_hist is None else add(first.need_hist, rest.need_hist)
+    return SimTrials(
+        hours={key: per_trial(first.hours[key], rest.hours[key]) for key in first.hours},
+        unplanned=per_trial(first.unplanned, rest.unplanned),
+        planned=per_trial(first.planned, rest.planned),
+        by_component=per_trial(first.by_component, rest.by_component),
+        restores_fast=per_trial(first.restores_fast, rest.restores_fast),
+        restores_persistent=per_trial(first.restores_persistent, rest.restores_persistent),
+        promoted=per_trial(first.promoted, rest.promoted),
+        continued=per_trial(first.continued, rest.continued),
+        node_failures=per_trial(first.node_failures, rest.node_failures),
+        no_spare=per_trial(first.no_spare, rest.no_spare),
+        nodes_in_repair=per_trial(first.nodes_in_repair, rest.nodes_in_repair) / segments,
+        repair_hist=add(first.repair_hist, rest.repair_hist),
+        repair_over_time=np.concatenate([first.repair_over_time, *over], axis=1),
+        repair_grid=np.concatenate([first.repair_grid + j * length for j in range(segments)]),
+        need_hist=need,
+    )
+
+
 def simulate_windows(
-    runs: Sequence[tuple[SimModel, int, int]], *, progress: Progress = None, should_stop: StopCheck = None
+    runs: Sequence[tuple[SimModel, int, int]],
+    *,
+    segments: int = 1,
+    progress: Progress = None,
+    should_stop: StopCheck = None,
 ) -> list[SimTrials]:
-    """Simulate each ``(model, trials, seed)``'s windows, all stepped together; each gives what it gives alone."""
+    """Simulate each ``(model, trials, seed)``'s windows, all stepped together; each gives what it gives alone.
+
+    ``segments`` > 1 (a preview, docs/model.md 2.9): each window is cut into that many stretches stepped side by
+    side (:func:`segment_models`), about that many times fewer steps; each trial's the sum of its stretches'."""
+    owners, parts = [], []
+    for i, (m, trials, seed) in enumerate(runs):
+        for part in segment_models(m, trials, seed, segments):
+            owners.append(i)
+            parts.append(part)
+    pieces = _simulate_windows(parts, progress, should_stop)
+    out = []
+    for i, (m, trials, _) in enumerate(runs):
+        mine = [p for j, p in zip(owners, pieces) if j == i]
+        out.append(_joined(mine, trials, max(segments, 1), m.hours / max(segments, 1)))
+    return out
+
+
+def _simulate_windows(runs: Sequence[_Part], progress: Progress, should_stop: StopCheck) -> list[SimTrials]:
     worlds, states = [], []
-    for m, trials, seed in runs:
-        start = 0.0 if m.new_cluster else -m.warm_hours()
-        w = World(m, trials, seed, start, window=True)
+    for m, trials, seed, start, offsets, rate_rows in runs:
+        w = World(m, trials, seed, start, window=True, offsets=offsets, rate_rows=rate_rows)
         w.horizon = 1e6 + 1000.0 * (m.hours + m.tail_hours())
         rng = stream(seed, STREAM_JOB)
         states.append(
@@ -267,9 +373,9 @@ def simulate_windows(
         )
         worlds.append(w)
     stepper = _Stepper(worlds, states, window=True)
-    final = stepper.run(sum(t for _, t, _ in runs), progress, should_stop)
+    final = stepper.run(sum(r[1] for r in runs), progress, should_stop)
     out, col = [], 0
-    for (_m, trials, _), w in zip(runs, worlds):
+    for (_m, trials, *_), w in zip(runs, worlds):
         st = final[:, col : col + trials]
         col += trials
         mend = st[job.MEND]

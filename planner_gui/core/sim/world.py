@@ -175,12 +175,28 @@ WINDOW_CHUNKS = 1 << 16
 class World:
     """The world of one model's ``trials`` trials, from ``start`` hours on, one chunk at a time."""
 
-    def __init__(self, m: SimModel, trials: int, seed: int, start: float, *, window: bool) -> None:
+    def __init__(
+        self,
+        m: SimModel,
+        trials: int,
+        seed: int,
+        start: float,
+        *,
+        window: bool,
+        offsets: np.ndarray | None = None,
+        rate_rows: np.ndarray | None = None,
+    ) -> None:
+        """``offsets``: per row, where its time 0 is on the profile (hours; a stretch of a window, docs/model.md
+        2.9), before 0 the rate in force there; None: every row's 0 is the profile's. ``rate_rows``: per row,
+        the row of the drawn rates it takes (None: its own)."""
         self.m, self.n, self.seed = m, trials, seed
         self.t = start
         self.index = 0
         self.window = window
-        rates = np.array(m.trial_rates(trials), dtype=float)
+        drawn = trials if rate_rows is None else int(rate_rows.max(initial=-1)) + 1
+        rates = np.array(m.trial_rates(drawn), dtype=float)
+        if rate_rows is not None:
+            rates = rates[rate_rows]
         self.lam = rates.sum(axis=1)
         nclass = len(m.rates)
         self.nclass = nclass
@@ -197,6 +213,13 @@ class World:
         self.knots_t = ps
         self.knots_h = np.concatenate([[0.0], np.cumsum(np.diff(ps) * pm[:-1])])
         self.mults = pm
+        # Rows that start elsewhere on the profile: the cumulative multiplier at each row's 0, and the multiplier in
+        # force there (the rate before 0).
+        self.offsets = offsets
+        if offsets is not None:
+            idx = np.searchsorted(ps, offsets, side="right") - 1
+            self.mult0 = pm[np.maximum(idx, 0)]
+            self.h_at0 = self.knots_h[idx] + self.mult0 * (offsets - ps[idx])
         # What a point's tag means: classes 0..J-1 fail, J..2J-1 end a repair, 2J planned, 2J+1 a mark,
         # 2J+2..3J+1 a continuing failure's replicas return, 3J+2 pads.
         j = nclass
@@ -269,7 +292,8 @@ class World:
         """Nodes in repair at ``start`` in the steady state of the rate in force there (M/G/infinity): per class a
         Poisson number of failures in repair, each with the residual of a length-biased repair time."""
         m = self.m
-        mean = self.rates * (m.nodes > 0) * m.repair * self._mult(start)  # (trials, classes): failures in repair
+        mult = self._mult(start) if self.offsets is None else self.mult0[:, None]
+        mean = self.rates * (m.nodes > 0) * m.repair * mult  # (trials, classes): failures in repair
         counts = rng.poisson(mean)
         total = counts.sum(axis=1)
         width = int(total.max(initial=0))
@@ -318,6 +342,38 @@ class World:
         i = int(np.searchsorted(self.knots_t, t, side="right")) - 1
         return float(self.knots_h[i] + self.mults[i] * (t - self.knots_t[i]))
 
+    def _cum_rows(self, t: float) -> np.ndarray:
+        """Per row with an offset: the cumulative multiplier (from the profile's 0) at the row's ``t``."""
+        assert self.offsets is not None
+        if t <= 0:
+            out: np.ndarray = self.h_at0 + self.mult0 * t
+            return out
+        u = self.offsets + t
+        i = np.searchsorted(self.knots_t, u, side="right") - 1
+        return np.asarray(self.knots_h[i] + self.mults[i] * (u - self.knots_t[i]))
+
+    def _inverse_rows(self, h: np.ndarray) -> np.ndarray:
+        """Per row with an offset (rows of ``h``): the row's times at which the cumulative multiplier (from the
+        profile's 0) reaches ``h``."""
+        assert self.offsets is not None
+        rel = h - self.h_at0[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            before = rel / self.mult0[:, None]
+        if len(self.mults) == 1:
+            return np.asarray(before)
+        pos = rel >= 0
+        finite = np.isfinite(h) & pos
+        out = np.where(pos, np.inf, before)
+        if finite.any():
+            hv = h[finite]
+            i = np.searchsorted(self.knots_h, hv, side="right") - 1
+            mult = self.mults[i]
+            rows = np.nonzero(finite)[0]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                u = self.knots_t[i] + np.where(mult > 0, (hv - self.knots_h[i]) / mult, 0.0)
+            out[finite] = u - self.offsets[rows]
+        return np.asarray(out)
+
     def _inverse(self, h: np.ndarray) -> np.ndarray:
         """Times at which the cumulative multiplier reaches ``h``."""
         if len(self.mults) == 1:
@@ -339,11 +395,16 @@ class World:
         change of the profile's multiplier nor across 0 (a time to train starts its job there)."""
         m, t0 = self.m, self.t
         per_failure = 1.0 + (float(np.mean(m.nodes > 0)) if self.pool else 0.0) + (1.0 if self.cont else 0.0)
-        rate = float(self.lam.max(initial=0.0)) * self._mult(t0) * per_failure + m.mu
+        if self.offsets is None:
+            mult = self._mult(t0)
+        else:  # (rows at other places on the profile: its changes fall inside chunks, the inversion is exact)
+            u = self.offsets + max(t0, 0.0)
+            mult = float(self.mults[np.maximum(np.searchsorted(self.knots_t, u, side="right") - 1, 0)].max())
+        rate = float(self.lam.max(initial=0.0)) * mult * per_failure + m.mu
         length = TARGET_POINTS / rate if rate > 0 else 1e6
         t1 = t0 + min(length, 1e6)
         nxt = self.knots_t[self.knots_t > t0]
-        if len(nxt):
+        if len(nxt) and self.offsets is None:
             t1 = min(t1, float(nxt[0]))
         if t0 < 0:
             t1 = min(t1, 0.0)
@@ -351,8 +412,11 @@ class World:
 
     # -- one chunk ----------------------------------------------------------------------------------------
     @staticmethod
-    def _poisson_times(rng: np.random.Generator, mean: np.ndarray, lo: float, span: float) -> np.ndarray:
-        """Sorted Poisson points per row, ``mean[i]`` of them on average, uniform on ``[lo, lo + span)``; inf pads."""
+    def _poisson_times(
+        rng: np.random.Generator, mean: np.ndarray, lo: float | np.ndarray, span: float | np.ndarray
+    ) -> np.ndarray:
+        """Sorted Poisson points per row, ``mean[i]`` of them on average, uniform on ``[lo, lo + span)`` (either
+        per row); inf pads."""
         n = rng.poisson(mean)
         width = int(n.max(initial=0))
         if width == 0:
@@ -362,7 +426,7 @@ class World:
         total = e[np.arange(len(mean)), n]
         e = e[:, :width]
         e *= (span / total)[:, None]
-        e += lo
+        e += np.asarray(lo, dtype=float).reshape(-1, 1) if np.ndim(lo) else lo
         e[np.arange(width)[None, :] >= n[:, None]] = np.inf
         return e
 
@@ -387,11 +451,16 @@ class World:
         rng = stream(self.seed, STREAM_WORLD, self.index)
         self.index += 1
         self.t = t1
-        h0, h1 = self._cum(t0), self._cum(t1)
         # 1. Failures (times through the profile, classes), repairs, planned interruptions.
-        fh = self._poisson_times(rng, self.lam * (h1 - h0), h0, h1 - h0)
+        if self.offsets is None:
+            h0, h1 = self._cum(t0), self._cum(t1)
+            fh = self._poisson_times(rng, self.lam * (h1 - h0), h0, h1 - h0)
+            ft = self._inverse(fh) if self.knots_t.size > 1 or self.mults[0] != 1.0 else fh
+        else:
+            hr0, hr1 = self._cum_rows(t0), self._cum_rows(t1)
+            fh = self._poisson_times(rng, self.lam * (hr1 - hr0), hr0, hr1 - hr0)
+            ft = self._inverse_rows(fh)
         real = np.isfinite(fh)
-        ft = self._inverse(fh) if self.knots_t.size > 1 or self.mults[0] != 1.0 else fh
         np.minimum(ft, np.nextafter(t1, -np.inf), out=ft, where=real)
         np.maximum(ft, t0, out=ft, where=real)
         width = ft.shape[1]
