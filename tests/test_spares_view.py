@@ -296,3 +296,26 @@ def test_the_plots_are_built_after_the_dialog_and_a_result_that_came_first_is_dr
         "Total cost: lost GPU-hours + spare pool",
     ]
     d.done(0)
+
+
+def test_without_a_closed_form_the_sizing_names_no_line_it_cannot_draw_and_gives_the_simulated_pool(qtbot):
+    """In a burn-in there is no M/G/infinity line (every point NaN): the legend does not name it, and the pool where
+    99 % of failures find a spare is the simulated one, not the closed form at the base rates (86 nodes beside a
+    marker at 169 on h100-100k-plan)."""
+    from planner_gui.core.jobs import spares_sizing
+    from planner_gui.core.profiles import burn_in_profile
+    from planner_gui.ui.spares_view import SparesDialog
+
+    sc = Scenario(gpus=16_384, trials=20, days=5.0).replace(rate_profile=burn_in_profile(0.7, 2, 5.0), new_cluster=True)
+    d = SparesDialog(sc)
+    qtbot.addWidget(d)
+    d._jobs.cancel()
+    result = spares_sizing(sc, d.spares, 6, should_stop=None, progress=None)
+    assert np.isnan(result.p_no_spare_expected).all()
+    d._show(result)
+    qtbot.waitUntil(lambda: d.sizing_result is result, timeout=5_000)
+    assert [label.text for _, label in d.plot_nospare.legend.items] == ["Monte Carlo"]
+    text = d.summary.text()
+    assert f"(Monte Carlo: the simulated failures' needs): {result.recommended:,} nodes" in text
+    assert "M/G/infinity at the scenario's base rates" in text
+    d.done(0)

@@ -329,6 +329,19 @@ def test_the_group_says_which_model_is_on_and_the_pool_off_turns_off_what_only_i
     assert not win.scenario().uses_spares and box.note.text().startswith("Model: today's")
 
 
+def test_the_modes_dialog_opened_before_the_results_says_so_not_that_there_is_no_pool(qtbot):
+    """Opened on a scenario with a pool before the main window's results are there (a long full run), the dialog
+    said 'no simulated pool (unlimited spares in restart mode)' beside its own line of 89 spare nodes."""
+    from planner_gui.ui.spares_modes import SparesModesDialog
+
+    sc = Scenario(gpus=16_384, trials=20, days=5.0).replace(spares=Spares(spare_nodes=12, swap_min=10.0))
+    dlg = SparesModesDialog(sc, None)
+    qtbot.addWidget(dlg)
+    qtbot.waitUntil(lambda: dlg.ready)
+    assert "were not ready when this opened" in dlg.note.text() and "no simulated pool" not in dlg.note.text()
+    dlg.done(0)
+
+
 def test_the_modes_dialog_without_a_simulated_pool_names_only_the_lines_it_draws(qtbot):
     """Unlimited spares in restart mode: no pool is simulated, so only the M/G/infinity lines are drawn; the legend
     named the Monte Carlo mean and 95th percentile too."""
@@ -343,3 +356,36 @@ def test_the_modes_dialog_without_a_simulated_pool_names_only_the_lines_it_draws
         x, _ = item.getData() if hasattr(item, "getData") else item.item.getData()
         assert x is not None and len(x) > 0
     dlg.done(0)
+
+
+def test_a_second_click_of_a_view_brings_its_window_to_the_front_rather_than_another(make_window, qtbot):
+    """Three clicks of each of Spare-Pool Sizing, Repairs and Recovery Modes, Recovery Strategies and Model and
+    Sources opened twelve windows and nine compute processes: a window that shows what a new one would is raised
+    instead; a changed scenario still gets a sizing window of its own (each says which scenario it was opened on)."""
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QDialog
+
+    from planner_gui.ui.spares_modes import SparesModesDialog
+    from planner_gui.ui.spares_view import SparesDialog
+    from planner_gui.ui.strategies_view import StrategiesDialog
+
+    win = _window(make_window, qtbot, Spares(spare_nodes=4, swap_min=10.0), gpus=8192)
+    actions = {a.objectName(): a for a in win.findChildren(QAction)}
+    for name in ("actionSparesSizing", "actionSparesModes", "actionStrategies", "actionModel"):
+        for _ in range(3):
+            actions[name].trigger()
+    qtbot.wait(50)
+
+    def shown(kind):
+        return [d for d in win.findChildren(kind) if d.isVisible()]
+
+    assert len(shown(SparesDialog)) == 1 and len(shown(SparesModesDialog)) == 1 and len(shown(StrategiesDialog)) == 1
+    assert len([d for d in win.findChildren(QDialog, "modelDialog") if d.isVisible()]) == 1
+    win.inputs.update(gpus=16_384)
+    actions["actionSparesSizing"].trigger()
+    assert len(shown(SparesDialog)) == 2
+    for kind in (SparesDialog, SparesModesDialog, StrategiesDialog):
+        for d in shown(kind):
+            d.close()
+    for d in win.findChildren(QDialog, "modelDialog"):
+        d.close()

@@ -204,9 +204,11 @@ def test_the_strategy_comparison_is_the_command_lines_and_draws_what_it_names(ma
         assert dlg.table.item(i, 0).text().startswith(f"{100 * row['goodput']:.2f} %")
         exact = row["goodput_expected"]
         assert dlg.table.item(i, 1).text() == ("none" if exact is None else f"{100 * exact:.2f} %")
-        assert dlg.table.item(i, 7).text() == f"{row['restores']['fast']:,.1f}"
+        assert dlg.table.item(i, 8).text() == f"{row['restores']['fast']:,.1f}"
         reduced = f"{100 * row['hours']['reduced_throughput'] / sc.hours:.2f} %"
-        assert dlg.table.item(i, 6).text() == reduced and dlg.table.horizontalHeaderItem(6).text() == "Reduced"
+        assert dlg.table.item(i, 7).text() == reduced and dlg.table.horizontalHeaderItem(7).text() == "Reduced"
+        waiting = f"{100 * row['hours'].get('waiting_for_spares', 0.0) / sc.hours:.2f} %"
+        assert dlg.table.item(i, 6).text() == waiting and dlg.table.horizontalHeaderItem(6).text() == "Waiting"
     # Every legend entry is drawn: each stacked bar has width, each curve is finite inside the view.
     for sample, label in dlg.time_legend.items:
         assert np.asarray(sample.item.opts["width"]).sum() > 0, label.text
@@ -427,3 +429,33 @@ def test_one_default_for_nodes_per_domain_shown_wherever_it_applies(make_window,
     after = win.scenario()
     assert nodes_per_domain_of(after) == nodes_per_domain_of(sc)
     assert spares_params(after, after.spares, 30.0).mean_nodes_in_repair == pytest.approx(before, rel=1e-12)
+
+
+def test_strategies_with_a_pool_show_the_time_waiting_for_spares_and_say_they_keep_the_pool(make_window, qtbot):
+    """Every strategy keeps the scenario's spare pool: a short pool makes rows 1-4 wait for spares, and that time is
+    a column and a bar of its own, so each row's bars still add up to the whole window (they reached 68 % on
+    h100-100k-plan), and the note says what is kept (it said 'no spare pool, no swap')."""
+    from planner_gui.core.spares import Spares
+
+    sc = load_preset("llama3-405b").replace(days=5.0, trials=20, spares=Spares(spare_nodes=4, swap_min=10.0))
+    win = make_window(sc, restore=False)
+    settle(qtbot, win)
+    dlg = win.show_strategies()
+    qtbot.waitUntil(lambda: dlg.ready, timeout=10_000)
+    dlg._jobs.cancel()
+    ref = json.loads(json.dumps(compare_strategies(sc, (1024, 4096), scale_trials=10)))
+    dlg.comparison = ref
+    dlg._draw(ref, sc)
+    rows = ref["at_scale"]
+    assert rows[0]["hours"]["waiting_for_spares"] > 0.01 * sc.hours
+    total = sum(np.asarray(b.opts["width"]) for b in dlg.time_bars.values())
+    np.testing.assert_allclose(total, 100.0, rtol=1e-9)
+    assert dlg.table.horizontalHeaderItem(6).text() == "Waiting"
+    assert dlg.table.item(0, 6).text() == f"{100 * rows[0]['hours']['waiting_for_spares'] / sc.hours:.2f} %"
+    labels = [label.text for _, label in dlg.time_legend.items]
+    assert "waiting for spares" in labels
+    for sample, label in dlg.time_legend.items:  # every entry drawn
+        assert np.asarray(sample.item.opts["width"]).sum() > 0, label.text
+    assert "4 spare nodes, swap 10 min" in dlg.status.text() and "no spare pool" not in dlg.status.text()
+    assert not any(dlg.table.item(i, j).text().startswith("-0.00") for i in range(len(rows)) for j in range(2, 8))
+    dlg.close()

@@ -11,8 +11,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from PySide6.QtCore import QByteArray, QRect, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
@@ -62,6 +64,9 @@ MAX_PINNED = 6
 #: A first run whose main simulation alone is estimated to take longer than this (seconds on the reference
 #: machine) starts with a preview, as every change does, so a long full run is never a blank window.
 START_PREVIEW_S = 0.5
+
+
+QDialogT = TypeVar("QDialogT", bound=QDialog)
 
 
 def _computed_part(sc: Scenario) -> Scenario:
@@ -300,6 +305,8 @@ class MainWindow(FileWindow):
         """Open the spare-pool sizing window for the scenario shown (planner_gui/ui/spares_view.py)."""
         from .spares_view import SparesDialog
 
+        if self._raise_open(SparesDialog, lambda d: d.scenario == self.scenario()):
+            return
         dlg = SparesDialog(self.scenario(), self)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.show()
@@ -308,6 +315,9 @@ class MainWindow(FileWindow):
         """Open nodes in repair over time and restart vs continue (planner_gui/ui/spares_modes.py)."""
         from .spares_modes import SparesModesDialog
 
+        found = self._raise_open(SparesModesDialog, lambda d: d.scenario == self.scenario())
+        if found is not None:
+            return found
         res = self.last_result if self.results_current() else None
         dlg = SparesModesDialog(self.scenario(), None if res is None else res.main, self)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -318,10 +328,24 @@ class MainWindow(FileWindow):
         """Open the recovery strategies side by side, following the scenario (planner_gui/ui/strategies_view.py)."""
         from .strategies_view import StrategiesDialog
 
+        found = self._raise_open(StrategiesDialog, lambda _d: True)  # (it follows the scenario: one is enough)
+        if found is not None:
+            return found
         dlg = StrategiesDialog(self.inputs, self)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.show()
         return dlg
+
+    def _raise_open(self, kind: type[QDialogT], same: Callable[[QDialogT], bool]) -> QDialogT | None:
+        """The open window of ``kind`` that shows what a new one would (``same``), brought to the front; None if there
+        is none. A second click of a menu item raised a second window and a compute process of its own (twelve
+        windows and nine processes for three clicks of four items)."""
+        for dlg in self.findChildren(kind):
+            if dlg.isVisible() and same(dlg):
+                dlg.raise_()
+                dlg.activateWindow()
+                return dlg
+        return None
 
     # -- scenario state --------------------------------------------------------------------
     def scenario(self) -> Scenario:
@@ -689,7 +713,13 @@ class MainWindow(FileWindow):
 
     # -- help ------------------------------------------------------------------------------
     def show_model(self) -> None:
+        found = self.findChild(QDialog, "modelDialog")
+        if found is not None and found.isVisible():
+            found.raise_()
+            found.activateWindow()
+            return
         dlg = QDialog(self)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.setObjectName("modelDialog")
         dlg.setWindowTitle("Model and sources")
         dlg.resize(760, 640)

@@ -129,7 +129,13 @@ class SparesModesDialog(QDialog):
             if legend is not None:  # (a legend names only what is drawn)
                 for key in ("mean", "p95"):
                     legend.removeItem(self.curves[key])
-            text = "The scenario shown has no simulated pool (unlimited spares in restart mode): the lines are the "
+            if sc.uses_spares:  # a pool is simulated, but the main window's results were not there yet
+                text = (
+                    "The main window's results for this scenario were not ready when this opened (open it again once "
+                    "they are): the lines are the "
+                )
+            else:
+                text = "The scenario shown has no simulated pool (unlimited spares in restart mode): the lines are the "
             self.note.setText(text + "M/G/infinity law alone.")
             return
         over, grid = run.trials.repair_over_time, run.trials.repair_grid / 24.0

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from ..core.model import Scenario
 from ..core.params import resolve
-from ..core.spares.exact import recommended_spares, repair_quantile
+from ..core.spares.exact import repair_quantile
 from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, repair_hours_of, spares_params
 from ..core.spares.run import SizingResult, check_spares_fit
 from ..core.specs import labelled
@@ -291,6 +291,14 @@ class SparesDialog(QDialog):
         self.curves["goodput"].setData(x, 100 * r.goodput)
         self.curves["nospare"].setData(x, 100 * r.p_no_spare)
         self.curves["nospare_exact"].setData(x, 100 * r.p_no_spare_expected)
+        # The legend names the M/G/infinity line only where it is drawn (no closed form with a burn-in, say).
+        exact = bool(np.isfinite(r.p_no_spare_expected).any())
+        legend, curve = self.legends[1], self.curves["nospare_exact"]
+        named = any(sample.item is curve for sample, _ in legend.items)
+        if exact and not named:
+            legend.addItem(curve, "M/G/infinity")
+        elif not exact and named:
+            legend.removeItem(curve)
         self.curves["cost"].setData(x, r.total_cost_usd / 1e6)
         self.curves["pool_cost"].setData(x, r.spare_gpu_hours * self.scenario.gpu_hour_cost_usd / 1e6)
         i = int(np.flatnonzero(r.spare_nodes == r.cheapest)[0])
@@ -302,15 +310,24 @@ class SparesDialog(QDialog):
             self.marks["target"].setData([], [])
         _, interval = resolve(self.scenario)
         p = spares_params(self.scenario, self.spares, interval)
-        rec = recommended_spares(p)
+        # The pool where 99 % find a spare, as the marker shows it: M/G/infinity where it holds, else the simulated
+        # failures' (the closed form at the base rates said 86 nodes beside a marker at 169 in a burn-in).
+        rec = r.recommended
+        how = "M/G/infinity" if exact else "Monte Carlo: the simulated failures' needs"
+        base = " at the scenario's base rates" if not exact else ""
         self.summary.setText(
             f"For {self.scenario.gpus:,} GPUs over {self.scenario.days:g} days, the scenario as it was when this "
             "opened; the inputs here are this window's what-ifs (the main window's stay as they are).\n"
-            f"Nodes in repair (M/G/infinity): mean {p.mean_nodes_in_repair:,.1f}, p95 {repair_quantile(p, 0.95):,.0f} "
-            f"of {p.job_nodes:,} job nodes.\n"
-            f"Pool where 99% of failures find a spare: {rec:,} nodes "
-            f"({100 * rec / p.job_nodes:.2f}% of the job).\n"
-            f"Cheapest pool tried: {r.cheapest:,} nodes, total ${r.total_cost_usd[i] / 1e6:,.1f}M "
+            f"Nodes in repair (M/G/infinity{base}): mean {p.mean_nodes_in_repair:,.1f}, p95 "
+            f"{repair_quantile(p, 0.95):,.0f} of {p.job_nodes:,} job nodes.\n"
+            f"Pool where 99% of failures find a spare ({how}): {rec:,} nodes "
+            f"({100 * rec / p.job_nodes:.2f}% of the job)"
+            + (
+                f"; the smallest pool tried that does, marked: {r.meets_target:,}.\n"
+                if r.meets_target is not None and r.meets_target != rec
+                else ".\n"
+            )
+            + f"Cheapest pool tried: {r.cheapest:,} nodes, total ${r.total_cost_usd[i] / 1e6:,.1f}M "
             f"(goodput {100 * r.goodput[i]:.1f}%).\n"
             + (
                 "In continue mode the job never waits: a replica lacking nodes stays out until repaired nodes "

@@ -31,8 +31,9 @@ from PySide6.QtWidgets import (
 from ..core import fmt
 from ..core.inputs import COMPUTED_FIELDS, Inputs
 from ..core.model import Scenario
-from ..core.results import HOURS_KEYS, HOURS_LABELS
+from ..core.results import HOURS_LABELS
 from ..core.scenario_io import ScenarioError
+from ..core.sim.run import ALL_HOURS_KEYS
 from ..core.specs import labelled
 from ..core.tiers.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable, distinct_notes
 from .jobs import JobFailed, JobRunner
@@ -66,15 +67,23 @@ COLUMNS = (
     "Lost work",
     "Recovery",
     "Planned",
+    "Waiting",
     "Reduced",
     "From memory",
     "From storage",
     "Fast interval",
     "Persistent",
 )
-_HOURS_COLUMNS = ("checkpoint", "lost_work", "recovery", "planned_restart", "reduced_throughput")
-#: Where the time goes, in the bars: today's five and the throughput lost to replicas out (continue mode).
-_BAR_KEYS = (*HOURS_KEYS, "reduced_throughput")
+_HOURS_COLUMNS = ("checkpoint", "lost_work", "recovery", "planned_restart", "waiting_for_spares", "reduced_throughput")
+#: Where the time goes, in the bars: every hour of the window (the strategies keep the scenario's pool: rows 1-4
+#: can wait for spares; continue mode runs on fewer replicas).
+_BAR_KEYS = ALL_HOURS_KEYS
+
+
+def _share(hours: float, window: float) -> str:
+    """Hours as a share of the window, 2 decimals; a rounding error below them is 0 ("-0.00 %" was shown)."""
+    pct = 100.0 * hours / window if window > 0 else 0.0
+    return f"{0.0 if abs(pct) < 0.005 else pct:.2f} %"
 
 
 class StrategiesDialog(QDialog):
@@ -112,9 +121,9 @@ class StrategiesDialog(QDialog):
             "Each strategy at the scenario's scale: goodput (Monte Carlo mean +- standard error), the exact "
             "expectation where a closed form exists ('none': both tiers restore), the window's hours by where "
             "they went (% of the window: checkpoint stalls, lost work, detection + restart + restore, planned "
-            "restarts, throughput lost while replicas are out), the mean restores from host memory and from "
-            "storage, and the fast and persistent intervals in use. Failed nodes are replaced at once in every "
-            "strategy (no spare pool, no swap)."
+            "restarts, waiting for spares, throughput lost while replicas are out), the mean restores from host "
+            "memory and from storage, and the fast and persistent intervals in use. Every strategy keeps the "
+            "scenario's spare pool, swap and repairs (the note above says what it keeps)."
         )
 
         # The plots are built a turn of the event loop at a time once the dialog is up (plot_items.in_turns: both at
@@ -146,12 +155,12 @@ class StrategiesDialog(QDialog):
         self.plot_time.setLabel("left", "strategy (table row)")
         self.plot_time.setLabel("bottom", "% of the window, mean over trials")
         self.plot_time.getAxis("bottom").enableAutoSIPrefix(False)
-        self.time_legend = self.plot_time.addLegend(offset=(10, 2), labelTextSize="8pt", colCount=len(_BAR_KEYS))
+        # Two rows of four at most: seven in one row ran past a narrow window's edge.
+        self.time_legend = self.plot_time.addLegend(offset=(10, 2), labelTextSize="8pt", colCount=4)
         self.time_bars: dict[str, pg.BarGraphItem] = {}
         for key in _BAR_KEYS:
             bars = pg.BarGraphItem(x0=[0.0], y=[0.0], height=0.6, width=[0.0], brush=pg.mkBrush(HOURS_COLORS[key]))
             self.plot_time.addItem(bars)
-            self.time_legend.addItem(bars, HOURS_LABELS[key] if key != "recovery" else "detect + restart + restore")
             self.time_bars[key] = bars
         return self.plot_time
 
@@ -267,7 +276,7 @@ class StrategiesDialog(QDialog):
             cells = [
                 f"{100 * row['goodput']:.2f} % +- {100 * row['goodput_sem']:.2f}",
                 "none" if exact is None else f"{100 * exact:.2f} %",
-                *(f"{100 * hours[k] / window:.2f} %" for k in _HOURS_COLUMNS),
+                *(_share(hours.get(k, 0.0), window) for k in _HOURS_COLUMNS),
                 f"{row['restores']['fast']:,.1f}",
                 f"{row['restores']['persistent']:,.1f}",
                 "off" if row["fast_interval_min"] is None else duration_text(row["fast_interval_min"]),
@@ -294,8 +303,8 @@ class StrategiesDialog(QDialog):
             + notes
             + f"{fmt.clean(sc.name, 80)}, {sc.gpus:,} GPUs: each strategy from the scenario's own numbers "
             f"({'its tiers section' if sc.tiers is not None else 'the published defaults of the fast tier'}), "
-            f"at its own optimal intervals where the scenario says 'optimal'; failed nodes replaced at once (no "
-            f"spare pool, no swap). "
+            f"at its own optimal intervals where the scenario says 'optimal'; each keeps the scenario's "
+            f"{fmt.clean(str(r.get('kept', '')), 200)}. "
             + (f"Best: {best['strategy']}, {100 * best['goodput']:.1f} %. " if best is not None else "")
             + f"{min(sc.trials, WINDOW_TRIALS):,} trials each at this scale, "
             f"{min(sc.trials, SCALE_TRIALS)} per GPU count below (the bars: 95 % intervals), as 'planner-gui "
@@ -313,12 +322,18 @@ class StrategiesDialog(QDialog):
         rows = r["at_scale"]
         window = sc.hours
         left = np.zeros(len(rows))
+        self.time_legend.clear()  # it names the parts drawn (waiting only with a pool, reduced only continuing)
         for key in _BAR_KEYS:
             width = np.array([0.0 if row["error"] else 100 * row["hours"].get(key, 0.0) / window for row in rows])
+            width = np.maximum(width, 0.0)  # (a rounding error below 0 is none)
             self.time_bars[key].setOpts(x0=left.copy(), y=np.arange(len(rows)), width=width, height=0.6)
+            if width.sum() > 0:
+                label = HOURS_LABELS[key] if key != "recovery" else "detect + restart + restore"
+                self.time_legend.addItem(self.time_bars[key], label)
             left += width
         self.plot_time.setXRange(0, 100, padding=0.01)
-        self.plot_time.setYRange(-1.4, len(rows) - 0.5, padding=0.02)  # the legend's row above the bars
+        legend_rows = math.ceil(len(self.time_legend.items) / 4)
+        self.plot_time.setYRange(-0.6 - 0.8 * legend_rows, len(rows) - 0.5, padding=0.02)  # the legend above the bars
         across = r["across_gpus"]
         x = np.log10(np.asarray(across["gpus"], dtype=float))
         lo, hi = math.inf, -math.inf
