@@ -300,11 +300,11 @@ def _gpu_sweep(
     counts = _gpu_sweep_counts(sc, q)
     cap = q.gpu_events_per_point
     cost = lambda s: sweep_cost(s, "gpus", counts, cap).seconds
-    # (the columns a preview's stretches are chosen by: each count's trials, halved for large clusters)
-    each = [point_trials(at_gpus(sc, int(n)).replace(trials=min(trials, q.gpu_trials)), cap) for n in counts]
-    run, fraction, segments = _fit(
-        sc, min(trials, q.gpu_trials), cost, q.budget_s, max(1, round(sum(each) / max(each)))
-    )
+    points = 1
+    if q.budget_s is not None:  # (the columns a preview's stretches are chosen by: the counts' trials, halved)
+        each = [point_trials(at_gpus(sc, int(n)).replace(trials=min(trials, q.gpu_trials)), cap) for n in counts]
+        points = max(1, round(sum(each) / max(each)))
+    run, fraction, segments = _fit(sc, min(trials, q.gpu_trials), cost, q.budget_s, points)
     res = sweep_gpus(
         run, counts, should_stop=should_stop, progress=progress, max_events_per_point=cap, segments=segments
     )

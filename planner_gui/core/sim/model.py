@@ -132,13 +132,18 @@ class SimModel:
             self.rate_draws is not None and bool(np.any(self.kinds == RESTART_PERSISTENT))
         )
 
+    def interruption_rate(self, multiplier: float) -> float:
+        """Interruptions per hour of the whole job at the profile's ``multiplier`` (the drawn rates' mean with rate
+        uncertainty), planned ones included."""
+        if self.rate_draws is not None:
+            return float(self.rate_draws.sum(axis=1).mean()) * self.gpus * multiplier + self.mu
+        return float(self.trial_rates(1)[0].sum()) * multiplier + self.mu
+
     def warm_hours(self) -> float:
         """The warm-up before a window (docs/model.md, 2.7): three upload cycles (at most 96 hours: a cadence of
         persistent points far longer than that starts in its steady state already), the longest downtime and
         three snapshot cycles, then 60 interruptions' worth of time, at most 96 hours."""
-        big = float(self.trial_rates(1)[0].sum()) * self.multiplier_at(-1.0) + self.mu
-        if self.rate_draws is not None:
-            big = float(self.rate_draws.sum(axis=1).mean()) * self.gpus * self.multiplier_at(-1.0) + self.mu
+        big = self.interruption_rate(self.multiplier_at(-1.0))
         cycles = min(3.0 * self.points_per_upload * self.cycle + self.upload, MAX_CYCLE_HOURS)
         base = cycles + self.max_downtime + 3.0 * self.s
         return base + (min(60.0 / big, 96.0) if big > 0 else 0.0)

@@ -23,7 +23,7 @@ from .. import engine
 from ..rows import stream
 from . import job
 from .model import SimModel
-from .world import PAD, World
+from .world import PAD, World, padded_sum
 
 __all__ = [
     "ALL_HOURS_KEYS",
@@ -289,10 +289,7 @@ def segment_models(m: SimModel, trials: int, seed: int, segments: int) -> list[_
     rest = dataclasses.replace(m, hours=length, new_cluster=False)
     offsets = np.repeat(np.arange(1, segments) * length, trials)
     at = np.searchsorted(m.profile_starts, np.arange(1, segments) * length, side="right") - 1
-    mult = float(m.profile_mults[np.maximum(at, 0)].max())
-    big = float(m.trial_rates(1)[0].sum()) * mult + m.mu
-    if m.rate_draws is not None:
-        big = float(m.rate_draws.sum(axis=1).mean()) * m.gpus * mult + m.mu
+    big = m.interruption_rate(float(m.profile_mults[np.maximum(at, 0)].max()))
     settle = min(SEGMENT_WARM_INTERRUPTIONS / big, SEGMENT_WARM_CAP_HOURS) if big > 0 else 0.0
     warm = min(m.warm_hours(), m.max_downtime + 3.0 * m.s + settle)
     rest_seed = int(np.random.SeedSequence([seed, 0x5E6]).generate_state(1, np.uint32)[0])
@@ -311,12 +308,8 @@ def _joined(parts: list[SimTrials], trials: int, segments: int, length: float) -
     def per_trial(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.asarray(a + b.reshape(k, trials, *b.shape[1:]).sum(axis=0))
 
-    def add(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        size = max(len(x), len(y))
-        return np.asarray(np.pad(x, (0, size - len(x))) + np.pad(y, (0, size - len(y))))
-
     over = rest.repair_over_time.reshape(k, trials, -1)
-    need = None if first.need_hist is None or rest.need_hist is None else add(first.need_hist, rest.need_hist)
+    need = None if first.need_hist is None or rest.need_hist is None else padded_sum(first.need_hist, rest.need_hist)
     return SimTrials(
         hours={key: per_trial(first.hours[key], rest.hours[key]) for key in first.hours},
         unplanned=per_trial(first.unplanned, rest.unplanned),
@@ -329,7 +322,7 @@ def _joined(parts: list[SimTrials], trials: int, segments: int, length: float) -
         node_failures=per_trial(first.node_failures, rest.node_failures),
         no_spare=per_trial(first.no_spare, rest.no_spare),
         nodes_in_repair=per_trial(first.nodes_in_repair, rest.nodes_in_repair) / segments,
-        repair_hist=add(first.repair_hist, rest.repair_hist),
+        repair_hist=padded_sum(first.repair_hist, rest.repair_hist),
         repair_over_time=np.concatenate([first.repair_over_time, *over], axis=1),
         repair_grid=np.concatenate([first.repair_grid + j * length for j in range(segments)]),
         need_hist=need,

@@ -38,6 +38,7 @@ __all__ = [
     "REPAIR_GRID",
     "Chunk",
     "World",
+    "padded_sum",
 ]
 
 #: Point kinds beyond the classes' (RESTART_FAST, RESTART_PERSISTENT, CONTINUE): 0 pads a trial's row.
@@ -61,6 +62,12 @@ class Chunk:
     cap: np.ndarray  # throughput after the point
     blocked: np.ndarray  # bool: blocked after the point
     counts: np.ndarray  # points per row
+
+
+def padded_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two histograms of counts from 0 added, the shorter padded with zeros."""
+    size = max(len(a), len(b))
+    return np.asarray(np.pad(a, (0, size - len(a))) + np.pad(b, (0, size - len(b))))
 
 
 def _compact(keep: np.ndarray, arrays: list[np.ndarray], fill: list[float]) -> list[np.ndarray]:
@@ -213,13 +220,13 @@ class World:
         self.knots_t = ps
         self.knots_h = np.concatenate([[0.0], np.cumsum(np.diff(ps) * pm[:-1])])
         self.mults = pm
-        # Rows that start elsewhere on the profile: the cumulative multiplier at each row's 0, and the multiplier in
-        # force there (the rate before 0).
-        self.offsets = offsets
-        if offsets is not None:
-            idx = np.searchsorted(ps, offsets, side="right") - 1
-            self.mult0 = pm[np.maximum(idx, 0)]
-            self.h_at0 = self.knots_h[idx] + self.mult0 * (offsets - ps[idx])
+        # Where each row's 0 is on the profile (0 but for the stretches of a preview's window), the cumulative
+        # multiplier there, and the multiplier in force there (the rate before 0).
+        self.shifted = offsets is not None
+        self.offsets = np.zeros(trials) if offsets is None else np.asarray(offsets, dtype=float)
+        idx = np.maximum(np.searchsorted(ps, self.offsets, side="right") - 1, 0)
+        self.mult0 = pm[idx]
+        self.h_at0 = self.knots_h[idx] + self.mult0 * (self.offsets - ps[idx])
         # What a point's tag means: classes 0..J-1 fail, J..2J-1 end a repair, 2J planned, 2J+1 a mark,
         # 2J+2..3J+1 a continuing failure's replicas return, 3J+2 pads.
         j = nclass
@@ -292,8 +299,8 @@ class World:
         """Nodes in repair at ``start`` in the steady state of the rate in force there (M/G/infinity): per class a
         Poisson number of failures in repair, each with the residual of a length-biased repair time."""
         m = self.m
-        mult = self._mult(start) if self.offsets is None else self.mult0[:, None]
-        mean = self.rates * (m.nodes > 0) * m.repair * mult  # (trials, classes): failures in repair
+        # (trials, classes): failures in repair, at the rate in force at each row's 0 (``start`` is before it)
+        mean = self.rates * (m.nodes > 0) * m.repair * self.mult0[:, None]
         counts = rng.poisson(mean)
         total = counts.sum(axis=1)
         width = int(total.max(initial=0))
@@ -332,19 +339,9 @@ class World:
         return blocked, np.where(blocked, 0.0, avail / m.job_nodes)
 
     # -- the profile --------------------------------------------------------------------------------------
-    def _mult(self, t: float) -> float:
-        return self.m.multiplier_at(t)
-
-    def _cum(self, t: float) -> float:
-        """The profile's multiplier integrated from 0 to ``t`` (negative before 0, at the first piece's rate)."""
-        if t < 0:
-            return float(self.mults[0]) * t
-        i = int(np.searchsorted(self.knots_t, t, side="right")) - 1
-        return float(self.knots_h[i] + self.mults[i] * (t - self.knots_t[i]))
-
-    def _cum_rows(self, t: float) -> np.ndarray:
-        """Per row with an offset: the cumulative multiplier (from the profile's 0) at the row's ``t``."""
-        assert self.offsets is not None
+    def _cum(self, t: float) -> np.ndarray:
+        """Per row: the profile's multiplier integrated from the profile's 0 to the row's ``t`` (before the row's 0,
+        at the rate in force there)."""
         if t <= 0:
             out: np.ndarray = self.h_at0 + self.mult0 * t
             return out
@@ -352,10 +349,9 @@ class World:
         i = np.searchsorted(self.knots_t, u, side="right") - 1
         return np.asarray(self.knots_h[i] + self.mults[i] * (u - self.knots_t[i]))
 
-    def _inverse_rows(self, h: np.ndarray) -> np.ndarray:
-        """Per row with an offset (rows of ``h``): the row's times at which the cumulative multiplier (from the
-        profile's 0) reaches ``h``."""
-        assert self.offsets is not None
+    def _inverse(self, h: np.ndarray) -> np.ndarray:
+        """Per row (rows of ``h``): the row's times at which the cumulative multiplier (from the profile's 0)
+        reaches ``h``."""
         rel = h - self.h_at0[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             before = rel / self.mult0[:, None]
@@ -374,37 +370,18 @@ class World:
             out[finite] = u - self.offsets[rows]
         return np.asarray(out)
 
-    def _inverse(self, h: np.ndarray) -> np.ndarray:
-        """Times at which the cumulative multiplier reaches ``h``."""
-        if len(self.mults) == 1:
-            return h / float(self.mults[0])
-        out = np.empty_like(h)
-        neg = h < 0
-        if neg.any():
-            out[neg] = h[neg] / float(self.mults[0])
-        pos = ~neg
-        if pos.any():
-            i = np.searchsorted(self.knots_h, h[pos], side="right") - 1
-            mult = self.mults[i]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out[pos] = self.knots_t[i] + np.where(mult > 0, (h[pos] - self.knots_h[i]) / mult, 0.0)
-        return out
-
     def _chunk_end(self) -> float:
         """Where the next chunk ends: about TARGET_POINTS points per trial at the rate in force, never across a
         change of the profile's multiplier nor across 0 (a time to train starts its job there)."""
         m, t0 = self.m, self.t
         per_failure = 1.0 + (float(np.mean(m.nodes > 0)) if self.pool else 0.0) + (1.0 if self.cont else 0.0)
-        if self.offsets is None:
-            mult = self._mult(t0)
-        else:  # (rows at other places on the profile: its changes fall inside chunks, the inversion is exact)
-            u = self.offsets + max(t0, 0.0)
-            mult = float(self.mults[np.maximum(np.searchsorted(self.knots_t, u, side="right") - 1, 0)].max())
+        u = self.offsets + max(t0, 0.0)  # (the highest multiplier in force among the rows)
+        mult = float(self.mults[np.maximum(np.searchsorted(self.knots_t, u, side="right") - 1, 0)].max())
         rate = float(self.lam.max(initial=0.0)) * mult * per_failure + m.mu
         length = TARGET_POINTS / rate if rate > 0 else 1e6
         t1 = t0 + min(length, 1e6)
         nxt = self.knots_t[self.knots_t > t0]
-        if len(nxt) and self.offsets is None:
+        if len(nxt) and not self.shifted:  # (rows at other places on the profile: its changes fall inside chunks)
             t1 = min(t1, float(nxt[0]))
         if t0 < 0:
             t1 = min(t1, 0.0)
@@ -416,7 +393,7 @@ class World:
         rng: np.random.Generator, mean: np.ndarray, lo: float | np.ndarray, span: float | np.ndarray
     ) -> np.ndarray:
         """Sorted Poisson points per row, ``mean[i]`` of them on average, uniform on ``[lo, lo + span)`` (either
-        per row); inf pads."""
+        one for all rows, or per row); inf pads."""
         n = rng.poisson(mean)
         width = int(n.max(initial=0))
         if width == 0:
@@ -452,14 +429,9 @@ class World:
         self.index += 1
         self.t = t1
         # 1. Failures (times through the profile, classes), repairs, planned interruptions.
-        if self.offsets is None:
-            h0, h1 = self._cum(t0), self._cum(t1)
-            fh = self._poisson_times(rng, self.lam * (h1 - h0), h0, h1 - h0)
-            ft = self._inverse(fh) if self.knots_t.size > 1 or self.mults[0] != 1.0 else fh
-        else:
-            hr0, hr1 = self._cum_rows(t0), self._cum_rows(t1)
-            fh = self._poisson_times(rng, self.lam * (hr1 - hr0), hr0, hr1 - hr0)
-            ft = self._inverse_rows(fh)
+        h0, h1 = self._cum(t0), self._cum(t1)
+        fh = self._poisson_times(rng, self.lam * (h1 - h0), h0, h1 - h0)
+        ft = self._inverse(fh) if self.shifted or self.knots_t.size > 1 or self.mults[0] != 1.0 else fh
         real = np.isfinite(fh)
         np.minimum(ft, np.nextafter(t1, -np.inf), out=ft, where=real)
         np.maximum(ft, t0, out=ft, where=real)
@@ -584,17 +556,13 @@ class World:
         self.no_spare += (short & inwin).sum(axis=1)
         lost = f & (delta > 0)
         if lost.any():
-            h = np.bincount(away[lost].astype(np.int64))
-            size = max(len(h), len(self.need_hist))
-            self.need_hist = np.pad(self.need_hist, (0, size - len(self.need_hist))) + np.pad(h, (0, size - len(h)))
+            self.need_hist = padded_sum(self.need_hist, np.bincount(away[lost].astype(np.int64)))
         # Time at each count of nodes in repair: between two points the count after the first (before the
         # chunk's first point, the count it starts with); after the last point, to the chunk's end.
         lo, hi = max(t0, 0.0), min(t1, window)
         if times.shape[1] == 0:  # no point: the count holds all the chunk's time in the window
             self.area += self.away * (hi - lo)
-            h = np.bincount(self.away.astype(np.int64), weights=np.full(n, hi - lo))
-            size = max(len(h), len(self.hist))
-            self.hist = np.pad(self.hist, (0, size - len(self.hist))) + np.pad(h, (0, size - len(h)))
+            self.hist = padded_sum(self.hist, np.bincount(self.away.astype(np.int64), weights=np.full(n, hi - lo)))
             g = (self.grid >= t0) & ((self.grid < t1) | ((self.grid == window) & (t1 >= window)))
             self.over_time[:, g] = self.away[:, None]
             return
@@ -608,8 +576,7 @@ class World:
         h = np.bincount(
             np.concatenate([before.ravel(), after]).astype(np.int64), weights=np.concatenate([span.ravel(), tail])
         )
-        size = max(len(h), len(self.hist))
-        self.hist = np.pad(self.hist, (0, size - len(self.hist))) + np.pad(h, (0, size - len(h)))
+        self.hist = padded_sum(self.hist, h)
         # Nodes in repair at the grid's moments that fall in this chunk: the count after the last point at or
         # before each (before the first: the count before it).
         g = (self.grid >= t0) & ((self.grid < t1) | ((self.grid == window) & (t1 >= window)))
