@@ -605,3 +605,43 @@ def test_the_total_is_the_sum_of_the_components_the_scenario_gets():
         assert res.total.rate_per_gpu_hour == pytest.approx(total, rel=1e-12)
         assert res.total.rate_low < total < res.total.rate_high
         assert res.total.count == sum(c.count for c in res.components)
+
+
+# -- logs at the edges of a fit ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("jitter_s", [0, 1])
+def test_gaps_all_about_equal_say_so_and_give_no_shape(jitter_s):
+    """Incidents every 10 hours exactly, or to the second: the Weibull fit of equal gaps has no maximum (it gave
+    "shape 1000000.00" for one and "too few different times" for 40 gaps of the other): both say the gaps are all
+    about equal, far more regular than at random, and give no shape."""
+    from planner_gui.core.incidents.fit import MAX_SHAPE
+
+    hours = [10.0 * i + (jitter_s / 3600.0) * (i % 2) for i in range(1, 42)]
+    res = fit_log(_log(hours), gpus=1_000)
+    w = res.weibull
+    assert w.shape is None and w.shape_low is None, w
+    assert "all about equal" in w.verdict and f"above {MAX_SHAPE:g}" in w.verdict, w.verdict
+    # A log just irregular enough keeps its shape, finite and above 1.
+    rng = np.random.default_rng(3)
+    uneven = np.cumsum(10.0 * (1 + 0.05 * rng.standard_normal(41)))
+    fitted = fit_log(_log(list(uneven)), gpus=1_000).weibull
+    assert fitted.shape is not None and 1 < fitted.shape <= MAX_SHAPE, fitted
+
+
+def test_a_log_whose_components_and_the_priors_make_too_many_says_how_many_and_what_to_do():
+    """199 components in the log and Llama 3's 18 causes it never saw make 217: one line naming both counts and the
+    way out (the log alone), not "components: must be a list of 1 to 200 components"."""
+    from planner_gui.core.incidents.logs import IncidentLogError
+    from planner_gui.core.incidents.prior import llama3_prior
+    from planner_gui.core.scenario_io import MAX_COMPONENTS
+
+    text = "timestamp,component,category\n" + "".join(
+        f"{_stamp(1.0 + i)},own cause {i},kind {i}\n" for i in range(MAX_COMPONENTS - 1)
+    )
+    with pytest.raises(IncidentLogError) as err:
+        fit_log(text, gpus=1_000, prior=llama3_prior())
+    unseen = len(llama3_prior().causes)
+    assert f"log's {MAX_COMPONENTS - 1} components and the {unseen} causes" in str(err.value), err.value
+    assert f"make {MAX_COMPONENTS - 1 + unseen}" in str(err.value) and "prior none" in str(err.value)
+    assert len(fit_log(text, gpus=1_000).components) == MAX_COMPONENTS - 1  # the log alone fits

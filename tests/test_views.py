@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF
 from PySide6.QtGui import QPalette
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QAbstractSlider, QApplication, QLabel
+from PySide6.QtWidgets import QAbstractSlider, QApplication, QLabel, QWidget
 from test_gui import find, settle
 
 from planner_gui.core import fmt
@@ -546,6 +546,8 @@ def test_the_filter_box_shows_the_inputs_matching_a_word_and_clearing_it_restore
     """The inputs panel is several screens long: a word keeps the rows whose words match it."""
     from PySide6.QtWidgets import QGroupBox, QWidget
 
+    from planner_gui.ui.widgets import Collapsible
+
     win = make_window()
     panel = win.controls
     everything = {w: w.isVisibleTo(panel) for w in panel.findChildren(QWidget)}
@@ -570,10 +572,79 @@ def test_the_filter_box_shows_the_inputs_matching_a_word_and_clearing_it_restore
     assert note.text() == "No input matches 'no such input at all'"
     box.clear()
     assert not note.isVisibleTo(panel)
-    changed = [w.objectName() for w, was in everything.items() if w.isVisibleTo(panel) != was and w is not note]
-    # Only the folding category opened by the search may differ from before (it stays open).
-    assert all(not name or "omponent" in name or "Collapsible" in name for name in changed), changed
+    changed = [w for w, was in everything.items() if w.isVisibleTo(panel) != was and w is not note]
+    # Only the folding groups opened by the search may differ from before (they stay open, their rows shown): the
+    # GPU category and the scope of each cause (which names GPU HBM3 Memory); and the filter's own clear button.
+    opened = [w for w in panel.findChildren(Collapsible) if w.isExpanded() and not everything[w.content()]]
+    assert {w.objectName() for w in opened} == {"category:GPU", "scopeTable"}
+    odd = [w for w in changed if not any(w is o or o.isAncestorOf(w) or panel.filter.isAncestorOf(w) for o in opened)]
+    assert not odd, [(type(w).__name__, w.objectName()) for w in odd]
     assert panel.values["gpus"].isVisibleTo(panel) and panel.values["detect_min"].isVisibleTo(panel)
+
+
+def test_a_scenario_of_many_causes_gets_every_row_a_batch_a_turn_and_a_newer_one_replaces_the_build(make_window, qtbot):
+    """An incident log may give 180 causes in 180 categories: their rows (rate, repair time, scope) are built a
+    batch a turn (widgets.RowsInTurns), not at once; when all are there each has its name and the value the
+    inputs hold, and a scenario opened while a build runs replaces it (no row of the first is left)."""
+    from PySide6.QtWidgets import QComboBox
+
+    from planner_gui.core.model import Component
+    from planner_gui.ui.widgets import RowsInTurns
+
+    win = make_window()
+    panel = win.controls
+    panel.filter.setText("c17-node")
+    base = win.scenario()
+    first = base.replace(components=tuple(Component(f"old {i}", f"old kind {i}", 1e-6) for i in range(150)))
+    win.inputs.load(first, saved=False)
+    assert not panel.rows_ready and len(panel.comp_rows) < 150
+    many = tuple(Component(f"c{i}-node", f"kind {i}", (1 + i) * 1e-7, scope="node") for i in range(180))
+    win.inputs.load(base.replace(components=many), saved=False)
+    # Nothing at once: 180 rows cost more than RowsInTurns.AT_ONCE_MS.
+    assert RowsInTurns.AT_ONCE_MS < 180 and not panel.rows_ready and not panel.comp_rows
+    qtbot.waitUntil(lambda: panel.rows_ready, timeout=30_000)
+    assert list(panel.comp_rows) == [c.name for c in many] and list(panel.cat_mult) == [c.category for c in many]
+    assert not [w for w in panel.findChildren(QWidget) if w.objectName().startswith("component:old")]
+    qtbot.wait(20)  # the first build's deferred deletions
+    names = {w.objectName() for w in panel.findChildren(QWidget)}
+    for c in many:
+        assert {f"componentSlider:{c.name}", f"categorySlider:{c.category}", f"repairSlider:{c.category}"} <= names
+        assert c.category in panel.spares.repair
+        assert panel.tiers.scope_combos[c.name].currentText() == "node"
+        row = panel.comp_rows[c.name]
+        assert row.control.value() == pytest.approx(win.inputs.multiplier(c.name))
+        assert f"{c.rate_per_gpu_hour * 24_000:.3g}"[:4] in row.info.text().replace(",", "")
+    combos = [w for w in panel.tiers.findChildren(QComboBox) if w.objectName().startswith("scopeCombo:")]
+    assert len(combos) == 180
+    # The filter typed before applies to the rows built since.
+    shown = [n for n, row in panel.comp_rows.items() if row.isVisibleTo(panel)]
+    assert shown == ["c17-node"], shown
+    # A preset's rows are built at once.
+    panel.filter.clear()
+    win.inputs.load(load_preset("llama3-405b"), saved=False)
+    assert panel.rows_ready and len(panel.comp_rows) == len(load_preset("llama3-405b").components)
+
+
+def test_a_folded_group_hides_its_rows_and_shows_them_when_opened(qtbot):
+    """widgets.Collapsible: folded, its content is hidden (so Qt does not lay out or style rows nobody sees);
+    opened, shown; folded again, hidden once the fold ends."""
+    from PySide6.QtWidgets import QLabel as Label
+
+    from planner_gui.ui.widgets import Collapsible
+
+    box = Collapsible("group")
+    qtbot.addWidget(box)
+    row = Label("a row")
+    box.addWidget(row)
+    box.show()
+    assert not box.content().isVisible() and not row.isVisible()
+    box.expand(animate=False)
+    assert box.content().isVisible() and row.isVisible()
+    box.collapse(animate=True)
+    qtbot.waitUntil(lambda: not box.content().isVisible(), timeout=5_000)
+    assert not box.isExpanded()
+    box.toggleButton().click()  # opened by a click
+    assert box.isExpanded() and row.isVisible()
 
 
 def test_the_filter_holds_for_rows_rebuilt_by_another_scenario(make_window, qtbot):
@@ -601,7 +672,7 @@ def test_steps_in_turns_run_in_order_one_per_turn_and_stop_with_their_owner(qtbo
     long), in order, and the rest are dropped when the window goes."""
     from PySide6.QtCore import QCoreApplication, QObject
 
-    from planner_gui.ui.plot_items import in_turns
+    from planner_gui.ui.widgets import in_turns
 
     owner = QObject()
     ran: list[int] = []

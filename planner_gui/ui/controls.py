@@ -7,6 +7,7 @@ Component rows are keyed by the component's name.
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import lru_cache
 from typing import Any
 
@@ -34,11 +35,13 @@ from .storage_controls import StorageBox
 from .theme import mark_secondary
 from .tiers_controls import TiersBox
 from .training_controls import TrainingBox
-from .widgets import Collapsible, SpinBox, ValueControl, nice_gpu_count, sig_text, spec_control
+from .widgets import Collapsible, RowsInTurns, SpinBox, ValueControl, nice_gpu_count, sig_text, spec_control
 
 __all__ = ["MULT_RANGE", "ControlsPanel"]
 
 MULT_RANGE = (0.01, 100.0)
+#: About how long a category's folding group with its multiplier, and a component's row, take to build.
+CATEGORY_MS, COMPONENT_MS = 0.5, 1.0
 MULT_VALUES = (0.0, 10_000.0)
 
 
@@ -99,6 +102,7 @@ class ControlsPanel(QScrollArea):
     def __init__(self, inputs: Inputs) -> None:
         super().__init__()
         self.inputs = inputs
+        self.rows = RowsInTurns(self)  # the rows of components, repair times and scopes, built in turns if many
         self.setWidgetResizable(True)
         self.setMinimumWidth(330)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -117,10 +121,10 @@ class ControlsPanel(QScrollArea):
         self.storage = StorageBox(inputs)
         self.storage.dragFinished.connect(self.dragFinished)
         self._layout.addWidget(self.storage)
-        self.tiers = TiersBox(inputs)
+        self.tiers = TiersBox(inputs, self.rows)
         self.tiers.dragFinished.connect(self.dragFinished)
         self._layout.addWidget(self.tiers)
-        self.spares = SparesBox(inputs)
+        self.spares = SparesBox(inputs, self.rows)
         self.spares.dragFinished.connect(self.dragFinished)
         self._layout.addWidget(self.spares)
         self._build_recovery()
@@ -249,36 +253,59 @@ class ControlsPanel(QScrollArea):
         self._row_keys: list[tuple[str, str]] = []
 
     def _build_component_rows(self, sc: Scenario) -> None:
+        """The rows of ``sc``'s components, folded by category, a batch a turn once there are many
+        (:class:`.widgets.RowsInTurns`); the filter applies to them once all are there."""
         for w in self._rate_boxes:
             w.setParent(None)
             w.deleteLater()
         self._rate_boxes, self.comp_rows, self.cat_mult = [], {}, {}
-        for cat in sc.categories:
-            comps = [c for c in sc.components if c.category == cat]
-            box = Collapsible(f"{fmt.clean(cat, 40)} ({len(comps)})")
-            box.setObjectName(f"category:{cat}")
-            cm = ValueControl(
-                f"All {fmt.clean(cat, 40)}",
-                "x Ref.",
-                slider_range=MULT_RANGE,
-                value_range=MULT_VALUES,
-                decimals=3,
-                object_name=f"categorySlider:{cat}",
-                tooltip=f"The {fmt.clean(cat)} components' total rate as a multiple of their reference total; "
-                "moving it scales each of them, keeping their mix.",
-            )
-            cm.edited.connect(lambda v, cat=cat: self.inputs.set_category_multiplier(cat, v))
-            cm.dragFinished.connect(self.dragFinished)
-            self.cat_mult[cat] = cm
-            box.addWidget(cm)
-            for comp in comps:
-                row = _ComponentRow(self.inputs, comp.name, cat)
-                row.control.dragFinished.connect(self.dragFinished)
-                self.comp_rows[comp.name] = row
-                box.addWidget(row)
-            self._rates_layout.addWidget(box)
-            self._rate_boxes.append(box)
         self._row_keys = [(c.name, c.category) for c in sc.components]
+        count = Counter(c.category for c in sc.components)
+        self.rows.start(
+            "components",
+            sc.categories,
+            self._build_category,
+            lambda cat: CATEGORY_MS + COMPONENT_MS * count[cat],
+            done=self._refilter,
+        )
+
+    def _refilter(self) -> None:
+        if self.filter.text().strip():
+            self._filter_changed(self.filter.text())
+
+    @property
+    def rows_ready(self) -> bool:
+        """Whether every row of the scenario's components, repair times and scopes is built."""
+        return self.rows.ready
+
+    def _build_category(self, cat: str) -> None:
+        """One category's folding group: its multiplier and its components' rows, showing the inputs' values."""
+        comps = [c for c in self.inputs.scenario.components if c.category == cat]
+        box = Collapsible(f"{fmt.clean(cat, 40)} ({len(comps)})")
+        box.setObjectName(f"category:{cat}")
+        cm = ValueControl(
+            f"All {fmt.clean(cat, 40)}",
+            "x Ref.",
+            slider_range=MULT_RANGE,
+            value_range=MULT_VALUES,
+            decimals=3,
+            object_name=f"categorySlider:{cat}",
+            tooltip=f"The {fmt.clean(cat)} components' total rate as a multiple of their reference total; "
+            "moving it scales each of them, keeping their mix.",
+        )
+        cm.edited.connect(lambda v, cat=cat: self.inputs.set_category_multiplier(cat, v))
+        cm.dragFinished.connect(self.dragFinished)
+        cm.set_value(self.inputs.category_multiplier(cat))
+        self.cat_mult[cat] = cm
+        box.addWidget(cm)
+        for comp in comps:
+            row = _ComponentRow(self.inputs, comp.name, cat)
+            row.control.dragFinished.connect(self.dragFinished)
+            row.refresh()
+            self.comp_rows[comp.name] = row
+            box.addWidget(row)
+        self._rates_layout.addWidget(box)
+        self._rate_boxes.append(box)
 
     def _build_checkpointing(self) -> None:
         lay = self._group("Checkpointing")

@@ -7,10 +7,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPixmap, QTransform
 
 from ..core import fmt
+from .widgets import in_turns
 
 __all__ = [
     "PALETTE",
@@ -131,27 +132,6 @@ def plot_item(title: str | None = None, **special: Axis) -> pg.PlotItem:
     """A plot for a layout: :func:`axes` (``special`` as there) and a :class:`ViewBox` whose menu is built when
     first shown."""
     return pg.PlotItem(title=title, axisItems=axes(**special), viewBox=ViewBox())
-
-
-def in_turns(owner: QObject, steps: Sequence[Callable[[], None]]) -> None:
-    """Run ``steps`` one per turn of the event loop, in order, while ``owner`` lives.
-
-    A window with several plots builds them this way: pyqtgraph's PlotItem takes 15-25 ms to build (its context
-    menus, axes and labels) and as long to paint the first time, so a dialog of three plots built at once held
-    the event loop 60-110 ms. Building a plot in one step and putting it on screen in the next keeps every turn
-    under 50 ms (``benchmarks/bench_stalls.py --case opening``); between turns the window paints and answers.
-    (A timer of 1 ms, not 0: Qt runs a 0 ms single shot as a posted event, in the same pass as the paint that the
-    step before asked for and before any timer, so two steps and a paint ran as one stall.)"""
-    todo = list(steps)
-
-    def run_next() -> None:
-        if todo:
-            todo.pop(0)()
-        if todo:
-            QTimer.singleShot(1, owner, run_next)
-
-    if todo:
-        QTimer.singleShot(1, owner, run_next)
 
 
 def plots_in_turns(

@@ -20,13 +20,15 @@ from ..core.results import SimulationResult
 from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, node_categories, repair_hours_of
 from ..core.specs import SPECS
 from .theme import mark_secondary
-from .widgets import Collapsible, ComboBox, SpinBox, ValueControl, spec_control
+from .widgets import Collapsible, ComboBox, RowsInTurns, SpinBox, ValueControl, spec_control
 
 __all__ = ["DEFAULT_POOL", "SparesBox", "model_text", "spares_cost_text", "spares_hours_text"]
 
 #: The pool a finite pool starts with: BLOOM's share (4 of 52 nodes, 7.7 %) would be far more than the 99 %
 #: pool at scale, so the box starts from 1 % of the job's nodes, at least 1.
 DEFAULT_POOL = 0.01
+#: About how long a category's repair-time row takes to build.
+REPAIR_MS = 0.35
 
 
 class SparesBox(QGroupBox):
@@ -35,7 +37,7 @@ class SparesBox(QGroupBox):
 
     dragFinished = Signal()
 
-    def __init__(self, inputs: Inputs) -> None:
+    def __init__(self, inputs: Inputs, rows: RowsInTurns | None = None) -> None:
         super().__init__("Spares and repairs")
         self.setObjectName("sparesBox")
         self.inputs = inputs
@@ -128,6 +130,7 @@ class SparesBox(QGroupBox):
         for control in (self.pool, self.swap, self.replica, self.stall, self.min_gpus, self.sigma):
             control.dragFinished.connect(self.dragFinished)
         self._categories: tuple[str, ...] = ()
+        self.rows = rows if rows is not None else RowsInTurns(self)
         self.follow()
 
     @property
@@ -177,28 +180,33 @@ class SparesBox(QGroupBox):
 
     # -- following the inputs -----------------------------------------------------------------
     def _build_repairs(self, categories: tuple[str, ...]) -> None:
+        """A repair time for each category, a batch a turn once there are many (:class:`.widgets.RowsInTurns`)."""
         for control in self.repair.values():
             self.repairs.removeWidget(control)
             control.deleteLater()
         self.repair = {}
-        for cat in categories:
-            spec = SPECS["repair_hours"]
-            assert spec.slider is not None
-            why = DEFAULT_REPAIR_HOURS.get(cat, (0.0, "No published repair time: a planner input."))[1]
-            control = ValueControl(
-                fmt.clean(cat, 30),
-                spec.unit,
-                slider_range=spec.slider,
-                value_range=(spec.lo, spec.hi),
-                decimals=1,
-                object_name=f"repairSlider:{cat}",
-                tooltip=f"{spec.help} {why}",
-            )
-            control.edited.connect(lambda v, cat=cat: self._repair_edited(cat, v))
-            control.dragFinished.connect(self.dragFinished)
-            self.repair[cat] = control
-            self.repairs.addWidget(control)
         self._categories = categories
+        self.rows.start("repairs", categories, self._build_repair, lambda _cat: REPAIR_MS)
+
+    def _build_repair(self, cat: str) -> None:
+        spec = SPECS["repair_hours"]
+        assert spec.slider is not None
+        why = DEFAULT_REPAIR_HOURS.get(cat, (0.0, "No published repair time: a planner input."))[1]
+        control = ValueControl(
+            fmt.clean(cat, 30),
+            spec.unit,
+            slider_range=spec.slider,
+            value_range=(spec.lo, spec.hi),
+            decimals=1,
+            object_name=f"repairSlider:{cat}",
+            tooltip=f"{spec.help} {why}",
+        )
+        control.edited.connect(lambda v, cat=cat: self._repair_edited(cat, v))
+        control.dragFinished.connect(self.dragFinished)
+        control.set_value(repair_hours_of(cat, self.spares))
+        control.setEnabled(self.spares.spare_nodes is not None)
+        self.repair[cat] = control
+        self.repairs.addWidget(control)
 
     def follow(self) -> None:
         """Show what the inputs hold."""

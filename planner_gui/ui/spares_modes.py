@@ -44,7 +44,7 @@ class SparesModesDialog(QDialog):
         self.comparison: dict[str, np.ndarray] | None = None
         self.counts: np.ndarray | None = None
         self._jobs = JobRunner(self, self._finished)
-        # The plots are built a turn of the event loop at a time once the dialog is up (plot_items.in_turns: both at
+        # The plots are built a turn of the event loop at a time once the dialog is up (widgets.in_turns: both at
         # once held the window about 60 ms); what comes before they are is drawn on them when they are.
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setObjectName("sparesModesPlots")

@@ -129,7 +129,7 @@ class SparesDialog(QDialog):
         left.addWidget(self.summary)
         left.addStretch(1)
 
-        # The plots are built a turn of the event loop at a time once the dialog is up (plot_items.in_turns): all
+        # The plots are built a turn of the event loop at a time once the dialog is up (widgets.in_turns): all
         # three at once held the window 60-110 ms. A result that comes first is drawn when they are (``ready``).
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setObjectName("sparesPlots")

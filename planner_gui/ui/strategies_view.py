@@ -126,7 +126,7 @@ class StrategiesDialog(QDialog):
             "scenario's spare pool, swap and repairs (the note above says what it keeps)."
         )
 
-        # The plots are built a turn of the event loop at a time once the dialog is up (plot_items.in_turns: both at
+        # The plots are built a turn of the event loop at a time once the dialog is up (widgets.in_turns: both at
         # once held the window about 60 ms); a comparison that comes first is drawn on them when they are.
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setObjectName("strategiesPlots")

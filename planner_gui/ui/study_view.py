@@ -37,8 +37,9 @@ from ..core.study.summary import NO_INPUT, Heatmap, drawable_outputs, first_axes
 from ..core.study.summary import heatmap as study_heatmap
 from .collector import collect_on_gui_thread
 from .jobs import JobFailed, JobRunner
-from .plot_items import PALETTE, brush, in_turns, pen, plot_item
+from .plot_items import PALETTE, brush, pen, plot_item
 from .theme import mark_secondary
+from .widgets import in_turns
 
 __all__ = ["LEGEND", "StudyView", "open_study", "pick_study_file"]
 
@@ -104,7 +105,7 @@ class StudyView(QWidget):
         left.addWidget(self.cell_note)
         right = QVBoxLayout()
         right.addWidget(self.sobol_note)
-        # The two plots are built a turn of the event loop at a time once the window is up (plot_items.in_turns:
+        # The two plots are built a turn of the event loop at a time once the window is up (widgets.in_turns:
         # at once they held it 60-75 ms); results read before they are are shown when they are (``ready``).
         self.ready = False
         self._pending: tuple[StudyResults, SobolIndices | str | None] | None = None

@@ -22,17 +22,19 @@ from PySide6.QtWidgets import (
 
 from ..core import fmt
 from ..core.inputs import Inputs
-from ..core.model import OPTIMAL, SCOPES, Scenario, Tiers
+from ..core.model import OPTIMAL, SCOPES, Component, Scenario, Tiers
 from ..core.specs import SPECS
 from ..core.tiers.model import DEFAULT_SCOPES, restore_caveat, restoring_tier, scope_of
 from ..core.tiers.run import plan_tiers
 from .plot_items import duration_text
 from .theme import mark_secondary
-from .widgets import Collapsible, ComboBox, SpinBox, ValueControl, spec_control
+from .widgets import Collapsible, ComboBox, RowsInTurns, SpinBox, ValueControl, spec_control
 
 __all__ = ["PLACEMENT_TEXT", "TiersBox"]
 
 #: The placement combo's items: what it shows for each ``fast_placement``.
+#: About how long a cause's scope row takes to build.
+SCOPE_MS = 0.2
 PLACEMENT_TEXT = {"other-domain": "another domain", "same-domain": "the same domain"}
 #: Labels of the controls (kept short: the panel is narrow).
 _LABELS = {
@@ -56,7 +58,7 @@ class TiersBox(QGroupBox):
 
     dragFinished = Signal()
 
-    def __init__(self, inputs: Inputs) -> None:
+    def __init__(self, inputs: Inputs, rows: RowsInTurns | None = None) -> None:
         super().__init__("Recovery tiers")
         self.setObjectName("tiersBox")
         self.inputs = inputs
@@ -100,12 +102,12 @@ class TiersBox(QGroupBox):
             lambda i: self.inputs.set_tiers(fast_placement=self.placement.itemData(i))
         )
         self.domain = self._spin("nodes_per_domain", "nodesPerDomainSpin")
-        rows: tuple[tuple[str, QWidget], ...] = (
+        captions: tuple[tuple[str, QWidget], ...] = (
             ("Replicas", self.replicas),
             ("Replicas in", self.placement),
             ("Nodes per domain", self.domain),
         )
-        for row, (text, widget) in enumerate(rows):
+        for row, (text, widget) in enumerate(captions):
             caption = QLabel(text)
             caption.setToolTip(widget.toolTip())
             grid.addWidget(caption, row, 0)
@@ -131,6 +133,7 @@ class TiersBox(QGroupBox):
         lay.addWidget(self.scopes)
         self.scope_combos: dict[str, QComboBox] = {}
         self._scope_keys: list[tuple[str, str]] = []
+        self.rows = rows if rows is not None else RowsInTurns(self)
         self.follow()
 
     # -- construction ----------------------------------------------------------------------------
@@ -155,6 +158,7 @@ class TiersBox(QGroupBox):
         return w
 
     def _build_scopes(self, sc: Scenario) -> None:
+        """A scope for each cause, a batch a turn once there are many (:class:`.widgets.RowsInTurns`)."""
         if self._scope_body is not None:
             self.scopes.removeWidget(self._scope_body)
             self._scope_body.deleteLater()
@@ -163,26 +167,32 @@ class TiersBox(QGroupBox):
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setColumnStretch(0, 1)
         self.scope_combos = {}
-        for row, c in enumerate(sc.components):
-            label = QLabel(fmt.clean(c.name, 40))
-            label.setMinimumWidth(40)
-            label.setToolTip(fmt.clean(c.name))
-            combo = ComboBox()
-            combo.setObjectName(f"scopeCombo:{c.name}")
-            combo.addItems(list(SCOPES))
-            combo.setAccessibleName(f"{fmt.clean(c.name)} scope")
-            combo.setToolTip(
-                f"{fmt.clean(c.name)}: what one failure loses. process: the job only (host memory survives); "
-                "node: one server with its memory; domain: every node of one failure domain. "
-                + _default_scope_text(c.name, fmt.clean(c.category))
-            )
-            combo.currentTextChanged.connect(lambda text, name=c.name: self.inputs.set_scope(name, text))
-            grid.addWidget(label, row, 0)
-            grid.addWidget(combo, row, 1)
-            self.scope_combos[c.name] = combo
         self._scope_body = body
         self.scopes.addWidget(body)
         self._scope_keys = [(c.name, c.category) for c in sc.components]
+        self.rows.start(
+            "scopes", list(enumerate(sc.components)), lambda item: self._build_scope(grid, *item), lambda _: SCOPE_MS
+        )
+
+    def _build_scope(self, grid: QGridLayout, row: int, c: Component) -> None:
+        label = QLabel(fmt.clean(c.name, 40))
+        label.setMinimumWidth(40)
+        label.setToolTip(fmt.clean(c.name))
+        combo = ComboBox()
+        combo.setObjectName(f"scopeCombo:{c.name}")
+        combo.addItems(list(SCOPES))
+        combo.setAccessibleName(f"{fmt.clean(c.name)} scope")
+        combo.setToolTip(
+            f"{fmt.clean(c.name)}: what one failure loses. process: the job only (host memory survives); "
+            "node: one server with its memory; domain: every node of one failure domain. "
+            + _default_scope_text(c.name, fmt.clean(c.category))
+        )
+        current = next((x for x in self.inputs.scenario.components if x.name == c.name), c)
+        combo.setCurrentText(scope_of(current))
+        combo.currentTextChanged.connect(lambda text, name=c.name: self.inputs.set_scope(name, text))
+        grid.addWidget(label, row, 0)
+        grid.addWidget(combo, row, 1)
+        self.scope_combos[c.name] = combo
 
     # -- following the inputs ----------------------------------------------------------------------
     @property
@@ -224,7 +234,9 @@ class TiersBox(QGroupBox):
         if [(c.name, c.category) for c in sc.components] != self._scope_keys:
             self._build_scopes(sc)
         for c in sc.components:
-            combo = self.scope_combos[c.name]
+            combo = self.scope_combos.get(c.name)
+            if combo is None:  # built in a later turn, with the scope in force then
+                continue
             combo.blockSignals(True)
             combo.setCurrentText(scope_of(c))
             combo.blockSignals(False)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QValidator, QWheelEvent
+from PySide6.QtCore import QAbstractAnimation, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QIcon, QPalette, QValidator, QWheelEvent
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QAbstractSpinBox,
+    QApplication,
     QComboBox,
     QDoubleSpinBox,
     QGridLayout,
@@ -75,11 +76,36 @@ def _in_scroll_area(widget: QWidget) -> bool:
 FOLDED_ARROW, OPEN_ARROW = "\u25b6", "\u25bc"
 
 
+#: The arrows drawn once per font size and colour (superqt paints two pixmaps for every group).
+_ARROWS: dict[tuple[int, int], tuple[QIcon, QIcon]] = {}
+
+
 class Collapsible(QCollapsible):
-    """A group that folds, with the usual arrows (:data:`FOLDED_ARROW`, :data:`OPEN_ARROW`)."""
+    """A group that folds, with the usual arrows (:data:`FOLDED_ARROW`, :data:`OPEN_ARROW`).
+
+    While folded its content is hidden, not only squeezed to no height as superqt's is: Qt then neither lays out
+    nor styles what nobody sees (a scenario with 180 categories of causes built its folded rows' layouts on
+    every opening, about 5 ms a row). Every row exists, folded or not, and keeps its name."""
 
     def __init__(self, title: str = "", parent: QWidget | None = None) -> None:
-        super().__init__(title, parent, expandedIcon=OPEN_ARROW, collapsedIcon=FOLDED_ARROW)
+        key = (QApplication.font().pointSize(), QApplication.palette().color(QPalette.ColorRole.WindowText).rgba())
+        arrows: tuple[QIcon | str, QIcon | str] = _ARROWS.get(key, (OPEN_ARROW, FOLDED_ARROW))
+        super().__init__(title, parent, expandedIcon=arrows[0], collapsedIcon=arrows[1])
+        _ARROWS.setdefault(key, (self.expandedIcon(), self.collapsedIcon()))
+        self.content().setVisible(False)
+        self.toggled.connect(self._folded)
+        self._animation.finished.connect(self._settled)
+
+    def _folded(self, expanded: bool) -> None:
+        if expanded:
+            self.content().setVisible(True)
+        elif self._animation.state() != QAbstractAnimation.State.Running:
+            self.content().setVisible(False)
+
+    def _settled(self) -> None:
+        """The fold's animation ended: folded, the content is hidden."""
+        if not self.isExpanded():
+            self.content().setVisible(False)
 
 
 #: A number still being typed (``1e``, ``-``, ``54,`` on its way to 54,000), in the command line's notation.
@@ -368,3 +394,86 @@ def spec_control(
         tooltip=f"{spec.help} {spec.note}".strip() if tooltip is None else tooltip,
         **kwargs,
     )
+
+
+def in_turns(owner: QObject, steps: Sequence[Callable[[], None]]) -> None:
+    """Run ``steps`` one per turn of the event loop, in order, while ``owner`` lives.
+
+    A window with several plots builds them this way: pyqtgraph's PlotItem takes 15-25 ms to build (its context
+    menus, axes and labels) and as long to paint the first time, so a dialog of three plots built at once held
+    the event loop 60-110 ms. Building a plot in one step and putting it on screen in the next keeps every turn
+    under 50 ms (``benchmarks/bench_stalls.py --case opening``); between turns the window paints and answers.
+    (A timer of 1 ms, not 0: Qt runs a 0 ms single shot as a posted event, in the same pass as the paint that the
+    step before asked for and before any timer, so two steps and a paint ran as one stall.)"""
+    todo = list(steps)
+
+    def run_next() -> None:
+        if todo:
+            todo.pop(0)()
+        if todo:
+            QTimer.singleShot(1, owner, run_next)
+
+    if todo:
+        QTimer.singleShot(1, owner, run_next)
+
+
+class RowsInTurns:
+    """Rows of an inputs panel (a component's rate, a category's repair time, a cause's scope) built a batch a turn
+    of the event loop once there are many: an incident log may give 180 causes in 180 categories, and a row takes
+    0.2-1.5 ms to build, so building them all at once held the window over half a second.
+
+    A build (:meth:`start`) whose rows cost up to :attr:`AT_ONCE_MS` is made at once (every preset's); a larger one
+    joins a queue that builds :attr:`TURN_MS` of rows a turn, one turn after another (a 1 ms timer, as
+    :func:`in_turns`), across every build of the panel that shares this object. A new build of a key replaces
+    one of it still queued; ``ready`` says whether nothing is queued."""
+
+    AT_ONCE_MS, TURN_MS = 30.0, 15.0
+
+    def __init__(self, owner: QObject) -> None:
+        self.owner = owner
+        self._queue: dict[str, tuple[list[tuple[Any, float]], Callable[[Any], None], Callable[[], None] | None]] = {}
+        self._running = False
+
+    @property
+    def ready(self) -> bool:
+        return not self._queue
+
+    def start(
+        self,
+        key: str,
+        items: Sequence[Any],
+        build: Callable[[Any], None],
+        cost_ms: Callable[[Any], float],
+        done: Callable[[], None] | None = None,
+    ) -> None:
+        """Build ``build(item)`` for each of ``items`` (``cost_ms(item)``: about how long it takes), then ``done``."""
+        self._queue.pop(key, None)
+        costed = [(item, cost_ms(item)) for item in items]
+        if sum(cost for _, cost in costed) <= self.AT_ONCE_MS:
+            for item, _ in costed:
+                build(item)
+            if done is not None:
+                done()
+            return
+        self._queue[key] = (costed, build, done)
+        if not self._running:
+            self._running = True
+            QTimer.singleShot(1, self.owner, self._turn)
+
+    def _turn(self) -> None:
+        spent = 0.0
+        while self._queue and spent < self.TURN_MS:
+            key = next(iter(self._queue))
+            todo, build, done = self._queue[key]
+            while todo and spent < self.TURN_MS:
+                item, cost = todo.pop(0)
+                build(item)
+                spent += cost
+            if not todo:
+                del self._queue[key]
+                if done is not None:
+                    done()
+        if self._queue:
+            QTimer.singleShot(1, self.owner, self._turn)
+        else:
+            self._running = False

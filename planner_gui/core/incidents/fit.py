@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from ..fmt import clean
 from ..model import Component, Scenario
-from ..scenario_io import NAME_MAX_LEN, validate
+from ..scenario_io import MAX_COMPONENTS, NAME_MAX_LEN, validate
 from .logs import (
     _HOURS_PER_SECOND,
     _UTC,
@@ -233,16 +233,29 @@ def _trend(
     return TrendTest("Laplace", stat_u, p, m, words), pl
 
 
+#: Above this Weibull shape the gaps are all about equal: no shape is given (the fit of equal gaps has none).
+MAX_SHAPE = 50.0
+
+
 def _weibull(hours: NDArray[np.float64], window: float, end_given: bool, trend: bool) -> tuple[WeibullFit, int]:
     gaps = np.diff(hours)
     ties = int(np.count_nonzero(gaps <= 0))
     gaps = gaps[gaps > 0]
     open_gap = window - float(hours[-1]) if end_given else 0.0
     cens = np.array([open_gap]) if open_gap > 0 else np.empty(0)
-    if gaps.size < MIN_POINTS or float(gaps.min()) == float(gaps.max()):
-        words = f"too few different times between incidents ({gaps.size}) to fit a shape"
+    if gaps.size < MIN_POINTS:
+        words = f"too few times between incidents ({gaps.size}) to fit a shape"
         return WeibullFit(None, None, None, None, int(gaps.size), int(cens.size), words), ties
-    k, scale, low, high = fit_weibull(gaps, cens)
+    k, scale, low, high = (
+        fit_weibull(gaps, cens) if float(gaps.min()) < float(gaps.max()) else (math.inf, 0.0, math.inf, math.inf)
+    )
+    if k > MAX_SHAPE:  # all the gaps about equal: the likelihood has no useful maximum (it ran to 1,000,000)
+        words = (
+            f"times between incidents all about equal ({gaps.size} from {float(gaps.min()):.3g} to "
+            f"{float(gaps.max()):.3g} h): far more regular than at random (a Weibull shape above {MAX_SHAPE:g}); "
+            "incidents at set times (a schedule, or times rounded to a grid) rather than failures?"
+        )
+        return WeibullFit(None, None, None, None, int(gaps.size), int(cens.size), words), ties
     where = _shape_words(low, high)
     meaning = {
         "below 1": "incidents come in bursts (one is often soon followed by another)",
@@ -378,6 +391,12 @@ def _component_fits(log: _Log, exposure: float, prior: Prior | None) -> tuple[tu
                     prior.weighted(cause),
                 )
             )
+    if len(fits) > MAX_COMPONENTS:  # a scenario holds at most MAX_COMPONENTS: said here, where the count is known
+        raise IncidentLogError(
+            f"the log's {len(counts)} components and the {len(fits) - len(counts)} causes of the prior it never saw "
+            f"make {len(fits)}; a scenario holds at most {MAX_COMPONENTS}: fit the log alone (prior none) or fold "
+            "some of its components into fewer"
+        )
     llama_total = math.fsum(c.rate_per_gpu_hour for c in llama.values())
     all_hit = sum(hit.values()) if log.gpus_hit is not None else None
     # The total: the sum of the components' rates (what the scenario made of them has), its evidence their summed
