@@ -400,6 +400,10 @@ def test_the_gpus_the_log_watched_must_be_typed_and_the_hint_follows_them(make_w
     assert dlg.gpus.value() == 0 and dlg.gpus.text() == "type it" and dlg.fit is None
     assert "100,000" not in dlg.gpus_note.text() and "waits for it" in dlg.gpus_note.text()
     assert "incidents read" in dlg.status.text() and not dlg.use_button.isEnabled()
+    header = dlg.table.horizontalHeader()  # before a fit, every column as wide as its header's words
+    for i in range(dlg.table.columnCount()):
+        words = header.fontMetrics().horizontalAdvance(dlg.table.horizontalHeaderItem(i).text())
+        assert header.sectionSize(i) >= words, (dlg.table.horizontalHeaderItem(i).text(), header.sectionSize(i))
     dlg.gpus.setValue(2048)
     assert dlg.gpus_note.text() == "Each rate is its count over 2,048 GPUs x the window."
     qtbot.waitUntil(lambda: dlg.fit is not None, timeout=30_000)

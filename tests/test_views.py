@@ -557,7 +557,7 @@ def test_the_filter_box_shows_the_inputs_matching_a_word_and_clearing_it_restore
     swap = next(c for c in panel.spares.controls if "swap" in words_of(c))
     box.setText("swap")
     note = find(win, object, "inputsFilterNote")
-    assert note.isVisibleTo(panel) and "match 'swap'" in note.text()
+    assert note.isVisibleTo(panel) and note.text() == "1 input matches 'swap'"  # the swap time (and a note)
     assert panel.spares.isVisibleTo(panel) and swap.isVisibleTo(panel)
     assert not panel.values["detect_min"].isVisibleTo(panel) and not panel.values["gpus"].isVisibleTo(panel)
     tops = [g for g in panel.findChildren(QGroupBox) if isinstance(g.parentWidget(), QWidget)]
@@ -645,6 +645,22 @@ def test_a_folded_group_hides_its_rows_and_shows_them_when_opened(qtbot):
     assert not box.isExpanded()
     box.toggleButton().click()  # opened by a click
     assert box.isExpanded() and row.isVisible()
+
+
+def test_the_filter_counts_inputs_not_the_notes_it_shows(make_window):
+    """A word found only in a note (the tiers' "Scopes matter only with the fast tier on") shows the note but
+    matches no input: the count said "1 row matches"."""
+    win = make_window()
+    panel = win.controls
+    note = find(win, object, "inputsFilterNote")
+    info = find(win, object, "tiersInfo")
+    assert "matter" in info.text().lower()
+    panel.filter.setText("matter")
+    assert info.isVisibleTo(panel)
+    assert note.text() == "No input matches 'matter': only the notes shown", note.text()
+    panel.filter.setText("swap")
+    assert note.text() == "1 input matches 'swap'" and panel._filter.matches == 1  # the swap time, not its note
+    panel.filter.clear()
 
 
 def test_the_filter_holds_for_rows_rebuilt_by_another_scenario(make_window, qtbot):

@@ -183,8 +183,13 @@ class ControlsPanel(QScrollArea):
             self.filter_note.setVisible(False)
             return
         shown = fmt.clean(words, 40)
-        matches = "1 row matches" if found == 1 else f"{found} rows match"
-        self.filter_note.setText(f"{matches} '{shown}'" if found else f"No input matches '{shown}'")
+        matches = "1 input matches" if found == 1 else f"{found} inputs match"
+        if found:
+            self.filter_note.setText(f"{matches} '{shown}'")
+        elif self._filter.shown:
+            self.filter_note.setText(f"No input matches '{shown}': only the notes shown")
+        else:
+            self.filter_note.setText(f"No input matches '{shown}'")
         self.filter_note.setVisible(True)
 
     def _build_name(self) -> None:

@@ -182,6 +182,7 @@ class ImportIncidentDialog(QDialog):
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("fitTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.resizeColumnsToContents()  # each column as wide as its header until a fit fills it
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -326,6 +327,8 @@ class ImportIncidentDialog(QDialog):
         self.with_trend.setEnabled(fit is not None and fit.power_law.shape is not None)
         if fit is None:
             self.table.setRowCount(0)
+            self.table.resizeColumnsToContents()  # no rows: each column as wide as its header
+            self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
             self.details.setText("")
             self.keeps.setText("")
             return

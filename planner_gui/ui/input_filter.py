@@ -119,10 +119,11 @@ class InputFilter:
         self.keep = set(keep)  # never hidden (the filter's own box)
         self._hidden: list[QWidget] = []
         self.matches = 0
+        self.shown = False  # whether anything matches (a note, if no input does)
 
     def apply(self, text: str) -> int:
-        """Show what matches ``text`` (every word of it, in any order); returns how many rows match (0 for an
-        empty text, which shows everything the filter had hidden)."""
+        """Show what matches ``text`` (every word of it, in any order); returns how many inputs match (notes that
+        match are shown, not counted; 0 for an empty text, which shows everything the filter had hidden)."""
         for w in self._hidden:
             # The panel may have rebuilt rows since (another scenario's components): a row taken out of it (no
             # parent: shown, it would be a window of its own) or deleted stays as it is.
@@ -130,44 +131,48 @@ class InputFilter:
                 w.setVisible(True)
         self._hidden = []
         words = text.lower().split()
-        self.matches = 0
+        self.matches, self.shown = 0, False
         if not words:
             return 0
         for group in self.groups:
             if group in self.keep or group.isHidden():
                 continue
-            found = self._filter(group, words)
-            if found:
-                self.matches += found
+            inputs, shown = self._filter(group, words)
+            if shown:
+                self.matches += inputs
+                self.shown = True
             else:
                 self._hide(group)
         return self.matches
 
-    def _filter(self, box: QWidget, words: list[str]) -> int:
-        """Hide the rows of ``box`` that do not match; returns how many do (a box whose title matches: 1, whole)."""
+    def _filter(self, box: QWidget, words: list[str]) -> tuple[int, bool]:
+        """Hide the rows of ``box`` that do not match. Returns how many inputs match (a box whose title matches:
+        1, whole; a note that matches is shown but is no input) and whether anything in it does."""
         title = _title(box)
         if title and all(word in title for word in words):
-            return 1
+            return 1, True
         content = box.content() if isinstance(box, QCollapsible) else box
-        found = 0
+        inputs, shown = 0, False
         for row in _rows(content.layout()):
             row = [w for w in row if not w.isHidden()]
             if not row:
                 continue
             if len(row) == 1 and _is_container(row[0]):  # a box in the box: its rows
-                inner = self._filter(row[0], words)
-                if inner:
-                    found += inner
+                inner, inner_shown = self._filter(row[0], words)
+                if inner_shown:
+                    inputs += inner
+                    shown = True
                     if isinstance(row[0], QCollapsible) and not row[0].isExpanded():
                         row[0].expand(animate=False)
                 else:
                     self._hide(row[0])
             elif all(any(word in words_of(w) for w in row) for word in words):
-                found += 1
+                shown = True
+                inputs += 0 if all(isinstance(w, QLabel) for w in row) else 1  # a note: shown, not counted
             else:
                 for w in row:
                     self._hide(w)
-        return found
+        return inputs, shown
 
     def _hide(self, w: QWidget) -> None:
         if w in self.keep:
