@@ -602,6 +602,26 @@ def test_best_scenarios_meet_the_constraint_at_least_cost(tmp_path, capsys):
     assert "for 90 %, write 0.9" in capsys.readouterr().err
 
 
+def test_a_text_column_is_compared_with_one_of_its_levels(tmp_path, capsys):
+    spec = '[study]\ntrials = 20\n[vary]\ncheckpoint_interval_min = ["optimal", 30]\ndetect_min = [1, 30]\n'
+    res = run_to(write_spec(tmp_path, spec), tmp_path / "r.parquet", Backend(workers=1))
+    summary = ["study", "--summary", str(tmp_path / "r.parquet"), "--json", "--top", "10"]
+    level = np.asarray(res.columns["checkpoint_interval_min"], dtype=object)
+    for op, want in (("==", level == "optimal"), ("!=", level != "optimal")):
+        assert main([*summary, "--where", "goodput.mean>=0", "--where", f"checkpoint_interval_min{op}optimal"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        got = sorted(r["index"] for r in doc["best"]["scenarios"])
+        assert doc["best"]["meeting"] == int(want.sum()) == 2
+        assert got == sorted(np.asarray(res.columns["index"])[want].tolist())
+        assert {r["checkpoint_interval_min"] for r in doc["best"]["scenarios"]} == set(level[want])
+    assert main([*summary, "--where", "checkpoint_interval_min>=optimal"]) == 2
+    assert "'checkpoint_interval_min' is text; compare it with == or != (got >=)" in capsys.readouterr().err
+    assert main([*summary, "--where", "checkpoint_interval_min==45"]) == 2
+    assert "is never '45' (it takes: 30, optimal)" in capsys.readouterr().err
+    assert main([*summary, "--least", "checkpoint_interval_min"]) == 2
+    assert "--least: 'checkpoint_interval_min' is text, not a number" in capsys.readouterr().err
+
+
 # -- Ctrl-C ------------------------------------------------------------------------------------------------
 
 

@@ -67,7 +67,8 @@ def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
         "--where",
         action="append",
         metavar="COLUMN>=VALUE",
-        help=f"with --summary: a constraint on the best scenarios (repeatable; default {DEFAULT_WHERE})",
+        help=f"with --summary: a constraint on the best scenarios (repeatable; default {DEFAULT_WHERE}); "
+        "a text column takes == or !=, e.g. tiers.fast_placement==same-domain",
     )
     st.add_argument(
         "--least",

@@ -43,26 +43,41 @@ _OPS: dict[str, Callable[[Any, Any], Any]] = {
     ">": operator.gt,
     "<": operator.lt,
     "==": operator.eq,
+    "!=": operator.ne,
 }
-_CONDITION = re.compile(r"\s*(?P<col>.+?)\s*(?P<op>>=|<=|==|>|<)\s*(?P<value>[^<>=]+?)\s*")
+_CONDITION = re.compile(r"\s*(?P<col>.+?)\s*(?P<op>>=|<=|==|!=|>|<)\s*(?P<value>[^<>=!]+?)\s*")
 
 
 @dataclass(frozen=True)
 class Condition:
     column: str
     op: str
-    value: float
+    value: float | str  # a string for a text column (``==`` and ``!=`` only)
 
     def __str__(self) -> str:
-        return f"{self.column} {self.op} {self.value:g}"
+        value = self.value if isinstance(self.value, str) else f"{self.value:g}"
+        return f"{self.column} {self.op} {value}"
 
 
 def parse_condition(text: str, results: StudyResults) -> Condition:
-    """``COLUMN>=VALUE`` (or ``<=``, ``>``, ``<``, ``==``) over a numeric column of the results."""
+    """``COLUMN>=VALUE`` (or ``<=``, ``>``, ``<``, ``==``, ``!=``) over a numeric column of the results, or
+    ``COLUMN==TEXT`` / ``COLUMN!=TEXT`` over a text column (an input with text levels, e.g.
+    ``tiers.fast_placement==same-domain``)."""
     m = _CONDITION.fullmatch(text)
     if m is None:
         raise StudyError(f"--where: must be COLUMN>=VALUE, e.g. goodput.mean>=0.9 (got '{clean(text, 60)}')")
     col = m.group("col")
+    if col in results.columns and results.meta["columns"].get(col) == "text":
+        op = m.group("op")
+        if op not in ("==", "!="):
+            raise StudyError(f"--where: '{clean(col, 60)}' is text; compare it with == or != (got {op})")
+        value = m.group("value")
+        levels = sorted({str(v) for v in results.columns[col] if v is not None and str(v) != ""})
+        if value not in levels:
+            raise StudyError(
+                f"--where: '{clean(col, 60)}' is never '{clean(value, 40)}' (it takes: {clean(', '.join(levels), 200)})"
+            )
+        return Condition(col, op, value)
     _numeric(results, col, "--where")
     try:
         value = float(m.group("value").replace("_", ""))
@@ -81,6 +96,8 @@ def _numeric(results: StudyResults, column: str, flag: str) -> np.ndarray:
     values = results.numeric(column) if column in results.columns else None
     if values is None:
         numeric = [c for c, k in results.meta["columns"].items() if k != "text"]
+        if column in results.columns:
+            raise StudyError(f"{flag}: '{clean(column, 60)}' is text, not a number (numeric columns: {clean(', '.join(numeric), 240)})")
         raise StudyError(f"{flag}: no numeric column '{clean(column, 60)}' (columns: {clean(', '.join(numeric), 240)})")
     return values
 
@@ -105,6 +122,9 @@ def best_scenarios(
         why = " (the scenarios have no training section)" if least.startswith("time_to_train") else ""
         raise StudyError(f"--least: '{clean(least, 60)}' is empty in every scenario{why}; choose another column")
     for c in where:
+        if isinstance(c.value, str):
+            ok &= _OPS[c.op](np.asarray([str(v) for v in results.columns[c.column]], dtype=object), c.value)
+            continue
         v = _numeric(results, c.column, "--where")
         ok &= np.isfinite(v) & _OPS[c.op](v, c.value)
     idx = np.flatnonzero(ok)
