@@ -892,6 +892,24 @@ def test_a_scheduler_address_that_is_not_dask_is_one_line_not_a_hang(tmp_path, c
     assert expected in err[-1] and "Traceback" not in "\n".join(err)
 
 
+def test_a_scheduler_host_that_never_answers_is_named_unreachable_not_a_silent_scheduler(tmp_path, capsys, monkeypatch):
+    """A host that drops the connection's packets: the connect itself times out (no scheduler was ever
+    reached, so "it sent nothing" would be wrong)."""
+    import socket
+
+    import planner_gui.core.study.runners as runners
+
+    def dropped(address, timeout=None):
+        assert timeout == runners.CONNECT_TIMEOUT_S
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(socket, "create_connection", dropped)
+    p = write_spec(tmp_path, "[study]\ntrials = 20\n[vary]\ndetect_min = [1, 2]\n")
+    assert main(["study", str(p), "-o", str(tmp_path / "r.csv"), "--scheduler", "tcp://192.0.2.1:8786"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["planner-gui: error: --scheduler: cannot reach tcp://192.0.2.1:8786 (no answer in 10 s)"]
+
+
 def test_sobol_indices_of_monte_carlo_noise_come_with_a_caution(tmp_path, capsys):
     """Neither input moves goodput: the spread between scenarios is the Monte Carlo noise alone (their
     standard errors), so the indices are noise and the summary says so."""

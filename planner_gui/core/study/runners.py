@@ -436,7 +436,13 @@ def _probe_scheduler(address: str) -> None:
     if tls:
         _check_tls_settings()
     try:
-        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S) as sock:
+        sock = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S)
+    except TimeoutError:
+        raise StudyError(f"--scheduler: cannot reach {shown} (no answer in {CONNECT_TIMEOUT_S:.0f} s)") from None
+    except OSError as exc:
+        raise StudyError(f"--scheduler: cannot reach {shown} ({clean(exc.strerror or str(exc), 120)})") from None
+    try:
+        with sock:
             if tls:
                 return
             sock.settimeout(CONNECT_TIMEOUT_S)
