@@ -97,7 +97,10 @@ def _numeric(results: StudyResults, column: str, flag: str) -> np.ndarray:
     if values is None:
         numeric = [c for c, k in results.meta["columns"].items() if k != "text"]
         if column in results.columns:
-            raise StudyError(f"{flag}: '{clean(column, 60)}' is text, not a number (numeric columns: {clean(', '.join(numeric), 240)})")
+            raise StudyError(
+                f"{flag}: '{clean(column, 60)}' is text, not a number "
+                f"(numeric columns: {clean(', '.join(numeric), 240)})"
+            )
         raise StudyError(f"{flag}: no numeric column '{clean(column, 60)}' (columns: {clean(', '.join(numeric), 240)})")
     return values
 
