@@ -305,6 +305,30 @@ BAD_RESULTS = [
 ]
 
 
+def test_a_description_of_a_million_levels_is_read_in_one_pass_over_them(tmp_path, clean_run, monkeypatch):
+    """A 1 MB description may list 166,666 levels of one input: each level's kind is looked at a bounded number
+    of times (it was looked at for every level, once per level: 20 minutes without an answer)."""
+    import planner_gui.core.study.spec as spec_module
+
+    levels = 20_000
+
+    def many(meta):
+        meta["study"]["inputs"][0]["levels"] = list(range(1, levels + 1))
+        meta["total"] = levels * 2
+
+    p = _results_file(tmp_path, clean_run, edit_meta=many)
+    calls = []
+    real = spec_module._is_number
+    monkeypatch.setattr(spec_module, "_is_number", lambda v: calls.append(1) or real(v))
+    try:
+        res = read_results(p)
+    except StudyError as exc:  # (every row is off the design it declares)
+        assert "rows set aside, not results" in str(exc)
+    else:
+        assert res.meta["total"] == 2 * levels
+    assert 0 < len(calls) <= 4 * levels
+
+
 @pytest.mark.parametrize("edit_meta, edit_rows, said", BAD_RESULTS)
 def test_malformed_results_files_get_one_line_from_summary(tmp_path, capsys, clean_run, edit_meta, edit_rows, said):
     p = _results_file(tmp_path, clean_run, edit_meta, edit_rows)

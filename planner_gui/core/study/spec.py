@@ -14,6 +14,7 @@ Every problem raises :class:`StudyError` with one line that names the key at fau
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sys
@@ -107,9 +108,10 @@ class Input:
     def name(self) -> str:
         return show_path(self.path)
 
-    @property
+    @functools.cached_property
     def numeric(self) -> bool:
-        """Whether every value is a number (a range, or levels that are all numbers)."""
+        """Whether every value is a number (a range, or levels that are all numbers). (Computed once: it is
+        asked for each value of an input that may have a million levels.)"""
         return self.levels is None or all(_is_number(v) for v in self.levels)
 
     def grid_values(self) -> tuple[Any, ...]:
