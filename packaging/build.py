@@ -54,9 +54,8 @@ def strip_linux_libraries(dist: Path) -> int:
     for path in dist.rglob("*.so*"):
         if path.is_symlink() or not path.is_file() or any(p.name.endswith(".libs") for p in path.parents):
             continue
-        with path.open("rb") as fh:
-            if fh.read(4) != b"\x7fELF":
-                continue
+        if not _is_elf(path):
+            continue
         subprocess.run([strip, "--strip-unneeded", str(path)], check=False, capture_output=True)
     return before - folder_size(dist)
 

@@ -182,8 +182,7 @@ class ImportIncidentDialog(QDialog):
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("fitTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.resizeColumnsToContents()  # each column as wide as its header until a fit fills it
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self._fit_columns()  # each column as wide as its header until a fit fills it
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setToolTip(
@@ -327,8 +326,7 @@ class ImportIncidentDialog(QDialog):
         self.with_trend.setEnabled(fit is not None and fit.power_law.shape is not None)
         if fit is None:
             self.table.setRowCount(0)
-            self.table.resizeColumnsToContents()  # no rows: each column as wide as its header
-            self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+            self._fit_columns()  # no rows: each column as wide as its header
             self.details.setText("")
             self.keeps.setText("")
             return
@@ -336,8 +334,7 @@ class ImportIncidentDialog(QDialog):
         self.table.setRowCount(len(rows))
         for r, c in enumerate(rows):
             self._fill_row(r, c)
-        self.table.resizeColumnsToContents()
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self._fit_columns()
         start = "given" if fit.start_given else "the first incident"
         end = "given" if fit.end_given else "the last incident"
         pl = fit.power_law
@@ -359,6 +356,11 @@ class ImportIncidentDialog(QDialog):
             f"GPUs ({self.base.gpus:,}), days ({self.base.days:g}) and every other input stay those of "
             f"{fmt.clean(self.base.name, 60)}."
         )
+
+    def _fit_columns(self) -> None:
+        """Each column as wide as its header and cells, the first (the names) taking the width left."""
+        self.table.resizeColumnsToContents()
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
 
     def _fill_row(self, r: int, c: ComponentFit) -> None:
         cells = (

@@ -72,7 +72,7 @@ def parse_condition(text: str, results: StudyResults) -> Condition:
         if op not in ("==", "!="):
             raise StudyError(f"--where: '{clean(col, 60)}' is text; compare it with == or != (got {op})")
         value = m.group("value")
-        levels = sorted({str(v) for v in results.columns[col] if v is not None and str(v) != ""})
+        levels = sorted({str(v) for v in _texts(results, col).levels if v is not None and str(v) != ""})
         if value not in levels:
             raise StudyError(
                 f"--where: '{clean(col, 60)}' is never '{clean(value, 40)}' (it takes: {clean(', '.join(levels), 200)})"
@@ -105,6 +105,12 @@ def _numeric(results: StudyResults, column: str, flag: str) -> np.ndarray:
     return values
 
 
+def _texts(results: StudyResults, column: str) -> Texts:
+    """A text column as codes into its texts (as read back; a column built in memory is coded here)."""
+    values = results.columns[column]
+    return values if isinstance(values, Texts) else Texts.of(values)
+
+
 def default_least(results: StudyResults) -> str:
     """The cost to minimise: the total cost with the spare pool's (``total_cost_usd``) where the results have it;
     else (results written before it) the cost to train when the scenarios have one, else of lost GPU-hours."""
@@ -126,7 +132,9 @@ def best_scenarios(
         raise StudyError(f"--least: '{clean(least, 60)}' is empty in every scenario{why}; choose another column")
     for c in where:
         if isinstance(c.value, str):
-            ok &= _OPS[c.op](np.asarray([str(v) for v in results.columns[c.column]], dtype=object), c.value)
+            texts = _texts(results, c.column)
+            hit = np.isin(texts.codes, [i for i, v in enumerate(texts.levels) if v is not None and str(v) == c.value])
+            ok &= hit if c.op == "==" else ~hit
             continue
         v = _numeric(results, c.column, "--where")
         ok &= np.isfinite(v) & _OPS[c.op](v, c.value)
