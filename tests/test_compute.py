@@ -394,6 +394,63 @@ def test_server_exits_when_its_input_ends_mid_run():
         assert proc.wait(30) == 0
 
 
+#: A compute server whose one job sleeps without ever checking for a stop (as a study file read checks rarely).
+DEAF_SERVER = """
+import time
+from planner_gui.core import jobs, server
+jobs.JOBS["deaf"] = lambda seconds, *, should_stop, progress: (progress(0.0), time.sleep(seconds))
+raise SystemExit(server.main())
+"""
+
+
+@pytest.mark.parametrize("how", ["quit", "end of input"])
+def test_server_ends_a_computation_that_does_not_stop_soon_after_it_is_told_to(how):
+    """Quitting the window while a view's compute process read a large study file left that process running,
+    orphaned, for as long as the read took."""
+    with subprocess.Popen(
+        [sys.executable, "-c", DEAF_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT
+    ) as proc:
+        watchdog = threading.Timer(120.0, proc.kill)  # a server that never ends fails the test, not hangs it
+        watchdog.start()
+        try:
+            _tell_a_deaf_server_to_stop(proc, how)
+        finally:
+            watchdog.cancel()
+
+
+def _tell_a_deaf_server_to_stop(proc: subprocess.Popen, how: str) -> None:
+    from planner_gui.core.jobs import Job
+    from planner_gui.core.server import STOP_GRACE_S
+
+    write_frame(proc.stdin, Job("deaf", (600.0,), 1))
+    answer = read_frame(proc.stdout)
+    while answer[:2] != ("progress", 1):  # (the warm-up's answers first, if any)
+        answer = read_frame(proc.stdout)
+    told = time.monotonic()
+    if how == "quit":
+        write_frame(proc.stdin, "quit")
+    proc.stdin.close()
+    assert proc.wait(STOP_GRACE_S + 30) == 0
+    assert time.monotonic() - told >= STOP_GRACE_S * 0.9  # it was given its grace, then ended
+
+
+def test_the_stop_deadline_is_set_once_and_only_on_a_stop():
+    from planner_gui.core.server import _Inbox
+
+    exits: list[int] = []
+    inbox = _Inbox(exit_now=exits.append, grace_s=0.01)
+    inbox.put(("cancel", 3))
+    time.sleep(0.1)
+    assert exits == []  # a cancel is not a stop
+    inbox.put("quit")
+    inbox.put("quit")
+    deadline = time.monotonic() + 10
+    while not exits and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.1)
+    assert exits == [0]
+
+
 def test_server_exits_when_nobody_reads_its_answers():
     """A parent that stopped reading and then died: the server is blocked writing, and must end."""
     with start_server() as proc:

@@ -16,7 +16,8 @@ at its next chunk. It keeps its last few results, so a request it has answered b
 once (a run is a function of its scenario and quality: the same numbers).
 
 The server never outlives the window: the end of its input (the window closed the pipe, or died) stops
-it like ``"quit"``, and an answer it cannot deliver (the window's end of the pipe is closed) ends it at
+it like ``"quit"``, a computation that has not stopped :data:`STOP_GRACE_S` after either is ended with the
+process, and an answer it cannot deliver (the window's end of the pipe is closed) ends it at
 once. While the window does not read (it is stopped), the server blocks on its next answer instead of
 computing ahead; it never polls, so it uses no CPU while it waits.
 """
@@ -69,6 +70,10 @@ MAX_FRAME_BYTES = 1 << 30
 #: per-trial arrays.
 KEEP_RESULTS = 8
 KEEP_BYTES = 64 << 20
+#: Seconds the server still computes once told to stop (by "quit" or the end of its input) before it exits
+#: anyway: a computation stops at its next check, but one that checks rarely (a study file read) must not keep
+#: running, orphaned, after the window has gone.
+STOP_GRACE_S = 2.0
 
 
 def server_command() -> list[str]:
@@ -202,11 +207,13 @@ class _Gone(Exception):
 class _Inbox:
     """Holds only the newest request; ``latest`` is the newest generation announced (-1 once stopping)."""
 
-    def __init__(self) -> None:
+    def __init__(self, exit_now: Callable[[int], object] = os._exit, grace_s: float = STOP_GRACE_S) -> None:
         self.cond = threading.Condition()
         self.pending: PlanRequest | Job | None = None
         self.latest = 0
         self.stopping = False
+        self._exit_now = exit_now
+        self._grace_s = grace_s
 
     def reader(self, stream: BinaryIO) -> None:
         while not self.stopping:
@@ -225,6 +232,8 @@ class _Inbox:
     def put(self, msg: object) -> None:
         with self.cond:
             if isinstance(msg, str) and msg == "quit":
+                if not self.stopping:
+                    self._end_soon()
                 self.stopping = True
                 self.latest = -1  # makes a running computation stop at its next chunk
             elif isinstance(msg, tuple) and msg[:1] == ("cancel",):
@@ -234,6 +243,13 @@ class _Inbox:
                 self.latest = msg.generation
                 self.pending = msg
             self.cond.notify()
+
+    def _end_soon(self) -> None:
+        """Exit after :data:`STOP_GRACE_S` whatever runs (a normal exit before then ends this daemon thread)."""
+        timer = threading.Timer(self._grace_s, self._exit_now, (0,))
+        timer.daemon = True
+        timer.name = "stop-deadline"
+        timer.start()
 
     def take(self) -> PlanRequest | Job | None:
         """The newest request, waiting for one; None once the server should stop."""
