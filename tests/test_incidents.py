@@ -555,6 +555,32 @@ def test_with_the_truth_as_prior_the_combined_rate_is_unbiased_and_steadier_than
     assert combined_a.std() < 0.8 * alone_a.std()
 
 
+def test_a_log_that_disagrees_with_the_prior_says_so():
+    """A cluster failing at ten times Llama 3's rates, fitted with the default prior: the combined rate sits far
+    below the log's (its interval may exclude the log's own rate), and a note says the two disagree and what to do.
+    Logs drawn from the prior's own rates get that note about as often as their 90 % interval misses the truth
+    (10 %, within the binomial's standard error), and exactly when it does."""
+    from planner_gui.core.incidents import llama3_prior
+
+    prior = llama3_prior()
+    end = (T0 + timedelta(days=20)).isoformat()
+    tenfold = [Component(c.name, c.category, 10 * c.rate_per_gpu_hour) for c in llama3_components()]
+    fit = fit_log(generate_log(tenfold, 2048, 20.0, seed=5), 2048, T0.isoformat(), end, prior=prior)
+    [note] = [n for n in fit.notes if n.startswith("The log's own rate")]
+    assert "is higher than the prior's" in note and "--prior-weight" in note and "--prior none" in note
+    truth = math.fsum(c.rate_per_gpu_hour for c in llama3_components())
+    seeds, noted = range(200), 0
+    for seed in seeds:
+        text = generate_log(llama3_components(), 2048, 20.0, seed=seed)
+        res = fit_log(text, 2048, T0.isoformat(), end, prior=prior)
+        low, high = rate_interval(res.total.count, 2048 * 480.0)
+        says = any(n.startswith("The log's own rate") for n in res.notes)
+        assert says == (not low <= truth <= high), seed
+        noted += says
+    share, se = noted / len(seeds), math.sqrt(0.1 * 0.9 / len(seeds))
+    assert abs(share - 0.1) < 3 * se  # (a mean count of 19 a log: the interval's coverage is close to 90 %)
+
+
 def test_fit_keeps_every_prior_cause_by_default_and_the_log_alone_with_prior_none(capsys, tmp_path):
     """The command line's contract: the fitted scenario keeps every component of the prior, each with a rate above
     0, unless --prior none; a prior file's components are the prior; bad priors get one line."""

@@ -376,7 +376,7 @@ def simulate_scenarios(
     run's steps); each result is the one its scenario gives alone.
 
     ``segments`` > 1 is a preview's (docs/model.md 2.9): the general engine cuts each window into that many
-    stretches stepped side by side, and a time to train is the work over each trial's window goodput, not
+    stretches stepped side by side, and a time to train is read off each trial's stretches in time order, not
     simulated. The other engines ignore it."""
     engines = [window_engine(sc, general=general).key for sc in scenarios]
     trains = [train_engine(sc, general=general).key if sc.training is not None else None for sc in scenarios]
@@ -395,10 +395,12 @@ def simulate_scenarios(
         )
         for i, r in zip(tiered, res):
             out[i] = r
+    stretches: dict[int, np.ndarray | None] = {}
     if gen:
         done_gen = _simulate_general([scenarios[i] for i in gen], parts.group(gen), should_stop, segments)
-        for i, r in zip(gen, done_gen):
+        for i, (r, t) in zip(gen, done_gen):
             out[i] = r
+            stretches[i] = t.useful_by_stretch
     n = len(scenarios)
     first = [i for i, e in enumerate(trains) if e == "first-passage"]
     for i in first:
@@ -412,7 +414,8 @@ def simulate_scenarios(
         for i in gen_train:
             res_i = out[i]
             assert res_i is not None
-            out[i] = dataclasses.replace(res_i, time_to_train=_time_to_train_from_goodput(scenarios[i], res_i))
+            ttt = _time_to_train_from_stretches(scenarios[i], res_i, stretches[i])
+            out[i] = dataclasses.replace(res_i, time_to_train=ttt)
         gen_train = []
     if gen_train:
         done = _general_times_to_train(
@@ -540,8 +543,8 @@ def _simulate_general(
     progress: Callable[[float], None] | None,
     should_stop: Callable[[], bool] | None,
     segments: int = 1,
-) -> list[SimulationResult]:
-    """The general engine's windows, stepped together (docs/model.md; ``segments``: 2.9)."""
+) -> list[tuple[SimulationResult, SimTrials]]:
+    """The general engine's windows, stepped together (docs/model.md; ``segments``: 2.9), each with its trials."""
     from .sim.run import Cancelled as SimCancelled
     from .sim.run import simulate_windows
     from .sim.setup import prepare
@@ -556,17 +559,33 @@ def _simulate_general(
         )
     except SimCancelled:
         raise Cancelled() from None
-    return [_general_result(su, t) for su, t in zip(setups, runs)]
+    return [(_general_result(su, t), t) for su, t in zip(setups, runs)]
 
 
-def _time_to_train_from_goodput(scenario: Scenario, res: SimulationResult) -> TimeToTrain:
-    """A preview's time to train on the general engine (docs/model.md 2.9): per trial, the work over the trial's
-    window goodput (refused as the simulated one would be, by the window's mean goodput)."""
+def hours_to_reach(work: float, useful: np.ndarray, length: float) -> np.ndarray:
+    """Per trial (a row of ``useful``: its useful hours in each stretch of ``length`` hours, in time order), the
+    hours until the useful hours add up to ``work``: within the stretch that reaches it, at that stretch's pace;
+    past the last, at the last one's (a profile's last piece holds past its day)."""
+    u = np.asarray(useful, dtype=float)
+    trials, m = u.shape
+    before = np.concatenate([np.zeros((trials, 1)), np.cumsum(u, axis=1)], axis=1)  # useful before stretch k
+    k = np.minimum((before[:, 1:] < work).sum(axis=1), m - 1)  # the stretch that reaches it (or the last)
+    rows = np.arange(trials)
+    pace = np.maximum(u[rows, k], 1e-6 * length) / length  # useful hours per hour in that stretch
+    return np.asarray(k * length + (work - before[rows, k]) / pace)
+
+
+def _time_to_train_from_stretches(scenario: Scenario, res: SimulationResult, useful: np.ndarray | None) -> TimeToTrain:
+    """A preview's time to train on the general engine (docs/model.md 2.9): per trial, when its stretches' useful
+    hours, in time order, reach the work (refused as the simulated one would be, by the window's mean goodput)."""
     work = work_hours(scenario)
     check_general_training(scenario, float(res.goodput.mean()), work, res.interval_min)
-    g = np.maximum(np.asarray(res.goodput, dtype=float), 1e-6)
+    if useful is None:
+        hours = work / np.maximum(np.asarray(res.goodput, dtype=float), 1e-6)
+    else:
+        hours = hours_to_reach(work, useful, scenario.hours / useful.shape[1])
     e = res.expected.goodput
-    return TimeToTrain(work, scenario.gpus, work / g, work / e if e is not None and e > 0 else None)
+    return TimeToTrain(work, scenario.gpus, hours, work / e if e is not None and e > 0 else None)
 
 
 def _general_result(su: Setup, t: SimTrials) -> SimulationResult:

@@ -452,6 +452,23 @@ def _fit(log: _Log, source: str, gpus: int, t0: datetime | None, t1: datetime | 
     )
 
 
+def _disagreement(count: int, exposure: float, prior: Prior) -> str:
+    """A note when the log's own total rate and the prior's disagree (the prior's outside the log's 90 % interval):
+    the fit then sits between two rates, and its interval may hold neither."""
+    low, high = rate_interval(count, exposure)
+    prior_rate = math.fsum(c.count / c.exposure_gpu_hours for c in prior.causes if c.exposure_gpu_hours > 0)
+    if low <= prior_rate <= high:
+        return ""
+    per = 24_000.0  # GPU-hours in 1,000 GPU-days
+    word = "higher" if prior_rate < low else "lower"
+    return (
+        f"The log's own rate, {count / exposure * per:.3g} per 1,000 GPU-days (90 % interval {low * per:.3g}-"
+        f"{high * per:.3g}), is {word} than the prior's, {prior_rate * per:.3g}: the fit lies between them, pulled "
+        "toward the prior. If this cluster is unlike the prior's, weigh the prior less (--prior-weight) or fit the "
+        "log alone (--prior none)."
+    )
+
+
 def _notes(
     log: _Log, start_given: bool, end_given: bool, ties: int, prior: Prior | None, exposure: float
 ) -> tuple[str, ...]:
@@ -468,8 +485,9 @@ def _notes(
         # inside its ends, so a window from the first to the last is short by 2/(n+1) and its rates high
         # by about 2/(n-1); half that with one end given.
         bias = (1.0 if start_given or end_given else 2.0) / max(n - 1, 1)
+        by = f"{bias:.0%}" if bias >= 0.095 else f"{bias:.1%}" if bias >= 0.001 else "less than 0.1%"
         notes.append(
-            f"The window {which}, so it is too short and the rates too high by about {bias:.0%}; "
+            f"The window {which}, so it is too short and the rates too high by about {by}; "
             "give its start and end when you know them (--start and --end on the command line)."
         )
     if not log.zoned:
@@ -493,6 +511,9 @@ def _notes(
             + (f"; the {len(unseen)} causes the log never saw keep the prior's weighted rate" if unseen else "")
             + " (--prior none: the log alone)."
         )
+        disagree = _disagreement(n, exposure, prior)
+        if disagree:
+            notes.append(disagree)
         return tuple(notes)
     missing = [k for k in llama if k not in seen]
     if len(missing) == len(llama):

@@ -80,6 +80,9 @@ class SimTrials:
     #: Node-losing failures (all trials) by the nodes in repair just after them, their own included: a
     #: failure finds its spares in a pool of ``S`` nodes when that count is at most ``S``.
     need_hist: np.ndarray | None = None
+    #: A window in stretches (docs/model.md 2.9): each trial's useful hours in each stretch, in time order
+    #: (trials, stretches); None for a window stepped whole.
+    useful_by_stretch: np.ndarray | None = None
 
     def pool_for(self, share: float) -> int | None:
         """The smallest pool in which at least ``share`` of the simulated node-losing failures find their
@@ -326,6 +329,7 @@ def _joined(parts: list[SimTrials], trials: int, segments: int, length: float) -
         repair_over_time=np.concatenate([first.repair_over_time, *over], axis=1),
         repair_grid=np.concatenate([first.repair_grid + j * length for j in range(segments)]),
         need_hist=need,
+        useful_by_stretch=np.column_stack([first.hours["useful"], rest.hours["useful"].reshape(k, trials).T]),
     )
 
 
