@@ -415,9 +415,11 @@ BAD_LOGS = [
     (H + GPU + b"2025-01-07T00:00,GPU\n", [], "line 3: the timestamp on line 2 has a time zone"),
     (H + b"2025-01-06T00:00Z,GPU,8\n", [], "line 2: 3 fields, but the header has 2"),
     (H + b"2025-01-06T00:00Z,\n", [], "line 2: no component"),
-    (H + b'2025-01-06T00:00Z,"GPU\n', [], "line 2: cannot be read as CSV"),
+    (H + b'2025-01-06T00:00Z,"GPU\n', [], "line 2: a quoted field is never closed"),
+    (H + b'2025-01-06T00:00Z,"GPU"x\n', [], "line 2: cannot be read as CSV"),
+    (H + b'2025-01-06T00:00Z,"GPU\nHBM"\n2025-01-07T00:00Z,x,8\n', [], "line 4: 3 fields, but the header has 2"),
     (H + b"2025-01-06T00:00Z,GP\xff\n", [], "line 2: not UTF-8"),
-    (b"time,cause,gpus\n2025-01-06T00:00Z,GPU,9\n", [], "line 2: 9 GPUs affected"),
+    (b"time,cause,gpus\n2025-01-06T00:00Z,GPU,9\n", [], "line 2: 9 GPUs affected, more than the cluster's 8 GPUs"),
     (b"time,cause,gpus\n2025-01-06T00:00Z,GPU,1.5\n", [], "line 2: GPUs affected must be"),
     (b"time,cause,category\n2025-01-06T00:00Z,NIC,Host\n2025-01-07T00:00Z,NIC,Network\n", [], "line 3: 'NIC' is in"),
     (H + b"2025-01-06T00:00Z," + b"x" * 101 + b"\n", [], "line 2: the component's name is 101"),
@@ -440,6 +442,17 @@ def test_bad_logs_give_one_line_and_exit_2(capsys, tmp_path, data, flags, messag
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("planner-gui: error: "), err
     assert message in err, err
+
+
+def test_a_quoted_field_may_hold_a_line_break():
+    """A spreadsheet writes a cell with a line break in it as a quoted field over two lines: one incident, its
+    name's whitespace folded, and the lines after it still numbered as they are in the file."""
+    text = 'time,cause,category\n2025-01-06T00:00Z,"GPU\nHBM3  Memory","G\nPU"\n2025-01-07T00:00Z,NIC,Host\n'
+    res = fit_log(text, 8, "2025-01-05T00:00Z", "2025-01-08T00:00Z", prior=None)
+    found = {(c.name, c.category, c.count) for c in res.components}
+    assert found == {("GPU HBM3 Memory", "G PU", 1), ("NIC", "Host", 1)}
+    with pytest.raises(IncidentLogError, match="line 6: timestamp 'soon'"):  # (the category spans lines 3-4)
+        fit_log(text + "soon,NIC,Host\n", 8, prior=None)
 
 
 def test_huge_files_directories_and_missing_files_are_refused_unread(capsys, tmp_path):
@@ -553,6 +566,19 @@ def test_with_the_truth_as_prior_the_combined_rate_is_unbiased_and_steadier_than
     se = combined_a.std(ddof=1) / math.sqrt(len(combined_a))
     assert abs(combined_a.mean() - truth) < 3 * se
     assert combined_a.std() < 0.8 * alone_a.std()
+
+
+def test_a_burst_at_each_end_is_no_steady_trend_not_no_trend():
+    """Incidents bunched at both ends of the window: their mean time is the middle (the Laplace test finds no
+    trend), but their logarithms are not a constant rate's (the power law's shape is far from 1). The verdict says
+    the two disagree instead of 'no trend' beside a shape whose interval excludes 1."""
+    times = [T0 + timedelta(hours=h) for h in [*np.linspace(1, 12, 20), *np.linspace(948, 959, 20)]]
+    text = "timestamp,component\n" + "".join(f"{t.isoformat()},GPU HBM3 Memory\n" for t in times)
+    res = fit_log(text, 2048, T0.isoformat(), (T0 + timedelta(hours=960)).isoformat(), prior=None)
+    pl = res.power_law
+    assert res.trend.p_value > 0.1 and not pl.shape_low <= 1.0 <= pl.shape_high  # the tests disagree
+    assert res.trend.verdict.startswith("no steady trend: the Laplace test finds none"), res.trend.verdict
+    assert "is not 1" in res.trend.verdict and "constant rate" not in res.trend.verdict
 
 
 def test_a_log_that_disagrees_with_the_prior_says_so():

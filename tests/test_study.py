@@ -944,6 +944,12 @@ def test_least_of_an_empty_column_says_so(tmp_path, capsys):
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1
     assert "--least: 'time_to_train.cost_usd' is empty in every scenario (the scenarios have no training" in err
+    # An empty --least is a column named '' (no column), not the default; without --summary it is refused too.
+    assert main(["study", "--summary", str(tmp_path / "r.csv"), "--least", ""]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--least: no numeric column ''" in err, err
+    assert main(["study", str(p), "--least", ""]) == 2
+    assert "--least: goes with --summary RESULTS" in capsys.readouterr().err
 
 
 # -- stopping at any moment (the pool of its own: nothing left to wait for at exit) ------------------------

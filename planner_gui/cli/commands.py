@@ -368,7 +368,7 @@ def _run_cost(sc: Scenario) -> tuple[Cost, str]:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     if not 2 <= args.points <= 401:
-        raise UsageError(f"--points: must be from 2 to 401 (got {args.points})")
+        raise UsageError(f"--points: must be from 2 to 401 (got {fmt.number(args.points)})")
     for field, flag in TRAINING_FLAGS.items():
         if getattr(args, field) is not None:
             raise UsageError(f"{flag}: the time to train is reported by 'planner-gui run', not by sweep")

@@ -23,9 +23,15 @@ from ..core.incidents import (
 from ..core.model import Scenario
 from ..core.scenario_io import DEFAULT_PRESET, LIMITS, ScenarioError, load, load_preset, preset_names, save
 from ..core.scenario_io import scenario_to_dict as scenario_dict
-from .flags import Parser, UsageError, check_output, file_name, integer_arg
+from .flags import Parser, UsageError, check_output, file_name, integer_arg, number_arg
 
 __all__ = ["add_parser", "cmd_fit", "fit_report"]
+
+
+def _prior_arg(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must be {', '.join(PRIORS)} or a scenario file (got an empty value)")
+    return file_name(text)
 
 
 def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
@@ -40,6 +46,7 @@ def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument(
         "--prior",
         metavar="PRIOR",
+        type=_prior_arg,
         default=DEFAULT_PRIOR,
         help=f"what is known before the log, combined with it cause by cause: {' | '.join(PRIORS)} | a scenario file "
         f"(its components' evidence); default {DEFAULT_PRIOR} (Llama 3 Table 5), so a cause the log never saw keeps "
@@ -48,7 +55,7 @@ def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument(
         "--prior-weight",
         metavar="W",
-        type=float,
+        type=number_arg,
         default=DEFAULT_PRIOR_WEIGHT,
         help=f"how much of the prior's evidence counts, above 0 and at most 1 (default {DEFAULT_PRIOR_WEIGHT:g}: a "
         "tenth of Llama 3's 884,736 GPU-days)",

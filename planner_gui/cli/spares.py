@@ -228,7 +228,7 @@ def _shown(value: Any) -> str:
 def cmd_sweep_spares(args: argparse.Namespace) -> int:
     """``sweep --over spares``: goodput, the chance a failure finds no spare and the cost per spare count."""
     if not 2 <= args.points <= 401:
-        raise UsageError(f"--points: must be from 2 to 401 (got {args.points})")
+        raise UsageError(f"--points: must be from 2 to 401 (got {fmt.number(args.points)})")
     sc = scenario_from_args(args)
     sp = spares_from_args(args, sc)
     if args.output == "-":

@@ -101,12 +101,12 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_held(args: argparse.Namespace) -> int:
     for flag, given in (("--where", args.where), ("--least", args.least), ("--json", args.json)):
-        if given:
+        if given is not None and given is not False:
             raise UsageError(f"{flag}: goes with --summary RESULTS")
     if args.spec is None:
         raise UsageError("study: give a study file (planner-gui study SPEC.toml -o RESULTS) or --summary RESULTS")
     if args.workers is not None and not 1 <= args.workers <= 1024:
-        raise UsageError(f"--workers: must be from 1 to 1,024 (got {args.workers})")
+        raise UsageError(f"--workers: must be from 1 to 1,024 (got {fmt.number(args.workers)})")
     if args.scheduler is not None:
         if args.workers is not None:
             raise UsageError("--workers: the Dask cluster has its own workers; give --workers or --scheduler")
@@ -115,7 +115,7 @@ def _run_held(args: argparse.Namespace) -> int:
     total = design_size(spec)
     if args.show is not None:
         if not 0 <= args.show < total:
-            raise UsageError(f"--show: must be a scenario index from 0 to {total - 1:,} (got {args.show})")
+            raise UsageError(f"--show: must be a scenario index from 0 to {total - 1:,} (got {fmt.number(args.show)})")
         doc = scenario_to_dict(scenario_from_dict(scenario_doc(spec, args.show)))
         print(json.dumps(doc, indent=2))
         return 0
@@ -367,7 +367,7 @@ def _summary(args: argparse.Namespace) -> int:
     if args.fresh:
         raise UsageError("--fresh: --summary reads a results file; it runs nothing")
     if not 1 <= args.top <= 10_000:
-        raise UsageError(f"--top: must be from 1 to 10,000 (got {args.top})")
+        raise UsageError(f"--top: must be from 1 to 10,000 (got {fmt.number(args.top)})")
     res = read_results(args.summary)
     if res.rows == 0 and res.note:  # not one row is a result: that is the error
         raise UsageError(res.note)
@@ -382,7 +382,7 @@ def _summary(args: argparse.Namespace) -> int:
     if res.rows == 0:
         raise UsageError(f"{fmt.clean(args.summary, 120)}: no scenario has finished yet")
     where = [parse_condition(w, res) for w in (args.where or [DEFAULT_WHERE])]
-    least = args.least or default_least(res)
+    least = default_least(res) if args.least is None else args.least
     doc = study_summary(res, where, least, args.top)
     if args.json:
         print(json.dumps(doc, indent=2, allow_nan=False))

@@ -53,7 +53,7 @@ def read_number(text: str) -> int | float | None:
 def number(v: float) -> str:
     """A number in a message: whole numbers with separators up to 10^15 (beyond, a float's digits are noise:
     1e30 would read 1,000,000,000,000,000,019,884,624,838,656), else as ``g`` writes it (1e+300, 0.01)."""
-    if isinstance(v, int) and abs(v) >= 10**308:  # too large for a float
+    if isinstance(v, int) and abs(v).bit_length() > 1024:  # too large for a float
         return f"a whole number of {len(str(abs(v))):,} digits"
     return f"{int(v):,}" if float(v).is_integer() and abs(v) < 1e15 else f"{float(v):g}"
 

@@ -225,8 +225,19 @@ def _trend(
     else:
         direction, meaning = "no trend", "constant rate"
     words = f"{direction} (Laplace p = {p:.2g})"
-    if pl.shape is not None and pl.shape_low is not None and pl.shape_high is not None:
+    shown = pl.shape is not None and pl.shape_low is not None and pl.shape_high is not None
+    if shown:
         words += f", power-law shape {pl.shape:.2f} ({pl.shape_low:.2f}-{pl.shape_high:.2f})"
+    if direction == "no trend" and shown and not (pl.shape_low or 0.0) <= 1.0 <= (pl.shape_high or 0.0):
+        # The tests weigh the times differently (Laplace their mean, the power law their logarithms: the first
+        # incidents most): a burst, or a change part-way, can fail one and not the other.
+        p_pl = f" (its test p = {pl.p_value:.2g})" if pl.p_value is not None else ""
+        words = (
+            f"no steady trend: the Laplace test finds none (p = {p:.2g}) but the power law's shape, {pl.shape:.2f} "
+            f"({pl.shape_low:.2f}-{pl.shape_high:.2f}), is not 1{p_pl}; the times are not one trend (a burst, or "
+            "a change part-way through): read the rates as the window's averages"
+        )
+        return TrendTest("Laplace", stat_u, p, m, words), pl
     words += f": {meaning}"
     if direction != "no trend" and pl.shape is not None:
         words += f"; the rate at the window's end is about {pl.shape:.2f}x its average"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import math
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -164,10 +166,9 @@ def _decode(data: bytes) -> str:
 
 
 def _fields(line: str, number: int, delimiter: str) -> list[str]:
-    # One physical line is one record: incident logs have no multi-line fields, and the line numbers in
-    # messages stay exact.
+    # One record (:func:`_records`): its physical lines, numbered by the first.
     try:
-        row = next(csv.reader([line], delimiter=delimiter, strict=True), [])
+        row = next(csv.reader(io.StringIO(line, newline=""), delimiter=delimiter, strict=True), [])
     except csv.Error as exc:
         raise IncidentLogError(f"line {number}: cannot be read as CSV ({clean(str(exc), 80)})") from None
     return [f.strip() for f in row]
@@ -226,7 +227,9 @@ def _gpus_hit(value: str, gpus: int, number: int) -> int | None:
     if not (math.isfinite(hit) and hit.is_integer() and hit >= 0):
         raise IncidentLogError(f"line {number}: GPUs affected must be a whole number (got '{clean(value, 30)}')")
     if hit > gpus:
-        raise IncidentLogError(f"line {number}: {int(hit):,} GPUs affected, more than the {gpus:,} GPUs of the cluster")
+        raise IncidentLogError(
+            f"line {number}: {int(hit):,} GPUs affected, more than the cluster's {gpus:,} GPU{'s' if gpus != 1 else ''}"
+        )
     return int(hit)
 
 
@@ -253,9 +256,27 @@ def _incident(
     name = _text(row[cols["component"]], "the component's name", number)
     if not name:
         raise IncidentLogError(f"line {number}: no component")
-    category = _text(row[cols["category"]], "the category", number) if "category" in cols else ""
+    category = " ".join(_text(row[cols["category"]], "the category", number).split()) if "category" in cols else ""
     hit = _gpus_hit(row[cols["gpus"]], gpus, number) if "gpus" in cols else None
     return when, zoned, name, category, hit
+
+
+def _records(text: str) -> Iterator[tuple[int, str]]:
+    """Each record and the number of the line it starts on: a line, or lines joined while a quoted field is
+    open (a spreadsheet writes a cell with a line break in it so)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    open_at, parts = 0, []
+    for number, line in enumerate(lines, 1):
+        if not open_at and (not line.strip() or line.lstrip().startswith("#")):
+            yield number, line
+            continue
+        parts.append(line)
+        open_at = open_at or number
+        if "\n".join(parts).count('"') % 2 == 0:
+            yield open_at, "\n".join(parts)
+            open_at, parts = 0, []
+    if open_at:
+        raise IncidentLogError(f"line {open_at}: a quoted field is never closed (a '\"' is missing)")
 
 
 def _data_lines(text: str) -> tuple[int, list[str], list[tuple[int, list[str]]], str]:
@@ -266,7 +287,7 @@ def _data_lines(text: str) -> tuple[int, list[str], list[tuple[int, list[str]]],
     header: tuple[int, list[str]] | None = None
     rows: list[tuple[int, list[str]]] = []
     delimiter = ","
-    for number, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
+    for number, line in _records(text):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue

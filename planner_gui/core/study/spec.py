@@ -349,7 +349,8 @@ def _samples(study: Mapping[str, Any], design: str, d: int, inputs: tuple[Input,
             if design == "sobol"
             else f"at most {MAX_SCENARIOS:,}, the most scenarios a study holds"
         )
-        raise StudyError(f"study.samples: must be a whole number of {what}, {limit} (got {_show(n)})")
+        got = "none given" if n is None else f"got {_show(n)}"
+        raise StudyError(f"study.samples: must be a whole number of {what}, {limit} ({got})")
     if design == "sobol":
         if n < 2 or n & (n - 1):
             raise StudyError(f"study.samples: a Sobol design needs a power of 2 (2, 4, ..., 1024, ...; got {n:,})")
