@@ -84,6 +84,7 @@ def small_plans(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(plan, "FULL", small)
     monkeypatch.setattr(share, "FULL", small)
     monkeypatch.setattr(plan, "COST_MC_POINTS", 2)
+    monkeypatch.setattr(plan, "CURVE_TRAIN_TRIALS", 6)
     monkeypatch.setattr(plan, "SENSITIVITY_TRIALS", 6)
 
 

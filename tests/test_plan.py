@@ -178,12 +178,65 @@ def test_a_preview_reads_the_time_to_train_off_its_stretches_in_time_order():
     assert abs(_z(a, cut.time_to_train.work_hours / cut.goodput)) > Z  # (the old figure: far off)
 
 
+def test_the_days_to_train_curve_without_a_closed_form_is_the_simulated_time_to_train(monkeypatch):
+    """The days-vs-GPUs line divided the work by each count's window goodput: with a burn-in, a million GPUs
+    read 6.3 days where the simulated run took 12.8, and the fewest days fell at 600k GPUs instead of 400k. In
+    the full run the line is now the simulated time to train at every count (stepped together); each of its
+    points agrees with a time to train simulated alone (another seed) within sampling error, the preview's line
+    (read off the stretches) too, and the dots are some of the line's points."""
+    from planner_gui.core import plan
+    from planner_gui.core.model import Training
+    from planner_gui.core.profiles import burn_in_profile
+    from planner_gui.core.results import general_times_to_train
+    from planner_gui.core.sweep import at_gpus
+
+    monkeypatch.setattr(plan, "FULL", plan.Quality("full", None, 3, 6, 4, 40))
+    monkeypatch.setattr(plan, "CURVE_TRAIN_TRIALS", 100)
+    monkeypatch.setattr(plan, "GPU_RANGE", (4096, 65536))
+    sc = load_preset("llama3-405b").replace(
+        days=30.0,
+        trials=100,
+        rate_profile=burn_in_profile(0.5, 10, 30.0),
+        new_cluster=True,
+        training=Training(train_flops=None, compute_gpu_hours=16_384 * 24 * 6.0),
+    )
+    res = compute_plan(PlanRequest(sc, plan.FULL))
+    curve = res.cost_curve
+    assert curve is not None and res.main.engine == "general" and len(curve.gpus) == 4
+    assert curve.expected_from.startswith("the simulated time to train at each count")
+    window_days = curve.ideal_days / np.asarray(res.by_gpus.goodput_mean)
+    sd = {}
+    for n, days in zip(curve.gpus, curve.days):
+        alone = at_gpus(sc, int(n)).replace(seed=sc.seed + 7, trials=200)
+        g = float(res.by_gpus.goodput_mean[list(curve.gpus).index(n)])
+        [t] = general_times_to_train([alone], [g], [g])
+        d = t.hours / 24.0
+        se = math.sqrt(float(np.var(d, ddof=1)) / len(d) + (float(np.var(d, ddof=1)) / 100))
+        assert abs(days - d.mean()) < Z * se, (n, days, d.mean())
+        sd[int(n)] = float(np.std(d, ddof=1))
+    assert curve.days[-1] > 1.3 * window_days[-1]  # (the old line: 2.4 days at 65,536 GPUs, 3.6 simulated)
+    for t in curve.mc:
+        i = list(curve.gpus).index(t.gpus)
+        assert curve.days[i] == pytest.approx(float(np.mean(t.hours)) / 24.0, rel=1e-12)
+    np.testing.assert_allclose(curve.goodput, curve.ideal_days / curve.days, rtol=1e-12)
+    quick = compute_plan(PlanRequest(sc, PREVIEW))
+    preview = quick.cost_curve
+    assert preview is not None and preview.expected_from.startswith("a preview: the work read off")
+    shared = [int(n) for n in preview.gpus if int(n) in sd]
+    assert len(shared) >= 2
+    for n in shared:
+        i, j = list(preview.gpus).index(n), list(curve.gpus).index(n)
+        se = sd[n] * math.sqrt(1.0 / float(quick.by_gpus.trials[i]) + 1.0 / 100)
+        assert abs(preview.days[i] - curve.days[j]) < Z * se, (n, preview.days[i], curve.days[j])
+
+
 def test_hours_to_reach_the_work_by_hand():
     from planner_gui.core.results import hours_to_reach
 
     useful = np.array([[2.0, 2.0, 2.0], [4.0, 0.0, 4.0]])  # stretches of 4 hours
     np.testing.assert_allclose(hours_to_reach(5.0, useful, 4.0), [8.0 + 1.0 / 0.5, 8.0 + 1.0 / 1.0])
-    np.testing.assert_allclose(hours_to_reach(10.0, useful, 4.0), [8.0 + 6.0 / 0.5, 8.0 + 6.0 / 1.0])  # past the end
+    # Past the window's end, at the pace of its second half (stretches 1 and 2 of 3: 0.5 and 0.5 an hour).
+    np.testing.assert_allclose(hours_to_reach(10.0, useful, 4.0), [12.0 + 4.0 / 0.5, 12.0 + 2.0 / 0.5])
     np.testing.assert_allclose(hours_to_reach(4.0, useful, 4.0), [8.0, 4.0])  # reached at a stretch's end
 
 

@@ -23,11 +23,12 @@ import numpy as np
 from .engine import Cancelled, RawTrials
 from .model import Scenario
 from .params import optimal_intervals, resolve
-from .results import SimulationResult, simulate_scenarios
+from .results import SimulationResult, check_general_training, simulate_scenarios, stretch_hours_to_train
 from .scenario_io import ScenarioError, validate
 from .sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, paired_sensitivity
 from .sim.capabilities import train_engine, window_engine
 from .sim.run import MAX_SEGMENTS
+from .sim.setup import prepare
 from .spares.model import restart_scenario
 from .specs import GPU_RANGE, MAX_INTERVAL_MIN, MIN_INTERVAL_MIN
 from .sweep import (
@@ -43,7 +44,7 @@ from .sweep import (
     sweep_interval,
 )
 from .tiers.run import plan_tiers
-from .training import CostCurve, TimeToTrain, cost_curve
+from .training import CostCurve, TimeToTrain, cost_curve, work_hours
 
 __all__ = ["FULL", "PREVIEW", "GpuSweepCache", "PlanRequest", "PlanResult", "Quality", "compute_plan"]
 
@@ -74,9 +75,12 @@ FULL = Quality("full", None, 21, 150, 41, 100)
 EXACT_CURVE_POINTS = 161
 #: Interruptions simulated per GPU-sweep point at most in the full run.
 GPU_SWEEP_EVENTS = FULL.gpu_events_per_point
-#: GPU counts where the full run simulates the time to train for the days-and-cost plot, and its trials there.
+#: GPU counts where the full run simulates the time to train for the days-and-cost plot, and its trials there
+#: (without a closed form: the general engine, :func:`_general_cost_curve`, simulates it at every count, with
+#: :data:`CURVE_TRAIN_TRIALS` trials, and shows these counts' spread).
 COST_MC_POINTS = 6
 COST_MC_TRIALS = 200
+CURVE_TRAIN_TRIALS = 50
 #: A preview keeps at least this many trials (its p05-p95 range needs a few) before it shortens the window.
 MIN_PREVIEW_TRIALS = 8
 #: A preview's stretches of a window on the general engine (docs/model.md 2.9) are at least this many hours long.
@@ -312,7 +316,7 @@ def _gpu_sweep(
 
 
 def _cost_curve(
-    sc: Scenario, q: Quality, counts: np.ndarray, by_gpus: SweepResult, should_stop: StopCheck
+    sc: Scenario, q: Quality, counts: np.ndarray, by_gpus: SweepResult, should_stop: StopCheck, progress: Progress
 ) -> CostCurve | None:
     """Days and cost to train at the GPU sweep's counts (None without a training section). The full run
     also simulates the time to train at :data:`COST_MC_POINTS` of them (those it can simulate in size);
@@ -320,7 +324,7 @@ def _cost_curve(
     if sc.training is None:
         return None
     if train_engine(sc).key == "general":
-        return _general_cost_curve(sc, q, by_gpus, should_stop)
+        return _general_cost_curve(sc, q, by_gpus, should_stop, progress)
     curve = cost_curve(sc, counts)
     if q.budget_s is not None:
         return curve
@@ -336,41 +340,83 @@ def _cost_curve(
     return dataclasses.replace(curve, mc=tuple(mc))
 
 
-def _general_cost_curve(sc: Scenario, q: Quality, by_gpus: SweepResult, should_stop: StopCheck) -> CostCurve:
-    """Days and cost to train where the general engine simulates them: the expectation from the GPU sweep's
-    Monte Carlo goodput (``work / goodput``; no closed form here), and in the full run the time to train
-    simulated at :data:`COST_MC_POINTS` of its counts, each alone."""
-    from .results import general_times_to_train
-
+def _general_cost_curve(
+    sc: Scenario, q: Quality, by_gpus: SweepResult, should_stop: StopCheck, progress: Progress = None
+) -> CostCurve:
+    """Days and cost to train where the general engine simulates them (no closed form): at every count of the GPU
+    sweep, a time to train. The full run simulates it at every count, :data:`CURVE_TRAIN_TRIALS` trials each, all
+    stepped together (a training run that starts in a burn-in's high rates takes longer than the work over the
+    window's goodput says: half again on h100-100k-plan at a million GPUs); the line is their mean, the dots and
+    whiskers are :data:`COST_MC_POINTS` of them. A preview reads each count's off its window's stretches in time
+    order (docs/model.md 2.9), or where its window was not cut, divides the work by its goodput."""
     assert sc.training is not None
     counts = np.asarray(by_gpus.x, dtype=np.int64)
     g = np.asarray(by_gpus.goodput_mean, dtype=float)
     compute, price = sc.training.gpu_hours, sc.gpu_hour_cost_usd
-    with np.errstate(divide="ignore"):
-        used = np.where(g > 0, compute / g, np.inf)
-    curve = CostCurve(
+    if q.budget_s is not None:
+        stretches = by_gpus.useful_by_stretch or (None,) * len(counts)
+        hours = np.array(
+            [
+                float(np.mean(stretch_hours_to_train(compute / int(n), np.array([gi]), u, sc.hours)))
+                if gi > 0
+                else math.inf
+                for n, gi, u in zip(counts, g, stretches)
+            ]
+        )
+        mc: list[TimeToTrain] = []
+        source = (
+            "a preview: the work read off each count's Monte Carlo window, stretch by stretch"
+            if by_gpus.useful_by_stretch
+            else "a preview: work / each count's Monte Carlo goodput"
+        )
+    else:
+        hours, mc = _curve_times_to_train(sc, counts, g, should_stop, progress)
+        source = f"the simulated time to train at each count (the mean of {min(sc.trials, CURVE_TRAIN_TRIALS)} trials)"
+    used = hours * counts  # GPU-hours used at each count
+    return CostCurve(
         gpus=counts,
         ideal_days=compute / counts / 24.0,
-        goodput=g,
-        days=used / counts / 24.0,
+        goodput=np.where(np.isfinite(used), compute / used, 0.0),
+        days=hours / 24.0,
         cost_usd=used * price,
         lost_cost_usd=(used - compute) * price,
-        mc=(),
-        expected_from="Monte Carlo goodput",
+        mc=tuple(mc),
+        expected_from=source,
     )
-    if q.budget_s is not None:
-        return curve
-    # Times to train alone (the GPU sweep's goodput at each count judges whether one would finish, and gives the
-    # expectation): windows simulated again at these counts would cost more than the whole sweep.
-    picks = np.unique(np.round(np.linspace(0, len(counts) - 1, COST_MC_POINTS)).astype(np.int64))
-    mc: list[TimeToTrain] = []
-    for i in picks:  # each alone, so one too large to finish is left out rather than taking the rest with it
-        point = at_gpus(sc, int(counts[i])).replace(trials=min(sc.trials, COST_MC_TRIALS))
+
+
+def _curve_times_to_train(
+    sc: Scenario, counts: np.ndarray, goodputs: np.ndarray, should_stop: StopCheck, progress: Progress = None
+) -> tuple[np.ndarray, list[TimeToTrain]]:
+    """The mean hours to train at each count (inf where the model refuses it: a job that would never finish, a
+    count the scenario cannot take), and the times to train of :data:`COST_MC_POINTS` of the counts."""
+    from .results import general_times_to_train
+
+    points, where = [], []
+    for i, n in enumerate(counts):
         try:
-            mc.extend(general_times_to_train([validate(point)], [g[i]], [g[i]], should_stop=should_stop))
+            point = validate(at_gpus(sc, int(n)).replace(trials=min(sc.trials, CURVE_TRAIN_TRIALS)))
+            check_general_training(point, float(goodputs[i]), work_hours(point), prepare(point).persistent_min)
         except ScenarioError:
             continue
-    return dataclasses.replace(curve, mc=tuple(mc))
+        points.append(point)
+        where.append(i)
+    hours = np.full(len(counts), math.inf)
+    got: dict[int, TimeToTrain] = {}
+    try:  # all together: a sweep's points cost about one run's steps
+        done = general_times_to_train(points, [goodputs[i] for i in where], [goodputs[i] for i in where],
+                                      progress=progress, should_stop=should_stop)  # fmt: skip
+        got = dict(zip(where, done))
+    except ScenarioError:  # one would take too long: each alone, so it is left out rather than the rest with it
+        for i, point in zip(where, points):
+            try:
+                got[i] = general_times_to_train([point], [goodputs[i]], [goodputs[i]], should_stop=should_stop)[0]
+            except ScenarioError:
+                continue
+    for i, t in got.items():
+        hours[i] = float(np.mean(t.hours))
+    picks = np.unique(np.round(np.linspace(0, len(counts) - 1, COST_MC_POINTS)).astype(np.int64))
+    return hours, [got[int(i)] for i in picks if int(i) in got]
 
 
 def _cached_gpu_sweep(sc: Scenario, q: Quality, cache: GpuSweepCache | None) -> SweepResult | None:
@@ -397,7 +443,16 @@ def compute_plan(
     trials = sc.trials if q.max_trials is None else min(sc.trials, q.max_trials)
     timings: dict[str, float] = {}
 
-    def step(weight0: float, weight1: float) -> Callable[[float], None]:
+    # The parts' shares of the progress bar, by what they cost (measured on h100-100k-plan's full run: main 7.5 s,
+    # interval sweep 14, GPU sweep 17, days-to-train curve 10, sensitivity 16): those that do not run take none.
+    curve_runs = q.budget_s is None and sc.training is not None and train_engine(sc).key == "general"
+    ranks = q.budget_s is None and not has_closed_form(sc)
+    shares = np.cumsum([0.0, 0.5, 0.2, 0.3, 0.15 * curve_runs, 0.25 * ranks])
+    edges = shares / shares[-1]
+
+    def step(part: int) -> Callable[[float], None]:
+        weight0, weight1 = float(edges[part]), float(edges[part + 1])
+
         def report(f: float) -> None:
             if progress is not None:
                 progress(weight0 + (weight1 - weight0) * f)
@@ -406,7 +461,7 @@ def compute_plan(
 
     by_gpus = _cached_gpu_sweep(sc, q, cache)
     run, fraction, segments = _fit(sc, trials, lambda s: run_cost(s).seconds, q.budget_s)
-    ran = simulate_scenarios([run], should_stop=should_stop, progress=step(0.0, 0.5), segments=segments)[0]
+    ran = simulate_scenarios([run], should_stop=should_stop, progress=step(0), segments=segments)[0]
     main = _whole_window_run(ran, sc, fraction)
     timings["main"] = time.perf_counter() - t0
     t1 = time.perf_counter()
@@ -416,7 +471,7 @@ def compute_plan(
         sc, min(trials, q.interval_trials), lambda s: sweep_cost(s, "interval", xs).seconds, q.budget_s, len(xs)
     )
     by_interval = _whole_window_sweep(
-        sweep_interval(run_iv, xs, should_stop=should_stop, progress=step(0.5, 0.7), segments=segments_iv),
+        sweep_interval(run_iv, xs, should_stop=should_stop, progress=step(1), segments=segments_iv),
         fraction_iv,
     )
     timings["interval"] = time.perf_counter() - t1
@@ -425,20 +480,22 @@ def compute_plan(
     exact_curve = (fine, expected_goodput_vs_interval(sc, fine))
     timings["exact"] = time.perf_counter() - t2
     if by_gpus is None:
-        by_gpus, timings["gpus"] = _gpu_sweep(sc, q, trials, should_stop, step(0.7, 1.0))
+        by_gpus, timings["gpus"] = _gpu_sweep(sc, q, trials, should_stop, step(2))
         if cache is not None:
             cache.put(_gpu_sweep_key(sc, q), by_gpus)
     t3 = time.perf_counter()
-    costs = _cost_curve(sc, q, by_gpus.x, by_gpus, should_stop)
+    costs = _cost_curve(sc, q, by_gpus.x, by_gpus, should_stop, step(3))
     timings["cost"] = time.perf_counter() - t3
     effects = None
-    if q.budget_s is None and not has_closed_form(sc):
+    if ranks:
         t4 = time.perf_counter()
         few = sc.replace(trials=min(sc.trials, SENSITIVITY_TRIALS))
         try:
-            effects = paired_sensitivity(few, req.factor, should_stop=should_stop)
+            effects = paired_sensitivity(few, req.factor, should_stop=should_stop, progress=step(4))
         except ScenarioError:  # a time to train too large at these trials: the ranking stands without it
-            effects = paired_sensitivity(few.replace(training=None), req.factor, should_stop=should_stop)
+            effects = paired_sensitivity(
+                few.replace(training=None), req.factor, should_stop=should_stop, progress=step(4)
+            )
         timings["sensitivity"] = time.perf_counter() - t4
     return PlanResult(
         req,

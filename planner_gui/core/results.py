@@ -150,6 +150,9 @@ class SimulationResult:
     restores_persistent: np.ndarray | None = None
     #: The engine that ran the window (:mod:`.sim.capabilities`).
     engine: str = "renewal"
+    #: A window in stretches (docs/model.md 2.9): each trial's useful hours in each stretch, in time order
+    #: (trials, stretches); None for a window run whole.
+    useful_by_stretch: np.ndarray | None = None
 
     @property
     def no_closed_form(self) -> str:
@@ -395,12 +398,10 @@ def simulate_scenarios(
         )
         for i, r in zip(tiered, res):
             out[i] = r
-    stretches: dict[int, np.ndarray | None] = {}
     if gen:
         done_gen = _simulate_general([scenarios[i] for i in gen], parts.group(gen), should_stop, segments)
-        for i, (r, t) in zip(gen, done_gen):
+        for i, r in zip(gen, done_gen):
             out[i] = r
-            stretches[i] = t.useful_by_stretch
     n = len(scenarios)
     first = [i for i, e in enumerate(trains) if e == "first-passage"]
     for i in first:
@@ -414,7 +415,7 @@ def simulate_scenarios(
         for i in gen_train:
             res_i = out[i]
             assert res_i is not None
-            ttt = _time_to_train_from_stretches(scenarios[i], res_i, stretches[i])
+            ttt = _time_to_train_from_stretches(scenarios[i], res_i)
             out[i] = dataclasses.replace(res_i, time_to_train=ttt)
         gen_train = []
     if gen_train:
@@ -543,8 +544,8 @@ def _simulate_general(
     progress: Callable[[float], None] | None,
     should_stop: Callable[[], bool] | None,
     segments: int = 1,
-) -> list[tuple[SimulationResult, SimTrials]]:
-    """The general engine's windows, stepped together (docs/model.md; ``segments``: 2.9), each with its trials."""
+) -> list[SimulationResult]:
+    """The general engine's windows, stepped together (docs/model.md; ``segments``: 2.9)."""
     from .sim.run import Cancelled as SimCancelled
     from .sim.run import simulate_windows
     from .sim.setup import prepare
@@ -559,32 +560,46 @@ def _simulate_general(
         )
     except SimCancelled:
         raise Cancelled() from None
-    return [(_general_result(su, t), t) for su, t in zip(setups, runs)]
+    return [_general_result(su, t) for su, t in zip(setups, runs)]
 
 
 def hours_to_reach(work: float, useful: np.ndarray, length: float) -> np.ndarray:
     """Per trial (a row of ``useful``: its useful hours in each stretch of ``length`` hours, in time order), the
     hours until the useful hours add up to ``work``: within the stretch that reaches it, at that stretch's pace;
-    past the last, at the last one's (a profile's last piece holds past its day)."""
+    past the window, at the pace of its second half (the rates in force late in the window hold past it, as a
+    profile's last piece does; half the stretches, not the last alone, so that one stretch's stall does not set
+    the pace of a run far longer than the window)."""
     u = np.asarray(useful, dtype=float)
     trials, m = u.shape
     before = np.concatenate([np.zeros((trials, 1)), np.cumsum(u, axis=1)], axis=1)  # useful before stretch k
-    k = np.minimum((before[:, 1:] < work).sum(axis=1), m - 1)  # the stretch that reaches it (or the last)
+    k = (before[:, 1:] < work).sum(axis=1)  # the stretch that reaches it (m: none does)
+    inside = k < m
     rows = np.arange(trials)
-    pace = np.maximum(u[rows, k], 1e-6 * length) / length  # useful hours per hour in that stretch
-    return np.asarray(k * length + (work - before[rows, k]) / pace)
+    kk = np.minimum(k, m - 1)
+    late = u[:, m // 2 :].sum(axis=1) / ((m - m // 2) * length)  # useful hours per hour, the window's second half
+    pace = np.where(inside, u[rows, kk] / length, late)
+    pace = np.maximum(pace, 1e-9)
+    start = np.where(inside, kk * length, m * length)
+    done = np.where(inside, before[rows, kk], before[:, m])
+    return np.asarray(start + (work - done) / pace)
 
 
-def _time_to_train_from_stretches(scenario: Scenario, res: SimulationResult, useful: np.ndarray | None) -> TimeToTrain:
+def stretch_hours_to_train(work: float, goodput: np.ndarray, useful: np.ndarray | None, hours: float) -> np.ndarray:
+    """Each trial's hours to do ``work`` in a window of ``hours`` (docs/model.md 2.9): read off its stretches in
+    time order (``useful``: each trial's useful hours in each stretch, :func:`hours_to_reach`) where it was run in
+    stretches, else the work over its ``goodput``."""
+    if useful is None:
+        return np.asarray(work / np.maximum(np.asarray(goodput, dtype=float), 1e-6))
+    return hours_to_reach(work, useful, hours / useful.shape[1])
+
+
+def _time_to_train_from_stretches(scenario: Scenario, res: SimulationResult) -> TimeToTrain:
     """A preview's time to train on the general engine (docs/model.md 2.9): per trial, when its stretches' useful
     hours, in time order, reach the work (refused as the simulated one would be, by the window's mean goodput)."""
     work = work_hours(scenario)
     check_general_training(scenario, float(res.goodput.mean()), work, res.interval_min)
-    if useful is None:
-        hours = work / np.maximum(np.asarray(res.goodput, dtype=float), 1e-6)
-    else:
-        hours = hours_to_reach(work, useful, scenario.hours / useful.shape[1])
     e = res.expected.goodput
+    hours = stretch_hours_to_train(work, res.goodput, res.useful_by_stretch, scenario.hours)
     return TimeToTrain(work, scenario.gpus, hours, work / e if e is not None and e > 0 else None)
 
 
@@ -628,6 +643,7 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
         spares_run,
         restores_persistent=np.asarray(t.restores_persistent),
         engine="general",
+        useful_by_stretch=t.useful_by_stretch,
     )
 
 

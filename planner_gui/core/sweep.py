@@ -69,6 +69,9 @@ class SweepResult:
     trials: np.ndarray  # Monte Carlo trials at each point (fewer than asked where trials are long)
     #: With a finite spare pool, its nodes at each point (NaN: unlimited); None without one.
     spare_nodes: np.ndarray | None = None
+    #: A preview's windows in stretches (docs/model.md 2.9): at each point, each trial's useful hours in each
+    #: stretch in time order (None at a point not run so), to read a time to train off; None otherwise.
+    useful_by_stretch: tuple[np.ndarray | None, ...] | None = None
 
     COLUMNS = (
         "interruptions_mean",
@@ -312,7 +315,7 @@ def _summary(unplanned: np.ndarray, goodput: np.ndarray, expected: Any) -> dict[
 
 
 def _result(rows: Sequence[dict[str, float]], x: np.ndarray, variable: str) -> SweepResult:
-    cols = {c: np.asarray([r[c] for r in rows], dtype=float) for c in SweepResult.COLUMNS}
+    cols: dict[str, Any] = {c: np.asarray([r[c] for r in rows], dtype=float) for c in SweepResult.COLUMNS}
     return SweepResult(variable, np.asarray(x, dtype=float), **cols)
 
 
@@ -459,6 +462,8 @@ def _model_sweep(
     results = simulate_scenarios(points, progress=progress, should_stop=should_stop, segments=segments)
     summaries = [_summary(res.trials.unplanned, res.goodput, res.expected) for res in results]
     out = _result(summaries, xs, variable)
+    if segments > 1:
+        out = replace(out, useful_by_stretch=tuple(res.useful_by_stretch for res in results))
     pools = [sc.spares.spare_nodes if sc.spares is not None else None for sc in points]
     if any(p is not None for p in pools):
         out = replace(out, spare_nodes=np.array([math.nan if p is None else float(p) for p in pools]))

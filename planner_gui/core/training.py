@@ -363,8 +363,9 @@ def simulate_time_to_train(
 class CostCurve:
     """Days and cost of a training run against GPU count: where adding GPUs stops paying.
 
-    ``days`` and ``cost_usd`` are the expectations from the exact goodput at every count in ``gpus``;
-    ``mc`` holds the Monte Carlo at a few of them.
+    ``days`` and ``cost_usd`` are the expectations at every count in ``gpus`` (from the exact goodput, or where
+    there is no closed form the simulated time to train: :attr:`expected_from` says which); ``mc`` holds the Monte
+    Carlo at a few of them.
     """
 
     gpus: np.ndarray
@@ -374,8 +375,8 @@ class CostCurve:
     cost_usd: np.ndarray  # GPU-hours used x price
     lost_cost_usd: np.ndarray  # (GPU-hours used - compute GPU-hours) x price
     mc: tuple[TimeToTrain, ...]
-    #: What the expectation's goodput is: the exact model's, or (no closed form) the Monte Carlo's of each count.
-    expected_from: str = "exact goodput"
+    #: What the line (``days``, ``cost_usd``) is, as the plot's note says it.
+    expected_from: str = "work / exact goodput (renewal theory's leading term)"
 
     @property
     def fastest_gpus(self) -> int:

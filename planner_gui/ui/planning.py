@@ -263,13 +263,16 @@ class PlanningPanel(QWidget):
             None if current is None else (gpus, current.gpu_hours() * self.price / 1e6),
             log=False,
         )
+        dots = "; dots and whiskers: simulated time to train, mean and p05-p95." if curve.mc else "."
+        if not finite.any():
+            self.note.setText(f"The training run finishes at none of these GPU counts. Lines: {curve.expected_from}.")
+            return
         best = int(np.argmin(np.where(finite, curve.days, np.inf)))
         cheapest = int(np.argmin(np.where(finite, used, np.inf)))
         self.note.setText(
             f"Fewest days at {fmt.count(curve.gpus[best])} GPUs ({curve.days[best]:,.1f} days); beyond it, adding "
             f"GPUs slows the run. Least cost at {fmt.count(curve.gpus[cheapest])} GPUs "
-            f"({_money(used[cheapest] * self.price)}). Lines: work / exact goodput (renewal theory's leading term); "
-            "dots and whiskers: simulated time to train, mean and p05-p95."
+            f"({_money(used[cheapest] * self.price)}). Lines: {curve.expected_from}{dots}"
         )
 
     def _draw_cost(

@@ -231,10 +231,10 @@ def _trend(
     if direction == "no trend" and shown and not (pl.shape_low or 0.0) <= 1.0 <= (pl.shape_high or 0.0):
         # The tests weigh the times differently (Laplace their mean, the power law their logarithms: the first
         # incidents most): a burst, or a change part-way, can fail one and not the other.
-        p_pl = f" (its test p = {pl.p_value:.2g})" if pl.p_value is not None else ""
+        its_p = f" (its test p = {pl.p_value:.2g})" if pl.p_value is not None else ""
         words = (
             f"no steady trend: the Laplace test finds none (p = {p:.2g}) but the power law's shape, {pl.shape:.2f} "
-            f"({pl.shape_low:.2f}-{pl.shape_high:.2f}), is not 1{p_pl}; the times are not one trend (a burst, or "
+            f"({pl.shape_low:.2f}-{pl.shape_high:.2f}), is not 1{its_p}; the times are not one trend (a burst, or "
             "a change part-way through): read the rates as the window's averages"
         )
         return TrendTest("Laplace", stat_u, p, m, words), pl
