@@ -245,6 +245,19 @@ def test_name_field_and_edited_preset(make_window, qtbot):
     assert win.scenario().name == "Our 100k plan" and "Our 100k plan" in win.windowTitle()
 
 
+def test_a_name_with_a_right_to_left_override_shows_its_escape_and_is_kept_until_edited(make_window, qtbot):
+    """A file named "Plan \u202e54 days" showed the rest of the name backwards in the field (the title bar showed
+    the escape). The field shows the escape too; leaving the field unedited keeps the name as it is."""
+    win = make_window(load_preset("llama3-405b").replace(name="Plan \u202e" + "x" * 190), restore=False)
+    name = find(win, object, "scenarioName")
+    assert name.text() == "Plan \\u202e" + "x" * 190 and name.text().isprintable()
+    name.editingFinished.emit()
+    assert win.scenario().name == "Plan \u202e" + "x" * 190 and not win.dirty
+    name.setText("Plan B")
+    name.editingFinished.emit()
+    assert win.scenario().name == "Plan B"
+
+
 def test_save_then_open_round_trips_and_keeps_the_mode(make_window, qtbot, tmp_path, monkeypatch):
     win = make_window()
     win.controls.values["restart_min"].spin.setValue(12.5)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from ..core import fmt
 from ..core.inputs import Inputs
 from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
+from ..core.scenario_io import NAME_MAX_LEN
 from ..core.specs import SPECS
 from .input_filter import InputFilter
 from .rates_panel import RatesFromDataPanel
@@ -54,6 +55,12 @@ def rate_text(rate: float) -> str:
     """A rate per GPU-hour for people: per 1,000 GPU-days and as one GPU's mean time between."""
     mtbf = fmt.duration_hours(1.0 / rate) if rate > 0 else "never"
     return f"{sig_text(rate * 24_000)} per 1,000 GPU-days; one GPU: every {mtbf}"
+
+
+def _shown_name(name: str) -> str:
+    """A scenario's name as its field shows it: control and format characters (a right-to-left override that
+    would show the rest of it backwards, a line break) as escapes, as the title bar shows them."""
+    return fmt.clean(name, NAME_MAX_LEN * 8)
 
 
 class _ComponentRow(QWidget):
@@ -196,7 +203,7 @@ class ControlsPanel(QScrollArea):
         lay = self._group("Scenario")
         self.name = QLineEdit()
         self.name.setObjectName("scenarioName")
-        self.name.setMaxLength(200)
+        self.name.setMaxLength(NAME_MAX_LEN)
         self.name.setToolTip(
             "The scenario's name: shown in the title, reports, exports and the baseline legend. "
             "An edited preset is named from its GPUs and days ('100,000 GPUs, 54 days (edited from Llama 3 405B)'), "
@@ -207,10 +214,12 @@ class ControlsPanel(QScrollArea):
 
     def _name_edited(self) -> None:
         text = self.name.text().strip()
+        if text == _shown_name(self.inputs.scenario.name):
+            return  # (the name as shown: control and format characters as escapes, not edited)
         if text:
             self.inputs.update(name=text)
         else:  # a scenario needs a name: an empty box shows the name again
-            self.name.setText(self.inputs.scenario.name)
+            self.name.setText(_shown_name(self.inputs.scenario.name))
 
     def _build_cluster(self) -> None:
         lay = self._group("Cluster")
@@ -367,8 +376,10 @@ class ControlsPanel(QScrollArea):
         """Show what the inputs hold (every field on a reload, else those that changed)."""
         sc = self.inputs.scenario
         everything = "*" in changed or len(changed) > 3
-        if ("name" in changed or everything) and self.name.text() != sc.name:
-            self.name.setText(sc.name)
+        shown = _shown_name(sc.name)
+        if ("name" in changed or everything) and self.name.text() != shown:
+            self.name.setMaxLength(max(NAME_MAX_LEN, len(shown)))  # (escapes make a name longer than it is)
+            self.name.setText(shown)
             self.name.setCursorPosition(0)
         for field, control in self.values.items():
             if field != "checkpoint_interval_min" and (everything or field in changed):
