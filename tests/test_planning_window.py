@@ -122,8 +122,39 @@ def test_days_and_cost_plots_draw_the_curve_the_monte_carlo_and_the_current_coun
     for name in ("daysVsGpusPlot", "costVsGpusPlot"):
         for sample, label in panel.plot(name).legend.items:
             assert sample.item.isVisible(), (name, label.text)
+        assert panel.plot(name).legend.getLabel(panel.curves[name][0]).text == curve.line_name
         assert not panel.empty[name].isVisible()
         assert panel.plot(name).getAxis("left").isVisible() and panel.plot(name).getAxis("bottom").isVisible()
+    assert f"Lines: {curve.expected_from}" in panel.note.text()
+
+
+def test_a_curve_without_a_closed_form_is_named_for_what_it_is(make_window, qtbot, monkeypatch):
+    """On the general engine (a new cluster's burn-in) the days line is the simulated time to train, not an
+    exact expectation: the legend and the note say so, and the line is the curve's days."""
+    from planner_gui.core import plan
+    from planner_gui.core.profiles import burn_in_profile
+
+    monkeypatch.setattr(plan, "FULL", plan.Quality("full", None, 3, 6, 3, 10))
+    monkeypatch.setattr(plan, "CURVE_TRAIN_TRIALS", 10)
+    monkeypatch.setattr(plan, "SENSITIVITY_TRIALS", 6)
+    sc = load_preset("llama3-405b").replace(
+        trials=20, days=30.0, rate_profile=burn_in_profile(0.5, 10, 30.0), new_cluster=True,
+        training=Training(train_flops=None, compute_gpu_hours=16_384 * 24 * 6.0),
+    )  # fmt: skip
+    res = plan.compute_plan(plan.PlanRequest(sc, plan.FULL))
+    win = make_window(restore=False)
+    win.tabs.setCurrentWidget(win.planning)
+    panel = win.planning
+    panel.show_result(res)  # (this result, drawn as the window draws one)
+    curve = res.cost_curve
+    assert curve is not None and curve.line_name == "simulated time to train (mean)"
+    for name in ("daysVsGpusPlot", "costVsGpusPlot"):
+        line = panel.curves[name][0]
+        assert panel.plot(name).legend.getLabel(line).text == "simulated time to train (mean)"
+    finite = np.isfinite(curve.days)
+    np.testing.assert_allclose(10 ** panel.curves["daysVsGpusPlot"][0].getData()[1], curve.days[finite])
+    assert "Lines: the simulated time to train at each count (the mean of 10 trials)" in panel.note.text()
+    assert "exact" not in panel.note.text()
 
 
 def test_without_training_the_cost_plots_say_how_to_get_them(make_window, qtbot):

@@ -364,6 +364,7 @@ def _general_cost_curve(
             ]
         )
         mc: list[TimeToTrain] = []
+        name = "preview (Monte Carlo window)"
         source = (
             "a preview: the work read off each count's Monte Carlo window, stretch by stretch"
             if by_gpus.useful_by_stretch
@@ -371,6 +372,7 @@ def _general_cost_curve(
         )
     else:
         hours, mc = _curve_times_to_train(sc, counts, g, should_stop, progress)
+        name = "simulated time to train (mean)"
         source = f"the simulated time to train at each count (the mean of {min(sc.trials, CURVE_TRAIN_TRIALS)} trials)"
     used = hours * counts  # GPU-hours used at each count
     return CostCurve(
@@ -382,6 +384,7 @@ def _general_cost_curve(
         lost_cost_usd=(used - compute) * price,
         mc=tuple(mc),
         expected_from=source,
+        line_name=name,
     )
 
 

@@ -375,8 +375,9 @@ class CostCurve:
     cost_usd: np.ndarray  # GPU-hours used x price
     lost_cost_usd: np.ndarray  # (GPU-hours used - compute GPU-hours) x price
     mc: tuple[TimeToTrain, ...]
-    #: What the line (``days``, ``cost_usd``) is, as the plot's note says it.
+    #: What the line (``days``, ``cost_usd``) is, as the plot's note says it, and as its legend names it.
     expected_from: str = "work / exact goodput (renewal theory's leading term)"
+    line_name: str = "expected (exact goodput)"
 
     @property
     def fastest_gpus(self) -> int:

@@ -242,6 +242,10 @@ class PlanningPanel(QWidget):
                 self.plot(name).setXRange(3, 6, padding=0)
                 self.plot(name).setYRange(0, 1, padding=0)
             return
+        for name in ("daysVsGpusPlot", "costVsGpusPlot"):
+            label = self.plot(name).legend.getLabel(self.curves[name][0])
+            if label is not None and label.text != curve.line_name:
+                label.setText(curve.line_name)
         lx = np.log10(curve.gpus)
         finite = np.isfinite(curve.days) & (curve.days > 0)
         used = curve.days * 24.0 * curve.gpus  # GPU-hours used at each count
