@@ -234,6 +234,26 @@ def test_presets_load_under_their_titles_default_first(make_window, qtbot, prese
     assert act.text() == load_preset(preset).name
 
 
+def _legend_meets_a_bar(win) -> bool:
+    """Whether the histogram's legend, in the plot's data coordinates, overlaps a bar of trials."""
+    plot = win.plots.plot("goodputHistogramPlot")
+    legend = win.plots.legends["goodputHistogramPlot"]
+    box = plot.vb.mapSceneToView(legend.sceneBoundingRect()).boundingRect()
+    edges, counts = win.plots.hist.xData, win.plots.hist.yData
+    return any(
+        n > 0 and edges[i] < box.right() and edges[i + 1] > box.left() and box.top() < n for i, n in enumerate(counts)
+    )
+
+
+@pytest.mark.parametrize("gpus", [16_384, 10_000_000], ids=["92 %", "0 % at ten million GPUs"])
+def test_the_histograms_legend_stays_clear_of_its_bars(make_window, qtbot, gpus):
+    """At ten million GPUs every trial's goodput is 0 %: one bar at the left edge rose into the legend there."""
+    win = make_window(load_preset("llama3-405b").replace(gpus=gpus), restore=False)
+    settle(qtbot, win)
+    qtbot.wait(50)
+    assert not _legend_meets_a_bar(win)
+
+
 def test_name_field_and_edited_preset(make_window, qtbot):
     win = make_window()
     name = find(win, object, "scenarioName")

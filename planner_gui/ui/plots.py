@@ -375,6 +375,8 @@ class PlotsPanel(QWidget):
         self.hist_exact = p5.plot(pen=pen(self.text_color, 1.5, Qt.PenStyle.DashLine))
         legend.addItem(self.hist_exact, "exact expectation")
         self._hist_legend = legend
+        self._hist_top = 1.0
+        p5.getViewBox().sigResized.connect(lambda *_: self._fit_histogram_legend())
         self._hover("goodputHistogramPlot", self._describe_histogram)
 
     def _build_breakdown(self) -> None:
@@ -585,11 +587,35 @@ class PlotsPanel(QWidget):
             counts = np.concatenate([counts, base_counts])
         pad = (hi - lo) * 0.05
         lo, hi = _outward(min(lo, exact) - pad, max(hi, exact) + pad)
-        self._set_range(
-            "goodputHistogramPlot",
-            x=(max(lo, 0.0), min(hi, 100.0)),
-            y=_outward(0.0, max(float(counts.max()), 1.0) * 1.35, 10),  # room above the bars for the legend
-        )
+        self._set_range("goodputHistogramPlot", x=(max(lo, 0.0), min(hi, 100.0)))
+        self._hist_top = max(float(counts.max()), 1.0)  # (the pinned scenarios' bars included)
+        self._fit_histogram_legend()
+
+    def _fit_histogram_legend(self) -> None:
+        """Put the histogram's legend in the upper corner over the lower bars, and room above them for it: with
+        every trial at one end (0 % at ten million GPUs) a bar rose into a legend in that corner, and in a small
+        plot the legend was taller than the room left above the peak."""
+        vb = self.plot("goodputHistogramPlot").getViewBox()
+        edges, counts = self.hist.xData, self.hist.yData
+        if edges is None or counts is None or not len(counts):
+            return
+        w, h = float(vb.width()), float(vb.height())
+        box = self._hist_legend.boundingRect()
+        frac_w = min((box.width() + 10.0) / w, 1.0) if w > 0 else 0.5
+        frac_h = min((box.height() + 10.0) / h, 0.7) if h > 0 else 0.3
+        (x_lo, x_hi), _ = vb.viewRange()
+        reach = frac_w * (x_hi - x_lo)
+
+        def under(a: float, b: float) -> float:
+            sel = (edges[1:] > a) & (edges[:-1] < b)
+            return float(counts[sel].max()) if sel.any() else 0.0
+
+        left, right = under(x_lo, x_lo + reach), under(x_hi - reach, x_hi)
+        on_right = right < left
+        corner = (1, 0) if on_right else (0, 0)
+        self._hist_legend.anchor(itemPos=corner, parentPos=corner, offset=(-5, 5) if on_right else (5, 5))
+        top = max(self._hist_top * 1.2, min(left, right) / (1.0 - frac_h) * 1.05)
+        self._set_range("goodputHistogramPlot", y=_outward(0.0, top, 10))
 
     def _set_breakdown_rows(self, n: int, scenario: Scenario | None = None) -> None:
         """Label the time breakdown's first ``n`` rows of :data:`ALL_HOURS_KEYS` (for ``scenario``'s model).
