@@ -129,6 +129,19 @@ def _start_compute_early() -> subprocess.Popen[bytes] | None:
         return None
 
 
+def _scenario_readable(path: str) -> bool:
+    """Whether the scenario file ``path`` opens; if not, its one line on stderr (the window shows it too)."""
+    from .core.fmt import ERROR_PREFIX
+    from .core.scenario_io import ScenarioError, load
+
+    try:
+        load(path)
+    except ScenarioError as exc:
+        print(f"{ERROR_PREFIX}{exc}", file=sys.stderr)
+        return False
+    return True
+
+
 def run_gui(scenario_path: str | None = None) -> int:
     """Open the main window; returns the process exit status."""
     if not display_available():
@@ -143,6 +156,8 @@ def run_gui(scenario_path: str | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if scenario_path and not _scenario_readable(scenario_path) and os.environ.get(QUIT_ENV):
+        return 2  # unattended: the one line said why; no dialog would ever be answered
     early = _start_compute_early()
     log_file = _setup_logging()
     from PySide6.QtCore import QTimer
@@ -169,9 +184,9 @@ def run_gui(scenario_path: str | None = None) -> int:
 
     app.setWindowIcon(app_icon())
     window = MainWindow()
-    if scenario_path:
-        window.open_file(scenario_path, confirm=False)
     window.show()
+    if scenario_path:  # (after show: a file that cannot be opened gets its dialog over the window)
+        window.open_file(scenario_path, confirm=False)
     log.info("planner-gui %s started (Qt platform %s)", __version__, app.platformName())
     if os.environ.get(QUIT_ENV):
 

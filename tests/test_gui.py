@@ -509,6 +509,26 @@ def test_app_starts_and_logs_where_the_readme_says(tmp_path):
     assert "init finished" in log.read_text()
 
 
+@pytest.mark.parametrize("content", [None, "{bad"], ids=["missing", "not JSON"])
+def test_an_unattended_start_with_a_scenario_file_that_cannot_be_opened_ends_in_one_line(tmp_path, content):
+    """`planner-gui --scenario FILE` with a bad FILE waited on its error dialog for ever when nobody was there to
+    answer it (the smoke test's quit-after-start): now one line and exit status 2, and no process left."""
+    path = tmp_path / "plan.json"
+    if content is not None:
+        path.write_text(content)
+    env = dict(
+        os.environ, QT_QPA_PLATFORM="offscreen", PLANNER_GUI_QUIT_AFTER_START="1", XDG_CONFIG_HOME=str(tmp_path),
+        XDG_DATA_HOME=str(tmp_path), HOME=str(tmp_path),
+    )  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "planner_gui", "--scenario", str(path)],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    lines = [x for x in out.stderr.splitlines() if x.startswith("planner-gui: error: ")]
+    assert len(lines) == 1 and ("cannot read" in lines[0] or "not valid JSON" in lines[0]), out.stderr
+
+
 def test_a_killed_compute_process_is_restarted(make_window, qtbot):
     win = make_window()
     first = win.compute._process

@@ -56,7 +56,7 @@ MIN_FACTOR, MAX_FACTOR = 0.01, 100.0
 def cmd_sensitivity(args: argparse.Namespace) -> int:
     if not MIN_FACTOR <= args.factor <= MAX_FACTOR or args.factor == 1:  # (a NaN fails the range too)
         raise UsageError(
-            f"--factor: must be a number from {MIN_FACTOR:g} to {MAX_FACTOR:g} other than 1 (got {args.factor:g})"
+            f"--factor: must be a number from {MIN_FACTOR:g} to {MAX_FACTOR:g} other than 1 (got {args.factor:.10g})"
         )
     sc = scenario_from_args(args)
     exact = has_closed_form(sc)

@@ -90,9 +90,9 @@ def report(res: SimulationResult) -> str:
         *_rate_lines(res, d),
         f"Where the {window_h} hours went: "
         + ", ".join(f"{hours_label(k, sc)} {v:,.1f}" for k, v in hours.items()).replace("useful compute", "useful", 1),
-        f"Not spent training       {fmt.compact(lost['mean'])} ({fmt.money(d['lost_cost_usd'])} at "
+        f"Not spent training       {fmt.compact(lost['mean'])} GPU-hours ({fmt.money(d['lost_cost_usd'])} at "
         f"${sc.gpu_hour_cost_usd:,.2f} per GPU-hour)",
-        *(_training_lines(res.time_to_train, sc) if res.time_to_train is not None else ()),
+        *(_training_lines(res.time_to_train, sc, float(res.goodput.mean())) if res.time_to_train is not None else ()),
         "Top causes               " + ", ".join(f"{fmt.clean(n, 40)} {v:,.1f}" for n, v in top),
     ]
     return "\n".join(lines)
@@ -257,8 +257,10 @@ def _days(hours: float) -> str:
     return f"{hours / 24.0:,.1f}"
 
 
-def _training_lines(t: TimeToTrain, sc: Scenario) -> list[str]:
-    """When the model finishes and what it costs (the report's ``time_to_train``), and the compute it is for."""
+def _training_lines(t: TimeToTrain, sc: Scenario, window_goodput: float) -> list[str]:
+    """When the model finishes and what it costs (the report's ``time_to_train``), the compute it is for, and why
+    the run's goodput is not the window's where they differ (a run that starts in a burn-in, or outlasts the
+    window)."""
     d = t.to_json_dict(sc.gpu_hour_cost_usd)
     days = d["days"]
     tr = sc.training
@@ -274,6 +276,26 @@ def _training_lines(t: TimeToTrain, sc: Scenario) -> list[str]:
         + (f", {_days(t.expected_hours)} at the exact goodput" if t.expected_hours is not None else ""),
         f"  {fmt.compact(d['gpu_hours'])} GPU-hours used for {fmt.compact(t.compute_gpu_hours)} of compute ({what}): "
         f"{fmt.money(d['cost_usd'])}, of which {fmt.money(d['lost_cost_usd'])} lost to interruptions",
+        *_training_why(t, sc, days["mean"], window_goodput),
+    ]
+
+
+def _training_why(t: TimeToTrain, sc: Scenario, mean_days: float, window_goodput: float) -> list[str]:
+    """A line where the run's own goodput (the work over its mean time) differs from the window's by a point or
+    more: where the rates change over the days, the run sees a different part of them than the window."""
+    if not mean_days > 0 or not (sc.rate_profile is not None or sc.new_cluster):
+        return []
+    run = t.work_hours / (24.0 * mean_days)
+    if abs(run - window_goodput) < 0.01:
+        return []
+    part = (
+        f"it outlasts the {sc.days:g}-day window, and the rates of the window's end hold past it"
+        if mean_days > sc.days
+        else f"it runs through the first {mean_days:,.1f} of the window's {sc.days:g} days"
+    )
+    return [
+        f"  the run's own goodput is {fmt.percent(run)}, not the window's {fmt.percent(window_goodput)}: "
+        f"the rates change over the days and {part}"
     ]
 
 

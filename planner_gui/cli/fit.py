@@ -133,7 +133,11 @@ def fit_report(res: FitResult, base: Scenario, written: str | None = None) -> st
         *(_row(c, hits, widths, prior) for c in res.components),
         _row(res.total, hits, widths, prior),
         f"  (rates: interruptions per 1,000 GPU-days; interval: Jeffreys, {LEVEL:.0%}"
-        + ("; rate and interval: the log with the prior; prior: its share of the rate)" if prior else ")"),
+        + (
+            "; rate and interval: the log with the prior; prior: its weight in the rate, its share of the evidence)"
+            if prior
+            else ")"
+        ),
         "",
         f"Trend: {res.trend.verdict}",
     ]
@@ -163,7 +167,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if start is not None and end is not None and end <= start:
         raise UsageError(f"--end: '{fmt.clean(args.end, 40)}' is not after --start '{fmt.clean(args.start, 40)}'")
     if not 0.0 < args.prior_weight <= 1.0:
-        raise UsageError(f"--prior-weight: must be above 0 and at most 1 (got {args.prior_weight:g})")
+        raise UsageError(f"--prior-weight: must be above 0 and at most 1 (got {args.prior_weight:.10g})")
     base = _base(args)
     if args.output is not None:
         check_output(args.output, "--output")

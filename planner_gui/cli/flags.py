@@ -461,7 +461,7 @@ def _show_value(v: object) -> str:
 def _with_mtbf(sc: Scenario, hours: float) -> Scenario:
     """``sc`` with its rates scaled to a per-GPU MTBF of ``hours``, or a ScenarioError naming the flag."""
     if hours <= 0:
-        raise ScenarioError("--gpu-mtbf-hours: must be more than 0")
+        raise ScenarioError(f"--gpu-mtbf-hours: must be more than 0 (got {fmt.number(hours)})")
     least = smallest_gpu_mtbf_hours(sc)  # from the mix alone: never overflows, whatever ``hours`` is
     max_rate = LIMITS["rate_per_gpu_hour"][1]
     scaled = None

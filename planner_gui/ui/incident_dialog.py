@@ -188,8 +188,9 @@ class ImportIncidentDialog(QDialog):
         self.table.setToolTip(
             f"Rates in interruptions per 1,000 GPU-days: the log combined with the prior; the interval holds the rate "
             f"with {LEVEL:.0%} probability (Jeffreys: Gamma with shape count + 1/2, the prior's weighted count and "
-            "exposure added to the log's); log alone: its count over its GPU-hours; prior's share: how much of the "
-            "rate is the prior's; Llama 3: the rate of that cause in Llama 3's Table 5."
+            "exposure added to the log's); log alone: its count over its GPU-hours; prior's share: the prior's "
+            "weight in the rate (its share of the evidence, the GPU-hours); Llama 3: the rate of that cause in "
+            "Llama 3's Table 5."
         )
         lay.addWidget(self.table, 1)
         self.details = QLabel()

@@ -444,7 +444,7 @@ def _fit(log: _Log, source: str, gpus: int, t0: datetime | None, t1: datetime | 
     fits, total = _component_fits(log, exposure, prior)
     trend, power_law = _trend(hours, window, t0 is not None, t1 is not None)
     weibull, ties = _weibull(hours, window, t1 is not None, trend.p_value is not None and trend.p_value < 1 - LEVEL)
-    notes = _notes(log, t0 is not None, t1 is not None, ties, prior, exposure)
+    notes = _notes(log, t0 is not None, t1 is not None, ties, prior, exposure, total.rate_per_gpu_hour)
     return FitResult(
         source,
         gpus,
@@ -463,25 +463,28 @@ def _fit(log: _Log, source: str, gpus: int, t0: datetime | None, t1: datetime | 
     )
 
 
-def _disagreement(count: int, exposure: float, prior: Prior) -> str:
-    """A note when the log's own total rate and the prior's disagree (the prior's outside the log's 90 % interval):
-    the fit then sits between two rates, and its interval may hold neither."""
+def _disagreement(count: int, exposure: float, prior: Prior, fitted: float) -> str:
+    """A note when the log's own total rate and the prior's disagree (the prior's outside the log's 90% interval)
+    and the fit, ``fitted``, has been pulled out of the log's interval by it: the fit then holds neither."""
     low, high = rate_interval(count, exposure)
     prior_rate = math.fsum(c.count / c.exposure_gpu_hours for c in prior.causes if c.exposure_gpu_hours > 0)
-    if low <= prior_rate <= high:
+    if low <= prior_rate <= high or low <= fitted <= high:
         return ""
     per = 24_000.0  # GPU-hours in 1,000 GPU-days
+    own = count / exposure
     word = "higher" if prior_rate < low else "lower"
+    share = prior.exposure_gpu_hours / (prior.exposure_gpu_hours + exposure)
     return (
-        f"The log's own rate, {count / exposure * per:.3g} per 1,000 GPU-days (90 % interval {low * per:.3g}-"
-        f"{high * per:.3g}), is {word} than the prior's, {prior_rate * per:.3g}: the fit lies between them, pulled "
-        "toward the prior. If this cluster is unlike the prior's, weigh the prior less (--prior-weight) or fit the "
-        "log alone (--prior none)."
+        f"The log and the prior disagree: the log's own rate, {own * per:.3g} per 1,000 GPU-days (90% interval "
+        f"{low * per:.3g}-{high * per:.3g}), is {word} than the prior's, {prior_rate * per:.3g}, and the fit, "
+        f"{fitted * per:.3g}, is {fitted / own:.0%} of the log's own, outside its interval: the prior holds "
+        f"{share:.0%} of the evidence. If this cluster is unlike the prior's, weigh the prior less (--prior-weight) "
+        "or fit the log alone (--prior none)."
     )
 
 
 def _notes(
-    log: _Log, start_given: bool, end_given: bool, ties: int, prior: Prior | None, exposure: float
+    log: _Log, start_given: bool, end_given: bool, ties: int, prior: Prior | None, exposure: float, fitted: float
 ) -> tuple[str, ...]:
     """What the reader of a fit should know: a window that is too short, times read as UTC, and so on."""
     notes = []
@@ -522,7 +525,7 @@ def _notes(
             + (f"; the {len(unseen)} causes the log never saw keep the prior's weighted rate" if unseen else "")
             + " (--prior none: the log alone)."
         )
-        disagree = _disagreement(n, exposure, prior)
+        disagree = _disagreement(n, exposure, prior, fitted)
         if disagree:
             notes.append(disagree)
         return tuple(notes)

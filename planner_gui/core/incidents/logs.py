@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from .. import fmt
 from ..fmt import clean
 from ..model import Component, llama3_components
 from ..scenario_io import MAX_COMPONENTS
@@ -225,10 +226,13 @@ def _gpus_hit(value: str, gpus: int, number: int) -> int | None:
     except ValueError:
         hit = math.nan
     if not (math.isfinite(hit) and hit.is_integer() and hit >= 0):
-        raise IncidentLogError(f"line {number}: GPUs affected must be a whole number (got '{clean(value, 30)}')")
+        raise IncidentLogError(
+            f"line {number}: GPUs affected must be a whole number, 0 or more (got '{clean(value, 30)}')"
+        )
     if hit > gpus:
         raise IncidentLogError(
-            f"line {number}: {int(hit):,} GPUs affected, more than the cluster's {gpus:,} GPU{'s' if gpus != 1 else ''}"
+            f"line {number}: {fmt.number(int(hit))} GPUs affected, more than the cluster's "
+            f"{gpus:,} GPU{'s' if gpus != 1 else ''}"
         )
     return int(hit)
 

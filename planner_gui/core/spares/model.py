@@ -27,6 +27,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
+from .. import fmt
 from ..model import Component, Scenario, Tiers
 
 __all__ = [
@@ -79,6 +80,13 @@ OTHER_REPAIR_HOURS = 24.0
 DEFAULT_NODES_PER_DOMAIN = Tiers().nodes_per_domain
 
 
+def _got(value: object) -> str:
+    """A value in a message: a number as :func:`.fmt.number` writes it (never 309 digits), anything else quoted."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return fmt.number(value) if math.isfinite(value) else str(value)
+    return fmt.clean(repr(value), 40)
+
+
 @dataclass(frozen=True)
 class Spares:
     """Spare nodes, repairs and the recovery mode. The defaults give today's model exactly.
@@ -116,34 +124,35 @@ class Spares:
     def validate(self, scenario: Scenario | None = None) -> None:
         """Raise ValueError naming the first input out of range."""
         if self.spare_nodes is not None and not (0 <= self.spare_nodes <= 10_000_000):
-            raise ValueError(f"spare_nodes must be a whole number from 0 to 10,000,000 (got {self.spare_nodes!r})")
+            raise ValueError(f"spare_nodes must be a whole number from 0 to 10,000,000 (got {_got(self.spare_nodes)})")
         if not (math.isfinite(self.swap_min) and 0 <= self.swap_min <= 1e5):
-            raise ValueError(f"swap_min must be from 0 to 100,000 minutes (got {self.swap_min!r})")
+            raise ValueError(f"swap_min must be from 0 to 100,000 minutes (got {_got(self.swap_min)})")
         for cat, hours in self.repair_hours:
             if not (math.isfinite(hours) and 0 <= hours <= 1e5):
-                raise ValueError(f"repair hours of {cat!r} must be from 0 to 100,000 (got {hours!r})")
+                raise ValueError(f"repair hours of {cat!r} must be from 0 to 100,000 (got {_got(hours)})")
         if self.repair_sigma is not None and not (math.isfinite(self.repair_sigma) and 0 <= self.repair_sigma <= 4):
-            raise ValueError(f"repair_sigma must be from 0 to 4 (got {self.repair_sigma!r})")
+            raise ValueError(f"repair_sigma must be from 0 to 4 (got {_got(self.repair_sigma)})")
         if self.recovery_mode not in RECOVERY_MODES:
             raise ValueError(f"recovery_mode must be one of {', '.join(RECOVERY_MODES)} (got {self.recovery_mode!r})")
         if not (math.isfinite(self.continue_stall_min) and 0 <= self.continue_stall_min <= 1e4):
-            raise ValueError(f"continue_stall_min must be from 0 to 10,000 (got {self.continue_stall_min!r})")
+            raise ValueError(f"continue_stall_min must be from 0 to 10,000 (got {_got(self.continue_stall_min)})")
         if self.max_replicas_lost < 0:
-            raise ValueError(f"max_replicas_lost must be >= 0 (got {self.max_replicas_lost!r})")
+            raise ValueError(f"max_replicas_lost must be >= 0 (got {_got(self.max_replicas_lost)})")
         if self.replica_gpus < 1:
-            raise ValueError(f"replica_gpus must be >= 1 (got {self.replica_gpus!r})")
+            raise ValueError(f"replica_gpus must be >= 1 (got {_got(self.replica_gpus)})")
         if scenario is None:
             return
         if self.min_gpus is not None and not (1 <= self.min_gpus <= scenario.gpus):
-            raise ValueError(f"min_gpus must be from 1 to the job's {scenario.gpus:,} GPUs (got {self.min_gpus!r})")
+            raise ValueError(f"min_gpus must be from 1 to the job's {scenario.gpus:,} GPUs (got {_got(self.min_gpus)})")
         if self.recovery_mode == "continue":
             if self.replica_gpus > scenario.gpus:
                 raise ValueError(
-                    f"replica_gpus ({self.replica_gpus:,}) must not exceed the job's {scenario.gpus:,} GPUs"
+                    f"replica_gpus ({_got(self.replica_gpus)}) must not exceed the job's {scenario.gpus:,} GPUs"
                 )
             if self.replica_gpus % scenario.gpus_per_node:
                 raise ValueError(
-                    f"replica_gpus ({self.replica_gpus:,}) must be a whole number of {scenario.gpus_per_node}-GPU nodes"
+                    f"replica_gpus ({_got(self.replica_gpus)}) must be a whole number of "
+                    f"{scenario.gpus_per_node}-GPU nodes"
                 )
 
 
