@@ -612,6 +612,19 @@ def test_a_log_that_disagrees_with_the_prior_says_so():
     assert noted < 200 * 0.1  # (rarer than the interval's misses: the fit must leave the interval too)
 
 
+def test_a_cause_the_log_files_under_another_category_than_the_priors_is_noted():
+    from planner_gui.core.incidents import llama3_prior
+
+    text = "time,cause,category\n2025-01-06T00:00Z,Faulty GPU,Host\n2025-01-07T00:00Z,NIC,Host\n"
+    res = fit_log(text, 2048, "2025-01-05T00:00Z", "2025-01-08T00:00Z", prior=llama3_prior())
+    assert {c.name: c.category for c in res.components}["Faulty GPU"] == "Host"
+    [note] = [n for n in res.notes if n.startswith("The log puts causes the prior knows in other categories")]
+    assert "'Faulty GPU' is Host, GPU in the prior" in note and "NIC" not in note
+    alone = fit_log(text.replace("Faulty GPU,Host", "Faulty GPU,GPU"), 2048, "2025-01-05T00:00Z",
+                    "2025-01-08T00:00Z", prior=llama3_prior())  # fmt: skip
+    assert not any("other categories" in n for n in alone.notes)
+
+
 def test_fit_keeps_every_prior_cause_by_default_and_the_log_alone_with_prior_none(capsys, tmp_path):
     """The command line's contract: the fitted scenario keeps every component of the prior, each with a rate above
     0, unless --prior none; a prior file's components are the prior; bad priors get one line."""

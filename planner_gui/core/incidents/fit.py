@@ -528,6 +528,19 @@ def _notes(
         disagree = _disagreement(n, exposure, prior, fitted)
         if disagree:
             notes.append(disagree)
+        moved = [
+            (c, log.categories[_key_name(c.name)])
+            for c in prior.causes
+            if (log.categories.get(_key_name(c.name)) or c.category) != c.category
+        ]
+        if moved:
+            shown = "; ".join(f"'{clean(c.name, 40)}' is {clean(cat or '', 30)}, {clean(c.category, 30)} in the prior"
+                              for c, cat in moved[:3])  # fmt: skip
+            more = f" (and {len(moved) - 3} more)" if len(moved) > 3 else ""
+            notes.append(
+                f"The log puts causes the prior knows in other categories: {shown}{more}. The log's category is "
+                "kept, with the prior's evidence (a category sets the default repair time)."
+            )
         return tuple(notes)
     missing = [k for k in llama if k not in seen]
     if len(missing) == len(llama):
