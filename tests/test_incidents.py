@@ -625,6 +625,29 @@ def test_a_cause_the_log_files_under_another_category_than_the_priors_is_noted()
     assert not any("other categories" in n for n in alone.notes)
 
 
+def test_a_window_mostly_without_incidents_is_noted():
+    """A typo year among a month's incidents (or a --start far before them) spread the rates over years nobody
+    watched, silently. More than half the window without an incident is noted; logs of a constant rate get the
+    note about as rarely as (n + 1) / 2^n says (0.3% for 12 incidents), the shipped sample never."""
+    stamps = [(T0 + timedelta(days=2 * i)).isoformat() for i in range(12)]
+    text = "time,cause\n" + "".join(f"{t},GPU\n" for t in stamps)
+    typo = text.replace(stamps[-1], "9999-12-31T23:59:59+00:00")
+    res = fit_log(typo, 2048, prior=None)
+    [note] = [n for n in res.notes if "has no incident" in n]
+    assert note.startswith("100% of the window (7,97") and "years" in note and "9999-12-31" in note
+    assert not any("has no incident" in n for n in fit_log(text, 2048, prior=None).notes)
+    assert not any("has no incident" in n for n in fit_log(sample_log_text(), 2048, *SAMPLE_WINDOW, prior=None).notes)
+    rng = np.random.default_rng(7)
+    runs, noted = 2000, 0
+    for _ in range(runs):
+        hours = np.sort(rng.random(12)) * 960.0
+        log = "time,cause\n" + "".join(f"{(T0 + timedelta(hours=float(h))).isoformat()},GPU\n" for h in hours)
+        fit = fit_log(log, 2048, T0.isoformat(), (T0 + timedelta(hours=960)).isoformat(), prior=None)
+        noted += any("has no incident" in n for n in fit.notes)
+    expected = runs * 13 / 2**12
+    assert abs(noted - expected) < 4 * math.sqrt(expected), (noted, expected)
+
+
 def test_fit_keeps_every_prior_cause_by_default_and_the_log_alone_with_prior_none(capsys, tmp_path):
     """The command line's contract: the fitted scenario keeps every component of the prior, each with a rate above
     0, unless --prior none; a prior file's components are the prior; bad priors get one line."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -445,6 +446,9 @@ def _fit(log: _Log, source: str, gpus: int, t0: datetime | None, t1: datetime | 
     trend, power_law = _trend(hours, window, t0 is not None, t1 is not None)
     weibull, ties = _weibull(hours, window, t1 is not None, trend.p_value is not None and trend.p_value < 1 - LEVEL)
     notes = _notes(log, t0 is not None, t1 is not None, ties, prior, exposure, total.rate_per_gpu_hour)
+    quiet = _quiet_stretch(sorted(log.times), start, end, log.zoned)
+    if quiet:
+        notes = (quiet, *notes)
     return FitResult(
         source,
         gpus,
@@ -481,6 +485,36 @@ def _disagreement(count: int, exposure: float, prior: Prior, fitted: float) -> s
         f"{share:.0%} of the evidence. If this cluster is unlike the prior's, weigh the prior less (--prior-weight) "
         "or fit the log alone (--prior none)."
     )
+
+
+#: A stretch without incidents longer than this share of the window is worth a look (a mistyped year, a window
+#: far from the incidents): among n incidents at a constant rate, one of the n + 1 stretches exceeds half the
+#: window with probability (n + 1) / 2^n, 0.3% at 12 incidents and less beyond.
+QUIET_SHARE = 0.5
+QUIET_MIN_INCIDENTS = 12
+
+
+def _quiet_stretch(times: list[datetime], start: datetime, end: datetime, zoned: bool) -> str:
+    """A note when one stretch without incidents (between two, or from an end of the window to the nearest) is
+    more than :data:`QUIET_SHARE` of the window: the rates are spread over it."""
+    if len(times) < QUIET_MIN_INCIDENTS:
+        return ""
+    marks = [start, *times, end]
+    gaps = [(b - a, a, b) for a, b in itertools.pairwise(marks)]
+    longest, a, b = max(gaps, key=lambda g: g[0])
+    window = end - start
+    if longest <= window * QUIET_SHARE:
+        return ""
+    return (
+        f"{longest / window:.0%} of the window ({_span(longest)} of {_span(window)}) has no incident: from "
+        f"{_iso(a, zoned)} to {_iso(b, zoned)}. If a timestamp is mistyped or the window's start or end is far from "
+        "the incidents, the rates are spread over time nobody watched."
+    )
+
+
+def _span(d: timedelta) -> str:
+    days = d.total_seconds() / 86_400.0
+    return f"{days / 365.25:,.1f} years" if days > 730 else f"{days:,.1f} days"
 
 
 def _notes(
