@@ -346,7 +346,7 @@ def test_a_misspelt_flag_gets_the_nearest_one(capsys, argv, suggested):
     ("argv", "expected"),
     [
         (["run", "--spare-nodes", "-1"], "--spare-nodes: must be a whole number from 0 to 10,000,000 (got -1)"),
-        (["run", "--swap", "-1"], "--swap: must be from 0 to 100,000 minutes (got -1.0)"),
+        (["run", "--swap", "-1"], "--swap: must be from 0 to 100,000 minutes (got -1)"),
     ],
 )
 def test_a_refused_flag_is_named_as_the_flag_once(capsys, argv, expected):

@@ -936,6 +936,30 @@ def test_sobol_indices_of_monte_carlo_noise_come_with_a_caution(tmp_path, capsys
     assert "Monte Carlo noise" in json.loads(capsys.readouterr().out)["sobol"]["caution"]
 
 
+def test_a_numbers_equality_holds_to_the_digits_typed(tmp_path, capsys):
+    """goodput.mean==0.9895 matched none of the scenarios the table showed as 0.9895 (their values have more
+    digits); != kept them all. Equality now holds to the digits typed, as a value read off the table is."""
+    import json as _json
+
+    p = write_spec(tmp_path, "[study]\ntrials = 20\n[vary]\ndetect_min = [1, 2]\n")
+    assert main(["study", str(p), "-o", str(tmp_path / "r.csv"), "--workers", "1"]) == 0
+    capsys.readouterr()
+    assert main(["study", "--summary", str(tmp_path / "r.csv"), "--where", "goodput.mean>=0", "--json"]) == 0
+    rows = _json.loads(capsys.readouterr().out)["best"]["scenarios"]
+    g = rows[0]["goodput.mean"]
+    shown = f"{g:.4f}"
+    assert float(shown) != g  # (the table's figure is rounded)
+    summary = ["study", "--summary", str(tmp_path / "r.csv"), "--json", "--where"]
+    assert main([*summary, f"goodput.mean=={shown}"]) == 0
+    hit = _json.loads(capsys.readouterr().out)["best"]
+    assert [r["index"] for r in hit["scenarios"]] == [r["index"] for r in rows if f"{r['goodput.mean']:.4f}" == shown]
+    assert main([*summary, f"goodput.mean!={shown}"]) == 0
+    miss = _json.loads(capsys.readouterr().out)["best"]
+    assert hit["meeting"] + miss["meeting"] == 2
+    assert main([*summary, "detect_min==2"]) == 0
+    assert [r["detect_min"] for r in _json.loads(capsys.readouterr().out)["best"]["scenarios"]] == [2]
+
+
 def test_least_of_an_empty_column_says_so(tmp_path, capsys):
     p = write_spec(tmp_path, "[study]\ntrials = 20\n[vary]\ndetect_min = [1, 2]\n")
     assert main(["study", str(p), "-o", str(tmp_path / "r.csv"), "--workers", "1"]) == 0

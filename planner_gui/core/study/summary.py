@@ -53,6 +53,9 @@ class Condition:
     column: str
     op: str
     value: float | str  # a string for a text column (``==`` and ``!=`` only)
+    #: For ``==`` and ``!=`` on a number: half a unit of the last digit typed (0.9895: 0.00005), so that a value
+    #: read off a table, which shows it rounded, matches the value it shows.
+    tolerance: float = 0.0
 
     def __str__(self) -> str:
         value = self.value if isinstance(self.value, str) else f"{self.value:g}"
@@ -89,7 +92,19 @@ def parse_condition(text: str, results: StudyResults) -> Condition:
         raise StudyError(
             f"--where: goodput is a share from 0 to 1 (got {value:g}; for {value:g} %, write {value / 100:g})"
         )
-    return Condition(col, m.group("op"), value)
+    op = m.group("op")
+    return Condition(col, op, value, _half_unit(m.group("value")) if op in ("==", "!=") else 0.0)
+
+
+def _half_unit(typed: str) -> float:
+    """Half a unit of the last digit of a number as typed: '0.9895' -> 5e-05, '12' -> 0.5, '1.5e3' -> 50."""
+    mantissa, _, exponent = typed.strip().lower().replace("_", "").partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    try:
+        shift = int(exponent) if exponent else 0
+    except ValueError:
+        shift = 0
+    return 0.5 * 10.0 ** (shift - decimals)
 
 
 def _numeric(results: StudyResults, column: str, flag: str) -> np.ndarray:
@@ -137,7 +152,11 @@ def best_scenarios(
             ok &= hit if c.op == "==" else ~hit
             continue
         v = _numeric(results, c.column, "--where")
-        ok &= np.isfinite(v) & _OPS[c.op](v, c.value)
+        if c.op in ("==", "!="):
+            near = np.abs(v - float(c.value)) < c.tolerance if c.tolerance > 0 else v == c.value
+            ok &= np.isfinite(v) & (near if c.op == "==" else ~near)
+        else:
+            ok &= np.isfinite(v) & _OPS[c.op](v, c.value)
     idx = np.flatnonzero(ok)
     idx = idx[np.lexsort((results.columns["index"][idx], cost[idx]))][:top]
     shown = ["index", "seed", *results.inputs]
