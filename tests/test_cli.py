@@ -347,6 +347,12 @@ def test_a_misspelt_flag_gets_the_nearest_one(capsys, argv, suggested):
     [
         (["run", "--spare-nodes", "-1"], "--spare-nodes: must be a whole number from 0 to 10,000,000 (got -1)"),
         (["run", "--swap", "-1"], "--swap: must be from 0 to 100,000 minutes (got -1)"),
+        (["run", "--spare-nodes", "1e308"], "--spare-nodes: must be a whole number from 0 to 10,000,000 (got 1e+308)"),
+        (
+            ["run", "--repair-hours", "\u202eGPU=5"],
+            "--repair-hours: no category '\\u202eGPU' in the scenario (categories: Dependency, GPU, Host, Network, "
+            "Unknown, Unplanned Maintenance)",
+        ),
     ],
 )
 def test_a_refused_flag_is_named_as_the_flag_once(capsys, argv, expected):

@@ -198,6 +198,8 @@ BAD_SPECS = [
     ("[study]\npreset = 'nope'\n[vary]\ngpus = [1, 2]\n", "unknown preset 'nope'"),
     ("[study]\ntrials = 0\n[vary]\ngpus = [1, 2]\n", "study.trials: must be a whole number"),
     ("[studdy]\n", "unknown table"),
+    ("design = 'grid'\n[vary]\ngpus = [1024, 2048]\n", "design: a key outside any table (it belongs under [study])"),
+    ("gpus = 1024\n[vary]\ndays = [1, 2]\n", "gpus: a key outside any table; the file holds [study], [set] and"),
     ("[vary\n", "not valid TOML"),
     ("[vary]\ngpus = [1, 1]\n", "a value appears more than once"),
     ("[vary]\ntrials = [1, 2]\n", "study.trials"),

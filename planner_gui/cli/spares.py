@@ -46,7 +46,7 @@ def _spare_nodes_arg(text: str) -> int | str:
 def _repair_arg(text: str) -> tuple[str, float]:
     cat, sep, hours = text.partition("=")
     if not sep or not cat.strip():
-        raise argparse.ArgumentTypeError(f"must be CATEGORY=HOURS, as in GPU=48 (got {fmt.clean(text, 60)!r})")
+        raise argparse.ArgumentTypeError(f"must be CATEGORY=HOURS, as in GPU=48 (got '{fmt.clean(text, 60)}')")
     return cat.strip(), number_arg(hours)
 
 
@@ -110,12 +110,12 @@ def spares_from_args(args: argparse.Namespace, sc: Scenario) -> Spares:
         for cat, _ in args.repair_hours:
             if cat not in known:
                 raise UsageError(
-                    f"--repair-hours: no category {fmt.clean(cat, 40)!r} in the scenario (categories: "
+                    f"--repair-hours: no category '{fmt.clean(cat, 40)}' in the scenario (categories: "
                     f"{', '.join(sorted(known))})"
                 )
             if cat not in node_categories(sc):
                 raise UsageError(
-                    f"--repair-hours: no cause of {fmt.clean(cat, 40)!r} takes a node (their failures are "
+                    f"--repair-hours: no cause of '{fmt.clean(cat, 40)}' takes a node (their failures are "
                     "process scope), so its repair time changes nothing"
                 )
         changes["repair_hours"] = tuple(dict(args.repair_hours).items())

@@ -219,7 +219,13 @@ def loads_spec(text: str, folder: Path | None = None, default_name: str = "study
         ) from None
     unknown = [k for k in doc if k not in ("study", "set", "vary")]
     if unknown:
-        raise StudyError(f"[{clean(unknown[0], 40)}]: unknown table (allowed: [study], [set], [vary])")
+        key = unknown[0]
+        if not isinstance(doc[key], dict):  # a key before any table: the study's keys go under [study]
+            where = " (it belongs under [study])" if key in _STUDY_KEYS else ""
+            raise StudyError(
+                f"{clean(key, 40)}: a key outside any table{where}; the file holds [study], [set] and [vary] tables"
+            )
+        raise StudyError(f"[{clean(key, 40)}]: unknown table (allowed: [study], [set], [vary])")
     study = _table(doc, "study")
     bad = [k for k in study if k not in _STUDY_KEYS]
     if bad:
