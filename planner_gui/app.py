@@ -130,7 +130,7 @@ def _start_compute_early() -> subprocess.Popen[bytes] | None:
 
 
 def _scenario_readable(path: str) -> bool:
-    """Whether the scenario file ``path`` opens; if not, its one line on stderr (the window shows it too)."""
+    """Whether the scenario file ``path`` opens; if not, its one line on stderr."""
     from .core.fmt import ERROR_PREFIX
     from .core.scenario_io import ScenarioError, load
 
@@ -156,8 +156,8 @@ def run_gui(scenario_path: str | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    if scenario_path and not _scenario_readable(scenario_path) and os.environ.get(QUIT_ENV):
-        return 2  # unattended: the one line said why; no dialog would ever be answered
+    if scenario_path and os.environ.get(QUIT_ENV) and not _scenario_readable(scenario_path):
+        return 2  # unattended: the one line said why; no dialog would ever be answered (else the window's says it)
     early = _start_compute_early()
     log_file = _setup_logging()
     from PySide6.QtCore import QTimer

@@ -416,6 +416,7 @@ def test_server_ends_a_computation_that_does_not_stop_soon_after_it_is_told_to(h
             _tell_a_deaf_server_to_stop(proc, how)
         finally:
             watchdog.cancel()
+            proc.kill()  # (a no-op once it has ended; if the test failed, the context's wait would wait 600 s)
 
 
 def _tell_a_deaf_server_to_stop(proc: subprocess.Popen, how: str) -> None:

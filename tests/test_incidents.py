@@ -416,6 +416,8 @@ BAD_LOGS = [
     (H + b"2025-01-06T00:00Z,GPU,8\n", [], "line 2: 3 fields, but the header has 2"),
     (H + b"2025-01-06T00:00Z,\n", [], "line 2: no component"),
     (H + b'2025-01-06T00:00Z,"GPU\n', [], "line 2: a quoted field is never closed"),
+    # (a record left open is read once, not again for each of its 200,000 lines)
+    (H + b'2025-01-06T00:00Z,"GPU\n' + b"x\n" * 200_000, [], "line 2: a quoted field is never closed (a"),
     (H + b'2025-01-06T00:00Z,"GPU"x\n', [], "line 2: cannot be read as CSV"),
     (H + b'2025-01-06T00:00Z,"GPU\nHBM"\n2025-01-07T00:00Z,x,8\n', [], "line 4: 3 fields, but the header has 2"),
     (H + b"2025-01-06T00:00Z,GP\xff\n", [], "line 2: not UTF-8"),

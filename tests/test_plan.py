@@ -151,22 +151,29 @@ def test_a_window_in_stretches_agrees_with_the_whole_window(name):
     assert np.all(np.diff(b.repair_grid) >= 0)
 
 
+def _training_in_a_burn_in(work_days: float, trials: int, **changes):
+    """Llama 3's cluster new, in a 30-day burn-in (Weibull shape 0.5), training for ``work_days`` at 100 %."""
+    from planner_gui.core.model import Training
+    from planner_gui.core.profiles import burn_in_profile
+
+    return load_preset("llama3-405b").replace(
+        days=30.0,
+        trials=trials,
+        rate_profile=burn_in_profile(0.5, 10, 30.0),
+        new_cluster=True,
+        training=Training(train_flops=None, compute_gpu_hours=16_384 * 24 * work_days),
+        **changes,
+    )
+
+
 def test_a_preview_reads_the_time_to_train_off_its_stretches_in_time_order():
     """A training run starts in a new cluster's burn-in, at its highest rates: the work over the whole window's
     goodput (the preview's old figure: 14.2 days on h100-100k-plan where the full run gave 16.4) is too short. Read
     off each trial's stretches in time order, the preview's time to train is the simulated one within sampling
     error, its spread too."""
-    from planner_gui.core.model import Training
-    from planner_gui.core.profiles import burn_in_profile
     from planner_gui.core.results import simulate_scenarios
 
-    sc = load_preset("llama3-405b").replace(
-        days=30.0,
-        trials=200,
-        rate_profile=burn_in_profile(0.5, 10, 30.0),
-        new_cluster=True,
-        training=Training(train_flops=None, compute_gpu_hours=16_384 * 24 * 8.0),
-    )
+    sc = _training_in_a_burn_in(work_days=8.0, trials=200)
     whole = simulate_scenarios([sc])[0]
     cut = simulate_scenarios([sc.replace(seed=sc.seed + 1)], segments=16)[0]
     assert whole.engine == cut.engine == "general"
@@ -185,21 +192,13 @@ def test_the_days_to_train_curve_without_a_closed_form_is_the_simulated_time_to_
     points agrees with a time to train simulated alone (another seed) within sampling error, the preview's line
     (read off the stretches) too, and the dots are some of the line's points."""
     from planner_gui.core import plan
-    from planner_gui.core.model import Training
-    from planner_gui.core.profiles import burn_in_profile
     from planner_gui.core.results import general_times_to_train
     from planner_gui.core.sweep import at_gpus
 
     monkeypatch.setattr(plan, "FULL", plan.Quality("full", None, 3, 6, 4, 40))
     monkeypatch.setattr(plan, "CURVE_TRAIN_TRIALS", 100)
     monkeypatch.setattr(plan, "GPU_RANGE", (4096, 65536))
-    sc = load_preset("llama3-405b").replace(
-        days=30.0,
-        trials=100,
-        rate_profile=burn_in_profile(0.5, 10, 30.0),
-        new_cluster=True,
-        training=Training(train_flops=None, compute_gpu_hours=16_384 * 24 * 6.0),
-    )
+    sc = _training_in_a_burn_in(work_days=6.0, trials=100)
     res = compute_plan(PlanRequest(sc, plan.FULL))
     curve = res.cost_curve
     assert curve is not None and res.main.engine == "general" and len(curve.gpus) == 4
@@ -228,6 +227,26 @@ def test_the_days_to_train_curve_without_a_closed_form_is_the_simulated_time_to_
         i, j = list(preview.gpus).index(n), list(curve.gpus).index(n)
         se = sd[n] * math.sqrt(1.0 / float(quick.by_gpus.trials[i]) + 1.0 / 100)
         assert abs(preview.days[i] - curve.days[j]) < Z * se, (n, preview.days[i], curve.days[j])
+
+
+def test_the_curve_has_no_point_where_the_model_refuses_the_count_in_the_preview_and_the_full_run(monkeypatch):
+    """Continuing on replicas of 4,096 GPUs needs two of them: below 8,192 GPUs the model refuses the job. The full
+    run's curve drew no point there but the preview's drew one (10,591 days at 1,024 GPUs on h100-100k-plan): both
+    now leave those counts out, and draw every other."""
+    from planner_gui.core import plan
+    from planner_gui.core.spares import Spares
+
+    monkeypatch.setattr(plan, "FULL", plan.Quality("full", None, 3, 6, 5, 20))
+    monkeypatch.setattr(plan, "CURVE_TRAIN_TRIALS", 10)
+    monkeypatch.setattr(plan, "SENSITIVITY_TRIALS", 6)
+    monkeypatch.setattr(plan, "GPU_RANGE", (2048, 65536))
+    sc = _training_in_a_burn_in(
+        work_days=6.0, trials=20, spares=Spares(spare_nodes=64, recovery_mode="continue", replica_gpus=4096)
+    )
+    for q in (PREVIEW, plan.FULL):
+        curve = compute_plan(PlanRequest(sc, q)).cost_curve
+        assert curve is not None
+        np.testing.assert_array_equal(np.isfinite(curve.days), curve.gpus >= 8192, err_msg=q.name)
 
 
 def test_hours_to_reach_the_work_by_hand():

@@ -344,26 +344,24 @@ def _general_cost_curve(
     sc: Scenario, q: Quality, by_gpus: SweepResult, should_stop: StopCheck, progress: Progress = None
 ) -> CostCurve:
     """Days and cost to train where the general engine simulates them (no closed form): at every count of the GPU
-    sweep, a time to train. The full run simulates it at every count, :data:`CURVE_TRAIN_TRIALS` trials each, all
-    stepped together (a training run that starts in a burn-in's high rates takes longer than the work over the
-    window's goodput says: half again on h100-100k-plan at a million GPUs); the line is their mean, the dots and
-    whiskers are :data:`COST_MC_POINTS` of them. A preview reads each count's off its window's stretches in time
-    order (docs/model.md 2.9), or where its window was not cut, divides the work by its goodput."""
+    sweep the model takes, a time to train (elsewhere none: no point is drawn). The full run simulates it,
+    :data:`CURVE_TRAIN_TRIALS` trials at each count, all stepped together (a training run that starts in a
+    burn-in's high rates takes longer than the work over the window's goodput says: half again on h100-100k-plan
+    at a million GPUs); the line is their mean, the dots and whiskers are :data:`COST_MC_POINTS` of them. A
+    preview reads each count's off its window's stretches in time order (docs/model.md 2.9), or where its window
+    was not cut, divides the work by its goodput."""
     assert sc.training is not None
     counts = np.asarray(by_gpus.x, dtype=np.int64)
     g = np.asarray(by_gpus.goodput_mean, dtype=float)
     compute, price = sc.training.gpu_hours, sc.gpu_hour_cost_usd
+    trials = min(sc.trials, CURVE_TRAIN_TRIALS)
+    points = {i: p for i, n in enumerate(counts) if (p := _trainable(sc, int(n), float(g[i]), trials)) is not None}
+    hours = np.full(len(counts), math.inf)
+    mc: list[TimeToTrain] = []
     if q.budget_s is not None:
         stretches = by_gpus.useful_by_stretch or (None,) * len(counts)
-        hours = np.array(
-            [
-                float(np.mean(stretch_hours_to_train(compute / int(n), np.array([gi]), u, sc.hours)))
-                if gi > 0
-                else math.inf
-                for n, gi, u in zip(counts, g, stretches)
-            ]
-        )
-        mc: list[TimeToTrain] = []
+        for i, p in points.items():
+            hours[i] = float(np.mean(stretch_hours_to_train(work_hours(p), g[i : i + 1], stretches[i], sc.hours)))
         name = "preview (Monte Carlo window)"
         source = (
             "a preview: the work read off each count's Monte Carlo window, stretch by stretch"
@@ -371,9 +369,13 @@ def _general_cost_curve(
             else "a preview: work / each count's Monte Carlo goodput"
         )
     else:
-        hours, mc = _curve_times_to_train(sc, counts, g, should_stop, progress)
+        got = _times_to_train(points, g, should_stop, progress)
+        for i, t in got.items():
+            hours[i] = float(np.mean(t.hours))
+        picks = np.unique(np.round(np.linspace(0, len(counts) - 1, COST_MC_POINTS)).astype(np.int64))
+        mc = [got[int(i)] for i in picks if int(i) in got]
         name = "simulated time to train (mean)"
-        source = f"the simulated time to train at each count (the mean of {min(sc.trials, CURVE_TRAIN_TRIALS)} trials)"
+        source = f"the simulated time to train at each count (the mean of {trials} trials)"
     used = hours * counts  # GPU-hours used at each count
     return CostCurve(
         gpus=counts,
@@ -388,38 +390,38 @@ def _general_cost_curve(
     )
 
 
-def _curve_times_to_train(
-    sc: Scenario, counts: np.ndarray, goodputs: np.ndarray, should_stop: StopCheck, progress: Progress = None
-) -> tuple[np.ndarray, list[TimeToTrain]]:
-    """The mean hours to train at each count (inf where the model refuses it: a job that would never finish, a
-    count the scenario cannot take), and the times to train of :data:`COST_MC_POINTS` of the counts."""
+def _trainable(sc: Scenario, gpus: int, goodput: float, trials: int) -> Scenario | None:
+    """``sc`` at ``gpus`` GPUs and ``trials`` trials if the model takes its time to train there (judged, as the
+    simulated one is, by the window's ``goodput`` there), else None: a count the scenario cannot take (a job of
+    one replica in continue mode), a job that would never finish."""
+    try:
+        point = validate(at_gpus(sc, gpus).replace(trials=trials))
+        check_general_training(point, goodput, work_hours(point), prepare(point).persistent_min)
+    except ScenarioError:
+        return None
+    return point
+
+
+def _times_to_train(
+    points: dict[int, Scenario], goodputs: np.ndarray, should_stop: StopCheck, progress: Progress = None
+) -> dict[int, TimeToTrain]:
+    """The simulated time to train of each of ``points`` (by its index among the counts), all stepped together;
+    one that would take too long is left out rather than taking the rest with it."""
     from .results import general_times_to_train
 
-    points, where = [], []
-    for i, n in enumerate(counts):
-        try:
-            point = validate(at_gpus(sc, int(n)).replace(trials=min(sc.trials, CURVE_TRAIN_TRIALS)))
-            check_general_training(point, float(goodputs[i]), work_hours(point), prepare(point).persistent_min)
-        except ScenarioError:
-            continue
-        points.append(point)
-        where.append(i)
-    hours = np.full(len(counts), math.inf)
-    got: dict[int, TimeToTrain] = {}
+    where, scenarios = list(points), list(points.values())
+    g = [float(goodputs[i]) for i in where]
     try:  # all together: a sweep's points cost about one run's steps
-        done = general_times_to_train(points, [goodputs[i] for i in where], [goodputs[i] for i in where],
-                                      progress=progress, should_stop=should_stop)  # fmt: skip
-        got = dict(zip(where, done))
-    except ScenarioError:  # one would take too long: each alone, so it is left out rather than the rest with it
-        for i, point in zip(where, points):
+        done = general_times_to_train(scenarios, g, g, progress=progress, should_stop=should_stop)
+        return dict(zip(where, done))
+    except ScenarioError:  # each alone, to leave out only the one that cannot finish
+        got: dict[int, TimeToTrain] = {}
+        for i, point, gi in zip(where, scenarios, g):
             try:
-                got[i] = general_times_to_train([point], [goodputs[i]], [goodputs[i]], should_stop=should_stop)[0]
+                got[i] = general_times_to_train([point], [gi], [gi], should_stop=should_stop)[0]
             except ScenarioError:
                 continue
-    for i, t in got.items():
-        hours[i] = float(np.mean(t.hours))
-    picks = np.unique(np.round(np.linspace(0, len(counts) - 1, COST_MC_POINTS)).astype(np.int64))
-    return hours, [got[int(i)] for i in picks if int(i) in got]
+        return got
 
 
 def _cached_gpu_sweep(sc: Scenario, q: Quality, cache: GpuSweepCache | None) -> SweepResult | None:

@@ -269,16 +269,17 @@ def _records(text: str) -> Iterator[tuple[int, str]]:
     """Each record and the number of the line it starts on: a line, or lines joined while a quoted field is
     open (a spreadsheet writes a cell with a line break in it so)."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    open_at, parts = 0, []
+    open_at, parts, quotes = 0, [], 0
     for number, line in enumerate(lines, 1):
         if not open_at and (not line.strip() or line.lstrip().startswith("#")):
             yield number, line
             continue
         parts.append(line)
         open_at = open_at or number
-        if "\n".join(parts).count('"') % 2 == 0:
+        quotes += line.count('"')  # (counted line by line: a record left open is not read again per line)
+        if quotes % 2 == 0:
             yield open_at, "\n".join(parts)
-            open_at, parts = 0, []
+            open_at, parts, quotes = 0, [], 0
     if open_at:
         raise IncidentLogError(f"line {open_at}: a quoted field is never closed (a '\"' is missing)")
 

@@ -83,7 +83,7 @@ DEFAULT_NODES_PER_DOMAIN = Tiers().nodes_per_domain
 def _got(value: object) -> str:
     """A value in a message: a number as :func:`.fmt.number` writes it (never 309 digits), anything else quoted."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return fmt.number(value) if math.isfinite(value) else str(value)
+        return fmt.number(value)  # (nan and inf as "nan" and "inf")
     return fmt.clean(repr(value), 40)
 
 
