@@ -29,10 +29,10 @@ import time
 
 import numpy as np
 
+from planner_gui.core.analysis.sizing import run_spares
 from planner_gui.core.model import Scenario
 from planner_gui.core.results import simulate
 from planner_gui.core.spares import Spares
-from planner_gui.core.spares.run import run_spares
 from planner_gui.core.sweep import gpu_counts, interval_points, sweep_gpus, sweep_interval
 
 

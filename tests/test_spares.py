@@ -260,8 +260,8 @@ def test_continue_mode_checkpoints_at_the_optimum_of_the_failures_that_restart()
     """In continue mode only restarts lose work, so 'optimal' is Daly's interval at their rate, longer than
     today's at every failure's; on the same draws it beats today's interval, and intervals either side of it
     (x0.5, x2) do no better."""
+    from planner_gui.core.analysis.sizing import spares_optimal
     from planner_gui.core.params import optimal_intervals
-    from planner_gui.core.spares.run import spares_optimal
 
     sc = Scenario(gpus=32_768).replace(spares=Spares(recovery_mode="continue"))
     today, ours = optimal_intervals(sc).daly, spares_optimal(sc).daly
@@ -282,8 +282,8 @@ def test_the_continue_strategy_restarts_as_the_persistent_tier_does():
     """The strategies' continue row: strategy 1's checkpoint, its restarts restoring from the persistent tier with
     the persistent restore (as the two-tier model's persistent restores do), the scenario's pool, swap and repairs
     kept, a replica no larger than the job; the other rows keep the pool too, in restart mode."""
+    from planner_gui.core.analysis.strategies import STRATEGIES, strategy_scenarios
     from planner_gui.core.scenario_io import load_preset
-    from planner_gui.core.tiers.strategies import STRATEGIES, strategy_scenarios
 
     own = Spares(spare_nodes=3, swap_min=30, replica_gpus=4096, recovery_mode="continue")
     sc = load_preset("h100-100k-inmemory").replace(spares=own)
@@ -470,7 +470,7 @@ def test_a_job_of_one_replica_has_nothing_to_continue_on():
 
 
 def test_sizing_in_continue_mode_reports_the_throughput_a_short_pool_costs():
-    from planner_gui.core.spares.run import sizing
+    from planner_gui.core.analysis.sizing import sizing
 
     sc = Scenario(gpus=16_384, days=10.0)
     r = sizing(sc, Spares(recovery_mode="continue"), [0, 40], trials=60)

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from planner_gui.cli import main
+from planner_gui.core.analysis.sizing import check_spares_fit, run_spares
 from planner_gui.core.model import Scenario, Tiers
 from planner_gui.core.plan import FULL, PREVIEW, PlanRequest, compute_plan
 from planner_gui.core.results import HOURS_KEYS, simulate
 from planner_gui.core.scenario_io import ScenarioError, dumps, load, load_preset, loads, scenario_to_dict
 from planner_gui.core.spares import Spares
-from planner_gui.core.spares.run import check_spares_fit, run_spares
 from planner_gui.core.sweep import at_gpus, sweep_gpus
 
 

@@ -13,10 +13,10 @@ from PySide6.QtWidgets import QAbstractSlider
 from test_gui import find, settle
 
 from planner_gui.core import fmt
+from planner_gui.core.analysis.modes import mode_counts, mode_scenario
 from planner_gui.core.model import Scenario
 from planner_gui.core.scenario_io import load_preset
 from planner_gui.core.spares import Spares
-from planner_gui.core.spares.modes import mode_counts, mode_scenario
 from planner_gui.ui.plots import ALL_HOURS_KEYS, hours_label
 
 pytestmark = pytest.mark.gui

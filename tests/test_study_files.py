@@ -533,7 +533,7 @@ def _toml(v) -> str:
     )
 )
 def test_any_study_file_is_read_or_refused_in_one_line(tables):
-    from planner_gui.core.study.spec import loads_spec
+    from planner_gui.core.study.files import loads_spec
 
     text = "\n".join(
         f"[{t}]\n" + "".join(f"{json.dumps(k)} = {_toml(v)}\n" for k, v in kv.items()) for t, kv in tables.items()
@@ -549,7 +549,7 @@ def test_any_study_file_is_read_or_refused_in_one_line(tables):
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
 def test_a_mutated_study_file_is_read_or_refused_in_one_line(data):
-    from planner_gui.core.study.spec import loads_spec
+    from planner_gui.core.study.files import loads_spec
 
     text = textwrap.dedent(SPEC)
     for _ in range(data.draw(st.integers(1, 4))):

@@ -16,13 +16,13 @@ from PySide6.QtWidgets import QAbstractSlider, QComboBox
 from test_gui import find, settle
 
 from planner_gui.core import fmt
+from planner_gui.core.analysis.strategies import STRATEGIES, compare_strategies
 from planner_gui.core.model import OPTIMAL, Tiers
 from planner_gui.core.plan import interval_range
 from planner_gui.core.results import simulate
 from planner_gui.core.scenario_io import load_preset
 from planner_gui.core.tiers.model import scope_of
 from planner_gui.core.tiers.run import plan_tiers
-from planner_gui.core.tiers.strategies import STRATEGIES, compare_strategies
 from planner_gui.ui.plot_items import duration_text
 from planner_gui.ui.strategies_view import SCALE_TRIALS, STRATEGY_COLORS, WINDOW_GPUS, WINDOW_TRIALS
 

@@ -485,7 +485,7 @@ def _with_mtbf(sc: Scenario, hours: float) -> Scenario:
 
 def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Scenario] | None = None) -> Scenario:
     """The base scenario (preset, file or default) with the flags' overrides, validated (by ``check`` when given,
-    e.g. :func:`..core.tiers.strategies.comparable`; an error it raises names the flags as any other).
+    e.g. :func:`..core.analysis.strategies.comparable`; an error it raises names the flags as any other).
 
     When the flags change what the scenario describes, its name says so (see
     :func:`.scenario_io.edited_name`), unless ``--name`` sets it.

@@ -7,10 +7,10 @@ import argparse
 from typing import Any
 
 from ..core import fmt
+from ..core.analysis.sizing import check_spares_fit, expected_points, sizing, sizing_counts
 from ..core.model import Scenario
 from ..core.sim.capabilities import MAX_GENERAL_POINTS, general_seconds_together
 from ..core.spares.model import RECOVERY_MODES, Spares, node_categories
-from ..core.spares.run import check_spares_fit, expected_points, sizing, sizing_counts
 from ..core.sweep import Cost
 from .flags import Progress, UsageError, check_output, integer_arg, number_arg, scenario_from_args, write_output
 

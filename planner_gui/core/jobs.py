@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from . import fmt
+from .analysis.modes import mode_counts, restart_vs_continue
+from .analysis.sizing import SizingResult, sizing, sizing_counts
 from .model import Scenario
 from .spares.model import Spares
-from .spares.modes import mode_counts, restart_vs_continue
-from .spares.run import SizingResult, sizing, sizing_counts
 
 __all__ = ["JOBS", "STUDY_OUTPUT", "Job", "incident_fit", "run_job", "strategies", "study_load"]
 
@@ -85,7 +85,7 @@ def study_load(path: str, *, should_stop: StopCheck, progress: Progress) -> tupl
 def strategies(sc: Scenario, gpus: tuple[int, ...], *, should_stop: StopCheck, progress: Progress) -> dict[str, Any]:
     """Recovery Strategies: the comparison ``planner-gui strategies --json`` prints for ``sc`` at ``gpus``, as that
     JSON reads back (lists, None for what has no number)."""
-    from .tiers.strategies import comparable, compare_strategies
+    from .analysis.strategies import comparable, compare_strategies
 
     doc = compare_strategies(comparable(sc), gpus, progress=progress, should_stop=should_stop)
     back: dict[str, Any] = json.loads(json.dumps(doc, allow_nan=False))

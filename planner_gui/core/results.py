@@ -22,6 +22,7 @@ from .params import OptimalIntervals, Params, optimal_intervals, resolve
 from .scenario_io import ScenarioError, scenario_to_dict
 from .sim.capabilities import MAX_GENERAL_POINTS, general_points, general_steps_error, train_engine, window_engine
 from .sim.run import ALL_HOURS_KEYS, HOURS_KEYS, SPARES_HOURS_KEYS
+from .summary import Summary, summarize
 from .tiers.engine import TierTrials
 from .tiers.run import TierPlan, plan_tiers, simulate_plans
 from .training import TimeToTrain, simulate_time_to_train, training_events, work_hours
@@ -30,7 +31,7 @@ from .varying import varying_rates
 if TYPE_CHECKING:
     from .sim.run import SimTrials
     from .sim.setup import Setup
-    from .spares.run import SparesRun
+    from .spares_result import SparesRun
 
 __all__ = [
     "ALL_HOURS_KEYS",
@@ -74,28 +75,6 @@ def hours_label(key: str, scenario: Scenario | None = None) -> str:
     if sp is not None and sp.recovery_mode == "continue":
         label += " + stalls"
     return label
-
-
-@dataclass(frozen=True)
-class Summary:
-    """Mean, its standard error, and the 5th, 50th and 95th percentiles of a per-trial quantity."""
-
-    mean: float
-    sem: float
-    p05: float
-    p50: float
-    p95: float
-
-    def to_dict(self) -> dict[str, float]:
-        return {"mean": self.mean, "sem": self.sem, "p05": self.p05, "p50": self.p50, "p95": self.p95}
-
-
-def summarize(values: np.ndarray) -> Summary:
-    """Summary of a 1-D array of per-trial values (sem is 0 for a single trial)."""
-    v = np.asarray(values, dtype=float)
-    sem = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0
-    p05, p50, p95 = np.percentile(v, [5, 50, 95])
-    return Summary(float(v.mean()), sem, float(p05), float(p50), float(p95))
 
 
 @dataclass(frozen=True)
@@ -257,7 +236,7 @@ class SimulationResult:
 
     def to_json_dict(self) -> dict[str, Any]:
         """The machine-readable report of ``planner-gui run --json`` (with spares: see
-        :meth:`.spares.run.SparesRun.to_json_dict`)."""
+        :meth:`.spares_result.SparesRun.to_json_dict`)."""
         if self.spares_run is not None:
             return self.spares_run.to_json_dict(self._json_dict())
         return self._json_dict()
@@ -605,7 +584,7 @@ def _time_to_train_from_stretches(scenario: Scenario, res: SimulationResult) -> 
 
 def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
     from .spares.model import Spares, spares_params
-    from .spares.run import SparesRun
+    from .spares_result import SparesRun
 
     sc = su.scenario
     h = t.hours

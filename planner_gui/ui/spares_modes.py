@@ -2,7 +2,7 @@
 trials, beside the M/G/infinity law) for the scenario shown, and restart against continue across GPU counts.
 
 Restart and continue are compared with the scenario's spares at every count, its pool scaled to the same
-share of the job's nodes (unlimited stays unlimited): :mod:`planner_gui.core.spares.modes`. The comparison
+share of the job's nodes (unlimited stays unlimited): :mod:`planner_gui.core.analysis.modes`. The comparison
 runs in a compute process of its own (:mod:`.jobs`); the window never waits for it, and closing the dialog
 stops it.
 """
@@ -16,14 +16,14 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
 from ..core import fmt
+from ..core.analysis.modes import MODE_TRIALS
 from ..core.model import Scenario
 from ..core.params import resolve
 from ..core.results import SimulationResult
 from ..core.spares import Spares
 from ..core.spares.exact import repair_quantile
 from ..core.spares.model import SparesParams, spares_params
-from ..core.spares.modes import MODE_TRIALS
-from ..core.spares.run import SparesRun
+from ..core.spares_result import SparesRun
 from .collector import collect_on_gui_thread
 from .jobs import JobRunner
 from .plot_items import PALETTE, CountAxis, grid, plot_item, plots_in_turns

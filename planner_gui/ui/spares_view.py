@@ -26,11 +26,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.analysis.sizing import SizingResult, check_spares_fit
 from ..core.model import Scenario
 from ..core.params import resolve
 from ..core.spares.exact import repair_quantile
 from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, repair_hours_of, spares_params
-from ..core.spares.run import SizingResult, check_spares_fit
 from ..core.specs import labelled
 from .collector import collect_on_gui_thread
 from .jobs import JobRunner

@@ -1,6 +1,6 @@
 """Recovery strategies side by side (View > Recovery Strategies): what each step from a blocking persistent
 checkpoint to in-memory snapshots with replicas in another failure domain buys, at the scenario's scale and
-across GPU counts (:func:`planner_gui.core.tiers.strategies.compare_strategies`, as ``planner-gui
+across GPU counts (:func:`planner_gui.core.analysis.strategies.compare_strategies`, as ``planner-gui
 strategies`` prints it).
 
 The comparison follows the scenario being edited: every change of a computed input starts a new one. It is
@@ -29,13 +29,13 @@ from PySide6.QtWidgets import (
 )
 
 from ..core import fmt
+from ..core.analysis.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable, distinct_notes
 from ..core.inputs import COMPUTED_FIELDS, Inputs
 from ..core.model import Scenario
 from ..core.results import HOURS_LABELS
 from ..core.scenario_io import ScenarioError
 from ..core.sim.run import ALL_HOURS_KEYS
 from ..core.specs import labelled
-from ..core.tiers.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable, distinct_notes
 from .jobs import JobFailed, JobRunner
 from .plot_items import PALETTE, CountAxis, PercentAxis, duration_text, grid, pen, plot_item, plots_in_turns
 from .plots import HOURS_COLORS

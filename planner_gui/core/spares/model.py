@@ -23,12 +23,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 import numpy as np
 
-from .. import fmt
-from ..model import Component, Scenario, Tiers
+from ..model import RECOVERY_MODES, Component, Scenario, Spares, Tiers
 
 __all__ = [
     "DEFAULT_REPAIR_HOURS",
@@ -42,9 +40,6 @@ __all__ = [
     "restart_scenario",
     "spares_params",
 ]
-
-RecoveryMode = Literal["restart", "continue"]
-RECOVERY_MODES: tuple[str, ...] = get_args(RecoveryMode)
 
 #: Default mean repair time of a lost node by category (hours), with the reason. ``process``-scope
 #: failures take no node, whatever their category's figure.
@@ -78,82 +73,6 @@ OTHER_REPAIR_HOURS = 24.0
 #: Nodes per failure domain when the scenario does not set one: the recovery strategy's default, the one the
 #: window shows (one default for the pool and the tiers).
 DEFAULT_NODES_PER_DOMAIN = Tiers().nodes_per_domain
-
-
-def _got(value: object) -> str:
-    """A value in a message: a number as :func:`.fmt.number` writes it (never 309 digits), anything else quoted."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return fmt.number(value)  # (nan and inf as "nan" and "inf")
-    return fmt.clean(repr(value), 40)
-
-
-@dataclass(frozen=True)
-class Spares:
-    """Spare nodes, repairs and the recovery mode. The defaults give today's model exactly.
-
-    ``spare_nodes`` None means unlimited (a failed node is replaced at once, for free); ``min_gpus`` None means
-    no shrinking; ``repair_sigma`` None means exponential repair times, a number lognormal ones with that
-    sigma (of the log) and the category's mean.
-    """
-
-    spare_nodes: int | None = None
-    swap_min: float = 0.0
-    #: Mean repair hours by category that override :data:`DEFAULT_REPAIR_HOURS`: (category, hours) pairs.
-    repair_hours: tuple[tuple[str, float], ...] = ()
-    repair_sigma: float | None = None
-    min_gpus: int | None = None
-    recovery_mode: str = "restart"
-    #: GPUs per data-parallel replica in ``continue`` mode.
-    replica_gpus: int = 1024
-    #: Stall of the whole job when one replica fails in ``continue`` mode, minutes (FT-HSDP: about 3).
-    continue_stall_min: float = 3.0
-    #: The most replicas one failure may take out and the job still continue; more restart it.
-    max_replicas_lost: int = 1
-
-    @property
-    def is_todays(self) -> bool:
-        """Whether the model is today's: unlimited spares, no swap time, restart from a checkpoint.
-
-        (Repair times and shrinking then change nothing: no failure ever waits for a node.)"""
-        return self.spare_nodes is None and self.swap_min == 0 and self.recovery_mode == "restart"
-
-    def replace_spares(self, spare_nodes: int | None) -> Spares:
-        """A copy with another pool size (None: unlimited)."""
-        return dataclasses.replace(self, spare_nodes=spare_nodes)
-
-    def validate(self, scenario: Scenario | None = None) -> None:
-        """Raise ValueError naming the first input out of range."""
-        if self.spare_nodes is not None and not (0 <= self.spare_nodes <= 10_000_000):
-            raise ValueError(f"spare_nodes must be a whole number from 0 to 10,000,000 (got {_got(self.spare_nodes)})")
-        if not (math.isfinite(self.swap_min) and 0 <= self.swap_min <= 1e5):
-            raise ValueError(f"swap_min must be from 0 to 100,000 minutes (got {_got(self.swap_min)})")
-        for cat, hours in self.repair_hours:
-            if not (math.isfinite(hours) and 0 <= hours <= 1e5):
-                raise ValueError(f"repair hours of {cat!r} must be from 0 to 100,000 (got {_got(hours)})")
-        if self.repair_sigma is not None and not (math.isfinite(self.repair_sigma) and 0 <= self.repair_sigma <= 4):
-            raise ValueError(f"repair_sigma must be from 0 to 4 (got {_got(self.repair_sigma)})")
-        if self.recovery_mode not in RECOVERY_MODES:
-            raise ValueError(f"recovery_mode must be one of {', '.join(RECOVERY_MODES)} (got {self.recovery_mode!r})")
-        if not (math.isfinite(self.continue_stall_min) and 0 <= self.continue_stall_min <= 1e4):
-            raise ValueError(f"continue_stall_min must be from 0 to 10,000 (got {_got(self.continue_stall_min)})")
-        if self.max_replicas_lost < 0:
-            raise ValueError(f"max_replicas_lost must be >= 0 (got {_got(self.max_replicas_lost)})")
-        if self.replica_gpus < 1:
-            raise ValueError(f"replica_gpus must be >= 1 (got {_got(self.replica_gpus)})")
-        if scenario is None:
-            return
-        if self.min_gpus is not None and not (1 <= self.min_gpus <= scenario.gpus):
-            raise ValueError(f"min_gpus must be from 1 to the job's {scenario.gpus:,} GPUs (got {_got(self.min_gpus)})")
-        if self.recovery_mode == "continue":
-            if self.replica_gpus > scenario.gpus:
-                raise ValueError(
-                    f"replica_gpus ({_got(self.replica_gpus)}) must not exceed the job's {scenario.gpus:,} GPUs"
-                )
-            if self.replica_gpus % scenario.gpus_per_node:
-                raise ValueError(
-                    f"replica_gpus ({_got(self.replica_gpus)}) must be a whole number of "
-                    f"{scenario.gpus_per_node}-GPU nodes"
-                )
 
 
 def component_scope(component: Component) -> str:

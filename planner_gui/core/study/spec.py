@@ -44,8 +44,8 @@ __all__ = [
     "StudyError",
     "StudySpec",
     "apply_values",
-    "loads_spec",
-    "read_spec",
+    "parse_spec",
+    "read_text",
     "show_path",
 ]
 
@@ -185,8 +185,8 @@ def _where(path: Path_) -> str:
 # -- reading ------------------------------------------------------------------------------------------
 
 
-def read_spec(path: str | Path) -> StudySpec:
-    """Read and check a study file (its base scenario file, if any, is relative to the study file)."""
+def read_text(path: str | Path) -> tuple[Path, str]:
+    """A study file's path and text (its size and encoding checked; :func:`.files.read_spec` parses and checks it)."""
     try:
         p, data = read_file(path)
     except ScenarioError as exc:
@@ -194,17 +194,14 @@ def read_spec(path: str | Path) -> StudySpec:
     if len(data) > MAX_SPEC_BYTES:
         raise StudyError(f"{clean(str(p), 120)}: file is {len(data):,} bytes; the limit is {MAX_SPEC_BYTES:,}")
     try:
-        text = data.decode("utf-8-sig")
+        return p, data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise StudyError(f"{clean(p.name, 80)}: not UTF-8 text (byte {exc.start})") from None
-    try:
-        return loads_spec(text, folder=p.parent, default_name=p.stem)
-    except StudyError as exc:
-        raise StudyError(f"{clean(p.name, 80)}: {exc}") from None
 
 
-def loads_spec(text: str, folder: Path | None = None, default_name: str = "study") -> StudySpec:
-    """Parse and check a study from TOML text; ``folder`` resolves a relative base scenario file."""
+def parse_spec(text: str, folder: Path | None = None, default_name: str = "study") -> StudySpec:
+    """Parse a study from TOML text (:func:`.files.loads_spec` also checks its design); ``folder`` resolves a
+    relative base scenario file."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -271,11 +268,7 @@ def loads_spec(text: str, folder: Path | None = None, default_name: str = "study
         if ignored is not None and base_doc.get(ignored[0]) is not None:
             raise StudyError(f"vary.{clean(inp.name, 80)}: {ignored[1]}")
     samples = _samples(study, design, len(inputs), inputs)
-    spec = StudySpec(name, base_doc, inputs, design, samples, trials, seed, text)
-    from .design import check_design  # the design's size and every scenario's validity
-
-    check_design(spec)
-    return spec
+    return StudySpec(name, base_doc, inputs, design, samples, trials, seed, text)
 
 
 #: Fields that a section of the scenario sets in their place when it is there: varying one would change nothing.

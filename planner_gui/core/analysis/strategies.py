@@ -42,8 +42,8 @@ from ..scenario_io import ScenarioError, validate
 from ..spares.model import Spares
 from ..specs import LIMITS
 from ..sweep import Cost, at_gpus, run_cost
-from .model import restore_caveat
-from .run import tiers_of
+from ..tiers.model import restore_caveat
+from ..tiers.run import tiers_of
 
 __all__ = [
     "STRATEGIES",

@@ -12,8 +12,8 @@ import numpy as np
 
 from ..model import Scenario
 from ..results import simulate
-from .exact import p_no_spare, recommended_spares
-from .model import Spares, spares_params
+from ..spares.exact import p_no_spare, recommended_spares
+from ..spares.model import Spares, spares_params
 
 __all__ = ["MODE_TRIALS", "mode_counts", "mode_scenario", "restart_vs_continue"]
 
