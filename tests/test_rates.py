@@ -22,7 +22,7 @@ from planner_gui.core import engine, rates
 from planner_gui.core.engine import simulate_trials
 from planner_gui.core.exact import time_fractions
 from planner_gui.core.expected import conditional_goodput, rate_nodes, transient_bound, varying_expectation
-from planner_gui.core.incidents import fit_log, generate_log, sample_components
+from planner_gui.core.incidents import fit_log, generate_log, profile_from_fit, sample_components
 from planner_gui.core.model import LLAMA3_DAYS, LLAMA3_GPUS, Component, Scenario
 from planner_gui.core.params import resolve
 from planner_gui.core.profiles import (
@@ -32,7 +32,6 @@ from planner_gui.core.profiles import (
     mean_multiplier,
     pieces,
     power_law_profile,
-    profile_from_fit,
     weibull_renewal_function,
 )
 from planner_gui.core.rates import RatePosterior, evidence_of

@@ -37,6 +37,8 @@ from ..core.sweep import (
     Cost,
 )
 from ..core.userfiles import writable_target, write_atomic
+from .numbers import UsageError, integer_arg, number_arg, parse_number, quoted
+from .spares_flags import SPARES_FIELD_FLAGS, add_spares_flags, spares_flag_names, with_spares_flags
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -50,10 +52,6 @@ PROGRESS_AFTER_S = 2.0
 PROGRESS_EVERY_S = 0.25
 
 
-class UsageError(Exception):
-    """A bad flag or value; printed as one line, exit status 2."""
-
-
 #: What argparse takes for a negative number rather than a flag: every value a numeric flag reads
 #: (``-1e5``, ``-1,000``, ``-inf``), so it reaches the flag's own check ("must be ...", not "expected one argument").
 _NEGATIVE = re.compile(r"^-(?:(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)$", re.IGNORECASE)
@@ -64,7 +62,6 @@ def shown_defaults() -> dict[str, str]:
     preset's value for a field of :data:`FLAG_FIELDS`, the recovery tiers' and the spare pool's defaults for
     :data:`TIER_FLAGS` and the spares flags (one table each, as the flags are applied)."""
     from ..core.spares.model import Spares
-    from .spares import SPARES_FIELD_FLAGS  # (its flags' module uses this one)
 
     def dest(flag: str) -> str:
         return flag[2:].replace("-", "_")
@@ -141,60 +138,10 @@ class Parser(argparse.ArgumentParser):
 
 
 # -- numbers ------------------------------------------------------------------------------------------
-# One grammar for every numeric flag (:data:`..core.fmt.NUMBER`, as the window's number boxes read): thousands
-# separators only in well-formed groups of three, a fraction and an exponent where the flag takes any number.
-_NOT_FINITE = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan"}
-#: Longer values are refused before parsing (no flag needs more, and Python refuses to convert 4,300+ digits).
-_MAX_NUMBER_CHARS = 100
-
-
-def _quoted(text: str) -> str:
-    return f"'{fmt.clean(text, 40)}'"
-
-
-def _parse_number(text: str, kind: str) -> int | float:
-    """``text`` as an int (no fraction or exponent) or float; raises ArgumentTypeError saying what is allowed."""
-    value = text.strip(" \t")
-    if not value:
-        raise argparse.ArgumentTypeError(f"must be {kind} (got an empty value)")
-    if len(value) > _MAX_NUMBER_CHARS:
-        raise argparse.ArgumentTypeError(
-            f"must be {kind} of at most {_MAX_NUMBER_CHARS} characters (got {len(value):,} characters)"
-        )
-    if not value.isascii():
-        raise argparse.ArgumentTypeError(f"must be {kind} written with the ASCII digits 0-9 (got {_quoted(text)})")
-    if value.lower() in _NOT_FINITE:
-        raise argparse.ArgumentTypeError(f"must be a finite number (got {_quoted(text)})")
-    v = fmt.read_number(value)
-    if v is None:
-        if re.fullmatch(r"[+-]?[\d,_]+(?:\.\d*)?(?:[eE][+-]?\d+)?", value):
-            raise argparse.ArgumentTypeError(
-                f"must be {kind}; ',' and '_' may only separate groups of three digits, as in 100,000 or "
-                f"100_000 (got {_quoted(text)})"
-            )
-        raise argparse.ArgumentTypeError(f"must be {kind} (got {_quoted(text)})")
-    if not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"must be a finite number (got {_quoted(text)})")
-    return v
-
-
-def number_arg(text: str) -> float:
-    return float(_parse_number(text, "a number"))
-
-
-def integer_arg(text: str) -> int:
-    v = _parse_number(text, "a whole number")
-    if isinstance(v, float):
-        if not v.is_integer():
-            raise argparse.ArgumentTypeError(f"must be a whole number (got {_quoted(text)})")
-        v = int(v)
-    return v
-
-
 def interval_arg(text: str) -> float | str:
     if text.strip().lower() == OPTIMAL:
         return OPTIMAL
-    return float(_parse_number(text, "a number of minutes or 'optimal'"))
+    return float(parse_number(text, "a number of minutes or 'optimal'"))
 
 
 def burn_in_arg(text: str) -> tuple[float, float]:
@@ -202,10 +149,10 @@ def burn_in_arg(text: str) -> tuple[float, float]:
     parts = text.split(",")
     if len(parts) != 2:
         raise argparse.ArgumentTypeError(
-            f"must be SHAPE,LIFE_DAYS, two numbers separated by one comma, e.g. 0.7,30 (got {_quoted(text)}; "
+            f"must be SHAPE,LIFE_DAYS, two numbers separated by one comma, e.g. 0.7,30 (got {quoted(text)}; "
             "write a long life as 1000 or 1_000)"
         )
-    shape, life = (float(_parse_number(part, "a number")) for part in parts)
+    shape, life = (float(parse_number(part, "a number")) for part in parts)
     return shape, life
 
 
@@ -213,7 +160,7 @@ def file_name(text: str) -> str:
     if not text:
         raise argparse.ArgumentTypeError("must be a file name (got an empty value)")
     if "\0" in text:
-        raise argparse.ArgumentTypeError(f"must be a file name without NUL bytes (got {_quoted(text)})")
+        raise argparse.ArgumentTypeError(f"must be a file name without NUL bytes (got {quoted(text)})")
     return text
 
 
@@ -361,7 +308,6 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     add_rate_flags(p)
     add_training_flags(p)
     add_tier_flags(p)
-    from .spares import add_spares_flags  # (its flags' module uses this one)
 
     add_spares_flags(p)
 
@@ -517,7 +463,6 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
     sc, storage_edits = _with_storage(sc, _given(args, STORAGE_FLAGS), write_flag)
     sc, rate_edits = _with_rates(sc, args)
     sc, tier_edits = _with_tiers(sc, args)
-    from .spares import with_spares_flags  # (its flags' module uses this one)
 
     sc, spares_edits = with_spares_flags(sc, args)
     edits += training_edits + storage_edits + rate_edits + tier_edits + spares_edits
@@ -532,7 +477,6 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
     named |= {f"training.{f}": TRAINING_FLAGS[f] for f in _given(args, TRAINING_FLAGS)}
     named |= {f"storage.{f}": STORAGE_FLAGS[f] for f in _given(args, STORAGE_FLAGS)}
     named |= {f"tiers.{f}": TIER_FLAGS[f] for f in _given(args, TIER_FLAGS)}
-    from .spares import spares_flag_names
 
     named |= spares_flag_names(args)
     try:

@@ -6,8 +6,8 @@ until the next pair's, the last one for ever after. Planned interruptions keep t
 window the job is in the steady state of the first piece's rate.
 
 Profiles come from a table of days and multipliers, from a new cluster's burn-in
-(:func:`burn_in_profile`) or from the power law an incident log's fit finds (:func:`power_law_profile`,
-:func:`profile_from_fit`).
+(:func:`burn_in_profile`) or from the power law an incident log's fit finds (:func:`power_law_profile`;
+:func:`.incidents.profile_from_fit` takes a fit's).
 
 Burn-in
 -------
@@ -33,7 +33,6 @@ holds, not a rate at any instant.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import gamma as gamma_fn
@@ -41,9 +40,6 @@ from scipy.special import gammaincc
 
 from .model import Profile, Scenario
 from .rates import RatePosterior, mean_job_rate
-
-if TYPE_CHECKING:
-    from .incidents import FitResult
 
 __all__ = [
     "BURN_IN_PIECES",
@@ -57,7 +53,6 @@ __all__ = [
     "multiplier_after",
     "pieces",
     "power_law_profile",
-    "profile_from_fit",
     "weibull_renewal_function",
 ]
 
@@ -261,17 +256,3 @@ def power_law_profile(
     cum = (edges * 24.0 / log_hours) ** shape * log_hours  # int_0^t of the multiplier, hours
     mults = np.diff(cum) / (np.diff(edges) * 24.0)
     return tuple((float(d - start_day), float(m)) for d, m in zip(edges[:-1], mults))
-
-
-def profile_from_fit(fit: FitResult, days: float, start_day: float = 0.0) -> Profile:
-    """:func:`power_law_profile` of an incident log's fit (its power-law shape and window).
-
-    Raises
-    ------
-    ValueError
-        When the fit found no power law (too few incidents).
-    """
-    shape = fit.power_law.shape
-    if shape is None:
-        raise ValueError("the incident log's fit has no power law (too few incidents for a trend)")
-    return power_law_profile(shape, fit.hours, days, start_day)

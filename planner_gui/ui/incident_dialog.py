@@ -48,9 +48,9 @@ from ..core.incidents import (
     Prior,
     llama3_prior,
     parse_time,
+    profile_from_fit,
 )
 from ..core.model import Scenario
-from ..core.profiles import profile_from_fit
 from ..core.scenario_io import LIMITS, ScenarioError, validate
 from .jobs import JobRunner
 from .theme import mark_secondary

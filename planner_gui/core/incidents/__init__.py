@@ -25,7 +25,7 @@ Only :mod:`scipy.special` is used: the standalone bundle ships no other scipy su
 
 from __future__ import annotations
 
-from .fit import ComponentFit, FitResult, fit_log
+from .fit import ComponentFit, FitResult, fit_log, profile_from_fit
 from .logs import LEVEL, MAX_LOG_BYTES, IncidentLogError, parse_time
 from .prior import DEFAULT_PRIOR, DEFAULT_PRIOR_WEIGHT, PRIORS, Prior, PriorCause, llama3_prior, load_prior
 from .stats import PowerLawFit, TrendTest, WeibullFit, fit_weibull, laplace_test, mil_hdbk_189_test, rate_interval
@@ -53,6 +53,7 @@ __all__ = [
     "load_prior",
     "mil_hdbk_189_test",
     "parse_time",
+    "profile_from_fit",
     "rate_interval",
     "sample_components",
     "sample_log_text",

@@ -14,7 +14,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..fmt import clean
-from ..model import Component, Scenario
+from ..model import Component, Profile, Scenario
+from ..profiles import power_law_profile
 from ..scenario_io import MAX_COMPONENTS, NAME_MAX_LEN, validate
 from .logs import (
     _HOURS_PER_SECOND,
@@ -585,3 +586,17 @@ def _notes(
             "a prior keeps them (--prior llama3)."
         )
     return tuple(notes)
+
+
+def profile_from_fit(fit: FitResult, days: float, start_day: float = 0.0) -> Profile:
+    """:func:`..profiles.power_law_profile` of an incident log's fit (its power-law shape and window).
+
+    Raises
+    ------
+    ValueError
+        When the fit found no power law (too few incidents).
+    """
+    shape = fit.power_law.shape
+    if shape is None:
+        raise ValueError("the incident log's fit has no power law (too few incidents for a trend)")
+    return power_law_profile(shape, fit.hours, days, start_day)

@@ -1,0 +1,225 @@
+"""Spares flags for ``run``, ``sweep`` and every command that takes a scenario (``--spare-nodes``, ``--swap``,
+``--repair-hours``, ...): the flags, the spares they give and the messages that name them."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..core import fmt
+from ..core.analysis.sizing import check_spares_fit
+from ..core.model import Scenario
+from ..core.spares.model import RECOVERY_MODES, Spares, node_categories
+from .numbers import UsageError, integer_arg, number_arg
+
+__all__ = [
+    "SPARES_FIELD_FLAGS",
+    "SPARES_FLAGS",
+    "add_spares_flags",
+    "spares_flag_names",
+    "spares_from_args",
+    "uses_spares",
+    "with_spares_flags",
+]
+
+
+#: Flag -> field, for the messages that name a flag.
+SPARES_FLAGS = {
+    "spare_nodes": "--spare-nodes",
+    "swap": "--swap",
+    "repair_hours": "--repair-hours",
+    "repair_sigma": "--repair-sigma",
+    "shrink_to": "--shrink-to",
+    "recovery_mode": "--recovery-mode",
+    "replica_gpus": "--replica-gpus",
+    "continue_stall": "--continue-stall",
+    "max_replicas_lost": "--max-replicas-lost",
+}
+
+
+def _spare_nodes_arg(text: str) -> int | str:
+    if text.strip().lower() == "unlimited":
+        return "unlimited"
+    return integer_arg(text)
+
+
+def _repair_arg(text: str) -> tuple[str, float]:
+    cat, sep, hours = text.partition("=")
+    if not sep or not cat.strip():
+        raise argparse.ArgumentTypeError(f"must be CATEGORY=HOURS, as in GPU=48 (got '{fmt.clean(text, 60)}')")
+    return cat.strip(), number_arg(hours)
+
+
+def add_spares_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("spares, repairs and recovery mode (docs/spares.md)")
+    g.add_argument(
+        "--spare-nodes",
+        type=_spare_nodes_arg,
+        metavar="N|unlimited",
+        help="hot spare nodes (default unlimited: a failed node is replaced at once, as without this flag)",
+    )
+    g.add_argument("--swap", type=number_arg, metavar="MIN", help="minutes added to a restart that swaps in spares")
+    g.add_argument(
+        "--repair-hours",
+        type=_repair_arg,
+        action="append",
+        metavar="CATEGORY=H",
+        help="mean hours a node lost to a category is in repair (repeatable; defaults: GPU=48, Host=24, Network=4, "
+        "'Unplanned Maintenance'=8)",
+    )
+    g.add_argument(
+        "--repair-sigma",
+        type=number_arg,
+        metavar="S",
+        help="lognormal repair times with this sigma (default: exponential)",
+    )
+    g.add_argument(
+        "--shrink-to",
+        type=integer_arg,
+        metavar="GPUS",
+        help="without enough spares, run smaller down to this many GPUs instead of waiting",
+    )
+    g.add_argument("--recovery-mode", choices=RECOVERY_MODES, help="restart from a checkpoint, or continue on replicas")
+    g.add_argument("--replica-gpus", type=integer_arg, metavar="N", help="GPUs per data-parallel replica (continue)")
+    g.add_argument(
+        "--continue-stall", type=number_arg, metavar="MIN", help="stall of the job when a replica fails (continue)"
+    )
+    g.add_argument(
+        "--max-replicas-lost",
+        type=integer_arg,
+        metavar="N",
+        help="the most replicas one failure may take out and the job continue (continue)",
+    )
+
+
+def uses_spares(args: argparse.Namespace) -> bool:
+    """Whether any spares flag was given."""
+    return any(getattr(args, f, None) is not None for f in SPARES_FLAGS)
+
+
+def spares_from_args(args: argparse.Namespace, sc: Scenario) -> Spares:
+    """The scenario's spares (or the defaults) with the flags' changes."""
+    sp = sc.spares or Spares()
+    changes: dict[str, Any] = {}
+    if args.spare_nodes is not None:
+        changes["spare_nodes"] = None if args.spare_nodes == "unlimited" else args.spare_nodes
+    if args.swap is not None:
+        changes["swap_min"] = args.swap
+    if args.repair_hours:
+        known = set(sc.categories)
+        for cat, _ in args.repair_hours:
+            if cat not in known:
+                raise UsageError(
+                    f"--repair-hours: no category '{fmt.clean(cat, 40)}' in the scenario (categories: "
+                    f"{', '.join(sorted(known))})"
+                )
+            if cat not in node_categories(sc):
+                raise UsageError(
+                    f"--repair-hours: no cause of '{fmt.clean(cat, 40)}' takes a node (their failures are "
+                    "process scope), so its repair time changes nothing"
+                )
+        changes["repair_hours"] = tuple(dict(args.repair_hours).items())
+    if args.repair_sigma is not None:
+        changes["repair_sigma"] = args.repair_sigma
+    if args.shrink_to is not None:
+        changes["min_gpus"] = args.shrink_to
+    if args.recovery_mode is not None:
+        changes["recovery_mode"] = args.recovery_mode
+    if args.replica_gpus is not None:
+        changes["replica_gpus"] = args.replica_gpus
+    if args.continue_stall is not None:
+        changes["continue_stall_min"] = args.continue_stall
+    if args.max_replicas_lost is not None:
+        changes["max_replicas_lost"] = args.max_replicas_lost
+    for key, value in changes.items():
+        sp = Spares(**{**_fields(sp), key: value})
+    if sp.recovery_mode != "continue":
+        for field in ("replica_gpus", "continue_stall", "max_replicas_lost"):
+            if getattr(args, field) is not None:
+                raise UsageError(f"{SPARES_FLAGS[field]}: applies with --recovery-mode continue")
+    if sp.spare_nodes is None and sp.recovery_mode == "restart":
+        for field in ("repair_hours", "repair_sigma"):
+            if getattr(args, field) is not None:
+                raise UsageError(
+                    f"{SPARES_FLAGS[field]}: changes nothing with unlimited spares in restart mode; give "
+                    "--spare-nodes N, --recovery-mode continue, or use 'sweep --over spares'"
+                )
+    try:
+        check_spares_fit(sc, sp)
+    except ValueError as exc:
+        raise UsageError(_with_flag(str(exc))) from None
+    return sp
+
+
+def _fields(sp: Spares) -> dict[str, Any]:
+    return {k: getattr(sp, k) for k in Spares.__dataclass_fields__}
+
+
+_FIELD_FLAGS = {
+    "spare_nodes": "--spare-nodes",
+    "swap_min": "--swap",
+    "repair hours": "--repair-hours",
+    "repair_sigma": "--repair-sigma",
+    "min_gpus": "--shrink-to",
+    "recovery_mode": "--recovery-mode",
+    "replica_gpus": "--replica-gpus",
+    "continue_stall_min": "--continue-stall",
+    "max_replicas_lost": "--max-replicas-lost",
+}
+
+
+def _with_flag(message: str) -> str:
+    """The message with the field it starts with named by the flag that sets it."""
+    for field, flag in _FIELD_FLAGS.items():
+        if message.startswith(f"{field}: "):
+            return f"{flag}: {message.removeprefix(f'{field}: ')}"
+        if message.startswith(f"{field} must "):  # "spare_nodes must be ...": the flag says which, once
+            return f"{flag}: {message.removeprefix(f'{field} ')}"
+        if message.startswith(field):
+            return f"{flag}: {message}"
+    return message
+
+
+def with_spares_flags(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[str]]:
+    """``sc`` with the spares flags applied (none given, or a command without them: as it is), and their edits."""
+    if not hasattr(args, "spare_nodes") or not uses_spares(args):
+        return sc, []
+    sp = spares_from_args(args, sc)
+    if sp == sc.spares or (sc.spares is None and sp == Spares()):
+        return sc, []
+    given = " ".join(
+        f"{flag} {_shown(getattr(args, field))}"
+        for field, flag in SPARES_FLAGS.items()
+        if getattr(args, field) is not None
+    )
+    return sc.replace(spares=sp), [given]
+
+
+#: A spares field -> the flag that sets it.
+SPARES_FIELD_FLAGS = {
+    "spare_nodes": "spare_nodes",
+    "swap_min": "swap",
+    "repair_sigma": "repair_sigma",
+    "min_gpus": "shrink_to",
+    "recovery_mode": "recovery_mode",
+    "replica_gpus": "replica_gpus",
+    "continue_stall_min": "continue_stall",
+    "max_replicas_lost": "max_replicas_lost",
+}
+
+
+def spares_flag_names(args: argparse.Namespace) -> dict[str, str]:
+    """For the messages of a validation: the ``spares.<field>`` each given spares flag set -> the flag."""
+    if not hasattr(args, "spare_nodes"):
+        return {}
+    return {
+        f"spares.{field}": SPARES_FLAGS[flag]
+        for field, flag in SPARES_FIELD_FLAGS.items()
+        if getattr(args, flag) is not None
+    }
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return " ".join(f"{c}={h:g}" for c, h in value)
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}" if isinstance(value, float) else str(value)
