@@ -428,7 +428,8 @@ def test_runs_that_each_fit_but_not_together_are_refused_before_anything_runs(tm
     """compare (and report --compare) cost their runs against the limit of one: three files each at 40 % of it
     are refused in one line naming the trials that fit; the same three at those trials are accepted."""
     from planner_gui.cli import main
-    from planner_gui.core.scenario_io import check_together, save, size_share
+    from planner_gui.core.checks import check_together, size_share
+    from planner_gui.core.scenario_io import save
 
     base = load_preset("llama3-405b").replace(gpus=1_000_000, days=365.0)
     trials = int(0.4 * base.trials / size_share(base))

@@ -7,10 +7,11 @@ import json
 import math
 
 from ..core import fmt
+from ..core.checks import check_together
 from ..core.compare import comparison, comparison_table
 from ..core.progress import progress_part
 from ..core.results import simulate
-from ..core.scenario_io import ScenarioError, check_together, load, validate
+from ..core.scenario_io import ScenarioError, load, validate
 from ..core.sensitivity import DEFAULT_FACTOR, has_closed_form, levers, sensitivity
 from ..core.sweep import Cost, run_cost
 from .flags import (

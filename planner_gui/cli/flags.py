@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from ..core import fmt
+from ..core.checks import smallest_gpu_mtbf_hours
 from ..core.model import OPTIMAL, PLACEMENTS, Scenario, Storage, Tiers, Training
 from ..core.profile_io import load_profile
 from ..core.profiles import burn_in_profile
@@ -30,7 +31,6 @@ from ..core.scenario_io import (
     load,
     load_preset,
     preset_names,
-    smallest_gpu_mtbf_hours,
     validate,
 )
 from ..core.sweep import (

@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from ..core import fmt
+from ..core.checks import check_together
 from ..core.model import Scenario
 from ..core.plan import (
     FULL,
@@ -21,7 +22,7 @@ from ..core.plan import (
     interval_range,
 )
 from ..core.progress import progress_part
-from ..core.scenario_io import ScenarioError, check_together, load
+from ..core.scenario_io import ScenarioError, load
 from ..core.sensitivity import has_closed_form, levers
 from ..core.specs import GPU_RANGE
 from ..core.sweep import Cost, gpu_counts, interval_points, run_cost, sweep_cost

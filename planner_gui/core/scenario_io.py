@@ -1,8 +1,9 @@
-"""Scenario documents: versioned JSON, strict validation, atomic saves, presets.
+"""Scenario documents: versioned JSON read field by field, atomic saves, presets.
 
 Every problem with a document raises :class:`ScenarioError` with one line
 that names the field and what is allowed, e.g.
-``gpus: must be a whole number from 1 to 10,000,000 (got 0)``.
+``gpus: must be a whole number from 1 to 10,000,000 (got 0)``. What a whole scenario may run (its size, its
+spares and tiers against the job, the storage write) is checked in :mod:`.checks`, which reading calls.
 """
 
 from __future__ import annotations
@@ -16,15 +17,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import fmt
+from .checks import ScenarioError, check_size, check_spares, check_storage_write, check_tiers_fit
 from .fmt import clean
 from .fmt import number as fmt_number
 from .model import OPTIMAL, PLACEMENTS, SCOPES, Component, Profile, Scenario, Storage, Tiers, Training
-from .profiles import pieces
-from .rates import mean_job_rate
-from .sim.capabilities import MAX_GENERAL_POINTS, general_points, general_steps_error, meaningless, window_engine
 from .spares.model import RECOVERY_MODES, Spares
-from .specs import LIMITS, MAX_PROFILE_PIECES, MAX_TOTAL_EVENTS, MAX_TOTAL_PIECES
+from .specs import LIMITS, MAX_PROFILE_PIECES
 from .userfiles import FileRefused, bad_path, read_limited, write_atomic
 
 __all__ = [
@@ -36,8 +34,6 @@ __all__ = [
     "ScenarioError",
     "check_name",
     "check_profile",
-    "check_size",
-    "check_together",
     "dumps",
     "edited_name",
     "load",
@@ -49,7 +45,6 @@ __all__ = [
     "save",
     "scenario_from_dict",
     "scenario_to_dict",
-    "smallest_gpu_mtbf_hours",
 ]
 
 FORMAT_VERSION = 2
@@ -122,10 +117,6 @@ _SPARES_FIELDS = (
 )
 _TRAINING_FIELDS = ("train_flops", "peak_tflops", "mfu", "compute_gpu_hours")
 _STORAGE_FIELDS = ("checkpoint_gb_per_gpu", "storage_gb_s")
-
-
-class ScenarioError(ValueError):
-    """A scenario document or value is invalid; ``str(err)`` is one line for the user."""
 
 
 def check_number(field: str, value: Any) -> float | int:
@@ -234,68 +225,6 @@ def _component(i: int, doc: Any, version: int) -> Component:
     )
 
 
-def size_share(scenario: Scenario) -> float:
-    """The scenario's window as a share of the most one simulation may be (the limits :func:`check_size`
-    applies: points for the general engine, interruptions and profile pieces for the others; 1.0 is at the
-    limit). A command of several runs holds their sum to 1, so that it costs no more than one run may."""
-    if window_engine(scenario).key == "general":
-        return general_points(scenario) / MAX_GENERAL_POINTS
-    lam = mean_job_rate(scenario) * pieces(scenario.rate_profile, scenario.days).integral() / scenario.hours
-    events = (lam + scenario.planned_per_day / 24.0) * scenario.hours * scenario.trials
-    count = len(pieces(scenario.rate_profile, scenario.days)) * scenario.trials
-    return max(events / MAX_TOTAL_EVENTS, count / MAX_TOTAL_PIECES)
-
-
-def check_together(scenarios: list[Scenario], flag: str = "--trials") -> None:
-    """Refuse, in one line, runs that each fit but together cost more than one simulation may (their
-    :func:`size_share` summed over 1), naming the trials a run that they all fit in."""
-    shares = [size_share(s) for s in scenarios]
-    total = math.fsum(shares)
-    if total <= 1.0:
-        return
-    per_trial = math.fsum(sh / max(s.trials, 1) for sh, s in zip(shares, scenarios))
-    fit = int(1.0 / per_trial) if per_trial > 0 else 0
-    hint = f"use {flag} {fit} or fewer" if fit >= 1 else "use fewer or smaller scenarios"
-    raise ScenarioError(
-        f"{flag}: the {len(scenarios)} scenarios each fit, but together they are {total:.2g} times the most one "
-        f"command simulates; {hint}"
-    )
-
-
-def check_size(scenario: Scenario) -> None:
-    """Refuse a scenario whose simulation would be unreasonably large, or a setting that means nothing for it
-    (both from the one table of engines, :mod:`.sim.capabilities`): too many interruptions for the renewal and
-    two-tier engines (at the rates' expected level over the profile), too many points for the general engine,
-    or too many trials x pieces of a rate profile."""
-    why = meaningless(scenario)
-    if why is not None:
-        raise ScenarioError(why)
-    if window_engine(scenario).key == "general":
-        steps = general_steps_error(scenario)
-        if steps is not None:
-            raise ScenarioError(f"days: {steps}")
-        points = general_points(scenario)
-        if points > MAX_GENERAL_POINTS:
-            raise ScenarioError(
-                f"trials: about {points:.3g} interruptions, repairs and returns to simulate, over the limit of "
-                f"{MAX_GENERAL_POINTS:.3g}; {_nearest_trials(scenario.trials, points, MAX_GENERAL_POINTS)}"
-            )
-        return
-    lam = mean_job_rate(scenario) * pieces(scenario.rate_profile, scenario.days).integral() / scenario.hours
-    events = (lam + scenario.planned_per_day / 24.0) * scenario.hours * scenario.trials
-    if events > MAX_TOTAL_EVENTS:
-        raise ScenarioError(
-            f"trials: about {events:.3g} interruptions to simulate, over the limit of {MAX_TOTAL_EVENTS:.3g}; "
-            f"{_nearest_trials(scenario.trials, events, MAX_TOTAL_EVENTS)}"
-        )
-    count = len(pieces(scenario.rate_profile, scenario.days)) * scenario.trials
-    if count > MAX_TOTAL_PIECES:
-        raise ScenarioError(
-            f"trials: {count:,} pieces of the rate profile to simulate (trials x pieces in the window), over the "
-            f"limit of {MAX_TOTAL_PIECES:,}; use fewer trials or pieces"
-        )
-
-
 def scenario_from_dict(doc: Any) -> Scenario:
     """Validate a decoded JSON document and build the :class:`Scenario`."""
     if not isinstance(doc, dict):
@@ -347,7 +276,7 @@ def scenario_from_dict(doc: Any) -> Scenario:
         tiers=_tiers(doc.get("tiers")),
         spares=_spares(doc.get("spares")),
     )
-    _check_storage_write(scenario)
+    check_storage_write(scenario)
     check_tiers_fit(scenario)
     check_spares(scenario)
     check_size(scenario)
@@ -469,56 +398,6 @@ def _repair_hours(category: str, value: Any) -> float:
         ) from None
 
 
-def check_spares(scenario: Scenario) -> None:
-    """Refuse a spares section that does not fit the scenario: repair hours of a category it does not have,
-    a shrink floor or replica larger than the job, a replica not a whole number of nodes, another optional
-    model it does not combine with, or a simulation too large."""
-    sp = scenario.spares
-    if sp is None:
-        return
-    cats = scenario.categories
-    for cat, _ in sp.repair_hours:
-        if cat not in cats:
-            raise ScenarioError(
-                f"spares.repair_hours.{clean(cat, 40)}: no such category in the components (categories: "
-                f"{', '.join(clean(c, 40) for c in cats)})"
-            )
-    if sp.min_gpus is not None and sp.min_gpus > scenario.gpus:
-        raise ScenarioError(f"spares.min_gpus: must not exceed the job's {scenario.gpus:,} GPUs (got {sp.min_gpus:,})")
-    if sp.recovery_mode == "continue":
-        if sp.replica_gpus > scenario.gpus:
-            raise ScenarioError(
-                f"spares.replica_gpus: must not exceed the job's {scenario.gpus:,} GPUs (got {sp.replica_gpus:,})"
-            )
-        if sp.replica_gpus % scenario.gpus_per_node:
-            raise ScenarioError(
-                f"spares.replica_gpus: must be a whole number of {scenario.gpus_per_node}-GPU nodes "
-                f"(got {sp.replica_gpus:,})"
-            )
-
-
-def check_tiers_fit(scenario: Scenario) -> None:
-    """Refuse a fast tier whose replicas cannot be placed in the job's nodes and domains."""
-    t = scenario.tiers
-    if t is None or not t.fast_enabled or t.fast_replicas == 0:
-        return
-    nodes = math.ceil(scenario.gpus / scenario.gpus_per_node)
-    domains = math.ceil(nodes / t.nodes_per_domain)
-    if t.fast_replicas > nodes - 1:
-        raise ScenarioError(
-            f"tiers.fast_replicas: a node and {fmt.plural(t.fast_replicas, 'replica')} of it need "
-            f"{fmt.plural(t.fast_replicas + 1, 'node')}; the job has {nodes:,}"
-        )
-    if t.fast_placement == "same-domain" and t.fast_replicas > t.nodes_per_domain - 1:
-        raise ScenarioError(f"tiers.fast_replicas: {t.same_domain_misfit()}")
-    if t.fast_placement == "other-domain" and domains < 2:
-        raise ScenarioError(
-            f"tiers.fast_placement: other-domain needs two failure domains or more; the job's "
-            f"{fmt.plural(nodes, 'node')} make one domain of {fmt.plural(t.nodes_per_domain, 'node')} (use fewer nodes "
-            "per domain, or same-domain)"
-        )
-
-
 def _flag(field: str, value: Any) -> bool:
     """An optional true/false section (absent or null: false)."""
     if value is None or isinstance(value, bool):
@@ -546,25 +425,6 @@ def check_profile(doc: Any, field: str = "rate_profile") -> Profile | None:
             raise ScenarioError(f"{field}[{i}]: days must increase (got day {day:g} after day {pairs[-1][0]:g})")
         pairs.append((day, mult))
     return tuple(pairs)
-
-
-def _check_storage_write(scenario: Scenario) -> None:
-    """Refuse a storage section whose write exceeds what ``checkpoint_write_s`` may hold, so that the
-    engine only ever sees writes it would accept as typed."""
-    hi = LIMITS["checkpoint_write_s"][1]
-    if scenario.storage is not None and scenario.write_s > hi:
-        raise ScenarioError(
-            f"storage: a checkpoint would take {scenario.write_s:.3g} s to write (gpus x checkpoint_gb_per_gpu / "
-            f"storage_gb_s), over the limit of {fmt_number(hi)} s; use faster storage or smaller checkpoints"
-        )
-
-
-def _nearest_trials(trials: int, amount: float, limit: float) -> str:
-    """What runs instead of a simulation too large: the most trials that fit at these GPUs and days."""
-    most = math.floor(trials * limit / amount)
-    if most >= 1:
-        return f"at most {most:,} trials run at these GPUs and days (or use fewer days or GPUs)"
-    return "even one trial is over it: use fewer days or GPUs"
 
 
 def validate(scenario: Scenario) -> Scenario:
@@ -835,10 +695,3 @@ def load_preset(name: str) -> Scenario:
         shown = clean(name, 40) if isinstance(name, str) else type(name).__name__
         raise ScenarioError(f"preset: unknown preset '{shown}' (available: {', '.join(preset_names())})")
     return _load_preset(name)
-
-
-def smallest_gpu_mtbf_hours(scenario: Scenario) -> float:
-    """The smallest per-GPU MTBF (hours) the scenario's component mix allows: its largest component may
-    fail at most ``LIMITS['rate_per_gpu_hour']`` times per GPU-hour. Computed from the mix alone (the
-    largest component's share of the total rate), so it never overflows; 0 for an all-zero mix."""
-    return scenario.top_share() / LIMITS["rate_per_gpu_hour"][1]
