@@ -92,6 +92,32 @@ def test_bad_spares_are_refused_in_one_line(changes, message):
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("changes", "flags"),
+    [
+        ({"spare_nodes": 8, "min_gpus": 20_000}, ["--spare-nodes", "8", "--shrink-to", "20000"]),
+        (
+            {"recovery_mode": "continue", "replica_gpus": 12},
+            ["--recovery-mode", "continue", "--replica-gpus", "12"],
+        ),
+        (
+            {"recovery_mode": "continue", "replica_gpus": 32_768},
+            ["--recovery-mode", "continue", "--replica-gpus", "32768"],
+        ),
+    ],
+)
+def test_a_pool_that_does_not_fit_its_job_is_worded_once_for_files_and_flags(changes, flags, capsys):
+    """One check of a pool against its job: a scenario file names the field (spares.min_gpus), a flag names
+    itself (--shrink-to), and what follows is the same words."""
+    with pytest.raises(ScenarioError) as err:
+        loads(_doc(**changes))
+    field, _, why = str(err.value).partition(": ")
+    assert field.startswith("spares.") and why
+    assert main(["run", "--gpus", "16384", "--trials", "4", *flags]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line == f"planner-gui: error: {flags[-2]}: {why}"
+
+
 def test_a_missing_key_is_refused_and_every_other_model_combines():
     doc = json.loads(_doc())
     del doc["spares"]["swap_min"]

@@ -108,18 +108,9 @@ def check_spares(scenario: Scenario) -> None:
                 f"spares.repair_hours.{clean(cat, 40)}: no such category in the components (categories: "
                 f"{', '.join(clean(c, 40) for c in cats)})"
             )
-    if sp.min_gpus is not None and sp.min_gpus > scenario.gpus:
-        raise ScenarioError(f"spares.min_gpus: must not exceed the job's {scenario.gpus:,} GPUs (got {sp.min_gpus:,})")
-    if sp.recovery_mode == "continue":
-        if sp.replica_gpus > scenario.gpus:
-            raise ScenarioError(
-                f"spares.replica_gpus: must not exceed the job's {scenario.gpus:,} GPUs (got {sp.replica_gpus:,})"
-            )
-        if sp.replica_gpus % scenario.gpus_per_node:
-            raise ScenarioError(
-                f"spares.replica_gpus: must be a whole number of {scenario.gpus_per_node}-GPU nodes "
-                f"(got {sp.replica_gpus:,})"
-            )
+    misfit = sp.job_misfit(scenario)
+    if misfit is not None:
+        raise ScenarioError(f"spares.{misfit}")
 
 
 def check_tiers_fit(scenario: Scenario) -> None:

@@ -557,15 +557,24 @@ class Spares:
             raise ValueError(f"replica_gpus must be >= 1 (got {_got(self.replica_gpus)})")
         if scenario is None:
             return
-        if self.min_gpus is not None and not (1 <= self.min_gpus <= scenario.gpus):
-            raise ValueError(f"min_gpus must be from 1 to the job's {scenario.gpus:,} GPUs (got {_got(self.min_gpus)})")
+        misfit = self.job_misfit(scenario)
+        if misfit is not None:
+            raise ValueError(misfit)
+
+    def job_misfit(self, scenario: Scenario) -> str | None:
+        """What of these spares does not fit the scenario's job, as "field: why" (None: all fits). The one
+        check of a pool against its job: :meth:`validate` raises it, a scenario file's check names it
+        ``spares.<field>``."""
+        if self.min_gpus is not None and self.min_gpus < 1:
+            return f"min_gpus: must be at least 1 (got {_got(self.min_gpus)})"
+        if self.min_gpus is not None and self.min_gpus > scenario.gpus:
+            return f"min_gpus: must not exceed the job's {scenario.gpus:,} GPUs (got {_got(self.min_gpus)})"
         if self.recovery_mode == "continue":
             if self.replica_gpus > scenario.gpus:
-                raise ValueError(
-                    f"replica_gpus ({_got(self.replica_gpus)}) must not exceed the job's {scenario.gpus:,} GPUs"
-                )
+                return f"replica_gpus: must not exceed the job's {scenario.gpus:,} GPUs (got {_got(self.replica_gpus)})"
             if self.replica_gpus % scenario.gpus_per_node:
-                raise ValueError(
-                    f"replica_gpus ({_got(self.replica_gpus)}) must be a whole number of "
-                    f"{scenario.gpus_per_node}-GPU nodes"
+                return (
+                    f"replica_gpus: must be a whole number of {scenario.gpus_per_node}-GPU nodes "
+                    f"(got {_got(self.replica_gpus)})"
                 )
+        return None
