@@ -165,7 +165,7 @@ def test_a_views_jobs_run_in_a_compute_process_and_only_the_newest_is_delivered(
     assert runner._controller._process.pid != os.getpid()
     runner.run("spares_modes", sc.replace(spares=Spares(spare_nodes=4, min_gpus=999_999)))
     qtbot.waitUntil(lambda: len(got) == 2, timeout=60_000)
-    assert isinstance(got[1][1], JobFailed) and "min_gpus must be from 1" in str(got[1][1])
+    assert isinstance(got[1][1], JobFailed) and "min_gpus: must not exceed the job's 16,384 GPUs" in str(got[1][1])
     assert not str(got[1][1]).startswith("ValueError")
     runner.run("no_such_job")
     qtbot.waitUntil(lambda: len(got) == 3, timeout=60_000)
