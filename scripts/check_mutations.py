@@ -24,31 +24,31 @@ WORLD = Path("planner_gui/core/sim/world.py")
 MUTATIONS = {
     "the fast checkpoint not reset at a storage restore": (
         JOB,
-        "st[PSNAP] = np.where(drain, p_end, np.where(pers, bank, p_snap))",
-        "st[PSNAP] = np.where(drain, p_end, p_snap)",
+        "st[PSNAP] = _blend(p_snap, bank, pers, 1.0 - pers)",
+        "st[PSNAP] = p_snap",
     ),
     "uploads never skip a point": (
         JOB,
         "j_last = j0 + q * np.floor(np.maximum(starts, 0.0) / q)",
         "j_last = j0 + np.floor(np.maximum(starts, 0.0))",
     ),
-    "no promotion during a storage restore": (JOB, "tier = np.maximum(pend, kind)", "tier = kind * 1.0"),
-    "a planned drain during a restart persists": (JOB, "drain = planned & ~in_restart", "drain = planned"),
+    "no promotion during a storage restore": (JOB, "tier = np.maximum(pend, kf)", "tier = kf * 1.0"),
+    "a planned drain during a restart persists": (JOB, "drain = cols[~in_restart]", "drain = cols"),
     "a swap does not hold the job": (JOB, "np.maximum(base, swap, out=base)", "pass"),
     "a continue stall cuts a downtime short": (
         JOB,
-        "np.copyto(down_end, np.maximum(down_end, g_new + st[STALL]), where=cont)",
-        "np.copyto(down_end, g_new + st[STALL], where=cont)",
+        "np.maximum(down_new, reach, out=down_new)",
+        "down_new = np.where(cont, g_new + st[STALL], down_new)",
     ),
     "a waiting replica returns without its rejoin": (
         WORLD,
-        "back[ql[found], qc[found]] = times[ql[found], at[found]] + m.rejoin",
-        "back[ql[found], qc[found]] = times[ql[found], at[found]]",
+        "rejoin = times[fr, at[found]] + m.rejoin",
+        "rejoin = times[fr, at[found]]",
     ),
     "a restore takes no time": (
         JOB,
-        "np.copyto(down_end, base + restore, where=restart)",
-        "np.copyto(down_end, base, where=restart)",
+        "    base += restore\n",
+        "    base += 0.0\n",
     ),
 }
 GRID = "agrees_with_the_reference and (stress or 100k or 1M)"

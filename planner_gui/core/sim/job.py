@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import CONTINUE, RESTART_FAST, RESTART_PERSISTENT, SimModel
+from .model import CONTINUE, RESTART_FAST, SimModel
 from .world import PLANNED
 
 __all__ = ["ROWS", "Flags", "advance", "compute_at", "initial_state", "step"]
@@ -54,6 +54,10 @@ CHANGE_KIND = 5
 #: What can roll a job back (the floor below which m(T) can no longer fall): the bank, the last snapshot, or
 #: nothing (every failure continues).
 FLOOR_BANK, FLOOR_SNAP, FLOOR_NONE = 2.0, 1.0, 0.0
+
+#: A time before every time: no downtime, no swap, no upload in flight (finite, so that masks by arithmetic
+#: stay exact: ``NEVER * 0.0`` is 0).
+NEVER = -1e30
 
 
 def advance(
@@ -133,10 +137,11 @@ def initial_state(
         st[row] = value
     st[T] = start
     st[G] = start
-    st[DOWN] = -np.inf
-    st[PLAN_END] = -np.inf
-    st[SWAP] = -np.inf
-    st[UPEND] = -np.inf
+    st[DOWN] = NEVER
+    st[PLAN_END] = NEVER
+    st[SWAP] = NEVER
+    st[UPEND] = NEVER
+    st[UPP] = NEVER
     st[M0] = np.inf
     st[MEND] = np.inf
     st[DONE] = np.nan
@@ -159,8 +164,8 @@ def initial_state(
     since_start = j * k * m.tau + phi * m.tau + since_snap  # compute since the upload's point
     st[PSNAP] = base - since_snap
     in_flight = phase < m.upload
-    st[UPEND] = np.where(in_flight, start + (m.upload - phase), -np.inf)
-    st[UPP] = np.where(in_flight, base - since_start, 0.0)
+    st[UPEND] = np.where(in_flight, start + (m.upload - phase), NEVER)
+    st[UPP] = np.where(in_flight, base - since_start, NEVER)
     st[PBANK] = np.where(in_flight, base - since_start - q * k * m.tau, base - since_start)
     return st
 
@@ -177,6 +182,18 @@ class Flags:
     swaps: bool  # some column has a swap time
     continues: bool  # some column can continue after a failure
     fast: bool  # some column restores from the fast tier
+    #: Every column's persistent points stall no longer than its snapshots (c_p = 0), so its snapshots complete
+    #: every ``s`` of running time (with k = 1 the cycle ``L`` is the snapshots' period whatever c_p).
+    even: bool = False
+
+
+def _blend(a: np.ndarray, b: np.ndarray | float, mask: np.ndarray, not_mask: np.ndarray) -> np.ndarray:
+    """``b`` where ``mask`` (1.0) else ``a`` (``mask`` 0.0, ``not_mask`` = 1 - mask), exactly, for finite values:
+    arithmetic rather than a select, which costs several times more over masks that change from column to
+    column."""
+    out: np.ndarray = a * not_mask
+    out += b * mask
+    return out
 
 
 def step(
@@ -194,7 +211,11 @@ def step(
 
     ``window_lo`` and ``window_hi`` are the shortest and the longest window of the columns. Returns which
     columns are finished: past the window with nothing left to roll them below m(T) (a time to train: done).
-    Columns already finished may be stepped on: their results were taken when they finished."""
+    Columns already finished may be stepped on: their results were taken when they finished.
+
+    Masks are carried as 0.0 / 1.0 and applied by arithmetic (:func:`_blend`); the times that mean "none"
+    (no downtime, no upload, no swap) are :data:`NEVER`, a finite number below every time, so that the
+    arithmetic stays exact."""
     t, g = st[T], st[G]
     dt = ev_t - t
     dg = dt * (1.0 - st[BLOCKED]) if f.waits else dt
@@ -205,47 +226,69 @@ def step(
     x = dg - down
     t_run = t + down
     g_new = g + dg
-    tau, s, cyc = st[TAU], st[S], st[L]
+    tau = st[TAU]
     e, theta, p0 = st[E], st[THETA], st[P]
     e_tau = np.minimum(e, tau)
     y = e + x
+    # The cycle: snapshots completed (m), the time since the last (rem), the phase at the end (i, None with
+    # k = 1), and the persistent points passed (n_pts).
+    phi = k = None
     if f.unit_k:
-        m = np.floor(y / cyc)
+        cyc = st[L]
+        m = y / cyc
+        np.floor(m, out=m)
         rem = y - m * cyc
         i = None
         n_pts = m
-        phi = k = None
+    elif f.even:
+        s = st[S]
+        phi, k = st[PHI], st[K]
+        m = y / s
+        np.floor(m, out=m)
+        rem = y - m * s
+        i = phi + m
+        n_pts = i / k
+        np.floor(n_pts, out=n_pts)
+        i -= n_pts * k
     else:
         phi, k = st[PHI], st[K]
-        m, i, rem, w = advance(phi, y, s, cyc, k)
-        n_pts = np.where(w >= 0.0, 1.0 + np.floor(np.maximum(w, 0.0) / cyc), 0.0)
+        m, i, rem, w = advance(phi, y, st[S], st[L], k)
+        n_pts = np.floor(np.maximum(w, 0.0) / st[L]) + 1.0
+        n_pts *= w >= 0.0
     mtau = m * tau
-    comp = mtau + np.minimum(rem, tau)
+    comp = np.minimum(rem, tau)
+    comp += mtau
     comp -= e_tau
-    done_some = m >= 1.0
+    ds = np.minimum(m, 1.0)  # 1.0 where a snapshot completed
+    nds = 1.0 - ds
     p_end = theta * comp
     p_end += p0
     p_snap = mtau - e_tau
     p_snap *= theta
     p_snap += p0
-    np.copyto(p_snap, st[PSNAP], where=~done_some)
+    p_snap = _blend(st[PSNAP], p_snap, ds, nds)
     bank = st[PBANK]
+    upend = upp = None
     if f.unit_k and not f.uploads:
-        bank = np.where(done_some, p_snap, bank)
-        upend = upp = None
+        bank = _blend(bank, p_snap, ds, nds)
     else:
         kk = 1.0 if k is None else k
         ph = 0.0 if phi is None else phi
         step_p = theta * kk * tau
         p_first = p0 + theta * ((kk - ph) * tau - e_tau)  # progress at the spacing's first point (point j: + j step_p)
         if not f.uploads:
-            bank = np.where(n_pts >= 1.0, p_first + (n_pts - 1.0) * step_p, bank)
-            upend = upp = None
+            some = np.minimum(n_pts, 1.0)
+            bank = _blend(bank, p_first + (n_pts - 1.0) * step_p, some, 1.0 - some)
         else:
-            first_pt = t_run + ((kk - ph) * s + st[CP] - e)  # wall time of the first point
-            bank, upend, upp = _uploads(st, ev_t, n_pts, first_pt, p_first, step_p, cyc, bank)
-    restart = kind <= RESTART_PERSISTENT
+            # (wall time of the first point)
+            first_pt = t_run + ((kk - ph) * st[S] + st[CP] - e) if k is not None else t_run + (st[L] - e)
+            bank, upend, upp = _uploads(st, ev_t, n_pts, first_pt, p_first, step_p, st[L], bank)
+    kf = kind.astype(np.float64)
+    restart = kf <= 2.0
+    rs = restart.astype(np.float64)
+    nrs = 1.0 - rs
     planned = kind == PLANNED
+    pl_cols = np.flatnonzero(planned) if planned.any() else None
     if f.window:
         lo_t, hi_t = float(t.min()), float(ev_t.max())
         if hi_t > 0.0:
@@ -260,81 +303,75 @@ def step(
                 phi,
                 e,
                 tau,
-                s,
-                cyc,
                 k,
                 comp,
                 rem,
-                done_some,
+                ds,
+                nds,
                 p0,
                 theta,
-                restart,
-                planned,
+                rs,
+                pl_cols,
                 f,
                 lo_t <= 0.0 or hi_t > window_lo,
             )
     else:
-        _train(st, t_run, x, phi, e, e_tau, tau, s, st[CP], k, p0, theta, comp)
-    # The point itself.
+        _train(st, t_run, x, phi, e, e_tau, tau, st[S], st[CP], k, p0, theta, comp)
+    # The point itself: a restarting failure (rs), a continuing one, a planned interruption (pl_cols), a change.
     pend = st[PEND] * (down_end > g_new)  # the restore pending, while a restart's downtime runs
-    tier = np.maximum(pend, kind)  # (for restarts) RESTART_PERSISTENT is the worse
-    pers = restart & (tier == RESTART_PERSISTENT)
-    fast = restart & ~pers
-    in_restart = pend > 0.0
-    drain = planned & ~in_restart
-    swap = st[SWAP]
-    dr = st[DR]
+    tier = np.maximum(pend, kf)  # (for restarts) RESTART_PERSISTENT is the worse
+    pers = tier - 1.0
+    pers *= rs  # 1.0 where a restart restores from the persistent tier
+    fast = rs - pers
     # Where the job resumes.
-    new_p = p_end
-    np.copyto(new_p, p_snap, where=fast)
-    np.copyto(new_p, bank, where=pers)
+    new_p = _blend(p_end, p_snap, fast, 1.0 - fast)
+    new_p = _blend(new_p, bank, pers, 1.0 - pers)
     st[P] = new_p
-    reset = pers | drain
     if i is not None:
-        np.copyto(i, 0.0, where=reset)
+        i *= 1.0 - pers
         st[PHI] = i
-    ended = restart | drain
-    np.copyto(rem, 0.0, where=ended)
+    rem *= nrs
     st[E] = rem
-    st[PSNAP] = np.where(drain, p_end, np.where(pers, bank, p_snap))
-    st[PBANK] = np.where(drain, p_end, bank)
+    st[PSNAP] = _blend(p_snap, bank, pers, 1.0 - pers)
+    st[PBANK] = bank
     if upend is not None and upp is not None:
-        np.copyto(upend, -np.inf, where=ended)
-        np.copyto(upp, -np.inf, where=ended)
-        st[UPEND] = upend
-        st[UPP] = upp
+        st[UPEND] = _blend(upend, NEVER, rs, nrs)
+        st[UPP] = _blend(upp, NEVER, rs, nrs)
     # The downtime that follows.
-    restore = np.where(tier == RESTART_FAST, st[RF], st[RPERS]) if f.fast else st[RPERS]
+    restore = st[RPERS]
+    if f.fast:
+        restore = restore + fast * (st[RF] - restore)
+    base = g_new + st[DR]
+    swap = st[SWAP]
     if f.swaps:
-        took = ev_took & restart
-        base = g_new + dr
-        base += took * st[SWAPLEN]
+        took = ev_took * rs
+        swapped = st[SWAPLEN] * took
+        base += swapped
         np.maximum(base, swap, out=base)
-        pend_restore = np.where(pend == RESTART_FAST, st[RF], st[RPERS]) if f.fast else st[RPERS]
-        plan_down = np.maximum(g_new + st[RP], swap) + in_restart * pend_restore
-        np.copyto(swap, np.maximum(swap, g_new + dr + st[SWAPLEN]), where=took)
-    else:
-        base = g_new + dr
-        pend_restore = np.where(pend == RESTART_FAST, st[RF], st[RPERS]) if f.fast else st[RPERS]
-        plan_down = g_new + st[RP] + in_restart * pend_restore
-    np.copyto(down_end, base + restore, where=restart)
+        # The latest swap: g + detect + restart + swap of the node-taking restarts.
+        np.maximum(swap, (g_new + st[DR] + st[SWAPLEN]) * took + NEVER * (1.0 - took), out=swap)
+    base += restore
+    down_new = _blend(down_end, base, rs, nrs)
     if f.continues:
         cont = kind == CONTINUE
-        np.copyto(down_end, np.maximum(down_end, g_new + st[STALL]), where=cont)
+        reach = g_new + st[STALL]
+        reach += NEVER * ~cont
+        np.maximum(down_new, reach, out=down_new)
     else:
         cont = None
-    np.copyto(down_end, plan_down, where=planned)
+    st[DOWN] = down_new
     plan_end = st[PLAN_END]
-    np.copyto(plan_end, -np.inf, where=restart)
-    np.copyto(plan_end, g_new + st[RP], where=planned)
-    np.copyto(pend, tier, where=restart)
-    st[PEND] = pend
+    np.minimum(plan_end, g_new + NEVER * -nrs, out=plan_end)  # (a restart: the planned part is over)
+    st[PEND] = pend + rs * (tier - pend)
     st[T] = ev_t
     st[G] = g_new
     if f.throughput or f.waits:
         st[THETA] = ev_cap
     if f.waits:
         st[BLOCKED] = ev_blk
+    promoted = pers * (2.0 - kf) if f.fast else None  # a fast-tier failure during a restore from storage
+    if pl_cols is not None:  # planned interruptions (rare): drain, or keep the pending restore (docs/model.md 2.4)
+        _planned(st, pl_cols, g_new, pend, p_end, swap, f)
     if not f.window:
         done: np.ndarray = ~np.isnan(st[DONE])
         return done
@@ -342,21 +379,22 @@ def step(
     lo_e, hi_e = float(ev_t.min()), float(ev_t.max())
     if hi_e < 0.0:
         return np.zeros(len(ev_t), dtype=bool)
+    new_p = st[P]
     window = st[WINDOW]
     if lo_e >= 0.0 and hi_e < window_lo:  # every point inside the window
         st[N_FAST] += fast
         st[N_PERSISTENT] += pers
-        if f.fast:
-            st[N_PROMOTED] += restart & (kind == RESTART_FAST) & (pend == RESTART_PERSISTENT)
+        if promoted is not None:
+            st[N_PROMOTED] += promoted
         if cont is not None:
             st[N_CONTINUED] += cont
         np.minimum(st[M0], new_p, out=st[M0])
         return np.zeros(len(ev_t), dtype=bool)
     inside = (ev_t >= 0.0) & (ev_t < window)
-    st[N_FAST] += fast & inside
-    st[N_PERSISTENT] += pers & inside
-    if f.fast:
-        st[N_PROMOTED] += restart & (kind == RESTART_FAST) & (pend == RESTART_PERSISTENT) & inside
+    st[N_FAST] += fast * inside
+    st[N_PERSISTENT] += pers * inside
+    if promoted is not None:
+        st[N_PROMOTED] += promoted * inside
     if cont is not None:
         st[N_CONTINUED] += cont & inside
     np.minimum(st[M0], np.where(inside, new_p, np.inf), out=st[M0])
@@ -377,6 +415,31 @@ def step(
     return out
 
 
+def _planned(
+    st: np.ndarray, cols: np.ndarray, g_new: np.ndarray, pend: np.ndarray, p_end: np.ndarray, swap: np.ndarray, f: Flags
+) -> None:
+    """The planned interruptions of this step (columns ``cols``; docs/model.md 2.4): one that finds the job intact
+    drains it (progress becomes both tiers' checkpoint, the count restarts, an upload in flight is dropped); one
+    during a restarting failure's downtime persists nothing and keeps the pending restore. Either way the job is
+    down until ``max(t + restart, the latest swap)`` (plus that restore), the first ``restart`` hours planned."""
+    gc, pc = g_new[cols], pend[cols]
+    in_restart = pc > 0.0
+    drain = cols[~in_restart]
+    if len(drain):
+        pe = p_end[drain]
+        st[PSNAP, drain] = pe
+        st[PBANK, drain] = pe
+        st[E, drain] = 0.0
+        if not f.unit_k:
+            st[PHI, drain] = 0.0
+        if f.uploads:
+            st[UPEND, drain] = NEVER
+            st[UPP, drain] = NEVER
+    pending = np.where(pc == RESTART_FAST, st[RF, cols], st[RPERS, cols]) * in_restart
+    st[DOWN, cols] = np.maximum(gc + st[RP, cols], swap[cols]) + pending
+    st[PLAN_END, cols] = gc + st[RP, cols]
+
+
 def _uploads(
     st: np.ndarray,
     ev_t: np.ndarray,
@@ -388,25 +451,35 @@ def _uploads(
     bank: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The uploads of a spacing: the one in flight at its start finishes, then uploads start at the first point at
-    or after its end and every ``q``-th after that (one at a time); the bank is the last to finish."""
+    or after its end and every ``q``-th after that (one at a time); the bank is the last to finish. (No upload in
+    flight: its end and its progress are :data:`NEVER`.)"""
     u, q = st[U], st[Q]
     upend, upp = st[UPEND], st[UPP]
-    old_done = (upend > -np.inf) & (upend <= ev_t)
-    bank = np.where(old_done, np.maximum(bank, upp), bank)
-    j0 = np.ceil((upend - first_pt) / cyc * (1.0 - 1e-12))
-    np.maximum(j0, 0.0, out=j0)  # (no upload in flight: -inf, so 0)
+    od = (upend <= ev_t).astype(np.float64)  # the upload in flight (if any) has finished
+    cand = upp + NEVER * (1.0 - od)
+    j0 = upend - first_pt
+    j0 /= cyc
+    j0 *= 1.0 - 1e-12
+    np.ceil(j0, out=j0)
+    np.maximum(j0, 0.0, out=j0)  # (no upload in flight: NEVER, so 0)
     starts = n_pts - 1.0 - j0
-    any_start = starts >= 0.0
+    any_start = (starts >= 0.0).astype(np.float64)
     j_last = j0 + q * np.floor(np.maximum(starts, 0.0) / q)
-    end_last = first_pt + j_last * cyc + u
+    end_last = first_pt + j_last * cyc
+    end_last += u
     p_last = p_first + j_last * step_p
-    finished = any_start & (end_last <= ev_t)
-    bank = np.where(finished, np.maximum(bank, p_last), bank)
-    flying = any_start & ~finished
-    prev_ok = flying & (j_last - q >= j0)
-    bank = np.where(prev_ok, np.maximum(bank, p_last - q * step_p), bank)
-    upend = np.where(flying, end_last, np.where(old_done, -np.inf, upend))
-    upp = np.where(flying, p_last, upp)
+    finished = any_start * (end_last <= ev_t)
+    flying = any_start - finished
+    prev_ok = flying * (j_last - q >= j0)
+    np.maximum(cand, p_last + NEVER * (1.0 - finished), out=cand)
+    np.maximum(cand, (p_last - q * step_p) + NEVER * (1.0 - prev_ok), out=cand)
+    bank = np.maximum(bank, cand)
+    # (an upload in flight goes on; one that finished leaves none, or the last started)
+    not_flying = 1.0 - flying
+    idle = od * not_flying
+    keep = (1.0 - od) * not_flying
+    upend = upend * keep + end_last * flying + NEVER * idle
+    upp = upp * keep + p_last * flying + NEVER * idle
     return bank, upend, upp
 
 
@@ -421,24 +494,24 @@ def _label(
     phi: np.ndarray | None,
     e: np.ndarray,
     tau: np.ndarray,
-    s: np.ndarray,
-    cyc: np.ndarray,
     k: np.ndarray | None,
     comp: np.ndarray,
     rem: np.ndarray,
-    done_some: np.ndarray,
+    ds: np.ndarray,
+    nds: np.ndarray,
     p0: np.ndarray,
     theta: np.ndarray,
-    restart: np.ndarray,
-    planned: np.ndarray,
+    rs: np.ndarray,
+    pl_cols: np.ndarray | None,
     f: Flags,
     edges: bool,
 ) -> None:
     """Label the spacing's hours inside the window ``[0, T)`` (docs/model.md 2.6)."""
     # The stall under way at the spacing's end: the part of it in this spacing (before the first snapshot the
     # spacing completes, the stall was under way already).
-    tail = np.maximum(rem - tau, 0.0)
-    tail -= np.maximum(e - tau, 0.0) * ~done_some
+    tail = rem - tau
+    np.maximum(tail, 0.0, out=tail)
+    tail -= np.maximum(e - tau, 0.0) * nds
     if not edges:  # the whole spacing inside the window
         comp_w, run_w, tail_w = comp, x, tail
     else:
@@ -454,7 +527,7 @@ def _label(
         ee = e[edge]
         pe = np.zeros(len(edge)) if phi is None else phi[edge]
         ke = np.ones(len(edge)) if k is None else k[edge]
-        args = (tau[edge], s[edge], cyc[edge], ke)
+        args = (tau[edge], st[S, edge], st[L, edge], ke)
         base = np.minimum(ee, tau[edge])
         c0e = compute_at(pe, ee + y0e, *args) - base
         c1e = compute_at(pe, ee + y1e, *args) - base
@@ -474,18 +547,24 @@ def _label(
     # Stalls: the one open before the spacing is kept once a snapshot completes in it; those completed in the
     # spacing are kept; the one under way at its end stays open, unless a restart cuts it or a drain keeps it.
     opened = st[OPEN]
-    kept = opened * done_some
-    opened = opened - kept
+    kept = opened * ds
+    opened = opened * nds
     ended_w = opened + tail_w
     ckpt = run_w - comp_w
     ckpt -= tail_w
     ckpt += kept
-    ckpt += planned * ended_w
+    cut = rs * ended_w
+    st[CUT] += cut
+    still = ended_w - cut
+    if pl_cols is not None:  # a drain keeps the stall it ends as checkpoint
+        ckpt[pl_cols] += still[pl_cols]
+        still[pl_cols] = 0.0
     st[CKPT] += ckpt
-    st[CUT] += restart * ended_w
-    st[OPEN] = ended_w * ~(restart | planned)
+    st[OPEN] = still
     # Downtime [t, t + down) and waiting, inside the window; the planned restart's part first.
-    plan = np.minimum(np.maximum(st[PLAN_END] - st[G], 0.0), down)
+    plan = st[PLAN_END] - st[G]
+    np.maximum(plan, 0.0, out=plan)
+    np.minimum(plan, down, out=plan)
     if edges:
         window = st[WINDOW]
         lo = np.maximum(t, 0.0)

@@ -154,6 +154,7 @@ class _Stepper:
             swaps=bool(np.any(self.st[job.SWAPLEN] > 0)),
             continues=any(bool(np.any(m.kinds == 3)) for m in ms),
             fast=any(bool(np.any(m.kinds == 1)) for m in ms),
+            even=bool(np.all(self.st[job.CP] == 0.0)),
         )
         self.windows = (float(self.st[job.WINDOW].min(initial=np.inf)), float(self.st[job.WINDOW].max(initial=0.0)))
 

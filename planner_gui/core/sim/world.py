@@ -102,58 +102,21 @@ def _from_entries(n: int, rows: np.ndarray, arrays: list[np.ndarray], fill: list
     return out
 
 
-def _merge_rows(
-    times: np.ndarray, arrays: list[np.ndarray], xt: np.ndarray, xarrays: list[np.ndarray]
-) -> list[np.ndarray]:
-    """Merge the rows of ``xt`` (in time order, inf pads last) into those of ``times`` (likewise), the others
-    alike: what :func:`_sort_rows` gives for the two side by side (at one moment ``times``'s entries first), in a
-    few passes rather than a sort. An entry of ``xt`` goes after every entry of its row of ``times`` at or before
-    it, found by one search over all rows laid end to end (times taken from the chunk's earliest, so that the
-    order of any two of one row is kept)."""
-    n, w = times.shape
-    e = xt.shape[1]
-    if e == 0 or w == 0:
-        both = [np.concatenate([a, b], axis=1) for a, b in zip([times, *arrays], [xt, *xarrays])]
-        return both if w else [xt, *xarrays]
-    finite = np.isfinite(times)
-    xfin = np.isfinite(xt)
-    pos = np.full((n, e), w, dtype=np.int64)
-    if xfin.any():
-        lo = float(min(times[finite].min(initial=np.inf), xt[xfin].min()))
-        hi = float(max(times[finite].max(initial=-np.inf), xt[xfin].max())) - lo + 1.0
-        top = hi + 1.0
-        offset = np.arange(n, dtype=float) * top
-        line = (np.where(finite, times - lo, hi) + offset[:, None]).ravel()
-        xr, xc = np.nonzero(xfin)
-        pos[xr, xc] = np.searchsorted(line, (xt[xr, xc] - lo) + offset[xr], side="right") - xr * w
-    total = w + e
-    at = (pos + np.arange(e)[None, :] + (np.arange(n) * total)[:, None]).ravel()
-    mask = np.zeros(n * total, dtype=bool)
-    mask[at] = True
-    out = []
-    for a, b in zip([times, *arrays], [xt, *xarrays]):
-        c = np.empty(n * total, dtype=np.result_type(a.dtype, b.dtype))
-        c[at] = b.ravel()
-        c[~mask] = a.ravel()
-        out.append(c.reshape(n, total))
-    return out
-
-
 def _sort_rows(times: np.ndarray, arrays: list[np.ndarray]) -> list[np.ndarray]:
-    """Every row in time order (stable: points at one moment keep their given order), the others alike. (The
-    sort is a merge where the rows are made of runs already in order.)"""
-    order = np.argsort(times, axis=1, kind="stable")
+    """Every row in time order, the others alike. The order among equal times is not kept: the world never gives
+    two points one moment where their order matters, so numpy's fastest sort does. (A repair of no time ends just
+    after its failure, :func:`_after`; a return of no time may come before its own failure at the same moment,
+    which changes nothing: the replicas are out for no time either way.)"""
+    order = np.argsort(times, axis=1)
     flat = (order + (np.arange(times.shape[0]) * times.shape[1])[:, None]).ravel()
     return [a.ravel()[flat].reshape(a.shape) for a in (times, *arrays)]
 
 
-def _sort_rows_order(times: np.ndarray, arrays: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
-    """:func:`_sort_rows`, and where each entry went: ``inverse[row, j]`` is the new place of entry ``j``."""
-    order = np.argsort(times, axis=1, kind="stable")
-    flat = (order + (np.arange(times.shape[0]) * times.shape[1])[:, None]).ravel()
-    inverse = np.empty_like(order)
-    np.put_along_axis(inverse, order, np.arange(times.shape[1])[None, :], axis=1)
-    return [a.ravel()[flat].reshape(a.shape) for a in (times, *arrays)], inverse
+def _after(t: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``t`` (times derived from ``at`` by adding a duration), never before the next representable time after
+    ``at``: a repair, however short, ends after its failure in a row's order (the failure counts the node)."""
+    out: np.ndarray = np.maximum(t, np.nextafter(at, np.inf))
+    return out
 
 
 def _first_reaching(values: np.ndarray, targets: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -231,18 +194,20 @@ class World:
         # 2J+2..3J+1 a continuing failure's replicas return, 3J+2 pads.
         j = nclass
         self.tag_pad = 3 * j + 2
-        kind_t = np.full(3 * j + 3, PAD, dtype=np.int8)
+        self.tag_carried = 3 * j + 3  # a return scheduled in an earlier chunk (its replicas travel beside it)
+        kind_t = np.full(3 * j + 4, PAD, dtype=np.int8)
+        kind_t[3 * j + 3] = _RETURN
         kind_t[:j] = m.kinds
         kind_t[j : 2 * j] = _DEPART
         kind_t[2 * j] = PLANNED
         kind_t[2 * j + 1] = _MARK
         kind_t[2 * j + 2 : 3 * j + 2] = _RETURN
         self.kind_t = kind_t
-        delta_t = np.zeros(3 * j + 3, dtype=np.int64)
+        delta_t = np.zeros(3 * j + 4, dtype=np.int64)
         delta_t[:j] = m.nodes
         delta_t[j : 2 * j] = -m.nodes
         self.delta_t = delta_t
-        rep_t = np.zeros(3 * j + 3)
+        rep_t = np.zeros(3 * j + 4)
         rep_t[:j] = m.replicas
         rep_t[2 * j + 2 : 3 * j + 2] = -m.replicas
         self.rep_t_table = rep_t
@@ -441,7 +406,7 @@ class World:
         parts_t, parts_g = [ft, pt], [np.where(real, cls, self.tag_pad), np.where(np.isfinite(pt), 2 * j, self.tag_pad)]
         if self.pool:
             k = np.where(real, m.nodes[cls], 0)
-            dep = np.where(k > 0, ft + self._repairs(rng, m.repair[cls]), np.inf)
+            dep = np.where(k > 0, _after(ft + self._repairs(rng, m.repair[cls]), ft), np.inf)
             all_t = np.concatenate([self.rep_t, dep], axis=1)
             all_c = np.concatenate([self.rep_c, cls], axis=1)
             ends = all_t < t1
@@ -456,21 +421,32 @@ class World:
             parts_t.append(np.broadcast_to(marks, (n, len(marks))))
             parts_g.append(np.full((n, len(marks)), 2 * j + 1))
         cont_fail = real & (m.kinds[cls] == CONTINUE) if self.cont else None
-        ret_at = sum(p.shape[1] for p in parts_t)  # where the returns' entries start, before the sort
-        if cont_fail is not None:  # every continuing failure's return, for now (those that find no spare: later)
+        carried: np.ndarray | None = None
+        if cont_fail is not None:
+            # Every continuing failure's return, for now (those that find no spare wait for nodes instead: the
+            # k-th provisional return of a row is its k-th continuing failure's, both in time order); and the
+            # returns scheduled before this chunk that fall in it.
             ret = np.where(cont_fail, ft + m.cont_out, np.inf)
-            here = ret < t1
-            parts_t.append(np.where(here, ret, np.inf))
-            parts_g.append(np.where(here, 2 * j + 2 + cls, self.tag_pad))
-        # 2. One sorted stream per trial (failures first among points at one moment: a repair of 0 hours ends
-        # after its failure).
+            parts_t.append(np.where(ret < t1, ret, np.inf))
+            parts_g.append(np.where(ret < t1, 2 * j + 2 + cls, self.tag_pad))
+            here = self.ret_t < t1
+            if here.any():
+                rt, carried = _compact(here, [self.ret_t, self.ret_rep], [np.inf, 0.0])
+                self.ret_t, self.ret_rep = _compact(
+                    np.isfinite(self.ret_t) & ~here, [self.ret_t, self.ret_rep], [np.inf, 0.0]
+                )
+                parts_t.append(rt)
+                parts_g.append(np.where(np.isfinite(rt), self.tag_carried, self.tag_pad))
+        # 2. One sorted stream per trial.
         times = np.concatenate(parts_t, axis=1)
         tags = np.concatenate(parts_g, axis=1)
-        if self.cont:
-            (times, tags), inverse = _sort_rows_order(times, [tags])
+        if carried is not None:
+            # (the carried returns' replicas travel with them through the sort)
+            extra = np.concatenate([np.zeros((n, times.shape[1] - carried.shape[1])), carried], axis=1)
+            times, tags, extra = _sort_rows(times, [tags, extra])
         else:
             times, tags = _sort_rows(times, [tags])
-            inverse = None
+            extra = None
         kinds = self.kind_t[tags]
         fail = (kinds == RESTART_FAST) | (kinds == RESTART_PERSISTENT) | (kinds == CONTINUE)
         if self.pool:
@@ -483,10 +459,8 @@ class World:
         self._count(times, tags, kinds, fail, delta, away, short, t0, t1)
         # 3. Capacity (restart mode) or replicas out (continue mode) after each point.
         if self.cont:
-            assert cont_fail is not None and inverse is not None
-            times, kinds, cap, took = self._continue(
-                times, tags, kinds, fail, delta, away, short, ft, cont_fail, t1, inverse, ret_at
-            )
+            assert cont_fail is not None
+            times, kinds, cap, took = self._continue(times, tags, kinds, fail, delta, away, short, extra, t1)
             blocked = np.zeros(cap.shape, dtype=bool)
         elif self.pool and math.isfinite(m.spare_nodes):
             assert delta is not None and away is not None
@@ -496,8 +470,7 @@ class World:
             blocked = np.zeros(times.shape, dtype=bool)
             cap = np.ones(times.shape)
             took = fail & (m.nodes[np.minimum(tags, j - 1)] > 0)
-        if self.pool and times.shape[1]:
-            assert delta is not None
+        if self.pool and delta is not None and delta.shape[1]:
             self.away = self.away + delta.sum(axis=1)
         # 4. The points that change something for the job.
         passive = (kinds == _DEPART) | (kinds == _RETURN)
@@ -595,44 +568,44 @@ class World:
         delta: np.ndarray | None,
         away: np.ndarray | None,
         short: np.ndarray,
-        ft: np.ndarray,
-        cont_fail: np.ndarray,
+        carried: np.ndarray | None,
         t1: float,
-        inverse: np.ndarray,
-        ret_at: int,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Continue mode: the replicas out after each point, so the throughput (docs/model.md, "Replicas").
 
-        The returns of continuing failures that found their spares are in the stream already (all continuing
-        failures' were put in; those of failures that found none are taken out here). A failure that found no
-        spare returns ``rejoin`` after the nodes paid to waiting replicas reach the nodes owed up to its own:
-        those that fall in this chunk are merged in."""
+        Every continuing failure's return is in the stream already, and the returns scheduled in earlier chunks
+        that fall in this one (``carried``: their replicas, at their places); those of failures that found no spare
+        are taken out here. A failure that found no spare returns ``rejoin`` after the nodes paid to waiting
+        replicas reach the nodes owed up to its own: those that fall in this chunk are sorted in."""
         m, n = self.m, self.n
         rep_delta = self.rep_t_table[tags]  # +replicas at failures, -replicas at returns
-        out_change = np.where(fail & ~((kinds == CONTINUE) | short), 0.0, rep_delta)
+        cont = kinds == CONTINUE
+        out_change = np.where(fail & ~(cont | short), 0.0, rep_delta)
+        if carried is not None:
+            here = tags == self.tag_carried
+            out_change[here] = -carried[here]
+            kinds = np.where(here, np.where(carried > 0.0, _RETURN, PAD), kinds).astype(kinds.dtype)
         width = times.shape[1]
-        ret = np.where(cont_fail, ft + m.cont_out, np.inf)
-        # Each of this chunk's failures (by its column in ``ft``) is at ``inverse[:, column]`` in the stream.
+        provisional = (kinds == _RETURN) & (tags != self.tag_carried)
+        back = times + m.cont_out  # (at the continuing failures: their return, as put in)
         if short.any():
-            # The returns put in for continuing failures that found no spare: none (they wait for nodes).
-            fl, fc = np.nonzero(cont_fail & (ret < t1))
-            hit = short[fl, inverse[fl, fc]]
-            fl, fc = fl[hit], fc[hit]
-            at = inverse[fl, ret_at + fc]
-            out_change[fl, at] = 0.0
-            kinds = kinds.copy()
-            kinds[fl, at] = PAD
+            # The returns put in for continuing failures that found no spare: none (they wait for nodes). A
+            # row's k-th provisional return is its k-th continuing failure's that returns inside the chunk (both
+            # in time order, a failure before its return), so the flattened masks pair them.
+            inside = cont & (back < t1)
+            shorted = short[inside]
+            if shorted.any():
+                idx = np.flatnonzero(provisional)[shorted]
+                out_change.ravel()[idx] = 0.0
+                kinds = kinds.copy()
+                kinds.ravel()[idx] = PAD
         # Returns due after this chunk, of the continuing failures that found their spares.
-        later = ret >= t1
-        later &= np.isfinite(ret)
+        later = cont & ~short & (back >= t1)
         if later.any():
             fl, fc = np.nonzero(later)
-            pos = inverse[fl, fc]
-            found = ~short[fl, pos]
-            fl, fc, pos = fl[found], fc[found], pos[found]
-            reps = m.replicas[np.minimum(tags[fl, pos], self.nclass - 1)].astype(float)
-            self._schedule(fl, ret[fl, fc], reps)
+            self._schedule(fl, back[fl, fc], rep_delta[fl, fc])
         # Waiting replicas: carried over, and this chunk's failures that found no spare.
+        fifo_rows = fifo_t = fifo_r = None
         if width and (self.thr.shape[1] or short.any()):
             assert delta is not None and away is not None
             lacking = np.maximum(away - m.spare_nodes, 0.0)
@@ -650,8 +623,12 @@ class World:
             at = _first_reaching(paid, targets, ql)
             found = at < width
             self.thr, self.thr_rep = _from_entries(n, ql[~found], [targets[~found], reps[~found]], [np.inf, 0.0])
-            fr = ql[found]
-            self._schedule(fr, times[fr, at[found]] + m.rejoin, reps[found])
+            fr, fr_reps = ql[found], reps[found]
+            rejoin = times[fr, at[found]] + m.rejoin
+            now = (rejoin < t1) & (fr_reps > 0.0)
+            self._schedule(fr[~now], rejoin[~now], fr_reps[~now])
+            if now.any():
+                fifo_rows, fifo_t, fifo_r = fr[now], rejoin[now], fr_reps[now]
             self.owed, self.paid = owed[:, -1], paid[:, -1]
         elif delta is not None and away is not None and width:
             lacking = np.maximum(away - m.spare_nodes, 0.0)
@@ -659,17 +636,17 @@ class World:
             self.owed = self.owed + np.maximum(lacking - before, 0.0).sum(axis=1)
             self.paid = self.paid + np.maximum(before - lacking, 0.0).sum(axis=1)
         took = fail & (delta > 0) if delta is not None else fail & (m.nodes[np.minimum(tags, self.nclass - 1)] > 0)
-        # Returns scheduled earlier (or just now) that fall in this chunk, merged into the stream.
-        here = self.ret_t < t1
-        if here.any():
-            rt, rr = _compact(here & (self.ret_rep > 0), [self.ret_t, self.ret_rep], [np.inf, 0.0])
-            self.ret_t, self.ret_rep = _compact(
-                np.isfinite(self.ret_t) & ~here, [self.ret_t, self.ret_rep], [np.inf, 0.0]
-            )
-            rt, rr = _sort_rows(rt, [rr])
+        if fifo_rows is not None:  # returns of waiting replicas that fall in this chunk, sorted in
+            assert fifo_t is not None and fifo_r is not None
+            rt, rr = _from_entries(n, fifo_rows, [fifo_t, fifo_r], [np.inf, 0.0])
             xk = np.where(np.isfinite(rt), _RETURN, PAD).astype(np.int8)
-            times, out_change, kinds, took = _merge_rows(
-                times, [out_change, kinds, took], rt, [-rr, xk, np.zeros(rt.shape, dtype=bool)]
+            times, out_change, kinds, took = _sort_rows(
+                np.concatenate([times, rt], axis=1),
+                [
+                    np.concatenate([out_change, -rr], axis=1),
+                    np.concatenate([kinds, xk], axis=1),
+                    np.concatenate([took, np.zeros(rt.shape, dtype=bool)], axis=1),
+                ],
             )
         out = self.out[:, None] + np.cumsum(out_change, axis=1)
         if times.shape[1]:
