@@ -1,7 +1,7 @@
 """Render the main window offscreen to a PNG (default: screenshot.png in a new temporary folder; the path
 is printed). Name docs/screenshot.png to refresh the README's picture.
 
-Usage: ``python scripts/screenshot.py [OUT.png] [--preset NAME] [--width W --height H] [--baseline]``.
+Usage: ``python scripts/screenshot.py [OUT.png] [--preset NAME] [--width W --height H] [--baseline] [--tab N]``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ def main() -> int:
     ap.add_argument("--dark", action="store_true", help="use a dark palette (Fusion style)")
     ap.add_argument("--expand", default="", help="expand this failure-rate category, e.g. GPU")
     ap.add_argument("--hover", default="", help="show the readout of this plot (objectName), as under the mouse")
+    ap.add_argument("--tab", type=int, default=0, help="show this tab of the results (0: Reliability, 1: Planning)")
     args = ap.parse_args()
     if args.out is None:
         args.out = os.path.join(tempfile.mkdtemp(prefix="planner-gui-screenshot-"), "screenshot.png")
@@ -75,6 +76,7 @@ def main() -> int:
         win.resultsShown.disconnect(loop.quit)
 
     wait_for_results()
+    win.tabs.setCurrentIndex(args.tab)
     if args.hover:
         hover = win.plots.hovers[args.hover]
         vb = win.plots.plot(args.hover).getViewBox()

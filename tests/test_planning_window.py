@@ -423,3 +423,63 @@ def test_a_lever_readout_signs_both_its_goodput_and_its_cost():
 
     assert signed(-1e-4) == "-0.0001" and signed(1.36) == "+1.36" and signed(0.0) == "0"
     assert signed_money(583_000) == "+$583 k" and signed_money(-44.2e6) == "-$44.2 M" and signed_money(0.2) == "$0"
+
+
+# -- what is unsure: the tornado -------------------------------------------------------------------------
+
+
+def _tornado_tab(win, qtbot):
+    win.tabs.setCurrentWidget(win.planning)
+    win.planning.questions.setCurrentWidget(win.planning.tornado)
+    qtbot.waitUntil(lambda: win.planning.tornado.scenario is not None, timeout=10_000)
+    return win.planning.tornado
+
+
+def test_the_tornado_draws_each_unsure_inputs_two_ends_as_the_exact_model_gives_them(make_window, qtbot):
+    from planner_gui.core.tornado import tornado
+
+    win = _training_window(make_window, qtbot)
+    view = _tornado_tab(win, qtbot)
+    t = tornado(win.scenario())
+    assert not view.button.isVisible() and "Exact" in view.note.text()
+    lows = np.array([b.days_low for b in t.bars])
+    highs = np.array([b.days_high for b in t.bars])
+    np.testing.assert_allclose(np.asarray(view.low.opts["x0"]), np.minimum(lows, t.days), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(view.low.opts["width"]), np.abs(lows - t.days), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(view.high.opts["width"]), np.abs(highs - t.days), rtol=1e-12)
+    assert view.base.value() == pytest.approx(t.days)
+    ticks = view.widget.getPlotItem().getAxis("left")._tickLevels[0]
+    assert [label for _, label in ticks] == [b.label for b in t.bars]
+    assert [label.text for _, label in view.legend.items] == ["the input at its low end", "the input at its high end"]
+    assert all(item.isVisible() for item in (view.low, view.high, view.base))
+    assert "days to train" in view.widget.getPlotItem().getAxis("bottom").labelText
+    # A readout names the input, its ends and why; the restart bar follows the restart slider.
+    assert "Table 4" in view._describe(0, [b.input for b in t.bars].index("training.mfu"))
+    win.inputs.update(restart_min=10.0)
+    settle(qtbot, win)
+    bar = {b.input: b for b in view.shown.bars}["restart_min"]
+    assert (bar.low, bar.value, bar.high) == (5.0, 10.0, 20.0)
+
+
+def test_without_a_closed_form_the_tornado_is_simulated_when_asked_and_said_stale_after_a_change(make_window, qtbot):
+    from planner_gui.core.spares.model import Spares
+    from planner_gui.core.tornado import tornado
+    from planner_gui.ui.tornado_view import TRIALS
+
+    sc = load_preset("llama3-405b").replace(days=2.0, trials=30, spares=Spares(spare_nodes=4, swap_min=10.0))
+    win = make_window(sc, restore=False)
+    settle(qtbot, win)
+    view = _tornado_tab(win, qtbot)
+    assert view.button.isVisible() and "paired Monte Carlo" in view.note.text() and view.shown is None
+    assert not view.low.isVisible()
+    view.button.click()
+    qtbot.waitUntil(lambda: view.shown is not None, timeout=120_000)
+    want = tornado(win.scenario().replace(trials=min(30, TRIALS)))
+    assert [b.input for b in view.shown.bars] == [b.input for b in want.bars]
+    for got, exp in zip(view.shown.bars, want.bars):
+        assert got.goodput_low == pytest.approx(exp.goodput_low, rel=1e-12)
+        assert got.goodput_high == pytest.approx(exp.goodput_high, rel=1e-12)
+    assert view.current() is view.shown and view.low.isVisible()
+    win.inputs.update(detect_min=7.0)
+    settle(qtbot, win)
+    assert view.current() is None and "before your last change" in view.note.text()

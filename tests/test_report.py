@@ -44,6 +44,7 @@ CHARTS = (
     "chart-goodput-gpus",
     "chart-goodput-interval",
     "chart-sensitivity",
+    "chart-tornado",
     "chart-components",
 )
 
@@ -253,6 +254,7 @@ def test_sections_and_headings_are_there_in_order(llama_html):
         "chart-goodput-gpus": "gpus",
         "chart-goodput-interval": "interval",
         "chart-sensitivity": "levers",
+        "chart-tornado": "unsure",
         "chart-components": "components",
     }
     headline = [th.text() for th in tree.find("table", class_="headline").find_all("th")]

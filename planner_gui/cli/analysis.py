@@ -1,4 +1,5 @@
-"""The commands ``sensitivity`` (which lever buys the most) and ``compare`` (scenarios side by side)."""
+"""The commands ``sensitivity`` (which lever buys the most), ``tornado`` (which unsure input moves the answer most)
+and ``compare`` (scenarios side by side)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ..core.results import simulate
 from ..core.scenario_io import ScenarioError, load, validate
 from ..core.sensitivity import DEFAULT_FACTOR, has_closed_form, levers, sensitivity
 from ..core.sweep import Cost, run_cost
+from ..core.tornado import Tornado, parse_bounds, tornado, unsure_inputs
 from .flags import (
     Parser,
     Progress,
@@ -25,7 +27,7 @@ from .flags import (
     scenario_from_args,
 )
 
-__all__ = ["add_parsers", "cmd_compare", "cmd_sensitivity"]
+__all__ = ["add_parsers", "cmd_compare", "cmd_sensitivity", "cmd_tornado"]
 
 #: The most scenarios ``compare`` puts side by side.
 MAX_COMPARED = 8
@@ -43,6 +45,17 @@ def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
         help=f"multiply each lever's time or rate by F, from 0.01 to 100 (default {DEFAULT_FACTOR}: halve it)",
     )
     sens.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
+    what = "which unsure input moves the answer most: each estimate at its low and high end, widest first"
+    tor = sub.add_parser("tornado", help=what, description=what[0].upper() + what[1:] + ".")
+    add_scenario_flags(tor)
+    tor.add_argument(
+        "--bounds",
+        action="append",
+        default=[],
+        metavar="INPUT=LOW:HIGH",
+        help="other ends for one input, in its unit (repeatable; e.g. detect_min=2:20; the table names the inputs)",
+    )
+    tor.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
     cmp = sub.add_parser("compare", help="simulate several scenario files and show them side by side")
     cmp.add_argument("files", nargs="+", type=file_name, metavar="FILE", help="scenario files (2 to 8)")
     cmp.add_argument("--trials", type=integer_arg, metavar="K", help="Monte Carlo trials for every scenario")
@@ -93,6 +106,57 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     if not effects:
         print("(no change of an input moves anything here)")
     return 0
+
+
+def cmd_tornado(args: argparse.Namespace) -> int:
+    try:
+        bounds = parse_bounds(args.bounds)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    sc = scenario_from_args(args)
+    try:
+        inputs = unsure_inputs(sc, bounds)
+        if has_closed_form(sc):
+            t = tornado(sc, bounds)
+        else:
+            cost = run_cost(sc)
+            runs = 1 + 2 * len(inputs)
+            cost = Cost(cost.events * runs, cost.seconds * runs)
+            with Progress(cost, f"simulating the scenario and its {2 * len(inputs)} ends (paired Monte Carlo)") as p:
+                t = tornado(sc, bounds, progress=p)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps([b.to_dict() for b in t.bars], indent=2, allow_nan=False))
+        return 0
+    print(tornado_table(sc.name, t))
+    return 0
+
+
+def tornado_table(name: str, t: Tornado) -> str:
+    """The tornado as text: each input's range and what its two ends give, widest first."""
+    how = "exact expectations" if t.exact else f"paired Monte Carlo, {t.trials:,} trials, +/- one standard error"
+    days = t.days is not None
+    base = f"{t.days:,.1f} days to train" if days and t.days is not None else f"goodput {100 * t.goodput:.2f} %"
+    lines = [f"{fmt.clean(name, 120)}: which unsure input moves the answer most ({how}); as entered: {base}"]
+    width = max([len(b.label) for b in t.bars] + [5])
+    head = "days at low / high" if days else "goodput at low / high (%)"
+    lines.append(f"{'input':<{width}}  {'low':>10} {'value':>10} {'high':>10}  unit{' ' * 14}  {head}")
+    for b in t.bars:
+        if days and b.days_low is not None and b.days_high is not None:
+            out = f"{b.days_low:,.2f} / {b.days_high:,.2f}"
+            if b.days_low_se is not None and b.days_high_se is not None:
+                out += f" (+/- {b.days_low_se:.2f} / {b.days_high_se:.2f})"
+        else:
+            out = f"{100 * b.goodput_low:.2f} / {100 * b.goodput_high:.2f}"
+            if b.goodput_low_se is not None and b.goodput_high_se is not None:
+                out += f" (+/- {100 * b.goodput_low_se:.2f} / {100 * b.goodput_high_se:.2f})"
+        lines.append(f"{b.label:<{width}}  {b.low:>10.4g} {b.value:>10.4g} {b.high:>10.4g}  {b.unit:<18}  {out}")
+    if not t.bars:
+        lines.append("(no input of this scenario is an estimate the tornado varies)")
+    lines.append("Why these ends, and each input's name for --bounds:")
+    lines += [f"  {b.input}: {b.why}" for b in t.bars]
+    return "\n".join(lines)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

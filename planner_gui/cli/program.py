@@ -16,7 +16,7 @@ from . import share as report_command
 from . import strategies as strategies_command
 from . import study as study_command
 from .analysis import add_parsers as add_analysis_parsers
-from .analysis import cmd_compare, cmd_sensitivity
+from .analysis import cmd_compare, cmd_sensitivity, cmd_tornado
 from .commands import cmd_gui, cmd_run, cmd_sweep, report
 from .flags import (
     EXIT_INTERRUPTED,
@@ -133,6 +133,7 @@ def _command(argv: list[str]) -> int:
             "run": cmd_run,
             "sweep": _sweep_handler(args),
             "sensitivity": cmd_sensitivity,
+            "tornado": cmd_tornado,
             "compare": cmd_compare,
             "report": report_command.cmd_report,
             "strategies": strategies_command.cmd_strategies,

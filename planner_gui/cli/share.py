@@ -26,6 +26,7 @@ from ..core.scenario_io import ScenarioError, load
 from ..core.sensitivity import has_closed_form, levers
 from ..core.specs import GPU_RANGE
 from ..core.sweep import Cost, gpu_counts, interval_points, run_cost, sweep_cost
+from ..core.tornado import Tornado, tornado, unsure_inputs
 from ..core.userfiles import write_atomic
 from ..report import MAX_COMPARED, render_report
 from .flags import (
@@ -77,9 +78,9 @@ def plan_cost(sc: Scenario) -> Cost:
     counts = gpu_counts(q.gpu_points, GPU_RANGE[0], max(sc.gpus, GPU_RANGE[1]))
     gpus = sweep_cost(sc.replace(trials=min(sc.trials, q.gpu_trials)), "gpus", counts, GPU_SWEEP_EVENTS)
     parts = [run_cost(sc), interval, gpus]
-    if not has_closed_form(sc):  # the levers ranked by paired Monte Carlo (core.plan.SENSITIVITY_TRIALS trials)
+    if not has_closed_form(sc):  # the levers and the tornado by paired Monte Carlo (SENSITIVITY_TRIALS trials)
         few = run_cost(sc.replace(trials=min(sc.trials, SENSITIVITY_TRIALS)))
-        n = 1 + len(levers(sc))
+        n = 1 + len(levers(sc)) + 1 + 2 * len(unsure_inputs(sc))
         parts.append(Cost(few.events * n, few.seconds * n))
     return Cost(sum(c.events for c in parts), sum(c.seconds for c in parts))
 
@@ -98,13 +99,21 @@ def cmd_report(args: argparse.Namespace) -> int:
     total = sum(c.seconds for c in costs) or 1.0
     what = "simulating the scenario" if not others else f"simulating {len(scenarios)} scenarios"
     plans: list[PlanResult] = []
+    unsure: Tornado | None = None
     with Progress(Cost(sum(c.events for c in costs), total), what) as progress:
         done = 0.0
-        for s, c in zip(scenarios, costs):
+        for i, (s, c) in enumerate(zip(scenarios, costs)):
             share = c.seconds / total
-            plans.append(compute_plan(PlanRequest(s, FULL), progress=progress_part(progress, done, done + share)))
+            part = progress_part(progress, done, done + share)
+            if i == 0 and not has_closed_form(s):  # the tornado by paired Monte Carlo, at the levers' trials
+                plans.append(compute_plan(PlanRequest(s, FULL), progress=progress_part(part, 0.0, 0.8)))
+                unsure = tornado(
+                    s.replace(trials=min(s.trials, SENSITIVITY_TRIALS)), progress=progress_part(part, 0.8, 1.0)
+                )
+            else:
+                plans.append(compute_plan(PlanRequest(s, FULL), progress=part))
             done += share
-    text = render_report(plans[0], plans[1:])
+    text = render_report(plans[0], plans[1:], unsure=unsure)
     if output is None:  # the bytes the file would hold (it declares UTF-8), whatever the terminal's encoding
         sys.stdout.flush()
         stream = getattr(sys.stdout, "buffer", None)

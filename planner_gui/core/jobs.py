@@ -22,7 +22,7 @@ from .analysis.sizing import SizingResult, sizing, sizing_counts
 from .model import Scenario
 from .spares.model import Spares
 
-__all__ = ["JOBS", "STUDY_OUTPUT", "Job", "incident_fit", "run_job", "strategies", "study_load"]
+__all__ = ["JOBS", "STUDY_OUTPUT", "Job", "incident_fit", "run_job", "strategies", "study_load", "unsure"]
 
 #: The output a study window opens on, and whose Sobol indices it shows.
 STUDY_OUTPUT = "goodput.mean"
@@ -105,6 +105,14 @@ def incident_fit(
     return ("fit" if gpus > 0 else "read"), fit
 
 
+def unsure(sc: Scenario, *, should_stop: StopCheck, progress: Progress) -> Any:
+    """The Planning tab's "What is unsure": the tornado of ``sc`` (:func:`.tornado.tornado`; paired Monte Carlo where
+    no closed form ranks the ends)."""
+    from .tornado import tornado
+
+    return tornado(sc, progress=progress, should_stop=should_stop)
+
+
 #: Every job a view may ask for, by name.
 JOBS: dict[str, Callable[..., Any]] = {
     "incident_fit": incident_fit,
@@ -112,6 +120,7 @@ JOBS: dict[str, Callable[..., Any]] = {
     "spares_modes": spares_modes,
     "strategies": strategies,
     "study_load": study_load,
+    "unsure": unsure,
 }
 
 

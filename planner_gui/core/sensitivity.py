@@ -43,10 +43,12 @@ __all__ = [
     "Effect",
     "Lever",
     "NoClosedForm",
+    "days_and_cost",
     "expected_goodput",
     "has_closed_form",
     "levers",
     "paired_sensitivity",
+    "per_trial_days_and_cost",
     "sensitivity",
 ]
 
@@ -122,7 +124,7 @@ def expected_goodput(sc: Scenario) -> float:
     return float(time_fractions(p.lam, p.mu, p.tau, p.c, p.r_unplanned, p.r_planned).useful)
 
 
-def _days_and_cost(sc: Scenario, goodput: float) -> tuple[float | None, float]:
+def days_and_cost(sc: Scenario, goodput: float) -> tuple[float | None, float]:
     """Expected days to train (work / goodput, renewal theory's leading term) and their cost; without a
     training compute, no days and the cost of the window's GPU-hours not spent training."""
     if sc.training is None:
@@ -273,7 +275,7 @@ def sensitivity(
     if not has_closed_form(sc):
         return paired_sensitivity(sc, factor, progress=progress, should_stop=should_stop)
     base_g = expected_goodput(sc)
-    base_days, base_cost = _days_and_cost(sc, base_g)
+    base_days, base_cost = days_and_cost(sc, base_g)
     effects = []
     for lever in levers(sc, factor):
         changed = lever.apply(sc)
@@ -285,7 +287,7 @@ def sensitivity(
             continue
         if g == base_g:  # e.g. the blocking write with an in-memory tier, whose snapshots replace it
             continue
-        days, cost = _days_and_cost(changed, g)
+        days, cost = days_and_cost(changed, g)
         days_delta = None if days is None or base_days is None else days - base_days
         effects.append(Effect(lever.name, lever.change, g - base_g, days_delta, cost - base_cost))
     return _ranked(sc, effects)
@@ -323,11 +325,11 @@ def paired_sensitivity(
     runs = simulate_scenarios([sc, *(c for _, c in changed)], progress=progress, should_stop=should_stop, general=True)
     base = runs[0]
     base_g = base.goodput
-    base_days, base_cost = _per_trial_days_and_cost(base)
+    base_days, base_cost = per_trial_days_and_cost(base)
     effects = []
     for (lever, _), res in zip(changed, runs[1:]):
         dg = res.goodput - base_g
-        days, cost = _per_trial_days_and_cost(res)
+        days, cost = per_trial_days_and_cost(res)
         dd = None if days is None or base_days is None else days - base_days
         dc = cost - base_cost
         if not np.any(dg) and (dd is None or not np.any(dd)):
@@ -351,7 +353,7 @@ def _se(values: np.ndarray) -> float:
     return float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
 
 
-def _per_trial_days_and_cost(res: SimulationResult) -> tuple[np.ndarray | None, np.ndarray]:
+def per_trial_days_and_cost(res: SimulationResult) -> tuple[np.ndarray | None, np.ndarray]:
     """Per trial: the days to train and their cost (with a training compute), else no days and the cost of the
     window's GPU-hours not spent training; with a finite spare pool, plus the pool's GPU-hours over that time."""
     sc = res.scenario

@@ -23,6 +23,7 @@ from ..core.profiles import expected_by_component
 from ..core.results import ALL_HOURS_KEYS, HOURS_LABELS
 from ..core.sensitivity import Effect
 from ..core.sweep import GUIDE_GPUS
+from ..core.tornado import Bar, Tornado
 from .svg import (
     BarChart,
     LegendEntry,
@@ -412,4 +413,46 @@ def sensitivity_chart(effects: Sequence[Effect], training: bool) -> str:
         drawn[series] = None
     names = {"gain": ("goodput gained", MAIN_COLOR), "loss": ("goodput lost", RED)}
     chart.legend = [LegendEntry(s, ("bar",), names[s][0], names[s][1]) for s in ("gain", "loss") if s in drawn]
+    return chart.to_svg()
+
+
+def tornado_text(t: Tornado, b: Bar) -> str:
+    """One bar in words: the input's two ends and what each gives ("2.5 -> 10 min: 16.3 -> 16.8 days")."""
+    ends = f"{b.low:.3g} -> {b.high:.3g} {b.unit}"
+    if t.days is not None and b.days_low is not None and b.days_high is not None:
+        return f"{ends}: {b.days_low:,.1f} -> {b.days_high:,.1f} days"
+    return f"{ends}: {100 * b.goodput_low:.2f} -> {100 * b.goodput_high:.2f} %"
+
+
+def tornado_chart(t: Tornado) -> str:
+    """The tornado: per unsure input (widest first), a bar from the scenario's outcome to the outcome at the
+    input's low end and one to its high end; a line at the scenario's own."""
+    days = t.days is not None
+    base = t.days if days and t.days is not None else 100 * t.goodput
+    lows = [b.days_low if days else 100 * b.goodput_low for b in t.bars]
+    highs = [b.days_high if days else 100 * b.goodput_high for b in t.bars]
+    values = [v for v in (*lows, *highs) if v is not None and math.isfinite(v)] + [base]
+    lo, hi = min(values), max(values)
+    pad = 0.05 * ((hi - lo) or 1e-3)
+    what = "days to train" if days else "goodput (%)"
+    how = "exact expectations" if t.exact else "paired Monte Carlo"
+    chart = BarChart(
+        "tornado",
+        "What is unsure",
+        f"The {what} with each unsure input at its low end and at its high end, every other input as entered "
+        f"({how}); the widest first.",
+        [Row(fmt.clean(b.label, 40), tornado_text(t, b)) for b in t.bars],
+        (lo - pad, hi + pad),
+        f"{what}, {how}",
+    )
+    drawn: dict[str, None] = {}
+    for i, (a, b) in enumerate(zip(lows, highs)):
+        for series, end, color in (("low", a, MAIN_COLOR), ("high", b, ORANGE)):
+            if end is not None and math.isfinite(end):
+                chart.span(series, i, base, end, color)
+                drawn[series] = None
+    chart.rule("base", base)
+    names = {"low": ("the input at its low end", MAIN_COLOR), "high": ("the input at its high end", ORANGE)}
+    chart.legend = [LegendEntry(s, ("bar",), names[s][0], names[s][1]) for s in ("low", "high") if s in drawn]
+    chart.legend.append(LegendEntry("base", ("rule",), f"as entered: {base:,.2f}"))
     return chart.to_svg()

@@ -28,9 +28,10 @@ from ..core.compare import comparison, show_value
 from ..core.model import DEFAULT_NOTES, OPTIMAL, Scenario, Tiers, Training
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
-from ..core.sensitivity import DEFAULT_FACTOR, Effect, sensitivity
+from ..core.sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, sensitivity
 from ..core.spares.model import Spares
 from ..core.specs import SPECS
+from ..core.tornado import Tornado, tornado
 from . import charts
 from .model_text import DEFAULT_FIELDS, MODEL_HTML, defaults_html, sources_html
 
@@ -46,6 +47,7 @@ SECTIONS = {
     "gpus": "Scaling with the GPU count",
     "interval": "The checkpoint interval",
     "levers": "Which change buys the most",
+    "unsure": "What is unsure",
     "components": "Interruptions by component",
     "comparison": "Compared scenarios",
     "inputs": "Inputs and the sources of the defaults",
@@ -523,6 +525,33 @@ def _labels(plans: Sequence[PlanResult], labels: Sequence[str] | None) -> list[s
     return out
 
 
+def _unsure_html(t: Tornado | None) -> str:
+    """The tornado and why each input's ends are what they are; without one, the command that computes it."""
+    if t is None:
+        return (
+            "<p>Not computed for this report: this scenario's tornado needs paired Monte Carlo "
+            "(<code>planner-gui tornado</code> prints it; <code>planner-gui report</code> computes it).</p>"
+        )
+    if not t.bars:
+        return "<p>No input of this scenario is an estimate the tornado varies.</p>"
+    how = (
+        "exact expectations"
+        if t.exact
+        else f"paired Monte Carlo, {fmt.count(t.trials or 0)} trials (the same draws at every end)"
+    )
+    rows = "".join(
+        f"<tr><th>{escape(b.label)}</th><td>{escape(b.input)}</td><td>{escape(b.why)}</td></tr>" for b in t.bars
+    )
+    return _figure(
+        charts.tornado_chart(t),
+        "Each input that is an estimate set to its low and its high end, every other input as entered "
+        f"({how}). The widest bar is the estimate to pin down first.",
+    ) + (
+        '<table class="inputs"><thead><tr><th>input</th><th>its name for <code>--bounds</code></th>'
+        f"<th>why these ends</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
 def _figure(svg: str, caption: str) -> str:
     return f"<figure>{svg}<figcaption>{caption}</figcaption></figure>"
 
@@ -542,6 +571,7 @@ def render_report(
     reports: Sequence[dict[str, Any]] | None = None,
     factor: float = DEFAULT_FACTOR,
     generated: _dt.date | None = None,
+    unsure: Tornado | None = None,
 ) -> str:
     """The report as one self-contained HTML document.
 
@@ -553,7 +583,9 @@ def render_report(
     name is numbered). ``reports`` are their JSON reports, main first, as ``planner-gui run --json``
     prints them (default: each main run's :meth:`~.core.results.SimulationResult.to_json_dict`); the
     headline and the comparison read their numbers from them, and a ``time_to_train`` key adds the time
-    and cost to train. ``generated`` is the date printed (default: today).
+    and cost to train. ``generated`` is the date printed (default: today). ``unsure`` is the tornado of the
+    main scenario's estimates (default: computed here where the exact model gives it; a scenario ranked by paired
+    Monte Carlo without one says which command computes it).
     """
     if len(compared) > MAX_COMPARED:
         raise ValueError(f"at most {MAX_COMPARED} compared scenarios (got {len(compared)})")
@@ -637,11 +669,14 @@ def render_report(
     else:
         levers = "<p>No change of a single input changes this scenario.</p>"
 
+    if unsure is None and has_closed_form(sc):
+        unsure = tornado(sc)
     sections = [
         _section("summary", summary),
         _section("gpus", gpus),
         _section("interval", interval),
         _section("levers", levers, same_page=True),
+        _section("unsure", _unsure_html(unsure), same_page=True),
         _section("components", components),
     ]
     if compared:

@@ -216,7 +216,7 @@ def _sample(e: LegendEntry, x: float, y: float) -> str:
             f'<line x1="{_n(x)}" y1="{_n(y)}" x2="{_n(x + 28)}" y2="{_n(y)}" stroke="{e.color}" '
             f'stroke-width="2"{_dash_attr(e.dash)}/>'
         )
-    if "tick" in e.kinds:
+    if "tick" in e.kinds or "rule" in e.kinds:
         parts.append(
             f'<line x1="{_n(x + 14)}" y1="{_n(y - 7)}" x2="{_n(x + 14)}" y2="{_n(y + 7)}" stroke="{e.color}" '
             'stroke-width="2"/>'
@@ -600,6 +600,26 @@ class BarChart:
                 f'<path class="break" d="M{_n(bx - 3)} {_n(y0)} L{_n(bx + 3)} {_n(y1)} M{_n(bx + 2)} {_n(y0)} '
                 f'L{_n(bx + 8)} {_n(y1)}" stroke="#fff" stroke-width="2.5" fill="none"/>'
             )
+
+    def span(self, series: str, i: int, a: float, b: float, color: str) -> None:
+        """A bar from ``a`` to ``b`` in row ``i`` (a tornado's half: from the scenario's value to one end's)."""
+        x0, x1 = self.xs(a), self.xs(b)
+        if b != a and abs(x1 - x0) < 1.0:  # a tiny difference still shows which way it goes
+            x1 = x0 + (1.0 if x1 > x0 else -1.0)
+        lo, hi = min(x0, x1), max(x0, x1)
+        h = self.ROW * 0.62
+        self.items.append(
+            f'<rect class="bar" data-series="{esc(series)}" x="{_n(lo)}" y="{_n(self.y(i) - h / 2)}" '
+            f'width="{_n(max(hi - lo, 0.0))}" height="{_n(h)}" fill="{color}"/>'
+        )
+
+    def rule(self, series: str, value: float, color: str = "#000") -> None:
+        """A vertical line at ``value`` across every row."""
+        x = self.xs(value)
+        self.items.append(
+            f'<line class="rule" data-series="{esc(series)}" x1="{_n(x)}" y1="{_n(self.top)}" x2="{_n(x)}" '
+            f'y2="{_n(self.bottom)}" stroke="{color}" stroke-width="1.5"/>'
+        )
 
     def dot(self, series: str, i: int, mean: float, lo: float, hi: float, color: str = "#000") -> None:
         """A dot at ``mean`` with whiskers from ``lo`` to ``hi`` in row ``i``."""

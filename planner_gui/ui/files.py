@@ -251,6 +251,7 @@ class FileWindow(QMainWindow):
                 effects,
                 labels=[f"{self.inputs.scenario.name} (current)", *(label for label, _ in pins)],
                 factor=factor,
+                unsure=self.planning.tornado.current(),
             )
             target = Path(path)
             write_atomic(target, html)

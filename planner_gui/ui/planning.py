@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -36,6 +37,7 @@ from ..core.sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, sensitiv
 from ..core.training import CostCurve, TimeToTrain
 from .plot_items import PALETTE, Axis, CountAxis, Hover, axes, brush, nearest, pen
 from .theme import mark_secondary, secondary_color
+from .tornado_view import TornadoView
 from .widgets import DoubleSpinBox
 
 __all__ = ["PLANNING_PLOTS", "PlanningPanel"]
@@ -45,6 +47,7 @@ PLANNING_PLOTS = {
     "daysVsGpusPlot": "Days to train vs GPUs",
     "costVsGpusPlot": "Cost to train vs GPUs",
     "sensitivityPlot": "Which change buys the most",
+    "tornadoPlot": "What is unsure",
 }
 
 
@@ -67,6 +70,8 @@ class PlanningPanel(QWidget):
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(4)
         for i, (name, title) in enumerate(PLANNING_PLOTS.items()):
+            if name == "tornadoPlot":  # (its own view's)
+                continue
             special: dict[str, Axis] = {}
             if name != "sensitivityPlot":
                 special["bottom"] = CountAxis("bottom")
@@ -106,7 +111,16 @@ class PlanningPanel(QWidget):
         self.sensitivity_note.setVisible(False)
         sens_lay.addWidget(self.sensitivity_note)
         sens_lay.addWidget(self.widgets["sensitivityPlot"], 1)
-        grid.addWidget(sens, 1, 0)
+        self.tornado = TornadoView()
+        self.widgets["tornadoPlot"] = self.tornado.widget
+        # Which change buys the most, and what is unsure, one at a time in the room below the curves.
+        self.questions = QTabWidget()
+        self.questions.setObjectName("planningQuestions")
+        self.questions.setDocumentMode(True)
+        self.questions.addTab(sens, "Which change buys the most")
+        self.questions.addTab(self.tornado, "What is unsure")
+        self.questions.currentChanged.connect(lambda _i: self._show_tornado())
+        grid.addWidget(self.questions, 1, 0)
         self.note = QLabel()
         self.note.setObjectName("planningNote")
         self.note.setWordWrap(True)
@@ -186,6 +200,13 @@ class PlanningPanel(QWidget):
             hover.hide()
         self._show_cost(res.cost_curve, res.main.scenario.gpus, res.main.time_to_train)
         self._show_effects(self._effects(self.factor.value()))
+        self._show_tornado()
+
+    def _show_tornado(self) -> None:
+        """The tornado of the scenario shown, when its tab is (it costs a few closed-form evaluations per input, or
+        waits to be asked for paired Monte Carlo)."""
+        if self.result is not None and self.questions.currentWidget() is self.tornado:
+            self.tornado.show_scenario(self._scenario())
 
     def _effects(self, factor: float) -> list[Effect]:
         """The levers' effects: from the exact expectations where the model has them (at once, as the factor or the

@@ -1,0 +1,405 @@
+"""Which unsure input moves the answer most: a tornado of every input that is an estimate.
+
+Sensitivity (:mod:`.sensitivity`) asks what an improvement a planner could buy is worth. A tornado asks how sure
+the answer is: each input that nobody measured for the planner's own cluster (detection, restart, the writes, the
+repairs, the failure rates, the training's efficiency) is set in turn to the low and the high end of what it
+could be, every other input as it is, and the time to train (or, without a training run, the goodput) is read
+at each end. The inputs are sorted by how far apart their two ends are: the widest bar is the estimate to check
+first.
+
+The ends, each with its reason (:func:`unsure_inputs`; a planner may give others):
+
+* times a planner enters with no published source for their cluster (detection, restart, the writes and
+  restores, swaps, repairs, the continue stall): half to twice the value entered;
+* a category's failure rate with evidence behind it (the Llama 3 causes' counts, or a fitted log's): the 5th and
+  95th percentiles of its posterior (:mod:`.rates`); without evidence, half to twice;
+* planned interruptions: half to twice (one run's count);
+* the training's model FLOPs utilization: five points either way (Llama 3 405B reports 38-43 %).
+
+Where the scenario has a closed form (:func:`.sensitivity.has_closed_form`), each end is its exact expectation
+(the days are the work over the exact goodput); elsewhere every end is simulated on the general engine with the
+scenario's own seed, so that the ends differ from the scenario by their input alone (paired Monte Carlo, each
+end's difference from the scenario with its standard error).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import gammaincinv
+
+from .model import Scenario
+from .rates import RatePosterior
+from .sensitivity import NoClosedForm, days_and_cost, expected_goodput, has_closed_form, per_trial_days_and_cost
+
+__all__ = ["Bar", "Tornado", "Unsure", "parse_bounds", "tornado", "unsure_inputs"]
+
+#: The percentiles of a rate's posterior that make its ends.
+RATE_QUANTILES = (0.05, 0.95)
+#: The ends of a time with no published source: this factor below and above the value entered.
+TIME_FACTOR = 2.0
+#: The ends of the model FLOPs utilization: this far either side (Llama 3 405B: 38-43 % on 8k-16k H100s).
+MFU_POINTS = 0.05
+
+
+@dataclass(frozen=True)
+class Unsure:
+    """An input that is an estimate: its value in the scenario, the low and high ends to try, and why those."""
+
+    key: str  # the scenario's field by its path ("detect_min", "tiers.fast_stall_s", "rates.GPU", ...)
+    label: str
+    unit: str
+    value: float
+    low: float
+    high: float
+    why: str
+    #: The scenario with this input at ``v`` (in the input's unit).
+    at: Callable[[Scenario, float], Scenario]
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One input's two ends and what each gives (days and cost None without a training run)."""
+
+    input: str
+    label: str
+    unit: str
+    value: float
+    low: float
+    high: float
+    why: str
+    goodput_low: float
+    goodput_high: float
+    days_low: float | None
+    days_high: float | None
+    cost_low: float
+    cost_high: float
+    #: Paired Monte Carlo: the standard error of each end's difference from the scenario (None where exact).
+    days_low_se: float | None = None
+    days_high_se: float | None = None
+    goodput_low_se: float | None = None
+    goodput_high_se: float | None = None
+
+    @property
+    def spread(self) -> float:
+        """How far apart the two ends are: in days with a training run, else in goodput."""
+        if self.days_low is not None and self.days_high is not None:
+            return abs(self.days_high - self.days_low)
+        return abs(self.goodput_high - self.goodput_low)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input": self.input,
+            "label": self.label,
+            "unit": self.unit,
+            "value": self.value,
+            "low": self.low,
+            "high": self.high,
+            "days_low": self.days_low,
+            "days_high": self.days_high,
+            "goodput_low": self.goodput_low,
+            "goodput_high": self.goodput_high,
+            "cost_low_usd": self.cost_low,
+            "cost_high_usd": self.cost_high,
+            "days_low_se": self.days_low_se,
+            "days_high_se": self.days_high_se,
+            "goodput_low_se": self.goodput_low_se,
+            "goodput_high_se": self.goodput_high_se,
+            "why": self.why,
+        }
+
+
+@dataclass(frozen=True)
+class Tornado:
+    """The bars, widest first, beside the scenario's own goodput, days and cost."""
+
+    bars: tuple[Bar, ...]
+    goodput: float
+    days: float | None
+    cost: float
+    exact: bool
+    trials: int | None  # paired Monte Carlo's trials (None where exact)
+
+    @property
+    def outcome(self) -> str:
+        return "days" if self.days is not None else "goodput"
+
+
+def _times(key: str, label: str, unit: str, why: str) -> Callable[[Scenario], Unsure | None]:
+    """A time of the scenario (``key`` a field, or ``section.field``) from half to twice its value."""
+    section, _, field = key.rpartition(".")
+
+    def get(sc: Scenario) -> Unsure | None:
+        holder: Any = sc if not section else getattr(sc, section)
+        if holder is None:
+            return None
+        v = float(getattr(holder, field))
+        if not v > 0:
+            return None
+
+        def at(s: Scenario, x: float) -> Scenario:
+            if not section:
+                return s.replace(**{field: x})
+            return s.replace(**{section: dataclasses.replace(getattr(s, section), **{field: x})})
+
+        return Unsure(key, label, unit, v, v / TIME_FACTOR, v * TIME_FACTOR, why, at)
+
+    return get
+
+
+_NO_SOURCE = "no published figure for your cluster: half to twice the value entered"
+#: The times that are estimates, in the order the help lists them.
+_TIMES = (
+    _times(
+        "detect_min",
+        "detection",
+        "min",
+        "from seconds (a GPU error the driver sees) to a watchdog's timeout (15-minute silent hangs on GB200 racks, "
+        "Marin): half to twice the value entered",
+    ),
+    _times(
+        "restart_min",
+        "restart",
+        "min",
+        "MegaScale restarts in under 30 s at over 10,000 GPUs after work that took it from 1,047 s: half to twice "
+        "the value entered",
+    ),
+    _times(
+        "checkpoint_write_s",
+        "checkpoint write",
+        "s",
+        "storage shared with other jobs writes slower than its rated bandwidth: half to twice the value entered",
+    ),
+    _times(
+        "planned_per_day", "planned interruptions", "per day", "one run's count (Llama 3: 47 in 54 days): half to twice"
+    ),
+    _times(
+        "tiers.fast_stall_s", "in-memory snapshot stall", "s", _NO_SOURCE + " (ByteCheckpoint: 0.59 s at 8,960 GPUs)"
+    ),
+    _times("tiers.fast_restore_min", "restore from memory", "min", _NO_SOURCE),
+    _times("tiers.persistent_upload_min", "background upload", "min", _NO_SOURCE),
+    _times("tiers.persistent_restore_min", "restore from storage", "min", _NO_SOURCE),
+    _times(
+        "storage.storage_gb_s",
+        "storage bandwidth",
+        "GB/s",
+        "storage shared with other jobs delivers less than its rated bandwidth: half to twice the value entered",
+    ),
+    _times("spares.swap_min", "swap time", "min", _NO_SOURCE),
+    _times("spares.continue_stall_min", "continue stall", "min", _NO_SOURCE),
+)
+
+
+def _repairs(sc: Scenario) -> Unsure | None:
+    """Every repair time together (a node's repair takes hours to days: SemiAnalysis), half to twice."""
+    sp = sc.spares
+    if sp is None or sp.is_todays:
+        return None
+    from .spares.model import node_categories, repair_hours_of
+
+    cats = node_categories(sc)
+    if not cats:
+        return None
+    hours = {c: repair_hours_of(c, sp) for c in cats}
+    mean = float(np.mean(list(hours.values())))
+    if not mean > 0:
+        return None
+
+    def at(s: Scenario, x: float) -> Scenario:
+        assert s.spares is not None
+        return s.replace(
+            spares=dataclasses.replace(s.spares, repair_hours=tuple((c, h * x / mean) for c, h in hours.items()))
+        )
+
+    return Unsure(
+        "spares.repair_hours",
+        "repair times (their mean)",
+        "h",
+        mean,
+        mean / TIME_FACTOR,
+        mean * TIME_FACTOR,
+        "repairs take hours to days (SemiAnalysis, 100,000 H100 clusters): every category's, half to twice",
+        at,
+    )
+
+
+def _category_rate(sc: Scenario, category: str) -> Unsure | None:
+    """A category's failure rate (per 1,000 GPU-days): its posterior's 5th and 95th percentiles where its
+    components carry evidence, else half to twice."""
+    comps = tuple(c for c in sc.components if c.category == category)
+    rate = math.fsum(c.rate_per_gpu_hour for c in comps)
+    if not rate > 0:
+        return None
+    per_kday = rate * 24_000.0
+    post = RatePosterior.of(comps)
+    if post.uncertain.all() and not post.fixed.any():
+        scales, shapes = post.groups()
+        shape = float(shapes.sum())
+        if len(scales) == 1:
+            scale = float(scales[0])
+            how = f"the 5th and 95th percentiles of its rate given its evidence ({shape - 0.5 * len(comps):,.0f} "
+        else:  # a Gamma with the total's mean and variance (several scales: no closed form for the sum)
+            scale = post.variance() / post.mean()
+            shape = post.mean() / scale
+            how = f"about the 5th and 95th percentiles of its rate given its evidence ({shape:,.0f} effective "
+        lo, hi = (float(gammaincinv(shape, q)) * scale * 24_000.0 for q in RATE_QUANTILES)
+        why = how + "interruptions seen)"
+    else:
+        lo, hi = per_kday / TIME_FACTOR, per_kday * TIME_FACTOR
+        why = "no evidence of how often it fails behind it: half to twice"
+
+    def at(s: Scenario, x: float) -> Scenario:
+        return s.scale_rates(x / per_kday, category)
+
+    return Unsure(f"rates.{category}", f"{category} failures", "per 1,000 GPU-days", per_kday, lo, hi, why, at)
+
+
+def _mfu(sc: Scenario) -> Unsure | None:
+    t = sc.training
+    if t is None or t.train_flops is None:
+        return None
+    v = t.mfu
+    lo, hi = max(0.01, v - MFU_POINTS), min(1.0, v + MFU_POINTS)
+
+    def at(s: Scenario, x: float) -> Scenario:
+        assert s.training is not None
+        return s.replace(training=dataclasses.replace(s.training, mfu=x))
+
+    why = "Llama 3 405B ran at 38-43 % BF16 MFU on 8,000-16,000 H100s (Table 4): five points either way"
+    return Unsure("training.mfu", "model FLOPs utilization", "share", v, lo, hi, why, at)
+
+
+def unsure_inputs(sc: Scenario, bounds: Mapping[str, tuple[float, float]] | None = None) -> list[Unsure]:
+    """The scenario's inputs that are estimates, each with its ends (``bounds``: other ends by key, in the
+    input's unit). A time of 0, or a part of the model the scenario does not use, has none."""
+    out: list[Unsure] = []
+    for make in _TIMES:
+        u = make(sc)
+        if u is not None and (u.key != "checkpoint_write_s" or sc.storage is None):
+            out.append(u)
+    out += [u for u in (_repairs(sc),) if u is not None]
+    out += [u for c in sc.categories if (u := _category_rate(sc, c)) is not None]
+    out += [u for u in (_mfu(sc),) if u is not None]
+    if sc.tiers is None or not sc.tiers.fast_enabled:
+        out = [u for u in out if u.key not in ("tiers.fast_stall_s", "tiers.fast_restore_min")]
+    bounds = dict(bounds or {})
+    unknown = [k for k in bounds if k not in {u.key for u in out}]
+    if unknown:
+        names = ", ".join(u.key for u in out)
+        raise ValueError(f"--bounds: no unsure input '{unknown[0]}' in this scenario (its inputs: {names})")
+    return [dataclasses.replace(u, low=bounds[u.key][0], high=bounds[u.key][1]) if u.key in bounds else u for u in out]
+
+
+def parse_bounds(items: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """``KEY=LOW:HIGH`` items (the command line's ``--bounds``) as a mapping; ValueError in words."""
+    out: dict[str, tuple[float, float]] = {}
+    for item in items:
+        key, eq, rest = item.partition("=")
+        lo_s, colon, hi_s = rest.partition(":")
+        if not eq or not colon or not key.strip():
+            raise ValueError(f"--bounds: give INPUT=LOW:HIGH, e.g. detect_min=2:20 (got '{item[:60]}')")
+        try:
+            lo, hi = float(lo_s), float(hi_s)
+        except ValueError:
+            raise ValueError(f"--bounds {key.strip()}: LOW and HIGH must be numbers (got '{rest[:40]}')") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo < hi):
+            raise ValueError(f"--bounds {key.strip()}: needs 0 <= LOW < HIGH, both finite (got {lo:g} and {hi:g})")
+        out[key.strip()] = (lo, hi)
+    return out
+
+
+def tornado(
+    sc: Scenario,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    *,
+    progress: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Tornado:
+    """Every unsure input of ``sc`` at its two ends, widest bar first (see the module's docstring). An end the
+    scenario checks refuse (a time beyond its limit) is left at the scenario's value, with its reason."""
+    from .scenario_io import ScenarioError, validate
+
+    inputs = unsure_inputs(sc, bounds)
+    ends: list[tuple[Scenario, Scenario]] = []
+    for u in inputs:
+        try:
+            ends.append((validate(u.at(sc, u.low)), validate(u.at(sc, u.high))))
+        except ScenarioError as exc:
+            raise ValueError(f"{u.key}: an end gives a scenario the model refuses: {exc}") from None
+    exact = has_closed_form(sc)
+    if exact:
+        try:
+            return _exact(sc, inputs, ends)
+        except NoClosedForm:  # an end leaves the closed form's reach: simulate them all, alike
+            pass
+    return _paired(sc, inputs, ends, progress, should_stop)
+
+
+def _bar(
+    u: Unsure, g: tuple[float, float], d: tuple[float | None, float | None], c: tuple[float, float], **se: Any
+) -> Bar:
+    return Bar(u.key, u.label, u.unit, u.value, u.low, u.high, u.why, g[0], g[1], d[0], d[1], c[0], c[1], **se)
+
+
+def _exact(sc: Scenario, inputs: list[Unsure], ends: list[tuple[Scenario, Scenario]]) -> Tornado:
+    base_g = expected_goodput(sc)
+    base_d, base_c = days_and_cost(sc, base_g)
+    bars = []
+    for u, (lo, hi) in zip(inputs, ends):
+        g_lo, g_hi = expected_goodput(lo), expected_goodput(hi)
+        (d_lo, c_lo), (d_hi, c_hi) = days_and_cost(lo, g_lo), days_and_cost(hi, g_hi)
+        bars.append(_bar(u, (g_lo, g_hi), (d_lo, d_hi), (c_lo, c_hi)))
+    return Tornado(_sorted(bars), base_g, base_d, base_c, True, None)
+
+
+def _paired(
+    sc: Scenario,
+    inputs: list[Unsure],
+    ends: list[tuple[Scenario, Scenario]],
+    progress: Callable[[float], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> Tornado:
+    from .results import simulate_scenarios
+
+    runs = simulate_scenarios(
+        [sc, *(s for pair in ends for s in pair)], progress=progress, should_stop=should_stop, general=True
+    )
+    base = runs[0]
+    base_days, base_cost = per_trial_days_and_cost(base)
+    bars = []
+    for i, u in enumerate(inputs):
+        lo, hi = runs[1 + 2 * i], runs[2 + 2 * i]
+        days, costs, se_d, se_g = [], [], [], []
+        for r in (lo, hi):
+            d, c = per_trial_days_and_cost(r)
+            days.append(None if d is None else float(d.mean()))
+            costs.append(float(c.mean()))
+            se_d.append(None if d is None or base_days is None else _se(d - base_days))
+            se_g.append(_se(r.goodput - base.goodput))
+        bars.append(
+            _bar(
+                u,
+                (float(lo.goodput.mean()), float(hi.goodput.mean())),
+                (days[0], days[1]),
+                (costs[0], costs[1]),
+                days_low_se=se_d[0],
+                days_high_se=se_d[1],
+                goodput_low_se=se_g[0],
+                goodput_high_se=se_g[1],
+            )
+        )
+    d0 = None if base_days is None else float(base_days.mean())
+    return Tornado(_sorted(bars), float(base.goodput.mean()), d0, float(base_cost.mean()), False, sc.trials)
+
+
+def _se(values: np.ndarray) -> float:
+    return float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
+
+
+def _sorted(bars: list[Bar]) -> tuple[Bar, ...]:
+    return tuple(sorted(bars, key=lambda b: -b.spread))

@@ -1,0 +1,159 @@
+"""The tornado: each unsure input at its two ends, every bar checked against the runs it is made of."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from planner_gui.core.exact import daly_goodput
+from planner_gui.core.model import Scenario, Training
+from planner_gui.core.rates import evidence_of
+from planner_gui.core.results import simulate_scenarios
+from planner_gui.core.scenario_io import load_preset
+from planner_gui.core.sensitivity import has_closed_form
+from planner_gui.core.spares.model import Spares
+from planner_gui.core.tornado import RATE_QUANTILES, parse_bounds, tornado, unsure_inputs
+
+
+def daly(sc: Scenario, interval_min: float) -> float:
+    m = 1.0 / sc.failure_rate_per_hour
+    return float(daly_goodput(interval_min / 60, sc.checkpoint_write_s / 3600, sc.recovery_min / 60, m))
+
+
+def test_each_exact_bar_is_dalys_formula_at_its_two_ends():
+    sc = Scenario(gpus=100_000, planned_per_day=0.0, checkpoint_interval_min=10.0, checkpoint_write_s=30.0)
+    t = tornado(sc)
+    assert t.exact and t.days is None and t.goodput == pytest.approx(daly(sc, 10.0), rel=1e-12)
+    bars = {b.input: b for b in t.bars}
+    det = bars["detect_min"]
+    assert (det.low, det.value, det.high) == (sc.detect_min / 2, sc.detect_min, sc.detect_min * 2)
+    assert det.goodput_low == pytest.approx(daly(sc.replace(detect_min=det.low), 10.0), rel=1e-12)
+    assert det.goodput_high == pytest.approx(daly(sc.replace(detect_min=det.high), 10.0), rel=1e-12)
+    gpu = bars["rates.GPU"]
+    for end, g in ((gpu.low, gpu.goodput_low), (gpu.high, gpu.goodput_high)):
+        assert g == pytest.approx(daly(sc.scale_rates(end / gpu.value, "GPU"), 10.0), rel=1e-12)
+    assert "planned_per_day" not in bars  # there are none to vary
+    spreads = [b.spread for b in t.bars]
+    assert spreads == sorted(spreads, reverse=True) and spreads[0] > 0  # widest first
+
+
+def test_a_rate_with_evidence_spans_its_posteriors_5th_to_95th_percentile():
+    """Llama 3's GPU causes: 268 interruptions over one exposure, so the category's rate is one Gamma; its ends
+    are that Gamma's percentiles (scipy's, independently of the module's quadrature)."""
+    sc = Scenario()
+    gpu = {u.key: u for u in unsure_inputs(sc)}["rates.GPU"]
+    comps = [c for c in sc.components if c.category == "GPU"]
+    count = sum(evidence_of(c).count for c in comps)
+    assert count == 268
+    shape = count + 0.5 * len(comps)
+    scale = gpu.value / count  # per 1,000 GPU-days per unit of the Gamma
+    lo, hi = (stats.gamma.ppf(q, shape) * scale for q in RATE_QUANTILES)
+    assert gpu.low == pytest.approx(lo, rel=1e-9) and gpu.high == pytest.approx(hi, rel=1e-9)
+    assert "268 interruptions" in gpu.why
+    # A component with no evidence behind it: half to twice.
+    odd = sc.replace(
+        components=(*sc.components, dataclasses.replace(sc.components[0], name="Cosmic rays", category="Odd"))
+    )
+    u = {x.key: x for x in unsure_inputs(odd)}["rates.Odd"]
+    assert (u.low, u.high) == pytest.approx((u.value / 2, u.value * 2)) and "no evidence" in u.why
+
+
+def test_days_to_train_ends_are_the_work_over_each_ends_goodput():
+    sc = Scenario(gpus=100_000, training=Training(), checkpoint_interval_min=30.0)
+    t = tornado(sc)
+    assert t.outcome == "days"
+    ends = {u.key: u for u in unsure_inputs(sc)}
+    for b in t.bars:
+        for end, g, days in ((b.low, b.goodput_low, b.days_low), (b.high, b.goodput_high, b.days_high)):
+            moved = ends[b.input].at(sc, end)
+            assert days == pytest.approx(moved.training.gpu_hours / moved.gpus / g / 24, rel=1e-12), b.input
+    mfu = {b.input: b for b in t.bars}["training.mfu"]
+    assert (mfu.low, mfu.high) == pytest.approx((sc.training.mfu - 0.05, sc.training.mfu + 0.05))
+    assert mfu.goodput_low == pytest.approx(t.goodput) and mfu.days_low > t.days > mfu.days_high
+
+
+def test_bounds_replace_an_inputs_ends_and_bad_ones_say_so():
+    sc = Scenario()
+    t = tornado(sc, {"detect_min": (1.0, 30.0)})
+    det = {b.input: b for b in t.bars}["detect_min"]
+    assert (det.low, det.high) == (1.0, 30.0)
+    assert det.goodput_high == pytest.approx(tornado(sc.replace(detect_min=30.0)).goodput, rel=1e-12)
+    with pytest.raises(ValueError, match="no unsure input 'nope'"):
+        tornado(sc, {"nope": (1.0, 2.0)})
+    for bad in ("detect_min", "detect_min=3", "detect_min=5:2", "detect_min=a:b", "detect_min=-1:2", "=1:2"):
+        with pytest.raises(ValueError, match="--bounds"):
+            parse_bounds([bad])
+
+
+def test_paired_monte_carlo_bars_are_the_runs_of_their_ends_alone():
+    """Without a closed form (a spare pool), every end is simulated with the scenario's seed: each bar's number is
+    what that end's scenario gives when simulated by itself, and the standard errors are of the differences."""
+    sc = Scenario(gpus=16_384, days=3.0, trials=60, spares=Spares(spare_nodes=4, swap_min=10.0))
+    assert not has_closed_form(sc)
+    t = tornado(sc, {"detect_min": (2.0, 20.0)})
+    assert not t.exact and t.trials == 60
+    det = {b.input: b for b in t.bars}["detect_min"]
+    alone = simulate_scenarios([sc.replace(detect_min=20.0)], general=True)[0]
+    assert det.goodput_high == pytest.approx(float(alone.goodput.mean()), rel=1e-12)
+    base = simulate_scenarios([sc], general=True)[0]
+    assert t.goodput == pytest.approx(float(base.goodput.mean()), rel=1e-12)
+    diff = alone.goodput - base.goodput
+    assert det.goodput_high_se == pytest.approx(float(diff.std(ddof=1) / math.sqrt(len(diff))), rel=1e-9)
+    repairs = {b.input: b for b in t.bars}["spares.repair_hours"]
+    assert repairs.goodput_high < repairs.goodput_low  # longer repairs: the pool runs short more often
+    assert np.all(np.diff([b.spread for b in t.bars]) <= 0)
+
+
+def test_the_tornado_command_prints_the_contracts_json_sorted_by_range():
+    """With a training run (--mfu alone times Llama 3's compute) the bars are days to train."""
+    argv = [sys.executable, "-m", "planner_gui", "tornado", "--preset", "h100-100k", "--mfu", "0.4", "--json"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    bars = json.loads(out.stdout)
+    for b in bars:
+        assert {"input", "low", "high", "days_low", "days_high"} <= set(b)
+        assert b["days_low"] > 0 and b["days_high"] > 0
+    ranges = [abs(b["days_high"] - b["days_low"]) for b in bars]
+    assert ranges == sorted(ranges, reverse=True) and len(bars) >= 8
+    bad = subprocess.run(
+        [sys.executable, "-m", "planner_gui", "tornado", "--preset", "llama3-405b", "--bounds", "x=1:2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "no unsure input 'x'" in bad.stderr
+
+
+def test_every_preset_has_a_tornado_and_its_ends_are_scenarios_the_model_takes():
+    for name in ("llama3-405b", "h100-100k", "h100-1m", "epoch-100k", "bloom-3h-384", "h100-100k-inmemory"):
+        sc = load_preset(name)
+        inputs = unsure_inputs(sc)
+        assert inputs, name
+        for u in inputs:
+            assert u.low < u.value < u.high or (u.key == "training.mfu"), (name, u.key)
+
+
+def test_a_category_of_several_evidence_scales_spans_about_its_sums_percentiles():
+    """Two causes of one category with their own evidence over different exposures: the category's rate is a sum of
+    two Gammas of different scales, whose ends the module matches by a Gamma of the same mean and variance. Against
+    the sum's own percentiles (a million draws): within 3 %."""
+    from planner_gui.core.model import Component
+
+    comps = (
+        Component("A", "Odd", 2e-6, count=40, exposure_gpu_hours=40 / 2e-6),
+        Component("B", "Odd", 1e-6, count=6, exposure_gpu_hours=6 / 3e-6),  # a rate a third of its evidence's
+    )
+    sc = Scenario(components=comps)
+    u = unsure_inputs(sc)[-1]
+    assert u.key == "rates.Odd" and "effective" in u.why
+    rng = np.random.default_rng(5)
+    total = (2e-6 / 40) * rng.gamma(40.5, size=1_000_000) + (1e-6 / 6) * rng.gamma(6.5, size=1_000_000)
+    lo, hi = np.percentile(total * 24_000.0, [5, 95])
+    assert u.low == pytest.approx(lo, rel=0.03) and u.high == pytest.approx(hi, rel=0.03)
