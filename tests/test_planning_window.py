@@ -483,3 +483,21 @@ def test_without_a_closed_form_the_tornado_is_simulated_when_asked_and_said_stal
     win.inputs.update(detect_min=7.0)
     settle(qtbot, win)
     assert view.current() is None and "before your last change" in view.note.text()
+
+
+def test_help_validation_shows_the_page_of_published_figures_once(make_window, qtbot):
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QDialog, QTextBrowser
+
+    from planner_gui.core.validation import ROWS
+
+    win = make_window(restore=False)
+    action = next(a for a in win.findChildren(QAction) if a.objectName() == "actionValidation")
+    for _ in range(2):
+        action.trigger()
+    shown = [d for d in win.findChildren(QDialog, "validationDialog") if d.isVisible()]
+    assert len(shown) == 1
+    text = shown[0].findChild(QTextBrowser).toPlainText()
+    assert all(r.figure in text and r.published_text in text for r in ROWS)
+    assert "not reproduced" in text and "Daly" in text
+    shown[0].close()

@@ -251,6 +251,10 @@ class SimulationResult:
             "goodput": summarize(self.goodput).to_dict(),
             "goodput_expected": self.expected.goodput,
             "interruptions_expected": self.expected.unplanned,
+            # The chance a window sees an unplanned interruption at all: the share of trials with one, and where
+            # the rates are constant and known, its closed form 1 - exp(-expected count).
+            "p_interrupted": float(np.mean(self.trials.unplanned > 0)),
+            "p_interrupted_expected": None if rates_vary(sc) else float(-np.expm1(-self.expected.unplanned)),
             "cluster_mtbf_hours": _finite_or_none(sc.cluster_mtbf_hours),
             # The window over the expected count: the job's mean time between interruptions, also where rates vary.
             "mean_gap_hours": _finite_or_none(sc.hours / self.expected.unplanned)

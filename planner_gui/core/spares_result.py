@@ -131,6 +131,7 @@ class SparesRun:
         out.update(
             {
                 "interruptions": summarize(t.unplanned).to_dict(),
+                "p_interrupted": float(np.mean(t.unplanned > 0)),
                 "planned_interruptions": summarize(t.planned).to_dict(),
                 "goodput": summarize(self.goodput).to_dict(),
                 "goodput_expected": None,

@@ -298,6 +298,7 @@ class MainWindow(FileWindow):
         self._action(v, "Recovery S&trategies...", self.show_strategies, None, "actionStrategies")
         h = mb.addMenu("&Help")
         self._action(h, "&Model and Sources", self.show_model, QKeySequence.StandardKey.HelpContents, "actionModel")
+        self._action(h, "&Validation: Published Figures", self.show_validation, None, "actionValidation")
         self._action(h, "&About planner-gui", self.show_about, None, "actionAbout")
         self._refresh_recent()
 
@@ -726,6 +727,26 @@ class MainWindow(FileWindow):
         text = QTextBrowser(dlg)
         text.setOpenExternalLinks(True)
         text.setHtml(model_html())
+        QVBoxLayout(dlg).addWidget(text)
+        dlg.show()
+
+    def show_validation(self) -> None:
+        """The published figures the model reproduces (docs/validation.md, from planner_gui.core.validation)."""
+        from ..core.validation import markdown
+
+        found = self.findChild(QDialog, "validationDialog")
+        if found is not None and found.isVisible():
+            found.raise_()
+            found.activateWindow()
+            return
+        dlg = QDialog(self)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.setObjectName("validationDialog")
+        dlg.setWindowTitle("Validation: published figures the model reproduces")
+        dlg.resize(900, 680)
+        text = QTextBrowser(dlg)
+        text.setOpenExternalLinks(True)
+        text.setMarkdown(markdown())
         QVBoxLayout(dlg).addWidget(text)
         dlg.show()
 
