@@ -329,7 +329,7 @@ def test_the_json_report_gains_time_to_train_only_with_a_training_section():
     doc = res.to_json_dict()
     tt = doc["time_to_train"]
     assert list(tt) == ["ideal_days", "days", "gpu_hours", "cost_usd", "lost_cost_usd"]
-    assert list(tt["days"]) == ["mean", "p05", "p95"]
+    assert list(tt["days"]) == ["mean", "p05", "p10", "p25", "p50", "p75", "p90", "p95"]
     # Today's keys, in today's order, with time_to_train before the scenario.
     assert [k for k in doc if k != "time_to_train"] == list(plain)
     # The window's numbers do not change with a training section (its draws are its own).
@@ -346,7 +346,10 @@ def test_the_time_to_train_numbers_are_what_they_say():
     assert tt["days"]["mean"] == pytest.approx(hours.mean() / 24)
     assert tt["days"]["p05"] == pytest.approx(np.percentile(hours, 5) / 24)
     assert tt["days"]["p95"] == pytest.approx(np.percentile(hours, 95) / 24)
+    assert tt["days"]["p90"] == pytest.approx(np.percentile(hours, 90) / 24)
     assert tt["ideal_days"] < tt["days"]["p05"] <= tt["days"]["mean"] <= tt["days"]["p95"]
+    inner = [tt["days"][k] for k in ("p05", "p10", "p25", "p50", "p75", "p90", "p95")]
+    assert inner == sorted(inner)
     assert tt["gpu_hours"] == pytest.approx(4096 * hours.mean())
     assert tt["cost_usd"] == pytest.approx(3.0 * 4096 * hours.mean())
     assert tt["lost_cost_usd"] == pytest.approx(3.0 * (4096 * hours.mean() - compute))

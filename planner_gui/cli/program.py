@@ -12,6 +12,7 @@ from ..core import fmt
 from ..core.scenario_io import ScenarioError
 from ..core.server import SERVE_ARG
 from . import fit as fit_command
+from . import optimize as optimize_command
 from . import share as report_command
 from . import strategies as strategies_command
 from . import study as study_command
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_analysis_parsers(sub)
     report_command.add_parser(sub)
     strategies_command.add_parser(sub)
+    optimize_command.add_parser(sub)
     fit_command.add_parser(sub)
     study_command.add_parser(sub)
     gui = sub.add_parser("gui", help="open the desktop app (the default)")
@@ -137,6 +139,7 @@ def _command(argv: list[str]) -> int:
             "compare": cmd_compare,
             "report": report_command.cmd_report,
             "strategies": strategies_command.cmd_strategies,
+            "optimize": optimize_command.cmd_optimize,
             "fit": fit_command.cmd_fit,
             "study": study_command.cmd_study,
             "gui": cmd_gui,

@@ -44,6 +44,7 @@ __all__ = [
     "StudyError",
     "StudySpec",
     "apply_values",
+    "input_of",
     "parse_spec",
     "read_text",
     "show_path",
@@ -528,6 +529,14 @@ def _base_value(doc: dict[str, Any], path: Path_) -> Any:
     for part in path[:-1]:
         node = node[part]
     return node.get(path[-1])
+
+
+def input_of(key: str, spec: Any, base: dict[str, Any]) -> Input:
+    """One input to vary, as a study's ``[vary]`` takes it: ``key`` a scenario field by its dotted path
+    (``gpus``, ``spares.spare_nodes``, ``multiplier.GPU``, ...), ``spec`` a list of values or a range
+    (``{"min": ..., "max": ..., "scale": "log", "points": ...}``), checked against the scenario file ``base``
+    (StudyError in one line)."""
+    return _input(_split_key(key), spec, base, "grid")
 
 
 def _input(path: Path_, spec: Any, base: dict[str, Any], design: str) -> Input:

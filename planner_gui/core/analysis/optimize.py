@@ -1,0 +1,415 @@
+"""Goal seek: the cheapest setup whose time to train at a quantile meets a deadline.
+
+A planner names the inputs they control and the values each may take (a list, or a range searched on a grid
+that is then refined around the best point); every setup of their product is simulated from the same seed
+(common random numbers: two setups differ by their inputs, not by luck), and each gives
+
+* ``days_quantile``: its time to train at the quantile ``Q`` of its trials (Q = 0.9: nine runs in ten finish
+  sooner), and
+* ``cost_usd``: what it costs in all, the GPU-hours it holds for the whole run at the price per GPU-hour plus
+  its spare pool's over the same days (``time_to_train.cost_usd`` of ``planner-gui run --json`` plus the pool's,
+  the study's ``total_cost_usd``).
+
+The chosen setup is the cheapest whose ``days_quantile`` is at most the deadline (and whose cost is within the
+budget, if one is given); with none, the search says so and gives the fastest. The front is every setup no other
+beats on both days and cost (the Pareto front), fastest first; the runners-up are the next cheapest setups that
+meet the goal, each with what separates it from the chosen one.
+
+With lists alone the search is exhaustive. A range is first tried at ``points`` values (log-spaced for a log
+range, whole numbers for a field that takes them), then, ``rounds`` times, at ``points`` values between the
+best setup's neighbours on its last grid, the other inputs at the best setup's values. Setups already simulated
+are not simulated again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..model import Scenario
+from ..scenario_io import ScenarioError, scenario_from_dict, scenario_to_dict
+from ..sensitivity import per_trial_days_and_cost
+from ..study.spec import Input, StudyError, apply_values, input_of
+
+if TYPE_CHECKING:
+    from ..results import SimulationResult
+
+__all__ = [
+    "MAX_SETUPS",
+    "OptimizeError",
+    "Search",
+    "Setup",
+    "Vary",
+    "as_study",
+    "optimize",
+    "pareto_front",
+    "setups_of",
+    "summary_flags",
+]
+
+#: The most setups one search may simulate (a list product beyond it is refused; a study runs larger searches).
+MAX_SETUPS = 2_000
+#: Setups simulated together (the general engine steps them side by side; a stop is checked between batches).
+BATCH = 8
+#: The runners-up listed beside the chosen setup.
+RUNNERS_UP = 3
+
+Progress = Callable[[float], None] | None
+StopCheck = Callable[[], bool] | None
+
+
+class OptimizeError(ValueError):
+    """A search that cannot run as asked (one line)."""
+
+
+@dataclass(frozen=True)
+class Vary:
+    """An input the planner controls: its dotted path and its values (a list), or a range ``lo`` to ``hi``."""
+
+    key: str
+    values: tuple[Any, ...] | None = None
+    lo: float = 0.0
+    hi: float = 0.0
+    log: bool = False
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One setup simulated: its inputs' values and what it gives (``error``: why it could not run)."""
+
+    inputs: dict[str, Any]
+    days_quantile: float
+    cost_usd: float
+    days_mean: float
+    meets: bool
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "inputs": dict(self.inputs),
+            "days_quantile": _finite(self.days_quantile),
+            "cost_usd": _finite(self.cost_usd),
+            "days_mean": _finite(self.days_mean),
+            "meets_goal": self.meets,
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass(frozen=True)
+class Search:
+    """What a search found: the chosen setup (None only when no setup could run), the Pareto front, the
+    runners-up, every setup simulated, and whether it was stopped before the end."""
+
+    deadline_days: float
+    quantile: float
+    budget_usd: float | None
+    chosen: Setup | None
+    front: tuple[Setup, ...]
+    runners_up: tuple[Setup, ...]
+    setups: tuple[Setup, ...]
+    evaluated: int
+    stopped: bool = False
+
+    @property
+    def meets(self) -> bool:
+        """Whether the chosen setup meets the goal (else it is the fastest, which does not)."""
+        return self.chosen is not None and self.chosen.meets
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "chosen": None if self.chosen is None else self.chosen.to_dict(),
+            "front": [s.to_dict() for s in self.front],
+            "evaluated": self.evaluated,
+            "meets_goal": self.meets,
+            "deadline_days": self.deadline_days,
+            "quantile": self.quantile,
+            "budget_usd": self.budget_usd,
+            "runners_up": [s.to_dict() | {"differs": differs(self.chosen, s)} for s in self.runners_up]
+            if self.chosen is not None
+            else [],
+            "stopped": self.stopped,
+            "failed": [s.to_dict() for s in self.setups if s.error is not None],
+        }
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def differs(a: Setup | None, b: Setup) -> dict[str, list[Any]]:
+    """The inputs where ``b`` differs from ``a``: ``{input: [a's value, b's value]}``."""
+    if a is None:
+        return {}
+    return {k: [a.inputs.get(k), v] for k, v in b.inputs.items() if a.inputs.get(k) != v}
+
+
+def _inputs(base_doc: dict[str, Any], vary: Sequence[Vary], points: int) -> list[Input]:
+    """The study inputs of ``vary`` (its checks: the path, the values, a scenario each end gives)."""
+    out = []
+    for v in vary:
+        spec: Any = (
+            list(v.values)
+            if v.values is not None
+            else {"min": v.lo, "max": v.hi, "scale": "log" if v.log else "linear", "points": points}
+        )
+        try:
+            out.append(input_of(v.key, spec, base_doc))
+        except StudyError as exc:
+            raise OptimizeError(str(exc).replace("vary.", "--vary ", 1) if v.values is not None else str(exc)) from None
+    names = [i.name for i in out]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise OptimizeError(f"{dup}: varied more than once")
+    return out
+
+
+def setups_of(inputs: Sequence[Input]) -> list[tuple[Any, ...]]:
+    """Every setup of a grid: the product of each input's values (a range's grid values)."""
+    return list(itertools.product(*(i.grid_values() for i in inputs)))
+
+
+def pareto_front(setups: Sequence[Setup]) -> tuple[Setup, ...]:
+    """The setups no other beats on both days at the quantile and cost (ties: the first), fastest first."""
+    ok = sorted(
+        (s for s in setups if s.error is None and math.isfinite(s.days_quantile)),
+        key=lambda s: (s.days_quantile, s.cost_usd),
+    )
+    front: list[Setup] = []
+    best = math.inf
+    for s in ok:
+        if s.cost_usd < best:
+            front.append(s)
+            best = s.cost_usd
+    return tuple(front)
+
+
+class _Evaluator:
+    """Simulates setups (each once), in batches stepped together, from one seed."""
+
+    def __init__(self, base: Scenario, inputs: Sequence[Input], goal: tuple[float, float, float | None]) -> None:
+        self.base_doc = scenario_to_dict(base)
+        self.inputs = list(inputs)
+        self.deadline, self.q, self.budget = goal
+        self.seen: dict[tuple[Any, ...], Setup] = {}
+
+    def scenario(self, values: Sequence[Any]) -> Scenario:
+        doc = apply_values(self.base_doc, tuple(self.inputs), tuple(values))
+        return scenario_from_dict(doc)
+
+    def run(self, batch: Sequence[tuple[Any, ...]], should_stop: StopCheck) -> None:
+        from ..results import simulate_scenarios
+        from ..training import check_training_size
+
+        todo = [v for v in dict.fromkeys(batch) if v not in self.seen]
+        runnable: list[tuple[tuple[Any, ...], Scenario]] = []
+        for values in todo:
+            try:
+                sc = self.scenario(values)
+                check_training_size(sc)
+                runnable.append((values, sc))
+            except (ScenarioError, StudyError, ValueError) as exc:
+                self.seen[values] = self._failed(values, str(exc))
+        if not runnable:
+            return
+        results: list[SimulationResult | None]
+        try:
+            results = list(simulate_scenarios([sc for _, sc in runnable], should_stop=should_stop))
+        except ScenarioError:  # one of them cannot run (e.g. it would never finish): each alone
+            results = []
+            for values, sc in runnable:
+                try:
+                    results.append(simulate_scenarios([sc], should_stop=should_stop)[0])
+                except ScenarioError as exc:
+                    self.seen[values] = self._failed(values, str(exc))
+                    results.append(None)
+        for (values, _), res in zip(runnable, results):
+            if res is None:
+                continue
+            days, cost = per_trial_days_and_cost(res)
+            assert days is not None  # (every setup has a training run: checked before the search)
+            dq = float(np.quantile(days, self.q))
+            c = float(np.mean(cost))
+            meets = dq <= self.deadline and (self.budget is None or c <= self.budget)
+            self.seen[values] = Setup(self.named(values), dq, c, float(np.mean(days)), meets)
+
+    def _failed(self, values: tuple[Any, ...], why: str) -> Setup:
+        return Setup(self.named(values), math.inf, math.inf, math.inf, False, " ".join(why.split())[:300])
+
+    def named(self, values: Sequence[Any]) -> dict[str, Any]:
+        return {i.name: v for i, v in zip(self.inputs, values)}
+
+
+def _best(setups: Sequence[Setup]) -> Setup | None:
+    """The cheapest setup that meets the goal, else the fastest that ran."""
+    ok = [s for s in setups if s.error is None]
+    meeting = [s for s in ok if s.meets]
+    if meeting:
+        return min(meeting, key=lambda s: (s.cost_usd, s.days_quantile))
+    finite = [s for s in ok if math.isfinite(s.days_quantile)]
+    return min(finite, key=lambda s: (s.days_quantile, s.cost_usd)) if finite else None
+
+
+def optimize(
+    base: Scenario,
+    vary: Sequence[Vary],
+    deadline_days: float,
+    quantile: float,
+    budget_usd: float | None = None,
+    *,
+    points: int = 5,
+    rounds: int = 2,
+    progress: Progress = None,
+    should_stop: StopCheck = None,
+) -> Search:
+    """Search the setups of ``vary`` on ``base`` for the cheapest whose time to train at ``quantile`` is at most
+    ``deadline_days`` (see the module's docstring). A stop (``should_stop``) ends the search with what it has
+    found so far (``stopped``). OptimizeError for a search that cannot run as asked."""
+    from ..engine import Cancelled
+
+    if base.training is None:
+        raise OptimizeError(
+            "optimize needs a training run: give its compute (--train-flops, --mfu or --compute-gpu-hours) or a "
+            "scenario with a training section"
+        )
+    if not (math.isfinite(deadline_days) and deadline_days > 0):
+        raise OptimizeError(f"--deadline-days: must be a number above 0 (got {deadline_days:g})")
+    if not 0.0 < quantile < 1.0:
+        raise OptimizeError(f"--quantile: must be above 0 and below 1, e.g. 0.9 (got {quantile:g})")
+    if budget_usd is not None and not (math.isfinite(budget_usd) and budget_usd > 0):
+        raise OptimizeError(f"--budget: must be a number of dollars above 0 (got {budget_usd:g})")
+    if not vary:
+        raise OptimizeError("name at least one input to vary (--vary INPUT=V1,V2,... or --range INPUT=LO:HI)")
+    if not 2 <= points <= 50:
+        raise OptimizeError(f"--points: must be from 2 to 50 (got {points})")
+    base_doc = scenario_to_dict(base)
+    inputs = _inputs(base_doc, vary, points)
+    grid = setups_of(inputs)
+    ranged = [k for k, v in enumerate(vary) if v.values is None]
+    planned = len(grid) + (rounds * points ** len(ranged) if ranged else 0)
+    if len(grid) > MAX_SETUPS:
+        raise OptimizeError(
+            f"{len(grid):,} setups to simulate, over the limit of {MAX_SETUPS:,}: give fewer values, or run the "
+            "search as a study (planner-gui study) and pick from its results"
+        )
+    ev = _Evaluator(base, inputs, (deadline_days, quantile, budget_usd))
+    stopped = False
+
+    def report(done: int) -> None:
+        if progress is not None:
+            progress(min(1.0, done / max(planned, 1)))
+
+    def run_all(setups: Sequence[tuple[Any, ...]], done: int) -> int:
+        for start in range(0, len(setups), BATCH):
+            if should_stop is not None and should_stop():
+                raise Cancelled()
+            ev.run(setups[start : start + BATCH], should_stop)
+            done += len(setups[start : start + BATCH])
+            report(done)
+        return done
+
+    done = 0
+    grids = list(inputs)  # each range input's latest grid
+    try:
+        done = run_all(grid, done)
+        for _ in range(rounds if ranged else 0):
+            best = _best(list(ev.seen.values()))
+            if best is None:
+                break
+            grids = _refine(grids, ranged, best, points)
+            done = run_all([v for v in setups_of(grids) if v not in ev.seen], done)
+    except (Cancelled, KeyboardInterrupt):
+        stopped = True
+    setups = tuple(ev.seen.values())
+    chosen = _best(setups)
+    meeting = sorted((s for s in setups if s.meets and s is not chosen), key=lambda s: (s.cost_usd, s.days_quantile))
+    return Search(
+        deadline_days,
+        quantile,
+        budget_usd,
+        chosen,
+        pareto_front(setups),
+        tuple(meeting[:RUNNERS_UP]) if chosen is not None and chosen.meets else (),
+        setups,
+        len(setups),
+        stopped,
+    )
+
+
+def _refine(grids: Sequence[Input], ranged: Sequence[int], best: Setup, points: int) -> list[Input]:
+    """The grids of a finer round around ``best``: each range input at ``points`` values between the best value's
+    neighbours on its last grid (that grid's end at an edge), each list input at the best setup's value alone."""
+    out: list[Input] = []
+    for k, inp in enumerate(grids):
+        v = best.inputs[inp.name]
+        if k not in ranged:
+            out.append(dataclasses.replace(inp, levels=(v,)))
+            continue
+        values = sorted(set(inp.grid_values()))
+        i = min(range(len(values)), key=lambda j: abs(values[j] - v))
+        lo, hi = values[max(i - 1, 0)], values[min(i + 1, len(values) - 1)]
+        if lo == hi:
+            out.append(dataclasses.replace(inp, levels=(v,)))
+        else:
+            out.append(dataclasses.replace(inp, levels=None, lo=float(lo), hi=float(hi), points=points))
+    return out
+
+
+def as_study(base: Scenario, vary: Sequence[Vary], quantile: float, points: int, name: str) -> tuple[str, str]:
+    """The search as a study file (TOML) and its base scenario file (JSON), to run large searches on the local
+    cores or a Dask cluster (``planner-gui study``): the same setups as the search's first grid (a range at
+    ``points`` values), each from the scenario's seed (``vary.seed`` of one value: common random numbers), at its
+    trials; :func:`summary_flags` then picks what :func:`optimize` chooses from that grid. The base file is named
+    ``name``. OptimizeError where the study's results lack the quantile's column."""
+    from ..training import DAYS_PERCENTILES
+
+    percent = round(100 * quantile)
+    if base.training is None:
+        raise OptimizeError("optimize needs a training run (see --train-flops, --mfu, --compute-gpu-hours)")
+    if abs(100 * quantile - percent) > 1e-9 or percent not in DAYS_PERCENTILES:
+        shown = ", ".join(f"{p / 100:g}" for p in DAYS_PERCENTILES)
+        raise OptimizeError(
+            f"--as-study: a study's results give the time to train at the quantiles {shown}; "
+            f"--quantile {quantile:g} is not one (run the search here instead)"
+        )
+    base_doc = scenario_to_dict(base)
+    _inputs(base_doc, vary, points)  # (the same checks as the search)
+    lines = [
+        "# A goal-seek search as a study: run it with planner-gui study (add --scheduler tcp://HOST:PORT for a Dask",
+        "# cluster), then pick the cheapest setup that meets the deadline with planner-gui study --summary.",
+        "[study]",
+        f"name = {json.dumps('search of ' + base.name[:150])}",
+        f"scenario = {json.dumps(name)}",
+        'design = "grid"',
+        f"trials = {base.trials}",
+        "",
+        "[vary]",
+        f"seed = [{base.seed}]  # every setup from the scenario's seed: common random numbers",
+    ]
+    for v in vary:
+        key = json.dumps(v.key)
+        if v.values is not None:
+            lines.append(f"{key} = {json.dumps(list(v.values))}")
+        else:
+            scale = "log" if v.log else "linear"
+            lines.append(f'{key} = {{ min = {v.lo!r}, max = {v.hi!r}, scale = "{scale}", points = {points} }}')
+    return "\n".join(lines) + "\n", json.dumps(base_doc, indent=2) + "\n"
+
+
+def summary_flags(deadline_days: float, quantile: float, budget_usd: float | None) -> list[str]:
+    """The flags of ``planner-gui study --summary`` that pick the cheapest setup meeting the goal."""
+    where = [f"time_to_train.days.p{round(100 * quantile):02d}<={deadline_days!r}"]
+    if budget_usd is not None:
+        where.append(f"total_cost_usd<={budget_usd!r}")
+    flags = []
+    for w in where:
+        flags += ["--where", w]
+    return [*flags, "--least", "total_cost_usd"]
