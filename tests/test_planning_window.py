@@ -501,3 +501,78 @@ def test_help_validation_shows_the_page_of_published_figures_once(make_window, q
     assert all(r.figure in text and r.published_text in text for r in ROWS)
     assert "not reproduced" in text and "Daly" in text
     shown[0].close()
+
+
+# -- the cheapest setup: goal seek ------------------------------------------------------------------------------
+
+
+def _goal_tab(win, qtbot):
+    win.tabs.setCurrentWidget(win.planning)
+    win.planning.questions.setCurrentIndex(2)
+    qtbot.waitUntil(lambda: win.planning.goal.scenario is not None, timeout=10_000)
+    return win.planning.goal
+
+
+def _set_rows(view, rows):
+    while view.table.rowCount():
+        view.table.removeRow(0)
+    for key, values in rows:
+        view._add(key, values)
+
+
+def test_the_cheapest_setup_panel_finds_what_the_search_finds_and_draws_its_front(make_window, qtbot):
+    from planner_gui.core.analysis.optimize import Vary, optimize
+
+    win = _training_window(make_window, qtbot, days=10.0, gpus=16_384)
+    view = _goal_tab(win, qtbot)
+    assert view.table.rowCount() >= 1 and view.table.item(0, 0).text() == "gpus"  # a first search to try
+    _set_rows(view, [("gpus", "8192, 16384, 32768"), ("checkpoint_interval_min", "2:30:log")])
+    view.deadline.setValue(60.0)
+    view.quantile.setValue(90.0)
+    view.search_button.click()
+    assert not view.search_button.isEnabled() and view.stop_button.isEnabled()
+    qtbot.waitUntil(lambda: view.result is not None, timeout=300_000)
+    want = optimize(
+        win.scenario(),
+        [Vary("gpus", values=(8192, 16384, 32768)), Vary("checkpoint_interval_min", lo=2.0, hi=30.0, log=True)],
+        60.0,
+        0.9,
+    )
+    got = view.result
+    assert got.evaluated == want.evaluated and got.chosen.inputs == want.chosen.inputs
+    assert got.chosen.cost_usd == pytest.approx(want.chosen.cost_usd, rel=1e-12)
+    np.testing.assert_allclose(view.front.getData()[0], [s.days_quantile for s in want.front], rtol=1e-12)
+    np.testing.assert_allclose(view.chosen.getData()[1], [want.chosen.cost_usd / 1e6], rtol=1e-12)
+    assert view.line.value() == pytest.approx(60.0)
+    names = [label.text for _, label in view.legend.items]
+    assert names == ["setups simulated", "the front", "chosen"]
+    assert all(item.isVisible() for item in (view.all, view.front, view.chosen))
+    assert "Chosen:" in view.note.text() and "setups simulated" in view.note.text()
+    assert view.search_button.isEnabled() and not view.stop_button.isEnabled()
+
+
+def test_stop_keeps_the_best_so_far_and_a_bad_row_is_said(make_window, qtbot):
+    win = _training_window(make_window, qtbot, days=10.0, gpus=16_384)
+    view = _goal_tab(win, qtbot)
+    _set_rows(view, [("gpus", "nope, 2")])
+    view.search_button.click()
+    assert view.searcher is None and "Cannot search" in view.note.text()
+    _set_rows(view, [("gpus", ", ".join(str(8192 + 1024 * i) for i in range(12)))])
+    view.deadline.setValue(1.0)  # no setup meets it
+    view.search_button.click()
+    qtbot.waitUntil(lambda: view.searcher is not None and len(view.searcher.seen) > 0, timeout=300_000)
+    view.stop_button.click()
+    r = view.result
+    assert r.stopped and 0 < r.evaluated < 12 and not r.meets
+    assert "stopped: the best so far" in view.note.text() and "No setup meets the goal" in view.note.text()
+    assert not view.chosen.isVisible()  # nothing is chosen: the fastest is named, not starred
+    win.inputs.update(detect_min=7.0)
+    settle(qtbot, win)
+    assert "before your last change" in view.note.text()
+
+
+def test_without_a_training_run_the_search_says_how_to_get_one(make_window, qtbot):
+    win = make_window(restore=False)
+    settle(qtbot, win)
+    view = _goal_tab(win, qtbot)
+    assert not view.search_button.isEnabled() and "Training run" in view.note.text()

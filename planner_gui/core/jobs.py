@@ -22,7 +22,17 @@ from .analysis.sizing import SizingResult, sizing, sizing_counts
 from .model import Scenario
 from .spares.model import Spares
 
-__all__ = ["JOBS", "STUDY_OUTPUT", "Job", "incident_fit", "run_job", "strategies", "study_load", "unsure"]
+__all__ = [
+    "JOBS",
+    "STUDY_OUTPUT",
+    "Job",
+    "incident_fit",
+    "optimize_batch",
+    "run_job",
+    "strategies",
+    "study_load",
+    "unsure",
+]
 
 #: The output a study window opens on, and whose Sobol indices it shows.
 STUDY_OUTPUT = "goodput.mean"
@@ -113,9 +123,20 @@ def unsure(sc: Scenario, *, should_stop: StopCheck, progress: Progress) -> Any:
     return tornado(sc, progress=progress, should_stop=should_stop)
 
 
+def optimize_batch(
+    base: Scenario, vary: Any, goal: Any, batch: Any, points: int, *, should_stop: StopCheck, progress: Progress
+) -> Any:
+    """The Planning tab's "Cheapest setup": one batch of a goal-seek search (:func:`.analysis.optimize.evaluate`),
+    the window driving the search (:class:`.analysis.optimize.Searcher`) a batch at a time."""
+    from .analysis.optimize import evaluate
+
+    return evaluate(base, vary, goal, batch, points, should_stop)
+
+
 #: Every job a view may ask for, by name.
 JOBS: dict[str, Callable[..., Any]] = {
     "incident_fit": incident_fit,
+    "optimize_batch": optimize_batch,
     "spares_sizing": spares_sizing,
     "spares_modes": spares_modes,
     "strategies": strategies,

@@ -19,10 +19,12 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
@@ -35,6 +37,7 @@ from ..core.compare import comparison, show_value
 from ..core.plan import SENSITIVITY_TRIALS, PlanResult
 from ..core.sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, sensitivity
 from ..core.training import CostCurve, TimeToTrain
+from .goal_view import GoalView
 from .plot_items import PALETTE, Axis, CountAxis, Hover, axes, brush, nearest, pen
 from .theme import mark_secondary, secondary_color
 from .tornado_view import TornadoView
@@ -48,6 +51,7 @@ PLANNING_PLOTS = {
     "costVsGpusPlot": "Cost to train vs GPUs",
     "sensitivityPlot": "Which change buys the most",
     "tornadoPlot": "What is unsure",
+    "frontPlot": "Days to train against cost",
 }
 
 
@@ -70,7 +74,7 @@ class PlanningPanel(QWidget):
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(4)
         for i, (name, title) in enumerate(PLANNING_PLOTS.items()):
-            if name == "tornadoPlot":  # (its own view's)
+            if name in ("tornadoPlot", "frontPlot"):  # (their own views')
                 continue
             special: dict[str, Axis] = {}
             if name != "sensitivityPlot":
@@ -119,6 +123,13 @@ class PlanningPanel(QWidget):
         self.questions.setDocumentMode(True)
         self.questions.addTab(sens, "Which change buys the most")
         self.questions.addTab(self.tornado, "What is unsure")
+        self.goal = GoalView()
+        self.widgets["frontPlot"] = self.goal.widget
+        self.goal_page = QScrollArea()  # (its fields and table need more room than the bars: narrow windows scroll)
+        self.goal_page.setWidgetResizable(True)
+        self.goal_page.setFrameShape(QFrame.Shape.NoFrame)
+        self.goal_page.setWidget(self.goal)
+        self.questions.addTab(self.goal_page, "Cheapest setup")
         self.questions.currentChanged.connect(lambda _i: self._show_tornado())
         grid.addWidget(self.questions, 1, 0)
         self.note = QLabel()
@@ -140,8 +151,14 @@ class PlanningPanel(QWidget):
         grid.addWidget(side, 1, 1)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
+        # The questions below (levers, the tornado, the goal seek with its table) need more height than the curves.
+        grid.setRowStretch(0, 2)
+        grid.setRowStretch(1, 3)
         self._build_cost_plots()
         self._build_sensitivity()
+        for w in self.widgets.values():  # never narrower than the plot's title and axes need
+            need = w.getPlotItem().effectiveSizeHint(Qt.SizeHint.MinimumSize).width()
+            w.setMinimumWidth(max(w.minimumWidth(), math.ceil(need) + 2))
         self.result: PlanResult | None = None
         self.price = 0.0
         self.effects: list[Effect] = []
@@ -204,9 +221,14 @@ class PlanningPanel(QWidget):
 
     def _show_tornado(self) -> None:
         """The tornado of the scenario shown, when its tab is (it costs a few closed-form evaluations per input, or
-        waits to be asked for paired Monte Carlo)."""
-        if self.result is not None and self.questions.currentWidget() is self.tornado:
+        waits to be asked for paired Monte Carlo); the goal seek's scenario, when its tab is."""
+        if self.result is None:
+            return
+        if self.questions.currentWidget() is self.tornado:
             self.tornado.show_scenario(self._scenario())
+        elif self.questions.currentWidget() is self.goal_page:
+            t = self.result.main.time_to_train
+            self.goal.show_scenario(self._scenario(), None if t is None else float(t.hours.mean()) / 24.0)
 
     def _effects(self, factor: float) -> list[Effect]:
         """The levers' effects: from the exact expectations where the model has them (at once, as the factor or the

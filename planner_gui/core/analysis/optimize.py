@@ -45,9 +45,11 @@ __all__ = [
     "MAX_SETUPS",
     "OptimizeError",
     "Search",
+    "Searcher",
     "Setup",
     "Vary",
     "as_study",
+    "evaluate",
     "optimize",
     "pareto_front",
     "setups_of",
@@ -192,35 +194,41 @@ def pareto_front(setups: Sequence[Setup]) -> tuple[Setup, ...]:
     return tuple(front)
 
 
-class _Evaluator:
-    """Simulates setups (each once), in batches stepped together, from one seed."""
+def evaluate(
+    base: Scenario,
+    vary: Sequence[Vary],
+    goal: tuple[float, float, float | None],
+    batch: Sequence[tuple[Any, ...]],
+    points: int = 5,
+    should_stop: StopCheck = None,
+) -> list[Setup]:
+    """Simulate each setup of ``batch`` (the values of ``vary``'s inputs, in order) from ``base``'s seed, stepped
+    together; ``goal`` is (deadline days, quantile, budget or None). A setup that cannot run is a :class:`Setup`
+    with its ``error``."""
+    from ..results import simulate_scenarios
+    from ..training import check_training_size
 
-    def __init__(self, base: Scenario, inputs: Sequence[Input], goal: tuple[float, float, float | None]) -> None:
-        self.base_doc = scenario_to_dict(base)
-        self.inputs = list(inputs)
-        self.deadline, self.q, self.budget = goal
-        self.seen: dict[tuple[Any, ...], Setup] = {}
+    deadline, q, budget = goal
+    inputs = tuple(_inputs(scenario_to_dict(base), vary, points))
+    base_doc = scenario_to_dict(base)
 
-    def scenario(self, values: Sequence[Any]) -> Scenario:
-        doc = apply_values(self.base_doc, tuple(self.inputs), tuple(values))
-        return scenario_from_dict(doc)
+    def named(values: Sequence[Any]) -> dict[str, Any]:
+        return {i.name: v for i, v in zip(inputs, values)}
 
-    def run(self, batch: Sequence[tuple[Any, ...]], should_stop: StopCheck) -> None:
-        from ..results import simulate_scenarios
-        from ..training import check_training_size
+    def failed(values: Sequence[Any], why: str) -> Setup:
+        return Setup(named(values), math.inf, math.inf, math.inf, False, " ".join(why.split())[:300])
 
-        todo = [v for v in dict.fromkeys(batch) if v not in self.seen]
-        runnable: list[tuple[tuple[Any, ...], Scenario]] = []
-        for values in todo:
-            try:
-                sc = self.scenario(values)
-                check_training_size(sc)
-                runnable.append((values, sc))
-            except (ScenarioError, StudyError, ValueError) as exc:
-                self.seen[values] = self._failed(values, str(exc))
-        if not runnable:
-            return
-        results: list[SimulationResult | None]
+    out: dict[tuple[Any, ...], Setup] = {}
+    runnable: list[tuple[tuple[Any, ...], Scenario]] = []
+    for values in dict.fromkeys(tuple(v) for v in batch):
+        try:
+            sc = scenario_from_dict(apply_values(base_doc, inputs, values))
+            check_training_size(sc)
+            runnable.append((values, sc))
+        except (ScenarioError, StudyError, ValueError) as exc:
+            out[values] = failed(values, str(exc))
+    results: list[SimulationResult | None] = []
+    if runnable:
         try:
             results = list(simulate_scenarios([sc for _, sc in runnable], should_stop=should_stop))
         except ScenarioError:  # one of them cannot run (e.g. it would never finish): each alone
@@ -229,23 +237,18 @@ class _Evaluator:
                 try:
                     results.append(simulate_scenarios([sc], should_stop=should_stop)[0])
                 except ScenarioError as exc:
-                    self.seen[values] = self._failed(values, str(exc))
+                    out[values] = failed(values, str(exc))
                     results.append(None)
-        for (values, _), res in zip(runnable, results):
-            if res is None:
-                continue
-            days, cost = per_trial_days_and_cost(res)
-            assert days is not None  # (every setup has a training run: checked before the search)
-            dq = float(np.quantile(days, self.q))
-            c = float(np.mean(cost))
-            meets = dq <= self.deadline and (self.budget is None or c <= self.budget)
-            self.seen[values] = Setup(self.named(values), dq, c, float(np.mean(days)), meets)
-
-    def _failed(self, values: tuple[Any, ...], why: str) -> Setup:
-        return Setup(self.named(values), math.inf, math.inf, math.inf, False, " ".join(why.split())[:300])
-
-    def named(self, values: Sequence[Any]) -> dict[str, Any]:
-        return {i.name: v for i, v in zip(self.inputs, values)}
+    for (values, _), res in zip(runnable, results):
+        if res is None:
+            continue
+        days, cost = per_trial_days_and_cost(res)
+        assert days is not None  # (every setup has a training run: checked before the search)
+        dq = float(np.quantile(days, q))
+        c = float(np.mean(cost))
+        meets = dq <= deadline and (budget is None or c <= budget)
+        out[values] = Setup(named(values), dq, c, float(np.mean(days)), meets)
+    return [out[tuple(v)] for v in dict.fromkeys(tuple(v) for v in batch)]
 
 
 def _best(setups: Sequence[Setup]) -> Setup | None:
@@ -256,6 +259,97 @@ def _best(setups: Sequence[Setup]) -> Setup | None:
         return min(meeting, key=lambda s: (s.cost_usd, s.days_quantile))
     finite = [s for s in ok if math.isfinite(s.days_quantile)]
     return min(finite, key=lambda s: (s.days_quantile, s.cost_usd)) if finite else None
+
+
+class Searcher:
+    """A search, a batch at a time: :meth:`next_batch` says which setups to simulate next (None when the search
+    is over), :meth:`add` takes what they gave (:func:`evaluate`), :meth:`result` what was found so far. The command
+    line's :func:`optimize` drives it in its own process; the window sends each batch to a compute process and
+    shows the front as it grows (and, stopped, the best so far)."""
+
+    def __init__(
+        self,
+        base: Scenario,
+        vary: Sequence[Vary],
+        deadline_days: float,
+        quantile: float,
+        budget_usd: float | None = None,
+        *,
+        points: int = 5,
+        rounds: int = 2,
+    ) -> None:
+        if base.training is None:
+            raise OptimizeError(
+                "optimize needs a training run: give its compute (--train-flops, --mfu or --compute-gpu-hours) or a "
+                "scenario with a training section"
+            )
+        if not (math.isfinite(deadline_days) and deadline_days > 0):
+            raise OptimizeError(f"--deadline-days: must be a number above 0 (got {deadline_days:g})")
+        if not 0.0 < quantile < 1.0:
+            raise OptimizeError(f"--quantile: must be above 0 and below 1, e.g. 0.9 (got {quantile:g})")
+        if budget_usd is not None and not (math.isfinite(budget_usd) and budget_usd > 0):
+            raise OptimizeError(f"--budget: must be a number of dollars above 0 (got {budget_usd:g})")
+        if not vary:
+            raise OptimizeError("name at least one input to vary (--vary INPUT=V1,V2,... or --range INPUT=LO:HI)")
+        if not 2 <= points <= 50:
+            raise OptimizeError(f"--points: must be from 2 to 50 (got {points})")
+        self.base, self.vary, self.points, self.rounds = base, tuple(vary), points, rounds
+        self.goal = (deadline_days, quantile, budget_usd)
+        self.inputs = _inputs(scenario_to_dict(base), vary, points)
+        self.ranged = [k for k, v in enumerate(vary) if v.values is None]
+        self.grids = list(self.inputs)  # each range input's latest grid
+        first = setups_of(self.inputs)
+        if len(first) > MAX_SETUPS:
+            raise OptimizeError(
+                f"{len(first):,} setups to simulate, over the limit of {MAX_SETUPS:,}: give fewer values, or run the "
+                "search as a study (--as-study) and pick from its results"
+            )
+        self.planned = len(first) + (rounds * points ** len(self.ranged) if self.ranged else 0)
+        self.seen: dict[tuple[Any, ...], Setup] = {}
+        self._queue: list[tuple[Any, ...]] = first
+        self._round = 0
+
+    def next_batch(self, size: int = BATCH) -> list[tuple[Any, ...]] | None:
+        """The next setups to simulate (up to ``size``), or None when the search is over."""
+        self._queue = [v for v in self._queue if v not in self.seen]
+        while not self._queue:
+            if not self.ranged or self._round >= self.rounds:
+                return None
+            best = _best(list(self.seen.values()))
+            if best is None:
+                return None
+            self._round += 1
+            self.grids = _refine(self.grids, self.ranged, best, self.points)
+            self._queue = [v for v in setups_of(self.grids) if v not in self.seen]
+        return self._queue[:size]
+
+    def add(self, batch: Sequence[tuple[Any, ...]], setups: Sequence[Setup]) -> None:
+        for values, s in zip(batch, setups):
+            self.seen[tuple(values)] = s
+
+    @property
+    def fraction(self) -> float:
+        return min(1.0, len(self.seen) / max(self.planned, 1))
+
+    def result(self, stopped: bool = False) -> Search:
+        """What the search has found (so far, when ``stopped``)."""
+        setups = tuple(self.seen.values())
+        chosen = _best(setups)
+        meeting = sorted(
+            (s for s in setups if s.meets and s is not chosen), key=lambda s: (s.cost_usd, s.days_quantile)
+        )
+        deadline, q, budget = self.goal
+        return Search(
+            deadline,
+            q,
+            budget,
+            chosen,
+            pareto_front(setups),
+            tuple(meeting[:RUNNERS_UP]) if chosen is not None and chosen.meets else (),
+            setups,
+            len(setups),
+            stopped,
+        )
 
 
 def optimize(
@@ -271,77 +365,21 @@ def optimize(
     should_stop: StopCheck = None,
 ) -> Search:
     """Search the setups of ``vary`` on ``base`` for the cheapest whose time to train at ``quantile`` is at most
-    ``deadline_days`` (see the module's docstring). A stop (``should_stop``) ends the search with what it has
-    found so far (``stopped``). OptimizeError for a search that cannot run as asked."""
+    ``deadline_days`` (see the module's docstring). A stop (``should_stop``, or Ctrl-C) ends the search with what
+    it has found so far (``stopped``). OptimizeError for a search that cannot run as asked."""
     from ..engine import Cancelled
 
-    if base.training is None:
-        raise OptimizeError(
-            "optimize needs a training run: give its compute (--train-flops, --mfu or --compute-gpu-hours) or a "
-            "scenario with a training section"
-        )
-    if not (math.isfinite(deadline_days) and deadline_days > 0):
-        raise OptimizeError(f"--deadline-days: must be a number above 0 (got {deadline_days:g})")
-    if not 0.0 < quantile < 1.0:
-        raise OptimizeError(f"--quantile: must be above 0 and below 1, e.g. 0.9 (got {quantile:g})")
-    if budget_usd is not None and not (math.isfinite(budget_usd) and budget_usd > 0):
-        raise OptimizeError(f"--budget: must be a number of dollars above 0 (got {budget_usd:g})")
-    if not vary:
-        raise OptimizeError("name at least one input to vary (--vary INPUT=V1,V2,... or --range INPUT=LO:HI)")
-    if not 2 <= points <= 50:
-        raise OptimizeError(f"--points: must be from 2 to 50 (got {points})")
-    base_doc = scenario_to_dict(base)
-    inputs = _inputs(base_doc, vary, points)
-    grid = setups_of(inputs)
-    ranged = [k for k, v in enumerate(vary) if v.values is None]
-    planned = len(grid) + (rounds * points ** len(ranged) if ranged else 0)
-    if len(grid) > MAX_SETUPS:
-        raise OptimizeError(
-            f"{len(grid):,} setups to simulate, over the limit of {MAX_SETUPS:,}: give fewer values, or run the "
-            "search as a study (planner-gui study) and pick from its results"
-        )
-    ev = _Evaluator(base, inputs, (deadline_days, quantile, budget_usd))
-    stopped = False
-
-    def report(done: int) -> None:
-        if progress is not None:
-            progress(min(1.0, done / max(planned, 1)))
-
-    def run_all(setups: Sequence[tuple[Any, ...]], done: int) -> int:
-        for start in range(0, len(setups), BATCH):
+    s = Searcher(base, vary, deadline_days, quantile, budget_usd, points=points, rounds=rounds)
+    try:
+        while (batch := s.next_batch()) is not None:
             if should_stop is not None and should_stop():
                 raise Cancelled()
-            ev.run(setups[start : start + BATCH], should_stop)
-            done += len(setups[start : start + BATCH])
-            report(done)
-        return done
-
-    done = 0
-    grids = list(inputs)  # each range input's latest grid
-    try:
-        done = run_all(grid, done)
-        for _ in range(rounds if ranged else 0):
-            best = _best(list(ev.seen.values()))
-            if best is None:
-                break
-            grids = _refine(grids, ranged, best, points)
-            done = run_all([v for v in setups_of(grids) if v not in ev.seen], done)
+            s.add(batch, evaluate(base, vary, s.goal, batch, points, should_stop))
+            if progress is not None:
+                progress(s.fraction)
     except (Cancelled, KeyboardInterrupt):
-        stopped = True
-    setups = tuple(ev.seen.values())
-    chosen = _best(setups)
-    meeting = sorted((s for s in setups if s.meets and s is not chosen), key=lambda s: (s.cost_usd, s.days_quantile))
-    return Search(
-        deadline_days,
-        quantile,
-        budget_usd,
-        chosen,
-        pareto_front(setups),
-        tuple(meeting[:RUNNERS_UP]) if chosen is not None and chosen.meets else (),
-        setups,
-        len(setups),
-        stopped,
-    )
+        return s.result(stopped=True)
+    return s.result()
 
 
 def _refine(grids: Sequence[Input], ranged: Sequence[int], best: Setup, points: int) -> list[Input]:
