@@ -319,3 +319,36 @@ def test_without_a_closed_form_the_sizing_names_no_line_it_cannot_draw_and_gives
     assert f"(Monte Carlo: the simulated failures' needs): {result.recommended:,} nodes" in text
     assert "M/G/infinity at the scenario's base rates" in text
     d.done(0)
+
+
+def test_a_priced_pool_is_drawn_as_priced_beside_its_gpu_hours(qtbot):
+    """With a node price the pool's curve is its price's share over the window, and a dotted line (named only then)
+    is what its GPU-hours would cost at the price per GPU-hour; the total is the lost GPU-hours plus the priced pool."""
+    from planner_gui.core.jobs import spares_sizing
+    from planner_gui.core.spares.model import Spares
+    from planner_gui.ui.spares_view import SparesDialog
+
+    sc = Scenario(gpus=16_384, trials=20, days=5.0, spares=Spares(spare_nodes=8, node_price_usd=250_000.0))
+    d = SparesDialog(sc)
+    qtbot.addWidget(d)
+    d._jobs.cancel()
+    result = spares_sizing(sc, d.spares, 6, should_stop=None, progress=None)
+    d._show(result)
+    qtbot.waitUntil(lambda: d.sizing_result is result, timeout=5_000)
+    names = [label.text for _, label in d.plot_cost.legend.items]
+    assert "pool as GPU-hours at the price" in names
+    np.testing.assert_allclose(d.curves["pool_cost"].getData()[1], result.pool_cost_usd / 1e6)
+    np.testing.assert_allclose(
+        d.curves["pool_gpu_hours"].getData()[1], result.spare_gpu_hours * sc.gpu_hour_cost_usd / 1e6
+    )
+    for sample, label in d.plot_cost.legend.items:  # every entry drawn
+        assert len(sample.item.getData()[0]) > 0, label.text
+    d.done(0)
+    plain = SparesDialog(Scenario(gpus=16_384, trials=20, days=5.0, spares=Spares(spare_nodes=8)))
+    qtbot.addWidget(plain)
+    plain._jobs.cancel()
+    r2 = spares_sizing(plain.scenario, plain.spares, 6, should_stop=None, progress=None)
+    plain._show(r2)
+    qtbot.waitUntil(lambda: plain.sizing_result is r2, timeout=5_000)
+    assert "pool as GPU-hours at the price" not in [label.text for _, label in plain.plot_cost.legend.items]
+    plain.done(0)

@@ -47,6 +47,9 @@ def _only_spares_changed(before, after, field):
         ("shrinkToSlider", "min_gpus", Spares(spare_nodes=8, min_gpus=8000)),
         ("repairSigmaSlider", "repair_sigma", Spares(spare_nodes=8, repair_sigma=0.5)),
         ("repairSlider:GPU", "repair_hours", Spares(spare_nodes=8)),
+        ("spareNodePriceSlider", "node_price_usd", Spares(spare_nodes=8, node_price_usd=300_000.0)),
+        ("depreciationSlider", "depreciation_years", Spares(spare_nodes=8, node_price_usd=300_000.0)),
+        ("spareNodeRentSlider", "rental_usd_per_node_hour", Spares(spare_nodes=8, rental_usd_per_node_hour=20.0)),
     ],
 )
 def test_each_spares_slider_moves_its_field_only(make_window, qtbot, slider, field, spares):
@@ -389,3 +392,26 @@ def test_a_second_click_of_a_view_brings_its_window_to_the_front_rather_than_ano
             d.close()
     for d in win.findChildren(QDialog, "modelDialog"):
         d.close()
+
+
+def test_the_pools_price_switches_set_their_field_only_and_the_summary_gives_both_costs(make_window, qtbot):
+    win = _window(make_window, qtbot, Spares(spare_nodes=8))
+    box = win.controls.spares
+    assert not box.price.slider.isEnabled() and not box.rent.slider.isEnabled() and box.bought.isEnabled()
+    before = win.scenario()
+    box.bought.setChecked(True)
+    _only_spares_changed(before, win.scenario(), "node_price_usd")
+    assert box.price.slider.isEnabled() and box.years.slider.isEnabled()
+    before = win.scenario()
+    box.rented.setChecked(True)
+    _only_spares_changed(before, win.scenario(), "rental_usd_per_node_hour")
+    assert "priced at" in box.note.text() and "rented" in box.note.text()
+    settle(qtbot, win)
+    from planner_gui.ui.spares_controls import spares_cost_text
+
+    sp = win.scenario().spares
+    cost = sp.pool_cost_per_hour(8, win.scenario().gpu_hour_cost_usd) * win.scenario().hours
+    shown = spares_cost_text(win.last_result.main, win.scenario().gpu_hour_cost_usd)
+    assert shown.startswith(f"spare pool {fmt.money(cost)} as priced") and "as GPU-hours" in shown
+    box.finite.setChecked(False)  # an unlimited pool costs nothing: its price switches are off
+    assert not box.bought.isEnabled() and not box.price.slider.isEnabled()

@@ -34,6 +34,9 @@ SPARES_FLAGS = {
     "replica_gpus": "--replica-gpus",
     "continue_stall": "--continue-stall",
     "max_replicas_lost": "--max-replicas-lost",
+    "spare_node_price": "--spare-node-price",
+    "depreciation_years": "--depreciation-years",
+    "spare_rental": "--spare-rental",
 }
 
 
@@ -90,6 +93,20 @@ def add_spares_flags(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="the most replicas one failure may take out and the job continue (continue)",
     )
+    g.add_argument(
+        "--spare-node-price",
+        type=number_arg,
+        metavar="USD",
+        help="what a spare node costs to buy: the pool costs its share of that over the run (default: the pool is "
+        "priced as its GPU-hours at the price per GPU-hour)",
+    )
+    g.add_argument(
+        "--depreciation-years",
+        type=number_arg,
+        metavar="Y",
+        help="years a bought spare node is written off over (default 5)",
+    )
+    g.add_argument("--spare-rental", type=number_arg, metavar="USD", help="what a rented spare node costs per hour")
 
 
 def uses_spares(args: argparse.Namespace) -> bool:
@@ -131,12 +148,27 @@ def spares_from_args(args: argparse.Namespace, sc: Scenario) -> Spares:
         changes["continue_stall_min"] = args.continue_stall
     if args.max_replicas_lost is not None:
         changes["max_replicas_lost"] = args.max_replicas_lost
+    if args.spare_node_price is not None:
+        changes["node_price_usd"] = args.spare_node_price
+    if args.depreciation_years is not None:
+        changes["depreciation_years"] = args.depreciation_years
+    if args.spare_rental is not None:
+        changes["rental_usd_per_node_hour"] = args.spare_rental
     for key, value in changes.items():
         sp = Spares(**{**_fields(sp), key: value})
     if sp.recovery_mode != "continue":
         for field in ("replica_gpus", "continue_stall", "max_replicas_lost"):
             if getattr(args, field) is not None:
                 raise UsageError(f"{SPARES_FLAGS[field]}: applies with --recovery-mode continue")
+    if sp.spare_nodes is None:
+        for field in ("spare_node_price", "depreciation_years", "spare_rental"):
+            if getattr(args, field) is not None:
+                raise UsageError(
+                    f"{SPARES_FLAGS[field]}: prices a finite pool; with unlimited spares the pool costs nothing (give "
+                    "--spare-nodes N)"
+                )
+    if args.depreciation_years is not None and sp.node_price_usd is None:
+        raise UsageError("--depreciation-years: writes off a bought node; give its price (--spare-node-price)")
     if sp.spare_nodes is None and sp.recovery_mode == "restart":
         for field in ("repair_hours", "repair_sigma"):
             if getattr(args, field) is not None:
@@ -165,6 +197,9 @@ _FIELD_FLAGS = {
     "replica_gpus": "--replica-gpus",
     "continue_stall_min": "--continue-stall",
     "max_replicas_lost": "--max-replicas-lost",
+    "node_price_usd": "--spare-node-price",
+    "depreciation_years": "--depreciation-years",
+    "rental_usd_per_node_hour": "--spare-rental",
 }
 
 
@@ -205,6 +240,9 @@ SPARES_FIELD_FLAGS = {
     "replica_gpus": "replica_gpus",
     "continue_stall_min": "continue_stall",
     "max_replicas_lost": "max_replicas_lost",
+    "node_price_usd": "spare_node_price",
+    "depreciation_years": "depreciation_years",
+    "rental_usd_per_node_hour": "spare_rental",
 }
 
 

@@ -492,6 +492,10 @@ class Scenario:
 
 # -- spares, repairs and the recovery mode (their model in hours: :mod:`.spares.model`, docs/spares.md) --------
 RecoveryMode = Literal["restart", "continue"]
+#: The years a bought spare node is written off over by default: large operators depreciate servers over four to
+#: six years (an input with no single source: set your own).
+DEFAULT_DEPRECIATION_YEARS = 5.0
+HOURS_PER_YEAR = 8766.0  # (365.25 days)
 RECOVERY_MODES: tuple[str, ...] = get_args(RecoveryMode)
 
 
@@ -524,6 +528,43 @@ class Spares:
     continue_stall_min: float = 3.0
     #: The most replicas one failure may take out and the job still continue; more restart it.
     max_replicas_lost: int = 1
+    #: What a spare node costs to buy, dollars (None: the pool is priced as GPU-hours at the price per GPU-hour).
+    node_price_usd: float | None = None
+    #: Years a bought node is written off over (straight line): its cost per hour is its price over them.
+    depreciation_years: float = DEFAULT_DEPRECIATION_YEARS
+    #: What a rented spare node costs per hour, dollars (None: none rented).
+    rental_usd_per_node_hour: float | None = None
+
+    @property
+    def priced(self) -> bool:
+        """Whether the pool has a price of its own (bought or rented), not the GPU-hours of today's."""
+        return self.node_price_usd is not None or self.rental_usd_per_node_hour is not None
+
+    def pool_cost_per_hour(self, gpus_per_node: int, gpu_hour_cost_usd: float) -> float:
+        """What the pool costs per hour it is held: each node's share of its price over its depreciation years, plus
+        its rent, where given; otherwise (today's) its GPUs at the price per GPU-hour. An unlimited pool costs
+        nothing (a failed node is replaced for free)."""
+        if self.spare_nodes is None:
+            return 0.0
+        if not self.priced:
+            return self.spare_nodes * gpus_per_node * gpu_hour_cost_usd
+        price = self.node_price_usd
+        bought = 0.0 if price is None else price / (self.depreciation_years * HOURS_PER_YEAR)
+        rented = 0.0 if self.rental_usd_per_node_hour is None else self.rental_usd_per_node_hour
+        return self.spare_nodes * (bought + rented)
+
+    def pool_basis(self) -> str:
+        """How :meth:`pool_cost_per_hour` prices the pool, in words."""
+        if not self.priced:
+            return "its GPU-hours at the price per GPU-hour"
+        parts = []
+        if self.node_price_usd is not None:
+            parts.append(
+                f"${fmt.compact(self.node_price_usd)} a node written off over {self.depreciation_years:g} years"
+            )
+        if self.rental_usd_per_node_hour is not None:
+            parts.append(f"${self.rental_usd_per_node_hour:,.4g} a node-hour rented")
+        return " plus ".join(parts)
 
     @property
     def is_todays(self) -> bool:
@@ -555,6 +596,14 @@ class Spares:
             raise ValueError(f"max_replicas_lost must be >= 0 (got {_got(self.max_replicas_lost)})")
         if self.replica_gpus < 1:
             raise ValueError(f"replica_gpus must be >= 1 (got {_got(self.replica_gpus)})")
+        for name, v, hi in (
+            ("node_price_usd", self.node_price_usd, 1e9),
+            ("rental_usd_per_node_hour", self.rental_usd_per_node_hour, 1e6),
+        ):
+            if v is not None and not (math.isfinite(v) and 0 <= v <= hi):
+                raise ValueError(f"{name} must be from 0 to {fmt.number(hi)} dollars (got {_got(v)})")
+        if not (math.isfinite(self.depreciation_years) and 0.25 <= self.depreciation_years <= 30):
+            raise ValueError(f"depreciation_years must be from 0.25 to 30 (got {_got(self.depreciation_years)})")
         if scenario is None:
             return
         misfit = self.job_misfit(scenario)

@@ -20,7 +20,18 @@ from typing import Any
 from .checks import ScenarioError, check_size, check_spares, check_storage_write, check_tiers_fit
 from .fmt import clean
 from .fmt import number as fmt_number
-from .model import OPTIMAL, PLACEMENTS, SCOPES, Component, Profile, Scenario, Storage, Tiers, Training
+from .model import (
+    DEFAULT_DEPRECIATION_YEARS,
+    OPTIMAL,
+    PLACEMENTS,
+    SCOPES,
+    Component,
+    Profile,
+    Scenario,
+    Storage,
+    Tiers,
+    Training,
+)
 from .spares.model import RECOVERY_MODES, Spares
 from .specs import LIMITS, MAX_PROFILE_PIECES
 from .userfiles import FileRefused, bad_path, read_limited, write_atomic
@@ -115,6 +126,8 @@ _SPARES_FIELDS = (
     "continue_stall_min",
     "max_replicas_lost",
 )
+#: The spares section's optional prices of the pool (docs/spares.md, "The pool's cost"): written only when set.
+_SPARES_PRICE_FIELDS = ("node_price_usd", "depreciation_years", "rental_usd_per_node_hour")
 _TRAINING_FIELDS = ("train_flops", "peak_tflops", "mfu", "compute_gpu_hours")
 _STORAGE_FIELDS = ("checkpoint_gb_per_gpu", "storage_gb_s")
 
@@ -354,7 +367,7 @@ def _spares(doc: Any) -> Spares | None:
         return None
     if not isinstance(doc, dict):
         raise ScenarioError(f"spares: must be an object with keys {', '.join(_SPARES_FIELDS)}")
-    _check_keys("spares.", doc, _SPARES_FIELDS)
+    _check_keys("spares.", doc, _SPARES_FIELDS, _SPARES_PRICE_FIELDS)
     mode = doc["recovery_mode"]
     if mode not in RECOVERY_MODES:
         raise ScenarioError(f"spares.recovery_mode: must be one of {', '.join(RECOVERY_MODES)} (got {_describe(mode)})")
@@ -385,7 +398,19 @@ def _spares(doc: Any) -> Spares | None:
         replica_gpus=int(nums["replica_gpus"]),
         continue_stall_min=float(nums["continue_stall_min"]),
         max_replicas_lost=int(nums["max_replicas_lost"]),
+        **_spares_prices(doc),
     )
+
+
+def _spares_prices(doc: dict[str, Any]) -> dict[str, Any]:
+    """The spares section's optional prices of the pool (null or left out: none)."""
+    out: dict[str, Any] = {}
+    for k in _SPARES_PRICE_FIELDS:
+        v = doc.get(k)
+        if v is None:
+            continue
+        out[k] = float(check_number(f"spares.{k}", v))
+    return out
 
 
 def _repair_hours(category: str, value: Any) -> float:
@@ -477,7 +502,10 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
         doc["tiers"] = {k: getattr(tiers, k) for k in _TIERS_FIELDS}
     if scenario.spares is not None:
         sp = scenario.spares
-        doc["spares"] = {k: dict(sp.repair_hours) if k == "repair_hours" else getattr(sp, k) for k in _SPARES_FIELDS}
+        section = {k: dict(sp.repair_hours) if k == "repair_hours" else getattr(sp, k) for k in _SPARES_FIELDS}
+        if sp.priced or sp.depreciation_years != DEFAULT_DEPRECIATION_YEARS:
+            section |= {k: getattr(sp, k) for k in _SPARES_PRICE_FIELDS}
+        doc["spares"] = section
     return doc
 
 

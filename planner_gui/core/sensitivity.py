@@ -355,12 +355,11 @@ def _se(values: np.ndarray) -> float:
 
 def per_trial_days_and_cost(res: SimulationResult) -> tuple[np.ndarray | None, np.ndarray]:
     """Per trial: the days to train and their cost (with a training compute), else no days and the cost of the
-    window's GPU-hours not spent training; with a finite spare pool, plus the pool's GPU-hours over that time."""
+    window's GPU-hours not spent training; with a finite spare pool, plus the pool's cost over that time (its price's
+    share, or its GPU-hours: :meth:`.model.Spares.pool_cost_per_hour`)."""
     sc = res.scenario
     t = res.time_to_train
-    pool = 0.0
-    if sc.spares is not None and sc.spares.spare_nodes is not None:
-        pool = sc.spares.spare_nodes * sc.gpus_per_node * sc.gpu_hour_cost_usd  # per hour the pool is held
+    pool = 0.0 if sc.spares is None else sc.spares.pool_cost_per_hour(sc.gpus_per_node, sc.gpu_hour_cost_usd)
     if t is None:
         return None, sc.gpus * sc.hours * (1.0 - res.goodput) * sc.gpu_hour_cost_usd + pool * sc.hours
     return t.hours / 24.0, t.gpu_hours() * sc.gpu_hour_cost_usd + pool * t.hours

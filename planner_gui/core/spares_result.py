@@ -37,6 +37,9 @@ def spares_to_dict(sp: Spares) -> dict[str, Any]:
         "replica_gpus": sp.replica_gpus,
         "continue_stall_min": sp.continue_stall_min,
         "max_replicas_lost": sp.max_replicas_lost,
+        "node_price_usd": sp.node_price_usd,
+        "depreciation_years": sp.depreciation_years,
+        "rental_usd_per_node_hour": sp.rental_usd_per_node_hour,
     }
 
 
@@ -56,6 +59,12 @@ class SparesRun:
 
     def lost_gpu_hours(self) -> np.ndarray:
         return (self.scenario.hours - self.trials.hours["useful"]) * self.scenario.gpus
+
+    @property
+    def pool_cost_per_hour(self) -> float:
+        """What the pool costs per hour it is held (:meth:`.model.Spares.pool_cost_per_hour`)."""
+        sc = self.scenario
+        return self.spares.pool_cost_per_hour(sc.gpus_per_node, sc.gpu_hour_cost_usd)
 
     @property
     def idle_gpu_hours(self) -> float | None:
@@ -108,6 +117,10 @@ class SparesRun:
             "idle_cost_usd": None
             if self.idle_gpu_hours is None
             else self.idle_gpu_hours * self.scenario.gpu_hour_cost_usd,
+            # What the pool costs as priced (bought: its price's share over the window; rented; else its GPU-hours).
+            "pool_cost_per_hour_usd": self.pool_cost_per_hour,
+            "pool_cost_usd": self.pool_cost_per_hour * self.scenario.hours,
+            "pool_cost_basis": self.spares.pool_basis(),
             "recommended_for_99pct": self.recommended(closed is not None),
             "recommended_simulated": closed is None and self.trials.pool_for(TARGET) is not None,
             "node_failures": summarize(self.trials.node_failures).to_dict(),

@@ -270,8 +270,13 @@ def _strategy_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]
         if sp.get("idle_gpu_hours") is not None:
             detail += (
                 f"; the pool's {_num(fmt.compact(sp['idle_gpu_hours']), 'spares/idle_gpu_hours', 'count')} GPU-hours "
-                f"cost {_num(fmt.money(sp['idle_cost_usd']), 'spares/idle_cost_usd', 'usd')}"
+                f"cost {_num(fmt.money(sp['idle_cost_usd']), 'spares/idle_cost_usd', 'usd')} at the price per GPU-hour"
             )
+            if sc.spares is not None and sc.spares.priced:  # bought or rented: what it costs as such, beside
+                detail += (
+                    f"; as priced ({escape(str(sp['pool_cost_basis']))}) it costs "
+                    f"{_num(fmt.money(sp['pool_cost_usd']), 'spares/pool_cost_usd', 'usd')} over the window"
+                )
         rows.append(("Spare pool", shown, detail))
         if sc.spares is not None and sc.spares.recovery_mode == "continue":
             continued, restarted = sp["continued"], fast + stored

@@ -29,6 +29,10 @@ __all__ = ["DEFAULT_POOL", "SparesBox", "model_text", "spares_cost_text", "spare
 DEFAULT_POOL = 0.01
 #: About how long a category's repair-time row takes to build.
 REPAIR_MS = 0.35
+#: What the price and the rent start at when first turned on: an H100 node of 8 GPUs bought, and rented by the
+#: hour (estimates with no single source; set your own).
+DEFAULT_NODE_PRICE = 300_000.0
+DEFAULT_NODE_RENT = 20.0
 
 
 class SparesBox(QGroupBox):
@@ -108,6 +112,29 @@ class SparesBox(QGroupBox):
             tooltip=SPECS["repair_sigma"].help + " 0: every repair lasts its mean.",
         )
         self.sigma.edited.connect(lambda v: self._set(repair_sigma=float(v)))
+        # The pool's price (docs/spares.md, "The pool's cost"): bought (a node's price written off over years) and
+        # rented (a node-hour's rent); neither: its GPU-hours at the price per GPU-hour, as before.
+        self.cost = Collapsible("Cost of the pool")
+        self.cost.setObjectName("poolCost")
+        self.bought = QCheckBox("Bought: a node's price, written off")
+        self.bought.setObjectName("poolBoughtCheck")
+        self.bought.setToolTip(
+            "On: the pool costs each node's price over the years below, for every hour it is held (an H100 node of "
+            f"8 GPUs, about ${fmt.compact(DEFAULT_NODE_PRICE)}: an estimate, set yours). Off: priced as its GPU-hours."
+        )
+        self.bought.toggled.connect(lambda on: self._price_toggled("node_price_usd", DEFAULT_NODE_PRICE, on))
+        self.price = spec_control("node_price_usd", "spareNodePriceSlider")
+        self.price.edited.connect(lambda v: self._set(node_price_usd=float(v)))
+        self.years = spec_control("depreciation_years", "depreciationSlider")
+        self.years.edited.connect(lambda v: self._set(depreciation_years=float(v)))
+        self.rented = QCheckBox("Rented: a node-hour's rent")
+        self.rented.setObjectName("poolRentedCheck")
+        self.rented.setToolTip("On: the pool pays each node's rent per hour (with a price too, both).")
+        self.rented.toggled.connect(lambda on: self._price_toggled("rental_usd_per_node_hour", DEFAULT_NODE_RENT, on))
+        self.rent = spec_control("rental_usd_per_node_hour", "spareNodeRentSlider")
+        self.rent.edited.connect(lambda v: self._set(rental_usd_per_node_hour=float(v)))
+        for w in (self.bought, self.price, self.years, self.rented, self.rent):
+            self.cost.addWidget(w)
         self.repairs = Collapsible("Repair times")
         self.repairs.setObjectName("repairTimes")
         self.repair: dict[str, ValueControl] = {}
@@ -120,6 +147,7 @@ class SparesBox(QGroupBox):
         lay.addWidget(self.shrink)
         lay.addWidget(self.min_gpus)
         lay.addWidget(self.repairs)
+        lay.addWidget(self.cost)
         self.repairs.addWidget(self.lognormal)
         self.repairs.addWidget(self.sigma)
         self.note = QLabel()
@@ -127,15 +155,28 @@ class SparesBox(QGroupBox):
         self.note.setWordWrap(True)
         mark_secondary(self.note)
         lay.addWidget(self.note)
-        for control in (self.pool, self.swap, self.replica, self.stall, self.min_gpus, self.sigma):
+        for control in (self.pool, self.swap, self.replica, self.stall, self.min_gpus, self.sigma, *self._prices):
             control.dragFinished.connect(self.dragFinished)
         self._categories: tuple[str, ...] = ()
         self.rows = rows if rows is not None else RowsInTurns(self)
         self.follow()
 
     @property
+    def _prices(self) -> tuple[ValueControl, ...]:
+        return (self.price, self.years, self.rent)
+
+    @property
     def controls(self) -> tuple[ValueControl, ...]:
-        return (self.pool, self.swap, self.replica, self.stall, self.min_gpus, self.sigma, *self.repair.values())
+        return (
+            self.pool,
+            self.swap,
+            self.replica,
+            self.stall,
+            self.min_gpus,
+            self.sigma,
+            *self._prices,
+            *self.repair.values(),
+        )
 
     @property
     def spares(self) -> Spares:
@@ -157,6 +198,11 @@ class SparesBox(QGroupBox):
         sc = self.inputs.scenario
         nodes = max(1, -(-sc.gpus // sc.gpus_per_node))
         self._set(spare_nodes=max(1, round(DEFAULT_POOL * nodes)) if on else None)
+
+    def _price_toggled(self, field: str, default: float, on: bool) -> None:
+        if on == (getattr(self.spares, field) is not None):
+            return
+        self._set(**{field: default if on else None})
 
     def _shrink_toggled(self, on: bool) -> None:
         if on == (self.spares.min_gpus is not None):
@@ -260,6 +306,19 @@ class SparesBox(QGroupBox):
             control.setEnabled(finite)
         self.lognormal.setEnabled(finite)
         self.sigma.setEnabled(finite and sp.repair_sigma is not None)
+        for check, control, value in (
+            (self.bought, self.price, sp.node_price_usd),
+            (self.rented, self.rent, sp.rental_usd_per_node_hour),
+        ):
+            check.blockSignals(True)
+            check.setChecked(value is not None)
+            check.blockSignals(False)
+            check.setEnabled(finite)  # (an unlimited pool costs nothing)
+            if value is not None:
+                control.set_value(value)
+            control.setEnabled(finite and value is not None)
+        self.years.set_value(sp.depreciation_years)
+        self.years.setEnabled(finite and sp.node_price_usd is not None)
         nodes = max(1, -(-sc.gpus // sc.gpus_per_node))
         self.note.setText(model_text(sp, nodes))
 
@@ -276,6 +335,8 @@ def model_text(sp: Spares, nodes: int) -> str:
         f", a {fmt.duration_hours(sp.swap_min / 60.0)} swap after each failure that loses a node" if sp.swap_min else ""
     )
     text = f"Model on: {pool}{swap}; {sp.recovery_mode}."
+    if sp.spare_nodes is not None and sp.priced:
+        text += f" The pool is priced at {sp.pool_basis()}."
     if sp.spare_nodes is None:
         text += " Repair times change nothing without a finite pool."
     return text
@@ -298,4 +359,9 @@ def spares_cost_text(res: SimulationResult, price: float) -> str | None:
     run = res.spares_run
     if run is None or run.idle_gpu_hours is None:
         return None
-    return f"spare pool {fmt.compact(run.idle_gpu_hours)} GPU-h, {fmt.money(run.idle_gpu_hours * price)}"
+    as_gpu_hours = f"spare pool {fmt.compact(run.idle_gpu_hours)} GPU-h, {fmt.money(run.idle_gpu_hours * price)}"
+    if not run.spares.priced:
+        return as_gpu_hours
+    sc = run.scenario
+    priced = run.spares.pool_cost_per_hour(sc.gpus_per_node, price) * sc.hours
+    return f"spare pool {fmt.money(priced)} as priced ({as_gpu_hours.removeprefix('spare pool ')} as GPU-hours)"

@@ -178,6 +178,10 @@ class SparesDialog(QDialog):
         self.curves["pool_cost"] = self.plot_cost.plot(
             name="spare pool alone", pen=pg.mkPen("#9467bd", width=1, style=Qt.PenStyle.DashLine)
         )
+        # A pool with a price of its own (bought or rented) beside what its GPU-hours would cost at the price per
+        # GPU-hour (today's way to cost it): named only when drawn.
+        self.curves["pool_gpu_hours"] = pg.PlotDataItem(pen=pg.mkPen("#9467bd", width=1, style=Qt.PenStyle.DotLine))
+        self.plot_cost.addItem(self.curves["pool_gpu_hours"])
         self.marks = {
             # Not the cost curve's green: on the curve a green dot could not be told from it, in the legend
             # neither (the legend's sample sat on a line of the same colour).
@@ -300,7 +304,16 @@ class SparesDialog(QDialog):
         elif not exact and named:
             legend.removeItem(curve)
         self.curves["cost"].setData(x, r.total_cost_usd / 1e6)
-        self.curves["pool_cost"].setData(x, r.spare_gpu_hours * self.scenario.gpu_hour_cost_usd / 1e6)
+        self.curves["pool_cost"].setData(x, r.pool_cost_usd / 1e6)
+        priced = self.spares.priced
+        idle = self.curves["pool_gpu_hours"]
+        idle.setData(x, r.spare_gpu_hours * self.scenario.gpu_hour_cost_usd / 1e6) if priced else idle.setData([], [])
+        idle.setVisible(priced)
+        named = any(sample.item is idle for sample, _ in self.legends[2].items)
+        if priced and not named:
+            self.legends[2].addItem(idle, "pool as GPU-hours at the price")
+        elif not priced and named:
+            self.legends[2].removeItem(idle)
         i = int(np.flatnonzero(r.spare_nodes == r.cheapest)[0])
         self.marks["cheapest"].setData([x[i]], [r.total_cost_usd[i] / 1e6])
         if r.meets_target is not None:

@@ -131,8 +131,9 @@ def sizing_counts(scenario: Scenario, spares: Spares, points: int = 21) -> np.nd
 @dataclass(frozen=True)
 class SizingResult:
     """Per spare count: goodput (mean, sem), the chance a failure finds no spare (simulated and exact), the
-    job's lost GPU-hours, the pool's GPU-hours and the total cost; the cheapest pool and the smallest that
-    meets the target (None if no count tried does)."""
+    job's lost GPU-hours, the pool's GPU-hours, the pool's cost as priced and the total cost (the lost GPU-hours at
+    the price plus the pool's cost); the cheapest pool and the smallest that meets the target (None if no count
+    tried does)."""
 
     spare_nodes: np.ndarray
     goodput: np.ndarray
@@ -144,6 +145,8 @@ class SizingResult:
     lost_gpu_hours: np.ndarray
     spare_gpu_hours: np.ndarray
     total_cost_usd: np.ndarray
+    #: The pool's cost over the window as priced (its price's share, its rent, or its GPU-hours at the price).
+    pool_cost_usd: np.ndarray
     cheapest: int
     meets_target: int | None
     target: float
@@ -160,6 +163,7 @@ class SizingResult:
             "reduced_throughput_hours",
             "lost_gpu_hours",
             "spare_gpu_hours",
+            "pool_cost_usd",
             "total_cost_usd",
             "mark",
         )
@@ -179,6 +183,7 @@ class SizingResult:
                 self.reduced_hours[i],
                 self.lost_gpu_hours[i],
                 self.spare_gpu_hours[i],
+                self.pool_cost_usd[i],
                 self.total_cost_usd[i],
             )
             lines.append(f"{int(s)}," + ",".join(f"{v:.10g}" for v in vals) + "," + "; ".join(marks))
@@ -211,6 +216,7 @@ def sizing(
         useful = t.hours["useful"]
         lost = float(((scenario.hours - useful) * scenario.gpus).mean())
         pool = int(s) * scenario.gpus_per_node * scenario.hours
+        priced = spares.replace_spares(int(s)).pool_cost_per_hour(scenario.gpus_per_node, scenario.gpu_hour_cost_usd)
         rows.append(
             (
                 float(useful.mean() / scenario.hours),
@@ -221,7 +227,8 @@ def sizing(
                 float(t.hours["reduced_throughput"].mean()),
                 lost,
                 pool,
-                (lost + pool) * scenario.gpu_hour_cost_usd,
+                lost * scenario.gpu_hour_cost_usd + priced * scenario.hours,
+                priced * scenario.hours,
             )
         )
     a = np.array(rows)
@@ -239,6 +246,7 @@ def sizing(
         lost_gpu_hours=a[:, 6],
         spare_gpu_hours=a[:, 7],
         total_cost_usd=cost,
+        pool_cost_usd=a[:, 9],
         cheapest=int(counts[int(np.argmin(cost))]),
         meets_target=int(counts[ok[0]]) if len(ok) else None,
         target=TARGET,

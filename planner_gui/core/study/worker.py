@@ -109,14 +109,11 @@ def output_row(report: dict[str, Any]) -> dict[str, float | None]:
 
 def total_cost(report: dict[str, Any]) -> float | None:
     """What a scenario costs in all, its spare pool included: with a training run, the GPU-hours it uses and the
-    pool's over its days (``time_to_train.cost_usd`` + spare nodes x GPUs per node x hours x price); without
-    one, the window's lost GPU-hours and the pool's (``lost_cost_usd`` + ``spares.idle_cost_usd``)."""
-    sc = report.get("scenario", {})
+    pool's over its days (``time_to_train.cost_usd`` + ``spares.pool_cost_per_hour_usd`` x hours); without one, the
+    window's lost GPU-hours and the pool's (``lost_cost_usd`` + ``spares.pool_cost_usd``)."""
     sp = report.get("spares") or {}
-    pool = (sp.get("inputs") or {}).get("spare_nodes")
-    pool_per_hour = 0.0
-    if isinstance(pool, (int, float)) and pool:
-        pool_per_hour = float(pool) * float(sc.get("gpus_per_node", 8)) * float(sc.get("gpu_hour_cost_usd", 0.0))
+    per_hour = sp.get("pool_cost_per_hour_usd")
+    pool_per_hour = float(per_hour) if isinstance(per_hour, (int, float)) else 0.0
     ttt = report.get("time_to_train")
     if isinstance(ttt, dict) and isinstance(ttt.get("cost_usd"), (int, float)):
         days = (ttt.get("days") or {}).get("mean")
@@ -124,8 +121,8 @@ def total_cost(report: dict[str, Any]) -> float | None:
     lost = report.get("lost_cost_usd")
     if not isinstance(lost, (int, float)):
         return None
-    idle = sp.get("idle_cost_usd")
-    return float(lost) + (float(idle) if isinstance(idle, (int, float)) else 0.0)
+    pool = sp.get("pool_cost_usd")
+    return float(lost) + (float(pool) if isinstance(pool, (int, float)) else 0.0)
 
 
 def check_scenario(doc: dict[str, Any]) -> Scenario:
