@@ -183,6 +183,52 @@ def test_sensitivity_bars_are_the_exact_effects_and_follow_the_factor(make_windo
     assert any("x0.25" in e.change for e in panel.effects)
 
 
+def test_prices_price_the_levers_only_and_undo_takes_them_back(make_window, qtbot, monkeypatch):
+    """Prices... lists the scenario's levers; a price typed there is the scenario's lever_prices and nothing else,
+    starts no run, and puts the dollars saved per dollar on the lever's bar; a malformed price is said in the
+    dialog, which stays open; Edit > Undo takes the prices back."""
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QPushButton
+
+    from planner_gui.core.sensitivity import levers
+    from planner_gui.ui.prices_dialog import LeverPricesDialog
+
+    win = _training_window(make_window, qtbot)
+    panel = win.planning
+    before = win.scenario()
+    submitted = []
+    monkeypatch.setattr(win.compute, "submit", lambda *a, **k: submitted.append(a))
+    seen = {}
+
+    def fill(dialog):
+        names = [dialog.table.item(i, 0).text() for i in range(dialog.table.rowCount())]
+        seen["levers"] = names
+        dialog.table.item(names.index("restart"), 2).setText("1.5 million")
+        dialog.accept()  # malformed: said, and the dialog stays
+        seen["error"] = dialog.error.text() if not dialog.error.isHidden() else ""
+        seen["result"] = dialog.result()
+        dialog.table.item(names.index("restart"), 2).setText("$1,500,000")
+        dialog.accept()
+        return dialog.result()
+
+    monkeypatch.setattr(LeverPricesDialog, "exec", fill)
+    find(win, QPushButton, "leverPricesButton").click()
+    assert seen["levers"] == [lv.name for lv in levers(before, panel.factor.value())]
+    assert "restart" in seen["error"] and "1.5 million" in seen["error"] and seen["result"] == 0
+    assert win.scenario().lever_prices == (("restart", 1.5e6),)
+    assert win.scenario().replace(lever_prices=(), name=before.name) == before  # that input only (and the name)
+    assert not submitted  # a price simulates nothing
+    k = next(i for i, e in enumerate(panel.effects) if e.lever == "restart")
+    e = panel.effects[k]
+    assert e.price_usd == 1.5e6 and e.saved_per_usd == pytest.approx(-e.cost_delta_usd / 1.5e6, rel=1e-12)
+    assert e.saved_per_usd > 0
+    assert f"${e.saved_per_usd:,.2f} saved per $" in panel.bar_labels[k].toPlainText()
+    assert all("per $" not in t.toPlainText() for i, t in enumerate(panel.bar_labels) if i != k)
+    find(win, QAction, "undoAction").trigger()
+    assert win.scenario().lever_prices == ()
+    assert all("per $" not in t.toPlainText() for t in panel.bar_labels)
+
+
 def test_pinned_scenarios_each_get_a_colour_a_legend_entry_and_a_column(make_window, qtbot):
     win = _training_window(make_window, qtbot)
     win.pin_baseline()

@@ -7,6 +7,7 @@ codes and one-line errors.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -698,3 +699,13 @@ def test_the_interval_chart_with_the_fast_tier_marks_the_fast_tiers_interval_and
     assert f"in use (optimal) {fmt.duration_hours(tp.fast_min / 60)}" in svg
     assert "fast (in-memory) checkpoint interval" in svg
     assert f"Young {fmt.duration_hours(plan.main.optimal.young / 60)}" not in svg
+
+
+def test_a_priced_lever_says_its_saving_per_dollar_in_the_report(llama):
+    """The scenario's lever_prices reach the report's levers (priced after the run: the same plan result)."""
+    priced = dataclasses.replace(llama, main=dataclasses.replace(llama.main, scenario=llama.main.scenario.replace(
+        lever_prices=(("restart", 2e6),))))  # fmt: skip
+    html = render_report(priced, generated=DATE)
+    e = next(e for e in sensitivity(priced.main.scenario) if e.lever == "restart")
+    assert f"${-e.cost_delta_usd / 2e6:,.2f} saved per $ paid ($2 M)" in html
+    assert "saved per $" not in render_report(llama, generated=DATE)

@@ -75,7 +75,7 @@ def test_sensitivity_command_prints_the_json_contract(capsys):
     assert main(["sensitivity", "--preset", "h100-100k", "--json"]) == 0
     effects = json.loads(capsys.readouterr().out)
     keys = {"lever", "change", "goodput_delta", "days_delta", "cost_delta_usd"}
-    keys |= {"goodput_delta_se", "days_delta_se", "cost_delta_se"}
+    keys |= {"goodput_delta_se", "days_delta_se", "cost_delta_se", "price_usd", "saved_per_usd"}
     assert effects and all(set(e) == keys for e in effects)
     assert all(e["goodput_delta_se"] is None for e in effects)  # exact expectations: no standard error
     direct = sensitivity(_preset("h100-100k"))
@@ -86,6 +86,71 @@ def test_sensitivity_command_prints_the_json_contract(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("planner-gui: error: ") for line in err)
     assert err[-1].endswith("--factor: must be a number from 0.01 to 100 other than 1 (got 1e+300)")
+
+
+def test_a_priced_lever_says_the_dollars_it_saves_per_dollar_paid(tmp_path, capsys):
+    """--price and a file's lever_prices attach a price to a lever; its saving per dollar is its cost delta over
+    the price, in the JSON and the table; the flag overrides the file; bad prices and unknown levers are said in one
+    line, and a file's price for a lever the scenario lacks is noted, not fatal."""
+    import json
+
+    from planner_gui.cli import main
+    from planner_gui.core.scenario_io import load, save
+
+    assert main(["sensitivity", "--preset", "h100-100k", "--price", "detection=2e6", "--price", "restart=$500,000",
+                 "--json"]) == 0  # fmt: skip
+    by = {e["lever"]: e for e in json.loads(capsys.readouterr().out)}
+    plain = {e.lever: e for e in sensitivity(_preset("h100-100k"))}
+    assert by["detection"]["price_usd"] == 2e6 and by["restart"]["price_usd"] == 5e5
+    for lever, price in (("detection", 2e6), ("restart", 5e5)):
+        assert by[lever]["cost_delta_usd"] == plain[lever].cost_delta_usd  # a price changes no effect
+        assert by[lever]["saved_per_usd"] == pytest.approx(-plain[lever].cost_delta_usd / price, rel=1e-12)
+        assert by[lever]["saved_per_usd"] > 0
+    assert by["all failure rates"]["price_usd"] is None and by["all failure rates"]["saved_per_usd"] is None
+    # In a file, saved and read back; a flag overrides the file's price for the same lever.
+    sc = _preset("h100-100k").replace(lever_prices=(("detection", 1e6), ("in-memory tier", 3e6)))
+    path = tmp_path / "priced.json"
+    save(sc, path)
+    assert load(path).lever_prices == sc.lever_prices
+    assert main(["sensitivity", "--scenario", str(path), "--price", "detection=4e6"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("detection x0.5"))
+    ratio = -plain["detection"].cost_delta_usd / 4e6
+    assert f"${ratio:,.2f} saved per $ paid ($4 M)" in line
+    tier = next(x for x in out.splitlines() if x.startswith("add an in-memory tier"))
+    assert f"${-plain['in-memory tier'].cost_delta_usd / 3e6:,.2f} saved per $ paid ($3 M)" in tier
+    # One line each: a malformed price, a negative one, a lever this scenario does not have.
+    assert main(["sensitivity", "--price", "detection"]) == 2
+    assert main(["sensitivity", "--price", "detection=-5"]) == 2
+    assert main(["sensitivity", "--price", "detecton=5"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(line.startswith("planner-gui: error: --price") for line in err)
+    assert "its levers: detection, restart" in err[-1]
+    # A file's price for a lever the scenario no longer has: noted on stderr, the rest priced.
+    save(sc.replace(lever_prices=(("spare pool", 1e6), ("restart", 1e6))), path)
+    assert main(["sensitivity", "--scenario", str(path), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "no lever 'spare pool' here; its price is not used" in captured.err
+    assert {e["lever"]: e["price_usd"] for e in json.loads(captured.out)}["restart"] == 1e6
+
+
+def test_lever_prices_in_a_file_are_checked():
+    from planner_gui.core.scenario_io import ScenarioError, scenario_from_dict, scenario_to_dict
+
+    doc = scenario_to_dict(Scenario())
+    for bad, says in (
+        ([1, 2], "must be an object"),
+        ({"detection": -1}, "from 0 to 1e13"),
+        ({"detection": "a lot"}, "from 0 to 1e13"),
+        ({"detection": True}, "from 0 to 1e13"),
+        ({"detection": 1e14}, "from 0 to 1e13"),
+    ):
+        with pytest.raises(ScenarioError, match=says):
+            scenario_from_dict(doc | {"format_version": 2, "lever_prices": bad})
+    sc = scenario_from_dict(doc | {"format_version": 2, "lever_prices": {"detection": 2000000}})
+    assert sc.lever_prices == (("detection", 2e6),)
+    assert "lever_prices" not in scenario_to_dict(Scenario())  # written only when set
+    assert scenario_to_dict(sc)["lever_prices"] == {"detection": 2e6}
 
 
 def _preset(name):

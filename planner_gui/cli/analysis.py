@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 
 from ..core import fmt
 from ..core.checks import check_together
@@ -13,7 +14,16 @@ from ..core.compare import comparison, comparison_table
 from ..core.progress import progress_part
 from ..core.results import simulate
 from ..core.scenario_io import ScenarioError, load, validate
-from ..core.sensitivity import DEFAULT_FACTOR, has_closed_form, levers, sensitivity
+from ..core.sensitivity import (
+    DEFAULT_FACTOR,
+    check_prices,
+    has_closed_form,
+    levers,
+    merge_prices,
+    parse_prices,
+    per_dollar,
+    sensitivity,
+)
 from ..core.sweep import Cost, run_cost
 from ..core.tornado import Tornado, parse_bounds, tornado, unsure_inputs
 from .flags import (
@@ -44,6 +54,15 @@ def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
         metavar="F",
         help=f"multiply each lever's time or rate by F, from 0.01 to 100 (default {DEFAULT_FACTOR}: halve it)",
     )
+    sens.add_argument(
+        "--price",
+        action="append",
+        default=[],
+        metavar="LEVER=USD",
+        help="what the lever would cost to buy, in dollars (repeatable; e.g. 'detection=2e6', 'in-memory tier=1e6'; "
+        "a name the scenario lacks lists its levers): each priced change shows the dollars it saves per dollar "
+        "paid. Adds to (or overrides) the file's lever_prices",
+    )
     sens.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
     what = "which unsure input moves the answer most: each estimate at its low and high end, widest first"
     tor = sub.add_parser("tornado", help=what, description=what[0].upper() + what[1:] + ".")
@@ -73,6 +92,17 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
             f"--factor: must be a number from {MIN_FACTOR:g} to {MAX_FACTOR:g} other than 1 (got {args.factor:.10g})"
         )
     sc = scenario_from_args(args)
+    try:
+        flagged = parse_prices(args.price)
+        check_prices(sc, args.factor, [n for n, _ in flagged])
+        for name in check_prices(sc, args.factor):  # (a file's price for a lever the scenario no longer has)
+            print(
+                f"planner-gui: note: lever_prices: no lever '{fmt.clean(name, 60)}' here; its price is not used",
+                file=sys.stderr,
+            )
+        sc = sc.replace(lever_prices=merge_prices(sc.lever_prices, flagged))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     exact = has_closed_form(sc)
     if exact:
         effects = sensitivity(sc, args.factor)
@@ -102,7 +132,9 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
         usd = fmt.signed_money(e.cost_delta_usd)
         if e.cost_delta_se is not None:
             usd += f" +/- ${fmt.compact(e.cost_delta_se)}"
-        print(f"{e.change:<{width}}  {fmt.signed(100 * e.goodput_delta) + se:>{17 if se else 7}} points  {days}{usd}")
+        paid = "" if e.price_usd is None else f"; {per_dollar(e)}"
+        gain = fmt.signed(100 * e.goodput_delta) + se
+        print(f"{e.change:<{width}}  {gain:>{17 if se else 7}} points  {days}{usd}{paid}")
     if not effects:
         print("(no change of an input moves anything here)")
     return 0

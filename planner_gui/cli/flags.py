@@ -95,7 +95,7 @@ class _HelpFormatter(argparse.HelpFormatter):
         shown = _HelpFormatter._scenario_defaults.get(action.dest)
         if action.default is None and shown is not None and action.option_strings:
             return f"{text} (default: {shown})"
-        if action.default not in (None, False, True) and action.option_strings:
+        if action.default not in (None, False, True, [], ()) and action.option_strings:  # (a list: none by default)
             value = action.default
             return f"{text} (default: {', '.join(map(str, value)) if isinstance(value, (list, tuple)) else value})"
         return text

@@ -47,7 +47,11 @@ __all__ = [
 ]
 
 #: Fields whose change needs a new Monte Carlo run (the name and the price do not).
-COMPUTED_FIELDS = frozenset(f.name for f in dataclasses.fields(Scenario)) - {"name", "gpu_hour_cost_usd"}
+COMPUTED_FIELDS = frozenset(f.name for f in dataclasses.fields(Scenario)) - {
+    "name",
+    "gpu_hour_cost_usd",
+    "lever_prices",
+}
 #: The name of an edited preset, made from the inputs so that it follows them: "100,000 GPUs, 54 days (edited
 #: from Llama 3 405B)". A preset's own name describes its inputs ("Llama 3 405B (16,384 H100, 54 days)"), which
 #: would go stale ("... (edited)" on a 100,000-GPU file, a 94,000-GPU x 365-day scenario called "1,048,576

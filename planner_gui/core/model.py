@@ -24,6 +24,7 @@ __all__ = [
     "LLAMA3_DAYS",
     "LLAMA3_GPUS",
     "LLAMA3_PLANNED",
+    "MAX_LEVER_PRICE_USD",
     "OPTIMAL",
     "PLACEMENTS",
     "RECOVERY_MODES",
@@ -46,6 +47,9 @@ LLAMA3_GPUS = 16_384
 LLAMA3_DAYS = 54
 #: Planned interruptions in the Llama 3 snapshot (firmware, configuration, data set updates).
 LLAMA3_PLANNED = 47
+
+#: The most a lever may be priced at (``Scenario.lever_prices``), in dollars.
+MAX_LEVER_PRICE_USD = 1e13
 
 #: The value of ``checkpoint_interval_min`` that asks for Daly's optimum.
 OPTIMAL = "optimal"
@@ -375,6 +379,9 @@ class Scenario:
     tiers: Tiers | None = None
     #: Spare nodes, repairs and the recovery mode (:class:`.spares.model.Spares`); None: unlimited spares.
     spares: Spares | None = None
+    #: What a planner would pay for each lever's improvement (docs/cli.md, sensitivity): (lever, dollars) pairs, by
+    #: the lever's name ("detection", "restart", "in-memory tier", "all failure rates", ...).
+    lever_prices: tuple[tuple[str, float], ...] = ()
 
     # -- derived quantities -------------------------------------------------
     @property

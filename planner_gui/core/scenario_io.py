@@ -22,6 +22,7 @@ from .fmt import clean
 from .fmt import number as fmt_number
 from .model import (
     DEFAULT_DEPRECIATION_YEARS,
+    MAX_LEVER_PRICE_USD,
     OPTIMAL,
     PLACEMENTS,
     SCOPES,
@@ -98,7 +99,18 @@ _EVIDENCE_FIELDS = ("count", "exposure_gpu_hours")
 #: A component's optional failure scope in a version-2 document (absent or null: its default).
 _SCOPE_FIELD = "scope"
 #: Optional sections of a version-2 document: absent (or null) means off.
-_OPTIONAL = ("training", "storage", "rate_uncertainty", "rate_profile", "new_cluster", "tiers", "spares")
+_OPTIONAL = (
+    "training",
+    "storage",
+    "rate_uncertainty",
+    "rate_profile",
+    "new_cluster",
+    "tiers",
+    "spares",
+    "lever_prices",
+)
+#: The most levers a scenario may price (the most a lever may cost: model.MAX_LEVER_PRICE_USD).
+MAX_LEVER_PRICES = 200
 #: The ``tiers`` section: the recovery strategy (the persistent tier's interval and blocking stall are
 #: ``checkpoint_interval_min`` and ``checkpoint_write_s``). Every key is required.
 _TIERS_FIELDS = (
@@ -288,12 +300,35 @@ def scenario_from_dict(doc: Any) -> Scenario:
         new_cluster=_flag("new_cluster", doc.get("new_cluster")),
         tiers=_tiers(doc.get("tiers")),
         spares=_spares(doc.get("spares")),
+        lever_prices=_lever_prices(doc.get("lever_prices")),
     )
     check_storage_write(scenario)
     check_tiers_fit(scenario)
     check_spares(scenario)
     check_size(scenario)
     return scenario
+
+
+def _lever_prices(doc: Any) -> tuple[tuple[str, float], ...]:
+    """The optional ``lever_prices``: dollars by lever name, as {"detection": 2000000}."""
+    if doc is None:
+        return ()
+    if not isinstance(doc, dict) or len(doc) > MAX_LEVER_PRICES:
+        raise ScenarioError(
+            f'lever_prices: must be an object of at most {MAX_LEVER_PRICES} dollars by lever, as {{"detection": 2e6}}'
+        )
+    dups = getattr(doc, "duplicates", ())
+    if dups:
+        raise ScenarioError(f"lever_prices.{clean(dups[0], 40)}: appears more than once (each key may appear once)")
+    out = []
+    for name, usd in doc.items():
+        lever = _check_str("lever_prices", name, 100)
+        if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not 0 <= usd <= MAX_LEVER_PRICE_USD:
+            raise ScenarioError(
+                f"lever_prices.{clean(lever, 40)}: must be a number of dollars from 0 to 1e13 (got {_describe(usd)})"
+            )
+        out.append((lever, float(usd)))
+    return tuple(out)
 
 
 def _training(doc: Any) -> Training | None:
@@ -506,6 +541,8 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
         if sp.priced or sp.depreciation_years != DEFAULT_DEPRECIATION_YEARS:
             section |= {k: getattr(sp, k) for k in _SPARES_PRICE_FIELDS}
         doc["spares"] = section
+    if scenario.lever_prices:
+        doc["lever_prices"] = dict(scenario.lever_prices)
     return doc
 
 
@@ -513,7 +550,13 @@ def _has_optional_parts(scenario: Scenario) -> bool:
     """Whether the scenario needs format version 2: an optional section, or a component's evidence."""
     sections = (scenario.training, scenario.storage, scenario.rate_profile, scenario.tiers, scenario.spares)
     evidence = any(c.count is not None or c.scope is not None for c in scenario.components)
-    return any(x is not None for x in sections) or scenario.rate_uncertainty or scenario.new_cluster or evidence
+    return (
+        any(x is not None for x in sections)
+        or scenario.rate_uncertainty
+        or scenario.new_cluster
+        or evidence
+        or bool(scenario.lever_prices)
+    )
 
 
 def _component_dict(c: Component) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,7 +31,8 @@ import numpy as np
 
 from .exact import time_fractions
 from .expected import rates_vary
-from .model import OPTIMAL, Scenario, Tiers
+from .fmt import compact
+from .model import MAX_LEVER_PRICE_USD, OPTIMAL, Scenario, Tiers
 from .params import resolve
 from .tiers.run import plan_tiers
 
@@ -43,11 +44,15 @@ __all__ = [
     "Effect",
     "Lever",
     "NoClosedForm",
+    "check_prices",
     "days_and_cost",
     "expected_goodput",
     "has_closed_form",
     "levers",
+    "merge_prices",
     "paired_sensitivity",
+    "parse_prices",
+    "per_dollar",
     "per_trial_days_and_cost",
     "sensitivity",
 ]
@@ -86,6 +91,15 @@ class Effect:
     goodput_delta_se: float | None = None
     days_delta_se: float | None = None
     cost_delta_se: float | None = None
+    #: What the planner would pay for the lever (the scenario's ``lever_prices``; None: not priced).
+    price_usd: float | None = None
+
+    @property
+    def saved_per_usd(self) -> float | None:
+        """Dollars saved per dollar paid for the lever (its cost delta, a saving, over its price); None unpriced."""
+        if self.price_usd is None or self.price_usd <= 0:
+            return None
+        return -self.cost_delta_usd / self.price_usd
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -97,6 +111,8 @@ class Effect:
             "goodput_delta_se": self.goodput_delta_se,
             "days_delta_se": self.days_delta_se,
             "cost_delta_se": self.cost_delta_se,
+            "price_usd": self.price_usd,
+            "saved_per_usd": self.saved_per_usd,
         }
 
 
@@ -294,8 +310,55 @@ def sensitivity(
 
 
 def _ranked(sc: Scenario, effects: list[Effect]) -> list[Effect]:
+    """The effects, biggest saving first, each with the price the scenario gives its lever."""
+    prices = dict(sc.lever_prices)
+    effects = [dataclasses.replace(e, price_usd=prices.get(e.lever)) for e in effects]
     key = (lambda e: e.cost_delta_usd) if sc.training is not None else (lambda e: -e.goodput_delta)
     return sorted(effects, key=key)
+
+
+def check_prices(sc: Scenario, factor: float = DEFAULT_FACTOR, names: Sequence[str] | None = None) -> list[str]:
+    """The priced levers (``names``, or all the scenario prices) this scenario does not have, for a warning; with
+    ``names`` given, ValueError in one line for the first one (a misspelled name would be silently unpriced)."""
+    have = [lv.name for lv in levers(sc, factor)]
+    unknown = [n for n in (names if names is not None else [n for n, _ in sc.lever_prices]) if n not in have]
+    if unknown and names is not None:
+        raise ValueError(f"--price: no lever '{unknown[0][:60]}' in this scenario (its levers: {', '.join(have)})")
+    return unknown
+
+
+def per_dollar(e: Effect, short: bool = False) -> str:
+    """A priced lever's return: "$1.47 saved per $ paid ($500 k)", or on a bar "$1.47 saved per $"."""
+    ratio = e.saved_per_usd
+    price = f"${compact(e.price_usd or 0.0)}"
+    if ratio is None:
+        return f"priced at {price}" if not short else f"{price} paid"
+    if short:
+        return f"${ratio:,.2f} saved per $" if ratio >= 0 else f"${-ratio:,.2f} lost per $"
+    return f"${ratio:,.2f} saved per $ paid ({price})" if ratio >= 0 else f"${-ratio:,.2f} lost per $ paid ({price})"
+
+
+def parse_prices(specs: Sequence[str]) -> tuple[tuple[str, float], ...]:
+    """``["detection=2e6", "restart=$500,000"]`` as (lever, dollars) pairs; ValueError in one line if malformed."""
+    out: dict[str, float] = {}
+    for spec in specs:
+        name, eq, value = spec.rpartition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise ValueError(f"--price: expected LEVER=USD, as detection=2e6 (got '{spec[:60]}')")
+        try:
+            usd = float(value.strip().lstrip("$").replace(",", "").replace("_", ""))
+        except ValueError:
+            usd = math.nan
+        if not 0 <= usd <= MAX_LEVER_PRICE_USD:  # (a NaN fails too)
+            raise ValueError(f"--price {name[:60]}: must be a number of dollars from 0 to 1e13 (got '{value[:40]}')")
+        out[name] = usd
+    return tuple(out.items())
+
+
+def merge_prices(base: Sequence[tuple[str, float]], new: Sequence[tuple[str, float]]) -> tuple[tuple[str, float], ...]:
+    """``base`` with ``new``'s prices added, a lever in both at its new price."""
+    return tuple((dict(base) | dict(new)).items())
 
 
 def paired_sensitivity(

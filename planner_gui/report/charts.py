@@ -21,7 +21,7 @@ from ..core import fmt
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
 from ..core.results import ALL_HOURS_KEYS, HOURS_LABELS
-from ..core.sensitivity import Effect
+from ..core.sensitivity import Effect, per_dollar
 from ..core.sweep import GUIDE_GPUS
 from ..core.tornado import Bar, Tornado
 from .svg import (
@@ -384,7 +384,8 @@ def effect_text(e: Effect) -> str:
     points")."""
     se = "" if e.goodput_delta_se is None else f" ± {100 * e.goodput_delta_se:.2f}"
     days = "" if e.days_delta is None else f", {fmt.signed(e.days_delta, 1)} days"
-    return f"{fmt.signed(100 * e.goodput_delta)}{se} points{days}, {fmt.signed_money(e.cost_delta_usd)}"
+    paid = "" if e.price_usd is None else f"; {per_dollar(e)}"
+    return f"{fmt.signed(100 * e.goodput_delta)}{se} points{days}, {fmt.signed_money(e.cost_delta_usd)}{paid}"
 
 
 def sensitivity_chart(effects: Sequence[Effect], training: bool) -> str:

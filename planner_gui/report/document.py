@@ -603,6 +603,8 @@ def render_report(
     d = docs[0]
     if effects is None:
         effects = main.effects if main.effects is not None else sensitivity(sc, factor)
+    prices = dict(sc.lever_prices)  # (the prices the report's scenario has, whenever the effects were computed)
+    effects = [dataclasses.replace(e, price_usd=prices.get(e.lever)) for e in effects]
     when = generated if generated is not None else _dt.date.today()
     date = when.strftime("%Y-%m-%d") if isinstance(when, _dt.date) else str(when)
     nodes = math.ceil(sc.gpus / sc.gpus_per_node)

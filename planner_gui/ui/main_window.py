@@ -70,8 +70,8 @@ QDialogT = TypeVar("QDialogT", bound=QDialog)
 
 
 def _computed_part(sc: Scenario) -> Scenario:
-    """What the Monte Carlo sees of a scenario (its name and price change no result)."""
-    return sc.replace(name="", gpu_hour_cost_usd=0.0)
+    """What the Monte Carlo sees of a scenario (its name and prices change no result)."""
+    return sc.replace(name="", gpu_hour_cost_usd=0.0, lever_prices=())
 
 
 #: Room a window's frame takes around its contents (title bar, borders), at most, in pixels.
@@ -159,6 +159,8 @@ class MainWindow(FileWindow):
         self.rates_view = RatesOverRunView()
         self.planning = PlanningPanel()
         self.planning.set_price(scenario.gpu_hour_cost_usd)
+        self.planning.set_lever_prices(scenario.lever_prices)
+        self.planning.pricesEdited.connect(lambda prices: self.inputs.update(lever_prices=prices))
         self.planning.factorChanged.connect(lambda _factor: self.recompute())
         self.pins: list[tuple[str, PlanResult]] = []  # pinned scenarios, oldest first
         self.setCentralWidget(self._build_body())
@@ -401,6 +403,8 @@ class MainWindow(FileWindow):
         if "gpu_hour_cost_usd" in changed:
             self.summary.set_price(self.inputs.scenario.gpu_hour_cost_usd)
             self.planning.set_price(self.inputs.scenario.gpu_hour_cost_usd)
+        if "lever_prices" in changed:
+            self.planning.set_lever_prices(self.inputs.scenario.lever_prices)
         if not changed & COMPUTED_FIELDS:
             return
         if not self.controls.dragging:

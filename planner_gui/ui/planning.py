@@ -9,6 +9,7 @@ improvement factor at once.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import textwrap
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QPushButton,
     QScrollArea,
     QTableWidget,
     QTableWidgetItem,
@@ -35,10 +37,11 @@ from PySide6.QtWidgets import (
 from ..core import fmt
 from ..core.compare import comparison, show_value
 from ..core.plan import SENSITIVITY_TRIALS, PlanResult
-from ..core.sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, sensitivity
+from ..core.sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, levers, per_dollar, sensitivity
 from ..core.training import CostCurve, TimeToTrain
 from .goal_view import GoalView
 from .plot_items import PALETTE, Axis, CountAxis, Hover, axes, brush, nearest, pen
+from .prices_dialog import LeverPricesDialog
 from .theme import mark_secondary, secondary_color
 from .tornado_view import TornadoView
 from .widgets import DoubleSpinBox
@@ -64,6 +67,8 @@ class PlanningPanel(QWidget):
 
     #: The factor changed where only a full run can rank the levers (paired Monte Carlo): its new value.
     factorChanged = Signal(float)
+    #: The planner priced the levers (the Prices dialog): the new ``lever_prices``, (lever, dollars) pairs.
+    pricesEdited = Signal(object)
 
     def __init__(self) -> None:
         super().__init__()
@@ -108,6 +113,13 @@ class PlanningPanel(QWidget):
         self.factor.valueChanged.connect(self._factor_changed)
         row.addWidget(self.factor)
         row.addStretch(1)
+        self.prices_button = QPushButton("Prices...")
+        self.prices_button.setObjectName("leverPricesButton")
+        self.prices_button.setToolTip(
+            "What each change would cost to buy: a priced bar says the dollars it saves per dollar paid"
+        )
+        self.prices_button.clicked.connect(self._edit_prices)
+        row.addWidget(self.prices_button)
         sens_lay.addLayout(row)
         self.sensitivity_note = QLabel()
         self.sensitivity_note.setObjectName("sensitivityNote")
@@ -161,6 +173,7 @@ class PlanningPanel(QWidget):
             w.setMinimumWidth(max(w.minimumWidth(), math.ceil(need) + 2))
         self.result: PlanResult | None = None
         self.price = 0.0
+        self.lever_prices: tuple[tuple[str, float], ...] = ()
         self.effects: list[Effect] = []
 
     def plot(self, name: str) -> pg.PlotItem:
@@ -246,7 +259,8 @@ class PlanningPanel(QWidget):
                 "change), each bar ± one standard error in its hover."
             )
             self.sensitivity_note.setVisible(True)
-            return res.effects
+            prices = dict(self.lever_prices)  # (priced after the run: prices are not simulated)
+            return [dataclasses.replace(e, price_usd=prices.get(e.lever)) for e in res.effects]
         self.sensitivity_note.setText(
             "No closed form here: the levers are ranked by paired Monte Carlo with the full run (computing...)."
         )
@@ -266,10 +280,24 @@ class PlanningPanel(QWidget):
         if self.result is not None:
             self.show_result(self.result)
 
+    def set_lever_prices(self, prices: tuple[tuple[str, float], ...]) -> None:
+        """The levers' prices changed (they are not computed): the bars' dollars per dollar follow at once."""
+        self.lever_prices = tuple(prices)
+        if self.result is not None:
+            self._show_effects(self._effects(self.factor.value()))
+
+    def _edit_prices(self) -> None:
+        """The Prices dialog, for the levers of the scenario shown; OK says the new prices (``pricesEdited``)."""
+        if self.result is None:
+            return
+        dialog = LeverPricesDialog(levers(self._scenario(), self.factor.value()), self.lever_prices, self)
+        if dialog.exec() and dialog.prices() != self.lever_prices:  # (1: accepted)
+            self.pricesEdited.emit(dialog.prices())
+
     def _scenario(self) -> Any:
-        """The result's scenario at the price shown."""
+        """The result's scenario at the prices shown."""
         assert self.result is not None
-        return self.result.main.scenario.replace(gpu_hour_cost_usd=self.price)
+        return self.result.main.scenario.replace(gpu_hour_cost_usd=self.price, lever_prices=self.lever_prices)
 
     def _show_cost(self, curve: CostCurve | None, gpus: int, current: TimeToTrain | None) -> None:
         for name in ("daysVsGpusPlot", "costVsGpusPlot"):
@@ -371,8 +399,9 @@ class PlanningPanel(QWidget):
         p.getAxis("left").setTicks([[(i, e.change) for i, e in enumerate(effects)]])
         for i, e in enumerate(effects):
             days = "" if e.days_delta is None else f", {_signed_days(e.days_delta)}"
+            paid = "" if e.price_usd is None else f", {per_dollar(e, short=True)}"
             label = pg.TextItem(
-                f" {fmt.signed(100 * e.goodput_delta)}{days}, {fmt.signed_money(e.cost_delta_usd)}",
+                f" {fmt.signed(100 * e.goodput_delta)}{days}, {fmt.signed_money(e.cost_delta_usd)}{paid}",
                 anchor=(0, 0.5),
                 color=pg.getConfigOption("foreground"),
             )
@@ -450,7 +479,8 @@ class PlanningPanel(QWidget):
         se = "" if e.goodput_delta_se is None else f" ± {100 * e.goodput_delta_se:.2g}"
         days = "" if e.days_delta is None else f"; time to train {_signed_days(e.days_delta)}"
         cost = f"GPU-hours not spent training {fmt.signed_money(e.cost_delta_usd)}"
-        return f"{e.change}: goodput {fmt.signed(100 * e.goodput_delta)}{se} points{days}; {cost}"
+        paid = "" if e.price_usd is None else f"; {per_dollar(e)}"
+        return f"{e.change}: goodput {fmt.signed(100 * e.goodput_delta)}{se} points{days}; {cost}{paid}"
 
 
 def _signed_days(days: float) -> str:
