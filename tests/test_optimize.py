@@ -83,9 +83,23 @@ def test_a_deadline_no_setup_meets_is_said_and_the_fastest_given():
     assert got.chosen.days_quantile == min(s.days_quantile for s in got.setups)
     d = got.to_dict()
     assert d["meets_goal"] is False and d["chosen"]["inputs"] == got.chosen.inputs
-    # A budget no setup fits: the same.
+    assert "The fastest" in got.verdict() and not got.over_budget
+    # A budget no setup fits, where some meet the deadline: the cheapest of those, said to be over the budget (the
+    # fastest would be the furthest over it).
     poor = optimize(BASE, [Vary("gpus", values=GPUS)], 30.0, 0.9, budget_usd=1.0)
-    assert not poor.meets
+    assert not poor.meets and poor.over_budget and poor.to_dict()["over_budget"] is True
+    in_time = [s for s in poor.setups if s.days_quantile <= 30.0]
+    assert poor.chosen == min(in_time, key=lambda s: s.cost_usd)
+    assert "within the budget" in poor.verdict() and "over it" in poor.verdict()
+
+
+def test_a_choice_at_the_end_of_its_values_is_said():
+    got = optimize(BASE, [Vary("gpus", values=GPUS)], 6.0, 0.9)
+    inside = got.chosen.inputs["gpus"] not in (min(GPUS), max(GPUS))
+    assert (got.at_edges == ()) == inside and got.to_dict()["at_range_end"] == list(got.at_edges)
+    low = optimize(BASE, [Vary("gpus", values=(16_384, 32_768, 65_536))], 30.0, 0.9)  # the fewest GPUs is cheapest
+    assert low.chosen.inputs == {"gpus": 16_384} and low.at_edges == ("gpus",)
+    assert "gpus 16,384" in low.edges_text()
 
 
 def test_every_setup_runs_from_one_seed():
@@ -116,6 +130,8 @@ def test_bad_searches_are_refused_in_words():
         optimize(BASE, [Vary("gpus", values=GPUS)], 10, 1.5)
     with pytest.raises(OptimizeError, match="nope"):
         optimize(BASE, [Vary("nope", values=(1, 2))], 10, 0.9)
+    with pytest.raises(OptimizeError, match="seed: cannot be varied"):  # picking the luckiest draws is no plan
+        optimize(BASE, [Vary("seed", values=(1, 2))], 10, 0.9)
     with pytest.raises(OptimizeError, match="varied more than once"):
         optimize(BASE, [Vary("gpus", values=(1024,)), Vary("gpus", values=(2048,))], 10, 0.9)
     with pytest.raises(OptimizeError, match="gpus: 0 gives an invalid scenario"):

@@ -96,6 +96,12 @@ def test_the_price_flags():
     assert ok.returncode == 0, ok.stderr
     sp = json.loads(ok.stdout)["spares"]
     assert sp["pool_cost_per_hour_usd"] == pytest.approx(12 * 300_000 / (4 * HOURS_PER_YEAR))
+    # The text says the pool as priced, beside its GPU-hours at the price per GPU-hour.
+    text = run("--spare-nodes", "12", "--spare-node-price", "300000", "--depreciation-years", "4").stdout
+    line = next(x for x in text.splitlines() if x.startswith("Pool as priced"))
+    assert f"${12 * 300_000 / (4 * HOURS_PER_YEAR) * 48 / 1e3:.3g} k over the window" in line, line
+    assert "written off over 4 years" in line
+    assert "Pool as priced" not in run("--spare-nodes", "12").stdout
     for args, words in (
         (("--spare-node-price", "300000"), "--spare-node-price: prices a finite pool"),
         (("--spare-nodes", "12", "--depreciation-years", "4"), "give its price"),

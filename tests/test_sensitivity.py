@@ -122,9 +122,10 @@ def test_a_priced_lever_says_the_dollars_it_saves_per_dollar_paid(tmp_path, caps
     # One line each: a malformed price, a negative one, a lever this scenario does not have.
     assert main(["sensitivity", "--price", "detection"]) == 2
     assert main(["sensitivity", "--price", "detection=-5"]) == 2
+    assert main(["sensitivity", "--price", "detection=1,5"]) == 2  # not 15 (1.5 in many locales)
     assert main(["sensitivity", "--price", "detecton=5"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and all(line.startswith("planner-gui: error: --price") for line in err)
+    assert len(err) == 4 and all(line.startswith("planner-gui: error: --price") for line in err)
     assert "its levers: detection, restart" in err[-1]
     # A file's price for a lever the scenario no longer has: noted on stderr, the rest priced.
     save(sc.replace(lever_prices=(("spare pool", 1e6), ("restart", 1e6))), path)

@@ -259,12 +259,16 @@ def test_lognormal_repairs_switch_and_a_sigma_of_zero_mean_fixed_repairs(make_wi
 
 
 def test_the_goodput_vs_gpus_readout_with_spares_names_the_pool_and_no_closed_form(make_window, qtbot):
-    """With spares the GPU sweep keeps the pool as set at every size and has no exact expectation: its
-    readout says both (it read 'exact nan%')."""
+    """With spares the GPU sweep has no exact expectation, and a finite pool keeps its share of the job's nodes at
+    each size (docs/spares.md): the readout says both, with the pool at the size pointed at (it read 'exact nan%',
+    then '4 spare nodes at every size', which the sweep does not do)."""
     win = _window(make_window, qtbot, Spares(spare_nodes=4, swap_min=10.0))
     text = win.plots.hovers["goodputVsGpusPlot"].show_at(4.5, 50.0)
     assert "no closed form" in text and "nan" not in text
-    assert "4 spare nodes at every size" in text
+    sweep = win.plots.result.by_gpus
+    n = int(sweep.x[int(np.argmin(abs(np.log10(sweep.x) - 4.5)))])
+    here = round(4 * -(-n // 8) / (16_384 // 8))  # the pool's share of the nodes: 4 of 2,048 nodes
+    assert f"{here:,} spare node{'s' if here != 1 else ''} here" in text and "4 nodes at the 16,384 GPUs set" in text
 
 
 def test_repairs_and_modes_says_why_it_cannot_show_inputs_the_model_refuses(qtbot):

@@ -19,7 +19,7 @@ from planner_gui.core.results import simulate_scenarios
 from planner_gui.core.scenario_io import load_preset
 from planner_gui.core.sensitivity import has_closed_form
 from planner_gui.core.spares.model import Spares
-from planner_gui.core.tornado import RATE_QUANTILES, parse_bounds, tornado, unsure_inputs
+from planner_gui.core.tornado import RATE_QUANTILES, end_text, parse_bounds, tornado, unsure_inputs
 
 
 def daly(sc: Scenario, interval_min: float) -> float:
@@ -85,8 +85,11 @@ def test_bounds_replace_an_inputs_ends_and_bad_ones_say_so():
     det = {b.input: b for b in t.bars}["detect_min"]
     assert (det.low, det.high) == (1.0, 30.0)
     assert det.goodput_high == pytest.approx(tornado(sc.replace(detect_min=30.0)).goodput, rel=1e-12)
+    assert det.why == "the ends given (1 to 30 min)"  # not the default ends' reason
     with pytest.raises(ValueError, match="no unsure input 'nope'"):
         tornado(sc, {"nope": (1.0, 2.0)})
+    with pytest.raises(ValueError, match="must hold the value entered, 5 min"):  # ends on one side of the value
+        tornado(sc, {"detect_min": (10.0, 20.0)})
     for bad in ("detect_min", "detect_min=3", "detect_min=5:2", "detect_min=a:b", "detect_min=-1:2", "=1:2"):
         with pytest.raises(ValueError, match="--bounds"):
             parse_bounds([bad])
@@ -109,6 +112,60 @@ def test_paired_monte_carlo_bars_are_the_runs_of_their_ends_alone():
     repairs = {b.input: b for b in t.bars}["spares.repair_hours"]
     assert repairs.goodput_high < repairs.goodput_low  # longer repairs: the pool runs short more often
     assert np.all(np.diff([b.spread for b in t.bars]) <= 0)
+
+
+def test_an_end_that_never_finishes_is_said_and_the_others_are_still_drawn():
+    """Repairs of 2,000 hours leave a 12-node pool dry: that end's run never finishes. The tornado says so for that
+    end (the widest bar: its outcome is unbounded) and gives every other end as the runs alone do."""
+    sc = Scenario(
+        gpus=16_384,
+        days=10.0,
+        trials=40,
+        training=Training(train_flops=None, compute_gpu_hours=16_384 * 24 * 8.0),
+        spares=Spares(spare_nodes=12, swap_min=10.0),
+    )
+    repairs = {u.key: u for u in unsure_inputs(sc)}["spares.repair_hours"]
+    t = tornado(sc, {"spares.repair_hours": (repairs.value / 2, 2_000.0)})
+    first = t.bars[0]
+    assert first.input == "spares.repair_hours" and first.spread == math.inf
+    assert first.refused_low is None and "never finish" in first.refused_high
+    assert end_text(t, first, "high").startswith("cannot run: ") and "days" in end_text(t, first, "low")
+    d = first.to_dict()
+    assert d["days_high"] is None and d["refused_high"] == first.refused_high and d["days_low"] > 0
+    json.dumps([b.to_dict() for b in t.bars], allow_nan=False)
+    gpu = {b.input: b for b in t.bars}["rates.GPU"]  # an end that runs: as its run alone gives it
+    alone = simulate_scenarios([gpu_at(sc, gpu.high)], general=True)[0]
+    assert gpu.days_high == pytest.approx(float(alone.time_to_train.hours.mean()) / 24.0, rel=1e-12)
+
+
+def gpu_at(sc: Scenario, per_kday: float) -> Scenario:
+    rate = math.fsum(c.rate_per_gpu_hour for c in sc.components if c.category == "GPU") * 24_000.0
+    return sc.scale_rates(per_kday / rate, "GPU")
+
+
+def test_what_a_scenario_does_not_use_is_not_varied_and_repairs_are_weighted_by_failures():
+    sc = Scenario(gpus=16_384, days=3.0, trials=60, spares=Spares(spare_nodes=4, swap_min=10.0))
+    keys = {u.key: u for u in unsure_inputs(sc)}
+    assert "spares.continue_stall_min" not in keys  # restart mode: the continue stall moves nothing
+    cont = sc.replace(spares=dataclasses.replace(sc.spares, recovery_mode="continue", replica_gpus=2_048))
+    assert "spares.continue_stall_min" in {u.key for u in unsure_inputs(cont)}
+    from planner_gui.core.spares.model import component_scope, repair_hours_of
+
+    # The repair time a failure starts, on average: each category's mean weighted by how often its nodes fail.
+    w = {}
+    for c in sc.components:
+        if component_scope(c) != "process":
+            w[c.category] = w.get(c.category, 0.0) + c.rate_per_gpu_hour
+    mean = sum(repair_hours_of(k, sc.spares) * v for k, v in w.items()) / sum(w.values())
+    assert keys["spares.repair_hours"].value == pytest.approx(mean, rel=1e-12)
+
+
+def test_an_exact_end_of_a_billion_billion_days_reads_in_powers_of_ten():
+    sc = load_preset("h100-1m").replace(training=Training(mfu=0.4))
+    t = tornado(sc, {"restart_min": (1.0, 200.0)})
+    restart = {b.input: b for b in t.bars}["restart_min"]
+    assert t.exact and restart.days_high > 1e6
+    assert end_text(t, restart, "high") == f"{restart.days_high:.3g} days"
 
 
 def test_the_tornado_command_prints_the_contracts_json_sorted_by_range():

@@ -25,7 +25,7 @@ from ..core.sensitivity import (
     sensitivity,
 )
 from ..core.sweep import Cost, run_cost
-from ..core.tornado import Tornado, parse_bounds, tornado, unsure_inputs
+from ..core.tornado import Tornado, end_text, parse_bounds, tornado, unsure_inputs
 from .flags import (
     Parser,
     Progress,
@@ -175,17 +175,18 @@ def tornado_table(name: str, t: Tornado) -> str:
     head = "days at low / high" if days else "goodput at low / high (%)"
     lines.append(f"{'input':<{width}}  {'low':>10} {'value':>10} {'high':>10}  unit{' ' * 14}  {head}")
     for b in t.bars:
-        if days and b.days_low is not None and b.days_high is not None:
-            out = f"{b.days_low:,.2f} / {b.days_high:,.2f}"
-            if b.days_low_se is not None and b.days_high_se is not None:
-                out += f" (+/- {b.days_low_se:.2f} / {b.days_high_se:.2f})"
-        else:
-            out = f"{100 * b.goodput_low:.2f} / {100 * b.goodput_high:.2f}"
-            if b.goodput_low_se is not None and b.goodput_high_se is not None:
-                out += f" (+/- {100 * b.goodput_low_se:.2f} / {100 * b.goodput_high_se:.2f})"
+        ends = [
+            "cannot run" if why is not None else end_text(t, b, which).replace(" days", "").replace(" %", "")
+            for which, why in (("low", b.refused_low), ("high", b.refused_high))
+        ]
+        out = " / ".join(ends).replace(" ± ", " +/- ")
         lines.append(f"{b.label:<{width}}  {b.low:>10.4g} {b.value:>10.4g} {b.high:>10.4g}  {b.unit:<18}  {out}")
     if not t.bars:
         lines.append("(no input of this scenario is an estimate the tornado varies)")
+    for b in t.bars:
+        for which, why, at in (("low", b.refused_low, b.low), ("high", b.refused_high, b.high)):
+            if why is not None:
+                lines.append(f"{b.label} at its {which} end ({at:.4g} {b.unit}) cannot run: {why}")
     lines.append("Why these ends, and each input's name for --bounds:")
     lines += [f"  {b.input}: {b.why}" for b in t.bars]
     return "\n".join(lines)

@@ -142,8 +142,12 @@ def _spares_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
         + (" (simulated, at the rates as they change)" if s.get("recommended_simulated") else " (M/G/infinity)"),
     ]
     if s["idle_gpu_hours"] is not None:
+        cost = fmt.money(s["idle_cost_usd"])
+        idle = f"{fmt.compact(s['idle_gpu_hours'])} GPU-hours ({cost} at the price per GPU-hour)"
+        lines.append(f"Spare pool               {idle}")
+    if sp.priced:  # bought or rented: what it costs as such, beside its GPU-hours
         lines.append(
-            f"Spare pool               {fmt.compact(s['idle_gpu_hours'])} GPU-hours ({fmt.money(s['idle_cost_usd'])})"
+            f"Pool as priced           {fmt.money(s['pool_cost_usd'])} over the window ({s['pool_cost_basis']})"
         )
     return lines
 

@@ -200,16 +200,15 @@ def _days(x: float) -> str:
 def search_text(name: str, s: Search) -> str:
     """The search as text: the goal, the chosen setup (or why none), the runners-up and the front."""
     q = f"p{100 * s.quantile:g}"
-    goal = (
-        f"the time to train at {q} (of its runs, {100 * s.quantile:g} % finish sooner) at most {s.deadline_days:g} days"
-    )
+    days = f"{s.deadline_days:g} {'day' if s.deadline_days == 1 else 'days'}"
+    goal = f"the time to train at {q} (of its runs, {100 * s.quantile:g} % finish sooner) at most {days}"
     if s.budget_usd is not None:
         goal += f", costing at most ${fmt.compact(s.budget_usd)}"
     lines = [f"{fmt.clean(name, 120)}: the cheapest setup with {goal}."]
     stopped = " (stopped: the best so far)" if s.stopped else ""
-    lines.append(f"{s.evaluated:,} setups simulated from one seed{stopped}.")
+    lines.append(f"{fmt.plural(s.evaluated, 'setup')} simulated from one seed{stopped}.")
     if s.chosen is None:
-        lines.append("No setup could be simulated.")
+        lines.append(s.verdict())
     elif s.meets:
         c = s.chosen
         lines.append(
@@ -224,14 +223,14 @@ def search_text(name: str, s: Search) -> str:
             )
     else:
         c = s.chosen
-        lines.append(
-            f"No setup meets the goal. The fastest: {_inputs(c)}: {_days(c.days_quantile)} at {q}, "
-            f"${fmt.compact(c.cost_usd)}."
-        )
+        lines.append(f"{s.verdict()}: {_inputs(c)}: {_days(c.days_quantile)} at {q}, ${fmt.compact(c.cost_usd)}.")
+    if s.edges_text():
+        lines.append(s.edges_text())
     if s.front:
         lines.append(f"The front (no setup is both faster at {q} and cheaper than one of these), fastest first:")
         lines += [f"  {_days(f.days_quantile):>12}  ${fmt.compact(f.cost_usd):>8}  {_inputs(f)}" for f in s.front]
     failed = [x for x in s.setups if x.error is not None]
     if failed:
-        lines.append(f"{len(failed):,} setups could not run; the first: {_inputs(failed[0])}: {failed[0].error}")
+        first = f"{_inputs(failed[0])}: {failed[0].error}"
+        lines.append(f"{fmt.plural(len(failed), 'setup')} could not run; the first: {first}")
     return "\n".join(lines)

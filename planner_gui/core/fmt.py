@@ -25,11 +25,11 @@ __all__ = [
     "short_duration",
 ]
 
-#: A number as people type it: ASCII digits; thousands separators only in well-formed groups of three
-#: ("100,000", "1,000.5", "100_000"), never "1,5" (which means 1.5 in many locales); a fraction and an exponent.
 #: How the command line begins the one line that says why it stopped (what the window reads from its processes).
 ERROR_PREFIX = "planner-gui: error: "
 
+#: A number as people type it: ASCII digits; thousands separators only in well-formed groups of three
+#: ("100,000", "1,000.5", "100_000"), never "1,5" (which means 1.5 in many locales); a fraction and an exponent.
 NUMBER = re.compile(
     r"[+-]?(?:(?P<int>\d{1,3}(?:,\d{3})+|\d{1,3}(?:_\d{3})+|\d+)(?:\.(?P<frac>\d*))?|\.(?P<frac_only>\d+))"
     r"(?:[eE](?P<exp>[+-]?\d+))?",

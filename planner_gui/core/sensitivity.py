@@ -31,7 +31,7 @@ import numpy as np
 
 from .exact import time_fractions
 from .expected import rates_vary
-from .fmt import compact
+from .fmt import compact, read_number
 from .model import MAX_LEVER_PRICE_USD, OPTIMAL, Scenario, Tiers
 from .params import resolve
 from .tiers.run import plan_tiers
@@ -346,10 +346,9 @@ def parse_prices(specs: Sequence[str]) -> tuple[tuple[str, float], ...]:
         name = name.strip()
         if not eq or not name:
             raise ValueError(f"--price: expected LEVER=USD, as detection=2e6 (got '{spec[:60]}')")
-        try:
-            usd = float(value.strip().lstrip("$").replace(",", "").replace("_", ""))
-        except ValueError:
-            usd = math.nan
+        text = value.strip().removeprefix("$")
+        read = read_number(text) if len(text) <= 60 else None  # ("1,5" is no number: 1.5 in many locales)
+        usd = math.nan if read is None else float(read)
         if not 0 <= usd <= MAX_LEVER_PRICE_USD:  # (a NaN fails too)
             raise ValueError(f"--price {name[:60]}: must be a number of dollars from 0 to 1e13 (got '{value[:40]}')")
         out[name] = usd

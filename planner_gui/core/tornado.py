@@ -28,7 +28,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.special import gammaincinv
@@ -37,7 +37,10 @@ from .model import Scenario
 from .rates import RatePosterior
 from .sensitivity import NoClosedForm, days_and_cost, expected_goodput, has_closed_form, per_trial_days_and_cost
 
-__all__ = ["Bar", "Tornado", "Unsure", "parse_bounds", "tornado", "unsure_inputs"]
+if TYPE_CHECKING:
+    from .results import SimulationResult
+
+__all__ = ["Bar", "Tornado", "Unsure", "end_text", "parse_bounds", "tornado", "unsure_inputs"]
 
 #: The percentiles of a rate's posterior that make its ends.
 RATE_QUANTILES = (0.05, 0.95)
@@ -84,11 +87,20 @@ class Bar:
     days_high_se: float | None = None
     goodput_low_se: float | None = None
     goodput_high_se: float | None = None
+    #: Why an end could not be simulated (a time to train the engine refuses: it never finishes, or would take
+    #: too many interruptions to simulate); its numbers are then not finite. None: it ran.
+    refused_low: str | None = None
+    refused_high: str | None = None
 
     @property
     def spread(self) -> float:
-        """How far apart the two ends are: in days with a training run, else in goodput."""
+        """How far apart the two ends are: in days with a training run, else in goodput (an end that never finishes
+        or cannot run: infinite, the widest)."""
+        if self.refused_low is not None or self.refused_high is not None:
+            return math.inf
         if self.days_low is not None and self.days_high is not None:
+            if math.isinf(self.days_low) or math.isinf(self.days_high):
+                return math.inf
             return abs(self.days_high - self.days_low)
         return abs(self.goodput_high - self.goodput_low)
 
@@ -100,18 +112,49 @@ class Bar:
             "value": self.value,
             "low": self.low,
             "high": self.high,
-            "days_low": self.days_low,
-            "days_high": self.days_high,
-            "goodput_low": self.goodput_low,
-            "goodput_high": self.goodput_high,
-            "cost_low_usd": self.cost_low,
-            "cost_high_usd": self.cost_high,
+            "days_low": _finite(self.days_low),
+            "days_high": _finite(self.days_high),
+            "goodput_low": _finite(self.goodput_low),
+            "goodput_high": _finite(self.goodput_high),
+            "cost_low_usd": _finite(self.cost_low),
+            "cost_high_usd": _finite(self.cost_high),
             "days_low_se": self.days_low_se,
             "days_high_se": self.days_high_se,
             "goodput_low_se": self.goodput_low_se,
             "goodput_high_se": self.goodput_high_se,
             "why": self.why,
+            "refused_low": self.refused_low,
+            "refused_high": self.refused_high,
         }
+
+
+def _finite(x: float | None) -> float | None:
+    """A number for the JSON: None where it is not finite (an end that never finishes, or could not run)."""
+    return None if x is None or not math.isfinite(x) else x
+
+
+#: Days beyond which an end's time to train is shown in powers of ten ("1.9e+35 days"), not digit by digit.
+BIG_DAYS = 1e6
+
+
+def end_text(t: Tornado, b: Bar, which: str, *, se: bool = True) -> str:
+    """What an end gives, in words: "16.32 days" ("± 0.05" with paired Monte Carlo), "87.12 %", "never finishes",
+    "1.9e+35 days", or "cannot run: <why>". ``which`` is "low" or "high"."""
+    refused = b.refused_low if which == "low" else b.refused_high
+    if refused is not None:
+        return f"cannot run: {refused}"
+    if t.days is not None:
+        d = b.days_low if which == "low" else b.days_high
+        err = b.days_low_se if which == "low" else b.days_high_se
+        if d is None:
+            return "-"
+        if math.isinf(d):
+            return "never finishes (goodput 0)"
+        shown = f"{d:,.2f}" if d < BIG_DAYS else f"{d:.3g}"
+        return shown + ("" if err is None or not se else f" ± {err:.2f}") + " days"
+    g = b.goodput_low if which == "low" else b.goodput_high
+    err = b.goodput_low_se if which == "low" else b.goodput_high_se
+    return f"{100 * g:.2f}" + ("" if err is None or not se else f" ± {100 * err:.2f}") + " %"
 
 
 @dataclass(frozen=True)
@@ -200,13 +243,22 @@ def _repairs(sc: Scenario) -> Unsure | None:
     sp = sc.spares
     if sp is None or sp.is_todays:
         return None
-    from .spares.model import node_categories, repair_hours_of
+    from .spares.model import component_scope, node_categories, repair_hours_of
 
     cats = node_categories(sc)
     if not cats:
         return None
     hours = {c: repair_hours_of(c, sp) for c in cats}
-    mean = float(np.mean(list(hours.values())))
+    # The mean repair a failure starts: each category's weighted by how often its nodes fail (a plain mean of the
+    # categories would weigh a rare category's repair as much as the GPUs').
+    weights = {
+        c: math.fsum(x.rate_per_gpu_hour for x in sc.components if x.category == c and component_scope(x) != "process")
+        for c in cats
+    }
+    total = math.fsum(weights.values())
+    if not total > 0:
+        return None
+    mean = math.fsum(hours[c] * weights[c] for c in cats) / total
     if not mean > 0:
         return None
 
@@ -218,12 +270,13 @@ def _repairs(sc: Scenario) -> Unsure | None:
 
     return Unsure(
         "spares.repair_hours",
-        "repair times (their mean)",
+        "repair times (mean per failure)",
         "h",
         mean,
         mean / TIME_FACTOR,
         mean * TIME_FACTOR,
-        "repairs take hours to days (SemiAnalysis, 100,000 H100 clusters): every category's, half to twice",
+        "repairs take hours to days (SemiAnalysis, 100,000 H100 clusters): every category's, half to twice (the value: "
+        "their mean weighted by how often each category's nodes fail)",
         at,
     )
 
@@ -287,12 +340,25 @@ def unsure_inputs(sc: Scenario, bounds: Mapping[str, tuple[float, float]] | None
     out += [u for u in (_mfu(sc),) if u is not None]
     if sc.tiers is None or not sc.tiers.fast_enabled:
         out = [u for u in out if u.key not in ("tiers.fast_stall_s", "tiers.fast_restore_min")]
+    if sc.spares is None or sc.spares.recovery_mode != "continue":  # (the stall of a mode not in use moves nothing)
+        out = [u for u in out if u.key != "spares.continue_stall_min"]
     bounds = dict(bounds or {})
     unknown = [k for k in bounds if k not in {u.key for u in out}]
     if unknown:
         names = ", ".join(u.key for u in out)
         raise ValueError(f"--bounds: no unsure input '{unknown[0]}' in this scenario (its inputs: {names})")
-    return [dataclasses.replace(u, low=bounds[u.key][0], high=bounds[u.key][1]) if u.key in bounds else u for u in out]
+    given = []
+    for u in out:
+        if u.key not in bounds:
+            given.append(u)
+            continue
+        lo, hi = bounds[u.key]
+        if not (lo <= u.value * (1 + 1e-12) and hi >= u.value * (1 - 1e-12)):
+            raise ValueError(
+                f"--bounds {u.key}: the ends must hold the value entered, {u.value:.6g} {u.unit} (got {lo:g} to {hi:g})"
+            )
+        given.append(dataclasses.replace(u, low=lo, high=hi, why=f"the ends given ({lo:g} to {hi:g} {u.unit})"))
+    return given
 
 
 def parse_bounds(items: Sequence[str]) -> dict[str, tuple[float, float]]:
@@ -365,32 +431,61 @@ def _paired(
     should_stop: Callable[[], bool] | None,
 ) -> Tornado:
     from .results import simulate_scenarios
+    from .scenario_io import ScenarioError
 
-    runs = simulate_scenarios(
-        [sc, *(s for pair in ends for s in pair)], progress=progress, should_stop=should_stop, general=True
-    )
+    scenarios = [sc, *(s for pair in ends for s in pair)]
+    runs: list[SimulationResult | str]
+    try:
+        runs = list(simulate_scenarios(scenarios, progress=progress, should_stop=should_stop, general=True))
+    except ScenarioError:  # an end the engine refuses (its run would never finish): each alone, that one said
+        runs = []
+        for k, s in enumerate(scenarios):
+            try:
+                runs.append(simulate_scenarios([s], should_stop=should_stop, general=True)[0])
+            except ScenarioError as exc:
+                if k == 0:
+                    raise
+                runs.append(" ".join(str(exc).split())[:200])
     base = runs[0]
+    assert not isinstance(base, str)
     base_days, base_cost = per_trial_days_and_cost(base)
     bars = []
+    nan = math.nan
     for i, u in enumerate(inputs):
-        lo, hi = runs[1 + 2 * i], runs[2 + 2 * i]
-        days, costs, se_d, se_g = [], [], [], []
-        for r in (lo, hi):
+        days: list[float | None] = []
+        goodputs: list[float] = []
+        costs: list[float] = []
+        se_d: list[float | None] = []
+        se_g: list[float | None] = []
+        refused: list[str | None] = []
+        for r in (runs[1 + 2 * i], runs[2 + 2 * i]):
+            if isinstance(r, str):
+                days.append(None if base_days is None else nan)
+                goodputs.append(nan)
+                costs.append(nan)
+                se_d.append(None)
+                se_g.append(None)
+                refused.append(r)
+                continue
             d, c = per_trial_days_and_cost(r)
             days.append(None if d is None else float(d.mean()))
+            goodputs.append(float(r.goodput.mean()))
             costs.append(float(c.mean()))
             se_d.append(None if d is None or base_days is None else _se(d - base_days))
             se_g.append(_se(r.goodput - base.goodput))
+            refused.append(None)
         bars.append(
             _bar(
                 u,
-                (float(lo.goodput.mean()), float(hi.goodput.mean())),
+                (goodputs[0], goodputs[1]),
                 (days[0], days[1]),
                 (costs[0], costs[1]),
                 days_low_se=se_d[0],
                 days_high_se=se_d[1],
                 goodput_low_se=se_g[0],
                 goodput_high_se=se_g[1],
+                refused_low=refused[0],
+                refused_high=refused[1],
             )
         )
     d0 = None if base_days is None else float(base_days.mean())

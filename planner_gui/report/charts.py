@@ -23,7 +23,7 @@ from ..core.profiles import expected_by_component
 from ..core.results import ALL_HOURS_KEYS, HOURS_LABELS
 from ..core.sensitivity import Effect, per_dollar
 from ..core.sweep import GUIDE_GPUS
-from ..core.tornado import Bar, Tornado
+from ..core.tornado import Bar, Tornado, end_text
 from .svg import (
     BarChart,
     LegendEntry,
@@ -420,9 +420,8 @@ def sensitivity_chart(effects: Sequence[Effect], training: bool) -> str:
 def tornado_text(t: Tornado, b: Bar) -> str:
     """One bar in words: the input's two ends and what each gives ("2.5 -> 10 min: 16.3 -> 16.8 days")."""
     ends = f"{b.low:.3g} -> {b.high:.3g} {b.unit}"
-    if t.days is not None and b.days_low is not None and b.days_high is not None:
-        return f"{ends}: {b.days_low:,.1f} -> {b.days_high:,.1f} days"
-    return f"{ends}: {100 * b.goodput_low:.2f} -> {100 * b.goodput_high:.2f} %"
+    lo, hi = (end_text(t, b, which, se=False) for which in ("low", "high"))
+    return f"{ends}: {lo} -> {hi}"
 
 
 def tornado_chart(t: Tornado) -> str:

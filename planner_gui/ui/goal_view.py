@@ -382,17 +382,19 @@ def _show(v: Any) -> str:
 def result_text(r: Search) -> str:
     """What the search found, in words: the chosen setup or why none, and the runners-up."""
     q = f"p{100 * r.quantile:g}"
-    head = f"{r.evaluated:,} setups simulated{' (stopped: the best so far)' if r.stopped else ''}. "
+    head = f"{fmt.plural(r.evaluated, 'setup')} simulated{' (stopped: the best so far)' if r.stopped else ''}. "
+    edges = "" if not r.edges_text() else " " + r.edges_text()
     if r.chosen is None:
-        return head + "No setup could be simulated."
+        return head + r.verdict()
     c = r.chosen
     if not r.meets:
         return (
-            head + f"No setup meets the goal; the fastest: {_inputs(c)}, {c.days_quantile:,.1f} days at {q}, "
-            f"${fmt.compact(c.cost_usd)}."
+            head
+            + f"{r.verdict()}: {_inputs(c)}, {c.days_quantile:,.1f} days at {q}, ${fmt.compact(c.cost_usd)}."
+            + edges
         )
     text = head + f"Chosen: {_inputs(c)}, {c.days_quantile:,.1f} days at {q}, ${fmt.compact(c.cost_usd)} in all."
     for s in r.runners_up:
         what = "; ".join(f"{k} {_show(a)} -> {_show(b)}" for k, (a, b) in differs(c, s).items())
         text += f" Runner-up: {what}, +${fmt.compact(s.cost_usd - c.cost_usd)}."
-    return text
+    return text + edges

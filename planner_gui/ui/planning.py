@@ -344,10 +344,17 @@ class PlanningPanel(QWidget):
             return
         best = int(np.argmin(np.where(finite, curve.days, np.inf)))
         cheapest = int(np.argmin(np.where(finite, used, np.inf)))
+        sp = self.result.main.scenario.spares if self.result is not None else None
+        pool = (
+            f" A spare pool keeps its share of the nodes at each count ({fmt.plural(sp.spare_nodes, 'node')} at "
+            f"{fmt.count(gpus)} GPUs)."
+            if sp is not None and sp.spare_nodes is not None
+            else ""
+        )
         self.note.setText(
             f"Fewest days at {fmt.count(curve.gpus[best])} GPUs ({curve.days[best]:,.1f} days); beyond it, adding "
             f"GPUs slows the run. Least cost at {fmt.count(curve.gpus[cheapest])} GPUs "
-            f"({_money(used[cheapest] * self.price)}). Lines: {curve.expected_from}{dots}"
+            f"({_money(used[cheapest] * self.price)}). Lines: {curve.expected_from}{dots}{pool}"
         )
 
     def _draw_cost(
@@ -409,8 +416,11 @@ class PlanningPanel(QWidget):
             p.addItem(label, ignoreBounds=True)
             self.bar_labels.append(label)
         right = float(points.max()) if points.size else 1.0
-        # Room on the right for the labels (about as wide as the longest bar).
-        p.setXRange(min(float(points.min()), 0.0) if points.size else 0.0, max(right, 1e-6) * 2.8, padding=0)
+        # Room on the right for the labels: about as wide as the longest bar for a label of 25 characters, in
+        # proportion for longer ones (a priced lever's "$1.47 saved per $").
+        longest = max((len(t.toPlainText()) for t in self.bar_labels), default=25)
+        room = 1.0 + 1.8 * max(longest, 25) / 25
+        p.setXRange(min(float(points.min()), 0.0) if points.size else 0.0, max(right, 1e-6) * room, padding=0)
         p.setYRange(-0.6, max(len(effects), 1) - 0.4, padding=0)
 
     def show_comparison(self, results: Sequence[PlanResult], labels: Sequence[str]) -> None:

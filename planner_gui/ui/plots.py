@@ -24,7 +24,7 @@ from ..core.model import Scenario
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
 from ..core.results import ALL_HOURS_KEYS, HOURS_KEYS, hours_label
-from ..core.sweep import GUIDE_GPUS, SweepResult
+from ..core.sweep import GUIDE_GPUS, SweepResult, at_gpus
 from .plot_items import (
     PALETTE,
     Axis,
@@ -715,9 +715,17 @@ class PlotsPanel(QWidget):
             + (f"exact {fmt.percent(exact, 2)}" if np.isfinite(exact) else "no closed form")
         )
         sp = None if self.result is None else self.result.main.scenario.spares
-        if sp is not None and not sp.is_todays:  # the sweep keeps the pool as it is (sweep.at_gpus)
-            pool = "unlimited spares" if sp.spare_nodes is None else f"{sp.spare_nodes:,} spare nodes"
-            text += f"\n{pool} at every size, as set"
+        if sp is not None and not sp.is_todays and self.result is not None:
+            if sp.spare_nodes is None:
+                text += "\nunlimited spares at every size, as set"
+            else:  # a finite pool keeps its share of the job's nodes (sweep.at_gpus)
+                set_at = self.result.main.scenario.gpus
+                there = at_gpus(self.result.main.scenario, int(s.x[i])).spares
+                assert there is not None
+                text += (
+                    f"\n{fmt.plural(there.spare_nodes or 0, 'spare node')} here: the pool keeps its share of the nodes "
+                    f"({fmt.plural(sp.spare_nodes, 'node')} at the {fmt.count(set_at)} GPUs set)"
+                )
         return text
 
     def _describe_interval(self, x: float, y: float) -> str:

@@ -19,7 +19,7 @@ from ..core.model import Scenario
 from ..core.plan import SENSITIVITY_TRIALS
 from ..core.sensitivity import has_closed_form
 from ..core.sweep import run_cost
-from ..core.tornado import Bar, Tornado, tornado, unsure_inputs
+from ..core.tornado import Bar, Tornado, end_text, tornado, unsure_inputs
 from .jobs import JobFailed, JobRunner
 from .plot_items import PALETTE, Hover, axes, brush
 from .theme import mark_secondary
@@ -163,11 +163,14 @@ class TornadoView(QWidget):
 
     # -- drawing -----------------------------------------------------------------------------------------
     def _values(self, t: Tornado) -> tuple[float, list[float], list[float], str]:
+        def drawn(v: float | None) -> float:  # (an end that never finishes or cannot run has no bar)
+            return v if v is not None and math.isfinite(v) else math.nan
+
         if t.days is not None:
-            lows = [b.days_low if b.days_low is not None else math.nan for b in t.bars]
-            highs = [b.days_high if b.days_high is not None else math.nan for b in t.bars]
+            lows = [drawn(b.days_low) for b in t.bars]
+            highs = [drawn(b.days_high) for b in t.bars]
             return t.days, lows, highs, "days to train"
-        lows, highs = [100 * b.goodput_low for b in t.bars], [100 * b.goodput_high for b in t.bars]
+        lows, highs = [drawn(100 * b.goodput_low) for b in t.bars], [drawn(100 * b.goodput_high) for b in t.bars]
         return 100 * t.goodput, lows, highs, "goodput (%)"
 
     def _draw(self, t: Tornado | None) -> None:
@@ -208,17 +211,7 @@ class TornadoView(QWidget):
 def describe_bar(t: Tornado, b: Bar) -> str:
     """A bar's readout: the input, its ends and the outcome at each (with its standard error), and why."""
 
-    def end(v: float | None, se: float | None, scale: float, unit: str) -> str:
-        if v is None:
-            return "-"
-        return f"{scale * v:,.2f}{'' if se is None else f' ± {scale * se:.2f}'}{unit}"
-
-    if t.days is not None:
-        lo = end(b.days_low, b.days_low_se, 1.0, " days")
-        hi = end(b.days_high, b.days_high_se, 1.0, " days")
-    else:
-        lo = end(b.goodput_low, b.goodput_low_se, 100.0, " %")
-        hi = end(b.goodput_high, b.goodput_high_se, 100.0, " %")
+    lo, hi = (fmt.clean(end_text(t, b, which), 200) for which in ("low", "high"))
     return (
         f"{b.label}: {b.low:.4g} -> {lo}; {b.high:.4g} -> {hi} ({b.unit}; as entered {b.value:.4g})\n"
         f"{fmt.clean(b.why, 160)}"

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import fmt
 from ..model import Scenario
 from ..scenario_io import ScenarioError, scenario_from_dict, scenario_to_dict
 from ..sensitivity import per_trial_days_and_cost
@@ -62,6 +63,13 @@ MAX_SETUPS = 2_000
 BATCH = 8
 #: The runners-up listed beside the chosen setup.
 RUNNERS_UP = 3
+#: Inputs a search may not vary, and why.
+NOT_VARIED = {
+    "seed": "cannot be varied: every setup runs from the scenario's seed, so that setups differ by their inputs, not "
+    "by luck (give the scenario another --seed to try other draws)",
+    "name": "cannot be varied: it changes no result",
+    "lever_prices": "cannot be varied: it changes no result",
+}
 
 Progress = Callable[[float], None] | None
 StopCheck = Callable[[], bool] | None
@@ -120,11 +128,42 @@ class Search:
     setups: tuple[Setup, ...]
     evaluated: int
     stopped: bool = False
+    #: The inputs whose chosen value is an end of the values they were given (a wider range may do better).
+    at_edges: tuple[str, ...] = ()
 
     @property
     def meets(self) -> bool:
-        """Whether the chosen setup meets the goal (else it is the fastest, which does not)."""
+        """Whether the chosen setup meets the goal (else it is the cheapest that meets the deadline over the budget,
+        or the fastest, which do not)."""
         return self.chosen is not None and self.chosen.meets
+
+    @property
+    def over_budget(self) -> bool:
+        """Whether the goal fails on the budget alone: the chosen setup meets the deadline, the cheapest that does,
+        but costs more than the budget."""
+        return self.chosen is not None and not self.chosen.meets and self.chosen.days_quantile <= self.deadline_days
+
+    def verdict(self) -> str:
+        """The chosen setup's standing in words: "No setup meets the goal within the budget ..." or "... The fastest"
+        (empty when it meets the goal)."""
+        c = self.chosen
+        if c is None:
+            return "No setup could be simulated."
+        if self.meets:
+            return ""
+        if self.over_budget and self.budget_usd is not None:
+            return (
+                f"No setup meets the deadline within the budget. The cheapest that meets the deadline costs "
+                f"${fmt.compact(c.cost_usd)}, ${fmt.compact(c.cost_usd - self.budget_usd)} over it"
+            )
+        return "No setup meets the goal. The fastest"
+
+    def edges_text(self) -> str:
+        """A note for chosen values at the end of what they were given ("" for none)."""
+        if not self.at_edges or self.chosen is None:
+            return ""
+        what = ", ".join(f"{k} {fmt.number(self.chosen.inputs[k])}" for k in self.at_edges)
+        return f"At the end of the values given: {what}; a wider range may find a better setup."
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -139,6 +178,8 @@ class Search:
             if self.chosen is not None
             else [],
             "stopped": self.stopped,
+            "over_budget": self.over_budget,
+            "at_range_end": list(self.at_edges),
             "failed": [s.to_dict() for s in self.setups if s.error is not None],
         }
 
@@ -158,6 +199,8 @@ def _inputs(base_doc: dict[str, Any], vary: Sequence[Vary], points: int) -> list
     """The study inputs of ``vary`` (its checks: the path, the values, a scenario each end gives)."""
     out = []
     for v in vary:
+        if v.key in NOT_VARIED:
+            raise OptimizeError(f"{v.key}: {NOT_VARIED[v.key]}")
         spec: Any = (
             list(v.values)
             if v.values is not None
@@ -251,10 +294,11 @@ def evaluate(
     return [out[tuple(v)] for v in dict.fromkeys(tuple(v) for v in batch)]
 
 
-def _best(setups: Sequence[Setup]) -> Setup | None:
-    """The cheapest setup that meets the goal, else the fastest that ran."""
+def _best(setups: Sequence[Setup], deadline: float) -> Setup | None:
+    """The cheapest setup that meets the goal; else the cheapest that meets the deadline (over the budget); else the
+    fastest that ran."""
     ok = [s for s in setups if s.error is None]
-    meeting = [s for s in ok if s.meets]
+    meeting = [s for s in ok if s.meets] or [s for s in ok if s.days_quantile <= deadline]
     if meeting:
         return min(meeting, key=lambda s: (s.cost_usd, s.days_quantile))
     finite = [s for s in ok if math.isfinite(s.days_quantile)]
@@ -315,7 +359,7 @@ class Searcher:
         while not self._queue:
             if not self.ranged or self._round >= self.rounds:
                 return None
-            best = _best(list(self.seen.values()))
+            best = _best(list(self.seen.values()), self.goal[0])
             if best is None:
                 return None
             self._round += 1
@@ -334,7 +378,7 @@ class Searcher:
     def result(self, stopped: bool = False) -> Search:
         """What the search has found (so far, when ``stopped``)."""
         setups = tuple(self.seen.values())
-        chosen = _best(setups)
+        chosen = _best(setups, self.goal[0])
         meeting = sorted(
             (s for s in setups if s.meets and s is not chosen), key=lambda s: (s.cost_usd, s.days_quantile)
         )
@@ -349,7 +393,22 @@ class Searcher:
             setups,
             len(setups),
             stopped,
+            self._edges(chosen),
         )
+
+    def _edges(self, chosen: Setup | None) -> tuple[str, ...]:
+        """The numeric inputs whose chosen value is the least or the most they were given."""
+        if chosen is None:
+            return ()
+        out = []
+        for v, inp in zip(self.vary, self.inputs):
+            got = chosen.inputs.get(inp.name)
+            if isinstance(got, bool) or not isinstance(got, (int, float)):
+                continue
+            given = [x for x in (v.values or (v.lo, v.hi)) if isinstance(x, (int, float)) and not isinstance(x, bool)]
+            if len(set(given)) >= 2 and (got <= min(given) or got >= max(given)):
+                out.append(inp.name)
+        return tuple(out)
 
 
 def optimize(
