@@ -302,7 +302,7 @@ def test_the_spares_report_reads_like_the_run_report():
         assert line[24] == " " and line[25] != " ", line  # a 25-character label column, then the value
     lost = next(x for x in lines if x.startswith("Not spent training"))  # the window's and report's words
     assert " M GPU-hours ($" in lost and " M at $2.50 per GPU-hour)" in lost
-    assert next(x for x in lines if x.startswith("Spare pool")).endswith("GPU-hours ($2.31 M)")
+    assert next(x for x in lines if x.startswith("Spare pool")).endswith("GPU-hours ($2.31 M at $2.50 per GPU-hour)")
 
 
 def _main_out(argv, capsys) -> tuple[int, str, str]:

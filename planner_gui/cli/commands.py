@@ -142,8 +142,8 @@ def _spares_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
         + (" (simulated, at the rates as they change)" if s.get("recommended_simulated") else " (M/G/infinity)"),
     ]
     if s["idle_gpu_hours"] is not None:
-        cost = fmt.money(s["idle_cost_usd"])
-        idle = f"{fmt.compact(s['idle_gpu_hours'])} GPU-hours ({cost} at the price per GPU-hour)"
+        cost = f"{fmt.money(s['idle_cost_usd'])} at ${res.scenario.gpu_hour_cost_usd:,.2f} per GPU-hour"
+        idle = f"{fmt.compact(s['idle_gpu_hours'])} GPU-hours ({cost})"
         lines.append(f"Spare pool               {idle}")
     if sp.priced:  # bought or rented: what it costs as such, beside its GPU-hours
         lines.append(
