@@ -622,3 +622,31 @@ def test_without_a_training_run_the_search_says_how_to_get_one(make_window, qtbo
     settle(qtbot, win)
     view = _goal_tab(win, qtbot)
     assert not view.search_button.isEnabled() and "Training run" in view.note.text()
+
+
+def test_the_fronts_legend_lists_chosen_only_when_a_setup_meets_the_goal_and_far_setups_do_not_squash_it(qtbot):
+    from planner_gui.core.analysis.optimize import Search, Setup, pareto_front
+    from planner_gui.ui.goal_view import GoalView
+
+    view = GoalView()
+    qtbot.addWidget(view)
+
+    def search(deadline: float) -> Search:
+        setups = tuple(
+            Setup({"gpus": n}, d, c, d, d <= deadline)
+            for n, d, c in ((16_384, 40.0, 80e6), (32_768, 22.0, 90e6), (65_536, 14.0, 110e6), (1_024, 2_000.0, 4.7e9))
+        )
+        chosen = min((s for s in setups if s.meets), key=lambda s: s.cost_usd, default=setups[2])
+        return Search(deadline, 0.9, None, chosen, pareto_front(setups), (), setups, len(setups))
+
+    def labels() -> list[str]:
+        return [label.text for _, label in view.legend.items]
+
+    view._draw(search(30.0))
+    assert "chosen" in labels() and view.chosen.isVisible()
+    (_, x1), (_, y1) = view.widget.getPlotItem().getViewBox().viewRange()
+    assert x1 < 100 and y1 < 1_000  # the 2,000-day, $4.7 B setup is left out of the view, not the front squashed
+    view._draw(search(5.0))  # none meets: no star, and no legend entry for it
+    assert "chosen" not in labels() and not view.chosen.isVisible()
+    view._draw(search(30.0))
+    assert labels().count("chosen") == 1

@@ -189,7 +189,8 @@ class GoalView(QWidget):
         self.line = pg.InfiniteLine(angle=90, pen=pen(PALETTE[2], 1.5, Qt.PenStyle.DashLine), label="deadline")
         p.addItem(self.line, ignoreBounds=True)
         # Bottom left: the front falls from the top left (fast, dear) to the bottom right (slow, cheap).
-        self.legend = p.addLegend(offset=(5, -5), labelTextSize="8pt", colCount=3)  # (one row: it hides less)
+        # One row at the top, in a band the ranges leave empty above the setups (the front falls to the right).
+        self.legend = p.addLegend(offset=(-5, 5), labelTextSize="8pt", colCount=3)
         self.legend.setBrush(brush(pg.getConfigOption("background"), 215))
         self.legend.addItem(self.all, "setups simulated")
         self.legend.addItem(self.front, "the front")
@@ -341,16 +342,25 @@ class GoalView(QWidget):
         self.all.setData([x.days_quantile for x in ok], [x.cost_usd / 1e6 for x in ok])
         self.front.setData([x.days_quantile for x in res.front], [x.cost_usd / 1e6 for x in res.front])
         c = res.chosen
+        self.legend.removeItem(self.chosen)
         if c is not None and res.meets:
             self.chosen.setData([c.days_quantile], [c.cost_usd / 1e6])
+            self.legend.addItem(self.chosen, "chosen")  # (listed only when drawn)
         else:
             self.chosen.setData([], [])
             self.chosen.setVisible(False)
         self.line.setValue(res.deadline_days)
-        xs = np.array([x.days_quantile for x in ok] + [res.deadline_days])
-        ys = np.array([x.cost_usd / 1e6 for x in ok])
+        # The view holds the front, the deadline and the setups near them; a setup far beyond (thousands of days, a
+        # pool that barely runs) would squash the front into a corner (the plot's A button shows everything).
+        front_x = [x.days_quantile for x in res.front] or [x.days_quantile for x in ok]
+        front_y = [x.cost_usd / 1e6 for x in res.front] or [x.cost_usd / 1e6 for x in ok]
+        near = [x for x in ok if x.days_quantile <= 1.5 * max(front_x) and x.cost_usd / 1e6 <= 1.5 * max(front_y)]
+        xs = np.array([x.days_quantile for x in near] + front_x + [res.deadline_days])
+        ys = np.array([x.cost_usd / 1e6 for x in near] + front_y)
+        lo, hi = float(ys.min()), float(ys.max())
+        span = (hi - lo) or max(abs(hi) * 0.05, 1e-6)
         p.setXRange(float(xs.min()) * 0.95, float(xs.max()) * 1.05, padding=0)
-        p.setYRange(float(ys.min()) * 0.97, float(ys.max()) * 1.03, padding=0)
+        p.setYRange(lo - 0.05 * span, hi + 0.35 * span, padding=0)  # (the band above: the legend's)
 
     def _describe(self, x: float, y: float) -> str:
         res = self.result if self.result is not None else (None if self.searcher is None else self.searcher.result())

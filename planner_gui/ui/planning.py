@@ -406,9 +406,10 @@ class PlanningPanel(QWidget):
         p.getAxis("left").setTicks([[(i, e.change) for i, e in enumerate(effects)]])
         for i, e in enumerate(effects):
             days = "" if e.days_delta is None else f", {_signed_days(e.days_delta)}"
-            paid = "" if e.price_usd is None else f", {per_dollar(e, short=True)}"
+            # A priced lever shows what it returns per dollar in place of its dollars (in its readout, both).
+            money = fmt.signed_money(e.cost_delta_usd) if e.price_usd is None else per_dollar(e, short=True)
             label = pg.TextItem(
-                f" {fmt.signed(100 * e.goodput_delta)}{days}, {fmt.signed_money(e.cost_delta_usd)}{paid}",
+                f" {fmt.signed(100 * e.goodput_delta)}{days}, {money}",
                 anchor=(0, 0.5),
                 color=pg.getConfigOption("foreground"),
             )

@@ -198,7 +198,9 @@ class TornadoView(QWidget):
         finite = np.concatenate([lo[np.isfinite(lo)], hi[np.isfinite(hi)], [base]])
         span = float(finite.max() - finite.min()) or max(abs(base) * 1e-3, 1e-6)
         p.setXRange(float(finite.min()) - 0.05 * span, float(finite.max()) + 0.05 * span, padding=0)
-        p.setYRange(-0.6, len(t.bars) - 0.4, padding=0)
+        # Empty rows below the narrowest bars for the legend in the lower corner (about a sixth of the bars' height).
+        room = max(2, math.ceil(len(t.bars) / 6))
+        p.setYRange(-0.6, len(t.bars) + room - 0.4, padding=0)
 
     def _describe(self, x: float, y: float) -> str:
         t = self.shown
