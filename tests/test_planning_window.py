@@ -496,7 +496,9 @@ def test_the_tornado_draws_each_unsure_inputs_two_ends_as_the_exact_model_gives_
     assert view.base.value() == pytest.approx(t.days)
     ticks = view.widget.getPlotItem().getAxis("left")._tickLevels[0]
     assert [label for _, label in ticks] == [b.label for b in t.bars]
-    assert [label.text for _, label in view.legend.items] == ["the input at its low end", "the input at its high end"]
+    labels = [label.text for _, label in view.legend.items]
+    assert labels == ["low end", "high end", f"as entered: {t.days:,.2f}"]  # each drawn: the bars and the line
+    assert view.base_sample.opts["pen"].color() == view.base.pen.color()
     assert all(item.isVisible() for item in (view.low, view.high, view.base))
     assert "days to train" in view.widget.getPlotItem().getAxis("bottom").labelText
     # A readout names the input, its ends and why; the restart bar follows the restart slider.

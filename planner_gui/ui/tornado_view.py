@@ -66,10 +66,14 @@ class TornadoView(QWidget):
         p.addItem(self.high)
         self.base = pg.InfiniteLine(angle=90, pen=pg.mkPen(pg.getConfigOption("foreground"), width=1.5))
         p.addItem(self.base, ignoreBounds=True)
-        self.legend = p.addLegend(offset=(-5, -5), labelTextSize="8pt")  # (the narrowest bars are at the bottom)
-        self.legend.setBrush(brush(pg.getConfigOption("background"), 215))
-        self.legend.addItem(self.low, "the input at its low end")
-        self.legend.addItem(self.high, "the input at its high end")
+        # The legend in a row of its own under the axis: over the plot it hid bars at some size whatever its corner.
+        self.legend = pg.LegendItem(labelTextSize="8pt", colCount=3)
+        p.layout.addItem(self.legend, 5, 0, 1, 3)  # (across the axis column too: it needs the width)
+        self.legend.addItem(self.low, "low end")
+        self.legend.addItem(self.high, "high end")
+        # The line's entry: a sample drawn with its pen (the legend cannot draw an infinite line), its label the value.
+        self.base_sample = pg.PlotDataItem([0, 1], [0, 0], pen=self.base.pen)
+        self.legend.addItem(self.base_sample, "as entered")
         self.hover = Hover(self.widget, self._describe, line=False)
         self.shown: Tornado | None = None
         self._for: Scenario | None = None  # the scenario the bars shown belong to
@@ -194,13 +198,12 @@ class TornadoView(QWidget):
         self.base.setValue(base)
         p.getAxis("left").setTicks([[(i, fmt.clean(b.label, 32)) for i, b in enumerate(t.bars)]])
         how = "exact" if t.exact else "paired Monte Carlo"
-        p.setLabel("bottom", f"{what} ({how}); the line: as entered, {base:,.2f}")
+        p.setLabel("bottom", f"{what} ({how})")
+        self.legend.getLabel(self.base_sample).setText(f"as entered: {base:,.2f}")
         finite = np.concatenate([lo[np.isfinite(lo)], hi[np.isfinite(hi)], [base]])
         span = float(finite.max() - finite.min()) or max(abs(base) * 1e-3, 1e-6)
         p.setXRange(float(finite.min()) - 0.05 * span, float(finite.max()) + 0.05 * span, padding=0)
-        # Empty rows below the narrowest bars for the legend in the lower corner (about a sixth of the bars' height).
-        room = max(2, math.ceil(len(t.bars) / 6))
-        p.setYRange(-0.6, len(t.bars) + room - 0.4, padding=0)
+        p.setYRange(-0.6, len(t.bars) - 0.4, padding=0)
 
     def _describe(self, x: float, y: float) -> str:
         t = self.shown
