@@ -15,11 +15,11 @@ from ..core.analysis.optimize import (
     MAX_SETUPS,
     OptimizeError,
     Search,
-    Setup,
     Vary,
     as_study,
     differs,
     optimize,
+    shown,
     summary_flags,
 )
 from ..core.model import Scenario
@@ -183,16 +183,6 @@ def _as_study(args: argparse.Namespace, sc: Scenario, vary: list[Vary]) -> int:
     return 0
 
 
-def _inputs(s: Setup) -> str:
-    return ", ".join(f"{k} {_show(v)}" for k, v in s.inputs.items())
-
-
-def _show(v: Any) -> str:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return str(v)
-    return f"{v:,}" if isinstance(v, int) else f"{v:.4g}"
-
-
 def _days(x: float) -> str:
     return f"{x:,.1f} days" if math.isfinite(x) else "never"
 
@@ -212,25 +202,25 @@ def search_text(name: str, s: Search) -> str:
     elif s.meets:
         c = s.chosen
         lines.append(
-            f"Chosen: {_inputs(c)}: {_days(c.days_quantile)} at {q} (mean {_days(c.days_mean)}), "
+            f"Chosen: {c.inputs_text()}: {_days(c.days_quantile)} at {q} (mean {_days(c.days_mean)}), "
             f"${fmt.compact(c.cost_usd)} in all."
         )
         for r in s.runners_up:
-            what = "; ".join(f"{k} {_show(a)} -> {_show(b)}" for k, (a, b) in differs(c, r).items())
+            what = "; ".join(f"{k} {shown(a)} -> {shown(b)}" for k, (a, b) in differs(c, r).items())
             lines.append(
                 f"  runner-up: {what or 'the same inputs'}: {_days(r.days_quantile)} at {q}, "
                 f"+${fmt.compact(r.cost_usd - c.cost_usd)}"
             )
     else:
         c = s.chosen
-        lines.append(f"{s.verdict()}: {_inputs(c)}: {_days(c.days_quantile)} at {q}, ${fmt.compact(c.cost_usd)}.")
+        lines.append(f"{s.verdict()}: {c.inputs_text()}: {_days(c.days_quantile)} at {q}, ${fmt.compact(c.cost_usd)}.")
     if s.edges_text():
         lines.append(s.edges_text())
     if s.front:
         lines.append(f"The front (no setup is both faster at {q} and cheaper than one of these), fastest first:")
-        lines += [f"  {_days(f.days_quantile):>12}  ${fmt.compact(f.cost_usd):>8}  {_inputs(f)}" for f in s.front]
+        lines += [f"  {_days(f.days_quantile):>12}  ${fmt.compact(f.cost_usd):>8}  {f.inputs_text()}" for f in s.front]
     failed = [x for x in s.setups if x.error is not None]
     if failed:
-        first = f"{_inputs(failed[0])}: {failed[0].error}"
+        first = f"{failed[0].inputs_text()}: {failed[0].error}"
         lines.append(f"{fmt.plural(len(failed), 'setup')} could not run; the first: {first}")
     return "\n".join(lines)

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core import fmt
-from ..core.analysis.optimize import OptimizeError, Search, Searcher, Setup, Vary, differs
+from ..core.analysis.optimize import OptimizeError, Search, Searcher, Vary, differs, shown
 from ..core.model import Scenario
 from .jobs import JobFailed, JobRunner
 from .plot_items import PALETTE, Hover, axes, brush, pen
@@ -374,19 +374,8 @@ class GoalView(QWidget):
         near = min(
             ok, key=lambda s: ((s.days_quantile - x) / (x1 - x0)) ** 2 + ((s.cost_usd / 1e6 - y) / (y1 - y0)) ** 2
         )
-        return (
-            f"{_inputs(near)}\n{near.days_quantile:,.1f} days at p{100 * res.quantile:g}, ${fmt.compact(near.cost_usd)}"
-        )
-
-
-def _inputs(s: Setup) -> str:
-    return ", ".join(f"{k} {_show(v)}" for k, v in s.inputs.items())
-
-
-def _show(v: Any) -> str:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return str(v)
-    return f"{v:,}" if isinstance(v, int) else f"{v:.4g}"
+        days = f"{near.days_quantile:,.1f} days at p{100 * res.quantile:g}"
+        return f"{near.inputs_text()}\n{days}, ${fmt.compact(near.cost_usd)}"
 
 
 def result_text(r: Search) -> str:
@@ -400,11 +389,11 @@ def result_text(r: Search) -> str:
     if not r.meets:
         return (
             head
-            + f"{r.verdict()}: {_inputs(c)}, {c.days_quantile:,.1f} days at {q}, ${fmt.compact(c.cost_usd)}."
+            + f"{r.verdict()}: {c.inputs_text()}, {c.days_quantile:,.1f} days at {q}, ${fmt.compact(c.cost_usd)}."
             + edges
         )
-    text = head + f"Chosen: {_inputs(c)}, {c.days_quantile:,.1f} days at {q}, ${fmt.compact(c.cost_usd)} in all."
+    text = head + f"Chosen: {c.inputs_text()}, {c.days_quantile:,.1f} days at {q}, ${fmt.compact(c.cost_usd)} in all."
     for s in r.runners_up:
-        what = "; ".join(f"{k} {_show(a)} -> {_show(b)}" for k, (a, b) in differs(c, s).items())
+        what = "; ".join(f"{k} {shown(a)} -> {shown(b)}" for k, (a, b) in differs(c, s).items())
         text += f" Runner-up: {what}, +${fmt.compact(s.cost_usd - c.cost_usd)}."
     return text + edges

@@ -718,39 +718,30 @@ class MainWindow(FileWindow):
 
     # -- help ------------------------------------------------------------------------------
     def show_model(self) -> None:
-        found = self.findChild(QDialog, "modelDialog")
-        if found is not None and found.isVisible():
-            found.raise_()
-            found.activateWindow()
-            return
-        dlg = QDialog(self)
-        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dlg.setObjectName("modelDialog")
-        dlg.setWindowTitle("Model and sources")
-        dlg.resize(760, 640)
-        text = QTextBrowser(dlg)
-        text.setOpenExternalLinks(True)
-        text.setHtml(model_html())
-        QVBoxLayout(dlg).addWidget(text)
-        dlg.show()
+        self._show_page("modelDialog", "Model and sources", (760, 640), lambda text: text.setHtml(model_html()))
 
     def show_validation(self) -> None:
         """The published figures the model reproduces (docs/validation.md, from planner_gui.core.validation)."""
         from ..core.validation import markdown
 
-        found = self.findChild(QDialog, "validationDialog")
+        title = "Validation: published figures the model reproduces"
+        self._show_page("validationDialog", title, (900, 680), lambda text: text.setMarkdown(markdown()))
+
+    def _show_page(self, name: str, title: str, size: tuple[int, int], fill: Callable[[QTextBrowser], None]) -> None:
+        """A page of text in a dialog of its own (``fill`` writes it), raised if it is already open."""
+        found = self.findChild(QDialog, name)
         if found is not None and found.isVisible():
             found.raise_()
             found.activateWindow()
             return
         dlg = QDialog(self)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dlg.setObjectName("validationDialog")
-        dlg.setWindowTitle("Validation: published figures the model reproduces")
-        dlg.resize(900, 680)
+        dlg.setObjectName(name)
+        dlg.setWindowTitle(title)
+        dlg.resize(*size)
         text = QTextBrowser(dlg)
         text.setOpenExternalLinks(True)
-        text.setMarkdown(markdown())
+        fill(text)
         QVBoxLayout(dlg).addWidget(text)
         dlg.show()
 

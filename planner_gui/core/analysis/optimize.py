@@ -54,6 +54,7 @@ __all__ = [
     "optimize",
     "pareto_front",
     "setups_of",
+    "shown",
     "summary_flags",
 ]
 
@@ -100,6 +101,10 @@ class Setup:
     days_mean: float
     meets: bool
     error: str | None = None
+
+    def inputs_text(self) -> str:
+        """Its inputs in words: "gpus 65,536, spares.spare_nodes 40"."""
+        return ", ".join(f"{k} {shown(v)}" for k, v in self.inputs.items())
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -162,7 +167,7 @@ class Search:
         """A note for chosen values at the end of what they were given ("" for none)."""
         if not self.at_edges or self.chosen is None:
             return ""
-        what = ", ".join(f"{k} {fmt.number(self.chosen.inputs[k])}" for k in self.at_edges)
+        what = ", ".join(f"{k} {shown(self.chosen.inputs[k])}" for k in self.at_edges)
         return f"At the end of the values given: {what}; a wider range may find a better setup."
 
     def to_dict(self) -> dict[str, Any]:
@@ -182,6 +187,13 @@ class Search:
             "at_range_end": list(self.at_edges),
             "failed": [s.to_dict() for s in self.setups if s.error is not None],
         }
+
+
+def shown(v: Any) -> str:
+    """An input's value in words: whole numbers with separators, others to four digits, words as they are."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    return f"{v:,}" if isinstance(v, int) else f"{v:.4g}"
 
 
 def _finite(x: float) -> float | None:
