@@ -167,10 +167,12 @@ def test_the_command_prints_the_contracts_json():
     for bad, words in (
         (["--vary", "gpus"], "INPUT=V1,V2"),
         (["--range", "gpus=1:2:lin"], "LO:HI"),
-        (["--vary", "spares.spare_nodes=1,2"], "spares"),
+        (["--vary", "spares.spare_nodes=1,2"], "--vary spares.spare_nodes: the base scenario has no 'spares' section"),
+        (["--range", "tiers.fast_interval_min=1:10"], "--range tiers.fast_interval_min: the base scenario has no"),
     ):
         out = cli("optimize", "--preset", "h100-100k", "--mfu", "0.4", "--deadline-days", "9", *bad)
         assert out.returncode == 2 and out.stderr.count("\n") == 1 and words in out.stderr, (bad, out.stderr)
+        assert "[set]" not in out.stderr  # (a study file's words, not the command line's)
 
 
 def test_the_pareto_front_of_hand_made_setups():

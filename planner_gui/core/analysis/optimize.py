@@ -221,7 +221,8 @@ def _inputs(base_doc: dict[str, Any], vary: Sequence[Vary], points: int) -> list
         try:
             out.append(input_of(v.key, spec, base_doc))
         except StudyError as exc:
-            raise OptimizeError(str(exc).replace("vary.", "--vary ", 1) if v.values is not None else str(exc)) from None
+            why = str(exc).replace("add it under [set] or in the base scenario", "give the scenario one (its flags)")
+            raise OptimizeError(why.replace("vary.", "--vary " if v.values is not None else "--range ", 1)) from None
     names = [i.name for i in out]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
