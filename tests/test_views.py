@@ -337,6 +337,18 @@ def test_exported_plots_carry_a_caption_of_their_inputs(make_window, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary files left
 
 
+def test_a_caption_keeps_the_windows_name_when_only_names_and_prices_changed(make_window):
+    """Renaming a scenario and pricing its levers recompute nothing: the caption names what the window shows."""
+    from planner_gui.ui.export import caption_lines
+
+    win = make_window()
+    res = win.last_result
+    renamed = res.request.scenario.replace(name="Renamed plan", lever_prices=(("detection", 2e6),))
+    assert caption_lines(res, renamed)[0].startswith("Renamed plan - ")
+    other = renamed.replace(detect_min=renamed.detect_min + 1)  # a simulated input: the plot is the run's
+    assert caption_lines(res, other)[0].startswith(res.request.scenario.name)
+
+
 def test_results_are_the_full_run(make_window):
     win = make_window()
     assert win.last_result.request.quality == FULL and win.results_current()

@@ -457,6 +457,10 @@ class Scenario:
         """A copy with some fields changed (not validated; see :mod:`.scenario_io`)."""
         return dataclasses.replace(self, **changes)
 
+    def simulated(self) -> Scenario:
+        """What the Monte Carlo sees of the scenario: its name and its prices change no simulated number."""
+        return self.replace(name="", gpu_hour_cost_usd=0.0, lever_prices=())
+
     def with_gpu_mtbf_hours(self, hours: float) -> Scenario:
         """Scale every component's rate by one factor so the per-GPU MTBF is ``hours``, keeping the mix."""
         if not (math.isfinite(hours) and hours > 0):

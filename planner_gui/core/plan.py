@@ -171,7 +171,7 @@ Progress = Callable[[float], None] | None
 def _gpu_sweep_key(sc: Scenario, q: Quality) -> SweepKey:
     # The GPU sweep does not depend on the current GPU count (only on the range it must cover), nor on
     # the scenario's name or price.
-    neutral = sc.replace(gpus=1, name="", gpu_hour_cost_usd=0.0, lever_prices=())
+    neutral = sc.simulated().replace(gpus=1)
     return (neutral, q.gpu_points, q.gpu_trials, max(sc.gpus, GPU_RANGE[1]))
 
 

@@ -44,7 +44,8 @@ def _sibling(base: Path, slug: str) -> Path:
 def caption_lines(res: PlanResult, current: Scenario) -> list[str]:
     """Three lines that say what an exported plot shows: the scenario, its key inputs, the headline results."""
     sc = res.request.scenario
-    same = sc.replace(name="", gpu_hour_cost_usd=0.0) == current.replace(name="", gpu_hour_cost_usd=0.0)
+    # A new name or new prices do not make the plot another scenario's: the caption keeps the name the window shows.
+    same = sc.simulated() == current.simulated()
     name = current.name if same else sc.name
     how = "Daly's optimum" if sc.uses_optimal_interval else "fixed"
     run = res.main.scenario

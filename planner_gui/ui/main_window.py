@@ -69,11 +69,6 @@ START_PREVIEW_S = 0.5
 QDialogT = TypeVar("QDialogT", bound=QDialog)
 
 
-def _computed_part(sc: Scenario) -> Scenario:
-    """What the Monte Carlo sees of a scenario (its name and prices change no result)."""
-    return sc.replace(name="", gpu_hour_cost_usd=0.0, lever_prices=())
-
-
 #: Room a window's frame takes around its contents (title bar, borders), at most, in pixels.
 FRAME_ROOM = (16, 48)
 
@@ -533,7 +528,7 @@ class MainWindow(FileWindow):
         return (
             res is not None
             and res.request.quality.name == FULL.name
-            and _computed_part(res.request.scenario) == _computed_part(self.inputs.scenario)
+            and res.request.scenario.simulated() == self.inputs.scenario.simulated()
         )
 
     def _refresh_staleness(self) -> None:
@@ -562,7 +557,7 @@ class MainWindow(FileWindow):
         differ = describe_changes(res.request.scenario, self.inputs.scenario)
         if differ:
             return f", for other inputs ({differ})"
-        if _computed_part(res.request.scenario) != _computed_part(self.inputs.scenario):
+        if res.request.scenario.simulated() != self.inputs.scenario.simulated():
             return ", for other inputs"
         return ", a quick preview" if res.request.quality.name == PREVIEW.name else ""
 
