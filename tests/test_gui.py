@@ -31,6 +31,7 @@ SLIDERS = [
     "checkpointWriteSlider",
     "detectSlider",
     "restartSlider",
+    "restartGrowthSlider",
     "allRatesSlider",
 ]
 PLOTS = [
@@ -72,6 +73,7 @@ def test_default_window_has_the_named_widgets(make_window):
     "name,field,unit_factor",
     [
         ("restartSlider", "restart_min", 1),
+        ("restartGrowthSlider", "restart_per_log2_gpus_min", 1),
         ("checkpointWriteSlider", "checkpoint_write_s", 1),
         ("detectSlider", "detect_min", 1),
         ("daysSlider", "days", 1),
@@ -98,6 +100,7 @@ def test_each_slider_changes_its_field_only_and_the_results(make_window, qtbot, 
         "checkpoint_write_s",
         "detect_min",
         "restart_min",
+        "restart_per_log2_gpus_min",
         "components",
         "trials",
         "seed",

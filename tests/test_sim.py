@@ -95,6 +95,13 @@ GRID = [
         None,
     ),
     ("100k short pool + same-domain", _sc(100_000, 1, 1.0, tiers=SAME, spares=_pool(70)), 150, None),
+    (
+        "100k restart growing with the job + continue + same-domain + planned",
+        _sc(100_000, 1, 1.0, restart_min=1.0, restart_per_log2_gpus_min=0.5, planned_per_day=4.0, tiers=SAME,
+            spares=_cont(89)),
+        150,
+        None,
+    ),
     ("100k shrink + other-domain + uploads", _sc(100_000, 1, 1.0, tiers=OTHER, spares=_pool(60, min_gpus=95_000)), 150, None),
     (
         "100k continue, 512-GPU replicas, 4-node domains, 2 may be lost",

@@ -190,6 +190,7 @@ FLAG_FIELDS = {
     "checkpoint_write_s": "--checkpoint-write",
     "detect_min": "--detect",
     "restart_min": "--restart",
+    "restart_per_log2_gpus_min": "--restart-per-log2-gpus",
     "planned_per_day": "--planned-per-day",
     "trials": "--trials",
     "seed": "--seed",
@@ -203,6 +204,7 @@ _NAMED_FIELDS = (
     "checkpoint_write_s",
     "detect_min",
     "restart_min",
+    "restart_per_log2_gpus_min",
     "planned_per_day",
 )
 
@@ -281,6 +283,13 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--detect", type=number_arg, metavar="MIN", help="detection time, minutes")
     p.add_argument(
         "--restart", type=number_arg, metavar="MIN", help="restart time (reschedule, initialise, load), minutes"
+    )
+    p.add_argument(
+        "--restart-per-log2-gpus",
+        type=number_arg,
+        metavar="MIN",
+        help="minutes the restart grows by each time the GPU count doubles: the restart at N GPUs is --restart "
+        "+ MIN x log2(N), so sweeps over the GPU count move it",
     )
     p.add_argument("--planned-per-day", type=number_arg, metavar="X", help="planned interruptions per day")
     p.add_argument(

@@ -158,6 +158,12 @@ DEFAULT_NOTES: dict[str, str] = {
         "5 min to reschedule, initialise and load: MegaScale initialises in under 30 s at >10,000 GPUs; "
         "ByteCheckpoint loads a 405B checkpoint in 129 s; the rest is rescheduling onto spare nodes."
     ),
+    "restart_per_log2_gpus_min": (
+        "0: the restart takes as long at every size. Rendezvous, communicator set-up and loading grow with the job: "
+        "MegaScale's initialisation took 1,047 s on 2,048 GPUs before its work brought it under 30 s at more than "
+        "10,000 (NSDI 2024). Minutes added per doubling of the GPU count, a planner's estimate with no published "
+        "figure: e.g. 0.25 adds 3.5 min at 16,384 GPUs and 4.2 min at 100,000."
+    ),
     "trials": "1,000 Monte Carlo trials: the standard error of goodput is then a few hundredths of a percent.",
     "seed": "Fixed seed: the same scenario gives the same numbers.",
     "gpu_hour_cost_usd": "Planner input with no published source: the price you pay per GPU-hour.",
@@ -361,6 +367,9 @@ class Scenario:
     checkpoint_write_s: float = 5.0
     detect_min: float = 5.0
     restart_min: float = 5.0
+    #: Minutes the restart grows by each time the GPU count doubles (rendezvous and loading at scale); 0: the
+    #: restart is ``restart_min`` at every size (see :attr:`restart_at_size_min`).
+    restart_per_log2_gpus_min: float = 0.0
     trials: int = 1000
     seed: int = 20240723
     gpu_hour_cost_usd: float = 2.5
@@ -412,9 +421,28 @@ class Scenario:
         return self.days * 24.0
 
     @property
+    def restart_at_size_min(self) -> float:
+        """The restart at this job's size, minutes: ``restart_min`` plus ``restart_per_log2_gpus_min`` for each
+        doubling of the GPU count from one GPU (docs/model.md, "Restart at scale"). Every engine, closed form and
+        analysis takes the restart from here, so a sweep over the GPU count moves it."""
+        if self.restart_per_log2_gpus_min == 0.0:
+            return self.restart_min
+        return self.restart_min + self.restart_per_log2_gpus_min * math.log2(max(self.gpus, 1))
+
+    def restart_text(self) -> str:
+        """The restart in words: "5 min", or with a part that grows with the job "5 min + 0.25 min per doubling of
+        GPUs (8.5 min at 16,384)"."""
+        if self.restart_per_log2_gpus_min == 0.0:
+            return f"{self.restart_min:g} min"
+        return (
+            f"{self.restart_min:g} min + {self.restart_per_log2_gpus_min:g} min per doubling of GPUs "
+            f"({self.restart_at_size_min:.3g} min at {self.gpus:,})"
+        )
+
+    @property
     def recovery_min(self) -> float:
-        """Time from an unplanned interruption to computing again (R = detect + restart)."""
-        return self.detect_min + self.restart_min
+        """Time from an unplanned interruption to computing again (R = detect + restart at this size)."""
+        return self.detect_min + self.restart_at_size_min
 
     @property
     def write_s(self) -> float:

@@ -89,7 +89,7 @@ def _optimal_intervals(scenario: Scenario) -> OptimalIntervals:
                 scenario.planned_per_day / 24.0,
                 c_min / 60.0,
                 scenario.recovery_min / 60.0,
-                scenario.restart_min / 60.0,
+                scenario.restart_at_size_min / 60.0,
                 (MIN_INTERVAL_MIN / 60.0, MAX_INTERVAL_MIN / 60.0),
             )
         )
@@ -118,6 +118,6 @@ def resolve(scenario: Scenario, optimal: OptimalIntervals | None = None) -> tupl
         tau=interval / 60.0,
         c=scenario.write_s / 3600.0,
         r_unplanned=scenario.recovery_min / 60.0,
-        r_planned=scenario.restart_min / 60.0,
+        r_planned=scenario.restart_at_size_min / 60.0,
     )
     return params, interval

@@ -108,6 +108,7 @@ _OPTIONAL = (
     "tiers",
     "spares",
     "lever_prices",
+    "restart_per_log2_gpus_min",
 )
 #: The most levers a scenario may price (the most a lever may cost: model.MAX_LEVER_PRICE_USD).
 MAX_LEVER_PRICES = 200
@@ -278,7 +279,11 @@ def scenario_from_dict(doc: Any) -> Scenario:
                 f"checkpoint_interval_min: must be 'optimal' or a number of minutes (got '{clean(interval, 40)}')"
             )
         interval = float(check_number("checkpoint_interval_min", interval))
-    nums = {k: check_number(k, doc[k]) for k in LIMITS if k in doc and k != "checkpoint_interval_min"}
+    nums = {
+        k: check_number(k, doc[k])
+        for k in LIMITS
+        if k in doc and k != "checkpoint_interval_min" and not (k in _OPTIONAL and doc[k] is None)
+    }
     scenario = Scenario(
         name=_check_str("name", doc["name"]),
         gpus=int(nums["gpus"]),
@@ -290,6 +295,7 @@ def scenario_from_dict(doc: Any) -> Scenario:
         checkpoint_write_s=float(nums["checkpoint_write_s"]),
         detect_min=float(nums["detect_min"]),
         restart_min=float(nums["restart_min"]),
+        restart_per_log2_gpus_min=float(nums.get("restart_per_log2_gpus_min", 0.0)),
         trials=int(nums["trials"]),
         seed=int(nums["seed"]),
         gpu_hour_cost_usd=float(nums["gpu_hour_cost_usd"]),
@@ -543,6 +549,8 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
         doc["spares"] = section
     if scenario.lever_prices:
         doc["lever_prices"] = dict(scenario.lever_prices)
+    if scenario.restart_per_log2_gpus_min:
+        doc["restart_per_log2_gpus_min"] = scenario.restart_per_log2_gpus_min
     return doc
 
 
@@ -556,6 +564,7 @@ def _has_optional_parts(scenario: Scenario) -> bool:
         or scenario.new_cluster
         or evidence
         or bool(scenario.lever_prices)
+        or scenario.restart_per_log2_gpus_min != 0.0
     )
 
 

@@ -162,8 +162,8 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
     """
     x = _fmt_factor(factor)
 
-    def times(field: str) -> Callable[[Scenario], Scenario]:
-        return lambda s: s.replace(**{field: getattr(s, field) * factor})
+    def times(*fields: str) -> Callable[[Scenario], Scenario]:
+        return lambda s: s.replace(**{field: getattr(s, field) * factor for field in fields})
 
     def rates(category: str | None) -> Callable[[Scenario], Scenario]:
         return lambda s: s.scale_rates(factor, category)
@@ -176,7 +176,8 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
 
     out = [
         Lever("detection", f"detection {x}", times("detect_min")),
-        Lever("restart", f"restart {x}", times("restart_min")),
+        # a faster restart: both its fixed part and its growth with the job
+        Lever("restart", f"restart {x}", times("restart_min", "restart_per_log2_gpus_min")),
         Lever("checkpoint write", f"blocking write {x}", times("checkpoint_write_s")),
         Lever("planned interruptions", f"planned per day {x}", times("planned_per_day")),
         Lever("all failure rates", f"every rate {x}", rates(None)),

@@ -138,6 +138,17 @@ SPECS: dict[str, InputSpec] = {
             slider=(0.1, 1440),
             help="Reschedule, initialise and load the checkpoint.",
         ),
+        InputSpec(
+            "restart_per_log2_gpus_min",
+            "Restart growth",
+            "min per doubling",
+            0,
+            1440,
+            slider=(0.01, 60),
+            decimals=3,
+            help="Minutes the restart grows by each time the GPU count doubles (rendezvous, communicator set-up, "
+            "loading); the restart at N GPUs is the restart above plus this x log2(N). 0: the same at every size.",
+        ),
         InputSpec("trials", "Trials", "", 1, 100_000, True, decimals=0),
         InputSpec("seed", "Seed", "", 0, 2**63 - 1, True, decimals=0),
         InputSpec("gpu_hour_cost_usd", "Price per GPU-hour", "$", 0, 10_000, help="Price per GPU-hour."),

@@ -213,6 +213,12 @@ _TIMES = (
         "the value entered",
     ),
     _times(
+        "restart_per_log2_gpus_min",
+        "restart growth per doubling of GPUs",
+        "min",
+        "no published figure for how your restart grows with the job: half to twice the value entered",
+    ),
+    _times(
         "checkpoint_write_s",
         "checkpoint write",
         "s",

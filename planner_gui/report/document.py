@@ -325,6 +325,8 @@ def _show_input(field: str, v: Any) -> str:
         return f"{v:g} s"
     if field in ("detect_min", "restart_min"):
         return f"{v:g} min"
+    if field == "restart_per_log2_gpus_min":
+        return f"{v:g} min per doubling of GPUs"
     if field in ("trials",):
         return fmt.count(v)
     if field == "seed":

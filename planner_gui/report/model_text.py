@@ -47,6 +47,7 @@ DEFAULT_FIELDS: tuple[str, ...] = (
     "checkpoint_write_s",
     "detect_min",
     "restart_min",
+    "restart_per_log2_gpus_min",
     "trials",
     "seed",
     "gpu_hour_cost_usd",

@@ -335,6 +335,7 @@ class ControlsPanel(QScrollArea):
         lay = self._group("Recovery")
         self._value(lay, "detect_min", "detectSlider")
         self._value(lay, "restart_min", "restartSlider")
+        self._value(lay, "restart_per_log2_gpus_min", "restartGrowthSlider")
 
     def _build_monte_carlo(self) -> None:
         lay = self._group("Monte Carlo")

@@ -200,7 +200,7 @@ def sim_model(
         if posterior.uncertain.any():
             draws = posterior.draw(scenario.seed, scenario.trials if trials is None else trials)
     swap = spares.swap_min / 60.0
-    restart = scenario.restart_min / 60.0
+    restart = scenario.restart_at_size_min / 60.0
     stall = spares.continue_stall_min / 60.0
     return SimModel(
         rates=np.array([cc.rate_per_gpu_hour * scenario.gpus for cc in comps], dtype=float),

@@ -180,7 +180,7 @@ def spares_params(scenario: Scenario, spares: Spares, interval_min: float) -> Sp
         tau=interval_min / 60.0,
         c=scenario.write_s / 3600.0,
         r_unplanned=scenario.recovery_min / 60.0,
-        r_planned=scenario.restart_min / 60.0,
+        r_planned=scenario.restart_at_size_min / 60.0,
         swap=spares.swap_min / 60.0,
         job_nodes=job_nodes,
         spare_nodes=math.inf if spares.spare_nodes is None else float(spares.spare_nodes),
@@ -189,7 +189,7 @@ def spares_params(scenario: Scenario, spares: Spares, interval_min: float) -> Sp
         mode=spares.recovery_mode,
         share=min(1.0, spares.replica_gpus / scenario.gpus),
         stall=spares.continue_stall_min / 60.0,
-        restart=scenario.restart_min / 60.0,
+        restart=scenario.restart_at_size_min / 60.0,
         gpus_per_node=gpn,
     )
 

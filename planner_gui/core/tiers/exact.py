@@ -246,13 +246,13 @@ def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
         best = clamp_interval(60.0 * _search(lambda taus: _goodput_no_fast_grid(tp, taus), *bounds))
         return TierIntervals(best, best, 1, "exact optimum of the persistent tier alone (upload lag included)")
     c = tiers.fast_stall_s / 3600.0
-    r_fast = (scenario.detect_min + scenario.restart_min) / 60.0 + tiers.fast_restore_min / 60.0
+    r_fast = scenario.recovery_min / 60.0 + tiers.fast_restore_min / 60.0
     if lam == 0:
         return TierIntervals(MAX_INTERVAL_MIN, MAX_INTERVAL_MIN, 1, "no failures: the longest interval")
     if c == 0:
         fast, fast_how = MIN_INTERVAL_MIN, "free snapshots: the shortest fast interval"
     else:
-        exact = exact_optimal_interval(lam, mu, c, r_fast, scenario.restart_min / 60.0, bounds)
+        exact = exact_optimal_interval(lam, mu, c, r_fast, scenario.restart_at_size_min / 60.0, bounds)
         fast = clamp_interval(60.0 * exact)
         if not math.isfinite(fast):  # pragma: no cover - exact_optimal_interval always returns a number
             fast = clamp_interval(float(daly_interval(c * 60.0, 60.0 / lam)))
@@ -264,7 +264,7 @@ def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
         how = f"{fast_how}; persistent: {UNNEEDED_PERSISTENT_TEXT}"
         rule = TierIntervals(fast, fast, 1, how, persistent_target_min=UNNEEDED_PERSISTENT_MIN)
     else:
-        f = time_fractions(lam, mu, fast / 60.0, c, r_fast, scenario.restart_min / 60.0)
+        f = time_fractions(lam, mu, fast / 60.0, c, r_fast, scenario.restart_at_size_min / 60.0)
         running = max(1.0 - float(f.recovery) - float(f.planned), 1e-9)
         how = (
             f"{fast_how}; persistent: Young's for its own stall against the restores from storage (running time), "

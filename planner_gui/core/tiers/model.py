@@ -129,7 +129,7 @@ def restore_caveat(scenario: Scenario, tiers: Tiers) -> str | None:
         return None
     return (
         f"a restore from memory ({tiers.fast_restore_min:g} min) takes longer than one from storage "
-        f"({tiers.persistent_restore_min:g} min); if the restart time ({scenario.restart_min:g} min) already "
+        f"({tiers.persistent_restore_min:g} min); if the restart time ({scenario.restart_at_size_min:.3g} min) already "
         "includes loading the checkpoint from storage, move that part to the persistent restore (as "
         "h100-100k-inmemory does), or every restore from memory costs more than it saves"
     )
@@ -239,13 +239,13 @@ def tier_params(
     """
     tiers.validate()
     rates = tier_rates(scenario, tiers)
-    detect_restart = (scenario.detect_min + scenario.restart_min) / 60.0
+    detect_restart = scenario.recovery_min / 60.0
     common = {
         "mu": scenario.planned_per_day / 24.0,
         "hours": scenario.hours,
         "upload": tiers.persistent_upload_min / 60.0,
         "r_persistent": detect_restart + tiers.persistent_restore_min / 60.0,
-        "r_planned": scenario.restart_min / 60.0,
+        "r_planned": scenario.restart_at_size_min / 60.0,
         "restore_persistent": tiers.persistent_restore_min / 60.0,
     }
     if not tiers.fast_enabled:
