@@ -16,10 +16,10 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QAbstractSlider, QApplication, QMessageBox
 
+from planner_gui.core import fmt
 from planner_gui.core.scenario_io import dumps, load, load_preset, save
 from planner_gui.ui import MainWindow
 from planner_gui.ui.compute import FULL, PREVIEW
-from planner_gui.ui.plot_items import duration_text
 from planner_gui.ui.widgets import _GPU_LANDMARKS, significant
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -181,7 +181,7 @@ def test_a_fixed_interval_far_from_the_best_is_never_called_the_best(make_window
     assert gain < 0.05 and m.optimal.exact < 25.0  # the case: a negligible gain, far from the best
     detail = win.summary.interval.detail.text()
     assert "at the best interval" not in detail
-    assert f"best {duration_text(m.optimal.exact)}: +{gain:.1f} points available" in detail
+    assert f"best {fmt.duration_min(m.optimal.exact)}: +{gain:.1f} points available" in detail
     win.controls.use_optimal.setChecked(True)
     settle(qtbot, win)
     assert "at the best interval" in win.summary.interval.detail.text()

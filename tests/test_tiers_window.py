@@ -23,7 +23,6 @@ from planner_gui.core.results import simulate
 from planner_gui.core.scenario_io import load_preset
 from planner_gui.core.tiers.model import scope_of
 from planner_gui.core.tiers.run import plan_tiers
-from planner_gui.ui.plot_items import duration_text
 from planner_gui.ui.strategies_view import SCALE_TRIALS, STRATEGY_COLORS, WINDOW_GPUS, WINDOW_TRIALS
 
 pytestmark = pytest.mark.gui
@@ -167,7 +166,7 @@ def test_a_persistent_stall_with_nothing_restoring_from_storage_is_named_so(make
     assert "daily by policy (never needed by this model's failures)" in win.controls.tiers.info.text()
     # The interval plot's sweep keeps the persistent interval's minutes: its label names them.
     label = win.plots.plot("goodputVsIntervalPlot").getAxis("bottom").labelText
-    assert label == f"fast interval (persistent {duration_text(plan.persistent_min)})"
+    assert label == f"fast interval (persistent {fmt.duration_min(plan.persistent_min)})"
 
 
 def test_tier_info_names_the_intervals_and_the_share_restoring_from_memory(make_window, qtbot):
@@ -309,10 +308,10 @@ def test_summary_and_interval_plot_follow_the_fast_tier(make_window, qtbot):
     tp = m.tier_plan
     young, daly = tp.fast_young_daly()
     s = win.summary.interval
-    assert s.value.text() == f"fast {duration_text(tp.fast_min)} (optimal)" == "fast 46 s (optimal)"
+    assert s.value.text() == f"fast {fmt.duration_min(tp.fast_min)} (optimal)" == "fast 46 s (optimal)"
     detail = s.detail.text()
-    assert f"persistent {duration_text(tp.persistent_min)} (optimal): each snapshot" in detail
-    assert f"Young {duration_text(young)}, Daly {duration_text(daly)}" in detail
+    assert f"persistent {fmt.duration_min(tp.persistent_min)} (optimal): each snapshot" in detail
+    assert f"Young {fmt.duration_min(young)}, Daly {fmt.duration_min(daly)}" in detail
     r = ref.restores()
     assert f"restores: memory {fmt.count(r['fast'], 1)}, storage {fmt.count(r['persistent'], 1)}" in detail
     # The interval plot is about the fast interval (the one its sweep varies): axis, markers and label.

@@ -34,10 +34,8 @@ from ..core.tiers.model import restore_caveat
 from ..core.training import SECONDS_PER_SPACING, TimeToTrain, check_training_size, training_events, work_hours
 from .flags import TRAINING_FLAGS, Progress, UsageError, check_output, scenario_from_args, write_output
 
-
-def _minutes(m: float) -> str:
-    """An interval for people: 0.6 s, 5.5 min, 3.0 h (never "0.0 min")."""
-    return fmt.duration_hours(m / 60.0)
+#: An interval for people: 0.6 s, 5.5 min, 3.0 h (never "0.0 min"); the one formatter's, short for the lines below.
+_minutes = fmt.duration_min
 
 
 def report(res: SimulationResult) -> str:

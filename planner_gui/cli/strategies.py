@@ -79,11 +79,11 @@ def table(doc: dict[str, Any]) -> str:
             continue
         shares = "  ".join(f"{fmt.percent(r['hours'][k] / total):>9}" for k in keys)
         rest = r["restores"]
-        fast = "-" if r["fast_interval_min"] is None else fmt.duration_hours(r["fast_interval_min"] / 60.0)
+        fast = "-" if r["fast_interval_min"] is None else fmt.duration_min(r["fast_interval_min"])
         lines.append(
             f"{r['strategy']:<{width}}  {fmt.percent(r['goodput'], 1):>8}  {shares}  "
             f"restores {rest['fast']:,.0f} / {rest['persistent']:,.0f}; fast {fast}, persistent "
-            f"{fmt.duration_hours(r['persistent_interval_min'] / 60.0)}"
+            f"{fmt.duration_min(r['persistent_interval_min'])}"
         )
     lines.extend(f"Note: {n}" for n in distinct_notes(rows))
     across = doc["across_gpus"]

@@ -102,6 +102,11 @@ def duration_hours(hours: float) -> str:
     return f"{years:.2g} years"  # 7e+288 years, not three hundred digits
 
 
+def duration_min(minutes: float) -> str:
+    """A duration given in minutes, as :func:`duration_hours` shows it: 0.6 s, 45 s, 2.2 min, 3.0 h, 2.5 days."""
+    return duration_hours(minutes / 60.0)
+
+
 def every(hours: float) -> str:
     """``every(3.09) == 'one every 3.1 hours'``."""
     if not math.isfinite(hours):

@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any, Literal, get_args
 
 from . import fmt
-from .fmt import duration_hours
+from .fmt import duration_hours, duration_min
 
 __all__ = [
     "DEFAULT_NOTES",
@@ -461,7 +461,7 @@ class Scenario:
         return (
             f"storage cannot keep up: each checkpoint takes {duration_hours(self.write_s / 3600.0)} to write "
             f"({self.gpus:,} GPUs x {st.checkpoint_gb_per_gpu:g} GB at {st.storage_gb_s:,g} GB/s), no less than the "
-            f"{duration_hours(interval_min / 60.0)} of compute between checkpoints"
+            f"{duration_min(interval_min)} of compute between checkpoints"
         )
 
     @property

@@ -285,7 +285,7 @@ def goodput_vs_interval(plan: PlanResult) -> str:
         ("Daly", daly, PURPLE, 0.18, "5 3", 1.5),
     ):
         if plot.xs.contains(minutes):
-            plot.vline(minutes, f"{name} {fmt.duration_hours(minutes / 60)}", color, height, dash, width)
+            plot.vline(minutes, f"{name} {fmt.duration_min(minutes)}", color, height, dash, width)
     return plot.to_svg()
 
 

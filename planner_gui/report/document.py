@@ -100,10 +100,6 @@ def _num(text: str, key: str, unit: str) -> str:
     return f'<span class="num" data-key="{escape(key)}" data-unit="{unit}">{escape(text)}</span>'
 
 
-def _duration_min(minutes: float) -> str:
-    return fmt.duration_hours(minutes / 60.0)
-
-
 def _summary(d: Any) -> tuple[Any, Any, Any]:
     """(mean, p05, p95) of a summary dict, or (value, None, None) for a plain number."""
     if isinstance(d, dict):
@@ -206,18 +202,19 @@ def _interval_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]
         return [
             (
                 "Fast tier (memory)",
-                f"every {_num(_duration_min(tiers['fast_interval_min']), 'tiers/fast_interval_min', 'minutes')}",
-                f"optimum {_num(_duration_min(opt['fast']), 'optimal_interval_min/fast', 'minutes')}"
+                f"every {_num(fmt.duration_min(tiers['fast_interval_min']), 'tiers/fast_interval_min', 'minutes')}",
+                f"optimum {_num(fmt.duration_min(opt['fast']), 'optimal_interval_min/fast', 'minutes')}"
                 if opt.get("fast") is not None
                 else "",
             ),
             (
                 "Persistent tier",
-                f"every {_num(_duration_min(d['checkpoint_interval_min']), 'checkpoint_interval_min', 'minutes')}",
+                f"every {_num(fmt.duration_min(d['checkpoint_interval_min']), 'checkpoint_interval_min', 'minutes')}",
                 f"every {tiers['persistent_every_fast']:,} snapshots; uploads start every "
                 f"{tiers['upload_every_checkpoint']:,} checkpoints"
                 + (
-                    f"; optimum {_num(_duration_min(opt['persistent']), 'optimal_interval_min/persistent', 'minutes')}"
+                    "; optimum "
+                    + _num(fmt.duration_min(opt["persistent"]), "optimal_interval_min/persistent", "minutes")
                     if opt.get("persistent") is not None
                     else ""
                 ),
@@ -230,7 +227,7 @@ def _interval_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]
     )
     best = (
         "best (the exact model's optimum): "
-        f"{_num(_duration_min(opt['exact']), 'optimal_interval_min/exact', 'minutes')}, "
+        f"{_num(fmt.duration_min(opt['exact']), 'optimal_interval_min/exact', 'minutes')}, "
         f"{_num(f'{gain:+.2f}', 'goodput_expected_at_optimal_interval - goodput_expected', 'points')}"
         " points available; "
         if gain is not None and opt.get("exact") is not None
@@ -239,9 +236,9 @@ def _interval_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]
     return [
         (
             "Checkpoint interval",
-            f"{_num(_duration_min(d['checkpoint_interval_min']), 'checkpoint_interval_min', 'minutes')} ({how})",
-            f"{best}Young {_num(_duration_min(opt['young']), 'optimal_interval_min/young', 'minutes')}, "
-            f"Daly {_num(_duration_min(opt['daly']), 'optimal_interval_min/daly', 'minutes')}",
+            f"{_num(fmt.duration_min(d['checkpoint_interval_min']), 'checkpoint_interval_min', 'minutes')} ({how})",
+            f"{best}Young {_num(fmt.duration_min(opt['young']), 'optimal_interval_min/young', 'minutes')}, "
+            f"Daly {_num(fmt.duration_min(opt['daly']), 'optimal_interval_min/daly', 'minutes')}",
         )
     ]
 
@@ -319,7 +316,7 @@ def _show_input(field: str, v: Any) -> str:
     if field == "checkpoint_interval_min":
         if v == OPTIMAL:
             return "optimal (Daly)"
-        shown, exact = _duration_min(float(v)), f"{float(v):g} min"
+        shown, exact = fmt.duration_min(float(v)), f"{float(v):g} min"
         return exact if shown == exact else f"{shown} ({exact})"
     if field == "checkpoint_write_s":
         return f"{v:g} s"

@@ -21,7 +21,6 @@ from ..core import fmt
 from ..core.model import Scenario
 from ..core.plan import PREVIEW, PlanResult
 from ..core.userfiles import write_atomic
-from .plot_items import duration_text
 
 __all__ = ["caption_lines", "export_plots", "export_results", "results_csv"]
 
@@ -53,7 +52,7 @@ def caption_lines(res: PlanResult, current: Scenario) -> list[str]:
     return [
         f"{fmt.clean(name, 100)} - planner-gui {__version__}, {dt.date.today().isoformat()}",
         f"{fmt.count(sc.gpus)} GPUs, {sc.days:g} days; interruptions per GPU: {fmt.every(sc.gpu_mtbf_hours)}; "
-        f"planned {sc.planned_per_day:.3g}/day; checkpoint every {duration_text(res.main.interval_min)} ({how}), "
+        f"planned {sc.planned_per_day:.3g}/day; checkpoint every {fmt.duration_min(res.main.interval_min)} ({how}), "
         f"blocking write {sc.checkpoint_write_s:g} s; detection {sc.detect_min:g} min, restart {sc.restart_min:g} min",
         f"{fmt.count(run.trials)} trials{preview}, seed {run.seed}: "
         f"goodput {fmt.percent(float(res.main.goodput.mean()))} "

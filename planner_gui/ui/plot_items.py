@@ -26,7 +26,6 @@ __all__ = [
     "ViewBox",
     "axes",
     "brush",
-    "duration_text",
     "grid",
     "in_turns",
     "nearest",
@@ -184,11 +183,6 @@ class CountAxis(Axis):
 
     def tickStrings(self, values, scale, spacing):
         return [fmt.compact(10.0**v).replace(" ", "") for v in values]
-
-
-def duration_text(minutes: float) -> str:
-    """A checkpoint interval for people: 0.6 s, 45 s, 2.2 min, 3.0 h, 2.5 days."""
-    return fmt.duration_hours(minutes / 60.0)
 
 
 #: Pixels a duration tick label needs beside the next ("10 min", "1.5 d").

@@ -35,7 +35,6 @@ from .plot_items import (
     MarkedLine,
     PercentAxis,
     brush,
-    duration_text,
     nearest,
     pen,
 )
@@ -487,12 +486,12 @@ class PlotsPanel(QWidget):
             marks = (("current", tp.fast_min), ("Young", fast_yd[0]), ("Daly", fast_yd[1]))
             # Short (the plot may be 330 px). Along the sweep the persistent interval keeps its minutes (whole fast
             # intervals of them), or is every fast snapshot.
-            every = "= persistent" if tp.k == 1 else f"persistent {duration_text(tp.persistent_min)}"
+            every = "= persistent" if tp.k == 1 else f"persistent {fmt.duration_min(tp.persistent_min)}"
             self.plot("goodputVsIntervalPlot").setLabel("bottom", f"fast interval ({every})")
         else:
             self.plot("goodputVsIntervalPlot").setLabel("bottom", "checkpoint interval")
         for key, minutes in marks:
-            self.iv_lines[key].set(math.log10(minutes), f"{key} {duration_text(minutes)}")
+            self.iv_lines[key].set(math.log10(minutes), f"{key} {fmt.duration_min(minutes)}")
         name = "goodputVsIntervalPlot"
         self._set_range(name, x=(float(np.log10(fine[0])), float(np.log10(fine[-1]))), padding=0.02)
         base = [100 * b.result.by_interval.goodput_mean for b in self.pinned]
@@ -737,10 +736,10 @@ class PlotsPanel(QWidget):
         fine, exact = self.result.exact_curve
         j = nearest(np.log10(fine), x)
         return (
-            f"every {duration_text(s.x[i])}: goodput {fmt.percent(s.goodput_mean[i])} "
+            f"every {fmt.duration_min(s.x[i])}: goodput {fmt.percent(s.goodput_mean[i])} "
             f"(p05-p95 {fmt.percent(s.goodput_p05[i])}-{fmt.percent(s.goodput_p95[i])} over "
             f"{fmt.count(s.trials[i])} trials)\n"
-            f"exact at {duration_text(fine[j])}: "
+            f"exact at {fmt.duration_min(fine[j])}: "
             + (fmt.percent(exact[j], 2) if math.isfinite(exact[j]) else "none (no closed form)")
         )
 

@@ -331,9 +331,7 @@ def model_text(sp: Spares, nodes: int) -> str:
         pool = f"unlimited spares over {nodes:,} nodes"
     else:
         pool = f"{sp.spare_nodes:,} spares ({fmt.percent(sp.spare_nodes / nodes, 2)} of {nodes:,} nodes)"
-    swap = (
-        f", a {fmt.duration_hours(sp.swap_min / 60.0)} swap after each failure that loses a node" if sp.swap_min else ""
-    )
+    swap = f", a {fmt.duration_min(sp.swap_min)} swap after each failure that loses a node" if sp.swap_min else ""
     text = f"Model on: {pool}{swap}; {sp.recovery_mode}."
     if sp.spare_nodes is not None and sp.priced:
         text += f" The pool is priced at {sp.pool_basis()}."

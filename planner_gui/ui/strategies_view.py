@@ -37,7 +37,7 @@ from ..core.scenario_io import ScenarioError
 from ..core.sim.run import ALL_HOURS_KEYS
 from ..core.specs import labelled
 from .jobs import JobFailed, JobRunner
-from .plot_items import PALETTE, CountAxis, PercentAxis, duration_text, grid, pen, plot_item, plots_in_turns
+from .plot_items import PALETTE, CountAxis, PercentAxis, grid, pen, plot_item, plots_in_turns
 from .plots import HOURS_COLORS
 
 __all__ = ["SCALE_TRIALS", "WINDOW_GPUS", "WINDOW_TRIALS", "StrategiesDialog"]
@@ -279,8 +279,8 @@ class StrategiesDialog(QDialog):
                 *(_share(hours.get(k, 0.0), window) for k in _HOURS_COLUMNS),
                 f"{row['restores']['fast']:,.1f}",
                 f"{row['restores']['persistent']:,.1f}",
-                "off" if row["fast_interval_min"] is None else duration_text(row["fast_interval_min"]),
-                duration_text(row["persistent_interval_min"]),
+                "off" if row["fast_interval_min"] is None else fmt.duration_min(row["fast_interval_min"]),
+                fmt.duration_min(row["persistent_interval_min"]),
             ]
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)

@@ -13,7 +13,6 @@ from ..core.model import DEFAULT_NOTES
 from ..core.plan import PlanResult
 from ..core.results import summarize
 from ..core.specs import SPECS
-from .plot_items import duration_text
 from .rates_view import SHARES_TIP, variance_text
 from .spares_controls import spares_cost_text, spares_hours_text
 from .theme import mark_secondary
@@ -224,18 +223,18 @@ class SummaryStrip(QWidget):
         how = "Daly" if sc.uses_optimal_interval else "fixed"
         at_best, now = m.goodput_at_optimum(), m.expected.goodput
         gain = 100 * (at_best - now) if at_best is not None and now is not None else 0.0
-        self.interval.value.setText(f"{duration_text(m.interval_min)} ({how})")
+        self.interval.value.setText(f"{fmt.duration_min(m.interval_min)} ({how})")
         restarts = ""
         if m.spares_run is not None:  # no closed form: the Monte Carlo curve over intervals shows the best
             best = "best: see the interval plot (no closed form with spares)"
             if sc.spares is not None and sc.spares.recovery_mode == "continue":
                 restarts = " (of the failures that restart)"
         elif gain < 0.05 and _near(m.interval_min, opt.exact):
-            best = f"at the best interval ({duration_text(opt.exact)})"
+            best = f"at the best interval ({fmt.duration_min(opt.exact)})"
         else:
-            best = f"best {duration_text(opt.exact)}: +{gain:.1f} points available"
+            best = f"best {fmt.duration_min(opt.exact)}: +{gain:.1f} points available"
         self.interval.detail.setText(
-            f"{best}\nYoung {duration_text(opt.young)}, Daly {duration_text(opt.daly)}{restarts}"
+            f"{best}\nYoung {fmt.duration_min(opt.young)}, Daly {fmt.duration_min(opt.daly)}{restarts}"
         )
         self._show_cost()
         self._show_versus()
@@ -248,9 +247,11 @@ class SummaryStrip(QWidget):
         assert tp is not None
         restores = m.restores()
         fixed = "optimal" if m.scenario.uses_optimal_interval else "fixed"
-        persistent = f"persistent {duration_text(tp.persistent_min)} ({fixed})"
+        persistent = f"persistent {fmt.duration_min(tp.persistent_min)} ({fixed})"
         if tp.persistent_unneeded and m.scenario.uses_optimal_interval:
-            persistent = f"persistent {duration_text(tp.persistent_min)} (daily by policy: never needed by this model)"
+            persistent = (
+                f"persistent {fmt.duration_min(tp.persistent_min)} (daily by policy: never needed by this model)"
+            )
         at_best, now = m.goodput_at_optimum(), m.expected.goodput
         if at_best is None or now is None:
             best = "best: no closed form (Monte Carlo only)"
@@ -273,15 +274,15 @@ class SummaryStrip(QWidget):
         if tp.fast_min is None or yd is None:
             self.interval.value.setText(persistent)
             self.interval.detail.setText(
-                f"fast tier off; optimum {duration_text(tp.optimal.persistent_min)}; {best}\n{restored}"
+                f"fast tier off; optimum {fmt.duration_min(tp.optimal.persistent_min)}; {best}\n{restored}"
             )
             return
         fast_how = "optimal" if tp.tiers.fast_interval_min == "optimal" else "fixed"
-        self.interval.value.setText(f"fast {duration_text(tp.fast_min)} ({fast_how})")
+        self.interval.value.setText(f"fast {fmt.duration_min(tp.fast_min)} ({fast_how})")
         every = "each snapshot" if tp.k == 1 else f"every {tp.k:,} snapshots"
         self.interval.detail.setText(
-            f"{persistent}: {every}\nfast optimum {duration_text(tp.optimal.fast_min)}, Young "
-            f"{duration_text(yd[0])}, Daly {duration_text(yd[1])}; {best}\n{restored}"
+            f"{persistent}: {every}\nfast optimum {fmt.duration_min(tp.optimal.fast_min)}, Young "
+            f"{fmt.duration_min(yd[0])}, Daly {fmt.duration_min(yd[1])}; {best}\n{restored}"
         )
 
     def _show_cost(self) -> None:
@@ -331,7 +332,7 @@ class SummaryStrip(QWidget):
         self.goodput.set_versus(f"vs baseline: {_signed(d_gp, 2)} points")
         self.lost.set_versus(f"vs baseline: {'+' if d_lost >= 0 else '-'}{fmt.compact(abs(d_lost))} GPU-h")
         self.every.set_versus(f"baseline: {name}")
-        self.interval.set_versus(f"baseline: {duration_text(b.main.interval_min)}")
+        self.interval.set_versus(f"baseline: {fmt.duration_min(b.main.interval_min)}")
         tr, tb = r.main.time_to_train, b.main.time_to_train
         if tr is not None and tb is not None:
             d_days = float(tr.hours.mean() - tb.hours.mean()) / 24.0

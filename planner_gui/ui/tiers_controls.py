@@ -26,7 +26,6 @@ from ..core.model import OPTIMAL, SCOPES, Component, Scenario, Tiers
 from ..core.specs import SPECS
 from ..core.tiers.model import DEFAULT_SCOPES, restore_caveat, restoring_tier, scope_of
 from ..core.tiers.run import plan_tiers
-from .plot_items import duration_text
 from .theme import mark_secondary
 from .widgets import Collapsible, ComboBox, RowsInTurns, SpinBox, ValueControl, spec_control
 
@@ -249,7 +248,7 @@ class TiersBox(QGroupBox):
             return "A persistent checkpoint blocks no longer than a fast one (Checkpointing write 0 s)."
         return (
             "A persistent checkpoint blocks the fast stall plus the Checkpointing write "
-            f"({duration_text(sc.write_s / 60.0)})."
+            f"({fmt.duration_min(sc.write_s / 60.0)})."
         )
 
     def _info(self, sc: Scenario, t: Tiers) -> str:
@@ -257,7 +256,7 @@ class TiersBox(QGroupBox):
         if not t.fast_enabled:
             return (
                 f"Fast tier off: every failure restores from storage, at the Checkpointing interval "
-                f"({duration_text(self.inputs.interval_minutes())}). Scopes matter only with the fast tier on."
+                f"({fmt.duration_min(self.inputs.interval_minutes())}). Scopes matter only with the fast tier on."
             )
         try:
             plan = plan_tiers(sc.replace(tiers=t))
@@ -273,8 +272,8 @@ class TiersBox(QGroupBox):
             every = f"daily by policy (never needed by this model's failures): every {plan.k:,} fast snapshots"
         uploads = "" if plan.upload_every == 1 else f"; uploads start at one point in {plan.upload_every}"
         return (
-            f"In use: fast {duration_text(plan.fast_min)}; persistent {every} "
-            f"({duration_text(plan.persistent_min)}){uploads}. {self._point_stall(sc)} "
+            f"In use: fast {fmt.duration_min(plan.fast_min)}; persistent {every} "
+            f"({fmt.duration_min(plan.persistent_min)}){uploads}. {self._point_stall(sc)} "
             f"{fast_components} of {len(sc.components)} causes ({share} of failures) can restore from memory"
             + ("" if per.lam_persistent == 0 else " (not those during a restore from storage)")
             + "."
