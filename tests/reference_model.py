@@ -321,8 +321,9 @@ def reference_model(scenario: Scenario) -> _Model:
         upload=tiers.persistent_upload_min / 60.0 if tiers is not None else 0.0,
         restore=restore,
         detect=scenario.detect_min / 60.0,
-        # docs/model.md 2.2, "Restart at scale": the fixed part plus the growth per doubling of the GPU count
-        restart=(scenario.restart_min + scenario.restart_per_log2_gpus_min * math.log2(scenario.gpus)) / 60.0,
+        # docs/model.md 2.2, "Restart at scale": the restart at 16,384 GPUs plus the growth per doubling from there
+        restart=max(0.0, scenario.restart_min + scenario.restart_per_log2_gpus_min * math.log2(scenario.gpus / 16_384))
+        / 60.0,
         swap=sp.swap_min / 60.0 if sp is not None else 0.0,
         continue_stall=sp.continue_stall_min / 60.0 if sp is not None else 0.0,
         piece_starts=starts,

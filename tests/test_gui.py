@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import stat
 import subprocess
@@ -14,7 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QAbstractSlider, QApplication, QMessageBox
+from PySide6.QtWidgets import QAbstractSlider, QApplication, QLabel, QMessageBox
 
 from planner_gui.core import fmt
 from planner_gui.core.scenario_io import dumps, load, load_preset, save
@@ -73,7 +74,6 @@ def test_default_window_has_the_named_widgets(make_window):
     "name,field,unit_factor",
     [
         ("restartSlider", "restart_min", 1),
-        ("restartGrowthSlider", "restart_per_log2_gpus_min", 1),
         ("checkpointWriteSlider", "checkpoint_write_s", 1),
         ("detectSlider", "detect_min", 1),
         ("daysSlider", "days", 1),
@@ -110,6 +110,34 @@ def test_each_slider_changes_its_field_only_and_the_results(make_window, qtbot, 
     assert not np.allclose(win.plots.curve_data("goodputVsGpusPlot")[1], before_curve)
     assert win.summary.goodput.value.text() + win.summary.goodput.detail.text() != before_text
     assert win.dirty and win.windowTitle().startswith("untitled *")
+
+
+def test_the_recovery_group_says_the_restart_in_use_at_the_current_size(make_window, qtbot):
+    """With Restart growth on, the restart the engines take moves with the GPU count: the window says it."""
+    win = make_window()
+    note = find(win, QLabel, "restartInUseNote")
+    assert note.text() == "Restart in use: 5 min at every size"
+    before_sc, before_text = win.scenario(), win.summary.goodput.value.text() + win.summary.goodput.detail.text()
+    before_curve = win.plots.curve_data("goodputVsGpusPlot")[1].copy()
+    slider = find(win, QAbstractSlider, "restartGrowthSlider")
+    slider.setValue(slider.value() + 200)
+    settle(qtbot, win)
+    growth = win.scenario().restart_per_log2_gpus_min
+    assert growth == pytest.approx(win.controls.values["restart_per_log2_gpus_min"].spin.value()) and growth > 0
+    assert win.scenario().replace(name=before_sc.name) == before_sc.replace(restart_per_log2_gpus_min=growth)  # only it
+    # At 16,384 GPUs the restart is the one entered (the anchor); every other size on the sweep moves.
+    assert win.summary.goodput.value.text() + win.summary.goodput.detail.text() == before_text
+    after_curve = win.plots.curve_data("goodputVsGpusPlot")[1]
+    x = 10.0 ** win.plots.curve_data("goodputVsGpusPlot")[0]  # (a log axis: the data are log10 of the count)
+    assert np.all(after_curve[x > 20_000] < before_curve[x > 20_000])
+    assert np.all(after_curve[x < 12_000] > before_curve[x < 12_000])
+    win.controls.values["restart_per_log2_gpus_min"].edited.emit(0.25)
+    win.inputs.update(gpus=100_000)
+    settle(qtbot, win)
+    assert note.text() == "Restart in use: 5.7 min at 100,000 GPUs (5 min at 16,384 + 0.25 min per doubling)"
+    assert win.scenario().restart_at_size_min == pytest.approx(5.0 + 0.25 * math.log2(100_000 / 16_384))
+    win.inputs.update(gpus=65_536)
+    assert note.text().startswith("Restart in use: 5.5 min at 65,536 GPUs")
 
 
 def test_gpu_slider_and_marks(make_window, qtbot):
@@ -578,6 +606,39 @@ def test_edit_undo_and_redo_take_back_every_input_change(make_window, qtbot, mon
     assert win.scenario().detect_min == 9.0
     settle(qtbot, win)  # the results follow the inputs undone and redone
     assert win.last_result is not None and win.last_result.request.scenario.detect_min == 9.0
+
+
+def test_ctrl_z_in_a_box_just_entered_takes_the_edit_back(make_window, qtbot):
+    """Typing a value, Enter, then Ctrl+Z with the box still focused did nothing (the box kept the key for its own
+    text), while Edit > Undo offered the change; while an entry is still being typed, Ctrl+Z edits its text."""
+    from PySide6.QtGui import QKeyEvent
+
+    win = make_window()
+    win.show()
+    win.activateWindow()
+    spin = win.controls.values["restart_min"].spin
+    spin.setFocus()
+    qtbot.waitUntil(spin.hasFocus, timeout=3_000)
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin, "7")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    assert win.scenario().restart_min == 7.0
+    win.inputs.close_step()
+
+    def shortcut_override(key: Qt.Key, mods: Qt.KeyboardModifier) -> bool:
+        """Whether the box keeps the key for itself (accepts the override), as Qt asks before a shortcut."""
+        ev = QKeyEvent(QKeyEvent.Type.ShortcutOverride, key, mods)
+        ev.ignore()
+        QApplication.sendEvent(spin, ev)
+        return ev.isAccepted()
+
+    ctrl = Qt.KeyboardModifier.ControlModifier
+    assert not shortcut_override(Qt.Key.Key_Z, ctrl)  # committed: the window's Undo takes it
+    find(win, object, "undoAction").trigger()  # (what the shortcut runs)
+    assert win.scenario().restart_min == 5.0 and spin.value() == 5.0
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin, "8")  # typed, not entered: the key edits the text
+    assert shortcut_override(Qt.Key.Key_Z, ctrl)
 
 
 def test_a_remembered_size_is_restored_only_where_it_fits(make_window, monkeypatch):

@@ -1,5 +1,6 @@
-"""A restart that grows with the job (docs/model.md 2.2, "Restart at scale"): restart_min + restart_per_log2_gpus_min
-x log2(GPUs), read from one place by every engine, closed form, sweep, lever and file."""
+"""A restart that grows with the job (docs/model.md 2.2, "Restart at scale"): max(0, restart_min +
+restart_per_log2_gpus_min x log2(GPUs / 16,384)), read from one place by every engine, closed form, sweep, lever and
+file."""
 
 from __future__ import annotations
 
@@ -25,21 +26,28 @@ GROWTH = 0.25
 
 def _fixed(sc: Scenario) -> Scenario:
     """The same scenario with its restart at its own size written as a fixed restart (the hand calculation)."""
-    at = sc.restart_min + sc.restart_per_log2_gpus_min * math.log2(sc.gpus)
+    at = max(0.0, sc.restart_min + sc.restart_per_log2_gpus_min * math.log2(sc.gpus / 16_384))
     return sc.replace(restart_min=at, restart_per_log2_gpus_min=0.0)
 
 
-def test_the_restart_at_a_size_is_the_fixed_part_plus_the_growth_per_doubling():
+def test_the_restart_at_a_size_is_the_one_at_16k_plus_the_growth_per_doubling_from_there():
     sc = Scenario(restart_min=5.0, restart_per_log2_gpus_min=GROWTH)
-    assert sc.restart_at_size_min == pytest.approx(5.0 + 0.25 * 14)  # 16,384 GPUs: 14 doublings
-    assert sc.replace(gpus=100_000).restart_at_size_min == pytest.approx(5.0 + 0.25 * math.log2(100_000))
-    assert sc.recovery_min == pytest.approx(5.0 + 8.5)
+    assert sc.restart_at_size_min == 5.0  # at 16,384 GPUs the restart entered: Llama 3's calibration holds
+    assert sc.replace(gpus=65_536).restart_at_size_min == pytest.approx(5.5)  # two doublings
+    assert sc.replace(gpus=100_000).restart_at_size_min == pytest.approx(5.0 + 0.25 * math.log2(100_000 / 16_384))
+    assert sc.replace(gpus=4096).restart_at_size_min == pytest.approx(4.5)  # two halvings
+    assert sc.replace(gpus=1024, restart_per_log2_gpus_min=2.0).restart_at_size_min == 0.0  # never below 0
+    assert sc.replace(gpus=65_536).recovery_min == pytest.approx(5.0 + 5.5)
     assert Scenario().restart_at_size_min == Scenario().restart_min  # off by default
-    assert "8.5 min at 16,384" in sc.restart_text() and Scenario().restart_text() == "5 min"
+    big = sc.replace(gpus=100_000)
+    assert big.restart_text() == "5.7 min at 100,000 GPUs (5 min at 16,384 + 0.25 min per doubling)"
+    assert big.restart_text(short=True) == "5.7 min (+0.25 min per doubling)"
+    assert sc.restart_text() == "5 min at 16,384 GPUs (+0.25 min per doubling)"  # at the anchor
+    assert Scenario().restart_text() == "5 min"
 
 
 SCENARIOS = [
-    Scenario(trials=300, restart_per_log2_gpus_min=GROWTH),  # the renewal engine
+    Scenario(gpus=50_000, trials=300, restart_per_log2_gpus_min=GROWTH),  # the renewal engine
     Scenario(gpus=100_000, days=2, trials=200, restart_per_log2_gpus_min=GROWTH, planned_per_day=3.0,
              tiers=dataclasses.replace(load_preset("h100-100k-inmemory").tiers, fast_placement="same-domain"),
              spares=Spares(spare_nodes=89, recovery_mode="continue", swap_min=10.0)),  # the general engine
@@ -59,14 +67,15 @@ def test_every_engine_and_closed_form_takes_the_restart_at_the_jobs_size(sc):
     grown, fixed = simulate(sc).to_json_dict(), simulate(_fixed(sc)).to_json_dict()
     for d in (grown, fixed):
         d.pop("scenario")
+    assert grown.pop("restart_at_size_min") == pytest.approx(_fixed(sc).restart_min)  # said only with a growth
     assert grown == fixed
     # and the growth matters: without it the numbers differ
     assert simulate(sc.replace(restart_per_log2_gpus_min=0.0)).to_json_dict()["goodput"] != grown["goodput"]
 
 
 def test_a_sweep_over_gpus_moves_the_restart_with_the_count():
-    sc = Scenario(trials=200, restart_min=2.0, restart_per_log2_gpus_min=1.0)
-    counts = [2048, 16_384, 131_072]
+    sc = Scenario(trials=200, restart_min=5.0, restart_per_log2_gpus_min=1.0)
+    counts = [32_768, 131_072, 524_288]
     swept = sweep_gpus(sc, counts)
     for i, n in enumerate(counts):
         alone = simulate(_fixed(sc.replace(gpus=n)))
@@ -92,10 +101,14 @@ def test_the_file_keeps_the_growth_and_refuses_bad_values():
 
 
 def test_the_flag_sets_it_names_it_and_says_the_restart(capsys):
-    assert main(["run", "--restart-per-log2-gpus", "0.25", "--trials", "50"]) == 0
+    assert main(["run", "--gpus", "65536", "--restart-per-log2-gpus", "0.25", "--trials", "50"]) == 0
     out = capsys.readouterr().out
-    assert "edited: --restart-per-log2-gpus 0.25" in out
-    assert "Restart                  5 min + 0.25 min per doubling of GPUs (8.5 min at 16,384)" in out
+    assert "edited: --gpus 65,536 --restart-per-log2-gpus 0.25" in out
+    assert "Restart                  5.5 min at 65,536 GPUs (5 min at 16,384 + 0.25 min per doubling)" in out
+    assert main(["run", "--gpus", "65536", "--restart-per-log2-gpus", "0.25", "--trials", "50", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["restart_at_size_min"] == pytest.approx(5.5)
+    assert main(["run", "--trials", "50", "--json"]) == 0
+    assert "restart_at_size_min" not in json.loads(capsys.readouterr().out)  # off: today's report
     assert main(["run", "--restart-per-log2-gpus", "-1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--restart-per-log2-gpus" in err[0] and "Traceback" not in err[0]
@@ -109,7 +122,10 @@ def test_a_faster_restart_lever_halves_both_parts_and_the_tornado_varies_the_gro
     assert changed.replace(restart_min=sc.restart_min, restart_per_log2_gpus_min=GROWTH) == sc  # only the restart
     keys = [u.key for u in unsure_inputs(sc)]
     assert "restart_per_log2_gpus_min" in keys
-    assert "restart_per_log2_gpus_min" not in [u.key for u in unsure_inputs(Scenario())]  # 0: nothing unsure
+    # at 0 (no growth assumed) only given ends bracket it
+    assert "restart_per_log2_gpus_min" not in [u.key for u in unsure_inputs(Scenario())]
+    given = {u.key: u for u in unsure_inputs(Scenario(), {"restart_per_log2_gpus_min": (0.0, 0.5)})}
+    assert (given["restart_per_log2_gpus_min"].low, given["restart_per_log2_gpus_min"].high) == (0.0, 0.5)
     growth = next(u for u in unsure_inputs(sc) if u.key == "restart_per_log2_gpus_min")
     assert (growth.low, growth.high) == (GROWTH / 2, GROWTH * 2)
     assert growth.at(sc, growth.high).restart_per_log2_gpus_min == GROWTH * 2

@@ -296,6 +296,28 @@ def test_readouts_show_the_values_under_the_mouse(make_window, qtbot):
     assert "goodput" in hover.text.textItem.toPlainText()
 
 
+def test_a_readout_stays_inside_its_plot_at_every_edge(make_window, qtbot):
+    """A long readout near a plot's edge was cut ("00,000 GPUs", "05-p95"): it moves in to stay whole."""
+    win = make_window()
+    win.resize(1366, 740)
+    settle(qtbot, win)
+    for name in ("goodputVsGpusPlot", "goodputVsIntervalPlot", "componentsPlot", "timeBreakdownPlot"):
+        hover, w = win.plots.hovers[name], win.plots.widgets[name]
+        vb = w.getPlotItem().getViewBox()
+        (x0, x1), (y0, y1) = vb.viewRange()
+        area = vb.sceneBoundingRect()
+        shown = 0
+        for fx in (0.02, 0.45, 0.55, 0.98):
+            for fy in (0.02, 0.5, 0.98):
+                if not hover.show_at(x0 + fx * (x1 - x0), y0 + fy * (y1 - y0)):
+                    continue
+                shown += 1
+                box = hover.text.mapRectToScene(hover.text.boundingRect())
+                assert area.adjusted(-1, -1, 1, 1).contains(box), (name, fx, fy, box, area)
+        assert shown >= 4, name
+        hover.hide()
+
+
 # -- readable, documented ---------------------------------------------------------------------------------
 
 

@@ -282,14 +282,17 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--detect", type=number_arg, metavar="MIN", help="detection time, minutes")
     p.add_argument(
-        "--restart", type=number_arg, metavar="MIN", help="restart time (reschedule, initialise, load), minutes"
+        "--restart",
+        type=number_arg,
+        metavar="MIN",
+        help="restart time (reschedule, initialise, load), minutes; with --restart-per-log2-gpus, at 16,384 GPUs",
     )
     p.add_argument(
         "--restart-per-log2-gpus",
         type=number_arg,
         metavar="MIN",
         help="minutes the restart grows by each time the GPU count doubles: the restart at N GPUs is --restart "
-        "+ MIN x log2(N), so sweeps over the GPU count move it",
+        "+ MIN x log2(N / 16,384) (never below 0), so sweeps over the GPU count move it",
     )
     p.add_argument("--planned-per-day", type=number_arg, metavar="X", help="planned interruptions per day")
     p.add_argument(

@@ -34,7 +34,7 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ),
     ("blocking write", lambda s: _write_text(s)),
     ("detection", lambda s: f"{s.detect_min:g} min"),
-    ("restart", lambda s: s.restart_text()),
+    ("restart", lambda s: s.restart_text(short=True)),
     ("one GPU interrupted", lambda s: fmt.every(s.gpu_mtbf_hours)),
     ("price per GPU-hour", lambda s: f"${s.gpu_hour_cost_usd:,.2f}"),
     ("training compute", lambda s: "none" if s.training is None else f"{s.training.gpu_hours:,.3g} GPU-hours"),

@@ -104,7 +104,7 @@ _LABELS = (
     ("checkpoint_write_s", "write", "{:g} s"),
     ("detect_min", "detection", "{:g} min"),
     ("restart_min", "restart", "{:g} min"),
-    ("restart_per_log2_gpus_min", "restart per doubling of GPUs", "{:g} min"),
+    ("restart_per_log2_gpus_min", "restart growth", "{:g} min per doubling"),
     ("trials", "trials", "{:,}"),
     ("seed", "seed", "{}"),
 )

@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any, Literal, get_args
 
 from . import fmt
-from .fmt import duration_hours, duration_min
+from .fmt import duration_hours, duration_min, number
 
 __all__ = [
     "DEFAULT_NOTES",
@@ -28,6 +28,7 @@ __all__ = [
     "OPTIMAL",
     "PLACEMENTS",
     "RECOVERY_MODES",
+    "RESTART_REFERENCE_GPUS",
     "SCOPES",
     "Component",
     "Placement",
@@ -47,6 +48,9 @@ LLAMA3_GPUS = 16_384
 LLAMA3_DAYS = 54
 #: Planned interruptions in the Llama 3 snapshot (firmware, configuration, data set updates).
 LLAMA3_PLANNED = 47
+#: Where a restart that grows with the job is anchored: ``restart_min`` is its value at this many GPUs (Llama 3's
+#: 16,384, the size the restart's default is quoted for); see :attr:`Scenario.restart_at_size_min`.
+RESTART_REFERENCE_GPUS = LLAMA3_GPUS
 
 #: The most a lever may be priced at (``Scenario.lever_prices``), in dollars.
 MAX_LEVER_PRICE_USD = 1e13
@@ -159,10 +163,12 @@ DEFAULT_NOTES: dict[str, str] = {
         "ByteCheckpoint loads a 405B checkpoint in 129 s; the rest is rescheduling onto spare nodes."
     ),
     "restart_per_log2_gpus_min": (
-        "0: the restart takes as long at every size. Rendezvous, communicator set-up and loading grow with the job: "
-        "MegaScale's initialisation took 1,047 s on 2,048 GPUs before its work brought it under 30 s at more than "
-        "10,000 (NSDI 2024). Minutes added per doubling of the GPU count, a planner's estimate with no published "
-        "figure: e.g. 0.25 adds 3.5 min at 16,384 GPUs and 4.2 min at 100,000."
+        "0: the restart is the same at every size. On, the restart above is the one at 16,384 GPUs (the Llama 3 "
+        "size its default is quoted for) and each doubling of the GPU count adds this much (each halving takes it "
+        "off, never below 0): what grows with the job, such as every rank's rendezvous and the communicators' "
+        "set-up, and loading where the restart holds it (with the in-memory tier, loading from storage is the "
+        "persistent restore, which does not grow). A planner's estimate: no published figure gives this growth; "
+        "bracket it in the tornado with --bounds."
     ),
     "trials": "1,000 Monte Carlo trials: the standard error of goodput is then a few hundredths of a percent.",
     "seed": "Fixed seed: the same scenario gives the same numbers.",
@@ -422,22 +428,27 @@ class Scenario:
 
     @property
     def restart_at_size_min(self) -> float:
-        """The restart at this job's size, minutes: ``restart_min`` plus ``restart_per_log2_gpus_min`` for each
-        doubling of the GPU count from one GPU (docs/model.md, "Restart at scale"). Every engine, closed form and
-        analysis takes the restart from here, so a sweep over the GPU count moves it."""
+        """The restart at this job's size, minutes: with the restart growing with the job, ``restart_min`` is the
+        restart at :data:`RESTART_REFERENCE_GPUS` and each doubling of the GPU count from there adds
+        ``restart_per_log2_gpus_min`` (each halving takes it off, never below 0; docs/model.md, "Restart at scale").
+        Every engine, closed form and analysis takes the restart from here, so a sweep over the GPU count moves it."""
         if self.restart_per_log2_gpus_min == 0.0:
             return self.restart_min
-        return self.restart_min + self.restart_per_log2_gpus_min * math.log2(max(self.gpus, 1))
+        doublings = math.log2(max(self.gpus, 1) / RESTART_REFERENCE_GPUS)
+        return max(0.0, self.restart_min + self.restart_per_log2_gpus_min * doublings)
 
-    def restart_text(self) -> str:
-        """The restart in words: "5 min", or with a part that grows with the job "5 min + 0.25 min per doubling of
-        GPUs (8.5 min at 16,384)"."""
+    def restart_text(self, *, short: bool = False) -> str:
+        """The restart in use, in words: "5 min", or with a growth "5.7 min at 100,000 GPUs (5 min at 16,384 + 0.25
+        min per doubling)"; ``short``: "5.7 min (+0.25 min per doubling)", for a table's cell."""
         if self.restart_per_log2_gpus_min == 0.0:
-            return f"{self.restart_min:g} min"
-        return (
-            f"{self.restart_min:g} min + {self.restart_per_log2_gpus_min:g} min per doubling of GPUs "
-            f"({self.restart_at_size_min:.3g} min at {self.gpus:,})"
-        )
+            return f"{number(self.restart_min)} min"
+        growth = f"{number(self.restart_per_log2_gpus_min)} min per doubling"
+        at = duration_min(self.restart_at_size_min)
+        if short:
+            return f"{at} (+{growth})"
+        if self.gpus == RESTART_REFERENCE_GPUS:
+            return f"{number(self.restart_min)} min at {self.gpus:,} GPUs (+{growth})"
+        return f"{at} at {self.gpus:,} GPUs ({number(self.restart_min)} min at {RESTART_REFERENCE_GPUS:,} + {growth})"
 
     @property
     def recovery_min(self) -> float:

@@ -276,9 +276,12 @@ class SimulationResult:
 
     def _optional_json(self) -> dict[str, Any]:
         """The parts of the report present only for optional inputs, so that without them it is unchanged."""
-        sc, out = self.scenario, {}
+        sc = self.scenario
+        out: dict[str, Any] = {}
         if self.time_to_train is not None:
             out["time_to_train"] = self.time_to_train.to_json_dict(sc.gpu_hour_cost_usd)
+        if sc.restart_per_log2_gpus_min:
+            out["restart_at_size_min"] = sc.restart_at_size_min
         if sc.storage is not None:
             out["storage"] = {"checkpoint_write_s": sc.write_s, "warning": sc.storage_warning(self.interval_min)}
         if sc.rate_uncertainty or sc.rate_profile is not None:

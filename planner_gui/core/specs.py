@@ -136,7 +136,7 @@ SPECS: dict[str, InputSpec] = {
             0,
             10_080,
             slider=(0.1, 1440),
-            help="Reschedule, initialise and load the checkpoint.",
+            help="Reschedule, initialise and load the checkpoint (with Restart growth on: at 16,384 GPUs).",
         ),
         InputSpec(
             "restart_per_log2_gpus_min",
@@ -146,8 +146,7 @@ SPECS: dict[str, InputSpec] = {
             1440,
             slider=(0.01, 60),
             decimals=3,
-            help="Minutes the restart grows by each time the GPU count doubles (rendezvous, communicator set-up, "
-            "loading); the restart at N GPUs is the restart above plus this x log2(N). 0: the same at every size.",
+            help="The restart at N GPUs is Restart + this x log2(N / 16,384).",
         ),
         InputSpec("trials", "Trials", "", 1, 100_000, True, decimals=0),
         InputSpec("seed", "Seed", "", 0, 2**63 - 1, True, decimals=0),

@@ -63,6 +63,8 @@ class Unsure:
     why: str
     #: The scenario with this input at ``v`` (in the input's unit).
     at: Callable[[Scenario, float], Scenario]
+    #: An estimate of 0 (none assumed) whose ends only ``--bounds`` gives: left out without them.
+    needs_bounds: bool = False
 
 
 @dataclass(frozen=True)
@@ -173,8 +175,12 @@ class Tornado:
         return "days" if self.days is not None else "goodput"
 
 
-def _times(key: str, label: str, unit: str, why: str) -> Callable[[Scenario], Unsure | None]:
-    """A time of the scenario (``key`` a field, or ``section.field``) from half to twice its value."""
+def _times(
+    key: str, label: str, unit: str, why: str, *, zero_is_estimate: bool = False
+) -> Callable[[Scenario], Unsure | None]:
+    """A time of the scenario (``key`` a field, or ``section.field``) from half to twice its value. At 0 it has no
+    ends, unless ``zero_is_estimate`` (0 assumes none, e.g. no growth of the restart): then it is an input whose ends
+    only ``--bounds`` can give (:func:`unsure_inputs` leaves it out without them)."""
     section, _, field = key.rpartition(".")
 
     def get(sc: Scenario) -> Unsure | None:
@@ -182,7 +188,7 @@ def _times(key: str, label: str, unit: str, why: str) -> Callable[[Scenario], Un
         if holder is None:
             return None
         v = float(getattr(holder, field))
-        if not v > 0:
+        if not v > 0 and not (zero_is_estimate and v == 0.0):
             return None
 
         def at(s: Scenario, x: float) -> Scenario:
@@ -190,7 +196,7 @@ def _times(key: str, label: str, unit: str, why: str) -> Callable[[Scenario], Un
                 return s.replace(**{field: x})
             return s.replace(**{section: dataclasses.replace(getattr(s, section), **{field: x})})
 
-        return Unsure(key, label, unit, v, v / TIME_FACTOR, v * TIME_FACTOR, why, at)
+        return Unsure(key, label, unit, v, v / TIME_FACTOR, v * TIME_FACTOR, why, at, needs_bounds=v == 0.0)
 
     return get
 
@@ -214,9 +220,10 @@ _TIMES = (
     ),
     _times(
         "restart_per_log2_gpus_min",
-        "restart growth per doubling of GPUs",
-        "min",
+        "restart growth",
+        "min per doubling",
         "no published figure for how your restart grows with the job: half to twice the value entered",
+        zero_is_estimate=True,
     ),
     _times(
         "checkpoint_write_s",
@@ -349,6 +356,7 @@ def unsure_inputs(sc: Scenario, bounds: Mapping[str, tuple[float, float]] | None
     if sc.spares is None or sc.spares.recovery_mode != "continue":  # (the stall of a mode not in use moves nothing)
         out = [u for u in out if u.key != "spares.continue_stall_min"]
     bounds = dict(bounds or {})
+    out = [u for u in out if not u.needs_bounds or u.key in bounds]
     unknown = [k for k in bounds if k not in {u.key for u in out}]
     if unknown:
         names = ", ".join(u.key for u in out)

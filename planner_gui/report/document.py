@@ -323,7 +323,7 @@ def _show_input(field: str, v: Any) -> str:
     if field in ("detect_min", "restart_min"):
         return f"{v:g} min"
     if field == "restart_per_log2_gpus_min":
-        return f"{v:g} min per doubling of GPUs"
+        return f"{fmt.number(v)} min per doubling of GPUs"
     if field in ("trials",):
         return fmt.count(v)
     if field == "seed":
@@ -362,6 +362,8 @@ def inputs_html(sc: Scenario) -> str:
             spec = SPECS[field]
             label = spec.label
             value, base = _show_input(field, getattr(sc, field)), _show_input(field, getattr(default, field))
+            if field == "restart_min" and sc.restart_per_log2_gpus_min:
+                value = sc.restart_text()  # the restart in use at the job's size, and how it grows
         rows.append((label, value, base, DEFAULT_NOTES.get(field, "")))
     if sc.training is not None:
         dflt = Training()

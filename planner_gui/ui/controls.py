@@ -336,6 +336,12 @@ class ControlsPanel(QScrollArea):
         self._value(lay, "detect_min", "detectSlider")
         self._value(lay, "restart_min", "restartSlider")
         self._value(lay, "restart_per_log2_gpus_min", "restartGrowthSlider")
+        # The restart in use at the job's size (what the engines take), and how it grows.
+        self.restart_note = QLabel("")
+        self.restart_note.setObjectName("restartInUseNote")
+        self.restart_note.setWordWrap(True)
+        mark_secondary(self.restart_note)
+        lay.addWidget(self.restart_note)
 
     def _build_monte_carlo(self) -> None:
         lay = self._group("Monte Carlo")
@@ -385,6 +391,9 @@ class ControlsPanel(QScrollArea):
         for field, control in self.values.items():
             if field != "checkpoint_interval_min" and (everything or field in changed):
                 control.set_value(getattr(sc, field))
+        if everything or {"restart_min", "restart_per_log2_gpus_min", "gpus"} & changed:
+            every = "" if sc.restart_per_log2_gpus_min else " at every size"
+            self.restart_note.setText(f"Restart in use: {sc.restart_text()}{every}")
         # With a storage section the write comes from it: the box shows the write in use, read-only. With the
         # fast tier on it is the persistent tier's own stall at each persistent point (docs/tiers.md).
         write = self.values["checkpoint_write_s"]

@@ -395,11 +395,18 @@ class Hover(QObject):
             return ""
         vb = self.plot.getViewBox()
         at = vb.mapViewToScene(QPointF(x, y))
-        centre = vb.sceneBoundingRect().center()
-        # Towards the middle of the plot from the pointer: right and below it in the top-left quarter.
-        self.text.setAnchor((0 if at.x() < centre.x() else 1, 0 if at.y() < centre.y() else 1))
+        area = vb.sceneBoundingRect()
+        centre = area.center()
         self.text.setText(text)
-        self.text.setPos(QPointF(x, y))
+        # Towards the middle of the plot from the pointer (right and below it in the top-left quarter), then moved
+        # in as far as it must to stay inside the plot: a readout wider than half a narrow plot is never cut.
+        size = self.text.textItem.boundingRect()  # in pixels: the readout is not scaled with the view
+        left = at.x() if at.x() < centre.x() else at.x() - size.width()
+        top = at.y() if at.y() < centre.y() else at.y() - size.height()
+        left = max(area.left(), min(left, area.right() - size.width()))
+        top = max(area.top(), min(top, area.bottom() - size.height()))
+        self.text.setAnchor((0, 0))
+        self.text.setPos(vb.mapSceneToView(QPointF(left, top)))
         self.text.setVisible(True)
         if self.line is not None:
             self.line.setValue(x)

@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractAnimation, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QIcon, QPalette, QValidator, QWheelEvent
+from PySide6.QtCore import QAbstractAnimation, QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QIcon, QKeyEvent, QKeySequence, QPalette, QValidator, QWheelEvent
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QAbstractSpinBox,
@@ -174,6 +174,21 @@ class _TypedNumbers(_WidgetBase):
     def _from_text(self, text: str) -> float:
         value = self._number(text)
         return _spin(self).value() if value is None else self._shown(value)
+
+    def event(self, event: QEvent) -> bool:
+        """Ctrl+Z / Ctrl+Shift+Z in a box whose entry is committed go to Edit > Undo / Redo, which take the edit
+        back: the box's own text undo would only restore what was typed, leaving the scenario as it is (the menu
+        offered "Undo ..." while the key did nothing). While an entry is being typed they edit the text."""
+        box = _spin(self)
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and (event.matches(QKeySequence.StandardKey.Undo) or event.matches(QKeySequence.StandardKey.Redo))
+            and self._from_text(box.text()) == box.value()
+        ):
+            event.ignore()  # not overridden: the window's shortcut runs
+            return False
+        return bool(super().event(event))
 
 
 def _spin(widget: object) -> QSpinBox | QDoubleSpinBox:
