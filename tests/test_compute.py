@@ -213,8 +213,11 @@ def test_the_stall_meter_tells_a_blocked_gui_thread_from_a_busy_one(qtbot):
         qtbot.wait(300)
     # The sleep's gap is at least 0.2 s, and the meter takes from it the time the thread ran (the sleep call
     # and the tick, microseconds), waited for a CPU after it woke, and lost to the hypervisor.
+    # (Time the hypervisor reports stolen while the thread slept is taken off too, by the meter's definition of
+    # ``longest``: the raw gap holds the whole sleep, the net one all of it but what was taken.)
     taken = blocked.worst["ran"] + blocked.worst["waited"] + blocked.worst["stolen"]
-    assert blocked.longest >= 0.2 and blocked.blocked >= 0.2 - taken and taken < 0.1, str(blocked)
+    assert blocked.longest_raw >= 0.2 and blocked.longest >= 0.2 - taken, str(blocked)
+    assert blocked.blocked >= 0.2 - taken and taken < 0.1, str(blocked)
     assert working.longest_raw >= 0.2 and working.blocked < 0.1, str(working)
 
 
