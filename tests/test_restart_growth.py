@@ -126,6 +126,9 @@ def test_a_faster_restart_lever_halves_both_parts_and_the_tornado_varies_the_gro
     assert "restart_per_log2_gpus_min" not in [u.key for u in unsure_inputs(Scenario())]
     given = {u.key: u for u in unsure_inputs(Scenario(), {"restart_per_log2_gpus_min": (0.0, 0.5)})}
     assert (given["restart_per_log2_gpus_min"].low, given["restart_per_log2_gpus_min"].high) == (0.0, 0.5)
+    labels = {u.key: u.label for u in unsure_inputs(sc)}
+    assert labels["restart_min"] == "restart at 16,384 GPUs"  # with a growth, the restart entered is the anchor's
+    assert {u.key: u.label for u in unsure_inputs(Scenario())}["restart_min"] == "restart"
     growth = next(u for u in unsure_inputs(sc) if u.key == "restart_per_log2_gpus_min")
     assert (growth.low, growth.high) == (GROWTH / 2, GROWTH * 2)
     assert growth.at(sc, growth.high).restart_per_log2_gpus_min == GROWTH * 2

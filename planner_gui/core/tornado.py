@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.special import gammaincinv
 
-from .model import Scenario
+from .model import RESTART_REFERENCE_GPUS, Scenario
 from .rates import RatePosterior
 from .sensitivity import NoClosedForm, days_and_cost, expected_goodput, has_closed_form, per_trial_days_and_cost
 
@@ -348,6 +348,9 @@ def unsure_inputs(sc: Scenario, bounds: Mapping[str, tuple[float, float]] | None
         u = make(sc)
         if u is not None and (u.key != "checkpoint_write_s" or sc.storage is None):
             out.append(u)
+    if sc.restart_per_log2_gpus_min:  # the restart entered is then the one at the anchor's size
+        label = f"restart at {RESTART_REFERENCE_GPUS:,} GPUs"
+        out = [dataclasses.replace(u, label=label) if u.key == "restart_min" else u for u in out]
     out += [u for u in (_repairs(sc),) if u is not None]
     out += [u for c in sc.categories if (u := _category_rate(sc, c)) is not None]
     out += [u for u in (_mfu(sc),) if u is not None]
