@@ -16,7 +16,7 @@ from planner_gui.core.exact import daly_goodput
 from planner_gui.core.model import Scenario, Training
 from planner_gui.core.rates import evidence_of
 from planner_gui.core.results import simulate_scenarios
-from planner_gui.core.scenario_io import load_preset
+from planner_gui.core.scenario_io import ScenarioError, load_preset
 from planner_gui.core.sensitivity import has_closed_form
 from planner_gui.core.spares.model import Spares
 from planner_gui.core.tornado import RATE_QUANTILES, end_text, parse_bounds, tornado, unsure_inputs
@@ -136,6 +136,30 @@ def test_an_end_that_never_finishes_is_said_and_the_others_are_still_drawn():
     gpu = {b.input: b for b in t.bars}["rates.GPU"]  # an end that runs: as its run alone gives it
     alone = simulate_scenarios([gpu_at(sc, gpu.high)], general=True)[0]
     assert gpu.days_high == pytest.approx(float(alone.time_to_train.hours.mean()) / 24.0, rel=1e-12)
+
+
+def test_a_refused_time_to_train_is_said_in_its_place_without_simulating_the_others_twice(monkeypatch):
+    """The tornado, goal seek and the days-cost curve ran every scenario again, one by one, when one of them was
+    refused: the refusal now comes back in its place, from one run of the windows."""
+    from planner_gui.core import results
+
+    sc = Scenario(
+        gpus=16_384, days=10.0, trials=40, training=Training(train_flops=None, compute_gpu_hours=16_384 * 24 * 8.0),
+        spares=Spares(spare_nodes=12, swap_min=10.0),
+    )  # fmt: skip
+    dry = sc.replace(spares=Spares(spare_nodes=12, swap_min=10.0, repair_hours=(("GPU", 2000.0), ("Host", 2000.0))))
+    calls = []
+    real = results._simulate_general
+    monkeypatch.setattr(results, "_simulate_general", lambda scs, *a: calls.append(len(scs)) or real(scs, *a))
+    said: list = [None, None]
+    got = simulate_scenarios([sc, dry], general=True, refused=said)
+    assert calls == [2]  # the windows once, together
+    assert said[0] is None and got[0].time_to_train is not None
+    assert "never finish" in said[1] and got[1].time_to_train is None and len(said[1].splitlines()) == 1
+    alone = simulate_scenarios([sc], general=True)[0]  # the other is what it gives alone
+    np.testing.assert_array_equal(got[0].time_to_train.hours, alone.time_to_train.hours)
+    with pytest.raises(ScenarioError, match="never finish"):  # without the list, a refusal fails the call
+        simulate_scenarios([sc, dry], general=True)
 
 
 def gpu_at(sc: Scenario, per_kday: float) -> Scenario:

@@ -102,6 +102,12 @@ def duration_hours(hours: float) -> str:
     return f"{years:.2g} years"  # 7e+288 years, not three hundred digits
 
 
+def finite_or_none(x: float | None) -> float | None:
+    """A number for JSON, which has no infinity nor NaN: ``x`` where it is finite, else None (no failures, an end
+    that never finishes)."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
 def duration_min(minutes: float) -> str:
     """A duration given in minutes, as :func:`duration_hours` shows it: 0.6 s, 45 s, 2.2 min, 3.0 h, 2.5 days."""
     return duration_hours(minutes / 60.0)

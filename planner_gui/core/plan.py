@@ -411,17 +411,9 @@ def _times_to_train(
 
     where, scenarios = list(points), list(points.values())
     g = [float(goodputs[i]) for i in where]
-    try:  # all together: a sweep's points cost about one run's steps
-        done = general_times_to_train(scenarios, g, g, progress=progress, should_stop=should_stop)
-        return dict(zip(where, done))
-    except ScenarioError:  # each alone, to leave out only the one that cannot finish
-        got: dict[int, TimeToTrain] = {}
-        for i, point, gi in zip(where, scenarios, g):
-            try:
-                got[i] = general_times_to_train([point], [gi], [gi], should_stop=should_stop)[0]
-            except ScenarioError:
-                continue
-        return got
+    said: list[str | None] = [None] * len(scenarios)  # (all together: a sweep's points cost about one run's steps)
+    done = general_times_to_train(scenarios, g, g, progress=progress, should_stop=should_stop, refused=said)
+    return {i: t for i, t in zip(where, done) if t is not None}
 
 
 def _cached_gpu_sweep(sc: Scenario, q: Quality, cache: GpuSweepCache | None) -> SweepResult | None:

@@ -7,13 +7,13 @@ renders them and the command line only formats them.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import fmt
 from .engine import Cancelled, Layout, RawTrials, simulate_trials
 from .exact import TimeFractions, time_fractions
 from .expected import rates_vary, transient_bound, uncertainty_summary, varying_expectation
@@ -255,12 +255,12 @@ class SimulationResult:
             # the rates are constant and known, its closed form 1 - exp(-expected count).
             "p_interrupted": float(np.mean(self.trials.unplanned > 0)),
             "p_interrupted_expected": None if rates_vary(sc) else float(-np.expm1(-self.expected.unplanned)),
-            "cluster_mtbf_hours": _finite_or_none(sc.cluster_mtbf_hours),
+            "cluster_mtbf_hours": fmt.finite_or_none(sc.cluster_mtbf_hours),
             # The window over the expected count: the job's mean time between interruptions, also where rates vary.
-            "mean_gap_hours": _finite_or_none(sc.hours / self.expected.unplanned)
+            "mean_gap_hours": fmt.finite_or_none(sc.hours / self.expected.unplanned)
             if self.expected.unplanned > 0
             else None,
-            "gpu_mtbf_hours": _finite_or_none(sc.gpu_mtbf_hours),
+            "gpu_mtbf_hours": fmt.finite_or_none(sc.gpu_mtbf_hours),
             "checkpoint_interval_min": self.interval_min,
             "optimal_interval_min": self.optimal_json(),
             "goodput_expected_at_optimal_interval": self.goodput_at_optimum(),
@@ -331,11 +331,6 @@ def expected_for_scenario(scenario: Scenario, params: Params) -> Expected:
     return Expected(fractions, params.hours, unplanned, params.mu * params.hours)
 
 
-def _finite_or_none(x: float) -> float | None:
-    """``x`` where it is a finite number, else None (JSON has no infinity: no failures, a count of 5e-324)."""
-    return x if math.isfinite(x) else None
-
-
 def simulate(
     scenario: Scenario,
     *,
@@ -359,6 +354,7 @@ def simulate_scenarios(
     should_stop: Callable[[], bool] | None = None,
     general: bool = False,
     segments: int = 1,
+    refused: list[str | None] | None = None,
 ) -> list[SimulationResult]:
     """:func:`simulate` of each scenario, each on the engine :mod:`.sim.capabilities` chooses (``general``: the
     general engine for every one). Those on the general engine step together (a sweep's points cost about one
@@ -366,7 +362,11 @@ def simulate_scenarios(
 
     ``segments`` > 1 is a preview's (docs/model.md 2.9): the general engine cuts each window into that many
     stretches stepped side by side, and a time to train is read off each trial's stretches in time order, not
-    simulated. The other engines ignore it."""
+    simulated. The other engines ignore it.
+
+    ``refused`` (a list, one entry per scenario): a time to train the general engine refuses (it would never finish,
+    or take too long) is said there, in words, and that result has no time to train, instead of the refusal failing
+    every scenario; the others' windows and times to train are not simulated again."""
     engines = [window_engine(sc, general=general).key for sc in scenarios]
     trains = [train_engine(sc, general=general).key if sc.training is not None else None for sc in scenarios]
     weights = [_window_weight(sc, e) for sc, e in zip(scenarios, engines)]
@@ -405,16 +405,20 @@ def simulate_scenarios(
             out[i] = dataclasses.replace(res_i, time_to_train=ttt)
         gen_train = []
     if gen_train:
+        said: list[str | None] | None = None if refused is None else [None] * len(gen_train)
         done = _general_times_to_train(
             [scenarios[i] for i in gen_train],
             [out[i] for i in gen_train],  # type: ignore[misc]
             parts.group([n + i for i in gen_train]),
             should_stop,
+            said,
         )
-        for i, ttt in zip(gen_train, done):
+        for k, (i, trained) in enumerate(zip(gen_train, done)):
             res_i = out[i]
             assert res_i is not None
-            out[i] = dataclasses.replace(res_i, time_to_train=ttt)
+            out[i] = dataclasses.replace(res_i, time_to_train=trained)
+            if refused is not None and said is not None:
+                refused[i] = said[k]
     if progress is not None:
         progress(1.0)
     return [r for r in out if r is not None]
@@ -645,7 +649,8 @@ def _general_times_to_train(
     results: Sequence[SimulationResult],
     progress: Callable[[float], None] | None,
     should_stop: Callable[[], bool] | None,
-) -> list[TimeToTrain]:
+    refused: list[str | None] | None = None,
+) -> list[TimeToTrain | None]:
     """The general engine's times to train of scenarios whose windows ran: checked against the windows' goodput."""
     return general_times_to_train(
         scenarios,
@@ -653,6 +658,7 @@ def _general_times_to_train(
         [r.expected.goodput for r in results],
         progress=progress,
         should_stop=should_stop,
+        refused=refused,
     )
 
 
@@ -663,33 +669,61 @@ def general_times_to_train(
     *,
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
-) -> list[TimeToTrain]:
+    refused: list[str | None] | None = None,
+) -> list[TimeToTrain | None]:
     """The general engine's times to train, stepped together: from the first step on the cluster as the warm-up
     left it (docs/model.md 2.7). ``goodputs`` are each scenario's simulated window goodput (what the refusal of a
     run that would never finish, or would take too long, is judged by), ``expected`` the goodput the expected
-    time to train divides the work by (None: no expectation)."""
+    time to train divides the work by (None: no expectation).
+
+    Without ``refused`` a refusal is a ScenarioError and every entry is a time to train. With it (one entry per
+    scenario), a refused scenario's entry there says why, in words, and its time to train is None; the rest are
+    simulated together (when one of them turns out, while stepped, never to finish, each is stepped alone to find
+    it)."""
     from .sim.run import Cancelled as SimCancelled
     from .sim.run import Endless, simulate_train
     from .sim.setup import prepare
 
     setups = [prepare(sc) for sc in scenarios]
     works = [work_hours(sc) for sc in scenarios]
-    for sc, su, g, w in zip(scenarios, setups, goodputs, works):
-        check_general_training(sc, g, w, su.persistent_min)
+    runs = []  # the scenarios to step: (index, its run)
+    for i, (sc, su, g, w) in enumerate(zip(scenarios, setups, goodputs, works)):
+        try:
+            check_general_training(sc, g, w, su.persistent_min)
+        except ScenarioError as exc:
+            if refused is None:
+                raise
+            refused[i] = _in_words(exc)
+            continue
+        runs.append((i, (su.model, sc.trials, sc.seed, w)))
+
+    def step(batch: list[tuple[int, Any]], progress: Callable[[float], None] | None) -> list[np.ndarray]:
+        try:
+            return simulate_train([r for _, r in batch], progress=progress, should_stop=should_stop)
+        except SimCancelled:
+            raise Cancelled() from None
+
+    hours: dict[int, np.ndarray] = {}
     try:
-        hours = simulate_train(
-            [(su.model, sc.trials, sc.seed, w) for su, sc, w in zip(setups, scenarios, works)],
-            progress=progress,
-            should_stop=should_stop,
-        )
-    except SimCancelled:
-        raise Cancelled() from None
+        hours = dict(zip((i for i, _ in runs), step(runs, progress))) if runs else {}
     except Endless as exc:
-        raise ScenarioError(f"training: {exc}") from None
-    out = []
-    for sc, w, h, e in zip(scenarios, works, hours, expected):
-        out.append(TimeToTrain(w, sc.gpus, h, w / e if e is not None and e > 0 else None))
+        if refused is None:
+            raise ScenarioError(f"training: {exc}") from None
+        for one in runs:  # (rare: found only while stepping) each alone, to say which
+            try:
+                hours[one[0]] = step([one], None)[0]
+            except Endless as alone:
+                refused[one[0]] = _in_words(ScenarioError(f"training: {alone}"))
+    out: list[TimeToTrain | None] = []
+    for i, (sc, w, e) in enumerate(zip(scenarios, works, expected)):
+        h = hours.get(i)
+        out.append(None if h is None else TimeToTrain(w, sc.gpus, h, w / e if e is not None and e > 0 else None))
     return out
+
+
+def _in_words(exc: Exception) -> str:
+    """A refusal as one line of at most 200 characters."""
+    return " ".join(str(exc).split())[:200]
 
 
 def _pool_short_for_good(scenario: Scenario, persistent_min: float) -> str | None:

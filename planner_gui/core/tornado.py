@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.special import gammaincinv
 
+from . import fmt
 from .model import RESTART_REFERENCE_GPUS, Scenario
 from .rates import RatePosterior
 from .sensitivity import NoClosedForm, days_and_cost, expected_goodput, has_closed_form, per_trial_days_and_cost
@@ -114,12 +115,12 @@ class Bar:
             "value": self.value,
             "low": self.low,
             "high": self.high,
-            "days_low": _finite(self.days_low),
-            "days_high": _finite(self.days_high),
-            "goodput_low": _finite(self.goodput_low),
-            "goodput_high": _finite(self.goodput_high),
-            "cost_low_usd": _finite(self.cost_low),
-            "cost_high_usd": _finite(self.cost_high),
+            "days_low": fmt.finite_or_none(self.days_low),
+            "days_high": fmt.finite_or_none(self.days_high),
+            "goodput_low": fmt.finite_or_none(self.goodput_low),
+            "goodput_high": fmt.finite_or_none(self.goodput_high),
+            "cost_low_usd": fmt.finite_or_none(self.cost_low),
+            "cost_high_usd": fmt.finite_or_none(self.cost_high),
             "days_low_se": self.days_low_se,
             "days_high_se": self.days_high_se,
             "goodput_low_se": self.goodput_low_se,
@@ -128,11 +129,6 @@ class Bar:
             "refused_low": self.refused_low,
             "refused_high": self.refused_high,
         }
-
-
-def _finite(x: float | None) -> float | None:
-    """A number for the JSON: None where it is not finite (an end that never finishes, or could not run)."""
-    return None if x is None or not math.isfinite(x) else x
 
 
 #: Days beyond which an end's time to train is shown in powers of ten ("1.9e+35 days"), not digit by digit.
@@ -451,20 +447,12 @@ def _paired(
     from .scenario_io import ScenarioError
 
     scenarios = [sc, *(s for pair in ends for s in pair)]
-    runs: list[SimulationResult | str]
-    try:
-        runs = list(simulate_scenarios(scenarios, progress=progress, should_stop=should_stop, general=True))
-    except ScenarioError:  # an end the engine refuses (its run would never finish): each alone, that one said
-        runs = []
-        for k, s in enumerate(scenarios):
-            try:
-                runs.append(simulate_scenarios([s], should_stop=should_stop, general=True)[0])
-            except ScenarioError as exc:
-                if k == 0:
-                    raise
-                runs.append(" ".join(str(exc).split())[:200])
-    base = runs[0]
-    assert not isinstance(base, str)
+    said: list[str | None] = [None] * len(scenarios)  # an end the engine refuses (it would never finish): why
+    ran = simulate_scenarios(scenarios, progress=progress, should_stop=should_stop, general=True, refused=said)
+    if said[0] is not None:
+        raise ScenarioError(said[0])
+    runs: list[SimulationResult | str] = [r if why is None else why for r, why in zip(ran, said)]
+    base = ran[0]
     base_days, base_cost = per_trial_days_and_cost(base)
     bars = []
     nan = math.nan

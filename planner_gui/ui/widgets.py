@@ -179,12 +179,11 @@ class _TypedNumbers(_WidgetBase):
         """Ctrl+Z / Ctrl+Shift+Z in a box whose entry is committed go to Edit > Undo / Redo, which take the edit
         back: the box's own text undo would only restore what was typed, leaving the scenario as it is (the menu
         offered "Undo ..." while the key did nothing). While an entry is being typed they edit the text."""
-        box = _spin(self)
         if (
             event.type() == QEvent.Type.ShortcutOverride
             and isinstance(event, QKeyEvent)
             and (event.matches(QKeySequence.StandardKey.Undo) or event.matches(QKeySequence.StandardKey.Redo))
-            and self._from_text(box.text()) == box.value()
+            and self._from_text(_spin(self).text()) == _spin(self).value()
         ):
             event.ignore()  # not overridden: the window's shortcut runs
             return False

@@ -40,7 +40,7 @@ from ..sensitivity import per_trial_days_and_cost
 from ..study.spec import Input, StudyError, apply_values, input_of
 
 if TYPE_CHECKING:
-    from ..results import SimulationResult
+    pass
 
 __all__ = [
     "MAX_SETUPS",
@@ -109,9 +109,9 @@ class Setup:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "inputs": dict(self.inputs),
-            "days_quantile": _finite(self.days_quantile),
-            "cost_usd": _finite(self.cost_usd),
-            "days_mean": _finite(self.days_mean),
+            "days_quantile": fmt.finite_or_none(self.days_quantile),
+            "cost_usd": fmt.finite_or_none(self.cost_usd),
+            "days_mean": fmt.finite_or_none(self.days_mean),
             "meets_goal": self.meets,
         }
         if self.error is not None:
@@ -194,10 +194,6 @@ def shown(v: Any) -> str:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return str(v)
     return f"{v:,}" if isinstance(v, int) else f"{v:.4g}"
-
-
-def _finite(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
 
 
 def differs(a: Setup | None, b: Setup) -> dict[str, list[Any]]:
@@ -283,20 +279,11 @@ def evaluate(
             runnable.append((values, sc))
         except (ScenarioError, StudyError, ValueError) as exc:
             out[values] = failed(values, str(exc))
-    results: list[SimulationResult | None] = []
-    if runnable:
-        try:
-            results = list(simulate_scenarios([sc for _, sc in runnable], should_stop=should_stop))
-        except ScenarioError:  # one of them cannot run (e.g. it would never finish): each alone
-            results = []
-            for values, sc in runnable:
-                try:
-                    results.append(simulate_scenarios([sc], should_stop=should_stop)[0])
-                except ScenarioError as exc:
-                    out[values] = failed(values, str(exc))
-                    results.append(None)
-    for (values, _), res in zip(runnable, results):
-        if res is None:
+    said: list[str | None] = [None] * len(runnable)  # one that cannot run (e.g. it would never finish): why
+    results = simulate_scenarios([sc for _, sc in runnable], should_stop=should_stop, refused=said) if runnable else []
+    for (values, _), res, why in zip(runnable, results, said):
+        if why is not None:
+            out[values] = failed(values, why)
             continue
         days, cost = per_trial_days_and_cost(res)
         assert days is not None  # (every setup has a training run: checked before the search)
