@@ -23,8 +23,9 @@ that make a point the bank; restarting failures that roll progress back to the f
 (promoted to the bank during a restore from storage), abort the upload and put the job down until
 ``max(t + detect + restart [+ swap], the latest swap still running) + restore``; continuing failures
 (a continue stall, or a longer downtime); planned interruptions that drain the job (or, during a
-restarting failure's downtime, only restart it); blocked time on which the job's clock stops. Every hour
-of ``[0, T)`` gets one label (section 2.6); ``useful`` is ``m(T) - min(m(0), m(T))`` with ``m(t)`` the
+restarting failure's downtime, only restart it); fail-slow nodes, which slow the computing job to
+``slow_factor`` from their start until their drain ``slow_detect`` later, a planned interruption; blocked time
+on which the job's clock stops. Every hour of ``[0, T)`` gets one label (section 2.6); ``useful`` is ``m(T) - min(m(0), m(T))`` with ``m(t)`` the
 lowest progress from ``t`` on.
 
 Start and stop rules
@@ -88,6 +89,7 @@ HOURS_KEYS = (
     "planned_restart",
     "waiting_for_spares",
     "reduced_throughput",
+    "slow",
 )
 
 #: How this simulator reads the places where docs/model.md leaves a choice.
@@ -159,6 +161,7 @@ class ReferenceTrials:
     no_spare: np.ndarray
     nodes_in_repair: np.ndarray
     train_hours: np.ndarray | None
+    slow_drains: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -215,6 +218,9 @@ class _Model:
     piece_mults: tuple[float, ...]
     new_cluster: bool
     work: float  # W_c, hours of progress (0 without a training section)
+    slow_rate: float = 0.0  # fail-slow nodes per hour of the whole job (section 1, "Fail-slow nodes")
+    slow_factor: float = 1.0  # f: the job's speed while a node is slow
+    slow_detect: float = 0.0  # D: hours from a node turning slow to its drain
 
 
 def reference_model(scenario: Scenario) -> _Model:
@@ -330,6 +336,9 @@ def reference_model(scenario: Scenario) -> _Model:
         piece_mults=mults,
         new_cluster=bool(scenario.new_cluster),
         work=work,
+        slow_rate=scenario.slow_rate_per_gpu_hour * G,
+        slow_factor=scenario.slow_factor,
+        slow_detect=scenario.slow_detect_min / 60.0,
     )
 
 
@@ -454,6 +463,7 @@ class _Trial:
         self.waiting: list[tuple[int, int]] = []  # (owed up to and including it, replicas), first come first
         self.blocked = False
         self.theta = 1.0
+        self.slow_nodes = 0  # fail-slow episodes under way (the job runs at slow_factor while any is)
         self.upload_end = _INF  # the upload in flight (wall clock), and the progress of its point
         self.upload_p = 0.0
 
@@ -495,6 +505,7 @@ class _Trial:
                 "continued",
                 "node_failures",
                 "no_spare",
+                "slow_drains",
             ),
             0,
         )
@@ -505,6 +516,8 @@ class _Trial:
         # -- the first events ---------------------------------------------------------------------------
         self._push(self._next_failure(start), _WORLD, "failure")
         self._push(self._next_planned(start), _WORLD, "planned")
+        if m.slow_rate > 0:
+            self._push(start + self.draws.exp() / m.slow_rate, _WORLD, "slow_starts")
         if training:
             self._push(0.0, _EDGE, "job_starts")
         else:
@@ -593,12 +606,14 @@ class _Trial:
                     if w:
                         h["recovery"] += dt
                 elif self.phase == _COMPUTE:
-                    gain = self.theta * dt
+                    speed = self.m.slow_factor if self.slow_nodes > 0 else 1.0
+                    gain = self.theta * speed * dt
                     self.P += gain
                     self.left -= dt
                     if w:
                         self.gain += gain
-                        h["reduced_throughput"] += dt - gain
+                        h["reduced_throughput"] += dt - self.theta * dt
+                        h["slow"] += self.theta * dt - gain
                 else:
                     self.left -= dt
                     if w:
@@ -615,8 +630,9 @@ class _Trial:
         if self.cstall:
             return self.t + max(0.0, self.cstall_end - self.J), "cstall_end"
         when, kind = self.t + max(0.0, self.left), "phase_end"
-        if self.training and self.phase == _COMPUTE and self.theta > 0:
-            reach = self.t + max(0.0, self.m.work - self.P) / self.theta
+        pace = self.theta * (self.m.slow_factor if self.slow_nodes > 0 else 1.0)
+        if self.training and self.phase == _COMPUTE and pace > 0:
+            reach = self.t + max(0.0, self.m.work - self.P) / pace
             if reach <= when:
                 return reach, "trained"
         return when, kind
@@ -740,11 +756,28 @@ class _Trial:
         elif cs > 0:
             self.cstall, self.cstall_end = True, self.J + cs
 
+    def _on_slow_start(self) -> None:
+        """A node turns slow (section 1, "Fail-slow nodes"): drained D hours later."""
+        m = self.m
+        self._push(self.t + self.draws.exp() / m.slow_rate, _WORLD, "slow_starts")
+        self.slow_nodes += 1
+        self._push(self.t + m.slow_detect, _WORLD, "slow_drain")
+
+    def _on_slow_drain(self) -> None:
+        """A slow node is drained: a planned interruption (2.4) of the job."""
+        self.slow_nodes -= 1
+        if self.in_window:
+            self.n["slow_drains"] += 1
+        self._interrupt_planned()
+
     def _on_planned(self) -> None:
         """A planned interruption (2.4)."""
         self._push(self._next_planned(self.t), _WORLD, "planned")
         if self.in_window:
             self.n["planned"] += 1
+        self._interrupt_planned()
+
+    def _interrupt_planned(self) -> None:
         if not self.job:
             return
         m = self.m
@@ -835,6 +868,10 @@ class _Trial:
                 self._on_replicas_back(int(data))  # type: ignore[call-overload]
             elif kind == "planned":
                 self._on_planned()
+            elif kind == "slow_starts":
+                self._on_slow_start()
+            elif kind == "slow_drain":
+                self._on_slow_drain()
             elif kind == "window_opens":
                 self.in_window = True
                 self.P0 = self.min_window = self.P
@@ -910,6 +947,7 @@ def simulate_reference(
             "continued",
             "node_failures",
             "no_spare",
+            "slow_drains",
         )
     }
     by_component = np.zeros((trials, len(m.rates)), dtype=np.int64)
@@ -940,4 +978,5 @@ def simulate_reference(
         no_spare=counts["no_spare"],
         nodes_in_repair=nodes_in_repair,
         train_hours=train,
+        slow_drains=counts["slow_drains"],
     )

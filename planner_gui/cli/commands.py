@@ -85,6 +85,14 @@ def report(res: SimulationResult) -> str:
         ),
         *_storage_lines(res),
         *([f"Restart                  {sc.restart_text()}"] if sc.restart_per_log2_gpus_min else ()),
+        *(
+            [
+                f"Fail-slow nodes          {sc.slow_text()}; {d['slow']['drains']['mean']:,.1f} drained "
+                f"(expected {d['slow']['drains_expected']:,.1f})"
+            ]
+            if "slow" in d
+            else ()
+        ),
         *(_spares_lines(res, d) if res.spares_run is not None else ()),
         *_rate_lines(res, d),
         f"Where the {window_h} hours went: "

@@ -192,6 +192,9 @@ FLAG_FIELDS = {
     "restart_min": "--restart",
     "restart_per_log2_gpus_min": "--restart-per-log2-gpus",
     "planned_per_day": "--planned-per-day",
+    "slow_rate_per_gpu_hour": "--slow-rate",
+    "slow_factor": "--slow-factor",
+    "slow_detect_min": "--slow-detect",
     "trials": "--trials",
     "seed": "--seed",
 }
@@ -206,6 +209,9 @@ _NAMED_FIELDS = (
     "restart_min",
     "restart_per_log2_gpus_min",
     "planned_per_day",
+    "slow_rate_per_gpu_hour",
+    "slow_factor",
+    "slow_detect_min",
 )
 
 
@@ -295,6 +301,25 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         "+ MIN x log2(N / 16,384) (never below 0), so sweeps over the GPU count move it",
     )
     p.add_argument("--planned-per-day", type=number_arg, metavar="X", help="planned interruptions per day")
+    p.add_argument(
+        "--slow-rate",
+        type=number_arg,
+        metavar="PER_GPU_HOUR",
+        help="fail-slow nodes (stragglers) per GPU-hour: while one is slow the job runs at --slow-factor until the "
+        "node is drained with a planned restart --slow-detect minutes after it turned slow",
+    )
+    p.add_argument(
+        "--slow-factor",
+        type=number_arg,
+        metavar="F",
+        help="the job's speed while a node is slow, as a share of full speed, 0-1",
+    )
+    p.add_argument(
+        "--slow-detect",
+        type=number_arg,
+        metavar="MIN",
+        help="minutes from a node turning slow to its drain",
+    )
     p.add_argument(
         "--gpu-mtbf-hours",
         type=number_arg,

@@ -170,6 +170,22 @@ DEFAULT_NOTES: dict[str, str] = {
         "persistent restore, which does not grow). A planner's estimate: no published figure gives this growth; "
         "bracket it in the tornado with --bounds."
     ),
+    "slow_rate_per_gpu_hour": (
+        "0: no node runs slow. Fail-slows (stragglers) are common in large synchronous training: on a production "
+        "cluster of over 10,000 GPUs they lasted from tens of seconds to nearly ten hours and delayed the average job "
+        "by 1.34x, and the usual remedy is to treat one as a failure, with a checkpoint and a restart without the "
+        "node (Falcon, arXiv 2410.12588). No published rate per GPU-hour: a planner's estimate."
+    ),
+    "slow_factor": (
+        "0.5: the synchronous job runs at half its speed while a node is slow (every step waits for the slowest "
+        "rank). A planner's estimate: Falcon (arXiv 2410.12588) reports slowdowns from a few percent to several "
+        "times; measure your own from per-rank step times."
+    ),
+    "slow_detect_min": (
+        "30 min from a node turning slow to its drain: automated per-rank step timing (NVIDIA Resiliency "
+        "Extension's straggler detection; Falcon, arXiv 2410.12588, finds one in minutes) against hours by hand. A "
+        "planner's estimate."
+    ),
     "trials": "1,000 Monte Carlo trials: the standard error of goodput is then a few hundredths of a percent.",
     "seed": "Fixed seed: the same scenario gives the same numbers.",
     "gpu_hour_cost_usd": "Planner input with no published source: the price you pay per GPU-hour.",
@@ -376,6 +392,11 @@ class Scenario:
     #: Minutes the restart grows by each time the GPU count doubles (rendezvous and loading at scale); 0: the
     #: restart is ``restart_min`` at every size (see :attr:`restart_at_size_min`).
     restart_per_log2_gpus_min: float = 0.0
+    #: Fail-slow nodes (docs/model.md, "Fail-slow nodes"): episodes per GPU-hour (0: none), the job's speed while
+    #: one is under way (0-1), and minutes from its start to the slow node's drain.
+    slow_rate_per_gpu_hour: float = 0.0
+    slow_factor: float = 0.5
+    slow_detect_min: float = 30.0
     trials: int = 1000
     seed: int = 20240723
     gpu_hour_cost_usd: float = 2.5
@@ -449,6 +470,21 @@ class Scenario:
         if self.gpus == RESTART_REFERENCE_GPUS:
             return f"{number(self.restart_min)} min at {self.gpus:,} GPUs (+{growth})"
         return f"{at} at {self.gpus:,} GPUs ({number(self.restart_min)} min at {RESTART_REFERENCE_GPUS:,} + {growth})"
+
+    @property
+    def uses_slow(self) -> bool:
+        """Whether nodes run slow (fail-slow episodes at a rate above 0)."""
+        return self.slow_rate_per_gpu_hour > 0.0
+
+    def slow_text(self) -> str:
+        """The fail-slow inputs in words: "off", or "1e-06 per GPU-hour (one every 10 h), job at 50 % for 30 min"."""
+        if not self.uses_slow:
+            return "off"
+        every = duration_hours(1.0 / (self.slow_rate_per_gpu_hour * max(self.gpus, 1)))
+        return (
+            f"{number(self.slow_rate_per_gpu_hour)} per GPU-hour (one every {every}), job at "
+            f"{number(self.slow_factor * 100.0)} % for {duration_min(self.slow_detect_min)} until drained"
+        )
 
     @property
     def recovery_min(self) -> float:

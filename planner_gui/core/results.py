@@ -21,7 +21,7 @@ from .model import Scenario
 from .params import OptimalIntervals, Params, optimal_intervals, resolve
 from .scenario_io import ScenarioError, scenario_to_dict
 from .sim.capabilities import MAX_GENERAL_POINTS, general_points, general_steps_error, train_engine, window_engine
-from .sim.run import ALL_HOURS_KEYS, HOURS_KEYS, SPARES_HOURS_KEYS
+from .sim.run import ALL_HOURS_KEYS, HOURS_KEYS, SLOW_HOURS_KEY, SPARES_HOURS_KEYS
 from .summary import Summary, summarize
 from .tiers.engine import TierTrials
 from .tiers.run import TierPlan, plan_tiers, simulate_plans
@@ -58,6 +58,7 @@ HOURS_LABELS = {
     "planned_restart": "planned restarts",
     "waiting_for_spares": "waiting for spares",
     "reduced_throughput": "reduced throughput",
+    SLOW_HOURS_KEY: "slow nodes",
 }
 
 
@@ -132,6 +133,10 @@ class SimulationResult:
     #: A window in stretches (docs/model.md 2.9): each trial's useful hours in each stretch, in time order
     #: (trials, stretches); None for a window run whole.
     useful_by_stretch: np.ndarray | None = None
+    #: Fail-slow nodes (docs/model.md, "Fail-slow nodes"): per trial the hours computing at a slow node's pace lost,
+    #: and the slow nodes drained in the window (None: none modelled).
+    slow_hours: np.ndarray | None = None
+    slow_drains: np.ndarray | None = None
 
     @property
     def no_closed_form(self) -> str:
@@ -139,6 +144,8 @@ class SimulationResult:
         if self.spares_run is not None:
             return "spares and repairs"
         sc = self.scenario
+        if sc.uses_slow:
+            return "fail-slow nodes"
         if sc.new_cluster:
             return "a new cluster's start"
         if self.engine == "general" and (sc.rate_uncertainty or sc.rate_profile is not None):
@@ -153,9 +160,10 @@ class SimulationResult:
         """Where the hours go, in display order: today's five, and with spares those of
         :data:`SPARES_HOURS_KEYS` that apply to its spares (waiting with a finite pool in restart mode,
         reduced throughput with shrinking or in continue mode)."""
+        slow = (SLOW_HOURS_KEY,) if self.slow_hours is not None else ()
         if self.spares_run is None:
-            return HOURS_KEYS
-        return (*HOURS_KEYS, *(k for k in SPARES_HOURS_KEYS if self.spares_run.applies(k)))
+            return (*HOURS_KEYS, *slow)
+        return (*HOURS_KEYS, *(k for k in SPARES_HOURS_KEYS if self.spares_run.applies(k)), *slow)
 
     @property
     def goodput(self) -> np.ndarray:
@@ -167,7 +175,11 @@ class SimulationResult:
         t = self.trials
         out = dict(zip(HOURS_KEYS, (t.useful, t.checkpoint, t.lost_work, t.recovery, t.planned_restart)))
         if self.spares_run is not None:
-            out |= {k: self.spares_run.trials.hours[k] for k in self.hours_keys[len(HOURS_KEYS) :]}
+            out |= {
+                k: self.spares_run.trials.hours[k] for k in self.hours_keys[len(HOURS_KEYS) :] if k != SLOW_HOURS_KEY
+            }
+        if self.slow_hours is not None:
+            out[SLOW_HOURS_KEY] = self.slow_hours
         return out
 
     def by_component_mean(self) -> dict[str, float]:
@@ -282,6 +294,11 @@ class SimulationResult:
             out["time_to_train"] = self.time_to_train.to_json_dict(sc.gpu_hour_cost_usd)
         if sc.restart_per_log2_gpus_min:
             out["restart_at_size_min"] = sc.restart_at_size_min
+        if self.slow_drains is not None:
+            out["slow"] = {
+                "drains": summarize(self.slow_drains).to_dict(),
+                "drains_expected": sc.slow_rate_per_gpu_hour * sc.gpus * sc.hours,
+            }
         if sc.storage is not None:
             out["storage"] = {"checkpoint_write_s": sc.write_s, "warning": sc.storage_warning(self.interval_min)}
         if sc.rate_uncertainty or sc.rate_profile is not None:
@@ -614,7 +631,7 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
     # The two-tier closed form where it holds (no spares, constant known rates, a steady start, every failure
     # restoring from one tier: docs/model.md 3), with planned interruptions that keep a pending restore.
     fractions = None
-    if su.tier_plan is not None and not (sc.uses_spares or sc.new_cluster or rates_vary(sc)):
+    if su.tier_plan is not None and not (sc.uses_spares or sc.new_cluster or rates_vary(sc) or sc.uses_slow):
         fractions = su.tier_plan.expected()
     expected = Expected(fractions, p.hours, unplanned, p.mu * p.hours)
     spares_run = None
@@ -634,6 +651,8 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
         restores_persistent=np.asarray(t.restores_persistent),
         engine="general",
         useful_by_stretch=t.useful_by_stretch,
+        slow_hours=h[SLOW_HOURS_KEY] if sc.uses_slow else None,
+        slow_drains=t.slow_drains,
     )
 
 

@@ -8,6 +8,7 @@ spares and tiers against the job, the storage write) is checked in :mod:`.checks
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -109,7 +110,12 @@ _OPTIONAL = (
     "spares",
     "lever_prices",
     "restart_per_log2_gpus_min",
+    "slow_rate_per_gpu_hour",
+    "slow_factor",
+    "slow_detect_min",
 )
+#: The fail-slow keys (each optional; absent: the default) and their defaults.
+_SLOW_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Scenario) if f.name.startswith("slow_")}
 #: The most levers a scenario may price (the most a lever may cost: model.MAX_LEVER_PRICE_USD).
 MAX_LEVER_PRICES = 200
 #: The ``tiers`` section: the recovery strategy (the persistent tier's interval and blocking stall are
@@ -296,6 +302,7 @@ def scenario_from_dict(doc: Any) -> Scenario:
         detect_min=float(nums["detect_min"]),
         restart_min=float(nums["restart_min"]),
         restart_per_log2_gpus_min=float(nums.get("restart_per_log2_gpus_min", 0.0)),
+        **{f: float(nums.get(f, default)) for f, default in _SLOW_DEFAULTS.items()},
         trials=int(nums["trials"]),
         seed=int(nums["seed"]),
         gpu_hour_cost_usd=float(nums["gpu_hour_cost_usd"]),
@@ -551,7 +558,14 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
         doc["lever_prices"] = dict(scenario.lever_prices)
     if scenario.restart_per_log2_gpus_min:
         doc["restart_per_log2_gpus_min"] = scenario.restart_per_log2_gpus_min
+    if _slow_changed(scenario):
+        doc |= {f: getattr(scenario, f) for f in _SLOW_DEFAULTS}
     return doc
+
+
+def _slow_changed(scenario: Scenario) -> bool:
+    """Whether a fail-slow input differs from its default (then all three are written)."""
+    return any(getattr(scenario, f) != default for f, default in _SLOW_DEFAULTS.items())
 
 
 def _has_optional_parts(scenario: Scenario) -> bool:
@@ -565,6 +579,7 @@ def _has_optional_parts(scenario: Scenario) -> bool:
         or evidence
         or bool(scenario.lever_prices)
         or scenario.restart_per_log2_gpus_min != 0.0
+        or _slow_changed(scenario)
     )
 
 

@@ -108,6 +108,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("rate_profile", "rates that change over the run", lambda s: not is_flat(s.rate_profile, s.days)),
     Feature("new_cluster", "a new cluster (burn-in from an empty pool)", lambda s: s.new_cluster),
     Feature("training", "a time to train", lambda s: s.training is not None),
+    Feature("fail_slow", "fail-slow nodes", lambda s: s.uses_slow),
 )
 
 
@@ -210,7 +211,8 @@ def general_points(scenario: Scenario, work_hours: float | None = None) -> float
         p = pieces(scenario.rate_profile, scenario.days)
         mult = max(p.integral() / p.hours, 1.0)
     hours = (work_hours if work_hours is not None else scenario.hours) + 100.0
-    per_hour = (rate + nodes + returns) * mult + scenario.planned_per_day / 24.0
+    slow = 2.0 * scenario.slow_rate_per_gpu_hour * gpus  # a node turning slow, and its drain
+    per_hour = (rate + nodes + returns) * mult + scenario.planned_per_day / 24.0 + slow
     return per_hour * hours * scenario.trials
 
 

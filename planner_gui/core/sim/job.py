@@ -43,7 +43,10 @@ __all__ = ["ROWS", "Flags", "advance", "compute_at", "initial_state", "step"]
 (N_FAST, N_PERSISTENT, N_PROMOTED, N_CONTINUED, DONE) = range(25, 30)
 # The model of the column (a sweep's points step together, each with its own).
 (TAU, C, S, K, CP, L, U, Q, DR, RP, RF, RPERS, SWAPLEN, STALL, WINDOW, WORK, FLOOR, SETTLE) = range(30, 48)
-ROWS = 48
+# Fail-slow nodes: the job's speed now (1, or the slow factor while a node is slow), and the window's computing
+# hours lost to it (docs/model.md, "Fail-slow nodes").
+(SPEED, SLOW_H) = range(48, 50)
+ROWS = 50
 #: How long after its window a trial is followed at most before it is settled by force (docs/model.md 2.7): the
 #: window's end plus the model's tail and this many hours.
 SETTLE_HOURS = 24.0
@@ -128,6 +131,7 @@ def initial_state(
     work: float | None,
     theta: np.ndarray,
     blocked: np.ndarray,
+    speed: np.ndarray | None = None,
 ) -> np.ndarray:
     """The columns of one model's trials at ``start``: fresh (progress 0 at a persistent point, running), or with
     ``steady`` in the steady state of the cycle without failures (a uniform place in the cycle of ``q``
@@ -147,6 +151,7 @@ def initial_state(
     st[DONE] = np.nan
     st[THETA] = theta
     st[BLOCKED] = blocked.astype(float)
+    st[SPEED] = 1.0 if speed is None else speed
     q, cyc, s, k = m.points_per_upload, m.cycle, m.s, m.k
     base = (q * k * m.tau + m.tau) if steady else 0.0  # so that every checkpoint of a steady start is >= 0
     st[P] = base
@@ -185,6 +190,7 @@ class Flags:
     #: Every column's persistent points stall no longer than its snapshots (c_p = 0), so its snapshots complete
     #: every ``s`` of running time (with k = 1 the cycle ``L`` is the snapshots' period whatever c_p).
     even: bool = False
+    slow: bool = False  # some column has fail-slow nodes (its speed changes at points)
 
 
 def _blend(a: np.ndarray, b: np.ndarray | float, mask: np.ndarray, not_mask: np.ndarray) -> np.ndarray:
@@ -206,6 +212,7 @@ def step(
     f: Flags,
     window_lo: float,
     window_hi: float,
+    ev_speed: np.ndarray | None = None,
 ) -> np.ndarray:
     """Move every column of ``st`` to its next point (``ev_*``, one per column) and apply it.
 
@@ -228,6 +235,8 @@ def step(
     g_new = g + dg
     tau = st[TAU]
     e, theta, p0 = st[E], st[THETA], st[P]
+    if f.slow:  # progress at the throughput times the speed (docs/model.md, "Fail-slow nodes")
+        theta = theta * st[SPEED]
     e_tau = np.minimum(e, tau)
     y = e + x
     # The cycle: snapshots completed (m), the time since the last (rem), the phase at the end (i, None with
@@ -369,6 +378,8 @@ def step(
         st[THETA] = ev_cap
     if f.waits:
         st[BLOCKED] = ev_blk
+    if f.slow and ev_speed is not None:
+        st[SPEED] = ev_speed
     promoted = pers * (2.0 - kf) if f.fast else None  # a fast-tier failure during a restore from storage
     if pl_cols is not None:  # planned interruptions (rare): drain, or keep the pending restore (docs/model.md 2.4)
         _planned(st, pl_cols, g_new, pend, p_end, swap, f)
@@ -542,7 +553,12 @@ def _label(
         tail_w = np.maximum(np.minimum(x, y1) - np.maximum(x - tail, y0), 0.0)
     gain = theta * comp_w
     st[GAIN] += gain
-    if f.throughput:
+    if f.slow:  # computing time at the throughput, the part of it lost to a slow node
+        at_cap = st[THETA] * comp_w
+        st[SLOW_H] += at_cap - gain
+        if f.throughput:
+            st[REDUCED] += comp_w - at_cap
+    elif f.throughput:
         st[REDUCED] += comp_w - gain
     # Stalls: the one open before the spacing is kept once a snapshot completes in it; those completed in the
     # spacing are kept; the one under way at its end stays open, unless a restart cuts it or a drain keeps it.

@@ -74,6 +74,11 @@ class SimModel:
     swap: float
     stall: float
     hours: float
+    #: Fail-slow nodes (docs/model.md, "Fail-slow nodes"): episodes per hour of the whole job (0: none), the job's
+    #: speed while one is under way, and the hours from an episode's start to its drain.
+    slow_rate: float = 0.0
+    slow_factor: float = 1.0
+    slow_detect: float = 0.0
     #: Per trial and class, the drawn rates per GPU-hour (rate uncertainty), or None.
     rate_draws: np.ndarray | None = None
     gpus: int = 1
@@ -134,10 +139,10 @@ class SimModel:
 
     def interruption_rate(self, multiplier: float) -> float:
         """Interruptions per hour of the whole job at the profile's ``multiplier`` (the drawn rates' mean with rate
-        uncertainty), planned ones included."""
+        uncertainty), planned ones and slow nodes' drains included."""
         if self.rate_draws is not None:
-            return float(self.rate_draws.sum(axis=1).mean()) * self.gpus * multiplier + self.mu
-        return float(self.trial_rates(1)[0].sum()) * multiplier + self.mu
+            return float(self.rate_draws.sum(axis=1).mean()) * self.gpus * multiplier + self.mu + self.slow_rate
+        return float(self.trial_rates(1)[0].sum()) * multiplier + self.mu + self.slow_rate
 
     def warm_hours(self) -> float:
         """The warm-up before a window (docs/model.md, 2.7): three upload cycles (at most 96 hours: a cadence of
@@ -235,4 +240,7 @@ def sim_model(
         rate_draws=draws,
         gpus=scenario.gpus,
         track_pool=scenario.uses_spares,
+        slow_rate=scenario.slow_rate_per_gpu_hour * scenario.gpus,
+        slow_factor=scenario.slow_factor if scenario.uses_slow else 1.0,
+        slow_detect=scenario.slow_detect_min / 60.0 if scenario.uses_slow else 0.0,
     )

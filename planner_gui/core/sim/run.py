@@ -29,6 +29,7 @@ __all__ = [
     "ALL_HOURS_KEYS",
     "HOURS_KEYS",
     "MAX_SEGMENTS",
+    "SLOW_HOURS_KEY",
     "SPARES_HOURS_KEYS",
     "SimTrials",
     "segment_models",
@@ -46,8 +47,10 @@ HORIZON_HOURS = 1e7
 HOURS_KEYS = ("useful", "checkpoint", "lost_work", "recovery", "planned_restart")
 #: ... those a spare pool or continuing on replicas adds ...
 SPARES_HOURS_KEYS = ("waiting_for_spares", "reduced_throughput")
+#: ... the hours fail-slow nodes take (computing at a slow node's pace) ...
+SLOW_HOURS_KEY = "slow"
 #: ... and all of them, as the engine labels them.
-ALL_HOURS_KEYS = (*HOURS_KEYS, *SPARES_HOURS_KEYS)
+ALL_HOURS_KEYS = (*HOURS_KEYS, *SPARES_HOURS_KEYS, SLOW_HOURS_KEY)
 
 
 class Cancelled(engine.Cancelled):
@@ -83,6 +86,8 @@ class SimTrials:
     #: A window in stretches (docs/model.md 2.9): each trial's useful hours in each stretch, in time order
     #: (trials, stretches); None for a window stepped whole.
     useful_by_stretch: np.ndarray | None = None
+    #: Slow nodes drained in the window (fail-slow nodes; None: none modelled).
+    slow_drains: np.ndarray | None = None
 
     def pool_for(self, share: float) -> int | None:
         """The smallest pool in which at least ``share`` of the simulated node-losing failures find their
@@ -138,6 +143,7 @@ class _Stepper:
         self.btook = np.zeros((0, n), dtype=bool)
         self.bcap = np.ones((0, n))
         self.bblk = np.zeros((0, n), dtype=bool)
+        self.bspeed = np.ones((0, n))
         self.count = np.zeros(n, dtype=np.int64)
         self.cursor = 0
         self.ids = np.arange(n)
@@ -155,6 +161,7 @@ class _Stepper:
             continues=any(bool(np.any(m.kinds == 3)) for m in ms),
             fast=any(bool(np.any(m.kinds == 1)) for m in ms),
             even=bool(np.all(self.st[job.CP] == 0.0)),
+            slow=any(m.slow_rate > 0 for m in ms),
         )
         self.windows = (float(self.st[job.WINDOW].min(initial=np.inf)), float(self.st[job.WINDOW].max(initial=0.0)))
 
@@ -176,8 +183,8 @@ class _Stepper:
                 added[r] = c.counts[self.trial[r]]
         width = int((left + added).max(initial=0))
         held = int(left.max(initial=0))
-        fills = (np.inf, PAD, False, 1.0, False)
-        old = (self.bt, self.bk, self.btook, self.bcap, self.bblk)
+        fills = (np.inf, PAD, False, 1.0, False, 1.0)
+        old = (self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed)
         new = []
         for a, f in zip(old, fills):
             b = np.empty((width, n), dtype=a.dtype)
@@ -191,9 +198,10 @@ class _Stepper:
             w = c.times.shape[1]
             valid = np.arange(w)[None, :] < added[r][:, None]
             dest = ((left[r][:, None] + np.arange(w)[None, :]) * n + r[:, None])[valid]
-            for b, src in zip(new, (c.times, c.kinds, c.took, c.cap, c.blocked)):
+            speed = c.slow if c.slow is not None else np.ones(c.times.shape)
+            for b, src in zip(new, (c.times, c.kinds, c.took, c.cap, c.blocked, speed)):
                 b.ravel()[dest] = (src if len(tr) == src.shape[0] else src[tr])[valid]
-        self.bt, self.bk, self.btook, self.bcap, self.bblk = new
+        self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed = new
         self.count = left + added
         self.cursor = 0
 
@@ -205,8 +213,8 @@ class _Stepper:
         self.st = self.st[:, keep]
         self.group = self.group[keep]
         self.trial = self.trial[keep]
-        self.bt, self.bk, self.btook, self.bcap, self.bblk = (
-            a[:, keep] for a in (self.bt, self.bk, self.btook, self.bcap, self.bblk)
+        self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed = (
+            a[:, keep] for a in (self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed)
         )
         self.count = self.count[keep]
         self.alive = self.alive[keep]
@@ -236,7 +244,15 @@ class _Stepper:
                 ev_t = np.where(self.alive, ev_t, self.st[job.T])
                 kind = np.where(self.alive, kind, job.CHANGE_KIND)
             finished = job.step(
-                self.st, ev_t, kind, self.btook[c], self.bcap[c], self.bblk[c], self.flags, *self.windows
+                self.st,
+                ev_t,
+                kind,
+                self.btook[c],
+                self.bcap[c],
+                self.bblk[c],
+                self.flags,
+                *self.windows,
+                self.bspeed[c] if self.flags.slow else None,
             )
             self.cursor += 1
             if finished.any():
@@ -330,6 +346,9 @@ def _joined(parts: list[SimTrials], trials: int, segments: int, length: float) -
         repair_over_time=np.concatenate([first.repair_over_time, *over], axis=1),
         repair_grid=np.concatenate([first.repair_grid + j * length for j in range(segments)]),
         need_hist=need,
+        slow_drains=None
+        if first.slow_drains is None or rest.slow_drains is None
+        else per_trial(first.slow_drains, rest.slow_drains),
         useful_by_stretch=np.column_stack([first.hours["useful"], rest.hours["useful"].reshape(k, trials).T]),
     )
 
@@ -366,7 +385,15 @@ def _simulate_windows(runs: Sequence[_Part], progress: Progress, should_stop: St
         rng = stream(seed, STREAM_JOB)
         states.append(
             job.initial_state(
-                m, trials, start, rng, steady=not m.new_cluster, work=None, theta=w.cap, blocked=w.blocked
+                m,
+                trials,
+                start,
+                rng,
+                steady=not m.new_cluster,
+                work=None,
+                theta=w.cap,
+                blocked=w.blocked,
+                speed=w.speed,
             )
         )
         worlds.append(w)
@@ -386,6 +413,7 @@ def _simulate_windows(runs: Sequence[_Part], progress: Progress, should_stop: St
             "planned_restart": st[job.PLANNED_H],
             "waiting_for_spares": st[job.WAIT],
             "reduced_throughput": st[job.REDUCED],
+            SLOW_HOURS_KEY: st[job.SLOW_H],
         }
         out.append(
             SimTrials(
@@ -404,6 +432,7 @@ def _simulate_windows(runs: Sequence[_Part], progress: Progress, should_stop: St
                 repair_over_time=w.over_time,
                 repair_grid=w.grid,
                 need_hist=w.need_hist,
+                slow_drains=w.slow_drains if w.slow else None,
             )
         )
     return out
@@ -425,7 +454,15 @@ def simulate_train(
         rng = stream(seed, STREAM_JOB, 1)
         states.append(
             job.initial_state(
-                m, trials, 0.0, rng, steady=False, work=work, theta=w.cap.copy(), blocked=w.blocked.copy()
+                m,
+                trials,
+                0.0,
+                rng,
+                steady=False,
+                work=work,
+                theta=w.cap.copy(),
+                blocked=w.blocked.copy(),
+                speed=w.speed,
             )
         )
         worlds.append(w)

@@ -43,8 +43,11 @@ __all__ = [
 
 #: Point kinds beyond the classes' (RESTART_FAST, RESTART_PERSISTENT, CONTINUE): 0 pads a trial's row.
 PAD, PLANNED, CHANGE = 0, 4, 5
-_DEPART, _RETURN, _MARK = 6, 7, 8  # (internal: a repair completion, a replica's return, a window mark)
+# (internal: a repair completion, a replica's return, a window mark, a node turning slow)
+_DEPART, _RETURN, _MARK, _SLOW = 6, 7, 8, 9
 STREAM_WORLD = 31
+#: Fail-slow episodes have a stream of their own, so that turning them on changes no other draw.
+STREAM_SLOW = 33
 #: Points per trial a chunk aims at.
 TARGET_POINTS = 256
 #: Moments of the window at which each trial's nodes in repair are kept (its start, its end, evenly between).
@@ -62,6 +65,7 @@ class Chunk:
     cap: np.ndarray  # throughput after the point
     blocked: np.ndarray  # bool: blocked after the point
     counts: np.ndarray  # points per row
+    slow: np.ndarray | None = None  # the job's speed after the point (fail-slow nodes; None: none modelled)
 
 
 def padded_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -191,23 +195,27 @@ class World:
         self.mult0 = pm[idx]
         self.h_at0 = self.knots_h[idx] + self.mult0 * (self.offsets - ps[idx])
         # What a point's tag means: classes 0..J-1 fail, J..2J-1 end a repair, 2J planned, 2J+1 a mark,
-        # 2J+2..3J+1 a continuing failure's replicas return, 3J+2 pads.
+        # 2J+2..3J+1 a continuing failure's replicas return, 3J+2 pads, 3J+3 a return carried over, 3J+4 a node
+        # turns slow, 3J+5 a slow node's drain (a planned interruption of the job).
         j = nclass
         self.tag_pad = 3 * j + 2
         self.tag_carried = 3 * j + 3  # a return scheduled in an earlier chunk (its replicas travel beside it)
-        kind_t = np.full(3 * j + 4, PAD, dtype=np.int8)
+        self.tag_slow, self.tag_drain = 3 * j + 4, 3 * j + 5
+        kind_t = np.full(3 * j + 6, PAD, dtype=np.int8)
         kind_t[3 * j + 3] = _RETURN
+        kind_t[3 * j + 4] = _SLOW
+        kind_t[3 * j + 5] = PLANNED
         kind_t[:j] = m.kinds
         kind_t[j : 2 * j] = _DEPART
         kind_t[2 * j] = PLANNED
         kind_t[2 * j + 1] = _MARK
         kind_t[2 * j + 2 : 3 * j + 2] = _RETURN
         self.kind_t = kind_t
-        delta_t = np.zeros(3 * j + 4, dtype=np.int64)
+        delta_t = np.zeros(3 * j + 6, dtype=np.int64)
         delta_t[:j] = m.nodes
         delta_t[j : 2 * j] = -m.nodes
         self.delta_t = delta_t
-        rep_t = np.zeros(3 * j + 4)
+        rep_t = np.zeros(3 * j + 6)
         rep_t[:j] = m.replicas
         rep_t[2 * j + 2 : 3 * j + 2] = -m.replicas
         self.rep_t_table = rep_t
@@ -219,6 +227,12 @@ class World:
         self.away = np.zeros(n)
         if self.pool and not m.new_cluster:
             self._stationary_pool(rng, start)
+        # Fail-slow episodes under way (docs/model.md, "Fail-slow nodes"): their drains still to come, in order.
+        self.slow = m.slow_rate > 0.0
+        self.slow_ends = np.full((n, 0), np.inf)
+        if self.slow and not m.new_cluster:
+            self._stationary_slow(start)
+        self.slow_n = np.isfinite(self.slow_ends).sum(axis=1).astype(float)
         self.cont = m.continue_mode
         self.out = np.zeros(n)  # replicas out (continue mode)
         self.owed = np.zeros(n)
@@ -244,6 +258,7 @@ class World:
         # What the window counts (docs/model.md 2.6) and the pool's figures.
         self.unplanned = np.zeros(n, dtype=np.int64)
         self.planned = np.zeros(n, dtype=np.int64)
+        self.slow_drains = np.zeros(n, dtype=np.int64)
         self.by_class = np.zeros((n, nclass), dtype=np.int64)
         self.node_failures = np.zeros(n, dtype=np.int64)
         self.no_spare = np.zeros(n, dtype=np.int64)
@@ -284,6 +299,22 @@ class World:
         self.rep_t = np.where(live, start + resid, np.inf)
         self.rep_c = cls
         self.away = np.where(live, m.nodes[cls], 0).sum(axis=1).astype(float)
+
+    def _stationary_slow(self, start: float) -> None:
+        """Slow episodes under way at ``start`` in their steady state (M/D/infinity): a Poisson number of mean
+        ``rate x detect``, each drained after a residual uniform on ``[0, detect)``."""
+        m = self.m
+        rng = stream(self.seed, STREAM_SLOW, 1 << 40)
+        counts = rng.poisson(m.slow_rate * m.slow_detect, self.n)
+        width = int(counts.max(initial=0))
+        resid = np.sort(rng.random((self.n, width)), axis=1) * m.slow_detect
+        self.slow_ends = np.where(np.arange(width)[None, :] < counts[:, None], start + resid, np.inf)
+        self.slow_ends.sort(axis=1)
+
+    @property
+    def speed(self) -> np.ndarray:
+        """Per row, the job's speed now: the slow factor while a slow episode is under way, else 1."""
+        return np.where(self.slow_n > 0, self.m.slow_factor, 1.0)
 
     def _replicas_per_node(self) -> float:
         """Replicas waiting per node lacking: the mix of the failures that take nodes (a domain's nodes share
@@ -342,7 +373,7 @@ class World:
         per_failure = 1.0 + (float(np.mean(m.nodes > 0)) if self.pool else 0.0) + (1.0 if self.cont else 0.0)
         u = self.offsets + max(t0, 0.0)  # (the highest multiplier in force among the rows)
         mult = float(self.mults[np.maximum(np.searchsorted(self.knots_t, u, side="right") - 1, 0)].max())
-        rate = float(self.lam.max(initial=0.0)) * mult * per_failure + m.mu
+        rate = float(self.lam.max(initial=0.0)) * mult * per_failure + m.mu + 2.0 * m.slow_rate
         length = TARGET_POINTS / rate if rate > 0 else 1e6
         t1 = t0 + min(length, 1e6)
         nxt = self.knots_t[self.knots_t > t0]
@@ -414,6 +445,19 @@ class World:
             dt, dc = _compact(ends, [all_t, all_c], [np.inf, 0])
             parts_t.append(dt)
             parts_g.append(np.where(np.isfinite(dt), j + dc, self.tag_pad))
+        if self.slow:  # nodes turning slow, and the drains that fall in this chunk (this one's and those carried)
+            starts = self._poisson_times(
+                stream(self.seed, STREAM_SLOW, self.index - 1), np.full(n, m.slow_rate * (t1 - t0)), t0, t1 - t0
+            )
+            ends = np.concatenate([self.slow_ends, starts + m.slow_detect], axis=1)
+            here = ends < t1
+            (drains,) = _compact(here, [ends], [np.inf])
+            (self.slow_ends,) = _compact(~here & np.isfinite(ends), [ends], [np.inf])
+            parts_t += [starts, drains]
+            parts_g += [
+                np.where(np.isfinite(starts), self.tag_slow, self.tag_pad),
+                np.where(np.isfinite(drains), self.tag_drain, self.tag_pad),
+            ]
         marks = self.marks[(self.marks >= t0) & (self.marks < t1)]
         if self.end_marks:
             marks = np.append(marks, t1)
@@ -458,9 +502,14 @@ class World:
             short = np.zeros(times.shape, dtype=bool)
         self._count(times, tags, kinds, fail, delta, away, short, t0, t1)
         # 3. Capacity (restart mode) or replicas out (continue mode) after each point.
+        slow_d = None
+        if self.slow:
+            slow_d = (tags == self.tag_slow).astype(float) - (tags == self.tag_drain)
         if self.cont:
             assert cont_fail is not None
-            times, kinds, cap, took = self._continue(times, tags, kinds, fail, delta, away, short, extra, t1)
+            times, kinds, cap, took, slow_d = self._continue(
+                times, tags, kinds, fail, delta, away, short, extra, t1, slow_d
+            )
             blocked = np.zeros(cap.shape, dtype=bool)
         elif self.pool and math.isfinite(m.spare_nodes):
             assert delta is not None and away is not None
@@ -472,6 +521,13 @@ class World:
             took = fail & (m.nodes[np.minimum(tags, j - 1)] > 0)
         if self.pool and delta is not None and delta.shape[1]:
             self.away = self.away + delta.sum(axis=1)
+        if slow_d is not None:  # the job's speed after each point
+            slow_n = self.slow_n[:, None] + np.cumsum(slow_d, axis=1)
+            speed = np.where(slow_n > 0.5, m.slow_factor, 1.0)
+            if slow_n.shape[1]:
+                self.slow_n = slow_n[:, -1]
+        else:
+            speed = np.ones(times.shape)
         # 4. The points that change something for the job.
         passive = (kinds == _DEPART) | (kinds == _RETURN)
         if passive.any():
@@ -487,11 +543,11 @@ class World:
             has = real_pt.any(axis=1)
             self.cap = np.where(has, cap[rows, last], self.cap)
             self.blocked = np.where(has, blocked[rows, last], self.blocked)
-        kinds = np.where(passive | (kinds == _MARK), CHANGE, kinds).astype(np.int8)
-        times, kinds, took, cap, blocked = _compact(
-            keep, [times, kinds, took, cap, blocked], [np.inf, PAD, False, 1.0, False]
+        kinds = np.where(passive | (kinds == _MARK) | (kinds == _SLOW), CHANGE, kinds).astype(np.int8)
+        times, kinds, took, cap, blocked, speed = _compact(
+            keep, [times, kinds, took, cap, blocked, speed], [np.inf, PAD, False, 1.0, False, 1.0]
         )
-        return Chunk(times, kinds, took, cap, blocked, keep.sum(axis=1))
+        return Chunk(times, kinds, took, cap, blocked, keep.sum(axis=1), speed if self.slow else None)
 
     def _repairs(self, rng: np.random.Generator, means: np.ndarray) -> np.ndarray:
         sigma = self.m.sigma
@@ -519,7 +575,9 @@ class World:
         inwin = (times >= 0) & (times < window)
         f = fail & inwin
         self.unplanned += f.sum(axis=1)
-        self.planned += ((kinds == PLANNED) & inwin).sum(axis=1)
+        self.planned += ((tags == 2 * nclass) & inwin).sum(axis=1)
+        if self.slow:
+            self.slow_drains += ((tags == self.tag_drain) & inwin).sum(axis=1)
         slot = (np.arange(n)[:, None] * nclass + tags)[f]
         self.by_class += np.bincount(slot, minlength=n * nclass).reshape(n, nclass)
         if delta is None or away is None:
@@ -570,7 +628,8 @@ class World:
         short: np.ndarray,
         carried: np.ndarray | None,
         t1: float,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        slow_d: np.ndarray | None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """Continue mode: the replicas out after each point, so the throughput (docs/model.md, "Replicas").
 
         Every continuing failure's return is in the stream already, and the returns scheduled in earlier chunks
@@ -640,19 +699,23 @@ class World:
             assert fifo_t is not None and fifo_r is not None
             rt, rr = _from_entries(n, fifo_rows, [fifo_t, fifo_r], [np.inf, 0.0])
             xk = np.where(np.isfinite(rt), _RETURN, PAD).astype(np.int8)
-            times, out_change, kinds, took = _sort_rows(
+            extra_cols = [] if slow_d is None else [np.concatenate([slow_d, np.zeros(rt.shape)], axis=1)]
+            times, out_change, kinds, took, *moved = _sort_rows(
                 np.concatenate([times, rt], axis=1),
                 [
                     np.concatenate([out_change, -rr], axis=1),
                     np.concatenate([kinds, xk], axis=1),
                     np.concatenate([took, np.zeros(rt.shape, dtype=bool)], axis=1),
+                    *extra_cols,
                 ],
             )
+            if slow_d is not None:
+                slow_d = moved[0]
         out = self.out[:, None] + np.cumsum(out_change, axis=1)
         if times.shape[1]:
             self.out = out[:, -1]
         cap = np.clip(1.0 - out * m.rep_share, 0.0, 1.0)
-        return times, kinds, cap, took
+        return times, kinds, cap, took, slow_d
 
     def _schedule(self, rows: np.ndarray, at: np.ndarray, reps: np.ndarray) -> None:
         """Add returns (``reps`` replicas back at ``at``, in rows ``rows``, non-decreasing) to those scheduled."""

@@ -1,0 +1,208 @@
+"""Fail-slow nodes (docs/model.md section 1, "Fail-slow nodes"): a node turns slow at ``slow_rate`` per GPU-hour, the
+synchronous job computes at ``slow_factor`` of its speed while any node is slow, and each slow node is drained
+``slow_detect`` minutes after it turned slow, with a planned restart. Checked against closed forms where they hold and
+against the event-by-event reference simulator elsewhere; off by default, every number is today's."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+from reference_model import simulate_reference
+from test_sim import JOB_WARMUP, Z, _engine, _z
+
+from planner_gui.cli import main
+from planner_gui.core.model import Scenario, Training
+from planner_gui.core.results import simulate
+from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict, validate
+from planner_gui.core.sim.capabilities import train_engine, window_engine
+from planner_gui.core.spares.model import Spares
+
+SLOW = {"slow_rate_per_gpu_hour": 2e-6, "slow_factor": 0.5, "slow_detect_min": 30.0}
+
+
+def _quiet(**changes: object) -> Scenario:
+    """Nothing but slow nodes: no failure, no planned interruption, no restart, no write: every hour computes."""
+    base = Scenario(
+        days=5.0,
+        planned_per_day=0.0,
+        restart_min=0.0,
+        checkpoint_write_s=0.0,
+        checkpoint_interval_min=60.0,
+    ).scale_rates(0.0)
+    return base.replace(**changes)
+
+
+@pytest.mark.parametrize("factor,detect", [(0.5, 30.0), (0.2, 240.0)])
+def test_without_failures_the_slow_hours_are_the_busy_share_of_an_m_d_infinity_queue(factor, detect):
+    sc = _quiet(slow_rate_per_gpu_hour=3e-6, slow_factor=factor, slow_detect_min=detect)
+    got = _engine(sc, 3000, 5)
+    lam, d = sc.slow_rate_per_gpu_hour * sc.gpus, detect / 60.0
+    busy = -math.expm1(-lam * d)  # the share of time at least one episode is under way
+    expected = sc.hours * (1.0 - factor) * busy
+    slow = got.hours["slow"]
+    assert abs(slow.mean() - expected) <= Z * slow.std(ddof=1) / math.sqrt(len(slow)), (slow.mean(), expected)
+    # Nothing is rolled back and nothing stalls: every other hour is useful.
+    np.testing.assert_allclose(got.hours["useful"] + slow, sc.hours, rtol=0, atol=1e-6)
+    # The drains are a Poisson process of the episodes' rate (their starts, moved by D).
+    drains = got.slow_drains
+    assert drains is not None
+    assert abs(drains.mean() - lam * sc.hours) <= Z * math.sqrt(lam * sc.hours / len(drains))
+    assert got.planned.sum() == 0  # drains are not counted as planned interruptions
+
+
+GRID = [
+    ("16k llama3 + slow", Scenario(days=4.0, checkpoint_interval_min=30.0, **SLOW), 250),
+    (
+        "16k slow, often and long, planned often",
+        Scenario(days=3.0, checkpoint_interval_min=20.0, planned_per_day=12.0, slow_rate_per_gpu_hour=1e-5,
+                 slow_factor=0.3, slow_detect_min=90.0),
+        200,
+    ),
+    (
+        "100k in-memory + pool + continue + slow",
+        load_preset("h100-100k-inmemory").replace(
+            days=1.0, checkpoint_interval_min=60.0,
+            tiers=dataclasses.replace(load_preset("h100-100k-inmemory").tiers, fast_interval_min=5.0),
+            spares=Spares(spare_nodes=60, recovery_mode="continue", swap_min=10.0), **SLOW),
+        120,
+    ),
+    (
+        "65k restart pool that shrinks + slow",
+        Scenario(gpus=65_536, days=1.5, checkpoint_interval_min=30.0,
+                 spares=Spares(spare_nodes=6, swap_min=10.0, min_gpus=60_000), **SLOW).scale_rates(3.0),
+        150,
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name,sc,ref_trials", GRID, ids=[g[0] for g in GRID])
+def test_the_general_engine_agrees_with_the_reference_with_slow_nodes(name, sc, ref_trials):
+    assert window_engine(sc).key == "general"
+    ref = simulate_reference(sc, ref_trials, 31, job_warmup_hours=JOB_WARMUP)
+    got = _engine(sc, 1500, 32)
+    bad = []
+    for key in ref.hours:
+        z = _z(got.hours[key], ref.hours[key])
+        if abs(z) > Z:
+            bad.append(f"{key}: engine {got.hours[key].mean():.4g} reference {ref.hours[key].mean():.4g} z={z:.1f}")
+    for key in ("unplanned", "planned", "slow_drains", "restores_fast", "restores_persistent", "continued"):
+        z = _z(getattr(got, key), getattr(ref, key))
+        if abs(z) > Z:
+            bad.append(f"{key}: engine {getattr(got, key).mean():.4g} reference {getattr(ref, key).mean():.4g}")
+    assert not bad, "; ".join(bad)
+    assert got.hours["slow"].mean() > 0 and ref.hours["slow"].mean() > 0
+    total = sum(got.hours[k] for k in got.hours)
+    np.testing.assert_allclose(total, sc.hours, rtol=0, atol=1e-6 * sc.hours)
+
+
+def test_the_time_to_train_with_slow_nodes_agrees_with_the_reference():
+    sc = Scenario(checkpoint_interval_min=30.0, training=Training(compute_gpu_hours=16_384 * 30.0), **SLOW).replace(
+        slow_rate_per_gpu_hour=8e-6, slow_detect_min=120.0
+    )
+    assert train_engine(sc).key == "general"
+    ref = simulate_reference(sc, 150, 41, training=True)
+    res = simulate(sc.replace(trials=600, seed=42))
+    assert res.time_to_train is not None
+    got = res.time_to_train.hours
+    assert ref.train_hours is not None
+    assert abs(_z(got, ref.train_hours)) <= Z
+    # Slower than the same run without slow nodes (same seed: the failures are the same draws).
+    plain = simulate(sc.replace(trials=600, seed=42, slow_rate_per_gpu_hour=0.0))
+    assert plain.time_to_train is not None
+    assert got.mean() > plain.time_to_train.hours.mean() + 0.5
+
+
+def test_off_by_default_every_number_is_todays():
+    base = Scenario(trials=200, days=10.0)
+    other = base.replace(slow_factor=0.1, slow_detect_min=600.0)  # no rate: nothing turns slow
+    a, b = simulate(base).to_json_dict(), simulate(other).to_json_dict()
+    a.pop("scenario"), b.pop("scenario")
+    assert a == b
+    assert "slow" not in a and "slow" not in a["hours"]
+    assert window_engine(base).key == window_engine(other).key == "renewal"
+    # With a pool, on the general engine, alike.
+    pool = base.replace(spares=Spares(spare_nodes=30, swap_min=10.0))
+    a = simulate(pool).to_json_dict()
+    b = simulate(pool.replace(slow_factor=0.1)).to_json_dict()
+    a.pop("scenario"), b.pop("scenario")
+    assert a == b and "slow" not in a["hours"]
+
+
+def test_slow_nodes_cost_goodput_and_the_json_says_where_it_went():
+    sc = Scenario(trials=300, **SLOW)
+    res = simulate(sc).to_json_dict()
+    plain = simulate(sc.replace(slow_rate_per_gpu_hour=0.0)).to_json_dict()
+    assert res["goodput"]["mean"] < plain["goodput"]["mean"]
+    assert res["goodput_expected"] is None  # no closed form with slow nodes
+    assert set(res["hours"]) == {"useful", "checkpoint", "lost_work", "recovery", "planned_restart", "slow"}
+    assert math.isclose(sum(res["hours"].values()), sc.hours, rel_tol=1e-9)
+    # Hand check while episodes are rare: rate x GPUs x T x (1 - f) x D x the share of time computing.
+    lam = sc.slow_rate_per_gpu_hour * sc.gpus
+    rare = lam * sc.hours * (1.0 - sc.slow_factor) * (sc.slow_detect_min / 60.0)
+    computing = (res["hours"]["useful"] + res["hours"]["lost_work"] + res["hours"]["slow"]) / sc.hours
+    assert res["hours"]["slow"] == pytest.approx(rare * computing, rel=0.06)
+    assert res["slow"]["drains_expected"] == pytest.approx(lam * sc.hours)
+    assert abs(res["slow"]["drains"]["mean"] - lam * sc.hours) <= Z * res["slow"]["drains"]["sem"]
+    # Each drain is a planned restart: the planned restart's hours grow by about the drains' restarts.
+    extra = res["hours"]["planned_restart"] - plain["hours"]["planned_restart"]
+    assert extra == pytest.approx(res["slow"]["drains"]["mean"] * sc.restart_min / 60.0, rel=0.15)
+
+
+def test_each_input_changes_what_its_name_says():
+    base = Scenario(trials=300, **SLOW)
+    h = simulate(base).to_json_dict()["hours"]["slow"]
+    slower = simulate(base.replace(slow_factor=0.25)).to_json_dict()["hours"]["slow"]
+    later = simulate(base.replace(slow_detect_min=60.0)).to_json_dict()["hours"]["slow"]
+    oftener = simulate(base.replace(slow_rate_per_gpu_hour=4e-6)).to_json_dict()["hours"]["slow"]
+    assert slower == pytest.approx(h * 1.5, rel=0.1)  # (1 - 0.25) / (1 - 0.5)
+    assert later == pytest.approx(h * 2.0, rel=0.1)
+    assert oftener == pytest.approx(h * 2.0, rel=0.1)
+
+
+def test_the_inputs_go_through_files_and_flags(tmp_path, capsys):
+    sc = Scenario(**SLOW)
+    doc = scenario_to_dict(sc)
+    assert doc["format_version"] == 2 and {k: doc[k] for k in SLOW} == SLOW
+    assert scenario_from_dict(doc) == sc
+    assert not any(k.startswith("slow") for k in scenario_to_dict(Scenario()))
+    with pytest.raises(ScenarioError, match="slow_factor"):
+        validate(sc.replace(slow_factor=1.5))
+    with pytest.raises(ScenarioError, match="slow_rate_per_gpu_hour"):
+        validate(sc.replace(slow_rate_per_gpu_hour=-1.0))
+    assert main(["run", "--slow-rate", "2e-6", "--slow-factor", "0.5", "--slow-detect", "30", "--trials", "100",
+                 "--json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["hours"]["slow"] > 0 and out["slow"]["drains"]["mean"] > 0
+    assert out["scenario"]["slow_rate_per_gpu_hour"] == 2e-6
+    assert "--slow-rate 2e-06" in out["scenario"]["name"]
+    assert main(["run", "--slow-factor", "1.5"]) != 0
+    err = capsys.readouterr().err
+    assert "--slow-factor" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert main(["run", "--slow-rate", "2e-6", "--trials", "100"]) == 0
+    text = capsys.readouterr().out
+    assert "slow nodes" in text and "Fail-slow" in text
+
+
+def test_a_preview_in_stretches_agrees_with_the_whole_window():
+    from planner_gui.core.sim.model import sim_model
+    from planner_gui.core.sim.run import simulate_windows
+
+    sc = Scenario(days=8.0, checkpoint_interval_min=30.0, new_cluster=True, **SLOW)
+    m = sim_model(sc, None, 30.0, trials=600)
+    whole, parts = simulate_windows([(m, 600, 3)])[0], simulate_windows([(m, 600, 3)], segments=8)[0]
+    for key in ("useful", "slow", "planned_restart"):
+        assert abs(_z(whole.hours[key], parts.hours[key])) <= Z, key
+    assert parts.slow_drains is not None and whole.slow_drains is not None
+    assert abs(_z(whole.slow_drains, parts.slow_drains)) <= Z
+
+
+def test_the_two_tier_preset_with_slow_nodes_runs_on_the_general_engine():
+    sc = load_preset("h100-100k-inmemory").replace(trials=100, days=2.0, planned_per_day=0.0, **SLOW)
+    assert window_engine(sc).key == "general"
+    assert window_engine(sc.replace(slow_rate_per_gpu_hour=0.0)).key != "general"
+    res = simulate(sc).to_json_dict()
+    assert res["hours"]["slow"] > 0 and res["goodput_expected"] is None
