@@ -25,8 +25,8 @@ that make a point the bank; restarting failures that roll progress back to the f
 (a continue stall, or a longer downtime); planned interruptions that drain the job (or, during a
 restarting failure's downtime, only restart it); fail-slow nodes, which slow the computing job to
 ``slow_factor`` from their start until their drain ``slow_detect`` later, a planned interruption; blocked time
-on which the job's clock stops. Every hour of ``[0, T)`` gets one label (section 2.6); ``useful`` is ``m(T) - min(m(0), m(T))`` with ``m(t)`` the
-lowest progress from ``t`` on.
+on which the job's clock stops. Every hour of ``[0, T)`` gets one label (section 2.6); ``useful`` is
+``m(T) - min(m(0), m(T))`` with ``m(t)`` the lowest progress from ``t`` on.
 
 Start and stop rules
 --------------------

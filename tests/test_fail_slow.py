@@ -206,3 +206,48 @@ def test_the_two_tier_preset_with_slow_nodes_runs_on_the_general_engine():
     assert window_engine(sc.replace(slow_rate_per_gpu_hour=0.0)).key != "general"
     res = simulate(sc).to_json_dict()
     assert res["hours"]["slow"] > 0 and res["goodput_expected"] is None
+
+
+def test_the_levers_change_the_slow_inputs_and_rank_by_paired_monte_carlo():
+    from planner_gui.core.sensitivity import has_closed_form, levers
+
+    sc = Scenario(**SLOW)
+    assert not has_closed_form(sc)  # the exact model knows nothing of slow nodes: never ranked by it
+    by_name = {lv.name: lv for lv in levers(sc)}
+    assert by_name["slow-node detection"].apply(sc) == sc.replace(slow_detect_min=15.0)
+    assert by_name["slow-node rate"].apply(sc) == sc.replace(slow_rate_per_gpu_hour=1e-6)
+    assert "slow-node rate" not in {lv.name for lv in levers(Scenario())}
+    doc = scenario_to_dict(sc.replace(slow_factor=0.0))  # a factor of 0 (the job stops while slow) is kept
+    assert scenario_from_dict(doc).slow_factor == 0.0
+
+
+def test_the_window_group_sets_each_slow_input_alone_and_the_breakdown_shows_its_hours(make_window, qtbot):
+    from PySide6.QtWidgets import QAbstractSlider, QLabel
+
+    win = make_window()
+    note = win.findChild(QLabel, "slowNote")
+    assert note is not None and note.text().startswith("Off")
+    assert "slow" not in win.plots._breakdown_shown
+    before = win.scenario()
+    win.controls.values["slow_rate_per_gpu_hour"].edited.emit(4e-6)
+    qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
+    sc = win.scenario()
+    assert sc.replace(name=before.name) == before.replace(slow_rate_per_gpu_hour=4e-6)
+    assert note.text() == f"Slow nodes: {sc.slow_text()}"
+    keys = win.plots._breakdown_shown
+    assert keys[-1] == "slow" and "waiting_for_spares" not in keys  # its row, without the pool's rows
+    ys, widths = win.plots.curve_data("timeBreakdownPlot")
+    shown = win.plots.result.main.hours_per_trial()["slow"].mean()
+    assert shown > 0 and widths[keys.index("slow")] == pytest.approx(shown)
+    for name, field in (("slowFactorSlider", "slow_factor"), ("slowDetectSlider", "slow_detect_min")):
+        before = win.scenario()
+        slider = win.findChild(QAbstractSlider, name)
+        assert slider is not None, name
+        slider.setValue(slider.value() + 150)
+        qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
+        after = win.scenario()
+        value = getattr(after, field)
+        assert value == pytest.approx(win.controls.values[field].spin.value(), rel=1e-9) and value != getattr(
+            before, field
+        )
+        assert after.replace(name=before.name) == before.replace(**{field: value})

@@ -37,6 +37,7 @@ __all__ = [
     "ALL_HOURS_KEYS",
     "HOURS_KEYS",
     "HOURS_LABELS",
+    "SLOW_HOURS_KEY",
     "SPARES_HOURS_KEYS",
     "Expected",
     "SimulationResult",

@@ -115,7 +115,11 @@ _OPTIONAL = (
     "slow_detect_min",
 )
 #: The fail-slow keys (each optional; absent: the default) and their defaults.
-_SLOW_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Scenario) if f.name.startswith("slow_")}
+_SLOW_DEFAULTS: dict[str, float] = {
+    f.name: float(f.default)  # type: ignore[arg-type]
+    for f in dataclasses.fields(Scenario)
+    if f.name.startswith("slow_")
+}
 #: The most levers a scenario may price (the most a lever may cost: model.MAX_LEVER_PRICE_USD).
 MAX_LEVER_PRICES = 200
 #: The ``tiers`` section: the recovery strategy (the persistent tier's interval and blocking stall are
@@ -302,7 +306,7 @@ def scenario_from_dict(doc: Any) -> Scenario:
         detect_min=float(nums["detect_min"]),
         restart_min=float(nums["restart_min"]),
         restart_per_log2_gpus_min=float(nums.get("restart_per_log2_gpus_min", 0.0)),
-        **{f: float(nums.get(f, default)) for f, default in _SLOW_DEFAULTS.items()},
+        **{f: _number_or(nums.get(f), default) for f, default in _SLOW_DEFAULTS.items()},
         trials=int(nums["trials"]),
         seed=int(nums["seed"]),
         gpu_hour_cost_usd=float(nums["gpu_hour_cost_usd"]),
@@ -561,6 +565,11 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     if _slow_changed(scenario):
         doc |= {f: getattr(scenario, f) for f in _SLOW_DEFAULTS}
     return doc
+
+
+def _number_or(value: float | int | None, default: float) -> float:
+    """An optional key's number, or its default when absent."""
+    return default if value is None else float(value)
 
 
 def _slow_changed(scenario: Scenario) -> bool:

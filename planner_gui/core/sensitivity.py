@@ -187,6 +187,9 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
         out.append(Lever("checkpoint interval", "the optimal interval (Daly)", optimal))
     out += _tier_levers(sc, factor)
     out += _spares_levers(sc, factor)
+    if sc.uses_slow:  # fail-slow nodes: find them sooner, or have fewer
+        out.append(Lever("slow-node detection", f"slow-node detection {x}", times("slow_detect_min")))
+        out.append(Lever("slow-node rate", f"slow-node rate {x}", times("slow_rate_per_gpu_hour")))
     if sc.training is not None:
         out.append(Lever("GPU count", f"GPUs {x}", gpus))
     return out
@@ -267,7 +270,7 @@ def _tier_levers(sc: Scenario, factor: float) -> list[Lever]:
 
 def has_closed_form(sc: Scenario) -> bool:
     """Whether the levers of ``sc`` are ranked by exact expectations (else by paired Monte Carlo)."""
-    if rates_vary(sc) or sc.uses_spares or sc.new_cluster:
+    if rates_vary(sc) or sc.uses_spares or sc.new_cluster or sc.uses_slow:
         return False
     try:
         expected_goodput(sc)

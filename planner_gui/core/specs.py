@@ -165,6 +165,7 @@ SPECS: dict[str, InputSpec] = {
             "",
             0.0,
             1.0,
+            slider=(0.01, 1.0),
             decimals=2,
             help="The job's speed while a node is slow, as a share of full speed (0-1).",
         ),

@@ -135,6 +135,7 @@ class ControlsPanel(QScrollArea):
         self.spares.dragFinished.connect(self.dragFinished)
         self._layout.addWidget(self.spares)
         self._build_recovery()
+        self._build_slow()
         self.training = TrainingBox(inputs)
         self.training.dragFinished.connect(self.dragFinished)
         self._layout.addWidget(self.training)
@@ -343,6 +344,17 @@ class ControlsPanel(QScrollArea):
         mark_secondary(self.restart_note)
         lay.addWidget(self.restart_note)
 
+    def _build_slow(self) -> None:
+        lay = self._group("Fail-slow nodes")
+        self._value(lay, "slow_rate_per_gpu_hour", "slowRateSlider")
+        self._value(lay, "slow_factor", "slowFactorSlider")
+        self._value(lay, "slow_detect_min", "slowDetectSlider")
+        self.slow_note = QLabel("")
+        self.slow_note.setObjectName("slowNote")
+        self.slow_note.setWordWrap(True)
+        mark_secondary(self.slow_note)
+        lay.addWidget(self.slow_note)
+
     def _build_monte_carlo(self) -> None:
         lay = self._group("Monte Carlo")
         row = QHBoxLayout()
@@ -394,6 +406,12 @@ class ControlsPanel(QScrollArea):
         if everything or {"restart_min", "restart_per_log2_gpus_min", "gpus"} & changed:
             every = "" if sc.restart_per_log2_gpus_min else " at every size"
             self.restart_note.setText(f"Restart in use: {sc.restart_text()}{every}")
+        if everything or {"slow_rate_per_gpu_hour", "slow_factor", "slow_detect_min", "gpus"} & changed:
+            self.slow_note.setText(
+                f"Slow nodes: {sc.slow_text()}"
+                if sc.uses_slow
+                else "Off: no node runs slow (set a rate to model stragglers)"
+            )
         # With a storage section the write comes from it: the box shows the write in use, read-only. With the
         # fast tier on it is the persistent tier's own stall at each persistent point (docs/tiers.md).
         write = self.values["checkpoint_write_s"]

@@ -23,7 +23,7 @@ from ..core import fmt
 from ..core.model import Scenario
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
-from ..core.results import ALL_HOURS_KEYS, HOURS_KEYS, hours_label
+from ..core.results import ALL_HOURS_KEYS, HOURS_KEYS, SLOW_HOURS_KEY, SPARES_HOURS_KEYS, hours_label
 from ..core.sweep import GUIDE_GPUS, SweepResult, at_gpus
 from .plot_items import (
     PALETTE,
@@ -50,7 +50,7 @@ CATEGORY_COLORS = {
     "Host": PALETTE[3],
     "Unknown": PALETTE[9],
 }
-#: Every row the time breakdown may show: today's five, and with spares the two it adds.
+#: Every row the time breakdown may show: today's five, with spares the two they add, with slow nodes theirs.
 HOURS_COLORS = {
     "useful": PALETTE[4],
     "checkpoint": PALETTE[0],
@@ -59,6 +59,7 @@ HOURS_COLORS = {
     "planned_restart": PALETTE[6],
     "waiting_for_spares": PALETTE[5],
     "reduced_throughput": PALETTE[3],
+    "slow": PALETTE[7],
 }
 #: A plot narrower than this cuts its title and axis labels.
 MIN_PLOT_WIDTH = 240
@@ -120,10 +121,10 @@ def _same_sweep(a: SweepResult, b: SweepResult | None) -> bool:
     return all(np.array_equal(getattr(a, c), getattr(b, c)) for c in ("x", *SweepResult.COLUMNS))
 
 
-def _mean_hours(res: PlanResult) -> np.ndarray:
-    """Mean hours by :data:`ALL_HOURS_KEYS` (0 for those that do not apply to the result)."""
+def _mean_hours(res: PlanResult, keys: Sequence[str] = ALL_HOURS_KEYS) -> np.ndarray:
+    """Mean hours by ``keys`` (0 for those that do not apply to the result)."""
     hours = res.main.hours_per_trial()
-    return np.array([float(hours[k].mean()) if k in hours else 0.0 for k in ALL_HOURS_KEYS])
+    return np.array([float(hours[k].mean()) if k in hours else 0.0 for k in keys])
 
 
 def _breakdown_axis_limit(width: int) -> int:
@@ -382,7 +383,7 @@ class PlotsPanel(QWidget):
         p6 = self.plot("timeBreakdownPlot")
         p6.setLabel("bottom", "hours (mean over trials)")
         p6.invertY(True)
-        self._set_breakdown_rows(len(HOURS_KEYS))
+        self._set_breakdown_rows(HOURS_KEYS)
         p6.getAxis("bottom").enableAutoSIPrefix(False)
         n = len(HOURS_KEYS)
         brushes = [pg.mkBrush(HOURS_COLORS[k]) for k in HOURS_KEYS]
@@ -616,8 +617,8 @@ class PlotsPanel(QWidget):
         top = max(self._hist_top * 1.2, min(left, right) / (1.0 - frac_h) * 1.05)
         self._set_range("goodputHistogramPlot", y=_outward(0.0, top, 10))
 
-    def _set_breakdown_rows(self, n: int, scenario: Scenario | None = None) -> None:
-        """Label the time breakdown's first ``n`` rows of :data:`ALL_HOURS_KEYS` (for ``scenario``'s model).
+    def _set_breakdown_rows(self, keys: tuple[str, ...], scenario: Scenario | None = None) -> None:
+        """Label the time breakdown's rows, one per hours key of ``keys`` (for ``scenario``'s model).
 
         The labels keep the axis to at most about half the plot's width (:func:`_breakdown_axis_limit`; elided
         beyond it, and the hover names the row in full): a long one ("detection + restart + swap + stalls") made
@@ -625,7 +626,7 @@ class PlotsPanel(QWidget):
         with every plot in it.
         """
         name = "timeBreakdownPlot"
-        labels = [hours_label(k, scenario) for k in ALL_HOURS_KEYS[:n]]
+        labels = [hours_label(k, scenario) for k in keys]
         axis = self.plot(name).getAxis("left")
         limit = _breakdown_axis_limit(self.widgets[name].width())
         metrics = QFontMetrics(axis.style.get("tickFont") or self.font())
@@ -641,23 +642,30 @@ class PlotsPanel(QWidget):
         view = self.widgets[name]
         view.centralWidget.setGeometry(view.range)
         self.plot(name).layout.activate()
-        self._breakdown_rows = n
+        self._breakdown_shown = keys
         self._breakdown_labels = labels
         self._breakdown_width = limit
 
     def _breakdown_keys(self, res: PlanResult) -> tuple[str, ...]:
-        """The rows to show: today's five, or all seven when this result or a pinned one has spares."""
-        spares = res.main.spares_run is not None or any(p.result.main.spares_run is not None for p in self.pinned)
-        return ALL_HOURS_KEYS if spares else HOURS_KEYS
+        """The rows to show: today's five, the two of spares when this result or a pinned one has spares, and the
+        slow nodes' when one has fail-slow nodes."""
+        shown = [res.main, *(p.result.main for p in self.pinned)]
+        spares = SPARES_HOURS_KEYS if any(r.spares_run is not None for r in shown) else ()
+        slow = (SLOW_HOURS_KEY,) if any(r.slow_hours is not None for r in shown) else ()
+        return (*HOURS_KEYS, *spares, *slow)
 
     def _show_breakdown(self, res: PlanResult) -> None:
         keys = self._breakdown_keys(res)
         n = len(keys)
         labels = [hours_label(k, res.main.scenario) for k in keys]
         limit = _breakdown_axis_limit(self.widgets["timeBreakdownPlot"].width())
-        if n != self._breakdown_rows or labels != self._breakdown_labels or limit != self._breakdown_width:
-            self._set_breakdown_rows(n, res.main.scenario)
-        vals = _mean_hours(res)[:n]
+        if keys != self._breakdown_shown or labels != self._breakdown_labels or limit != self._breakdown_width:
+            self._set_breakdown_rows(keys, res.main.scenario)
+        vals = _mean_hours(res, keys)
+        for b in self.pinned:  # each pinned scenario's hours in the rows shown
+            b.items["timeBreakdownPlot"].setOpts(
+                x0=np.zeros(n), y=list(range(n)), width=_mean_hours(b.result, keys), height=0.7
+            )
         self.time_bars.setOpts(
             x0=np.zeros(n), y=list(range(n)), width=vals, brushes=[pg.mkBrush(HOURS_COLORS[k]) for k in keys]
         )
@@ -762,11 +770,12 @@ class PlotsPanel(QWidget):
 
     def _describe_breakdown(self, x: float, y: float) -> str:
         k = round(y)
-        if self.result is None or not 0 <= k < self._breakdown_rows:
+        keys = self._breakdown_shown
+        if self.result is None or not 0 <= k < len(keys):
             return ""
-        vals = _mean_hours(self.result)
+        vals = _mean_hours(self.result, keys)
         total = self.result.main.scenario.hours
-        label = hours_label(ALL_HOURS_KEYS[k], self.result.main.scenario)
+        label = hours_label(keys[k], self.result.main.scenario)
         return f"{label}: {fmt.count(vals[k], 1)} h ({fmt.percent(vals[k] / total, 2)})"
 
     # -- pinned scenarios -----------------------------------------------------------------
@@ -826,6 +835,7 @@ class PlotsPanel(QWidget):
             self._show_interval(self.result)
             self._show_histogram(self.result)
             self._show_components(self.result)
+            self._show_breakdown(self.result)
 
     def _align_baseline_components(self) -> None:
         """Each pinned scenario's expected counts in the rows of the current bars (its "others" row sums
