@@ -229,14 +229,18 @@ def test_the_window_group_sets_each_slow_input_alone_and_the_breakdown_shows_its
     assert note is not None and note.text().startswith("Off")
     assert "slow" not in win.plots._breakdown_shown
     before = win.scenario()
-    win.controls.values["slow_rate_per_gpu_hour"].edited.emit(4e-6)
+    rate = win.controls.values["slow_rate_per_gpu_hour"]
+    assert rate.unit.text() == "per 1,000 GPU-days"
+    rate.edited.emit(0.096)  # per 1,000 GPU-days: 4e-6 per GPU-hour
     qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
     sc = win.scenario()
-    assert sc.replace(name=before.name) == before.replace(slow_rate_per_gpu_hour=4e-6)
+    assert sc.slow_rate_per_gpu_hour == pytest.approx(4e-6, rel=1e-12)
+    assert sc.replace(name=before.name) == before.replace(slow_rate_per_gpu_hour=sc.slow_rate_per_gpu_hour)
+    assert rate.spin.value() == pytest.approx(0.096)
     assert note.text() == f"Slow nodes: {sc.slow_text()}"
     keys = win.plots._breakdown_shown
     assert keys[-1] == "slow" and "waiting_for_spares" not in keys  # its row, without the pool's rows
-    ys, widths = win.plots.curve_data("timeBreakdownPlot")
+    _, widths = win.plots.curve_data("timeBreakdownPlot")
     shown = win.plots.result.main.hours_per_trial()["slow"].mean()
     assert shown > 0 and widths[keys.index("slow")] == pytest.approx(shown)
     for name, field in (("slowFactorSlider", "slow_factor"), ("slowDetectSlider", "slow_detect_min")):

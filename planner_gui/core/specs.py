@@ -156,8 +156,8 @@ SPECS: dict[str, InputSpec] = {
             1.0,
             slider=(1e-8, 1e-4),
             decimals=10,
-            help="Nodes turning slow (stragglers), per GPU-hour: while one is slow the whole synchronous job runs "
-            "at the slow speed, until the node is drained with a planned restart.",
+            help="How often a node turns slow (a straggler): while one is slow the whole synchronous job runs at the "
+            "speed below, until the node is drained with a planned restart.",
         ),
         InputSpec(
             "slow_factor",

@@ -114,6 +114,7 @@ class ControlsPanel(QScrollArea):
         self.setMinimumWidth(330)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.values: dict[str, ValueControl] = {}  # scenario field -> its control
+        self._shown_factor: dict[str, float] = {}  # scenario field -> what its control shows per unit of it
         self.comp_rows: dict[str, _ComponentRow] = {}
         self.cat_mult: dict[str, ValueControl] = {}
         body = QWidget()
@@ -160,7 +161,11 @@ class ControlsPanel(QScrollArea):
         spec = SPECS[field]
         control = spec_control(field, object_name, **kwargs)
         convert = int if spec.integer else float
-        control.edited.connect(lambda v: self.inputs.update(**{field: convert(round(v) if spec.integer else v)}))
+        factor = float(kwargs.get("factor", 1.0))  # the control shows the input times this
+        self._shown_factor[field] = factor
+        control.edited.connect(
+            lambda v: self.inputs.update(**{field: convert(round(v) if spec.integer else v / factor)})
+        )
         control.dragFinished.connect(self.dragFinished)
         self.values[field] = control
         lay.addWidget(control)
@@ -346,7 +351,16 @@ class ControlsPanel(QScrollArea):
 
     def _build_slow(self) -> None:
         lay = self._group("Fail-slow nodes")
-        self._value(lay, "slow_rate_per_gpu_hour", "slowRateSlider")
+        # Shown per 1,000 GPU-days, as the window gives every rate (the file and the flag: per GPU-hour).
+        self._value(
+            lay,
+            "slow_rate_per_gpu_hour",
+            "slowRateSlider",
+            factor=24_000.0,
+            unit="per 1,000 GPU-days",
+            slider=(0.0002, 2.0),
+            decimals=5,
+        )
         self._value(lay, "slow_factor", "slowFactorSlider")
         self._value(lay, "slow_detect_min", "slowDetectSlider")
         self.slow_note = QLabel("")
@@ -402,7 +416,7 @@ class ControlsPanel(QScrollArea):
             self.name.setCursorPosition(0)
         for field, control in self.values.items():
             if field != "checkpoint_interval_min" and (everything or field in changed):
-                control.set_value(getattr(sc, field))
+                control.set_value(getattr(sc, field) * self._shown_factor.get(field, 1.0))
         if everything or {"restart_min", "restart_per_log2_gpus_min", "gpus"} & changed:
             every = "" if sc.restart_per_log2_gpus_min else " at every size"
             self.restart_note.setText(f"Restart in use: {sc.restart_text()}{every}")
