@@ -255,3 +255,14 @@ def test_the_window_group_sets_each_slow_input_alone_and_the_breakdown_shows_its
             before, field
         )
         assert after.replace(name=before.name) == before.replace(**{field: value})
+
+
+def test_the_tornado_brackets_the_slow_inputs_only_where_nodes_run_slow():
+    from planner_gui.core.tornado import unsure_inputs
+
+    keys = {u.key for u in unsure_inputs(Scenario(**SLOW))}
+    assert {"slow_rate_per_gpu_hour", "slow_detect_min"} <= keys
+    assert not any(k.startswith("slow") for k in (u.key for u in unsure_inputs(Scenario())))
+    rate = next(u for u in unsure_inputs(Scenario(**SLOW)) if u.key == "slow_rate_per_gpu_hour")
+    assert (rate.low, rate.high) == (1e-6, 4e-6)
+    assert rate.at(Scenario(**SLOW), 1e-6) == Scenario(**SLOW).replace(slow_rate_per_gpu_hour=1e-6)

@@ -197,6 +197,11 @@ def _times(
     return get
 
 
+def _when_slow(get: Callable[[Scenario], Unsure | None]) -> Callable[[Scenario], Unsure | None]:
+    """An input of fail-slow nodes: unsure only where nodes run slow (its value means nothing otherwise)."""
+    return lambda sc: get(sc) if sc.uses_slow else None
+
+
 _NO_SOURCE = "no published figure for your cluster: half to twice the value entered"
 #: The times that are estimates, in the order the help lists them.
 _TIMES = (
@@ -244,6 +249,24 @@ _TIMES = (
     ),
     _times("spares.swap_min", "swap time", "min", _NO_SOURCE),
     _times("spares.continue_stall_min", "continue stall", "min", _NO_SOURCE),
+    _when_slow(
+        _times(
+            "slow_rate_per_gpu_hour",
+            "fail-slow rate",
+            "per GPU-hour",
+            "no published rate of nodes turning slow per GPU-hour (Falcon, arXiv 2410.12588, finds them common): half "
+            "to twice the value entered",
+        )
+    ),
+    _when_slow(
+        _times(
+            "slow_detect_min",
+            "slow-node detection",
+            "min",
+            "automated per-rank timing finds a slow node in minutes, by hand it takes hours: half to twice the value "
+            "entered",
+        )
+    ),
 )
 
 
