@@ -207,6 +207,19 @@ def main() -> None:
         f"{seconds * 1e3:8.1f} ms, {per:6.1f} ns per interruption, ratio baseline/engine {base / per:6.4f}  "
         f"(floor 0.02); with the 30-day training run too: {with_train * 1e3:8.1f} ms"
     )
+    # Issue 24's line: everything on, and every failure mode built since (a restart that grows with the job,
+    # fail-slow nodes). Its drains are interruptions of the job too.
+    deep = window_sc.replace(restart_per_log2_gpus_min=0.25, slow_rate_per_gpu_hour=2e-6, slow_detect_min=60.0)
+    res = simulate(deep)
+    assert res.engine == "general" and res.slow_drains is not None
+    events = float(res.trials.unplanned.sum() + res.trials.planned.sum() + res.slow_drains.sum())
+    seconds = best_of(lambda: simulate(deep), max(1, args.repeat // 3))
+    per = seconds / events * 1e9
+    print(
+        f"general  100,000 GPUs x 54 d x 1,000 trials, everything on + restart growth + fail-slow nodes: "
+        f"{seconds * 1e3:8.1f} ms, {per:6.1f} ns per interruption, ratio baseline/engine {base / per:6.4f}  "
+        f"(floor 0.015)"
+    )
     xs = gpu_counts(41)
     for trials in (50, 200, 1000):
         sc = Scenario(trials=trials)

@@ -23,7 +23,7 @@ from planner_gui.core.results import simulate
 from planner_gui.core.scenario_io import load_preset
 from planner_gui.core.tiers.model import scope_of
 from planner_gui.core.tiers.run import plan_tiers
-from planner_gui.ui.strategies_view import SCALE_TRIALS, STRATEGY_COLORS, WINDOW_GPUS, WINDOW_TRIALS
+from planner_gui.ui.strategies_view import COLUMNS, SCALE_TRIALS, STRATEGY_COLORS, WINDOW_GPUS, WINDOW_TRIALS
 
 pytestmark = pytest.mark.gui
 
@@ -203,11 +203,12 @@ def test_the_strategy_comparison_is_the_command_lines_and_draws_what_it_names(ma
         assert dlg.table.item(i, 0).text().startswith(f"{100 * row['goodput']:.2f} %")
         exact = row["goodput_expected"]
         assert dlg.table.item(i, 1).text() == ("none" if exact is None else f"{100 * exact:.2f} %")
-        assert dlg.table.item(i, 8).text() == f"{row['restores']['fast']:,.1f}"
+        assert dlg.table.item(i, COLUMNS.index("From memory")).text() == f"{row['restores']['fast']:,.1f}"
         reduced = f"{100 * row['hours']['reduced_throughput'] / sc.hours:.2f} %"
         assert dlg.table.item(i, 7).text() == reduced and dlg.table.horizontalHeaderItem(7).text() == "Reduced"
         waiting = f"{100 * row['hours'].get('waiting_for_spares', 0.0) / sc.hours:.2f} %"
         assert dlg.table.item(i, 6).text() == waiting and dlg.table.horizontalHeaderItem(6).text() == "Waiting"
+    assert dlg.table.isColumnHidden(COLUMNS.index("Slow nodes"))  # no slow nodes here: no column of zeros
     # Every legend entry is drawn: each stacked bar has width, each curve is finite inside the view.
     for sample, label in dlg.time_legend.items:
         assert np.asarray(sample.item.opts["width"]).sum() > 0, label.text

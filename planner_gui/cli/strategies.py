@@ -20,6 +20,7 @@ _HOURS_LABELS = {
     "planned_restart": "planned",
     "waiting_for_spares": "waiting",
     "reduced_throughput": "reduced",
+    "slow": "slow",
 }
 
 

@@ -264,15 +264,18 @@ def _whole_window_run(res: SimulationResult, sc: Scenario, fraction: float) -> S
     expected = dataclasses.replace(
         e, hours_window=sc.hours, unplanned=e.unplanned / fraction, planned=e.planned / fraction
     )
-    fast = None if res.restores_fast is None else _to_whole_window(res.restores_fast, fraction)
-    slow = None if res.restores_persistent is None else _to_whole_window(res.restores_persistent, fraction)
+    def whole(a: np.ndarray | None) -> np.ndarray | None:
+        return None if a is None else _to_whole_window(a, fraction)
+
     return dataclasses.replace(
         res,
         scenario=sc.replace(trials=res.scenario.trials),
         expected=expected,
         trials=scaled,
-        restores_fast=fast,
-        restores_persistent=slow,
+        restores_fast=whole(res.restores_fast),
+        restores_persistent=whole(res.restores_persistent),
+        slow_hours=whole(res.slow_hours),
+        slow_drains=whole(res.slow_drains),
     )
 
 

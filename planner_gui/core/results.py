@@ -296,9 +296,11 @@ class SimulationResult:
         if sc.restart_per_log2_gpus_min:
             out["restart_at_size_min"] = sc.restart_at_size_min
         if self.slow_drains is not None:
+            # (a new cluster starts with no slow node: the first drains come a detection after the start)
+            span = max(0.0, sc.hours - sc.slow_detect_min / 60.0) if sc.new_cluster else sc.hours
             out["slow"] = {
                 "drains": summarize(self.slow_drains).to_dict(),
-                "drains_expected": sc.slow_rate_per_gpu_hour * sc.gpus * sc.hours,
+                "drains_expected": sc.slow_rate_per_gpu_hour * sc.gpus * span,
             }
         if sc.storage is not None:
             out["storage"] = {"checkpoint_write_s": sc.write_s, "warning": sc.storage_warning(self.interval_min)}

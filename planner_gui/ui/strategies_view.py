@@ -69,12 +69,21 @@ COLUMNS = (
     "Planned",
     "Waiting",
     "Reduced",
+    "Slow nodes",
     "From memory",
     "From storage",
     "Fast interval",
     "Persistent",
 )
-_HOURS_COLUMNS = ("checkpoint", "lost_work", "recovery", "planned_restart", "waiting_for_spares", "reduced_throughput")
+_HOURS_COLUMNS = (
+    "checkpoint",
+    "lost_work",
+    "recovery",
+    "planned_restart",
+    "waiting_for_spares",
+    "reduced_throughput",
+    "slow",
+)
 #: Where the time goes, in the bars: every hour of the window (the strategies keep the scenario's pool: rows 1-4
 #: can wait for spares; continue mode runs on fewer replicas).
 _BAR_KEYS = ALL_HOURS_KEYS
@@ -266,6 +275,8 @@ class StrategiesDialog(QDialog):
         self._fresh(True)
         rows = r["at_scale"]
         window = sc.hours
+        # The slow nodes' column where nodes run slow (elsewhere it would be a column of zeros).
+        self.table.setColumnHidden(COLUMNS.index("Slow nodes"), not sc.uses_slow)
         for i, row in enumerate(rows):
             self.table.verticalHeaderItem(i).setText(f"{i + 1}. {row['strategy']}")
             if row["error"] is not None:

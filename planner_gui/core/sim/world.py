@@ -307,9 +307,9 @@ class World:
         rng = stream(self.seed, STREAM_SLOW, 1 << 40)
         counts = rng.poisson(m.slow_rate * m.slow_detect, self.n)
         width = int(counts.max(initial=0))
-        resid = np.sort(rng.random((self.n, width)), axis=1) * m.slow_detect
+        resid = rng.random((self.n, width)) * m.slow_detect
         self.slow_ends = np.where(np.arange(width)[None, :] < counts[:, None], start + resid, np.inf)
-        self.slow_ends.sort(axis=1)
+        self.slow_ends.sort(axis=1)  # (in time order; the masked entries are uniform, whichever they are)
 
     @property
     def speed(self) -> np.ndarray:
