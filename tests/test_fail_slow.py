@@ -218,6 +218,7 @@ def test_the_levers_change_the_slow_inputs_and_rank_by_paired_monte_carlo():
     assert by_name["slow-node detection"].apply(sc) == sc.replace(slow_detect_min=15.0)
     assert by_name["slow-node rate"].apply(sc) == sc.replace(slow_rate_per_gpu_hour=1e-6)
     assert "slow-node rate" not in {lv.name for lv in levers(Scenario())}
+    assert by_name["slow-node slowdown"].apply(sc) == sc.replace(slow_factor=0.75)  # half the slowdown
     doc = scenario_to_dict(sc.replace(slow_factor=0.0))  # a factor of 0 (the job stops while slow) is kept
     assert scenario_from_dict(doc).slow_factor == 0.0
 
@@ -267,6 +268,11 @@ def test_the_tornado_brackets_the_slow_inputs_only_where_nodes_run_slow():
     rate = next(u for u in unsure_inputs(Scenario(**SLOW)) if u.key == "slow_rate_per_gpu_hour")
     assert (rate.low, rate.high) == (1e-6, 4e-6)
     assert rate.at(Scenario(**SLOW), 1e-6) == Scenario(**SLOW).replace(slow_rate_per_gpu_hour=1e-6)
+    factor = next(u for u in unsure_inputs(Scenario(**SLOW)) if u.key == "slow_factor")
+    assert (factor.low, factor.value, factor.high) == (0.0, 0.5, 0.75)  # twice and half the slowdown
+    # At a rate of 0 the rate is an estimate of none: --bounds brackets it (and only then is it an input).
+    at_zero = unsure_inputs(Scenario(), {"slow_rate_per_gpu_hour": (0.0, 2e-6)})
+    assert any(u.key == "slow_rate_per_gpu_hour" and u.high == 2e-6 for u in at_zero)
 
 
 def test_the_strategies_comparison_gives_the_slow_hours_each_strategy_pays():
@@ -306,3 +312,35 @@ def test_a_new_clusters_expected_drains_wait_a_detection():
     lam = sc.slow_rate_per_gpu_hour * sc.gpus
     assert d["drains_expected"] == pytest.approx(lam * (sc.hours - 168.0))
     assert abs(d["drains"]["mean"] - d["drains_expected"]) <= Z * d["drains"]["sem"]
+
+
+def test_the_report_gives_the_slow_nodes_in_its_headline_inputs_and_model():
+    from test_report import DATE, lookup, parse, shown
+
+    from planner_gui.core.plan import FULL, PlanRequest, compute_plan
+    from planner_gui.report import render_report
+
+    sc = Scenario(trials=100, days=10.0, **SLOW)
+    plan = compute_plan(PlanRequest(sc, FULL))
+    html = render_report(plan, generated=DATE)
+    doc = plan.main.to_json_dict()
+    row = next(r for r in parse(html).root.find("table", class_="headline").find_all("tr") if "Fail-slow" in r.text())
+    spans = row.find_all("span", class_="num")
+    assert {s.attrs["data-key"] for s in spans} == {"hours/slow", "slow/drains/mean", "slow/drains_expected"}
+    for span in spans:
+        value, tol = shown(span.text(), span.attrs["data-unit"])
+        assert value is not None and abs(value - lookup(doc, span.attrs["data-key"])) <= tol * (1 + 1e-9) + 1e-12
+    assert "Fail-slow rate" in html and "Slow-node detection" in html and "Fail-slow nodes</b>" in html
+    plain = render_report(compute_plan(PlanRequest(Scenario(trials=100, days=10.0), FULL)), generated=DATE)
+    assert "Fail-slow nodes</td>" not in plain and "h at the slow pace" not in plain
+
+
+def test_a_tornado_that_brackets_slow_nodes_from_none_simulates_its_ends():
+    """At a rate of 0 the scenario has a closed form, but the end with slow nodes has none: every end is then
+    simulated (the closed form gave both ends the same goodput, as if the rate did nothing)."""
+    from planner_gui.core.tornado import tornado
+
+    t = tornado(Scenario(trials=150, days=10.0), {"slow_rate_per_gpu_hour": (0.0, 4e-6)})
+    assert not t.exact
+    bar = next(b for b in t.bars if b.input == "slow_rate_per_gpu_hour")
+    assert bar.goodput_high < bar.goodput_low - 0.005

@@ -286,7 +286,8 @@ def _training_lines(t: TimeToTrain, sc: Scenario, window_goodput: float) -> list
         f"{_days(t.work_hours)} days at 100% goodput"
         + (f", {_days(t.expected_hours)} at the exact goodput" if t.expected_hours is not None else ""),
         f"  {fmt.compact(d['gpu_hours'])} GPU-hours used for {fmt.compact(t.compute_gpu_hours)} of compute ({what}): "
-        f"{fmt.money(d['cost_usd'])}, of which {fmt.money(d['lost_cost_usd'])} lost to interruptions",
+        f"{fmt.money(d['cost_usd'])}, of which {fmt.money(d['lost_cost_usd'])} lost to interruptions"
+        + (" and slow nodes" if sc.uses_slow else ""),
         *_training_why(t, sc, days["mean"], window_goodput),
     ]
 

@@ -13,7 +13,14 @@ from .fmt import number as fmt_number
 from .model import Scenario
 from .profiles import pieces
 from .rates import mean_job_rate
-from .sim.capabilities import MAX_GENERAL_POINTS, general_points, general_steps_error, meaningless, window_engine
+from .sim.capabilities import (
+    MAX_GENERAL_POINTS,
+    general_points,
+    general_steps_error,
+    meaningless,
+    slow_dominates,
+    window_engine,
+)
 from .specs import LIMITS, MAX_TOTAL_EVENTS, MAX_TOTAL_PIECES
 
 __all__ = [
@@ -71,7 +78,7 @@ def check_size(scenario: Scenario) -> None:
     if window_engine(scenario).key == "general":
         steps = general_steps_error(scenario)
         if steps is not None:
-            raise ScenarioError(f"days: {steps}")
+            raise ScenarioError(f"{'slow_rate_per_gpu_hour' if slow_dominates(scenario) else 'days'}: {steps}")
         points = general_points(scenario)
         if points > MAX_GENERAL_POINTS:
             raise ScenarioError(

@@ -105,6 +105,9 @@ _LABELS = (
     ("detect_min", "detection", "{:g} min"),
     ("restart_min", "restart", "{:g} min"),
     ("restart_per_log2_gpus_min", "restart growth", "{:g} min per doubling"),
+    ("slow_rate_per_gpu_hour", "fail-slow rate", "{:.3g} per GPU-hour"),
+    ("slow_factor", "speed while slow", "{:g}"),
+    ("slow_detect_min", "slow-node detection", "{:g} min"),
     ("trials", "trials", "{:,}"),
     ("seed", "seed", "{}"),
 )

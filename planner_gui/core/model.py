@@ -476,15 +476,18 @@ class Scenario:
         """Whether nodes run slow (fail-slow episodes at a rate above 0)."""
         return self.slow_rate_per_gpu_hour > 0.0
 
-    def slow_text(self) -> str:
-        """The fail-slow inputs in words: "off", or "1e-06 per GPU-hour (one every 10 h), job at 50 % for 30 min"."""
+    def slow_text(self, *, short: bool = False) -> str:
+        """The fail-slow inputs in words: "off", or "2e-06 per GPU-hour (one every 30.5 h), job at 50 % for 30 min
+        until drained"; ``short``: "2e-06/GPU-h, 50 % speed, 30 min", for a table's cell."""
         if not self.uses_slow:
             return "off"
-        every = duration_hours(1.0 / (self.slow_rate_per_gpu_hour * max(self.gpus, 1)))
-        return (
-            f"{number(self.slow_rate_per_gpu_hour)} per GPU-hour (one every {every}), job at "
-            f"{number(self.slow_factor * 100.0)} % for {duration_min(self.slow_detect_min)} until drained"
-        )
+        rate = f"{self.slow_rate_per_gpu_hour:.3g} per GPU-hour"
+        speed, detect = f"{number(self.slow_factor * 100.0)} %", duration_min(self.slow_detect_min)
+        if short:
+            return f"{self.slow_rate_per_gpu_hour:.3g}/GPU-h, {speed} speed, {detect}"
+        gap = 1.0 / (self.slow_rate_per_gpu_hour * max(self.gpus, 1))
+        every = f"one every {duration_hours(gap)}" if math.isfinite(gap) else "next to none"
+        return f"{rate} ({every}), job at {speed} for {detect} until drained"
 
     @property
     def recovery_min(self) -> float:

@@ -264,6 +264,7 @@ def _whole_window_run(res: SimulationResult, sc: Scenario, fraction: float) -> S
     expected = dataclasses.replace(
         e, hours_window=sc.hours, unplanned=e.unplanned / fraction, planned=e.planned / fraction
     )
+
     def whole(a: np.ndarray | None) -> np.ndarray | None:
         return None if a is None else _to_whole_window(a, fraction)
 

@@ -119,6 +119,8 @@ class Effect:
 def expected_goodput(sc: Scenario) -> float:
     """The exact expected goodput (with 'optimal', at Daly's interval for this very scenario; with recovery
     tiers, the two-tier model's at its intervals). Raises :class:`NoClosedForm` where there is none."""
+    if sc.uses_slow:
+        raise NoClosedForm("fail-slow nodes have no exact expectation to rank levers by; they are simulated")
     if sc.uses_tiers:
         plan = plan_tiers(sc)
         f = plan.expected()
@@ -190,6 +192,14 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
     if sc.uses_slow:  # fail-slow nodes: find them sooner, or have fewer
         out.append(Lever("slow-node detection", f"slow-node detection {x}", times("slow_detect_min")))
         out.append(Lever("slow-node rate", f"slow-node rate {x}", times("slow_rate_per_gpu_hour")))
+        if sc.slow_factor < 1.0:  # a slow node that drags the job less (1 - speed, times the factor)
+            out.append(
+                Lever(
+                    "slow-node slowdown",
+                    f"slow-node slowdown {x}",
+                    lambda s: s.replace(slow_factor=min(1.0, 1.0 - (1.0 - s.slow_factor) * factor)),
+                )
+            )
     if sc.training is not None:
         out.append(Lever("GPU count", f"GPUs {x}", gpus))
     return out

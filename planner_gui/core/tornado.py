@@ -249,14 +249,13 @@ _TIMES = (
     ),
     _times("spares.swap_min", "swap time", "min", _NO_SOURCE),
     _times("spares.continue_stall_min", "continue stall", "min", _NO_SOURCE),
-    _when_slow(
-        _times(
-            "slow_rate_per_gpu_hour",
-            "fail-slow rate",
-            "per GPU-hour",
-            "no published rate of nodes turning slow per GPU-hour (Falcon, arXiv 2410.12588, finds them common): half "
-            "to twice the value entered",
-        )
+    _times(
+        "slow_rate_per_gpu_hour",
+        "fail-slow rate",
+        "per GPU-hour",
+        "no published rate of nodes turning slow per GPU-hour (Falcon, arXiv 2410.12588, finds them common): half "
+        "to twice the value entered",
+        zero_is_estimate=True,  # (none assumed: --bounds slow_rate_per_gpu_hour=0:HIGH brackets it)
     ),
     _when_slow(
         _times(
@@ -268,6 +267,24 @@ _TIMES = (
         )
     ),
 )
+
+
+def _slow_factor(sc: Scenario) -> Unsure | None:
+    """The job's speed while a node is slow, from twice its slowdown to half of it (a speed of 0.5: 0 to 0.75)."""
+    if not sc.uses_slow or sc.slow_factor >= 1.0:
+        return None
+    f = sc.slow_factor
+    return Unsure(
+        "slow_factor",
+        "speed while slow",
+        "of full speed",
+        f,
+        max(0.0, 1.0 - 2.0 * (1.0 - f)),
+        1.0 - 0.5 * (1.0 - f),
+        "a planner's estimate (Falcon, arXiv 2410.12588: slowdowns from a few percent to several times): half to "
+        "twice the slowdown entered",
+        lambda s, x: s.replace(slow_factor=x),
+    )
 
 
 def _repairs(sc: Scenario) -> Unsure | None:
@@ -370,7 +387,7 @@ def unsure_inputs(sc: Scenario, bounds: Mapping[str, tuple[float, float]] | None
     if sc.restart_per_log2_gpus_min:  # the restart entered is then the one at the anchor's size
         label = f"restart at {RESTART_REFERENCE_GPUS:,} GPUs"
         out = [dataclasses.replace(u, label=label) if u.key == "restart_min" else u for u in out]
-    out += [u for u in (_repairs(sc),) if u is not None]
+    out += [u for u in (_repairs(sc), _slow_factor(sc)) if u is not None]
     out += [u for c in sc.categories if (u := _category_rate(sc, c)) is not None]
     out += [u for u in (_mfu(sc),) if u is not None]
     if sc.tiers is None or not sc.tiers.fast_enabled:
@@ -433,7 +450,8 @@ def tornado(
             ends.append((validate(u.at(sc, u.low)), validate(u.at(sc, u.high))))
         except ScenarioError as exc:
             raise ValueError(f"{u.key}: an end gives a scenario the model refuses: {exc}") from None
-    exact = has_closed_form(sc)
+    # (an end may leave the closed form's reach, e.g. slow nodes bracketed from a rate of 0: then all are simulated)
+    exact = has_closed_form(sc) and all(has_closed_form(a) and has_closed_form(b) for a, b in ends)
     if exact:
         try:
             return _exact(sc, inputs, ends)

@@ -155,6 +155,18 @@ def headline_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]]
     )
     rows += _interval_rows(d, sc)
     rows += _strategy_rows(d, sc)
+    slow = d.get("slow")
+    if isinstance(slow, dict):
+        drained, expected_drains = f"{slow['drains']['mean']:,.1f}", f"{slow['drains_expected']:,.1f}"
+        rows.append(
+            (
+                "Fail-slow nodes",
+                f"{_num(fmt.count(d['hours']['slow'], 1), 'hours/slow', 'count')} h at the slow pace",
+                f"{_num(drained, 'slow/drains/mean', 'count')} slow nodes drained with a planned restart (expected "
+                f"{_num(expected_drains, 'slow/drains_expected', 'count')}); the rate, speed and detection are "
+                "in the inputs",
+            )
+        )
     rows.append(
         (
             "GPU-hours not spent training",
@@ -324,6 +336,12 @@ def _show_input(field: str, v: Any) -> str:
         return f"{v:g} min"
     if field == "restart_per_log2_gpus_min":
         return f"{fmt.number(v)} min per doubling of GPUs"
+    if field == "slow_rate_per_gpu_hour":
+        return "none" if v == 0 else f"{v:.3g} per GPU-hour ({v * 24_000:.3g} per 1,000 GPU-days)"
+    if field == "slow_factor":
+        return fmt.percent(v, 0) + " of full speed"
+    if field == "slow_detect_min":
+        return f"{v:g} min"
     if field in ("trials",):
         return fmt.count(v)
     if field == "seed":

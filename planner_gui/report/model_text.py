@@ -48,6 +48,9 @@ DEFAULT_FIELDS: tuple[str, ...] = (
     "detect_min",
     "restart_min",
     "restart_per_log2_gpus_min",
+    "slow_rate_per_gpu_hour",
+    "slow_factor",
+    "slow_detect_min",
     "trials",
     "seed",
     "gpu_hour_cost_usd",
@@ -75,6 +78,9 @@ each costs the restart time.</li>
 after a planned one, for the restart time. An interruption during a downtime starts a new one. With
 Restart growth on, the restart is the one at the job's size: the restart at 16,384 GPUs plus the growth for
 each doubling of the GPU count from there.</li>
+<li><b>Fail-slow nodes</b> (when their rate is above 0): a node turns slow at a rate per GPU-hour; while any
+node is slow the whole synchronous job computes at the slow speed, until the node is drained with a planned
+restart the slow-node detection after it turned slow. Their hours are those the slow pace withheld.</li>
 <li><b>Goodput</b> = compute time never rolled back / wall-clock window (Meta's "effective training
 time").</li>
 </ul>

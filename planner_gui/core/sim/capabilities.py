@@ -225,10 +225,18 @@ def general_steps_error(scenario: Scenario, work_hours: float | None = None) -> 
         return None
     minutes = per_trial * (SECONDS_PER_STEP + SECONDS_PER_COLUMN_STEP) / 60.0
     what, shorten = ("the time to train", "less compute") if work_hours else ("the window", "fewer days or GPUs")
+    if slow_dominates(scenario):
+        shorten = "a lower fail-slow rate"
     return (
         f"about {per_trial:.3g} interruptions, repairs and returns a trial to simulate for {what} (about "
         f"{minutes:,.0f} min even for one trial), over the limit of {MAX_GENERAL_STEPS:.3g} a trial; use {shorten}"
     )
+
+
+def slow_dominates(scenario: Scenario) -> bool:
+    """Whether fail-slow nodes (a start and a drain each) make most of the general engine's points."""
+    slow = 2.0 * scenario.slow_rate_per_gpu_hour * scenario.gpus
+    return slow > 0 and slow * 2.0 * (scenario.hours + 100.0) * scenario.trials > general_points(scenario)
 
 
 def general_seconds(scenario: Scenario, work_hours: float | None = None) -> float:
