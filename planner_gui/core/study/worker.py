@@ -51,6 +51,8 @@ COLUMNS: tuple[str, ...] = (
     "hours.planned_restart",
     "hours.waiting_for_spares",
     "hours.reduced_throughput",
+    "hours.slow",
+    "slow.drains.mean",
     "lost_gpu_hours.mean",
     "lost_cost_usd",
     "restores.fast",
