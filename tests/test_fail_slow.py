@@ -239,7 +239,10 @@ def test_the_window_group_sets_each_slow_input_alone_and_the_breakdown_shows_its
     assert sc.slow_rate_per_gpu_hour == pytest.approx(4e-6, rel=1e-12)
     assert sc.replace(name=before.name) == before.replace(slow_rate_per_gpu_hour=sc.slow_rate_per_gpu_hour)
     assert rate.spin.value() == pytest.approx(0.096)
-    assert note.text() == f"Slow nodes: {sc.slow_text()}"
+    assert note.text() == (
+        "A node turns slow one every 15.3 h at 16,384 GPUs; the job runs at 50% of its speed for 30 min each time, "
+        "then restarts without it"
+    )  # 1 / (4e-6 x 16,384) = 15.26 h
     keys = win.plots._breakdown_shown
     assert keys[-1] == "slow" and "waiting_for_spares" not in keys  # its row, without the pool's rows
     _, widths = win.plots.curve_data("timeBreakdownPlot")

@@ -182,7 +182,7 @@ DEFAULT_NOTES: dict[str, str] = {
         "times; measure your own from per-rank step times."
     ),
     "slow_detect_min": (
-        "30 min from a node turning slow to its drain: automated per-rank step timing (NVIDIA Resiliency "
+        "30 min: automated per-rank step timing (NVIDIA Resiliency "
         "Extension's straggler detection; Falcon, arXiv 2410.12588, finds one in minutes) against hours by hand. A "
         "planner's estimate."
     ),

@@ -7,6 +7,7 @@ Component rows are keyed by the component's name.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from functools import lru_cache
 from typing import Any
@@ -55,6 +56,18 @@ def rate_text(rate: float) -> str:
     """A rate per GPU-hour for people: per 1,000 GPU-days and as one GPU's mean time between."""
     mtbf = fmt.duration_hours(1.0 / rate) if rate > 0 else "never"
     return f"{sig_text(rate * 24_000)} per 1,000 GPU-days; one GPU: every {mtbf}"
+
+
+def _slow_note(sc: Scenario) -> str:
+    """What the Fail-slow nodes group's inputs mean at the current size, in words."""
+    if not sc.uses_slow:
+        return "Off: no node runs slow (set a rate to model stragglers)"
+    gap = 1.0 / (sc.slow_rate_per_gpu_hour * max(sc.gpus, 1))
+    every = f"one every {fmt.duration_hours(gap)}" if math.isfinite(gap) else "next to none"
+    return (
+        f"A node turns slow {every} at {sc.gpus:,} GPUs; the job runs at {fmt.percent(sc.slow_factor, 0)} of its "
+        f"speed for {fmt.duration_min(sc.slow_detect_min)} each time, then restarts without it"
+    )
 
 
 def _shown_name(name: str) -> str:
@@ -421,11 +434,7 @@ class ControlsPanel(QScrollArea):
             every = "" if sc.restart_per_log2_gpus_min else " at every size"
             self.restart_note.setText(f"Restart in use: {sc.restart_text()}{every}")
         if everything or {"slow_rate_per_gpu_hour", "slow_factor", "slow_detect_min", "gpus"} & changed:
-            self.slow_note.setText(
-                f"Slow nodes: {sc.slow_text()}"
-                if sc.uses_slow
-                else "Off: no node runs slow (set a rate to model stragglers)"
-            )
+            self.slow_note.setText(_slow_note(sc))
         # With a storage section the write comes from it: the box shows the write in use, read-only. With the
         # fast tier on it is the persistent tier's own stall at each persistent point (docs/tiers.md).
         write = self.values["checkpoint_write_s"]
