@@ -89,6 +89,18 @@ def tiers_run(repeat: int, write_s: float = 0.0, planned: bool = True, **tiers: 
     return seconds, seconds / events * 1e9, res.engine
 
 
+def general_line(sc: Scenario, base: float, repeat: int) -> str:
+    """A window on the general engine: its time, per interruption of the job (unplanned, planned and slow nodes'
+    drains), and the ratio of the baseline to it."""
+    res = simulate(sc)
+    assert res.engine == "general"
+    drains = 0.0 if res.slow_drains is None else float(res.slow_drains.sum())
+    events = float(res.trials.unplanned.sum() + res.trials.planned.sum()) + drains
+    seconds = best_of(lambda: simulate(sc), repeat)
+    per = seconds / events * 1e9
+    return f"{seconds * 1e3:8.1f} ms, {per:6.1f} ns per interruption, ratio baseline/engine {base / per:6.4f}"
+
+
 def everything_on() -> Scenario:
     """The general engine's line: every feature a 100,000-GPU plan needs at once."""
     from planner_gui.core.model import Training
@@ -198,28 +210,18 @@ def main() -> None:
     res = simulate(sc)
     assert res.engine == "general" and res.time_to_train is not None
     window_sc = sc.replace(training=None)
-    events = float(res.trials.unplanned.sum() + res.trials.planned.sum())
-    seconds = best_of(lambda: simulate(window_sc), max(1, args.repeat // 3))
     with_train = best_of(lambda: simulate(sc), max(1, args.repeat // 3))
-    per = seconds / events * 1e9
+    line = general_line(window_sc, base, max(1, args.repeat // 3))
     print(
-        f"general  100,000 GPUs x 54 d x 1,000 trials, everything on (tiers + pool + continue + burn-in): "
-        f"{seconds * 1e3:8.1f} ms, {per:6.1f} ns per interruption, ratio baseline/engine {base / per:6.4f}  "
+        f"general  100,000 GPUs x 54 d x 1,000 trials, everything on (tiers + pool + continue + burn-in): {line}  "
         f"(floor 0.02); with the 30-day training run too: {with_train * 1e3:8.1f} ms"
     )
     # Issue 24's line: everything on, and every failure mode built since (a restart that grows with the job,
-    # fail-slow nodes). Its drains are interruptions of the job too.
+    # fail-slow nodes).
     deep = window_sc.replace(restart_per_log2_gpus_min=0.25, slow_rate_per_gpu_hour=2e-6, slow_detect_min=60.0)
-    res = simulate(deep)
-    assert res.engine == "general" and res.slow_drains is not None
-    events = float(res.trials.unplanned.sum() + res.trials.planned.sum() + res.slow_drains.sum())
-    seconds = best_of(lambda: simulate(deep), max(1, args.repeat // 3))
-    per = seconds / events * 1e9
-    print(
-        f"general  100,000 GPUs x 54 d x 1,000 trials, everything on + restart growth + fail-slow nodes: "
-        f"{seconds * 1e3:8.1f} ms, {per:6.1f} ns per interruption, ratio baseline/engine {base / per:6.4f}  "
-        f"(floor 0.015)"
-    )
+    line = general_line(deep, base, max(1, args.repeat // 3))
+    print(f"general  100,000 GPUs x 54 d x 1,000 trials, everything on + restart growth + fail-slow nodes: {line}")
+    print("         (floor 0.015)")
     xs = gpu_counts(41)
     for trials in (50, 200, 1000):
         sc = Scenario(trials=trials)
