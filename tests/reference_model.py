@@ -218,6 +218,8 @@ class _Model:
     piece_mults: tuple[float, ...]
     new_cluster: bool
     work: float  # W_c, hours of progress (0 without a training section)
+    #: Per class, the detection (hours): by component name, else category (docs/model.md 2.2); empty: ``detect``.
+    detect_class: tuple[float, ...] = ()
     slow_rate: float = 0.0  # fail-slow nodes per hour of the whole job (section 1, "Fail-slow nodes")
     slow_factor: float = 1.0  # f: the job's speed while a node is slow
     slow_detect: float = 0.0  # D: hours from a node turning slow to its drain
@@ -336,6 +338,10 @@ def reference_model(scenario: Scenario) -> _Model:
         piece_mults=mults,
         new_cluster=bool(scenario.new_cluster),
         work=work,
+        detect_class=tuple(
+            dict(scenario.detect_by).get(c.name, dict(scenario.detect_by).get(c.category, scenario.detect_min)) / 60.0
+            for c in comps
+        ),
         slow_rate=scenario.slow_rate_per_gpu_hour * G,
         slow_factor=scenario.slow_factor,
         slow_detect=scenario.slow_detect_min / 60.0,
@@ -737,10 +743,11 @@ class _Trial:
             self._roll_back(self.bank)
             self.count, self.P_snap = 0, self.bank
         self.upload_end = _INF  # aborted
-        own_end = self.J + m.detect + m.restart + (m.swap if took_nodes else 0.0)
+        detect = m.detect_class[j] if m.detect_class else m.detect  # (2.2: the cause's own detection)
+        own_end = self.J + detect + m.restart + (m.swap if took_nodes else 0.0)
         end = max(own_end, self.swap_end) + m.restore[tier]
         if took_nodes and m.swap > 0:  # with no swap time the node is replaced at once: nothing still runs
-            self.swap_end = max(self.swap_end, self.J + m.detect + m.restart + m.swap)
+            self.swap_end = max(self.swap_end, self.J + detect + m.restart + m.swap)
         self._go_down(end, tier)
         self.planned_until = -_INF  # a downtime of its own: recovery from here
 

@@ -86,6 +86,11 @@ def report(res: SimulationResult) -> str:
         *_storage_lines(res),
         *([f"Restart                  {sc.restart_text()}"] if sc.restart_per_log2_gpus_min else ()),
         *(
+            [f"Detection by cause       {sc.detect_by_text()}; every other cause {sc.detect_min:g} min"]
+            if sc.detect_by
+            else ()
+        ),
+        *(
             [
                 f"Fail-slow nodes          {sc.slow_text()}; {d['slow']['drains']['mean']:,.1f} drained "
                 f"(expected {d['slow']['drains_expected']:,.1f})"

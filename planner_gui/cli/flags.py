@@ -300,6 +300,14 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         help="minutes the restart grows by each time the GPU count doubles: the restart at N GPUs is --restart "
         "+ MIN x log2(N / 16,384) (never below 0), so sweeps over the GPU count move it",
     )
+    p.add_argument(
+        "--detect-by",
+        action="append",
+        metavar="COMPONENT=MIN",
+        help="minutes to notice a failure of this component, or of every component of this category (repeatable; "
+        "e.g. 'NCCL Watchdog Timeouts=15' for a watchdog's timeout, GPU=0.1 for an error the driver sees); the "
+        "others take --detect",
+    )
     p.add_argument("--planned-per-day", type=number_arg, metavar="X", help="planned interruptions per day")
     p.add_argument(
         "--slow-rate",
@@ -498,6 +506,8 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
     sc, training_edits = _with_training(sc, _given(args, TRAINING_FLAGS))
     write_flag = _typed_flag(args, "--checkpoint-write") if args.checkpoint_write is not None else None
     sc, storage_edits = _with_storage(sc, _given(args, STORAGE_FLAGS), write_flag)
+    sc, detect_edits = _with_detect_by(sc, args)
+    edits += detect_edits
     sc, rate_edits = _with_rates(sc, args)
     sc, tier_edits = _with_tiers(sc, args)
 
@@ -520,6 +530,36 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
         return (check or validate)(sc)
     except ScenarioError as exc:
         raise _naming_flags(exc, named) from None
+
+
+def _with_detect_by(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[str]]:
+    """``sc`` with each ``--detect-by NAME=MIN`` added to (or replacing the same name's in) its detection by cause,
+    checked here so that an error names the flag as typed."""
+    items = getattr(args, "detect_by", None) or []
+    by, edits = dict(sc.detect_by), []
+    for item in items:
+        name, eq, value = str(item).rpartition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise ScenarioError(
+                f"--detect-by: give COMPONENT=MIN, e.g. 'NCCL Watchdog Timeouts=15' (got {quoted(item)})"
+            )
+        try:
+            minutes = number_arg(value)
+        except argparse.ArgumentTypeError as exc:
+            raise ScenarioError(f"--detect-by {fmt.clean(name, 40)}: {exc}") from None
+        by[name] = minutes
+        edits.append(f"--detect-by {fmt.clean(name, 40)}={_show_value(minutes)}")
+    if not items:
+        return sc, []
+    new = sc.replace(detect_by=tuple(by.items()))
+    try:
+        validate(new)
+    except ScenarioError as exc:
+        field, _, rest = str(exc).partition(": ")
+        if field.startswith("detect_by"):
+            raise ScenarioError(f"--detect-by {field.partition('.')[2]}: {rest}".replace(" : ", ": ")) from None
+    return new, edits
 
 
 def _with_rates(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[str]]:

@@ -34,6 +34,7 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ),
     ("blocking write", lambda s: _write_text(s)),
     ("detection", lambda s: f"{s.detect_min:g} min"),
+    ("detection by cause", lambda s: s.detect_by_text() or "none"),
     ("restart", lambda s: s.restart_text(short=True)),
     ("fail-slow nodes", lambda s: s.slow_text(short=True)),
     ("one GPU interrupted", lambda s: fmt.every(s.gpu_mtbf_hours)),

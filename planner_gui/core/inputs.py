@@ -113,6 +113,30 @@ _LABELS = (
 )
 
 
+def parse_detect_by(text: str) -> tuple[tuple[str, float], ...]:
+    """Detection by cause as typed in the window: "NCCL Watchdog Timeouts=15; GPU=0.1" (entries separated by ';' or
+    ',', each NAME=MINUTES); empty: none. Raises ValueError with a one-line reason. The names and ranges are the
+    scenario's to check (:func:`.scenario_io.validate`)."""
+    out: dict[str, float] = {}
+    for part in re.split(r"[;,]", text):
+        if not part.strip():
+            continue
+        name, eq, value = part.rpartition("=")
+        if not eq or not name.strip():
+            raise ValueError(f"give NAME=MINUTES, e.g. NCCL Watchdog Timeouts=15 (got '{part.strip()[:40]}')")
+        try:
+            minutes = float(value.strip().replace("_", ""))
+        except ValueError:
+            raise ValueError(f"{name.strip()[:40]}: minutes must be a number (got '{value.strip()[:20]}')") from None
+        out[name.strip()] = minutes
+    return tuple(out.items())
+
+
+def detect_by_entry(pairs: Iterable[tuple[str, float]]) -> str:
+    """The text :func:`parse_detect_by` reads back to ``pairs``."""
+    return "; ".join(f"{name}={minutes:g}" for name, minutes in pairs)
+
+
 def _spares_changes(old: Scenario, new: Scenario) -> list[str]:
     """The spares inputs that differ, for people: "spare nodes unlimited -> 89; recovery mode continue"."""
     a, b = old.spares or Spares(), new.spares or Spares()
@@ -133,6 +157,8 @@ def describe_changes(old: Scenario, new: Scenario, limit: int = 4) -> str:
     """What differs between two scenarios' computed inputs, for people: "detection 5.4 -> 5.5 min;
     Faulty GPU rate x2". At most ``limit`` items, then "and N more"."""
     items = []
+    if old.detect_by != new.detect_by:
+        items.append(f"detection by cause {detect_by_entry(new.detect_by) or 'none'}")
     for field, label, form in _LABELS:
         a, b = getattr(old, field), getattr(new, field)
         if a != b:

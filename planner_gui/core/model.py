@@ -158,6 +158,12 @@ DEFAULT_NOTES: dict[str, str] = {
         "5 min from fault to notice: MegaScale reports detection and diagnosis in under 10 minutes; Llama 3 "
         "handled all but 3 of 466 interruptions by automation."
     ),
+    "detect_by": (
+        "Empty: every cause is noticed after the detection above. A cause named here (a component, or every "
+        "component of a category) is noticed after its own time: an error the GPU driver reports (an XID) in "
+        "seconds; a collective that hangs only at the NCCL watchdog's timeout (10 min by default in PyTorch; "
+        "Marin's GB200 run saw 15-minute silent hangs). A planner's estimate: set your watchdog's."
+    ),
     "restart_min": (
         "5 min to reschedule, initialise and load: MegaScale initialises in under 30 s at >10,000 GPUs; "
         "ByteCheckpoint loads a 405B checkpoint in 129 s; the rest is rescheduling onto spare nodes."
@@ -388,6 +394,10 @@ class Scenario:
     checkpoint_interval_min: Interval = OPTIMAL
     checkpoint_write_s: float = 5.0
     detect_min: float = 5.0
+    #: Detection by cause (docs/model.md 2.2): (component or category name, minutes) pairs; a failure of a
+    #: component named here, else of a category named here, is noticed after that long; others after
+    #: ``detect_min``. Empty: every cause after ``detect_min``.
+    detect_by: tuple[tuple[str, float], ...] = ()
     restart_min: float = 5.0
     #: Minutes the restart grows by each time the GPU count doubles (rendezvous and loading at scale); 0: the
     #: restart is ``restart_min`` at every size (see :attr:`restart_at_size_min`).
@@ -470,6 +480,21 @@ class Scenario:
         if self.gpus == RESTART_REFERENCE_GPUS:
             return f"{number(self.restart_min)} min at {self.gpus:,} GPUs (+{growth})"
         return f"{at} at {self.gpus:,} GPUs ({number(self.restart_min)} min at {RESTART_REFERENCE_GPUS:,} + {growth})"
+
+    def detect_min_of(self, component: Component) -> float:
+        """Minutes from a failure of ``component`` to noticing it: its own entry of :attr:`detect_by`, else its
+        category's, else ``detect_min``."""
+        by = dict(self.detect_by)
+        return by.get(component.name, by.get(component.category, self.detect_min))
+
+    @property
+    def uses_detect_by(self) -> bool:
+        """Whether some cause is noticed after another time than ``detect_min``."""
+        return any(self.detect_min_of(c) != self.detect_min for c in self.components) if self.detect_by else False
+
+    def detect_by_text(self) -> str:
+        """Detection by cause in words: "NCCL Watchdog Timeouts 15 min, GPU 0.1 min" (empty without)."""
+        return ", ".join(f"{name} {duration_min(v)}" for name, v in self.detect_by)
 
     @property
     def uses_slow(self) -> bool:

@@ -147,6 +147,8 @@ class SimulationResult:
         sc = self.scenario
         if sc.uses_slow:
             return "fail-slow nodes"
+        if sc.uses_detect_by:
+            return "detection by cause"
         if sc.new_cluster:
             return "a new cluster's start"
         if self.engine == "general" and (sc.rate_uncertainty or sc.rate_profile is not None):
@@ -634,7 +636,9 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
     # The two-tier closed form where it holds (no spares, constant known rates, a steady start, every failure
     # restoring from one tier: docs/model.md 3), with planned interruptions that keep a pending restore.
     fractions = None
-    if su.tier_plan is not None and not (sc.uses_spares or sc.new_cluster or rates_vary(sc) or sc.uses_slow):
+    if su.tier_plan is not None and not (
+        sc.uses_spares or sc.new_cluster or rates_vary(sc) or sc.uses_slow or sc.uses_detect_by
+    ):
         fractions = su.tier_plan.expected()
     expected = Expected(fractions, p.hours, unplanned, p.mu * p.hours)
     spares_run = None

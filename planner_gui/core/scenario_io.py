@@ -109,6 +109,7 @@ _OPTIONAL = (
     "tiers",
     "spares",
     "lever_prices",
+    "detect_by",
     "restart_per_log2_gpus_min",
     "slow_rate_per_gpu_hour",
     "slow_factor",
@@ -318,12 +319,45 @@ def scenario_from_dict(doc: Any) -> Scenario:
         tiers=_tiers(doc.get("tiers")),
         spares=_spares(doc.get("spares")),
         lever_prices=_lever_prices(doc.get("lever_prices")),
+        detect_by=_detect_by(doc.get("detect_by"), components),
     )
     check_storage_write(scenario)
     check_tiers_fit(scenario)
     check_spares(scenario)
     check_size(scenario)
     return scenario
+
+
+def _detect_by(doc: Any, components: tuple[Component, ...]) -> tuple[tuple[str, float], ...]:
+    """The optional ``detect_by``: minutes to notice a failure, by component or category name, as
+    {"NCCL Watchdog Timeouts": 15, "GPU": 0.1} (docs/model.md 2.2)."""
+    if doc is None:
+        return ()
+    names = [c.name for c in components]
+    known = dict.fromkeys([*names, *(c.category for c in components)])
+    if not isinstance(doc, dict) or len(doc) > len(known):
+        raise ScenarioError(
+            'detect_by: must be an object of minutes by component or category, as {"NCCL Watchdog Timeouts": 15}'
+        )
+    dups = getattr(doc, "duplicates", ())
+    if dups:
+        raise ScenarioError(f"detect_by.{clean(dups[0], 40)}: appears more than once (each key may appear once)")
+    lo, hi = LIMITS["detect_min"][:2]
+    out = []
+    for name, minutes in doc.items():
+        key = _check_str("detect_by", name, 200)
+        if key not in known:
+            raise ScenarioError(
+                f"detect_by.{clean(key, 40)}: no component or category of that name in the scenario "
+                f"(e.g. {clean(names[0], 40) if names else 'GPU'})"
+            )
+        if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not lo <= minutes <= hi:
+            raise ScenarioError(
+                f"detect_by.{clean(key, 40)}: must be a number of minutes from {lo:g} to {hi:,g} (got "
+                f"{_describe(minutes)})"
+            )
+        out.append((key, float(minutes)))
+    return tuple(out)
 
 
 def _lever_prices(doc: Any) -> tuple[tuple[str, float], ...]:
@@ -560,6 +594,8 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
         doc["spares"] = section
     if scenario.lever_prices:
         doc["lever_prices"] = dict(scenario.lever_prices)
+    if scenario.detect_by:
+        doc["detect_by"] = dict(scenario.detect_by)
     if scenario.restart_per_log2_gpus_min:
         doc["restart_per_log2_gpus_min"] = scenario.restart_per_log2_gpus_min
     if _slow_changed(scenario):
@@ -587,6 +623,7 @@ def _has_optional_parts(scenario: Scenario) -> bool:
         or scenario.new_cluster
         or evidence
         or bool(scenario.lever_prices)
+        or bool(scenario.detect_by)
         or scenario.restart_per_log2_gpus_min != 0.0
         or _slow_changed(scenario)
     )

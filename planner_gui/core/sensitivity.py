@@ -119,8 +119,10 @@ class Effect:
 def expected_goodput(sc: Scenario) -> float:
     """The exact expected goodput (with 'optimal', at Daly's interval for this very scenario; with recovery
     tiers, the two-tier model's at its intervals). Raises :class:`NoClosedForm` where there is none."""
-    if sc.uses_slow:
-        raise NoClosedForm("fail-slow nodes have no exact expectation to rank levers by; they are simulated")
+    if sc.uses_slow or sc.uses_detect_by:
+        raise NoClosedForm(
+            "fail-slow nodes and detection by cause have no exact expectation to rank levers by; they are simulated"
+        )
     if sc.uses_tiers:
         plan = plan_tiers(sc)
         f = plan.expected()
@@ -170,6 +172,9 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
     def rates(category: str | None) -> Callable[[Scenario], Scenario]:
         return lambda s: s.scale_rates(factor, category)
 
+    def detection(s: Scenario) -> Scenario:
+        return s.replace(detect_min=s.detect_min * factor, detect_by=tuple((n, v * factor) for n, v in s.detect_by))
+
     def optimal(s: Scenario) -> Scenario:
         return s.replace(checkpoint_interval_min=OPTIMAL)
 
@@ -177,7 +182,8 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
         return s.replace(gpus=max(1, round(s.gpus * factor)))
 
     out = [
-        Lever("detection", f"detection {x}", times("detect_min")),
+        # faster detection: of every cause, those detected after their own time too
+        Lever("detection", f"detection {x}", detection),
         # a faster restart: both its fixed part and its growth with the job
         Lever("restart", f"restart {x}", times("restart_min", "restart_per_log2_gpus_min")),
         Lever("checkpoint write", f"blocking write {x}", times("checkpoint_write_s")),
@@ -280,7 +286,7 @@ def _tier_levers(sc: Scenario, factor: float) -> list[Lever]:
 
 def has_closed_form(sc: Scenario) -> bool:
     """Whether the levers of ``sc`` are ranked by exact expectations (else by paired Monte Carlo)."""
-    if rates_vary(sc) or sc.uses_spares or sc.new_cluster or sc.uses_slow:
+    if rates_vary(sc) or sc.uses_spares or sc.new_cluster or sc.uses_slow or sc.uses_detect_by:
         return False
     try:
         expected_goodput(sc)

@@ -383,6 +383,8 @@ def inputs_html(sc: Scenario) -> str:
             if field == "restart_min" and sc.restart_per_log2_gpus_min:
                 value = sc.restart_text()  # the restart in use at the job's size, and how it grows
         rows.append((label, value, base, DEFAULT_NOTES.get(field, "")))
+        if field == "detect_min" and sc.detect_by:
+            rows.append(("Detection by cause", sc.detect_by_text(), "none", DEFAULT_NOTES["detect_by"]))
     if sc.training is not None:
         dflt = Training()
         for field in _TRAINING_FIELDS:

@@ -26,9 +26,9 @@ from PySide6.QtWidgets import (
 )
 
 from ..core import fmt
-from ..core.inputs import Inputs
+from ..core.inputs import Inputs, detect_by_entry, parse_detect_by
 from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
-from ..core.scenario_io import NAME_MAX_LEN
+from ..core.scenario_io import NAME_MAX_LEN, ScenarioError, validate
 from ..core.specs import SPECS
 from .input_filter import InputFilter
 from .rates_panel import RatesFromDataPanel
@@ -353,6 +353,20 @@ class ControlsPanel(QScrollArea):
     def _build_recovery(self) -> None:
         lay = self._group("Recovery")
         self._value(lay, "detect_min", "detectSlider")
+        # Detection by cause: a watchdog's timeout for hangs, seconds for errors the driver sees.
+        self.detect_by = QLineEdit()
+        self.detect_by.setObjectName("detectByEdit")
+        self.detect_by.setPlaceholderText("by cause, e.g. NCCL Watchdog Timeouts=15; GPU=0.1")
+        self.detect_by.setToolTip(DEFAULT_NOTES["detect_by"])
+        self.detect_by.setAccessibleName("Detection by cause")
+        self.detect_by.editingFinished.connect(self._detect_by_entered)
+        self.detect_by_error = QLabel("")
+        self.detect_by_error.setObjectName("detectByError")
+        self.detect_by_error.setWordWrap(True)
+        self.detect_by_error.setVisible(False)
+        lay.addWidget(QLabel("Detection by cause (minutes)"))
+        lay.addWidget(self.detect_by)
+        lay.addWidget(self.detect_by_error)
         self._value(lay, "restart_min", "restartSlider")
         self._value(lay, "restart_per_log2_gpus_min", "restartGrowthSlider")
         # The restart in use at the job's size (what the engines take), and how it grows.
@@ -361,6 +375,20 @@ class ControlsPanel(QScrollArea):
         self.restart_note.setWordWrap(True)
         mark_secondary(self.restart_note)
         lay.addWidget(self.restart_note)
+
+    def _detect_by_entered(self) -> None:
+        """Detection by cause as typed: set when the scenario takes it, else the reason under the box (the text
+        stays as typed, to be corrected)."""
+        sc = self.inputs.scenario
+        try:
+            pairs = parse_detect_by(self.detect_by.text())
+            validate(sc.replace(detect_by=pairs))
+        except (ValueError, ScenarioError) as exc:
+            self.detect_by_error.setText(str(exc).replace("detect_by.", "", 1))
+            self.detect_by_error.setVisible(True)
+            return
+        self.detect_by_error.setVisible(False)
+        self.inputs.update(detect_by=pairs)
 
     def _build_slow(self) -> None:
         lay = self._group("Fail-slow nodes")
@@ -433,6 +461,9 @@ class ControlsPanel(QScrollArea):
         if everything or {"restart_min", "restart_per_log2_gpus_min", "gpus"} & changed:
             every = "" if sc.restart_per_log2_gpus_min else " at every size"
             self.restart_note.setText(f"Restart in use: {sc.restart_text()}{every}")
+        if (everything or "detect_by" in changed) and not self.detect_by.hasFocus():
+            self.detect_by.setText(detect_by_entry(sc.detect_by))
+            self.detect_by_error.setVisible(False)
         if everything or {"slow_rate_per_gpu_hour", "slow_factor", "slow_detect_min", "gpus"} & changed:
             self.slow_note.setText(_slow_note(sc))
         # With a storage section the write comes from it: the box shows the write in use, read-only. With the

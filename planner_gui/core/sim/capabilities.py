@@ -109,6 +109,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("new_cluster", "a new cluster (burn-in from an empty pool)", lambda s: s.new_cluster),
     Feature("training", "a time to train", lambda s: s.training is not None),
     Feature("fail_slow", "fail-slow nodes", lambda s: s.uses_slow),
+    Feature("detect_by", "detection by cause", lambda s: s.uses_detect_by),
 )
 
 

@@ -191,6 +191,7 @@ class Flags:
     #: every ``s`` of running time (with k = 1 the cycle ``L`` is the snapshots' period whatever c_p).
     even: bool = False
     slow: bool = False  # some column has fail-slow nodes (its speed changes at points)
+    detect_by: bool = False  # some column's detection differs by cause (each failure brings its own)
 
 
 def _blend(a: np.ndarray, b: np.ndarray | float, mask: np.ndarray, not_mask: np.ndarray) -> np.ndarray:
@@ -213,6 +214,7 @@ def step(
     window_lo: float,
     window_hi: float,
     ev_speed: np.ndarray | None = None,
+    ev_dr: np.ndarray | None = None,
 ) -> np.ndarray:
     """Move every column of ``st`` to its next point (``ev_*``, one per column) and apply it.
 
@@ -350,7 +352,8 @@ def step(
     restore = st[RPERS]
     if f.fast:
         restore = restore + fast * (st[RF] - restore)
-    base = g_new + st[DR]
+    dr = ev_dr if f.detect_by and ev_dr is not None else st[DR]  # (read only at restarting failures)
+    base = g_new + dr
     swap = st[SWAP]
     if f.swaps:
         took = ev_took * rs
@@ -358,7 +361,7 @@ def step(
         base += swapped
         np.maximum(base, swap, out=base)
         # The latest swap: g + detect + restart + swap of the node-taking restarts.
-        np.maximum(swap, (g_new + st[DR] + st[SWAPLEN]) * took + NEVER * (1.0 - took), out=swap)
+        np.maximum(swap, (g_new + dr + st[SWAPLEN]) * took + NEVER * (1.0 - took), out=swap)
     base += restore
     down_new = _blend(down_end, base, rs, nrs)
     if f.continues:

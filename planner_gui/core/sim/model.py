@@ -79,6 +79,9 @@ class SimModel:
     slow_rate: float = 0.0
     slow_factor: float = 1.0
     slow_detect: float = 0.0
+    #: Per class, detection + restart (hours) where detection differs by cause (docs/model.md 2.2); None: every
+    #: class's is ``detect_restart``.
+    dr_class: np.ndarray | None = None
     #: Per trial and class, the drawn rates per GPU-hour (rate uncertainty), or None.
     rate_draws: np.ndarray | None = None
     gpus: int = 1
@@ -123,7 +126,8 @@ class SimModel:
 
     @property
     def max_downtime(self) -> float:
-        return self.detect_restart + self.swap + max(self.restore_fast, self.restore_persistent) + self.stall
+        dr = self.detect_restart if self.dr_class is None else float(self.dr_class.max(initial=0.0))
+        return dr + self.swap + max(self.restore_fast, self.restore_persistent) + self.stall
 
     @property
     def restarts_fast(self) -> bool:
@@ -243,4 +247,9 @@ def sim_model(
         slow_rate=scenario.slow_rate_per_gpu_hour * scenario.gpus,
         slow_factor=scenario.slow_factor if scenario.uses_slow else 1.0,
         slow_detect=scenario.slow_detect_min / 60.0 if scenario.uses_slow else 0.0,
+        dr_class=(
+            np.array([(scenario.detect_min_of(cc) + scenario.restart_at_size_min) / 60.0 for cc in comps])
+            if scenario.uses_detect_by
+            else None
+        ),
     )

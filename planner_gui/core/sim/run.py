@@ -144,6 +144,7 @@ class _Stepper:
         self.bcap = np.ones((0, n))
         self.bblk = np.zeros((0, n), dtype=bool)
         self.bspeed = np.ones((0, n))
+        self.bdr = np.zeros((0, n))
         self.count = np.zeros(n, dtype=np.int64)
         self.cursor = 0
         self.ids = np.arange(n)
@@ -162,6 +163,7 @@ class _Stepper:
             fast=any(bool(np.any(m.kinds == 1)) for m in ms),
             even=bool(np.all(self.st[job.CP] == 0.0)),
             slow=any(m.slow_rate > 0 for m in ms),
+            detect_by=any(m.dr_class is not None for m in ms),
         )
         self.windows = (float(self.st[job.WINDOW].min(initial=np.inf)), float(self.st[job.WINDOW].max(initial=0.0)))
 
@@ -183,8 +185,8 @@ class _Stepper:
                 added[r] = c.counts[self.trial[r]]
         width = int((left + added).max(initial=0))
         held = int(left.max(initial=0))
-        fills = (np.inf, PAD, False, 1.0, False, 1.0)
-        old = (self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed)
+        fills = (np.inf, PAD, False, 1.0, False, 1.0, 0.0)
+        old = (self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed, self.bdr)
         new = []
         for a, f in zip(old, fills):
             b = np.empty((width, n), dtype=a.dtype)
@@ -199,9 +201,10 @@ class _Stepper:
             valid = np.arange(w)[None, :] < added[r][:, None]
             dest = ((left[r][:, None] + np.arange(w)[None, :]) * n + r[:, None])[valid]
             speed = c.slow if c.slow is not None else np.ones(c.times.shape)
-            for b, src in zip(new, (c.times, c.kinds, c.took, c.cap, c.blocked, speed)):
+            dr = c.dr if c.dr is not None else np.full(c.times.shape, self.worlds[self.group[r[0]]].m.detect_restart)
+            for b, src in zip(new, (c.times, c.kinds, c.took, c.cap, c.blocked, speed, dr)):
                 b.ravel()[dest] = (src if len(tr) == src.shape[0] else src[tr])[valid]
-        self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed = new
+        self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed, self.bdr = new
         self.count = left + added
         self.cursor = 0
 
@@ -213,8 +216,8 @@ class _Stepper:
         self.st = self.st[:, keep]
         self.group = self.group[keep]
         self.trial = self.trial[keep]
-        self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed = (
-            a[:, keep] for a in (self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed)
+        self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed, self.bdr = (
+            a[:, keep] for a in (self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed, self.bdr)
         )
         self.count = self.count[keep]
         self.alive = self.alive[keep]
@@ -253,6 +256,7 @@ class _Stepper:
                 self.flags,
                 *self.windows,
                 self.bspeed[c] if self.flags.slow else None,
+                self.bdr[c] if self.flags.detect_by else None,
             )
             self.cursor += 1
             if finished.any():

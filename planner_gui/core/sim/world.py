@@ -66,6 +66,8 @@ class Chunk:
     blocked: np.ndarray  # bool: blocked after the point
     counts: np.ndarray  # points per row
     slow: np.ndarray | None = None  # the job's speed after the point (fail-slow nodes; None: none modelled)
+    #: Detection + restart after each failure, hours, by its class (detection per cause; None: the model's one).
+    dr: np.ndarray | None = None
 
 
 def padded_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -502,14 +504,9 @@ class World:
             short = np.zeros(times.shape, dtype=bool)
         self._count(times, tags, kinds, fail, delta, away, short, t0, t1)
         # 3. Capacity (restart mode) or replicas out (continue mode) after each point.
-        slow_d = None
-        if self.slow:
-            slow_d = (tags == self.tag_slow).astype(float) - (tags == self.tag_drain)
         if self.cont:
             assert cont_fail is not None
-            times, kinds, cap, took, slow_d = self._continue(
-                times, tags, kinds, fail, delta, away, short, extra, t1, slow_d
-            )
+            times, kinds, cap, took, tags = self._continue(times, tags, kinds, fail, delta, away, short, extra, t1)
             blocked = np.zeros(cap.shape, dtype=bool)
         elif self.pool and math.isfinite(m.spare_nodes):
             assert delta is not None and away is not None
@@ -521,7 +518,8 @@ class World:
             took = fail & (m.nodes[np.minimum(tags, j - 1)] > 0)
         if self.pool and delta is not None and delta.shape[1]:
             self.away = self.away + delta.sum(axis=1)
-        if slow_d is not None:  # the job's speed after each point
+        if self.slow:  # the job's speed after each point
+            slow_d = (tags == self.tag_slow).astype(float) - (tags == self.tag_drain)
             slow_n = self.slow_n[:, None] + np.cumsum(slow_d, axis=1)
             speed = np.where(slow_n > 0.5, m.slow_factor, 1.0)
             if slow_n.shape[1]:
@@ -543,11 +541,25 @@ class World:
             has = real_pt.any(axis=1)
             self.cap = np.where(has, cap[rows, last], self.cap)
             self.blocked = np.where(has, blocked[rows, last], self.blocked)
+        # Detection + restart after each failure, by its class (the model's one elsewhere: not read there).
+        dr_class = m.dr_class
+        dr = np.where(tags < j, dr_class[np.minimum(tags, j - 1)], 0.0) if dr_class is not None else np.zeros(0)
         kinds = np.where(passive | (kinds == _MARK) | (kinds == _SLOW), CHANGE, kinds).astype(np.int8)
-        times, kinds, took, cap, blocked, speed = _compact(
-            keep, [times, kinds, took, cap, blocked, speed], [np.inf, PAD, False, 1.0, False, 1.0]
+        times, kinds, took, cap, blocked, speed, dr = _compact(
+            keep,
+            [times, kinds, took, cap, blocked, speed, dr if dr_class is not None else np.zeros(times.shape)],
+            [np.inf, PAD, False, 1.0, False, 1.0, 0.0],
         )
-        return Chunk(times, kinds, took, cap, blocked, keep.sum(axis=1), speed if self.slow else None)
+        return Chunk(
+            times,
+            kinds,
+            took,
+            cap,
+            blocked,
+            keep.sum(axis=1),
+            speed if self.slow else None,
+            dr if dr_class is not None else None,
+        )
 
     def _repairs(self, rng: np.random.Generator, means: np.ndarray) -> np.ndarray:
         sigma = self.m.sigma
@@ -628,8 +640,7 @@ class World:
         short: np.ndarray,
         carried: np.ndarray | None,
         t1: float,
-        slow_d: np.ndarray | None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Continue mode: the replicas out after each point, so the throughput (docs/model.md, "Replicas").
 
         Every continuing failure's return is in the stream already, and the returns scheduled in earlier chunks
@@ -699,23 +710,20 @@ class World:
             assert fifo_t is not None and fifo_r is not None
             rt, rr = _from_entries(n, fifo_rows, [fifo_t, fifo_r], [np.inf, 0.0])
             xk = np.where(np.isfinite(rt), _RETURN, PAD).astype(np.int8)
-            extra_cols = [] if slow_d is None else [np.concatenate([slow_d, np.zeros(rt.shape)], axis=1)]
-            times, out_change, kinds, took, *moved = _sort_rows(
+            times, out_change, kinds, took, tags = _sort_rows(
                 np.concatenate([times, rt], axis=1),
                 [
                     np.concatenate([out_change, -rr], axis=1),
                     np.concatenate([kinds, xk], axis=1),
                     np.concatenate([took, np.zeros(rt.shape, dtype=bool)], axis=1),
-                    *extra_cols,
+                    np.concatenate([tags, np.full(rt.shape, self.tag_pad, dtype=tags.dtype)], axis=1),
                 ],
             )
-            if slow_d is not None:
-                slow_d = moved[0]
         out = self.out[:, None] + np.cumsum(out_change, axis=1)
         if times.shape[1]:
             self.out = out[:, -1]
         cap = np.clip(1.0 - out * m.rep_share, 0.0, 1.0)
-        return times, kinds, cap, took, slow_d
+        return times, kinds, cap, took, tags
 
     def _schedule(self, rows: np.ndarray, at: np.ndarray, reps: np.ndarray) -> None:
         """Add returns (``reps`` replicas back at ``at``, in rows ``rows``, non-decreasing) to those scheduled."""
