@@ -154,3 +154,13 @@ def test_the_window_box_sets_detection_by_cause_and_says_why_it_refuses(make_win
     assert win.scenario().detect_by == BY  # refused: the scenario keeps what it had
     win.inputs.undo()
     assert win.scenario().detect_by == () and box.text() == ""
+
+
+def test_the_tornados_detection_moves_every_cause_in_proportion():
+    from planner_gui.core.tornado import unsure_inputs
+
+    sc = Scenario(detect_by=BY)
+    u = next(u for u in unsure_inputs(sc) if u.key == "detect_min")
+    assert u.label == "detection (every cause)" and (u.low, u.high) == (2.5, 10.0)
+    assert u.at(sc, 10.0) == sc.replace(detect_min=10.0, detect_by=(("NCCL Watchdog Timeouts", 30.0), ("GPU", 0.2)))
+    assert next(u for u in unsure_inputs(Scenario()) if u.key == "detect_min").label == "detection"

@@ -197,6 +197,12 @@ def _times(
     return get
 
 
+def _every_detection(s: Scenario, x: float) -> Scenario:
+    """``s`` with its detection at ``x`` minutes and each cause's own detection scaled alike."""
+    f = x / s.detect_min if s.detect_min > 0 else 1.0
+    return s.replace(detect_min=x, detect_by=tuple((n, min(v * f, 10_080.0)) for n, v in s.detect_by))
+
+
 def _when_slow(get: Callable[[Scenario], Unsure | None]) -> Callable[[Scenario], Unsure | None]:
     """An input of fail-slow nodes: unsure only where nodes run slow (its value means nothing otherwise)."""
     return lambda sc: get(sc) if sc.uses_slow else None
@@ -384,6 +390,9 @@ def unsure_inputs(sc: Scenario, bounds: Mapping[str, tuple[float, float]] | None
         u = make(sc)
         if u is not None and (u.key != "checkpoint_write_s" or sc.storage is None):
             out.append(u)
+    if sc.detect_by:  # every detection moves together, those by cause in proportion
+        out = [dataclasses.replace(u, label="detection (every cause)", at=_every_detection) if u.key == "detect_min"
+               else u for u in out]  # fmt: skip
     if sc.restart_per_log2_gpus_min:  # the restart entered is then the one at the anchor's size
         label = f"restart at {RESTART_REFERENCE_GPUS:,} GPUs"
         out = [dataclasses.replace(u, label=label) if u.key == "restart_min" else u for u in out]
