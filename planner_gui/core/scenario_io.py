@@ -9,6 +9,7 @@ spares and tiers against the job, the storage write) is checked in :mod:`.checks
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import json
 import math
@@ -347,9 +348,14 @@ def _detect_by(doc: Any, components: tuple[Component, ...]) -> tuple[tuple[str, 
     for name, minutes in doc.items():
         key = _check_str("detect_by", name, 200)
         if key not in known:
+            near = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6) or [
+                k for k in known if k.lower() == key.lower()
+            ]
+            hint = (
+                f"did you mean '{clean(near[0], 40)}'?" if near else f"e.g. '{clean(names[0], 40) if names else 'GPU'}'"
+            )
             raise ScenarioError(
-                f"detect_by.{clean(key, 40)}: no component or category of that name in the scenario "
-                f"(e.g. {clean(names[0], 40) if names else 'GPU'})"
+                f"detect_by.{clean(key, 40)}: no component or category of that name in the scenario ({hint})"
             )
         if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not lo <= minutes <= hi:
             raise ScenarioError(
