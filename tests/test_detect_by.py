@@ -121,15 +121,20 @@ def test_the_inputs_go_through_files_flags_words_and_the_lever(capsys):
     assert parse_detect_by(detect_by_entry(BY)) == BY and parse_detect_by("  ") == ()
     with pytest.raises(ValueError, match="NAME=MINUTES"):
         parse_detect_by("GPU 3")
-    assert describe_changes(Scenario(), sc) == "detection by cause NCCL Watchdog Timeouts=15; GPU=0.1"
+    assert describe_changes(Scenario(), sc) == "detection by cause none -> NCCL Watchdog Timeouts=15; GPU=0.1"
+    for bad, words in (("GPU=1, Network=2", "separate entries with ';'"), ("GPU=1; GPU=2", "GPU: given twice"),
+                       ("GPU=1_0", "minutes must be a number")):  # fmt: skip
+        with pytest.raises(ValueError, match=words):
+            parse_detect_by(bad)
     lever = next(lv for lv in levers(sc) if lv.name == "detection")
     assert lever.apply(sc) == sc.replace(detect_min=2.5, detect_by=(("NCCL Watchdog Timeouts", 7.5), ("GPU", 0.05)))
     argv = ["run", "--detect-by", "NCCL Watchdog Timeouts=15", "--detect-by", "GPU=0.1", "--trials", "50", "--json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["scenario"]["detect_by"] == dict(BY) and out["goodput_expected"] is None
-    for bad, words in (("Cosmic rays=3", "--detect-by Cosmic rays: no component"), ("GPU", "COMPONENT=MIN"),
-                       ("GPU=-1", "--detect-by GPU: must be a number of minutes")):  # fmt: skip
+    for bad, words in (("Cosmic rays=3", "--detect-by Cosmic rays: no component"), ("GPU", "give NAME=MINUTES"),
+                       ("GPU=-1", "--detect-by GPU: must be a number of minutes"),
+                       ("GPU=1,Network=2", "separate entries with ';'")):  # fmt: skip
         assert main(["run", "--detect-by", bad]) == 2
         err = capsys.readouterr().err
         assert words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -152,8 +157,17 @@ def test_the_window_box_sets_detection_by_cause_and_says_why_it_refuses(make_win
     box.editingFinished.emit()
     assert error.isVisibleTo(win) and "Cosmic rays: no component or category" in error.text()
     assert win.scenario().detect_by == BY  # refused: the scenario keeps what it had
+    box.setText("GPU=2")
+    box.setFocus()
+    box.editingFinished.emit()
+    assert win.scenario().detect_by == (("GPU", 2.0),)
+    win.inputs.undo()  # with the box still focused, it shows what is in force again
+    assert win.scenario().detect_by == BY and box.text() == detect_by_entry(BY)
     win.inputs.undo()
     assert win.scenario().detect_by == () and box.text() == ""
+    # The filter finds the box with its label.
+    win.controls.filter.setText("cause")
+    qtbot.waitUntil(lambda: box.isVisibleTo(win) and not win.findChild(QLabel, "slowNote").isVisibleTo(win))
 
 
 def test_the_tornados_detection_moves_every_cause_in_proportion():

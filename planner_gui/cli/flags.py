@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from ..core import fmt
 from ..core.checks import smallest_gpu_mtbf_hours
+from ..core.inputs import parse_detect_by
 from ..core.model import OPTIMAL, PLACEMENTS, Scenario, Storage, Tiers, Training
 from ..core.profile_io import load_profile
 from ..core.profiles import burn_in_profile
@@ -533,33 +534,33 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
 
 
 def _with_detect_by(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[str]]:
-    """``sc`` with each ``--detect-by NAME=MIN`` added to (or replacing the same name's in) its detection by cause,
-    checked here so that an error names the flag as typed."""
+    """``sc`` with each ``--detect-by NAME=MIN[; NAME=MIN ...]`` added to (or replacing the same name's in) its
+    detection by cause, checked here so that an error names the flag as typed. A name given twice is refused."""
     items = getattr(args, "detect_by", None) or []
-    by, edits = dict(sc.detect_by), []
+    if not items:
+        return sc, []
+    given: dict[str, float] = {}
     for item in items:
-        name, eq, value = str(item).rpartition("=")
-        name = name.strip()
-        if not eq or not name:
+        try:
+            pairs = parse_detect_by(str(item))
+        except ValueError as exc:
+            raise ScenarioError(f"--detect-by: {exc}") from None
+        if not pairs:
             raise ScenarioError(
                 f"--detect-by: give COMPONENT=MIN, e.g. 'NCCL Watchdog Timeouts=15' (got {quoted(item)})"
             )
-        try:
-            minutes = number_arg(value)
-        except argparse.ArgumentTypeError as exc:
-            raise ScenarioError(f"--detect-by {fmt.clean(name, 40)}: {exc}") from None
-        by[name] = minutes
-        edits.append(f"--detect-by {fmt.clean(name, 40)}={_show_value(minutes)}")
-    if not items:
-        return sc, []
-    new = sc.replace(detect_by=tuple(by.items()))
+        for name, minutes in pairs:
+            if name in given:
+                raise ScenarioError(f"--detect-by {fmt.clean(name, 40)}: given twice (each name once)")
+            given[name] = minutes
+    new = sc.replace(detect_by=tuple({**dict(sc.detect_by), **given}.items()))
     try:
         validate(new)
     except ScenarioError as exc:
         field, _, rest = str(exc).partition(": ")
         if field.startswith("detect_by"):
             raise ScenarioError(f"--detect-by {field.partition('.')[2]}: {rest}".replace(" : ", ": ")) from None
-    return new, edits
+    return new, [f"--detect-by {fmt.clean(n, 40)}={_show_value(v)}" for n, v in given.items()]
 
 
 def _with_rates(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[str]]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from psygnal import Signal
 
+from . import fmt
 from .model import OPTIMAL, Component, Scenario, Scope, Tiers, llama3_components
 from .params import daly_minutes
 from .scenario_io import preset_titles
@@ -114,21 +115,24 @@ _LABELS = (
 
 
 def parse_detect_by(text: str) -> tuple[tuple[str, float], ...]:
-    """Detection by cause as typed in the window: "NCCL Watchdog Timeouts=15; GPU=0.1" (entries separated by ';' or
-    ',', each NAME=MINUTES); empty: none. Raises ValueError with a one-line reason. The names and ranges are the
-    scenario's to check (:func:`.scenario_io.validate`)."""
+    """Detection by cause as typed in the window or a flag: "NCCL Watchdog Timeouts=15; GPU=0.1" (entries separated
+    by ';', each NAME=MINUTES, each name once; numbers as the number boxes read them); empty: none. Raises ValueError
+    with a one-line reason. The names and ranges are the scenario's to check (:func:`.scenario_io.validate`)."""
     out: dict[str, float] = {}
-    for part in re.split(r"[;,]", text):
+    for part in text.split(";"):
         if not part.strip():
             continue
         name, eq, value = part.rpartition("=")
         if not eq or not name.strip():
             raise ValueError(f"give NAME=MINUTES, e.g. NCCL Watchdog Timeouts=15 (got '{part.strip()[:40]}')")
-        try:
-            minutes = float(value.strip().replace("_", ""))
-        except ValueError:
-            raise ValueError(f"{name.strip()[:40]}: minutes must be a number (got '{value.strip()[:20]}')") from None
-        out[name.strip()] = minutes
+        if "=" in name:
+            raise ValueError(f"separate entries with ';' (got '{part.strip()[:40]}')")
+        if name.strip() in out:
+            raise ValueError(f"{name.strip()[:40]}: given twice (each name once)")
+        minutes = fmt.read_number(value.strip()) if value.strip().isascii() else None
+        if minutes is None or not math.isfinite(minutes):
+            raise ValueError(f"{name.strip()[:40]}: minutes must be a number (got '{value.strip()[:20]}')")
+        out[name.strip()] = float(minutes)
     return tuple(out.items())
 
 
@@ -158,7 +162,8 @@ def describe_changes(old: Scenario, new: Scenario, limit: int = 4) -> str:
     Faulty GPU rate x2". At most ``limit`` items, then "and N more"."""
     items = []
     if old.detect_by != new.detect_by:
-        items.append(f"detection by cause {detect_by_entry(new.detect_by) or 'none'}")
+        old_by, new_by = detect_by_entry(old.detect_by) or "none", detect_by_entry(new.detect_by) or "none"
+        items.append(f"detection by cause {old_by} -> {new_by}")
     for field, label, form in _LABELS:
         a, b = getattr(old, field), getattr(new, field)
         if a != b:

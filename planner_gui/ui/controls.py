@@ -364,8 +364,10 @@ class ControlsPanel(QScrollArea):
         self.detect_by_error.setObjectName("detectByError")
         self.detect_by_error.setWordWrap(True)
         self.detect_by_error.setVisible(False)
-        lay.addWidget(QLabel("Detection by cause (minutes)"))
-        lay.addWidget(self.detect_by)
+        row = QHBoxLayout()  # (one row: the filter shows the box with its label)
+        row.addWidget(QLabel("Detection by cause (min)"))
+        row.addWidget(self.detect_by, 1)
+        lay.addLayout(row)
         lay.addWidget(self.detect_by_error)
         self._value(lay, "restart_min", "restartSlider")
         self._value(lay, "restart_per_log2_gpus_min", "restartGrowthSlider")
@@ -461,7 +463,7 @@ class ControlsPanel(QScrollArea):
         if everything or {"restart_min", "restart_per_log2_gpus_min", "gpus"} & changed:
             every = "" if sc.restart_per_log2_gpus_min else " at every size"
             self.restart_note.setText(f"Restart in use: {sc.restart_text()}{every}")
-        if (everything or "detect_by" in changed) and not self.detect_by.hasFocus():
+        if everything or "detect_by" in changed:  # (an entry, an undo, a file: the box shows what is in force)
             self.detect_by.setText(detect_by_entry(sc.detect_by))
             self.detect_by_error.setVisible(False)
         if everything or {"slow_rate_per_gpu_hour", "slow_factor", "slow_detect_min", "gpus"} & changed:
