@@ -391,8 +391,10 @@ def unsure_inputs(sc: Scenario, bounds: Mapping[str, tuple[float, float]] | None
         if u is not None and (u.key != "checkpoint_write_s" or sc.storage is None):
             out.append(u)
     if sc.detect_by:  # every detection moves together, those by cause in proportion
-        why = ("every cause's detection together, those by cause in proportion (the ends are the detection of the "
-               "other causes): half to twice")
+        why = (
+            "every cause's detection together, those by cause in proportion (the ends are the detection of the "
+            "other causes): half to twice"
+        )
         out = [dataclasses.replace(u, label="detection (every cause)", at=_every_detection, why=why)
                if u.key == "detect_min" else u for u in out]  # fmt: skip
     if sc.restart_per_log2_gpus_min:  # the restart entered is then the one at the anchor's size

@@ -75,7 +75,8 @@ each costs the restart time.</li>
 <li><b>Checkpointing</b>: the job computes for the interval &tau;, then writes a blocking checkpoint for
 <i>C</i>, and repeats. An unplanned interruption loses the work since the last completed checkpoint.</li>
 <li><b>Recovery</b>: after an unplanned interruption the job is down for <i>R</i> = detection + restart;
-after a planned one, for the restart time (with detection by cause, each cause noticed after its own time). An interruption during a downtime starts a new one. With
+after a planned one, for the restart time (with detection by cause, each cause noticed after its own time).
+An interruption during a downtime starts a new one. With
 Restart growth on, the restart is the one at the job's size: the restart at 16,384 GPUs plus the growth for
 each doubling of the GPU count from there.</li>
 <li><b>Fail-slow nodes</b> (when their rate is above 0): a node turns slow at a rate per GPU-hour; while any
