@@ -15,9 +15,13 @@ from test_gui import find, settle
 from planner_gui.core import fmt
 from planner_gui.core.analysis.modes import mode_counts, mode_scenario
 from planner_gui.core.model import Scenario
+from planner_gui.core.results import HOURS_KEYS, SPARES_HOURS_KEYS
 from planner_gui.core.scenario_io import load_preset
 from planner_gui.core.spares import Spares
-from planner_gui.ui.plots import ALL_HOURS_KEYS, hours_label
+from planner_gui.ui.plots import hours_label
+
+#: The time breakdown's rows with spares (no slow nodes here): today's five and the two a pool adds.
+SPARES_ROWS = (*HOURS_KEYS, *SPARES_HOURS_KEYS)
 
 pytestmark = pytest.mark.gui
 
@@ -120,18 +124,19 @@ def test_the_summary_and_breakdown_show_the_hours_spares_add(make_window, qtbot)
     cost = win.summary.lost.detail.text()  # "$2.31 M" must not wrap before its "M" in the narrow box
     assert re.search(r"\$[\d.,]+\u00a0[kMB]\b", cost) and not re.search(r"\$[\d.,]+ [kMB]\b", cost), cost
     ticks = [t for _, t in win.plots.plot("timeBreakdownPlot").getAxis("left")._tickLevels[0]]
-    labels = [hours_label(k, win.scenario()) for k in ALL_HOURS_KEYS]
+    labels = [hours_label(k, win.scenario()) for k in SPARES_ROWS]
     assert win.plots._breakdown_labels == labels
     # each row shows its label, or as much of it as the plot's width leaves room for (the hover names it in full)
     assert all(t == full or (t.endswith("\u2026") and full.startswith(t[:-1])) for t, full in zip(ticks, labels))
-    assert labels[ALL_HOURS_KEYS.index("recovery")] == "detection + restart + swap"  # what the hours hold
-    row = ALL_HOURS_KEYS.index("recovery")
+    assert labels[SPARES_ROWS.index("recovery")] == "detection + restart + swap"  # what the hours hold
+    row = SPARES_ROWS.index("recovery")
     assert win.plots._describe_breakdown(1.0, float(row)).startswith("detection + restart + swap: ")
     y, widths = win.plots.curve_data("timeBreakdownPlot")
-    assert len(y) == len(ALL_HOURS_KEYS)
-    for i, k in enumerate(ALL_HOURS_KEYS):
+    assert len(y) == len(SPARES_ROWS)
+    for i, k in enumerate(SPARES_ROWS):
         assert widths[i] == pytest.approx(float(hours[k].mean()) if k in hours else 0.0)
-    assert widths[ALL_HOURS_KEYS.index("waiting_for_spares")] > 0
+    assert widths[SPARES_ROWS.index("waiting_for_spares")] > 0
+    assert win.plots._breakdown_shown == SPARES_ROWS  # (no slow nodes' row without slow nodes)
     # Back to unlimited spares: today's five rows.
     win.controls.spares.finite.setChecked(False)
     win.controls.spares.swap.spin.setValue(0)
