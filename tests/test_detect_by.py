@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 from reference_model import simulate_reference
-from test_sim import JOB_WARMUP, Z, _engine, _z
+from test_sim import COUNTS, JOB_WARMUP, Z, _engine, _z, disagreements
 
 from planner_gui.cli import main
 from planner_gui.core.inputs import describe_changes, detect_by_entry, parse_detect_by
@@ -75,15 +75,7 @@ def test_the_general_engine_agrees_with_the_reference_with_detection_by_cause(na
         sc = sc.replace(tiers=dataclasses.replace(sc.tiers, fast_interval_min=5.0))
     ref = simulate_reference(sc, ref_trials, 51, job_warmup_hours=JOB_WARMUP)
     got = _engine(sc, 1500, 52)
-    bad = []
-    for key in ref.hours:
-        z = _z(got.hours[key], ref.hours[key])
-        if abs(z) > Z:
-            bad.append(f"{key}: engine {got.hours[key].mean():.4g} reference {ref.hours[key].mean():.4g} z={z:.1f}")
-    for key in ("unplanned", "planned", "restores_fast", "restores_persistent", "continued"):
-        z = _z(getattr(got, key), getattr(ref, key))
-        if abs(z) > Z:
-            bad.append(f"{key}: engine {getattr(got, key).mean():.4g} reference {getattr(ref, key).mean():.4g}")
+    bad = disagreements(got, ref, ref.hours, COUNTS)
     assert not bad, "; ".join(bad)
 
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 from reference_model import simulate_reference
-from test_sim import JOB_WARMUP, Z, _engine, _z
+from test_sim import COUNTS, JOB_WARMUP, Z, _engine, _z, disagreements
 
 from planner_gui.cli import main
 from planner_gui.core.model import Scenario, Training
@@ -85,15 +85,7 @@ def test_the_general_engine_agrees_with_the_reference_with_slow_nodes(name, sc, 
     assert window_engine(sc).key == "general"
     ref = simulate_reference(sc, ref_trials, 31, job_warmup_hours=JOB_WARMUP)
     got = _engine(sc, 1500, 32)
-    bad = []
-    for key in ref.hours:
-        z = _z(got.hours[key], ref.hours[key])
-        if abs(z) > Z:
-            bad.append(f"{key}: engine {got.hours[key].mean():.4g} reference {ref.hours[key].mean():.4g} z={z:.1f}")
-    for key in ("unplanned", "planned", "slow_drains", "restores_fast", "restores_persistent", "continued"):
-        z = _z(getattr(got, key), getattr(ref, key))
-        if abs(z) > Z:
-            bad.append(f"{key}: engine {getattr(got, key).mean():.4g} reference {getattr(ref, key).mean():.4g}")
+    bad = disagreements(got, ref, ref.hours, (*COUNTS, "slow_drains"))
     assert not bad, "; ".join(bad)
     assert got.hours["slow"].mean() > 0 and ref.hours["slow"].mean() > 0
     total = sum(got.hours[k] for k in got.hours)

@@ -11,6 +11,7 @@ chance of about 2 % that one true agreement fails somewhere, with these seeds: n
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 import numpy as np
 import pytest
@@ -171,6 +172,18 @@ def _z(a: np.ndarray, b: np.ndarray) -> float:
     return diff / float(se)
 
 
+def disagreements(got, ref, hours: Iterable[str], counts: Iterable[str]) -> list[str]:
+    """The hours and counts whose means the engine's trials ``got`` and the reference's ``ref`` disagree on by more
+    than Z standard errors, in words."""
+    bad = []
+    pairs = [(k, got.hours[k], ref.hours[k]) for k in hours] + [(k, getattr(got, k), getattr(ref, k)) for k in counts]
+    for key, a, b in pairs:
+        z = _z(a, b)
+        if abs(z) > Z:
+            bad.append(f"{key}: engine {np.mean(a):.4g} reference {np.mean(b):.4g} z={z:.1f}")
+    return bad
+
+
 def _engine(sc: Scenario, trials: int, seed: int):
     validate(sc)  # every combination is a scenario the files and the flags take
     fast = None if sc.tiers is None or not sc.tiers.fast_enabled else float(sc.tiers.fast_interval_min)
@@ -184,17 +197,7 @@ def test_the_general_engine_agrees_with_the_reference(name, sc, ref_trials, warm
     # JOB_WARMUP hours before the window.
     ref = simulate_reference(sc, ref_trials, 11, job_warmup_hours=JOB_WARMUP)
     got = _engine(sc, 1500, 12)
-    bad = []
-    for key in KEYS:
-        z = _z(got.hours[key], ref.hours[key])
-        if abs(z) > Z:
-            bad.append(f"{key}: engine {got.hours[key].mean():.4g} reference {ref.hours[key].mean():.4g} z={z:.1f}")
-    for key in COUNTS:
-        z = _z(getattr(got, key), getattr(ref, key))
-        if abs(z) > Z:
-            bad.append(
-                f"{key}: engine {getattr(got, key).mean():.4g} reference {getattr(ref, key).mean():.4g} z={z:.1f}"
-            )
+    bad = disagreements(got, ref, KEYS, COUNTS)
     if sc.uses_spares:
         z = _z(got.nodes_in_repair, ref.nodes_in_repair)
         if abs(z) > Z:

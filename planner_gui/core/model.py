@@ -381,6 +381,11 @@ class Tiers:
         )
 
 
+def _detect_of(by: dict[str, float], component: Component, default: float) -> float:
+    """A component's detection: its own entry of ``by``, else its category's, else ``default``."""
+    return by.get(component.name, by.get(component.category, default))
+
+
 @dataclass(frozen=True)
 class Scenario:
     """Every input of one simulation; see :data:`DEFAULT_NOTES` for the defaults' sources."""
@@ -484,13 +489,13 @@ class Scenario:
     def detect_min_of(self, component: Component) -> float:
         """Minutes from a failure of ``component`` to noticing it: its own entry of :attr:`detect_by`, else its
         category's, else ``detect_min``."""
-        by = dict(self.detect_by)
-        return by.get(component.name, by.get(component.category, self.detect_min))
+        return _detect_of(dict(self.detect_by), component, self.detect_min)
 
     @property
     def uses_detect_by(self) -> bool:
         """Whether some cause is noticed after another time than ``detect_min``."""
-        return any(self.detect_min_of(c) != self.detect_min for c in self.components) if self.detect_by else False
+        by = dict(self.detect_by)
+        return bool(by) and any(_detect_of(by, c, self.detect_min) != self.detect_min for c in self.components)
 
     def detect_by_text(self) -> str:
         """Detection by cause in words: "NCCL Watchdog Timeouts 15 min, GPU 0.1 min" (empty without)."""
@@ -502,17 +507,21 @@ class Scenario:
         return self.slow_rate_per_gpu_hour > 0.0
 
     def slow_text(self, *, short: bool = False) -> str:
-        """The fail-slow inputs in words: "off", or "2e-06 per GPU-hour (one every 30.5 h), job at 50 % for 30 min
-        until drained"; ``short``: "2e-06/GPU-h, 50 % speed, 30 min", for a table's cell."""
+        """The fail-slow inputs in words: "off", or "2e-06 per GPU-hour (one every 30.5 h), job at 50% for 30 min
+        until drained"; ``short``: "2e-06/GPU-h, 50% speed, 30 min", for a table's cell."""
         if not self.uses_slow:
             return "off"
         rate = f"{self.slow_rate_per_gpu_hour:.3g} per GPU-hour"
-        speed, detect = f"{number(self.slow_factor * 100.0)} %", duration_min(self.slow_detect_min)
+        speed, detect = fmt.percent(self.slow_factor, 0), duration_min(self.slow_detect_min)
         if short:
             return f"{self.slow_rate_per_gpu_hour:.3g}/GPU-h, {speed} speed, {detect}"
-        gap = 1.0 / (self.slow_rate_per_gpu_hour * max(self.gpus, 1))
-        every = f"one every {duration_hours(gap)}" if math.isfinite(gap) else "next to none"
-        return f"{rate} ({every}), job at {speed} for {detect} until drained"
+        return f"{rate} ({self.slow_every_text()}), job at {speed} for {detect} until drained"
+
+    def slow_every_text(self) -> str:
+        """How often a node turns slow at this size, in words: "one every 30.5 h" ("next to none" at a rate too
+        small to invert)."""
+        gap = 1.0 / (self.slow_rate_per_gpu_hour * max(self.gpus, 1)) if self.uses_slow else math.inf
+        return f"one every {duration_hours(gap)}" if math.isfinite(gap) else "next to none"
 
     @property
     def recovery_min(self) -> float:

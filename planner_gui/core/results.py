@@ -20,7 +20,14 @@ from .expected import rates_vary, transient_bound, uncertainty_summary, varying_
 from .model import Scenario
 from .params import OptimalIntervals, Params, optimal_intervals, resolve
 from .scenario_io import ScenarioError, scenario_to_dict
-from .sim.capabilities import MAX_GENERAL_POINTS, general_points, general_steps_error, train_engine, window_engine
+from .sim.capabilities import (
+    MAX_GENERAL_POINTS,
+    general_points,
+    general_steps_error,
+    simulated_only,
+    train_engine,
+    window_engine,
+)
 from .sim.run import ALL_HOURS_KEYS, HOURS_KEYS, SLOW_HOURS_KEY, SPARES_HOURS_KEYS
 from .summary import Summary, summarize
 from .tiers.engine import TierTrials
@@ -145,10 +152,9 @@ class SimulationResult:
         if self.spares_run is not None:
             return "spares and repairs"
         sc = self.scenario
-        if sc.uses_slow:
-            return "fail-slow nodes"
-        if sc.uses_detect_by:
-            return "detection by cause"
+        only = simulated_only(sc)
+        if only is not None:
+            return only
         if sc.new_cluster:
             return "a new cluster's start"
         if self.engine == "general" and (sc.rate_uncertainty or sc.rate_profile is not None):
@@ -637,7 +643,7 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
     # restoring from one tier: docs/model.md 3), with planned interruptions that keep a pending restore.
     fractions = None
     if su.tier_plan is not None and not (
-        sc.uses_spares or sc.new_cluster or rates_vary(sc) or sc.uses_slow or sc.uses_detect_by
+        sc.uses_spares or sc.new_cluster or rates_vary(sc) or simulated_only(sc) is not None
     ):
         fractions = su.tier_plan.expected()
     expected = Expected(fractions, p.hours, unplanned, p.mu * p.hours)

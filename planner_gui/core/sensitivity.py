@@ -34,6 +34,7 @@ from .expected import rates_vary
 from .fmt import compact, read_number
 from .model import MAX_LEVER_PRICE_USD, OPTIMAL, Scenario, Tiers
 from .params import resolve
+from .sim.capabilities import simulated_only
 from .tiers.run import plan_tiers
 
 if TYPE_CHECKING:
@@ -119,10 +120,9 @@ class Effect:
 def expected_goodput(sc: Scenario) -> float:
     """The exact expected goodput (with 'optimal', at Daly's interval for this very scenario; with recovery
     tiers, the two-tier model's at its intervals). Raises :class:`NoClosedForm` where there is none."""
-    if sc.uses_slow or sc.uses_detect_by:
-        raise NoClosedForm(
-            "fail-slow nodes and detection by cause have no exact expectation to rank levers by; they are simulated"
-        )
+    only = simulated_only(sc)
+    if only is not None:
+        raise NoClosedForm(f"no exact expectation with {only} to rank levers by: the Monte Carlo ranks them")
     if sc.uses_tiers:
         plan = plan_tiers(sc)
         f = plan.expected()
@@ -286,7 +286,7 @@ def _tier_levers(sc: Scenario, factor: float) -> list[Lever]:
 
 def has_closed_form(sc: Scenario) -> bool:
     """Whether the levers of ``sc`` are ranked by exact expectations (else by paired Monte Carlo)."""
-    if rates_vary(sc) or sc.uses_spares or sc.new_cluster or sc.uses_slow or sc.uses_detect_by:
+    if rates_vary(sc) or sc.uses_spares or sc.new_cluster or simulated_only(sc) is not None:
         return False
     try:
         expected_goodput(sc)

@@ -7,7 +7,6 @@ Component rows are keyed by the component's name.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from functools import lru_cache
 from typing import Any
@@ -62,11 +61,10 @@ def _slow_note(sc: Scenario) -> str:
     """What the Fail-slow nodes group's inputs mean at the current size, in words."""
     if not sc.uses_slow:
         return "Off: no node runs slow (set a rate to model stragglers)"
-    gap = 1.0 / (sc.slow_rate_per_gpu_hour * max(sc.gpus, 1))
-    every = f"one every {fmt.duration_hours(gap)}" if math.isfinite(gap) else "next to none"
     return (
-        f"A node turns slow {every} at {sc.gpus:,} GPUs; the job runs at {fmt.percent(sc.slow_factor, 0)} of its "
-        f"speed for {fmt.duration_min(sc.slow_detect_min)} each time, then restarts without it"
+        f"A node turns slow {sc.slow_every_text()} at {sc.gpus:,} GPUs; the job runs at "
+        f"{fmt.percent(sc.slow_factor, 0)} of its speed for {fmt.duration_min(sc.slow_detect_min)} each time, "
+        "then restarts without it"
     )
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "MAX_GENERAL_STEPS",
     "SECONDS_PER_COLUMN_STEP",
     "SECONDS_PER_STEP",
+    "SIMULATED_ONLY",
     "Engine",
     "Feature",
     "features",
@@ -49,6 +50,7 @@ __all__ = [
     "general_seconds",
     "general_steps_error",
     "meaningless",
+    "simulated_only",
     "train_engine",
     "window_engine",
 ]
@@ -111,6 +113,16 @@ FEATURES: tuple[Feature, ...] = (
     Feature("fail_slow", "fail-slow nodes", lambda s: s.uses_slow),
     Feature("detect_by", "detection by cause", lambda s: s.uses_detect_by),
 )
+
+
+#: Features no closed form of docs/model.md section 3 takes: with one of them only the Monte Carlo gives the numbers.
+SIMULATED_ONLY: tuple[str, ...] = ("fail_slow", "detect_by")
+
+
+def simulated_only(scenario: Scenario) -> str | None:
+    """The label of the first feature of :data:`SIMULATED_ONLY` the scenario uses ("fail-slow nodes"), or None."""
+    by_key = {f.key: f for f in FEATURES}
+    return next((by_key[k].label for k in SIMULATED_ONLY if by_key[k].present(scenario)), None)
 
 
 def features(scenario: Scenario) -> frozenset[str]:
@@ -212,8 +224,7 @@ def general_points(scenario: Scenario, work_hours: float | None = None) -> float
         p = pieces(scenario.rate_profile, scenario.days)
         mult = max(p.integral() / p.hours, 1.0)
     hours = (work_hours if work_hours is not None else scenario.hours) + 100.0
-    slow = 2.0 * scenario.slow_rate_per_gpu_hour * gpus  # a node turning slow, and its drain
-    per_hour = (rate + nodes + returns) * mult + scenario.planned_per_day / 24.0 + slow
+    per_hour = (rate + nodes + returns) * mult + scenario.planned_per_day / 24.0 + _slow_points_per_hour(scenario)
     return per_hour * hours * scenario.trials
 
 
@@ -234,10 +245,15 @@ def general_steps_error(scenario: Scenario, work_hours: float | None = None) -> 
     )
 
 
+def _slow_points_per_hour(scenario: Scenario) -> float:
+    """The general engine's points per hour for fail-slow nodes: a node turning slow, and its drain."""
+    return 2.0 * scenario.slow_rate_per_gpu_hour * scenario.gpus
+
+
 def slow_dominates(scenario: Scenario) -> bool:
-    """Whether fail-slow nodes (a start and a drain each) make most of the general engine's points."""
-    slow = 2.0 * scenario.slow_rate_per_gpu_hour * scenario.gpus
-    return slow > 0 and slow * 2.0 * (scenario.hours + 100.0) * scenario.trials > general_points(scenario)
+    """Whether fail-slow nodes make most of the general engine's points for the scenario's window."""
+    slow = _slow_points_per_hour(scenario) * (scenario.hours + 100.0) * scenario.trials
+    return slow > 0 and 2.0 * slow > general_points(scenario)
 
 
 def general_seconds(scenario: Scenario, work_hours: float | None = None) -> float:

@@ -185,10 +185,15 @@ class _Stepper:
                 added[r] = c.counts[self.trial[r]]
         width = int((left + added).max(initial=0))
         held = int(left.max(initial=0))
+        # (the speed and the detection by point only where some run has them: nothing more for the rest)
         fills = (np.inf, PAD, False, 1.0, False, 1.0, 0.0)
         old = (self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed, self.bdr)
+        used = (True,) * 5 + (self.flags.slow, self.flags.detect_by)
         new = []
-        for a, f in zip(old, fills):
+        for a, f, on in zip(old, fills, used):
+            if not on:
+                new.append(a)
+                continue
             b = np.empty((width, n), dtype=a.dtype)
             b[:held] = a[c0 : c0 + held]  # (past a column's own count: its pads)
             b[held:] = f
@@ -200,9 +205,14 @@ class _Stepper:
             w = c.times.shape[1]
             valid = np.arange(w)[None, :] < added[r][:, None]
             dest = ((left[r][:, None] + np.arange(w)[None, :]) * n + r[:, None])[valid]
-            speed = c.slow if c.slow is not None else np.ones(c.times.shape)
-            dr = c.dr if c.dr is not None else np.full(c.times.shape, self.worlds[self.group[r[0]]].m.detect_restart)
-            for b, src in zip(new, (c.times, c.kinds, c.took, c.cap, c.blocked, speed, dr)):
+            sources = [c.times, c.kinds, c.took, c.cap, c.blocked]
+            if self.flags.slow:
+                sources.append(c.slow if c.slow is not None else np.ones(c.times.shape))
+            if self.flags.detect_by:
+                m = self.worlds[self.group[r[0]]].m
+                sources.append(c.dr if c.dr is not None else np.full(c.times.shape, m.detect_restart))
+            targets = new[:5] + ([new[5]] if self.flags.slow else []) + ([new[6]] if self.flags.detect_by else [])
+            for b, src in zip(targets, sources):
                 b.ravel()[dest] = (src if len(tr) == src.shape[0] else src[tr])[valid]
         self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed, self.bdr = new
         self.count = left + added

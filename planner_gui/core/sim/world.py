@@ -525,7 +525,7 @@ class World:
             if slow_n.shape[1]:
                 self.slow_n = slow_n[:, -1]
         else:
-            speed = np.ones(times.shape)
+            speed = None
         # 4. The points that change something for the job.
         passive = (kinds == _DEPART) | (kinds == _RETURN)
         if passive.any():
@@ -542,24 +542,15 @@ class World:
             self.cap = np.where(has, cap[rows, last], self.cap)
             self.blocked = np.where(has, blocked[rows, last], self.blocked)
         # Detection + restart after each failure, by its class (the model's one elsewhere: not read there).
-        dr_class = m.dr_class
-        dr = np.where(tags < j, dr_class[np.minimum(tags, j - 1)], 0.0) if dr_class is not None else np.zeros(0)
+        dr = None if m.dr_class is None else np.where(tags < j, m.dr_class[np.minimum(tags, j - 1)], 0.0)
         kinds = np.where(passive | (kinds == _MARK) | (kinds == _SLOW), CHANGE, kinds).astype(np.int8)
-        times, kinds, took, cap, blocked, speed, dr = _compact(
-            keep,
-            [times, kinds, took, cap, blocked, speed, dr if dr_class is not None else np.zeros(times.shape)],
-            [np.inf, PAD, False, 1.0, False, 1.0, 0.0],
+        extras = [a for a in (speed, dr) if a is not None]  # (compacted only where modelled)
+        fills = [1.0 if a is speed else 0.0 for a in extras]
+        times, kinds, took, cap, blocked, *kept = _compact(
+            keep, [times, kinds, took, cap, blocked, *extras], [np.inf, PAD, False, 1.0, False, *fills]
         )
-        return Chunk(
-            times,
-            kinds,
-            took,
-            cap,
-            blocked,
-            keep.sum(axis=1),
-            speed if self.slow else None,
-            dr if dr_class is not None else None,
-        )
+        out = dict(zip([name for name, a in (("slow", speed), ("dr", dr)) if a is not None], kept))
+        return Chunk(times, kinds, took, cap, blocked, keep.sum(axis=1), out.get("slow"), out.get("dr"))
 
     def _repairs(self, rng: np.random.Generator, means: np.ndarray) -> np.ndarray:
         sigma = self.m.sigma
