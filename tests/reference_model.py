@@ -162,6 +162,7 @@ class ReferenceTrials:
     nodes_in_repair: np.ndarray
     train_hours: np.ndarray | None
     slow_drains: np.ndarray | None = None
+    restores_failed: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -223,6 +224,8 @@ class _Model:
     slow_rate: float = 0.0  # fail-slow nodes per hour of the whole job (section 1, "Fail-slow nodes")
     slow_factor: float = 1.0  # f: the job's speed while a node is slow
     slow_detect: float = 0.0  # D: hours from a node turning slow to its drain
+    save_fail: float = 0.0  # the chance a save fails (2.1, "Saves that fail")
+    restore_fail: float = 0.0  # the chance a restore from the fast tier fails its validation (2.2)
 
 
 def reference_model(scenario: Scenario) -> _Model:
@@ -345,6 +348,8 @@ def reference_model(scenario: Scenario) -> _Model:
         slow_rate=scenario.slow_rate_per_gpu_hour * G,
         slow_factor=scenario.slow_factor,
         slow_detect=scenario.slow_detect_min / 60.0,
+        save_fail=scenario.save_fail_p,
+        restore_fail=scenario.restore_fail_p,
     )
 
 
@@ -486,6 +491,7 @@ class _Trial:
         self.phase = _COMPUTE
         self.left = m.tau  # running time left in the phase
         self.count = 0  # snapshots since the last full renewal
+        self.snap_count = 0  # the count at the fast tier's checkpoint (the last snapshot saved)
         self.P = 0.0
         self.P_snap = 0.0
         self.bank = 0.0
@@ -512,6 +518,7 @@ class _Trial:
                 "node_failures",
                 "no_spare",
                 "slow_drains",
+                "restores_failed",
             ),
             0,
         )
@@ -718,8 +725,13 @@ class _Trial:
         self.out -= reps
         self._capacity()
 
+    def _saved(self) -> bool:
+        """Whether a save succeeds (2.1: each fails with chance ``save_fail``, independently)."""
+        return self.m.save_fail <= 0 or self.draws.uniform() >= self.m.save_fail
+
     def _on_upload_end(self) -> None:
-        self.bank = self.upload_p
+        if self._saved():  # (a failed upload took its time all the same)
+            self.bank = self.upload_p
         self.upload_end = _INF
 
     # -- the job's reactions -----------------------------------------------------------------------------
@@ -732,20 +744,28 @@ class _Trial:
         tier = own
         if self.down and self.pending == "persistent":
             tier = "persistent"  # the worse of the two
+        promoted = own == "fast" and tier == "persistent"
+        failed = False
+        if tier == "fast" and self.bank > self.P_snap:  # (2.2) every snapshot since the bank's point failed
+            tier = "persistent"
+        elif tier == "fast" and m.restore_fail > 0 and self.draws.uniform() < m.restore_fail:
+            tier, failed = "persistent", True  # the fast restore fails its validation
         if self.in_window:
-            self.n["promoted"] += 1 if (own == "fast" and tier == "persistent") else 0
+            self.n["promoted"] += 1 if promoted else 0
             self.n["restores_" + tier] += 1
+            self.n["restores_failed"] += 1 if failed else 0
         if not self.down and self.phase == _STALL:
             self._stall_ends("lost")
         if tier == "fast":
             self._roll_back(self.P_snap)
+            self.count = self.snap_count
         else:
             self._roll_back(self.bank)
-            self.count, self.P_snap = 0, self.bank
+            self.count, self.P_snap, self.snap_count = 0, self.bank, 0
         self.upload_end = _INF  # aborted
         detect = m.detect_class[j] if m.detect_class else m.detect  # (2.2: the cause's own detection)
         own_end = self.J + detect + m.restart + (m.swap if took_nodes else 0.0)
-        end = max(own_end, self.swap_end) + m.restore[tier]
+        end = max(own_end, self.swap_end) + m.restore[tier] + (m.restore["fast"] if failed else 0.0)
         if took_nodes and m.swap > 0:  # with no swap time the node is replaced at once: nothing still runs
             self.swap_end = max(self.swap_end, self.J + detect + m.restart + m.swap)
         self._go_down(end, tier)
@@ -794,7 +814,7 @@ class _Trial:
             if not self.down and self.phase == _STALL:
                 self._stall_ends("checkpoint")
             self.P_snap = self.bank = self.P
-            self.count = 0
+            self.count = self.snap_count = 0
             self.upload_end = _INF
             self._go_down(max(self.J + m.restart, self.swap_end), None)
         self.planned_until = self.J + m.restart
@@ -807,16 +827,18 @@ class _Trial:
             point = (self.count + 1) % m.k == 0
             self.left = m.c + (m.c_p if point else 0.0)
             return
-        # A snapshot counts at the end of its whole stall.
+        # A snapshot counts at the end of its whole stall (and is kept only if its save succeeds).
         self.count += 1
-        self.P_snap = self.P
+        if self._saved():
+            self.P_snap, self.snap_count = self.P, self.count
         self._stall_ends("checkpoint")
         if self.count % m.k == 0:  # a persistent point
             if self.upload_end <= self.t + TIE_HOURS:
                 self._on_upload_end()
             if self.upload_end == _INF:
                 if m.upload <= 0:
-                    self.bank = self.P
+                    if self._saved():  # its copy to storage, a save of its own
+                        self.bank = self.P
                 else:
                     self.upload_end, self.upload_p = self.t + m.upload, self.P
         self.phase, self.left = _COMPUTE, m.tau
@@ -955,6 +977,7 @@ def simulate_reference(
             "node_failures",
             "no_spare",
             "slow_drains",
+            "restores_failed",
         )
     }
     by_component = np.zeros((trials, len(m.rates)), dtype=np.int64)
@@ -986,4 +1009,5 @@ def simulate_reference(
         nodes_in_repair=nodes_in_repair,
         train_hours=train,
         slow_drains=counts["slow_drains"],
+        restores_failed=counts["restores_failed"],
     )

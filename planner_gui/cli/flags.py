@@ -196,6 +196,8 @@ FLAG_FIELDS = {
     "slow_rate_per_gpu_hour": "--slow-rate",
     "slow_factor": "--slow-factor",
     "slow_detect_min": "--slow-detect",
+    "save_fail_p": "--save-fail-p",
+    "restore_fail_p": "--restore-fail-p",
     "trials": "--trials",
     "seed": "--seed",
 }
@@ -213,6 +215,8 @@ _NAMED_FIELDS = (
     "slow_rate_per_gpu_hour",
     "slow_factor",
     "slow_detect_min",
+    "save_fail_p",
+    "restore_fail_p",
 )
 
 
@@ -328,6 +332,20 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         type=number_arg,
         metavar="MIN",
         help="minutes from a node turning slow to its drain",
+    )
+    p.add_argument(
+        "--save-fail-p",
+        type=number_arg,
+        metavar="P",
+        help="the chance that a checkpoint save fails (a snapshot, or a persistent point's copy to storage): the "
+        "checkpoint before it stands until the next save, 0-0.99 (default 0)",
+    )
+    p.add_argument(
+        "--restore-fail-p",
+        type=number_arg,
+        metavar="P",
+        help="the chance that a restore from the in-memory (fast) tier fails its validation: the job then restores "
+        "from storage, after the fast restore's time, 0-1 (default 0)",
     )
     p.add_argument(
         "--gpu-mtbf-hours",

@@ -192,6 +192,18 @@ DEFAULT_NOTES: dict[str, str] = {
         "Extension's straggler detection; Falcon, arXiv 2410.12588, finds one in minutes) against hours by hand. A "
         "planner's estimate."
     ),
+    "save_fail_p": (
+        "0: every checkpoint save succeeds. A save can fail (a storage error, a timeout, a rank that dies while "
+        "writing, a partial write found at finalization); the job then keeps the checkpoint before it until the "
+        "next save. Writes made atomic (write, fsync, rename) make a failed save cost only this. No published rate: "
+        "a planner's estimate."
+    ),
+    "restore_fail_p": (
+        "0: every restore from the in-memory tier succeeds. A restore checks the snapshot it loads (every shard "
+        "present, checksums equal); when it fails, the job falls back to the persistent checkpoint in storage, as "
+        "in-memory checkpointing systems do when a peer's copy is lost (Gemini, SOSP 2023). No published rate: a "
+        "planner's estimate."
+    ),
     "trials": "1,000 Monte Carlo trials: the standard error of goodput is then a few hundredths of a percent.",
     "seed": "Fixed seed: the same scenario gives the same numbers.",
     "gpu_hour_cost_usd": "Planner input with no published source: the price you pay per GPU-hour.",
@@ -412,6 +424,10 @@ class Scenario:
     slow_rate_per_gpu_hour: float = 0.0
     slow_factor: float = 0.5
     slow_detect_min: float = 30.0
+    #: Checkpoints that fail (docs/model.md 2.1 and 2.2): the chance that a save fails (a snapshot, or a
+    #: persistent point's copy to storage), and that a restore from the fast tier fails its validation.
+    save_fail_p: float = 0.0
+    restore_fail_p: float = 0.0
     trials: int = 1000
     seed: int = 20240723
     gpu_hour_cost_usd: float = 2.5
@@ -500,6 +516,26 @@ class Scenario:
     def detect_by_text(self) -> str:
         """Detection by cause in words: "NCCL Watchdog Timeouts 15 min, GPU 0.1 min" (empty without)."""
         return ", ".join(f"{name} {duration_min(v)}" for name, v in self.detect_by)
+
+    @property
+    def fast_tier_on(self) -> bool:
+        """Whether the in-memory (fast) checkpoint tier is on."""
+        return self.tiers is not None and self.tiers.fast_enabled
+
+    @property
+    def uses_failing_checkpoints(self) -> bool:
+        """Whether a checkpoint can fail: a save at a chance above 0, or a fast-tier restore (the fast tier on)."""
+        return self.save_fail_p > 0.0 or (self.restore_fail_p > 0.0 and self.fast_tier_on)
+
+    def failing_checkpoints_text(self) -> str:
+        """The failing-checkpoint inputs in words: "off", or "saves fail 2%, fast restores fail 5%"."""
+        parts = []
+        if self.save_fail_p > 0.0:
+            parts.append(f"saves fail {100.0 * self.save_fail_p:.3g}%")
+        if self.restore_fail_p > 0.0:
+            tail = "" if self.fast_tier_on else " (no fast tier: unused)"
+            parts.append(f"fast restores fail {100.0 * self.restore_fail_p:.3g}%{tail}")
+        return ", ".join(parts) if parts else "off"
 
     @property
     def uses_slow(self) -> bool:

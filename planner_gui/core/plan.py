@@ -277,6 +277,7 @@ def _whole_window_run(res: SimulationResult, sc: Scenario, fraction: float) -> S
         restores_persistent=whole(res.restores_persistent),
         slow_hours=whole(res.slow_hours),
         slow_drains=whole(res.slow_drains),
+        restores_failed=whole(res.restores_failed),
     )
 
 

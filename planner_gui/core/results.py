@@ -145,6 +145,9 @@ class SimulationResult:
     #: and the slow nodes drained in the window (None: none modelled).
     slow_hours: np.ndarray | None = None
     slow_drains: np.ndarray | None = None
+    #: Checkpoints that fail (docs/model.md 2.2): per trial the restores from the fast tier that failed their
+    #: validation (each then restored from storage, and counted there too); None: none can fail.
+    restores_failed: np.ndarray | None = None
 
     @property
     def no_closed_form(self) -> str:
@@ -197,10 +200,13 @@ class SimulationResult:
 
     def restores(self) -> dict[str, float]:
         """Mean unplanned interruptions per window by the tier they restored from (with spares in continue
-        mode, those the job continued after restored from none: only its restarts count)."""
+        mode, those the job continued after restored from none: only its restarts count); with checkpoints that
+        fail, ``failed``: the restores from the fast tier that failed their validation (then from storage, and
+        counted there)."""
         fast = 0.0 if self.restores_fast is None else float(self.restores_fast.mean())
+        failed = {} if self.restores_failed is None else {"failed": float(self.restores_failed.mean())}
         if self.restores_persistent is not None:
-            return {"fast": fast, "persistent": float(self.restores_persistent.mean())}
+            return {"fast": fast, "persistent": float(self.restores_persistent.mean()), **failed}
         run = self.spares_run
         if run is not None and run.trials.restarts is not None:
             return {"fast": fast, "persistent": float(run.trials.restarts.mean()) - fast}
@@ -666,6 +672,7 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
         useful_by_stretch=t.useful_by_stretch,
         slow_hours=h[SLOW_HOURS_KEY] if sc.uses_slow else None,
         slow_drains=t.slow_drains,
+        restores_failed=t.restores_failed,
     )
 
 

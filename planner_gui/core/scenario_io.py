@@ -115,7 +115,11 @@ _OPTIONAL = (
     "slow_rate_per_gpu_hour",
     "slow_factor",
     "slow_detect_min",
+    "save_fail_p",
+    "restore_fail_p",
 )
+#: The failing-checkpoint keys (each optional; absent: 0, written only when above 0).
+_FAIL_KEYS = ("save_fail_p", "restore_fail_p")
 #: The fail-slow keys (each optional; absent: the default) and their defaults.
 _SLOW_DEFAULTS: dict[str, float] = {
     f.name: float(f.default)  # type: ignore[arg-type]
@@ -309,6 +313,7 @@ def scenario_from_dict(doc: Any) -> Scenario:
         restart_min=float(nums["restart_min"]),
         restart_per_log2_gpus_min=float(nums.get("restart_per_log2_gpus_min", 0.0)),
         **{f: _number_or(nums.get(f), default) for f, default in _SLOW_DEFAULTS.items()},
+        **{f: _number_or(nums.get(f), 0.0) for f in _FAIL_KEYS},
         trials=int(nums["trials"]),
         seed=int(nums["seed"]),
         gpu_hour_cost_usd=float(nums["gpu_hour_cost_usd"]),
@@ -606,6 +611,7 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
         doc["restart_per_log2_gpus_min"] = scenario.restart_per_log2_gpus_min
     if _slow_changed(scenario):
         doc |= {f: getattr(scenario, f) for f in _SLOW_DEFAULTS}
+    doc |= {f: getattr(scenario, f) for f in _FAIL_KEYS if getattr(scenario, f)}
     return doc
 
 
@@ -632,6 +638,7 @@ def _has_optional_parts(scenario: Scenario) -> bool:
         or bool(scenario.detect_by)
         or scenario.restart_per_log2_gpus_min != 0.0
         or _slow_changed(scenario)
+        or any(getattr(scenario, f) for f in _FAIL_KEYS)
     )
 
 

@@ -178,6 +178,28 @@ SPECS: dict[str, InputSpec] = {
             slider=(0.1, 1440),
             help="From a node turning slow to its drain (a planned restart without it).",
         ),
+        InputSpec(
+            "save_fail_p",
+            "Failed saves",
+            "",
+            0.0,
+            0.99,
+            slider=(0.0, 0.5),
+            decimals=3,
+            help="The chance that a checkpoint save fails (a snapshot, or a persistent point's copy to storage): "
+            "the checkpoint before it stays the one a failure returns to, and the next save is the next chance.",
+        ),
+        InputSpec(
+            "restore_fail_p",
+            "Failed fast restores",
+            "",
+            0.0,
+            1.0,
+            slider=(0.0, 1.0),
+            decimals=3,
+            help="The chance that a restore from the in-memory (fast) tier fails its validation: the job then "
+            "restores from persistent storage, after the fast restore's time was spent.",
+        ),
         InputSpec("trials", "Trials", "", 1, 100_000, True, decimals=0),
         InputSpec("seed", "Seed", "", 0, 2**63 - 1, True, decimals=0),
         InputSpec("gpu_hour_cost_usd", "Price per GPU-hour", "$", 0, 10_000, help="Price per GPU-hour."),

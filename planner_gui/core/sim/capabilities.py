@@ -112,11 +112,12 @@ FEATURES: tuple[Feature, ...] = (
     Feature("training", "a time to train", lambda s: s.training is not None),
     Feature("fail_slow", "fail-slow nodes", lambda s: s.uses_slow),
     Feature("detect_by", "detection by cause", lambda s: s.uses_detect_by),
+    Feature("failing_checkpoints", "checkpoints that fail", lambda s: s.uses_failing_checkpoints),
 )
 
 
 #: Features no closed form of docs/model.md section 3 takes: with one of them only the Monte Carlo gives the numbers.
-SIMULATED_ONLY: tuple[str, ...] = ("fail_slow", "detect_by")
+SIMULATED_ONLY: tuple[str, ...] = ("fail_slow", "detect_by", "failing_checkpoints")
 
 
 def simulated_only(scenario: Scenario) -> str | None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import CONTINUE, RESTART_FAST, SimModel
-from .world import PLANNED
+from .world import PLANNED, failed_in_a_row
 
 __all__ = ["ROWS", "Flags", "advance", "compute_at", "initial_state", "step"]
 
@@ -46,7 +46,11 @@ __all__ = ["ROWS", "Flags", "advance", "compute_at", "initial_state", "step"]
 # Fail-slow nodes: the job's speed now (1, or the slow factor while a node is slow), and the window's computing
 # hours lost to it (docs/model.md, "Fail-slow nodes").
 (SPEED, SLOW_H) = range(48, 50)
-ROWS = 50
+# Checkpoints that fail (docs/model.md 2.1, 2.2): the phase of the fast tier's checkpoint (the count at its
+# snapshot, which a failed save can leave behind the job's), and the window's restores from the fast tier that
+# failed their validation.
+(SPHI, N_FAILED) = range(50, 52)
+ROWS = 52
 #: How long after its window a trial is followed at most before it is settled by force (docs/model.md 2.7): the
 #: window's end plus the model's tail and this many hours.
 SETTLE_HOURS = 24.0
@@ -93,7 +97,7 @@ def compute_at(
 
 def model_rows(m: SimModel, work: float | None) -> dict[int, float]:
     """The model's rows of a column."""
-    if m.restarts_persistent:
+    if m.restarts_persistent or (m.restarts_fast and m.restore_fail > 0.0):
         floor = FLOOR_BANK
     elif m.restarts_fast:
         floor = FLOOR_SNAP
@@ -172,6 +176,12 @@ def initial_state(
     st[UPEND] = np.where(in_flight, start + (m.upload - phase), NEVER)
     st[UPP] = np.where(in_flight, base - since_start, NEVER)
     st[PBANK] = np.where(in_flight, base - since_start - q * k * m.tau, base - since_start)
+    st[SPHI] = phi
+    if m.save_fail > 0.0:  # the saves that failed: the last kept snapshot and upload lie further back
+        back_snap, back_up = failed_in_a_row(rng.random((2, trials)), m.save_fail)
+        st[PSNAP] -= back_snap * m.tau
+        st[SPHI] = np.mod(phi - back_snap, k)
+        st[PBANK] -= back_up * q * k * m.tau
     return st
 
 
@@ -192,6 +202,7 @@ class Flags:
     even: bool = False
     slow: bool = False  # some column has fail-slow nodes (its speed changes at points)
     detect_by: bool = False  # some column's detection differs by cause (each failure brings its own)
+    failing: bool = False  # some column's checkpoints can fail (each point brings its draws)
 
 
 def _blend(a: np.ndarray, b: np.ndarray | float, mask: np.ndarray, not_mask: np.ndarray) -> np.ndarray:
@@ -215,6 +226,7 @@ def step(
     window_hi: float,
     ev_speed: np.ndarray | None = None,
     ev_dr: np.ndarray | None = None,
+    ev_fail: np.ndarray | None = None,
 ) -> np.ndarray:
     """Move every column of ``st`` to its next point (``ev_*``, one per column) and apply it.
 
@@ -224,7 +236,11 @@ def step(
 
     Masks are carried as 0.0 / 1.0 and applied by arithmetic (:func:`_blend`); the times that mean "none"
     (no downtime, no upload, no swap) are :data:`NEVER`, a finite number below every time, so that the
-    arithmetic stays exact."""
+    arithmetic stays exact.
+
+    ``ev_fail`` (checkpoints that fail, docs/model.md 2.1): per point, how many of the spacing's last snapshots
+    failed to save, how many of its last persistent saves failed (both counted back from the latest, geometric),
+    and 1.0 where a restore from the fast tier at the point fails its validation."""
     t, g = st[T], st[G]
     dt = ev_t - t
     dg = dt * (1.0 - st[BLOCKED]) if f.waits else dt
@@ -274,26 +290,41 @@ def step(
     nds = 1.0 - ds
     p_end = theta * comp
     p_end += p0
-    p_snap = mtau - e_tau
-    p_snap *= theta
-    p_snap += p0
-    p_snap = _blend(st[PSNAP], p_snap, ds, nds)
+    failing = f.failing and ev_fail is not None
+    back_snap = back_up = sphi = None
+    if failing:  # the last snapshot saved in the spacing lies back_snap snapshots before the last completed
+        assert ev_fail is not None
+        back_snap, back_up = ev_fail[0], ev_fail[1]
+        got = (m > back_snap).astype(np.float64)
+        p_snap = _blend(st[PSNAP], p0 + theta * ((m - back_snap) * tau - e_tau), got, 1.0 - got)
+        if i is not None and k is not None:
+            sphi = _blend(st[SPHI], np.mod(i - back_snap, k), got, 1.0 - got)
+    else:
+        p_snap = mtau - e_tau
+        p_snap *= theta
+        p_snap += p0
+        p_snap = _blend(st[PSNAP], p_snap, ds, nds)
     bank = st[PBANK]
     upend = upp = None
     if f.unit_k and not f.uploads:
-        bank = _blend(bank, p_snap, ds, nds)
+        if back_up is not None:  # every snapshot a persistent point: the last whose copy was saved
+            got_u = (m > back_up).astype(np.float64)
+            bank = _blend(bank, p0 + theta * ((m - back_up) * tau - e_tau), got_u, 1.0 - got_u)
+        else:
+            bank = _blend(bank, p_snap, ds, nds)
     else:
         kk = 1.0 if k is None else k
         ph = 0.0 if phi is None else phi
         step_p = theta * kk * tau
         p_first = p0 + theta * ((kk - ph) * tau - e_tau)  # progress at the spacing's first point (point j: + j step_p)
         if not f.uploads:
-            some = np.minimum(n_pts, 1.0)
-            bank = _blend(bank, p_first + (n_pts - 1.0) * step_p, some, 1.0 - some)
+            last = n_pts - 1.0 if back_up is None else n_pts - 1.0 - back_up  # (the last point saved)
+            some = (last >= 0.0).astype(np.float64)
+            bank = _blend(bank, p_first + last * step_p, some, 1.0 - some)
         else:
             # (wall time of the first point)
             first_pt = t_run + ((kk - ph) * st[S] + st[CP] - e) if k is not None else t_run + (st[L] - e)
-            bank, upend, upp = _uploads(st, ev_t, n_pts, first_pt, p_first, step_p, st[L], bank)
+            bank, upend, upp = _uploads(st, ev_t, n_pts, first_pt, p_first, step_p, st[L], bank, back_up)
     kf = kind.astype(np.float64)
     restart = kf <= 2.0
     rs = restart.astype(np.float64)
@@ -333,12 +364,25 @@ def step(
     tier = np.maximum(pend, kf)  # (for restarts) RESTART_PERSISTENT is the worse
     pers = tier - 1.0
     pers *= rs  # 1.0 where a restart restores from the persistent tier
+    promoted = pers * (2.0 - kf) if f.fast else None  # a fast-tier failure during a restore from storage
+    failed = None
+    if failing and f.fast:
+        assert ev_fail is not None
+        # A restore from the fast tier goes to storage when the bank is newer than the fast tier's checkpoint
+        # (the saves since the bank's failed), or when it fails its validation (after the fast restore's time).
+        want_fast = rs - pers
+        older = want_fast * (p_snap < bank)
+        failed = (want_fast - older) * ev_fail[2]
+        pers = pers + older + failed
     fast = rs - pers
     # Where the job resumes.
     new_p = _blend(p_end, p_snap, fast, 1.0 - fast)
     new_p = _blend(new_p, bank, pers, 1.0 - pers)
     st[P] = new_p
     if i is not None:
+        if sphi is not None:  # a restore from the fast tier resumes the count at its snapshot
+            i = _blend(i, sphi, fast, 1.0 - fast)
+            st[SPHI] = sphi * (1.0 - pers)
         i *= 1.0 - pers
         st[PHI] = i
     rem *= nrs
@@ -352,6 +396,8 @@ def step(
     restore = st[RPERS]
     if f.fast:
         restore = restore + fast * (st[RF] - restore)
+        if failed is not None:
+            restore = restore + failed * st[RF]  # (the fast restore that failed, then the one from storage)
     dr = ev_dr if f.detect_by and ev_dr is not None else st[DR]  # (read only at restarting failures)
     base = g_new + dr
     swap = st[SWAP]
@@ -374,7 +420,7 @@ def step(
     st[DOWN] = down_new
     plan_end = st[PLAN_END]
     np.minimum(plan_end, g_new + NEVER * -nrs, out=plan_end)  # (a restart: the planned part is over)
-    st[PEND] = pend + rs * (tier - pend)
+    st[PEND] = pend * nrs + rs + pers
     st[T] = ev_t
     st[G] = g_new
     if f.throughput or f.waits:
@@ -383,7 +429,6 @@ def step(
         st[BLOCKED] = ev_blk
     if f.slow and ev_speed is not None:
         st[SPEED] = ev_speed
-    promoted = pers * (2.0 - kf) if f.fast else None  # a fast-tier failure during a restore from storage
     if pl_cols is not None:  # planned interruptions (rare): drain, or keep the pending restore (docs/model.md 2.4)
         _planned(st, pl_cols, g_new, pend, p_end, swap, f)
     if not f.window:
@@ -400,6 +445,8 @@ def step(
         st[N_PERSISTENT] += pers
         if promoted is not None:
             st[N_PROMOTED] += promoted
+        if failed is not None:
+            st[N_FAILED] += failed
         if cont is not None:
             st[N_CONTINUED] += cont
         np.minimum(st[M0], new_p, out=st[M0])
@@ -409,6 +456,8 @@ def step(
     st[N_PERSISTENT] += pers * inside
     if promoted is not None:
         st[N_PROMOTED] += promoted * inside
+    if failed is not None:
+        st[N_FAILED] += failed * inside
     if cont is not None:
         st[N_CONTINUED] += cont & inside
     np.minimum(st[M0], np.where(inside, new_p, np.inf), out=st[M0])
@@ -446,6 +495,7 @@ def _planned(
         st[E, drain] = 0.0
         if not f.unit_k:
             st[PHI, drain] = 0.0
+            st[SPHI, drain] = 0.0
         if f.uploads:
             st[UPEND, drain] = NEVER
             st[UPP, drain] = NEVER
@@ -463,10 +513,12 @@ def _uploads(
     step_p: np.ndarray,
     cyc: np.ndarray,
     bank: np.ndarray,
+    back: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The uploads of a spacing: the one in flight at its start finishes, then uploads start at the first point at
-    or after its end and every ``q``-th after that (one at a time); the bank is the last to finish. (No upload in
-    flight: its end and its progress are :data:`NEVER`.)"""
+    or after its end and every ``q``-th after that (one at a time); the bank is the last to finish, or with
+    ``back`` (failed saves) the one ``back`` uploads before the last to finish. (No upload in flight: its end and
+    its progress are :data:`NEVER`.)"""
     u, q = st[U], st[Q]
     upend, upp = st[UPEND], st[UPP]
     od = (upend <= ev_t).astype(np.float64)  # the upload in flight (if any) has finished
@@ -484,9 +536,18 @@ def _uploads(
     p_last = p_first + j_last * step_p
     finished = any_start * (end_last <= ev_t)
     flying = any_start - finished
-    prev_ok = flying * (j_last - q >= j0)
-    np.maximum(cand, p_last + NEVER * (1.0 - finished), out=cand)
-    np.maximum(cand, (p_last - q * step_p) + NEVER * (1.0 - prev_ok), out=cand)
+    if back is None:
+        prev_ok = flying * (j_last - q >= j0)
+        np.maximum(cand, p_last + NEVER * (1.0 - finished), out=cand)
+        np.maximum(cand, (p_last - q * step_p) + NEVER * (1.0 - prev_ok), out=cand)
+    else:
+        # The uploads finished in the spacing, in order: the one in flight, then those started here but the last
+        # if it still flies; the one ``back`` before the last of them was saved.
+        done_here = any_start * (np.floor(np.maximum(starts, 0.0) / q) + 1.0) - flying
+        j_fin = j_last - q * flying
+        from_here = (back < done_here).astype(np.float64)
+        cand = cand + NEVER * (back != done_here)  # (the one in flight, only when it is the one)
+        np.maximum(cand, (p_first + (j_fin - back * q) * step_p) + NEVER * (1.0 - from_here), out=cand)
     bank = np.maximum(bank, cand)
     # (an upload in flight goes on; one that finished leaves none, or the last started)
     not_flying = 1.0 - flying

@@ -82,6 +82,10 @@ class SimModel:
     #: Per class, detection + restart (hours) where detection differs by cause (docs/model.md 2.2); None: every
     #: class's is ``detect_restart``.
     dr_class: np.ndarray | None = None
+    #: Checkpoints that fail (docs/model.md 2.1, 2.2): the chance that a save fails (a snapshot; a persistent
+    #: point's copy to storage), and that a restore from the fast tier fails its validation.
+    save_fail: float = 0.0
+    restore_fail: float = 0.0
     #: Per trial and class, the drawn rates per GPU-hour (rate uncertainty), or None.
     rate_draws: np.ndarray | None = None
     gpus: int = 1
@@ -104,6 +108,11 @@ class SimModel:
         if self.upload <= 0:
             return 1
         return max(1, math.ceil(self.upload / self.cycle * (1.0 - 1e-12)))
+
+    @property
+    def failing(self) -> bool:
+        """Whether a checkpoint can fail (a save, or a restore from the fast tier)."""
+        return self.save_fail > 0.0 or (self.restore_fail > 0.0 and self.restarts_fast)
 
     @property
     def finite_pool(self) -> bool:
@@ -159,8 +168,11 @@ class SimModel:
 
     def tail_hours(self) -> float:
         """Hours after the window within which, without interruptions, a snapshot taken after it is banked (its
-        cadence's part at most 96 hours)."""
-        cycles = min((self.points_per_upload + 1.0) * self.cycle + self.upload, MAX_CYCLE_HOURS)
+        cadence's part at most 96 hours); with saves that fail, within which one is banked but once in 10,000
+        (that many more persistent points, and 96 hours each)."""
+        p = self.save_fail
+        more = math.ceil(math.log(1e-4) / math.log(p)) if p > 0.0 else 0
+        cycles = min((self.points_per_upload + 1.0 + more) * self.cycle + self.upload, MAX_CYCLE_HOURS * (1 + more))
         return cycles + self.max_downtime + self.s
 
 
@@ -247,6 +259,8 @@ def sim_model(
         slow_rate=scenario.slow_rate_per_gpu_hour * scenario.gpus,
         slow_factor=scenario.slow_factor if scenario.uses_slow else 1.0,
         slow_detect=scenario.slow_detect_min / 60.0 if scenario.uses_slow else 0.0,
+        save_fail=scenario.save_fail_p,
+        restore_fail=scenario.restore_fail_p if fast_on else 0.0,
         dr_class=(
             np.array([(scenario.detect_min_of(cc) + scenario.restart_at_size_min) / 60.0 for cc in comps])
             if scenario.uses_detect_by

@@ -23,7 +23,7 @@ from .. import engine
 from ..rows import stream
 from . import job
 from .model import SimModel
-from .world import PAD, World, padded_sum
+from .world import PAD, Chunk, World, padded_sum
 
 __all__ = [
     "ALL_HOURS_KEYS",
@@ -88,6 +88,8 @@ class SimTrials:
     useful_by_stretch: np.ndarray | None = None
     #: Slow nodes drained in the window (fail-slow nodes; None: none modelled).
     slow_drains: np.ndarray | None = None
+    #: Restores from the fast tier that failed their validation, in the window (None: none can fail).
+    restores_failed: np.ndarray | None = None
 
     def pool_for(self, share: float) -> int | None:
         """The smallest pool in which at least ``share`` of the simulated node-losing failures find their
@@ -123,6 +125,39 @@ class SimTrials:
         return float(np.searchsorted(cum, q * cum[-1] * (1 - 1e-12)))
 
 
+#: The buffer's arrays: what a point carries (fill past a column's points, dtype). The first five every run has;
+#: the others only where some run models them (:data:`_OPTIONAL_BUFFERS`: the flag that says so).
+_BUFFERS: dict[str, tuple[object, type]] = {
+    "times": (np.inf, np.float64),
+    "kinds": (PAD, np.int8),
+    "took": (False, np.bool_),
+    "cap": (1.0, np.float64),
+    "blocked": (False, np.bool_),
+    "slow": (1.0, np.float64),
+    "dr": (0.0, np.float64),
+    "fail_snap": (0.0, np.float64),
+    "fail_up": (0.0, np.float64),
+    "fail_restore": (0.0, np.float64),
+}
+_ALWAYS = ("times", "kinds", "took", "cap", "blocked")
+_FAIL_BUFFERS = ("fail_snap", "fail_up", "fail_restore")
+_OPTIONAL_BUFFERS = (("slow", "slow"), ("dr", "detect_by"), *((name, "failing") for name in _FAIL_BUFFERS))
+
+
+def _chunk_source(c: Chunk, name: str, m: SimModel) -> np.ndarray | None:
+    """A chunk's array for the buffer's ``name`` (a run that does not model it: what stands for none)."""
+    if name in _ALWAYS:
+        out: np.ndarray = getattr(c, name)
+        return out
+    if name == "slow":
+        return c.slow if c.slow is not None else np.ones(c.times.shape)
+    if name == "dr":
+        return c.dr if c.dr is not None else np.full(c.times.shape, m.detect_restart)
+    if c.fail is None:
+        return None
+    return np.asarray(c.fail[_FAIL_BUFFERS.index(name)])
+
+
 Progress = Callable[[float], None] | None
 StopCheck = Callable[[], bool] | None
 
@@ -138,13 +173,6 @@ class _Stepper:
         self.trial = np.concatenate([np.arange(s.shape[1]) for s in states]).astype(np.intp)
         n = self.st.shape[1]
         self.alive = np.ones(n, dtype=bool)
-        self.bt = np.full((0, n), np.inf)
-        self.bk = np.zeros((0, n), dtype=np.int8)
-        self.btook = np.zeros((0, n), dtype=bool)
-        self.bcap = np.ones((0, n))
-        self.bblk = np.zeros((0, n), dtype=bool)
-        self.bspeed = np.ones((0, n))
-        self.bdr = np.zeros((0, n))
         self.count = np.zeros(n, dtype=np.int64)
         self.cursor = 0
         self.ids = np.arange(n)
@@ -164,7 +192,16 @@ class _Stepper:
             even=bool(np.all(self.st[job.CP] == 0.0)),
             slow=any(m.slow_rate > 0 for m in ms),
             detect_by=any(m.dr_class is not None for m in ms),
+            failing=any(m.failing for m in ms),
         )
+        # The buffer: one array per attribute of a point, each (steps, columns) (the failed checkpoints: one per
+        # draw), only those some run models.
+        used = [name for name, on in _OPTIONAL_BUFFERS if getattr(self.flags, on)]
+        self.buf = {
+            name: np.full((0, n), fill, dtype=dtype)
+            for name, (fill, dtype) in _BUFFERS.items()
+            if name in _ALWAYS or name in used
+        }
         self.windows = (float(self.st[job.WINDOW].min(initial=np.inf)), float(self.st[job.WINDOW].max(initial=0.0)))
 
     def refill(self) -> None:
@@ -185,19 +222,12 @@ class _Stepper:
                 added[r] = c.counts[self.trial[r]]
         width = int((left + added).max(initial=0))
         held = int(left.max(initial=0))
-        # (the speed and the detection by point only where some run has them: nothing more for the rest)
-        fills = (np.inf, PAD, False, 1.0, False, 1.0, 0.0)
-        old = (self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed, self.bdr)
-        used = (True,) * 5 + (self.flags.slow, self.flags.detect_by)
-        new = []
-        for a, f, on in zip(old, fills, used):
-            if not on:
-                new.append(a)
-                continue
+        new = {}
+        for name, a in self.buf.items():
             b = np.empty((width, n), dtype=a.dtype)
             b[:held] = a[c0 : c0 + held]  # (past a column's own count: its pads)
-            b[held:] = f
-            new.append(b)
+            b[held:] = _BUFFERS[name][0]
+            new[name] = b
         for r, c in zip(rows, chunks):
             if c is None or not len(r):
                 continue
@@ -205,16 +235,11 @@ class _Stepper:
             w = c.times.shape[1]
             valid = np.arange(w)[None, :] < added[r][:, None]
             dest = ((left[r][:, None] + np.arange(w)[None, :]) * n + r[:, None])[valid]
-            sources = [c.times, c.kinds, c.took, c.cap, c.blocked]
-            if self.flags.slow:
-                sources.append(c.slow if c.slow is not None else np.ones(c.times.shape))
-            if self.flags.detect_by:
-                m = self.worlds[self.group[r[0]]].m
-                sources.append(c.dr if c.dr is not None else np.full(c.times.shape, m.detect_restart))
-            targets = new[:5] + ([new[5]] if self.flags.slow else []) + ([new[6]] if self.flags.detect_by else [])
-            for b, src in zip(targets, sources):
-                b.ravel()[dest] = (src if len(tr) == src.shape[0] else src[tr])[valid]
-        self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed, self.bdr = new
+            for name, b in new.items():
+                src = _chunk_source(c, name, self.worlds[self.group[r[0]]].m)
+                if src is not None:  # (None: the run does not model it; its fill stands)
+                    b.ravel()[dest] = (src if len(tr) == src.shape[0] else src[tr])[valid]
+        self.buf = new
         self.count = left + added
         self.cursor = 0
 
@@ -226,9 +251,7 @@ class _Stepper:
         self.st = self.st[:, keep]
         self.group = self.group[keep]
         self.trial = self.trial[keep]
-        self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed, self.bdr = (
-            a[:, keep] for a in (self.bt, self.bk, self.btook, self.bcap, self.bblk, self.bspeed, self.bdr)
-        )
+        self.buf = {name: a[:, keep] for name, a in self.buf.items()}
         self.count = self.count[keep]
         self.alive = self.alive[keep]
 
@@ -252,7 +275,8 @@ class _Stepper:
                 self.refill()
                 continue
             c = self.cursor
-            ev_t, kind = self.bt[c], self.bk[c]
+            buf = self.buf
+            ev_t, kind = buf["times"][c], buf["kinds"][c]
             if self.some_dead:  # finished columns wait where they are (their results are kept)
                 ev_t = np.where(self.alive, ev_t, self.st[job.T])
                 kind = np.where(self.alive, kind, job.CHANGE_KIND)
@@ -260,13 +284,14 @@ class _Stepper:
                 self.st,
                 ev_t,
                 kind,
-                self.btook[c],
-                self.bcap[c],
-                self.bblk[c],
+                buf["took"][c],
+                buf["cap"][c],
+                buf["blocked"][c],
                 self.flags,
                 *self.windows,
-                self.bspeed[c] if self.flags.slow else None,
-                self.bdr[c] if self.flags.detect_by else None,
+                buf["slow"][c] if self.flags.slow else None,
+                buf["dr"][c] if self.flags.detect_by else None,
+                np.stack([buf[name][c] for name in _FAIL_BUFFERS]) if self.flags.failing else None,
             )
             self.cursor += 1
             if finished.any():
@@ -363,6 +388,9 @@ def _joined(parts: list[SimTrials], trials: int, segments: int, length: float) -
         slow_drains=None
         if first.slow_drains is None or rest.slow_drains is None
         else per_trial(first.slow_drains, rest.slow_drains),
+        restores_failed=None
+        if first.restores_failed is None or rest.restores_failed is None
+        else per_trial(first.restores_failed, rest.restores_failed),
         useful_by_stretch=np.column_stack([first.hours["useful"], rest.hours["useful"].reshape(k, trials).T]),
     )
 
@@ -447,6 +475,7 @@ def _simulate_windows(runs: Sequence[_Part], progress: Progress, should_stop: St
                 repair_grid=w.grid,
                 need_hist=w.need_hist,
                 slow_drains=w.slow_drains if w.slow else None,
+                restores_failed=st[job.N_FAILED].astype(np.int64) if w.m.failing and w.m.restarts_fast else None,
             )
         )
     return out

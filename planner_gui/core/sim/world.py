@@ -38,6 +38,7 @@ __all__ = [
     "REPAIR_GRID",
     "Chunk",
     "World",
+    "failed_in_a_row",
     "padded_sum",
 ]
 
@@ -48,6 +49,8 @@ _DEPART, _RETURN, _MARK, _SLOW = 6, 7, 8, 9
 STREAM_WORLD = 31
 #: Fail-slow episodes have a stream of their own, so that turning them on changes no other draw.
 STREAM_SLOW = 33
+#: Checkpoints that fail draw from a stream of their own too.
+STREAM_FAIL = 34
 #: Points per trial a chunk aims at.
 TARGET_POINTS = 256
 #: Moments of the window at which each trial's nodes in repair are kept (its start, its end, evenly between).
@@ -68,6 +71,19 @@ class Chunk:
     slow: np.ndarray | None = None  # the job's speed after the point (fail-slow nodes; None: none modelled)
     #: Detection + restart after each failure, hours, by its class (detection per cause; None: the model's one).
     dr: np.ndarray | None = None
+    #: Checkpoints that fail (docs/model.md 2.1, 2.2), per point (3, rows, points): the snapshots and the persistent
+    #: saves that failed, counted back from the latest before the point, and 1.0 where a restore from the fast
+    #: tier at the point fails its validation (None: none fail).
+    fail: np.ndarray | None = None
+
+
+def failed_in_a_row(u: np.ndarray, p: float) -> np.ndarray:
+    """From uniforms on [0, 1): how many saves in a row, counted back from the latest, failed, each with chance
+    ``p`` (0 with ``p`` = 0): ``P(n or more) = p^n``."""
+    if p <= 0.0:
+        return np.zeros_like(u)
+    out: np.ndarray = np.floor(np.log1p(-u) / math.log(p))
+    return out
 
 
 def padded_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -550,7 +566,15 @@ class World:
             keep, [times, kinds, took, cap, blocked, *extras], [np.inf, PAD, False, 1.0, False, *fills]
         )
         out = dict(zip([name for name, a in (("slow", speed), ("dr", dr)) if a is not None], kept))
-        return Chunk(times, kinds, took, cap, blocked, keep.sum(axis=1), out.get("slow"), out.get("dr"))
+        fail = self._fail_draws(times.shape) if m.failing else None
+        return Chunk(times, kinds, took, cap, blocked, keep.sum(axis=1), out.get("slow"), out.get("dr"), fail)
+
+    def _fail_draws(self, shape: tuple[int, ...]) -> np.ndarray:
+        """Per point of this chunk, what fails of the checkpoints (:attr:`Chunk.fail`), from their own stream."""
+        u = stream(self.seed, STREAM_FAIL, self.index - 1).random((3, *shape))
+        u[:2] = failed_in_a_row(u[:2], self.m.save_fail)
+        u[2] = u[2] < self.m.restore_fail
+        return u
 
     def _repairs(self, rng: np.random.Generator, means: np.ndarray) -> np.ndarray:
         sigma = self.m.sigma

@@ -1,0 +1,251 @@
+"""Checkpoints that fail (docs/model.md 2.1 "Saves that fail", 2.2): each save (a snapshot; a persistent point's
+copy to storage) fails with ``save_fail_p``, the checkpoint before it standing; a restore from the fast tier fails
+its validation with ``restore_fail_p`` and restores from storage after the fast restore's time. Checked against a
+closed form for one tier, against the event-by-event reference simulator elsewhere; off by default, every number
+is today's."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+from reference_model import simulate_reference
+from test_sim import COUNTS, JOB_WARMUP, Z, _engine, _z, disagreements
+
+from planner_gui.cli import main
+from planner_gui.core.model import Scenario, Tiers, Training
+from planner_gui.core.results import simulate
+from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict
+from planner_gui.core.sim import job
+from planner_gui.core.sim.capabilities import train_engine, window_engine
+from planner_gui.core.sim.job import CHANGE_KIND
+from planner_gui.core.sim.model import RESTART_FAST, RESTART_PERSISTENT, sim_model
+from planner_gui.core.spares.model import Spares
+
+IM = load_preset("h100-100k-inmemory")
+assert IM.tiers is not None
+SAME = dataclasses.replace(IM.tiers, fast_interval_min=2.0, fast_placement="same-domain")
+
+
+def _one_tier_goodput(sc: Scenario, p: float) -> float:
+    """docs/model.md 3, "Saves that fail, one tier": today's renewal goodput less ``lam tau S' p q / (1 - p q)``
+    (no planned interruptions here, so ``S' = e^(-lam R)``), ``q = e^(-lam s)``; today's is ``lam tau S' q / (1 -
+    q)``."""
+    lam = sum(c.rate_per_gpu_hour for c in sc.components) * sc.gpus
+    tau = float(sc.checkpoint_interval_min) / 60.0
+    s = tau + sc.checkpoint_write_s / 3600.0
+    r = (sc.detect_min + sc.restart_min) / 60.0
+    q = math.exp(-lam * s)
+    runs = math.exp(-lam * r)
+    return lam * tau * runs * (q / (1.0 - q) - p * q / (1.0 - p * q))
+
+
+@pytest.mark.parametrize("p,interval", [(0.0, 30.0), (0.2, 30.0), (0.5, 60.0), (0.9, 10.0)])
+def test_one_tier_goodput_is_the_renewal_closed_form(p, interval):
+    sc = Scenario(days=5.0, planned_per_day=0.0, checkpoint_interval_min=interval, checkpoint_write_s=30.0)
+    sc = sc.replace(save_fail_p=p)
+    got = _engine(sc, 2000, 3)
+    g = got.hours["useful"] / sc.hours
+    expected = _one_tier_goodput(sc, p)
+    assert abs(g.mean() - expected) <= Z * g.std(ddof=1) / math.sqrt(len(g)), (g.mean(), expected)
+
+
+def test_the_closed_form_tells_the_failed_saves_apart():
+    # (the check above can fail: at p = 0.5 the failed saves cost 1.3 points of goodput, 30 standard errors)
+    sc = Scenario(days=5.0, planned_per_day=0.0, checkpoint_interval_min=60.0, checkpoint_write_s=30.0)
+    assert _one_tier_goodput(sc, 0.0) - _one_tier_goodput(sc, 0.5) > 0.01
+
+
+GRID = [
+    ("16k one tier, planned",
+     Scenario(days=3.0, checkpoint_interval_min=20.0, planned_per_day=6.0, save_fail_p=0.3), 250),
+    (
+        "16k same-domain, uploads, k=5",
+        Scenario(days=2.0, checkpoint_interval_min=10.0, planned_per_day=4.0,
+                 tiers=dataclasses.replace(SAME, persistent_upload_min=7.0), save_fail_p=0.25, restore_fail_p=0.3),
+        250,
+    ),
+    (
+        "100k in-memory, restores fail, no uploads",
+        IM.replace(days=1.0, checkpoint_interval_min=20.0, tiers=dataclasses.replace(SAME, persistent_upload_min=0.0),
+                   restore_fail_p=0.4, save_fail_p=0.1),
+        150,
+    ),
+    (
+        "100k in-memory + pool + continue, both fail",
+        IM.replace(days=1.0, checkpoint_interval_min=30.0, tiers=SAME, save_fail_p=0.2, restore_fail_p=0.2,
+                   spares=Spares(spare_nodes=60, recovery_mode="continue", swap_min=10.0)),
+        120,
+    ),
+    (
+        "16k one tier, uploads, 5 s stalls, pool",
+        Scenario(days=2.0, checkpoint_interval_min=15.0, tiers=Tiers(persistent_upload_min=20.0), save_fail_p=0.4,
+                 spares=Spares(spare_nodes=2, swap_min=20.0)),
+        200,
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name,sc,ref_trials", GRID, ids=[g[0] for g in GRID])
+def test_the_general_engine_agrees_with_the_reference_with_failing_checkpoints(name, sc, ref_trials):
+    assert window_engine(sc).key == "general"
+    ref = simulate_reference(sc, ref_trials, 51, job_warmup_hours=JOB_WARMUP)
+    got = _engine(sc, 1500, 52)
+    counts = (*COUNTS, "promoted") + (("restores_failed",) if got.restores_failed is not None else ())
+    bad = disagreements(got, ref, ref.hours, counts)
+    assert not bad, "; ".join(bad)
+    total = sum(got.hours[k] for k in got.hours)
+    np.testing.assert_allclose(total, sc.hours, rtol=0, atol=1e-6 * sc.hours)
+    if sc.restore_fail_p > 0:
+        assert ref.restores_failed is not None and ref.restores_failed.mean() > 0
+        assert got.restores_failed is not None and got.restores_failed.mean() > 0
+
+
+def test_the_time_to_train_with_failing_checkpoints_agrees_with_the_reference():
+    sc = Scenario(
+        checkpoint_interval_min=30.0,
+        tiers=dataclasses.replace(SAME, fast_interval_min=5.0, persistent_upload_min=10.0),
+        save_fail_p=0.3,
+        restore_fail_p=0.5,
+        training=Training(compute_gpu_hours=16_384 * 20.0),
+    )
+    assert train_engine(sc).key == "general"
+    ref = simulate_reference(sc, 150, 61, training=True)
+    res = simulate(sc.replace(trials=600, seed=62))
+    assert res.time_to_train is not None and ref.train_hours is not None
+    got = res.time_to_train.hours
+    assert abs(_z(got, ref.train_hours)) <= Z, (got.mean(), ref.train_hours.mean())
+    plain = simulate(sc.replace(trials=600, seed=62, save_fail_p=0.0, restore_fail_p=0.0))
+    assert plain.time_to_train is not None
+    assert got.mean() > plain.time_to_train.hours.mean()
+
+
+def test_a_restore_that_always_fails_is_a_restore_from_storage_after_the_fast_one():
+    # With every fast restore failing (p = 1) and a fast restore that takes no time, each restart returns to the
+    # bank after the persistent restore: the very run in which every failure restores from storage (every cause a
+    # domain's, with replicas in the same domain), draw for draw.
+    tiers = dataclasses.replace(SAME, fast_restore_min=0.0)
+    sc = IM.replace(days=1.0, trials=200, tiers=tiers, restore_fail_p=1.0)
+    domains = tuple(dataclasses.replace(c, scope="domain") for c in IM.components)
+    storage = IM.replace(days=1.0, trials=200, tiers=tiers, components=domains)
+    a, b = simulate(sc), simulate(storage)
+    for key in a.hours_keys:
+        np.testing.assert_allclose(a.hours_per_trial()[key], b.hours_per_trial()[key], rtol=1e-9, atol=1e-9)
+    ra, rb = a.to_json_dict()["restores"], b.to_json_dict()["restores"]
+    assert ra["fast"] == rb["fast"] == 0.0 and ra["persistent"] == rb["persistent"]
+    assert 0 < ra["failed"] < ra["persistent"]  # (a failure during a restore from storage is not a failed restore)
+    # With a fast restore of its own, each failed one adds it: more recovery, the same failures.
+    slow = simulate(sc.replace(tiers=dataclasses.replace(tiers, fast_restore_min=1.0)))
+    assert slow.hours_per_trial()["recovery"].mean() > a.hours_per_trial()["recovery"].mean()
+
+
+def test_off_by_default_every_number_is_todays():
+    base = Scenario(trials=200, days=10.0)
+    other = base.replace(restore_fail_p=0.5)  # no fast tier: no restore from it can fail
+    a, b = simulate(base).to_json_dict(), simulate(other).to_json_dict()
+    a.pop("scenario"), b.pop("scenario")
+    assert a == b and "failed" not in a["restores"]
+    assert window_engine(other).key == "renewal"
+    # With a pool and the in-memory tier, on the general engine: a chance of 0 changes nothing.
+    im = IM.replace(trials=100, days=2.0, spares=Spares(spare_nodes=60, swap_min=10.0))
+    a = simulate(im).to_json_dict()
+    b = simulate(im.replace(save_fail_p=0.0, restore_fail_p=0.0)).to_json_dict()
+    a.pop("scenario"), b.pop("scenario")
+    assert a == b and "failed" not in a["restores"]
+
+
+def test_each_input_changes_its_own_quantity():
+    sc = IM.replace(trials=200, days=2.0)
+    plain = simulate(sc).to_json_dict()
+    saves = simulate(sc.replace(save_fail_p=0.3)).to_json_dict()
+    restores = simulate(sc.replace(restore_fail_p=0.3)).to_json_dict()
+    # A failed save rolls further back: more lost work, the same failures, the same downtimes (almost: a few
+    # restores go to storage when the bank is newer than the last snapshot saved).
+    assert saves["hours"]["lost_work"] > 1.2 * plain["hours"]["lost_work"]
+    assert saves["interruptions"]["mean"] == plain["interruptions"]["mean"]
+    assert saves["restores"]["failed"] == 0.0
+    # A failed restore: about 30 % of the fast restores fail, and recovery grows.
+    r = restores["restores"]
+    assert r["failed"] / (r["fast"] + r["failed"]) == pytest.approx(0.3, abs=0.03)
+    assert restores["hours"]["recovery"] > plain["hours"]["recovery"]
+    assert restores["hours"]["checkpoint"] <= plain["hours"]["checkpoint"]
+
+
+def test_file_round_trip_and_flags(tmp_path, capsys):
+    sc = IM.replace(save_fail_p=0.05, restore_fail_p=0.1)
+    doc = scenario_to_dict(sc)
+    assert doc["save_fail_p"] == 0.05 and doc["restore_fail_p"] == 0.1
+    assert scenario_from_dict(json.loads(json.dumps(doc))) == sc
+    assert "save_fail_p" not in scenario_to_dict(IM)
+    with pytest.raises(ScenarioError, match="save_fail_p"):
+        scenario_from_dict(doc | {"save_fail_p": 1.0})
+    with pytest.raises(ScenarioError, match="restore_fail_p"):
+        scenario_from_dict(doc | {"restore_fail_p": -0.1})
+    rc = main(["run", "--preset", "h100-100k-inmemory", "--days", "1", "--trials", "40", "--save-fail-p", "0.1",
+               "--restore-fail-p", "0.2", "--json"])  # fmt: skip
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["scenario"]["save_fail_p"] == 0.1 and out["restores"]["failed"] > 0
+    rc = main(["run", "--preset", "llama3-405b", "--save-fail-p", "2"])
+    assert rc != 0
+    err = capsys.readouterr().err.strip()
+    assert "--save-fail-p" in err and "\n" not in err and "Traceback" not in err
+
+
+# -- the job's step, by hand (docs/model.md 2.1, 2.2): one column, points placed where the answer is plain ----------
+def _column(sc: Scenario, fast_min: float | None, persistent_min: float):
+    """A fresh job at t = 0 (progress 0 at a persistent point) and its step's flags."""
+    m = sim_model(sc, fast_min, persistent_min, trials=1)
+    st = job.initial_state(m, 1, 0.0, np.random.default_rng(0), steady=False, work=None, theta=np.ones(1),
+                           blocked=np.zeros(1, dtype=bool))  # fmt: skip
+    flags = job.Flags(window=True, uploads=m.upload > 0, waits=False, unit_k=m.k == 1, throughput=False,
+                      swaps=False, continues=False, fast=m.restarts_fast, even=True, failing=True)  # fmt: skip
+    return m, st, flags
+
+
+def _to(st, flags, t: float, kind: int, back_snap: float = 0.0, back_up: float = 0.0, restore_fails: float = 0.0):
+    one = np.ones(1)
+    fail = np.array([[back_snap], [back_up], [restore_fails]])
+    job.step(st, t * one, np.array([kind], dtype=np.int8), np.zeros(1, dtype=bool), one, np.zeros(1, dtype=bool),
+             flags, 1e9, 1e9, None, None, fail)  # fmt: skip
+
+
+def test_a_fast_restore_after_a_failed_save_resumes_the_count_at_the_snapshot_saved():
+    # Snapshots every hour with no stall, every 2nd a persistent point (written at once): by 3.5 h three snapshots
+    # (progress 1, 2, 3), the third failed to save: the fast tier holds 2, at count 0 of the pair (a persistent
+    # point), not the job's count 1.
+    tiers = Tiers(fast_enabled=True, fast_interval_min=60.0, fast_stall_s=0.0, persistent_upload_min=0.0,
+                  fast_placement="same-domain")  # fmt: skip
+    sc = Scenario(checkpoint_write_s=0.0, tiers=tiers, save_fail_p=0.5, components=IM.components[:1])
+    _, st, flags = _column(sc, 60.0, 120.0)
+    _to(st, flags, 3.5, CHANGE_KIND, back_snap=1.0)
+    assert st[job.PSNAP, 0] == pytest.approx(2.0) and st[job.PBANK, 0] == pytest.approx(2.0)
+    assert st[job.PHI, 0] == 1.0 and st[job.SPHI, 0] == 0.0
+    _to(st, flags, 3.5, RESTART_FAST)
+    assert st[job.P, 0] == pytest.approx(2.0) and st[job.PHI, 0] == 0.0
+    # The persistent copy of the point at 2 h failed too: the bank stays at the start, newer is the snapshot.
+    _, st, flags = _column(sc, 60.0, 120.0)
+    _to(st, flags, 3.5, CHANGE_KIND, back_snap=0.0, back_up=1.0)
+    assert st[job.PSNAP, 0] == pytest.approx(3.0) and st[job.PBANK, 0] == pytest.approx(0.0)
+    # Every snapshot since failed, the bank's copy did not: the restore goes to storage (the bank is newer).
+    _, st, flags = _column(sc, 60.0, 120.0)
+    _to(st, flags, 3.5, CHANGE_KIND, back_snap=3.0)
+    assert st[job.PSNAP, 0] == pytest.approx(0.0) and st[job.PBANK, 0] == pytest.approx(2.0)
+    _to(st, flags, 3.5, RESTART_FAST)
+    assert st[job.P, 0] == pytest.approx(2.0) and st[job.PEND, 0] == RESTART_PERSISTENT
+
+
+def test_the_bank_is_the_last_upload_saved_the_one_in_flight_included():
+    # One tier, a point every hour, uploads of 1.5 h (one every 2nd point): by 2.2 h the upload of the point at 1 h
+    # flies (to 2.5 h). By 5.2 h it has finished, the point at 3 h's upload has finished (4.5 h) and the one at
+    # 5 h flies: counted back from the last finished, 0 failed gives 3, 1 gives the one that flew (1), 2 none (0).
+    sc = Scenario(checkpoint_write_s=0.0, tiers=Tiers(persistent_upload_min=90.0), save_fail_p=0.5)
+    for back, bank in ((0.0, 3.0), (1.0, 1.0), (2.0, 0.0)):
+        _, st, flags = _column(sc, None, 60.0)
+        _to(st, flags, 2.2, CHANGE_KIND)
+        assert st[job.UPEND, 0] == pytest.approx(2.5) and st[job.UPP, 0] == pytest.approx(1.0)
+        _to(st, flags, 5.2, CHANGE_KIND, back_up=back)
+        assert st[job.PBANK, 0] == pytest.approx(bank), back
