@@ -249,3 +249,98 @@ def test_the_bank_is_the_last_upload_saved_the_one_in_flight_included():
         assert st[job.UPEND, 0] == pytest.approx(2.5) and st[job.UPP, 0] == pytest.approx(1.0)
         _to(st, flags, 5.2, CHANGE_KIND, back_up=back)
         assert st[job.PBANK, 0] == pytest.approx(bank), back
+
+
+# -- where the inputs show: levers, tornado, compare, report, the window ----------------------------------------------
+def test_the_levers_halve_each_chance_and_rank_by_paired_monte_carlo():
+    from planner_gui.core.sensitivity import has_closed_form, levers
+
+    sc = IM.replace(save_fail_p=0.2, restore_fail_p=0.3)
+    assert not has_closed_form(sc.replace(tiers=None)) and not has_closed_form(sc)
+    by_name = {lv.name: lv for lv in levers(sc)}
+    assert by_name["failed saves"].apply(sc) == sc.replace(save_fail_p=0.1)
+    assert by_name["failed restores from memory"].apply(sc) == sc.replace(restore_fail_p=0.15)
+    names = {lv.name for lv in levers(IM)}
+    assert "failed saves" not in names and "failed restores from memory" not in names
+    # Without the in-memory tier, no restore from it fails: no lever for it.
+    assert "failed restores from memory" not in {lv.name for lv in levers(Scenario(restore_fail_p=0.3))}
+
+
+def test_the_tornado_brackets_the_chances_and_from_none_with_bounds():
+    from planner_gui.core.tornado import tornado, unsure_inputs
+
+    sc = IM.replace(save_fail_p=0.2, restore_fail_p=0.6)
+    by_key = {u.key: u for u in unsure_inputs(sc)}
+    assert (by_key["save_fail_p"].low, by_key["save_fail_p"].high) == (0.1, 0.4)
+    assert (by_key["restore_fail_p"].low, by_key["restore_fail_p"].high) == (0.3, 1.0)  # (at most 1)
+    assert by_key["save_fail_p"].at(sc, 0.1) == sc.replace(save_fail_p=0.1)
+    keys = {u.key for u in unsure_inputs(Scenario())}
+    assert "save_fail_p" not in keys and "restore_fail_p" not in keys  # (0: none assumed; only --bounds)
+    assert "restore_fail_p" not in {u.key for u in unsure_inputs(Scenario(save_fail_p=0.1))}  # (no fast tier)
+    t = tornado(Scenario(trials=150, days=5.0), {"save_fail_p": (0.0, 0.5)})
+    assert not t.exact  # (the end with failed saves has no closed form: every end simulated)
+    bar = next(b for b in t.bars if b.input == "save_fail_p")
+    assert bar.goodput_high < bar.goodput_low - 0.002
+
+
+def test_compare_and_the_undo_name_the_chances():
+    from planner_gui.core.compare import comparison
+    from planner_gui.core.inputs import describe_changes
+
+    a, b = IM.replace(trials=40, days=1.0), IM.replace(trials=40, days=1.0, save_fail_p=0.1, restore_fail_p=0.2)
+    doc = comparison(["a", "b"], [a, b], [simulate(a).to_json_dict(), simulate(b).to_json_dict()])
+    rows = {r["input"]: r["values"] for r in doc["inputs"]}
+    assert rows["checkpoints that fail"] == ["off", "saves fail 10%, fast restores fail 20%"]
+    out = {r["output"]: r["values"] for r in doc["outputs"]}
+    assert out["fast restores failed"][0] is None and out["fast restores failed"][1] > 0
+    assert describe_changes(a, b) == "failed saves 0 -> 0.1; failed fast restores 0 -> 0.2"
+
+
+def test_the_report_gives_the_failed_restores_in_its_headline_and_the_chances_in_its_inputs_and_model():
+    from test_report import DATE, lookup, parse, shown
+
+    from planner_gui.core.plan import FULL, PlanRequest, compute_plan
+    from planner_gui.report import render_report
+
+    sc = IM.replace(trials=60, days=2.0, save_fail_p=0.05, restore_fail_p=0.2)
+    plan = compute_plan(PlanRequest(sc, FULL))
+    html = render_report(plan, generated=DATE)
+    doc = plan.main.to_json_dict()
+    row = next(r for r in parse(html).root.find("table", class_="headline").find_all("tr") if "Restores" in r.text())
+    spans = row.find_all("span", class_="num")
+    assert "restores/failed" in {s.attrs["data-key"] for s in spans}
+    for span in spans:
+        value, tol = shown(span.text(), span.attrs["data-unit"])
+        assert value is not None and abs(value - lookup(doc, span.attrs["data-key"])) <= tol * (1 + 1e-9) + 1e-12
+    assert "5 % of saves fail" in html and "20 % of restores from memory fail" in html
+    assert "Checkpoints that fail</b>" in html
+    plain = render_report(compute_plan(PlanRequest(IM.replace(trials=60, days=2.0), FULL)), generated=DATE)
+    assert "failed its validation" not in plain
+
+
+def test_the_window_group_sets_each_chance_alone(make_window, qtbot):
+    from PySide6.QtWidgets import QAbstractSlider, QLabel
+
+    win = make_window()
+    note = win.findChild(QLabel, "failNote")
+    assert note is not None and note.text().startswith("Off")
+    for name, field in (("saveFailSlider", "save_fail_p"), ("restoreFailSlider", "restore_fail_p")):
+        before = win.scenario()
+        slider = win.findChild(QAbstractSlider, name)
+        assert slider is not None, name
+        slider.setValue(slider.value() + 300)
+        qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
+        after = win.scenario()
+        value = getattr(after, field)
+        assert value == pytest.approx(win.controls.values[field].spin.value(), rel=1e-9) and value > 0
+        assert after.replace(name=before.name) == before.replace(**{field: value})
+    sc = win.scenario()
+    # The default scenario has no in-memory tier: the note says a failed restore from it is unused.
+    assert note.text() == (
+        f"1 save in {1.0 / sc.save_fail_p:,.3g} fails: the job keeps the checkpoint before it; failed restores "
+        "from memory: unused, the in-memory tier is off"
+    )
+    # What the window shows is the scenario's: more work lost than without failed saves (the same seed).
+    lost = win.plots.result.main.hours_per_trial()["lost_work"].mean()
+    plain = simulate(sc.replace(save_fail_p=0.0, restore_fail_p=0.0, trials=win.plots.result.main.scenario.trials))
+    assert lost > plain.hours_per_trial()["lost_work"].mean()

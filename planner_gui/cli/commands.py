@@ -98,6 +98,11 @@ def report(res: SimulationResult) -> str:
             if "slow" in d
             else ()
         ),
+        *(
+            [f"Checkpoints that fail    {sc.failing_checkpoints_text()}{_failed_restores(d)}"]
+            if sc.save_fail_p or sc.restore_fail_p
+            else ()
+        ),
         *(_spares_lines(res, d) if res.spares_run is not None else ()),
         *_rate_lines(res, d),
         f"Where the {window_h} hours went: "
@@ -108,6 +113,15 @@ def report(res: SimulationResult) -> str:
         "Top causes               " + ", ".join(f"{fmt.clean(n, 40)} {v:,.1f}" for n, v in top),
     ]
     return "\n".join(lines)
+
+
+def _failed_restores(d: dict[str, Any]) -> str:
+    """Run's text on restores from the fast tier that failed: "; 12.3 fast restores failed, then restored from
+    storage", or nothing where none can fail."""
+    failed = d["restores"].get("failed")
+    if failed is None:
+        return ""
+    return f"; {failed:,.1f} fast restores failed, then restored from storage"
 
 
 def _rates_vary(sc: Scenario) -> bool:

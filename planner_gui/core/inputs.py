@@ -109,6 +109,8 @@ _LABELS = (
     ("slow_rate_per_gpu_hour", "fail-slow rate", "{:.3g} per GPU-hour"),
     ("slow_factor", "speed while slow", "{:g}"),
     ("slow_detect_min", "slow-node detection", "{:g} min"),
+    ("save_fail_p", "failed saves", "{:.3g}"),
+    ("restore_fail_p", "failed fast restores", "{:.3g}"),
     ("trials", "trials", "{:,}"),
     ("seed", "seed", "{}"),
 )

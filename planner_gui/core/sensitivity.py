@@ -206,6 +206,10 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
                     lambda s: s.replace(slow_factor=min(1.0, 1.0 - (1.0 - s.slow_factor) * factor)),
                 )
             )
+    if sc.save_fail_p > 0:  # checkpoints that fail: saves that fail less often (verified, retried writes)
+        out.append(Lever("failed saves", f"failed saves {x}", times("save_fail_p")))
+    if sc.restore_fail_p > 0 and sc.fast_tier_on:  # ... and snapshots in memory that pass their validation
+        out.append(Lever("failed restores from memory", f"failed restores from memory {x}", times("restore_fail_p")))
     if sc.training is not None:
         out.append(Lever("GPU count", f"GPUs {x}", gpus))
     return out

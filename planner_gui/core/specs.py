@@ -184,7 +184,7 @@ SPECS: dict[str, InputSpec] = {
             "",
             0.0,
             0.99,
-            slider=(0.0, 0.5),
+            slider=(0.001, 0.9),
             decimals=3,
             help="The chance that a checkpoint save fails (a snapshot, or a persistent point's copy to storage): "
             "the checkpoint before it stays the one a failure returns to, and the next save is the next chance.",
@@ -195,7 +195,7 @@ SPECS: dict[str, InputSpec] = {
             "",
             0.0,
             1.0,
-            slider=(0.0, 1.0),
+            slider=(0.001, 1.0),
             decimals=3,
             help="The chance that a restore from the in-memory (fast) tier fails its validation: the job then "
             "restores from persistent storage, after the fast restore's time was spent.",

@@ -37,6 +37,7 @@ from . import fmt
 from .model import RESTART_REFERENCE_GPUS, Scenario
 from .rates import RatePosterior
 from .sensitivity import NoClosedForm, days_and_cost, expected_goodput, has_closed_form, per_trial_days_and_cost
+from .specs import SPECS
 
 if TYPE_CHECKING:
     from .results import SimulationResult
@@ -293,6 +294,23 @@ def _slow_factor(sc: Scenario) -> Unsure | None:
     )
 
 
+def _chance(sc: Scenario, key: str, label: str, why: str) -> Unsure:
+    """A chance of the scenario from half to twice its value (at most its range's top). At 0 it assumes none: an
+    input whose ends only ``--bounds`` can give."""
+    v = float(getattr(sc, key))
+    hi = min(v * TIME_FACTOR, SPECS[key].hi)
+    return Unsure(key, label, "", v, v / TIME_FACTOR, hi, why, lambda s, x: s.replace(**{key: x}), needs_bounds=v == 0)
+
+
+def _chances(sc: Scenario) -> list[Unsure]:
+    """Checkpoints that fail: the chance a save fails, and, with the in-memory tier on, a restore from it."""
+    why = "no published rate of failed checkpoints: half to twice the value entered"
+    out = [_chance(sc, "save_fail_p", "failed saves", why)]
+    if sc.fast_tier_on:
+        out.append(_chance(sc, "restore_fail_p", "failed restores from memory", why))
+    return out
+
+
 def _repairs(sc: Scenario) -> Unsure | None:
     """Every repair time together (a node's repair takes hours to days: SemiAnalysis), half to twice."""
     sp = sc.spares
@@ -401,6 +419,7 @@ def unsure_inputs(sc: Scenario, bounds: Mapping[str, tuple[float, float]] | None
         label = f"restart at {RESTART_REFERENCE_GPUS:,} GPUs"
         out = [dataclasses.replace(u, label=label) if u.key == "restart_min" else u for u in out]
     out += [u for u in (_repairs(sc), _slow_factor(sc)) if u is not None]
+    out += _chances(sc)
     out += [u for c in sc.categories if (u := _category_rate(sc, c)) is not None]
     out += [u for u in (_mfu(sc),) if u is not None]
     if sc.tiers is None or not sc.tiers.fast_enabled:
@@ -423,7 +442,8 @@ def unsure_inputs(sc: Scenario, bounds: Mapping[str, tuple[float, float]] | None
             raise ValueError(
                 f"--bounds {u.key}: the ends must hold the value entered, {u.value:.6g} {u.unit} (got {lo:g} to {hi:g})"
             )
-        given.append(dataclasses.replace(u, low=lo, high=hi, why=f"the ends given ({lo:g} to {hi:g} {u.unit})"))
+        ends = f"{lo:g} to {hi:g} {u.unit}".strip()
+        given.append(dataclasses.replace(u, low=lo, high=hi, why=f"the ends given ({ends})"))
     return given
 
 

@@ -260,11 +260,18 @@ def _strategy_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]
     rows = []
     fast, stored = d["restores"]["fast"], d["restores"]["persistent"]
     if d.get("tiers") is not None:
+        failed = d["restores"].get("failed")
         rows.append(
             (
                 "Restores",
                 f"{_num(f'{fast:,.1f}', 'restores/fast', 'count')} from memory",
-                f"{_num(f'{stored:,.1f}', 'restores/persistent', 'count')} from storage",
+                f"{_num(f'{stored:,.1f}', 'restores/persistent', 'count')} from storage"
+                + (
+                    ""
+                    if failed is None
+                    else f", {_num(f'{failed:,.1f}', 'restores/failed', 'count')} of them after a restore from "
+                    "memory failed its validation"
+                ),
             )
         )
     sp = d.get("spares")
@@ -342,6 +349,10 @@ def _show_input(field: str, v: Any) -> str:
         return fmt.percent(v, 0) + " of full speed"
     if field == "slow_detect_min":
         return f"{v:g} min"
+    if field == "save_fail_p":
+        return "none" if v == 0 else f"{fmt.number(100.0 * v)} % of saves fail"
+    if field == "restore_fail_p":
+        return "none" if v == 0 else f"{fmt.number(100.0 * v)} % of restores from memory fail"
     if field in ("trials",):
         return fmt.count(v)
     if field == "seed":

@@ -51,6 +51,8 @@ DEFAULT_FIELDS: tuple[str, ...] = (
     "slow_rate_per_gpu_hour",
     "slow_factor",
     "slow_detect_min",
+    "save_fail_p",
+    "restore_fail_p",
     "trials",
     "seed",
     "gpu_hour_cost_usd",
@@ -82,6 +84,9 @@ each doubling of the GPU count from there.</li>
 <li><b>Fail-slow nodes</b> (when their rate is above 0): a node turns slow at a rate per GPU-hour; while any
 node is slow the whole synchronous job computes at the slow speed, until the node is drained with a planned
 restart the slow-node detection after it turned slow. Their hours are those the slow pace withheld.</li>
+<li><b>Checkpoints that fail</b> (when their chances are above 0): a save fails at its chance and the checkpoint
+before it stays the one an interruption returns to, so more work is lost; a restore from memory that fails its
+validation is followed by a restore from storage, back to the last persistent checkpoint.</li>
 <li><b>Goodput</b> = compute time never rolled back / wall-clock window (Meta's "effective training
 time").</li>
 </ul>

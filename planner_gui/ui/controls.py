@@ -68,6 +68,22 @@ def _slow_note(sc: Scenario) -> str:
     )
 
 
+def _fail_note(sc: Scenario) -> str:
+    """What the Checkpoints that fail group's inputs mean, in words."""
+    if sc.save_fail_p <= 0 and sc.restore_fail_p <= 0:
+        return "Off: every save and every restore succeeds"
+    parts = []
+    if sc.save_fail_p > 0:
+        parts.append(f"1 save in {1.0 / sc.save_fail_p:,.3g} fails: the job keeps the checkpoint before it")
+    if sc.restore_fail_p > 0 and sc.fast_tier_on:
+        parts.append(
+            f"1 restore from memory in {1.0 / sc.restore_fail_p:,.3g} fails: the job then restores from storage"
+        )
+    elif sc.restore_fail_p > 0:
+        parts.append("failed restores from memory: unused, the in-memory tier is off")
+    return "; ".join(parts)
+
+
 def _shown_name(name: str) -> str:
     """A scenario's name as its field shows it: control and format characters (a right-to-left override that
     would show the rest of it backwards, a line break) as escapes, as the title bar shows them."""
@@ -148,6 +164,7 @@ class ControlsPanel(QScrollArea):
         self._layout.addWidget(self.spares)
         self._build_recovery()
         self._build_slow()
+        self._build_failing()
         self.training = TrainingBox(inputs)
         self.training.dragFinished.connect(self.dragFinished)
         self._layout.addWidget(self.training)
@@ -410,6 +427,16 @@ class ControlsPanel(QScrollArea):
         mark_secondary(self.slow_note)
         lay.addWidget(self.slow_note)
 
+    def _build_failing(self) -> None:
+        lay = self._group("Checkpoints that fail")
+        self._value(lay, "save_fail_p", "saveFailSlider")
+        self._value(lay, "restore_fail_p", "restoreFailSlider")
+        self.fail_note = QLabel("")
+        self.fail_note.setObjectName("failNote")
+        self.fail_note.setWordWrap(True)
+        mark_secondary(self.fail_note)
+        lay.addWidget(self.fail_note)
+
     def _build_monte_carlo(self) -> None:
         lay = self._group("Monte Carlo")
         row = QHBoxLayout()
@@ -466,6 +493,8 @@ class ControlsPanel(QScrollArea):
             self.detect_by_error.setVisible(False)
         if everything or {"slow_rate_per_gpu_hour", "slow_factor", "slow_detect_min", "gpus"} & changed:
             self.slow_note.setText(_slow_note(sc))
+        if everything or {"save_fail_p", "restore_fail_p", "tiers"} & changed:
+            self.fail_note.setText(_fail_note(sc))
         # With a storage section the write comes from it: the box shows the write in use, read-only. With the
         # fast tier on it is the persistent tier's own stall at each persistent point (docs/tiers.md).
         write = self.values["checkpoint_write_s"]

@@ -57,6 +57,7 @@ COLUMNS: tuple[str, ...] = (
     "lost_cost_usd",
     "restores.fast",
     "restores.persistent",
+    "restores.failed",
     "optimal_interval_min.fast",
     "optimal_interval_min.persistent",
     "tiers.fast_interval_min",
