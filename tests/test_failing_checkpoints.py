@@ -53,6 +53,35 @@ def test_one_tier_goodput_is_the_renewal_closed_form(p, interval):
     assert abs(g.mean() - expected) <= Z * g.std(ddof=1) / math.sqrt(len(g)), (g.mean(), expected)
 
 
+def test_the_exact_fractions_are_the_closed_form_and_the_results_show_them():
+    from planner_gui.core.exact import exact_optimal_interval, time_fractions
+
+    sc = Scenario(days=5.0, planned_per_day=0.0, checkpoint_interval_min=30.0, checkpoint_write_s=30.0)
+    for p in (0.0, 0.2, 0.9):
+        lam, tau = sc.failure_rate_per_hour, 0.5
+        f = time_fractions(lam, 0.0, tau, 30.0 / 3600.0, sc.recovery_min / 60.0, sc.restart_min / 60.0, save_fail=p)
+        assert float(f.useful) == pytest.approx(_one_tier_goodput(sc, p), rel=1e-12)
+        total = f.useful + f.checkpoint + f.lost_work + f.recovery + f.planned
+        assert float(total) == pytest.approx(1.0, abs=1e-12)
+    # With planned interruptions (a drain keeps every cycle), the results show it beside the Monte Carlo.
+    sc = Scenario(days=10.0, trials=1000, checkpoint_interval_min=60.0, checkpoint_write_s=30.0, save_fail_p=0.3)
+    res = simulate(sc)
+    assert res.engine == "general" and res.expected.goodput is not None
+    g = res.goodput
+    assert abs(g.mean() - res.expected.goodput) <= Z * g.std(ddof=1) / math.sqrt(len(g))
+    lost = res.hours_per_trial()["lost_work"]
+    exp = res.expected.hours()
+    assert exp is not None and abs(lost.mean() - exp["lost_work"]) <= Z * lost.std(ddof=1) / math.sqrt(len(lost))
+    # The exact optimum is shorter than without failed saves (more is lost per failure): near sqrt((1-p)/(1+p)).
+    args = (sc.failure_rate_per_hour, sc.planned_per_day / 24.0, 30.0 / 3600.0, sc.recovery_min / 60.0,
+            sc.restart_min / 60.0, (0.01, 1e3))  # fmt: skip
+    plain, failing = exact_optimal_interval(*args), exact_optimal_interval(*args, save_fail=0.3)
+    assert failing / plain == pytest.approx(math.sqrt(0.7 / 1.3), rel=0.05)
+    assert res.optimal.exact == pytest.approx(60.0 * failing, rel=1e-6)
+    # With the in-memory tier there is none.
+    assert simulate(IM.replace(trials=20, days=1.0, save_fail_p=0.3)).expected.goodput is None
+
+
 def test_the_closed_form_tells_the_failed_saves_apart():
     # (the check above can fail: at p = 0.5 the failed saves cost 1.3 points of goodput, 30 standard errors)
     sc = Scenario(days=5.0, planned_per_day=0.0, checkpoint_interval_min=60.0, checkpoint_write_s=30.0)
@@ -208,7 +237,7 @@ def _column(sc: Scenario, fast_min: float | None, persistent_min: float):
 
 def _to(st, flags, t: float, kind: int, back_snap: float = 0.0, back_up: float = 0.0, restore_fails: float = 0.0):
     one = np.ones(1)
-    fail = np.array([[back_snap], [back_up], [restore_fails]])
+    fail = (np.array([back_snap]), np.array([back_up]), np.array([restore_fails]))
     job.step(st, t * one, np.array([kind], dtype=np.int8), np.zeros(1, dtype=bool), one, np.zeros(1, dtype=bool),
              flags, 1e9, 1e9, None, None, fail)  # fmt: skip
 
@@ -256,7 +285,8 @@ def test_the_levers_halve_each_chance_and_rank_by_paired_monte_carlo():
     from planner_gui.core.sensitivity import has_closed_form, levers
 
     sc = IM.replace(save_fail_p=0.2, restore_fail_p=0.3)
-    assert not has_closed_form(sc.replace(tiers=None)) and not has_closed_form(sc)
+    assert not has_closed_form(sc)  # (with the in-memory tier: none)
+    assert has_closed_form(Scenario(save_fail_p=0.2))  # (one tier: docs/model.md 3)
     by_name = {lv.name: lv for lv in levers(sc)}
     assert by_name["failed saves"].apply(sc) == sc.replace(save_fail_p=0.1)
     assert by_name["failed restores from memory"].apply(sc) == sc.replace(restore_fail_p=0.15)
@@ -278,9 +308,13 @@ def test_the_tornado_brackets_the_chances_and_from_none_with_bounds():
     assert "save_fail_p" not in keys and "restore_fail_p" not in keys  # (0: none assumed; only --bounds)
     assert "restore_fail_p" not in {u.key for u in unsure_inputs(Scenario(save_fail_p=0.1))}  # (no fast tier)
     t = tornado(Scenario(trials=150, days=5.0), {"save_fail_p": (0.0, 0.5)})
-    assert not t.exact  # (the end with failed saves has no closed form: every end simulated)
+    assert t.exact  # (one tier: the closed form takes failed saves)
     bar = next(b for b in t.bars if b.input == "save_fail_p")
-    assert bar.goodput_high < bar.goodput_low - 0.002
+    assert bar.goodput_low == pytest.approx(simulate(Scenario(trials=10, days=5.0)).expected.goodput, rel=1e-12)
+    high = simulate(Scenario(trials=10, days=5.0, save_fail_p=0.5)).expected.goodput
+    assert bar.goodput_high == pytest.approx(high, rel=1e-12) and high < bar.goodput_low - 0.002
+    t = tornado(IM.replace(trials=60, days=1.0), {"save_fail_p": (0.0, 0.5)})
+    assert not t.exact  # (with the in-memory tier: every end simulated)
 
 
 def test_compare_and_the_undo_name_the_chances():

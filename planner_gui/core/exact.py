@@ -138,6 +138,8 @@ class _Terms:
 
     #: The share of intervals started by a planned interruption in a failure's downtime (a restore pending)
     pending: np.ndarray | float = 0.0
+    #: The chance that a save fails (docs/model.md 2.1): a failure loses the cycles since the last one saved
+    save_fail: np.ndarray | float = 0.0
 
     @classmethod
     def of(
@@ -149,6 +151,7 @@ class _Terms:
         ru: np.ndarray,
         rp: np.ndarray,
         rho: np.ndarray | float = 0.0,
+        save_fail: np.ndarray | float = 0.0,
     ) -> _Terms:
         big = lam + mu
         s = tau + c
@@ -169,10 +172,22 @@ class _Terms:
         x = big * s
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # from branches not taken
             rx = _x_over_expm1(x)
-        return cls(p, q, survive, x, tau / s, c / s, rx, pending)
+        return cls(p, q, survive, x, tau / s, c / s, rx, pending, save_fail)
+
+    def failed_saves(self) -> np.ndarray:
+        """The share of time computed in whole cycles that a failure takes because their saves failed: ``S p a x
+        f / (e^x - f)``, ``f`` the chance a save fails (docs/model.md 3; 0 when none fails)."""
+        f = np.asarray(self.save_fail, dtype=float)
+        if not np.any(f > 0):
+            return np.zeros_like(self.x)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            share = np.where(f > 0, f / (np.expm1(self.x) + (1.0 - f)), 0.0)
+            out: np.ndarray = np.nan_to_num(self.survive * self.p * self.a * self.x * share)
+        return out
 
     def useful(self) -> np.ndarray:
         out: np.ndarray = self.survive * (self.a * self.rx + self.q * _remainder_compute(self.x, self.a))
+        out = out - self.failed_saves()
         return out
 
 
@@ -188,6 +203,7 @@ def time_fractions(
     r_unplanned: ArrayLike,
     r_planned: ArrayLike,
     r_pending: ArrayLike = 0.0,
+    save_fail: ArrayLike = 0.0,
 ) -> TimeFractions:
     """Exact long-run fractions of time for the model in the module docstring.
 
@@ -201,6 +217,9 @@ def time_fractions(
         Blocking checkpoint write time, hours (>= 0).
     r_unplanned, r_planned
         Downtime after an unplanned (detect + restart) and a planned (restart) interruption, hours.
+    save_fail
+        The chance that a save fails (docs/model.md 2.1): an interval ended by a failure keeps only the cycles up to
+        the last one saved.
     r_pending
         The restore a planned interruption keeps when it comes in an unplanned one's downtime, hours (docs/model.md
         2.4: it persists nothing, and the job is down for ``r_planned + r_pending``); 0 where the restore is part
@@ -234,15 +253,19 @@ def time_fractions(
     rho))``, so ``S = p e^(-Lambda R) + pi e^(-Lambda (r + rho)) + (q - pi) e^(-Lambda r)``; the first ``r``
     of every planned downtime is the planned restart, and the restore beyond it recovery: ``recovery += pi
     (e^(-Lambda r) - e^(-Lambda (r + rho)))``. The fractions still add up to 1.
+
+    With saves that fail, each with chance ``f``, an interval ended by a failure keeps ``K`` cycles less the
+    failed saves counted back from the last (``F``, ``P(F >= n) = f^n``): ``E[min(F, K)] = f e^(-x) / (1 - f
+    e^(-x))``, so ``S p a x f / (e^x - f)`` of the time moves from useful to lost work (docs/model.md 3).
     """
-    lam, mu, tau, c, ru, rp, rho = _arrays(lam, mu, tau, c, r_unplanned, r_planned, r_pending)
+    lam, mu, tau, c, ru, rp, rho, sf = _arrays(lam, mu, tau, c, r_unplanned, r_planned, r_pending, save_fail)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # from branches not taken
-        t = _Terms.of(lam, mu, tau, c, ru, rp, rho)
+        t = _Terms.of(lam, mu, tau, c, ru, rp, rho, sf)
         big = lam + mu
         fractions = (
             t.useful(),
             t.survive * (t.b * t.rx + t.q * _remainder_write(t.x, t.a, t.b, t.rx)),
-            t.survive * t.p * _remainder_length(t.x, t.rx),
+            t.survive * t.p * _remainder_length(t.x, t.rx) + t.failed_saves(),
             t.p * -np.expm1(-big * ru) + t.pending * (np.exp(-big * rp) - np.exp(-big * (rp + rho))),
             t.q * -np.expm1(-big * rp),
         )
@@ -287,7 +310,13 @@ _OPTIMUM_GRID = 801
 
 
 def exact_optimal_interval(
-    lam: float, mu: float, c: float, r_unplanned: float, r_planned: float, bounds: tuple[float, float]
+    lam: float,
+    mu: float,
+    c: float,
+    r_unplanned: float,
+    r_planned: float,
+    bounds: tuple[float, float],
+    save_fail: float = 0.0,
 ) -> float:
     """The interval (hours) that maximises the exact goodput, searched within ``bounds``.
 
@@ -301,7 +330,7 @@ def exact_optimal_interval(
     while True:
         grid = np.linspace(lo, hi, _OPTIMUM_GRID)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # from branches not taken
-            g = _Terms.of(lams, mus, np.exp(grid), cs, ru, rp).useful()  # goodput alone: half the cost
+            g = _Terms.of(lams, mus, np.exp(grid), cs, ru, rp, 0.0, save_fail).useful()  # goodput alone: half the cost
         i = int(np.argmax(g))
         lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, grid.size - 1)])
         if hi - lo < 1e-9:

@@ -60,7 +60,8 @@ def piecewise_fractions(p: Params, tau: float, lams: np.ndarray, pc: Pieces) -> 
     """Each piece's exact fractions at ``lams`` times its multiplier, weighted by its share of the window:
     arrays of the shape of ``lams``."""
     share = pc.lengths / pc.hours
-    f = time_fractions(np.asarray(lams)[..., None] * pc.multipliers, p.mu, tau, p.c, p.r_unplanned, p.r_planned)
+    lam = np.asarray(lams)[..., None] * pc.multipliers
+    f = time_fractions(lam, p.mu, tau, p.c, p.r_unplanned, p.r_planned, save_fail=p.save_fail)
     return TimeFractions(*(np.asarray(a) @ share for a in _fields(f)))
 
 

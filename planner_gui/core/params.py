@@ -31,6 +31,12 @@ class Params:
     c: float  # blocking checkpoint write
     r_unplanned: float  # detect + restart
     r_planned: float  # restart
+    save_fail: float = 0.0  # the chance a save fails (docs/model.md 2.1)
+
+    @property
+    def fraction_args(self) -> tuple[float, ...]:
+        """What :func:`.exact.time_fractions` takes, in its order (no restore pending: one tier)."""
+        return (self.lam, self.mu, self.tau, self.c, self.r_unplanned, self.r_planned, 0.0, self.save_fail)
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,7 @@ def _optimal_intervals(scenario: Scenario) -> OptimalIntervals:
                 scenario.recovery_min / 60.0,
                 scenario.restart_at_size_min / 60.0,
                 (MIN_INTERVAL_MIN / 60.0, MAX_INTERVAL_MIN / 60.0),
+                scenario.save_fail_p,
             )
         )
     return OptimalIntervals(young, daly, exact)
@@ -119,5 +126,6 @@ def resolve(scenario: Scenario, optimal: OptimalIntervals | None = None) -> tupl
         c=scenario.write_s / 3600.0,
         r_unplanned=scenario.recovery_min / 60.0,
         r_planned=scenario.restart_at_size_min / 60.0,
+        save_fail=scenario.save_fail_p,
     )
     return params, interval

@@ -254,7 +254,7 @@ class SimulationResult:
         tau = self.optimal.exact / 60.0
         if rates_vary(self.scenario):
             return float(varying_expectation(self.scenario, p, tau)[0].useful)
-        f = time_fractions(p.lam, p.mu, tau, p.c, p.r_unplanned, p.r_planned)
+        f = time_fractions(p.lam, p.mu, tau, p.c, p.r_unplanned, p.r_planned, save_fail=p.save_fail)
         return float(f.useful)
 
     def lost_gpu_hours(self) -> np.ndarray:
@@ -352,7 +352,7 @@ def _fitted_goodput(rate: np.ndarray, goodput: np.ndarray) -> np.ndarray:
 
 def expected_for(params: Params) -> Expected:
     """The exact expectations for constant rates."""
-    f = time_fractions(params.lam, params.mu, params.tau, params.c, params.r_unplanned, params.r_planned)
+    f = time_fractions(*params.fraction_args)
     return Expected(f, params.hours, params.lam * params.hours, params.mu * params.hours)
 
 
@@ -648,10 +648,11 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
     # The two-tier closed form where it holds (no spares, constant known rates, a steady start, every failure
     # restoring from one tier: docs/model.md 3), with planned interruptions that keep a pending restore.
     fractions = None
-    if su.tier_plan is not None and not (
-        sc.uses_spares or sc.new_cluster or rates_vary(sc) or simulated_only(sc) is not None
-    ):
+    closed = not (sc.uses_spares or sc.new_cluster or simulated_only(sc) is not None)
+    if su.tier_plan is not None and closed and not rates_vary(sc):
         fractions = su.tier_plan.expected()
+    elif su.tier_plan is None and closed:  # one tier (with saves that fail: docs/model.md 3)
+        fractions = expected_for_scenario(sc, p).fractions
     expected = Expected(fractions, p.hours, unplanned, p.mu * p.hours)
     spares_run = None
     if sc.uses_spares:

@@ -141,7 +141,7 @@ def expected_goodput(sc: Scenario) -> float:
             )
         return float(f.useful)
     p, _ = resolve(sc)
-    return float(time_fractions(p.lam, p.mu, p.tau, p.c, p.r_unplanned, p.r_planned).useful)
+    return float(time_fractions(*p.fraction_args).useful)
 
 
 def days_and_cost(sc: Scenario, goodput: float) -> tuple[float | None, float]:

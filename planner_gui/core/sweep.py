@@ -495,4 +495,5 @@ def expected_goodput_vs_interval(scenario: Scenario, intervals_min: np.ndarray) 
         lams, w = rate_nodes(scenario, p.lam)
         pc = pieces(scenario.rate_profile, scenario.days)
         return np.array([piecewise_fractions(p, t / 60.0, lams, pc).useful @ w for t in np.asarray(intervals_min)])
-    return time_fractions(p.lam, p.mu, np.asarray(intervals_min) / 60.0, p.c, p.r_unplanned, p.r_planned).useful
+    taus = np.asarray(intervals_min) / 60.0
+    return time_fractions(p.lam, p.mu, taus, p.c, p.r_unplanned, p.r_planned, save_fail=p.save_fail).useful

@@ -133,7 +133,7 @@ def work_hours(scenario: Scenario) -> float:
 
 
 def _goodput(p: Params) -> float:
-    f = time_fractions(p.lam, p.mu, p.tau, p.c, p.r_unplanned, p.r_planned)
+    f = time_fractions(*p.fraction_args)
     return float(f.useful)
 
 
@@ -405,7 +405,7 @@ def cost_curve(
         raise ValueError("the scenario has no training section")
     counts = np.asarray(gpus, dtype=np.int64)
     params = [resolve(scenario.replace(gpus=int(n)))[0] for n in counts]
-    g = time_fractions(*(np.array([getattr(q, k) for q in params]) for k in _FRACTION_ARGS)).useful
+    g = time_fractions(*(np.array(column) for column in zip(*(q.fraction_args for q in params)))).useful
     compute, price = scenario.training.gpu_hours, scenario.gpu_hour_cost_usd
     with np.errstate(divide="ignore"):
         used = compute / g  # GPU-hours used: gpus x W / g, the same compute at any count
@@ -419,7 +419,3 @@ def cost_curve(
         lost_cost_usd=(used - compute) * price,
         mc=tuple(simulate_time_to_train(scenario.replace(gpus=int(n), trials=trials)) for n in mc_gpus),
     )
-
-
-#: The fields of :class:`.params.Params` that :func:`.exact.time_fractions` takes, in its order.
-_FRACTION_ARGS = ("lam", "mu", "tau", "c", "r_unplanned", "r_planned")

@@ -117,13 +117,27 @@ FEATURES: tuple[Feature, ...] = (
 
 
 #: Features no closed form of docs/model.md section 3 takes: with one of them only the Monte Carlo gives the numbers.
-SIMULATED_ONLY: tuple[str, ...] = ("fail_slow", "detect_by", "failing_checkpoints")
+#: Each with where it has none (None: wherever it is present): saves that fail have one with a single tier
+#: (docs/model.md 3), none with a recovery strategy.
+SIMULATED_ONLY: dict[str, Callable[[Scenario], bool] | None] = {
+    "fail_slow": None,
+    "detect_by": None,
+    "failing_checkpoints": lambda s: s.uses_tiers,
+}
 
 
 def simulated_only(scenario: Scenario) -> str | None:
-    """The label of the first feature of :data:`SIMULATED_ONLY` the scenario uses ("fail-slow nodes"), or None."""
+    """The label of the first feature of :data:`SIMULATED_ONLY` the scenario uses where no closed form takes it
+    ("fail-slow nodes"), or None."""
     by_key = {f.key: f for f in FEATURES}
-    return next((by_key[k].label for k in SIMULATED_ONLY if by_key[k].present(scenario)), None)
+    return next(
+        (
+            by_key[k].label
+            for k, where in SIMULATED_ONLY.items()
+            if by_key[k].present(scenario) and (where is None or where(scenario))
+        ),
+        None,
+    )
 
 
 def features(scenario: Scenario) -> frozenset[str]:

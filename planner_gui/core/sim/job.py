@@ -21,6 +21,7 @@ or lost when a restart ends them; a stall cut by a point that does not end it st
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -226,7 +227,7 @@ def step(
     window_hi: float,
     ev_speed: np.ndarray | None = None,
     ev_dr: np.ndarray | None = None,
-    ev_fail: np.ndarray | None = None,
+    ev_fail: Sequence[np.ndarray] | None = None,
 ) -> np.ndarray:
     """Move every column of ``st`` to its next point (``ev_*``, one per column) and apply it.
 

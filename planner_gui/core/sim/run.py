@@ -291,7 +291,7 @@ class _Stepper:
                 *self.windows,
                 buf["slow"][c] if self.flags.slow else None,
                 buf["dr"][c] if self.flags.detect_by else None,
-                np.stack([buf[name][c] for name in _FAIL_BUFFERS]) if self.flags.failing else None,
+                tuple(buf[name][c] for name in _FAIL_BUFFERS) if self.flags.failing else None,
             )
             self.cursor += 1
             if finished.any():
