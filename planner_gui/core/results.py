@@ -24,6 +24,7 @@ from .sim.capabilities import (
     MAX_GENERAL_POINTS,
     general_points,
     general_steps_error,
+    one_tier_closed_form,
     simulated_only,
     train_engine,
     window_engine,
@@ -651,7 +652,7 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
     closed = not (sc.uses_spares or sc.new_cluster or simulated_only(sc) is not None)
     if su.tier_plan is not None and closed and not rates_vary(sc):
         fractions = su.tier_plan.expected()
-    elif su.tier_plan is None and closed:  # one tier (with saves that fail: docs/model.md 3)
+    elif su.tier_plan is None and one_tier_closed_form(sc):  # one tier (with saves that fail: docs/model.md 3)
         fractions = expected_for_scenario(sc, p).fractions
     expected = Expected(fractions, p.hours, unplanned, p.mu * p.hours)
     spares_run = None

@@ -26,7 +26,7 @@ from .progress import progress_part
 from .rates import mean_job_rate
 from .results import expected_for_scenario, simulate_scenarios, summarize
 from .scenario_io import ScenarioError
-from .sim.capabilities import general_seconds, window_engine
+from .sim.capabilities import general_seconds, one_tier_closed_form, window_engine
 from .specs import GPU_RANGE, MAX_TOTAL_EVENTS
 from .tiers.run import plan_tiers
 
@@ -474,7 +474,7 @@ def expected_goodput_vs_interval(scenario: Scenario, intervals_min: np.ndarray) 
     """The exact goodput at each checkpoint interval (minutes), on as fine a grid as wanted; with a recovery
     strategy, at each fast interval (fast tier on) where a closed form exists, else NaN; on the general engine
     (spares, a new cluster, tiers with rates that vary), NaN (no closed form)."""
-    if window_engine(scenario).key == "general":
+    if window_engine(scenario).key == "general" and not one_tier_closed_form(scenario):
         return np.full(len(np.asarray(intervals_min)), math.nan)
     if scenario.uses_tiers:
         xs = np.asarray(intervals_min, dtype=float)

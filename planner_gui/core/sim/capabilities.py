@@ -50,6 +50,7 @@ __all__ = [
     "general_seconds",
     "general_steps_error",
     "meaningless",
+    "one_tier_closed_form",
     "simulated_only",
     "train_engine",
     "window_engine",
@@ -137,6 +138,14 @@ def simulated_only(scenario: Scenario) -> str | None:
             if by_key[k].present(scenario) and (where is None or where(scenario))
         ),
         None,
+    )
+
+
+def one_tier_closed_form(scenario: Scenario) -> bool:
+    """Whether the one-tier renewal formulas (docs/model.md 3) give the scenario's expectations, whichever engine
+    simulates it: one checkpoint tier, no spares, not a new cluster, and no feature they do not take."""
+    return not (
+        scenario.uses_tiers or scenario.uses_spares or scenario.new_cluster or simulated_only(scenario) is not None
     )
 
 
