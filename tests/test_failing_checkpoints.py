@@ -371,7 +371,7 @@ def test_the_window_group_sets_each_chance_alone(make_window, qtbot):
     sc = win.scenario()
     # The default scenario has no in-memory tier: the note says a failed restore from it is unused.
     assert note.text() == (
-        f"1 save in {1.0 / sc.save_fail_p:,.3g} fails: the job keeps the checkpoint before it; failed restores "
+        f"{100.0 * sc.save_fail_p:.3g}% of saves fail: the job keeps the checkpoint before each; failed restores "
         "from memory: unused, the in-memory tier is off"
     )
     # What the window shows is the scenario's: more work lost than without failed saves (the same seed).

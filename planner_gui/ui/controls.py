@@ -74,10 +74,10 @@ def _fail_note(sc: Scenario) -> str:
         return "Off: every save and every restore succeeds"
     parts = []
     if sc.save_fail_p > 0:
-        parts.append(f"1 save in {1.0 / sc.save_fail_p:,.3g} fails: the job keeps the checkpoint before it")
+        parts.append(f"{100.0 * sc.save_fail_p:.3g}% of saves fail: the job keeps the checkpoint before each")
     if sc.restore_fail_p > 0 and sc.fast_tier_on:
         parts.append(
-            f"1 restore from memory in {1.0 / sc.restore_fail_p:,.3g} fails: the job then restores from storage"
+            f"{100.0 * sc.restore_fail_p:.3g}% of restores from memory fail: the job then restores from storage"
         )
     elif sc.restore_fail_p > 0:
         parts.append("failed restores from memory: unused, the in-memory tier is off")
