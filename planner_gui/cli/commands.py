@@ -99,7 +99,14 @@ def report(res: SimulationResult) -> str:
             else ()
         ),
         *(
-            [f"Checkpoints that fail    {sc.failing_checkpoints_text()}{_failed_restores(d)}"]
+            [
+                f"Checkpoints that fail    {sc.failing_checkpoints_text()}{_failed_restores(d)}"
+                + (
+                    "; the exact optimal interval counts the failed saves, Young's and Daly's do not"
+                    if sc.save_fail_p and not sc.uses_tiers
+                    else ""
+                )
+            ]
             if sc.save_fail_p or sc.restore_fail_p
             else ()
         ),
