@@ -378,3 +378,47 @@ def test_the_window_group_sets_each_chance_alone(make_window, qtbot):
     lost = win.plots.result.main.hours_per_trial()["lost_work"].mean()
     plain = simulate(sc.replace(save_fail_p=0.0, restore_fail_p=0.0, trials=win.plots.result.main.scenario.trials))
     assert lost > plain.hours_per_trial()["lost_work"].mean()
+
+
+# -- from a fresh-eyes pass --------------------------------------------------------------------------------------
+def test_a_chance_next_to_zero_changes_next_to_nothing():
+    # A bank equal to the last snapshot (one point, its progress summed in two orders) is not newer than it: at a
+    # chance of 1e-12 the run is the one at 0, draw for draw (it sent a quarter of the restores to storage).
+    tiers = dataclasses.replace(IM.tiers, persistent_upload_min=0.05, fast_interval_min=0.77)
+    sc = IM.replace(days=2.0, tiers=tiers, checkpoint_interval_min=0.77)
+    base = _engine(sc, 200, 7)
+    for change in ({"save_fail_p": 1e-12}, {"restore_fail_p": 1e-12}):
+        got = _engine(sc.replace(**change), 200, 7)
+        assert got.restores_persistent.sum() == base.restores_persistent.sum() == 0
+        for key in base.hours:
+            np.testing.assert_allclose(got.hours[key], base.hours[key], rtol=0, atol=1e-9)
+
+
+def test_failed_restores_from_memory_make_the_persistent_tier_needed():
+    from planner_gui.core.tiers.run import plan_tiers
+
+    tiers = dataclasses.replace(IM.tiers, fast_interval_min="optimal")
+    sc = IM.replace(days=3.0, trials=100, checkpoint_interval_min="optimal", tiers=tiers, restore_fail_p=0.2)
+    plain = plan_tiers(sc.replace(restore_fail_p=0.0))
+    plan = plan_tiers(sc)
+    assert plan.params.lam_persistent == pytest.approx(plain.params.lam_persistent + 0.2 * plain.params.lam_fast)
+    assert plan.params.lam_fast + plan.params.lam_persistent == pytest.approx(
+        plain.params.lam_fast + plain.params.lam_persistent
+    )
+    assert not plan.persistent_unneeded and plan.persistent_min < 60.0
+    # The optimal strategy no longer banks once a day: goodput near the one without failed restores, not 4 %.
+    g = simulate(sc).goodput.mean()
+    assert g > simulate(sc.replace(restore_fail_p=0.0)).goodput.mean() - 0.05
+
+
+def test_the_goodput_at_the_exact_optimum_counts_failed_saves():
+    sc = Scenario(trials=100, days=5.0, save_fail_p=0.6)
+    res = simulate(sc)
+    d = res.to_json_dict()
+    at_best = d["goodput_expected_at_optimal_interval"]
+    assert at_best is not None and d["goodput_expected"] is not None
+    exact_there = simulate(sc.replace(checkpoint_interval_min=res.optimal.exact)).expected.goodput
+    assert at_best == pytest.approx(exact_there, rel=1e-9)
+    assert at_best - d["goodput_expected"] > 0.005  # (Daly's interval, 'optimal', knows nothing of them)
+    # With the in-memory tier there is no closed form, and none is claimed.
+    assert simulate(IM.replace(trials=20, days=1.0, save_fail_p=0.3)).goodput_at_optimum() is None

@@ -126,7 +126,7 @@ def _failed_restores(d: dict[str, Any]) -> str:
     """Run's text on restores from the fast tier that failed: "; 12.3 fast restores failed, then restored from
     storage", or nothing where none can fail."""
     failed = d["restores"].get("failed")
-    if failed is None:
+    if failed is None or not d["scenario"].get("restore_fail_p"):
         return ""
     return f"; {failed:,.1f} fast restores failed, then restored from storage"
 

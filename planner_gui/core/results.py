@@ -241,7 +241,7 @@ class SimulationResult:
         """The exact expected goodput at the exact optimal checkpoint interval (the optimum of the base
         rates; with varying rates, the goodput there is the varying rates' expectation); with a two-tier
         strategy, at both tiers' optimal intervals where a closed form exists (else None); None with spares."""
-        if self.spares_run is not None or self.engine == "general":
+        if self.spares_run is not None or (self.engine == "general" and not one_tier_closed_form(self.scenario)):
             return None
         if self.tier_plan is not None:
             sc = self.scenario

@@ -181,7 +181,7 @@ SPECS: dict[str, InputSpec] = {
         InputSpec(
             "save_fail_p",
             "Failed saves",
-            "",
+            "share, 0-0.99",
             0.0,
             0.99,
             slider=(0.001, 0.9),
@@ -192,7 +192,7 @@ SPECS: dict[str, InputSpec] = {
         InputSpec(
             "restore_fail_p",
             "Failed fast restores",
-            "",
+            "share, 0-1",
             0.0,
             1.0,
             slider=(0.001, 1.0),

@@ -427,10 +427,11 @@ def unsure_inputs(sc: Scenario, bounds: Mapping[str, tuple[float, float]] | None
     if sc.spares is None or sc.spares.recovery_mode != "continue":  # (the stall of a mode not in use moves nothing)
         out = [u for u in out if u.key != "spares.continue_stall_min"]
     bounds = dict(bounds or {})
+    every = out
     out = [u for u in out if not u.needs_bounds or u.key in bounds]
-    unknown = [k for k in bounds if k not in {u.key for u in out}]
+    unknown = [k for k in bounds if k not in {u.key for u in every}]
     if unknown:
-        names = ", ".join(u.key for u in out)
+        names = ", ".join(u.key for u in every)
         raise ValueError(f"--bounds: no unsure input '{unknown[0]}' in this scenario (its inputs: {names})")
     given = []
     for u in out:

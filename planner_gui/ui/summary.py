@@ -229,6 +229,8 @@ class SummaryStrip(QWidget):
             best = "best: see the interval plot (no closed form with spares)"
             if sc.spares is not None and sc.spares.recovery_mode == "continue":
                 restarts = " (of the failures that restart)"
+        elif at_best is None or now is None:
+            best = f"best: see the interval plot (no closed form with {m.no_closed_form})"
         elif gain < 0.05 and _near(m.interval_min, opt.exact):
             best = f"at the best interval ({fmt.duration_min(opt.exact)})"
         else:
@@ -270,6 +272,8 @@ class SummaryStrip(QWidget):
             best = "at the best intervals" if gain < 0.05 and near else f"best intervals: +{gain:.1f} points available"
         best += "."
         restored = f"restores: memory {fmt.count(restores['fast'], 1)}, storage {fmt.count(restores['persistent'], 1)}"
+        if restores.get("failed"):
+            restored += f" ({fmt.count(restores['failed'], 1)} after a restore from memory failed)"
         yd = tp.fast_young_daly()
         if tp.fast_min is None or yd is None:
             self.interval.value.setText(persistent)

@@ -372,7 +372,8 @@ def step(
         # A restore from the fast tier goes to storage when the bank is newer than the fast tier's checkpoint
         # (the saves since the bank's failed), or when it fails its validation (after the fast restore's time).
         want_fast = rs - pers
-        older = want_fast * (p_snap < bank)
+        # (newer by more than rounding: the two are sums taken in different orders where they are one point)
+        older = want_fast * (p_snap < bank - 1e-9 * (1.0 + np.abs(bank)))
         failed = (want_fast - older) * ev_fail[2]
         pers = pers + older + failed
     fast = rs - pers

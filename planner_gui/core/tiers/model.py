@@ -259,9 +259,12 @@ def tier_params(
             restore_fast=common["restore_persistent"],
             **common,
         )
+    # A restore from memory that fails its validation (docs/model.md 2.2) restores from storage: that share of the
+    # fast tier's failures is the persistent tier's here (for the intervals' optima; the general engine simulates it).
+    failed = rates.fast * scenario.restore_fail_p
     return TierParams(
-        lam_fast=rates.fast,
-        lam_persistent=rates.persistent,
+        lam_fast=rates.fast - failed,
+        lam_persistent=rates.persistent + failed,
         tau=fast_interval_min / 60.0,
         c=tiers.fast_stall_s / 3600.0,
         k=persistent_multiple(persistent_interval_min, fast_interval_min),
