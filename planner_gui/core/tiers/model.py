@@ -114,11 +114,15 @@ class TierRates:
 
 
 def tier_rates(scenario: Scenario, tiers: Tiers) -> TierRates:
-    """Split the scenario's unplanned interruptions into the two Poisson streams by each component's scope."""
+    """Split the scenario's unplanned interruptions into the two Poisson streams by each component's scope. A
+    restore from memory that fails its validation (docs/model.md 2.2) restores from storage: that share of the
+    failures that restore from memory is the persistent tier's stream here (what the strategy's optima and
+    expectations see; the general engine simulates each restore)."""
     flags = tuple(restoring_tier(scope_of(c), tiers) == "fast" for c in scenario.components)
     fast = math.fsum(c.rate_per_gpu_hour for c, f in zip(scenario.components, flags) if f) * scenario.gpus
     slow = math.fsum(c.rate_per_gpu_hour for c, f in zip(scenario.components, flags) if not f) * scenario.gpus
-    return TierRates(fast, slow, flags)
+    failed = fast * scenario.restore_fail_p if tiers.fast_enabled else 0.0
+    return TierRates(fast - failed, slow + failed, flags)
 
 
 def restore_caveat(scenario: Scenario, tiers: Tiers) -> str | None:
@@ -259,12 +263,9 @@ def tier_params(
             restore_fast=common["restore_persistent"],
             **common,
         )
-    # A restore from memory that fails its validation (docs/model.md 2.2) restores from storage: that share of the
-    # fast tier's failures is the persistent tier's here (for the intervals' optima; the general engine simulates it).
-    failed = rates.fast * scenario.restore_fail_p
     return TierParams(
-        lam_fast=rates.fast - failed,
-        lam_persistent=rates.persistent + failed,
+        lam_fast=rates.fast,
+        lam_persistent=rates.persistent,
         tau=fast_interval_min / 60.0,
         c=tiers.fast_stall_s / 3600.0,
         k=persistent_multiple(persistent_interval_min, fast_interval_min),
