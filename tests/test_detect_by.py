@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 from reference_model import simulate_reference
-from test_sim import COUNTS, JOB_WARMUP, Z, _engine, _z, disagreements
+from test_sim import Z, _z, against_reference
 
 from planner_gui.cli import main
 from planner_gui.core.inputs import describe_changes, detect_by_entry, parse_detect_by
@@ -73,9 +73,7 @@ GRID = [
 def test_the_general_engine_agrees_with_the_reference_with_detection_by_cause(name, sc, ref_trials):
     if sc.tiers is not None:
         sc = sc.replace(tiers=dataclasses.replace(sc.tiers, fast_interval_min=5.0))
-    ref = simulate_reference(sc, ref_trials, 51, job_warmup_hours=JOB_WARMUP)
-    got = _engine(sc, 1500, 52)
-    bad = disagreements(got, ref, ref.hours, COUNTS)
+    _, _, bad = against_reference(sc, ref_trials, 51)
     assert not bad, "; ".join(bad)
 
 

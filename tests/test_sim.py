@@ -184,6 +184,17 @@ def disagreements(got, ref, hours: Iterable[str], counts: Iterable[str]) -> list
     return bad
 
 
+def against_reference(sc: Scenario, ref_trials: int, seed: int, counts: Iterable[str] = COUNTS):
+    """The general engine's window (1,500 trials, seed ``seed + 1``) and the reference's (``ref_trials``, seed
+    ``seed``, its job warming up :data:`JOB_WARMUP` hours), and where they disagree (:func:`disagreements`, on every
+    hours label the reference gives). Every hour of the engine's window has one label."""
+    ref = simulate_reference(sc, ref_trials, seed, job_warmup_hours=JOB_WARMUP)
+    got = _engine(sc, 1500, seed + 1)
+    total = sum(got.hours[k] for k in got.hours)
+    np.testing.assert_allclose(total, sc.hours, rtol=0, atol=1e-6 * sc.hours)
+    return got, ref, disagreements(got, ref, ref.hours, counts)
+
+
 def _engine(sc: Scenario, trials: int, seed: int):
     validate(sc)  # every combination is a scenario the files and the flags take
     fast = None if sc.tiers is None or not sc.tiers.fast_enabled else float(sc.tiers.fast_interval_min)
