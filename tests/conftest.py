@@ -167,6 +167,28 @@ def _collect_on_the_main_thread():
 
 
 @pytest.fixture
+def slide_alone(qtbot):
+    """Move a window's slider (by its object name) ``steps`` positions and wait for fresh results; check that the
+    scenario changed in the slider's field alone, to the value its box shows; return that value."""
+    from PySide6.QtWidgets import QAbstractSlider
+
+    def slide(win, name: str, field: str, steps: int):
+        before = win.scenario()
+        slider = win.findChild(QAbstractSlider, name)
+        assert slider is not None, name
+        slider.setValue(slider.value() + steps)
+        qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
+        after = win.scenario()
+        value = getattr(after, field)
+        assert value == pytest.approx(win.controls.values[field].spin.value(), rel=1e-9), name
+        assert value != getattr(before, field), name
+        assert after.replace(name=before.name) == before.replace(**{field: value}), name
+        return value
+
+    return slide
+
+
+@pytest.fixture
 def make_window(qtbot, isolated_settings, no_dialogs):
     """Build main windows; each is closed at the end and its worker thread must have stopped."""
     from planner_gui.ui import MainWindow

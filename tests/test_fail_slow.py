@@ -211,8 +211,8 @@ def test_the_levers_change_the_slow_inputs_and_rank_by_paired_monte_carlo():
     assert scenario_from_dict(doc).slow_factor == 0.0
 
 
-def test_the_window_group_sets_each_slow_input_alone_and_the_breakdown_shows_its_hours(make_window, qtbot):
-    from PySide6.QtWidgets import QAbstractSlider, QLabel
+def test_the_window_group_sets_each_slow_input_alone_and_the_breakdown_shows_its_hours(make_window, qtbot, slide_alone):
+    from PySide6.QtWidgets import QLabel
 
     win = make_window()
     note = win.findChild(QLabel, "slowNote")
@@ -237,17 +237,7 @@ def test_the_window_group_sets_each_slow_input_alone_and_the_breakdown_shows_its
     shown = win.plots.result.main.hours_per_trial()["slow"].mean()
     assert shown > 0 and widths[keys.index("slow")] == pytest.approx(shown)
     for name, field in (("slowFactorSlider", "slow_factor"), ("slowDetectSlider", "slow_detect_min")):
-        before = win.scenario()
-        slider = win.findChild(QAbstractSlider, name)
-        assert slider is not None, name
-        slider.setValue(slider.value() + 150)
-        qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
-        after = win.scenario()
-        value = getattr(after, field)
-        assert value == pytest.approx(win.controls.values[field].spin.value(), rel=1e-9) and value != getattr(
-            before, field
-        )
-        assert after.replace(name=before.name) == before.replace(**{field: value})
+        slide_alone(win, name, field, 150)
 
 
 def test_the_tornado_brackets_the_slow_inputs_only_where_nodes_run_slow():
