@@ -314,13 +314,14 @@ def test_the_tornado_brackets_the_chances_and_from_none_with_bounds():
 
 
 def test_compare_and_the_undo_name_the_chances():
-    from planner_gui.core.compare import comparison
+    from planner_gui.core.compare import comparison, comparison_table
     from planner_gui.core.inputs import describe_changes
 
     a, b = IM.replace(trials=40, days=1.0), IM.replace(trials=40, days=1.0, save_fail_p=0.1, restore_fail_p=0.2)
     doc = comparison(["a", "b"], [a, b], [simulate(a).to_json_dict(), simulate(b).to_json_dict()])
     rows = {r["input"]: r["values"] for r in doc["inputs"]}
-    assert rows["checkpoints that fail"] == ["off", "saves fail 10%, fast restores fail 20%"]
+    assert rows["checkpoints that fail"] == ["off", "saves 10%, fast restores 20%"]
+    assert "saves 10%, fast restores 20%" in comparison_table(doc)  # (whole: not cut to the table's width)
     out = {r["output"]: r["values"] for r in doc["outputs"]}
     assert out["fast restores failed"][0] is None and out["fast restores failed"][1] > 0
     assert describe_changes(a, b) == "failed saves 0 -> 0.1; failed fast restores 0 -> 0.2"

@@ -37,7 +37,7 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ("detection by cause", lambda s: s.detect_by_text() or "none"),
     ("restart", lambda s: s.restart_text(short=True)),
     ("fail-slow nodes", lambda s: s.slow_text(short=True)),
-    ("checkpoints that fail", lambda s: s.failing_checkpoints_text()),
+    ("checkpoints that fail", lambda s: s.failing_checkpoints_text(short=True)),
     ("one GPU interrupted", lambda s: fmt.every(s.gpu_mtbf_hours)),
     ("price per GPU-hour", lambda s: f"${s.gpu_hour_cost_usd:,.2f}"),
     ("training compute", lambda s: "none" if s.training is None else f"{s.training.gpu_hours:,.3g} GPU-hours"),

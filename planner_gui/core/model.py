@@ -527,14 +527,16 @@ class Scenario:
         """Whether a checkpoint can fail: a save at a chance above 0, or a fast-tier restore (the fast tier on)."""
         return self.save_fail_p > 0.0 or (self.restore_fail_p > 0.0 and self.fast_tier_on)
 
-    def failing_checkpoints_text(self) -> str:
-        """The failing-checkpoint inputs in words: "off", or "saves fail 2%, fast restores fail 5%"."""
+    def failing_checkpoints_text(self, *, short: bool = False) -> str:
+        """The failing-checkpoint inputs in words: "off", or "saves fail 2%, fast restores fail 5%" (``short``, under
+        a heading that says they fail: "saves 2%, fast restores 5%")."""
+        fail = "" if short else " fail"
         parts = []
         if self.save_fail_p > 0.0:
-            parts.append(f"saves fail {100.0 * self.save_fail_p:.3g}%")
+            parts.append(f"saves{fail} {100.0 * self.save_fail_p:.3g}%")
         if self.restore_fail_p > 0.0:
-            tail = "" if self.fast_tier_on else " (no fast tier: unused)"
-            parts.append(f"fast restores fail {100.0 * self.restore_fail_p:.3g}%{tail}")
+            tail = "" if self.fast_tier_on else (" (unused)" if short else " (no fast tier: unused)")
+            parts.append(f"fast restores{fail} {100.0 * self.restore_fail_p:.3g}%{tail}")
         return ", ".join(parts) if parts else "off"
 
     @property
