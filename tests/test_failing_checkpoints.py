@@ -409,3 +409,18 @@ def test_the_goodput_at_the_exact_optimum_counts_failed_saves():
     assert at_best - d["goodput_expected"] > 0.005  # (Daly's interval, 'optimal', knows nothing of them)
     # With the in-memory tier there is no closed form, and none is claimed.
     assert simulate(IM.replace(trials=20, days=1.0, save_fail_p=0.3)).goodput_at_optimum() is None
+
+
+def test_the_fast_optimum_counts_snapshots_that_fail():
+    from planner_gui.core.exact import exact_optimal_interval
+    from planner_gui.core.tiers.run import plan_tiers
+
+    tiers = dataclasses.replace(IM.tiers, fast_interval_min="optimal")
+    sc = IM.replace(tiers=tiers)
+    plain, failing = plan_tiers(sc), plan_tiers(sc.replace(save_fail_p=0.3))
+    tp = failing.params
+    lam, r_planned = tp.lam_fast + tp.lam_persistent, sc.restart_at_size_min / 60.0
+    exact = exact_optimal_interval(lam, tp.mu, tp.c, tp.r_fast, r_planned, (0.01 / 60.0, 525_600 / 60.0), 0.3)
+    assert failing.optimal.fast_min == pytest.approx(60.0 * exact, rel=1e-6)
+    assert failing.optimal.fast_min < 0.9 * plain.optimal.fast_min
+    assert "failed saves counted" in failing.optimal.method and "failed saves" not in plain.optimal.method

@@ -252,11 +252,13 @@ def _optimal_tier_intervals(scenario: Scenario, tiers: Tiers) -> TierIntervals:
     if c == 0:
         fast, fast_how = MIN_INTERVAL_MIN, "free snapshots: the shortest fast interval"
     else:
-        exact = exact_optimal_interval(lam, mu, c, r_fast, scenario.restart_at_size_min / 60.0, bounds)
+        # (snapshots that fail to save: each failure loses the cycles since the last one saved, docs/model.md 3)
+        p = scenario.save_fail_p
+        exact = exact_optimal_interval(lam, mu, c, r_fast, scenario.restart_at_size_min / 60.0, bounds, p)
         fast = clamp_interval(60.0 * exact)
         if not math.isfinite(fast):  # pragma: no cover - exact_optimal_interval always returns a number
             fast = clamp_interval(float(daly_interval(c * 60.0, 60.0 / lam)))
-        fast_how = "fast: exact optimum at the total unplanned rate"
+        fast_how = "fast: exact optimum at the total unplanned rate" + (", failed saves counted" if p > 0 else "")
     c_point = point_stall_h(scenario, tiers)
     if c_point == 0.0:
         return TierIntervals(fast, fast, 1, f"{fast_how}; k = 1 (uploads are free)")
