@@ -331,6 +331,8 @@ def test_the_help_shows_the_window_its_file_every_sweep_and_the_defaults(capsys)
     assert f"detection time, minutes (default: {sc.detect_min:g})" in flat
     assert f"domain failure (default: {Tiers().nodes_per_domain})" in flat and "(default unlimited:" in flat
     assert "keeps the value of the scenario it starts from" in flat
+    code, out, _ = _main_out(["compare", "--help"], capsys)  # (each file's trials, not the defaults' 1,000)
+    assert "every scenario (default: each file's own)" in " ".join(out.split()) and "1,000" not in out
 
 
 @pytest.mark.parametrize(

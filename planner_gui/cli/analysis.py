@@ -77,7 +77,12 @@ def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
     tor.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
     cmp = sub.add_parser("compare", help="simulate several scenario files and show them side by side")
     cmp.add_argument("files", nargs="+", type=file_name, metavar="FILE", help="scenario files (2 to 8)")
-    cmp.add_argument("--trials", type=integer_arg, metavar="K", help="Monte Carlo trials for every scenario")
+    cmp.add_argument(
+        "--trials",
+        type=integer_arg,
+        metavar="K",
+        help="Monte Carlo trials for every scenario (default: each file's own)",
+    )
     cmp.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
 
 
