@@ -424,3 +424,17 @@ def test_the_fast_optimum_counts_snapshots_that_fail():
     assert failing.optimal.fast_min == pytest.approx(60.0 * exact, rel=1e-6)
     assert failing.optimal.fast_min < 0.9 * plain.optimal.fast_min
     assert "failed saves counted" in failing.optimal.method and "failed saves" not in plain.optimal.method
+
+
+def test_a_rare_failed_restore_moves_nothing_and_keeps_the_persistent_tier_daily():
+    # From a second fresh-eyes pass: at a chance of 1e-9 Young's rule put the persistent tier every 41 days, and a
+    # trial not followed until the bank passed the window's end counted the work above the bank as lost.
+    sc = Scenario(gpus=100_000, days=2.0, trials=150, tiers=Tiers(fast_enabled=True, fast_interval_min="optimal"))
+    from planner_gui.core.tiers.run import plan_tiers
+
+    plan = plan_tiers(sc.replace(restore_fail_p=1e-9))
+    assert plan.persistent_min <= 1440.0 + plan.fast_min  # (daily, to a whole number of fast intervals)
+    long = IM.replace(days=1.0, trials=150, checkpoint_interval_min=10_000.0)
+    a, b = simulate(long), simulate(long.replace(restore_fail_p=1e-9))
+    for key in a.hours_keys:
+        np.testing.assert_allclose(a.hours_per_trial()[key], b.hours_per_trial()[key], rtol=0, atol=1e-9)

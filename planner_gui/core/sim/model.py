@@ -169,10 +169,15 @@ class SimModel:
     def tail_hours(self) -> float:
         """Hours after the window within which, without interruptions, a snapshot taken after it is banked (its
         cadence's part at most 96 hours); with saves that fail, within which one is banked but once in 10,000
-        (that many more persistent points, and 96 hours each)."""
+        (that many more persistent points, and 96 hours each); with restores from memory that can fail, however
+        long the cadence (such a failure falls back to the bank: a trial settled before the bank passes the window's
+        end would count the work above it as lost, however rare the failure)."""
         p = self.save_fail
         more = math.ceil(math.log(1e-4) / math.log(p)) if p > 0.0 else 0
-        cycles = min((self.points_per_upload + 1.0 + more) * self.cycle + self.upload, MAX_CYCLE_HOURS * (1 + more))
+        cap = MAX_CYCLE_HOURS * (1 + more)
+        if self.restore_fail > 0.0 and self.restarts_fast:  # (a restore can fail back to the bank: until it passes)
+            cap = math.inf
+        cycles = min((self.points_per_upload + 1.0 + more) * self.cycle + self.upload, cap)
         return cycles + self.max_downtime + self.s
 
 

@@ -125,7 +125,9 @@ class TierIntervals:
         upload cadence, ``c_p / (k s) + q k s / (2 M)`` (``q = ceil(u / (k s + c_p))`` the points per upload
         that starts, ``M`` :attr:`storage_mtbf_min`): Young's ``sqrt(2 c_p M)`` where uploads keep up
         (``q = 1``), and not a multiple whose points an upload still running would skip when a slightly longer
-        one avoids it."""
+        one avoids it. Never longer than the daily policy of :data:`UNNEEDED_PERSISTENT_MIN` (what the model leaves
+        out wants a copy off the cluster daily), so that it moves smoothly to that policy as the restores from
+        storage become rare."""
         if self.persistent_target_min is not None:
             return self.persistent_target_min
         if self.storage_mtbf_min is None:
@@ -138,7 +140,7 @@ class TierIntervals:
         ks = np.union1d(short, around)
         q = np.maximum(1.0, np.ceil(u / (ks * s + c) * (1.0 - 1e-12))) if u > 0 else 1.0
         waste = c / (ks * s) + q * ks * s / (2.0 * m)
-        return float(fast_min * ks[int(np.argmin(waste))])
+        return float(min(fast_min * ks[int(np.argmin(waste))], max(UNNEEDED_PERSISTENT_MIN, fast_min)))
 
     def to_dict(self) -> dict[str, float | int | str]:
         return {"fast_min": self.fast_min, "persistent_min": self.persistent_min, "k": self.k, "method": self.method}
