@@ -89,7 +89,7 @@ def _write_text(scenario: Scenario) -> str:
     """The blocking write; with the fast tier on, what each persistent checkpoint blocks for beside the fast
     stall."""
     text = f"{scenario.checkpoint_write_s:,g} s"
-    if scenario.tiers is not None and scenario.tiers.fast_enabled:
+    if scenario.fast_tier_on:
         text += " per persistent point"
     return text
 

@@ -397,7 +397,7 @@ def sweep_interval(
 def varies_fast_interval(scenario: Scenario) -> bool:
     """Whether a sweep over intervals varies the fast interval (the fast tier is on) rather than the checkpoint
     (persistent) interval."""
-    return scenario.tiers is not None and scenario.tiers.fast_enabled
+    return scenario.fast_tier_on
 
 
 def _at_interval(scenario: Scenario, minutes: float) -> Scenario:
@@ -482,7 +482,7 @@ def expected_goodput_vs_interval(scenario: Scenario, intervals_min: np.ndarray) 
         if first is not None and first.expected() is None:
             return np.full(len(xs), math.nan)  # both tiers restore: no closed form at any interval
         tp = first.params if first is not None else None
-        if tp is not None and scenario.tiers is not None and scenario.tiers.fast_enabled and tp.lam_persistent == 0:
+        if tp is not None and scenario.fast_tier_on and tp.lam_persistent == 0:
             # Every failure restores from the fast tier: today's formula at each fast interval, in one call.
             return time_fractions(tp.lam_fast, tp.mu, xs / 60.0, tp.c, tp.r_fast, tp.r_planned).useful
         out = []

@@ -387,11 +387,7 @@ class ControlsPanel(QScrollArea):
         self._value(lay, "restart_min", "restartSlider")
         self._value(lay, "restart_per_log2_gpus_min", "restartGrowthSlider")
         # The restart in use at the job's size (what the engines take), and how it grows.
-        self.restart_note = QLabel("")
-        self.restart_note.setObjectName("restartInUseNote")
-        self.restart_note.setWordWrap(True)
-        mark_secondary(self.restart_note)
-        lay.addWidget(self.restart_note)
+        self.restart_note = self._note(lay, "restartInUseNote")
 
     def _detect_by_entered(self) -> None:
         """Detection by cause as typed: set when the scenario takes it, else the reason under the box (the text
@@ -421,21 +417,23 @@ class ControlsPanel(QScrollArea):
         )
         self._value(lay, "slow_factor", "slowFactorSlider")
         self._value(lay, "slow_detect_min", "slowDetectSlider")
-        self.slow_note = QLabel("")
-        self.slow_note.setObjectName("slowNote")
-        self.slow_note.setWordWrap(True)
-        mark_secondary(self.slow_note)
-        lay.addWidget(self.slow_note)
+        self.slow_note = self._note(lay, "slowNote")
 
     def _build_failing(self) -> None:
         lay = self._group("Checkpoints that fail")
         self._value(lay, "save_fail_p", "saveFailSlider")
         self._value(lay, "restore_fail_p", "restoreFailSlider")
-        self.fail_note = QLabel("")
-        self.fail_note.setObjectName("failNote")
-        self.fail_note.setWordWrap(True)
-        mark_secondary(self.fail_note)
-        lay.addWidget(self.fail_note)
+        self.fail_note = self._note(lay, "failNote")
+
+    @staticmethod
+    def _note(lay: QVBoxLayout, object_name: str) -> QLabel:
+        """A group's note of what its inputs mean as set (secondary text, wrapped), under its controls."""
+        note = QLabel("")
+        note.setObjectName(object_name)
+        note.setWordWrap(True)
+        mark_secondary(note)
+        lay.addWidget(note)
+        return note
 
     def _build_monte_carlo(self) -> None:
         lay = self._group("Monte Carlo")

@@ -84,14 +84,8 @@ class Feature:
 
 #: Every feature, in the order the help lists them.
 FEATURES: tuple[Feature, ...] = (
-    Feature(
-        "fast_tier", "the fast (in-memory) checkpoint tier", lambda s: s.tiers is not None and s.tiers.fast_enabled
-    ),
-    Feature(
-        "persistent_stall",
-        "a persistent stall beside the fast tier",
-        lambda s: s.tiers is not None and s.tiers.fast_enabled and s.write_s > 0,
-    ),
+    Feature("fast_tier", "the fast (in-memory) checkpoint tier", lambda s: s.fast_tier_on),
+    Feature("persistent_stall", "a persistent stall beside the fast tier", lambda s: s.fast_tier_on and s.write_s > 0),
     Feature("tiers", "a recovery strategy beyond one blocking checkpoint", lambda s: s.uses_tiers),
     Feature(
         "spare_pool",

@@ -98,7 +98,7 @@ def compute_at(
 
 def model_rows(m: SimModel, work: float | None) -> dict[int, float]:
     """The model's rows of a column."""
-    if m.restarts_persistent or (m.restarts_fast and m.restore_fail > 0.0):
+    if m.restarts_persistent or m.restores_can_fail:
         floor = FLOOR_BANK
     elif m.restarts_fast:
         floor = FLOOR_SNAP

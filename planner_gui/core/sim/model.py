@@ -112,7 +112,12 @@ class SimModel:
     @property
     def failing(self) -> bool:
         """Whether a checkpoint can fail (a save, or a restore from the fast tier)."""
-        return self.save_fail > 0.0 or (self.restore_fail > 0.0 and self.restarts_fast)
+        return self.save_fail > 0.0 or self.restores_can_fail
+
+    @property
+    def restores_can_fail(self) -> bool:
+        """Whether a restore from the fast tier can fail its validation, and so fall back to the bank."""
+        return self.restore_fail > 0.0 and self.restarts_fast
 
     @property
     def finite_pool(self) -> bool:
@@ -175,7 +180,7 @@ class SimModel:
         p = self.save_fail
         more = math.ceil(math.log(1e-4) / math.log(p)) if p > 0.0 else 0
         cap = MAX_CYCLE_HOURS * (1 + more)
-        if self.restore_fail > 0.0 and self.restarts_fast:  # (a restore can fail back to the bank: until it passes)
+        if self.restores_can_fail:  # (a restore can fall back to the bank: follow until it passes)
             cap = math.inf
         cycles = min((self.points_per_upload + 1.0 + more) * self.cycle + self.upload, cap)
         return cycles + self.max_downtime + self.s
