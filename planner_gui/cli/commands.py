@@ -110,6 +110,7 @@ def report(res: SimulationResult) -> str:
             if sc.save_fail_p or sc.restore_fail_p
             else ()
         ),
+        *([_correlated_line(sc, d["correlated"], continuing)] if "correlated" in d else ()),
         *(_spares_lines(res, d) if res.spares_run is not None else ()),
         *_rate_lines(res, d),
         f"Where the {window_h} hours went: "
@@ -120,6 +121,16 @@ def report(res: SimulationResult) -> str:
         "Top causes               " + ", ".join(f"{fmt.clean(n, 40)} {v:,.1f}" for n, v in top),
     ]
     return "\n".join(lines)
+
+
+def _correlated_line(sc: Scenario, cor: dict[str, Any], continuing: bool) -> str:
+    """Run's line on correlated failures: the inputs, the nodes an event takes, and the events against their
+    expectation."""
+    restores = "each restoring from storage" + (" unless the job continues on its other replicas" if continuing else "")
+    return (
+        f"Correlated failures      {sc.correlated_text()}: {cor['nodes_per_event']:,} nodes an event; "
+        f"{cor['events']['mean']:,.1f} events (expected {cor['events_expected']:,.1f}), {restores}"
+    )
 
 
 def _failed_restores(d: dict[str, Any]) -> str:

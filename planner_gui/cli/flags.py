@@ -198,6 +198,9 @@ FLAG_FIELDS = {
     "slow_detect_min": "--slow-detect",
     "save_fail_p": "--save-fail-p",
     "restore_fail_p": "--restore-fail-p",
+    "correlated_rate_per_day": "--correlated-rate",
+    "correlated_domains": "--correlated-domains",
+    "correlated_repair_hours": "--correlated-repair-hours",
     "trials": "--trials",
     "seed": "--seed",
 }
@@ -217,6 +220,9 @@ _NAMED_FIELDS = (
     "slow_detect_min",
     "save_fail_p",
     "restore_fail_p",
+    "correlated_rate_per_day",
+    "correlated_domains",
+    "correlated_repair_hours",
 )
 
 
@@ -346,6 +352,25 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         metavar="P",
         help="the chance that a restore from the in-memory (fast) tier fails its validation: the job then restores "
         "from storage, after the fast restore's time, 0-1 (default 0)",
+    )
+    p.add_argument(
+        "--correlated-rate",
+        type=number_arg,
+        metavar="PER_DAY",
+        help="correlated failures per day of the whole job: events (a power feed, a PDU row, a cooling loop) that "
+        "take --correlated-domains failure domains at once and restore from storage (default 0: none)",
+    )
+    p.add_argument(
+        "--correlated-domains",
+        type=integer_arg,
+        metavar="N",
+        help="failure domains one correlated event takes (default 4; never more than the job's nodes)",
+    )
+    p.add_argument(
+        "--correlated-repair-hours",
+        type=number_arg,
+        metavar="H",
+        help="mean hours until the nodes a correlated event took are back in the pool (default 8)",
     )
     p.add_argument(
         "--gpu-mtbf-hours",

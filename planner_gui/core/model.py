@@ -20,6 +20,7 @@ from . import fmt
 from .fmt import duration_hours, duration_min, number
 
 __all__ = [
+    "CORRELATED_NAME",
     "DEFAULT_NOTES",
     "LLAMA3_DAYS",
     "LLAMA3_GPUS",
@@ -54,6 +55,9 @@ RESTART_REFERENCE_GPUS = LLAMA3_GPUS
 
 #: The most a lever may be priced at (``Scenario.lever_prices``), in dollars.
 MAX_LEVER_PRICE_USD = 1e13
+
+#: The name (and category) of the correlated events' failure class (:attr:`Scenario.correlated_component`).
+CORRELATED_NAME = "Correlated"
 
 #: The value of ``checkpoint_interval_min`` that asks for Daly's optimum.
 OPTIMAL = "optimal"
@@ -203,6 +207,20 @@ DEFAULT_NOTES: dict[str, str] = {
         "present, checksums equal); when it fails, the job falls back to the persistent checkpoint in storage, as "
         "in-memory checkpointing systems do when a peer's copy is lost (Gemini, SOSP 2023). No published rate: a "
         "planner's estimate."
+    ),
+    "correlated_rate_per_day": (
+        "0: failures come one cause at a time. Some events take several failure domains at once: a power feed or a "
+        "PDU row that trips, a cooling loop that fails, a switch fabric that drops a pod (OPT-175B's logbook, metaseq "
+        "projects/OPT/chronicles, records 5 hosts failing together). Every node they take is lost with its memory, "
+        "so the job restores from storage even with the in-memory tier on. No published rate: a planner's estimate."
+    ),
+    "correlated_domains": (
+        "4 failure domains (8 nodes at the default 2 nodes per domain, close to OPT-175B's 5 hosts failing "
+        "together): how much one event takes. A planner's estimate: a PDU row or a cooling loop of your floor plan."
+    ),
+    "correlated_repair_hours": (
+        "8 h until the nodes a correlated event took are back (power or cooling restored, the hosts checked): a "
+        "working shift, as for unplanned maintenance. A planner's estimate."
     ),
     "trials": "1,000 Monte Carlo trials: the standard error of goodput is then a few hundredths of a percent.",
     "seed": "Fixed seed: the same scenario gives the same numbers.",
@@ -428,6 +446,11 @@ class Scenario:
     #: persistent point's copy to storage), and that a restore from the fast tier fails its validation.
     save_fail_p: float = 0.0
     restore_fail_p: float = 0.0
+    #: Correlated failures (docs/model.md, "Correlated failures"): events per day of the whole job (0: none), the
+    #: failure domains each takes at once, and the mean hours until their nodes are back.
+    correlated_rate_per_day: float = 0.0
+    correlated_domains: int = 4
+    correlated_repair_hours: float = 8.0
     trials: int = 1000
     seed: int = 20240723
     gpu_hour_cost_usd: float = 2.5
@@ -458,8 +481,46 @@ class Scenario:
 
     @property
     def failure_rate_per_hour(self) -> float:
-        """Cluster-wide unplanned interruptions per hour (1 / cluster MTBF)."""
-        return self.rate_per_gpu_hour * self.gpus
+        """Cluster-wide unplanned interruptions per hour (1 / cluster MTBF): the components' and the correlated
+        events'."""
+        return self.rate_per_gpu_hour * self.gpus + self.correlated_per_hour
+
+    @property
+    def uses_correlated(self) -> bool:
+        """Whether correlated failures happen (a rate above 0)."""
+        return self.correlated_rate_per_day > 0.0
+
+    @property
+    def correlated_per_hour(self) -> float:
+        """Correlated events per hour of the whole job (0 without)."""
+        return self.correlated_rate_per_day / 24.0
+
+    @property
+    def correlated_component(self) -> Component | None:
+        """The correlated events as one more failure class (docs/model.md, "Correlated failures"): named
+        :data:`CORRELATED_NAME` in its own category (so ``detect_by`` can name it), its rate per GPU-hour the events'
+        at this size; None without correlated failures."""
+        if not self.uses_correlated:
+            return None
+        return Component(CORRELATED_NAME, CORRELATED_NAME, self.correlated_per_hour / max(self.gpus, 1))
+
+    @property
+    def failure_components(self) -> tuple[Component, ...]:
+        """Every failure class the simulation draws: the components, then the correlated events when on."""
+        extra = self.correlated_component
+        return self.components if extra is None else (*self.components, extra)
+
+    def correlated_text(self, *, short: bool = False) -> str:
+        """The correlated-failure inputs in words: "off", or "0.1 a day (one every 10 days), 4 domains each, back
+        in 8 h"; ``short``: "0.1/day, 4 domains, 8 h", for a table's cell."""
+        if not self.uses_correlated:
+            return "off"
+        rate, gap = self.correlated_rate_per_day, duration_hours(24.0 / self.correlated_rate_per_day)
+        domains = f"{self.correlated_domains:,} domain{'s' if self.correlated_domains != 1 else ''}"
+        back = duration_hours(self.correlated_repair_hours)
+        if short:
+            return f"{rate:.3g}/day, {domains}, {back}"
+        return f"{rate:.3g} a day (one every {gap}), {domains} each, back in {back}"
 
     @property
     def cluster_mtbf_hours(self) -> float:
@@ -511,7 +572,7 @@ class Scenario:
     def uses_detect_by(self) -> bool:
         """Whether some cause is noticed after another time than ``detect_min``."""
         by = dict(self.detect_by)
-        return bool(by) and any(_detect_of(by, c, self.detect_min) != self.detect_min for c in self.components)
+        return bool(by) and any(_detect_of(by, c, self.detect_min) != self.detect_min for c in self.failure_components)
 
     def detect_by_text(self) -> str:
         """Detection by cause in words: "NCCL Watchdog Timeouts 15 min, GPU 0.1 min" (empty without)."""

@@ -124,8 +124,9 @@ def mean_multiplier(profile: Profile | None, days: float) -> float:
 def expected_by_component(scenario: Scenario) -> np.ndarray:
     """Each component's expected unplanned interruptions over the window: its rate (the posterior mean
     when rate uncertainty is on) x GPUs x the profile's integral over the window (hours with no profile).
-    They add up to the run's exact expectation."""
-    comps = scenario.components
+    They add up to the run's exact expectation. The correlated events, when on, are the last entry
+    (:attr:`.model.Scenario.failure_components`)."""
+    comps = scenario.failure_components
     if scenario.rate_uncertainty:
         post = RatePosterior.of(comps)
         rates = post.fixed + post.shapes * post.scales

@@ -19,6 +19,7 @@ from .exact import TimeFractions, time_fractions
 from .expected import rates_vary, transient_bound, uncertainty_summary, varying_expectation
 from .model import Scenario
 from .params import OptimalIntervals, Params, optimal_intervals, resolve
+from .profiles import expected_by_component
 from .scenario_io import ScenarioError, scenario_to_dict
 from .sim.capabilities import (
     MAX_GENERAL_POINTS,
@@ -30,6 +31,7 @@ from .sim.capabilities import (
     window_engine,
 )
 from .sim.run import ALL_HOURS_KEYS, HOURS_KEYS, SLOW_HOURS_KEY, SPARES_HOURS_KEYS
+from .spares.model import correlated_nodes
 from .summary import Summary, summarize
 from .tiers.engine import TierTrials
 from .tiers.run import TierPlan, plan_tiers, simulate_plans
@@ -197,7 +199,7 @@ class SimulationResult:
 
     def by_component_mean(self) -> dict[str, float]:
         means = self.trials.by_component.mean(axis=0)
-        return {c.name: float(m) for c, m in zip(self.scenario.components, means)}
+        return {c.name: float(m) for c, m in zip(self.scenario.failure_components, means)}
 
     def restores(self) -> dict[str, float]:
         """Mean unplanned interruptions per window by the tier they restored from (with spares in continue
@@ -316,6 +318,13 @@ class SimulationResult:
             out["slow"] = {
                 "drains": summarize(self.slow_drains).to_dict(),
                 "drains_expected": sc.slow_rate_per_gpu_hour * sc.gpus * span,
+            }
+        if sc.uses_correlated:
+            # (the last failure class: Scenario.failure_components)
+            out["correlated"] = {
+                "events": summarize(self.trials.by_component[:, -1]).to_dict(),
+                "events_expected": float(expected_by_component(sc)[-1]),
+                "nodes_per_event": correlated_nodes(sc),
             }
         if sc.storage is not None:
             out["storage"] = {"checkpoint_write_s": sc.write_s, "warning": sc.storage_warning(self.interval_min)}

@@ -23,6 +23,7 @@ from .checks import ScenarioError, check_size, check_spares, check_storage_write
 from .fmt import clean
 from .fmt import number as fmt_number
 from .model import (
+    CORRELATED_NAME,
     DEFAULT_DEPRECIATION_YEARS,
     MAX_LEVER_PRICE_USD,
     OPTIMAL,
@@ -117,6 +118,9 @@ _OPTIONAL = (
     "slow_detect_min",
     "save_fail_p",
     "restore_fail_p",
+    "correlated_rate_per_day",
+    "correlated_domains",
+    "correlated_repair_hours",
 )
 #: The failing-checkpoint keys (each optional; absent: 0, written only when above 0).
 _FAIL_KEYS = ("save_fail_p", "restore_fail_p")
@@ -125,6 +129,13 @@ _SLOW_DEFAULTS: dict[str, float] = {
     f.name: float(f.default)  # type: ignore[arg-type]
     for f in dataclasses.fields(Scenario)
     if f.name.startswith("slow_")
+}
+#: The correlated-failure keys (each optional; absent: the default) and their defaults: written, all three, when
+#: one differs from its default.
+_CORRELATED_DEFAULTS: dict[str, float] = {
+    f.name: f.default  # type: ignore[misc]
+    for f in dataclasses.fields(Scenario)
+    if f.name.startswith("correlated_")
 }
 #: The most levers a scenario may price (the most a lever may cost: model.MAX_LEVER_PRICE_USD).
 MAX_LEVER_PRICES = 200
@@ -314,6 +325,11 @@ def scenario_from_dict(doc: Any) -> Scenario:
         restart_per_log2_gpus_min=float(nums.get("restart_per_log2_gpus_min", 0.0)),
         **{f: _number_or(nums.get(f), default) for f, default in _SLOW_DEFAULTS.items()},
         **{f: _number_or(nums.get(f), 0.0) for f in _FAIL_KEYS},
+        correlated_rate_per_day=_number_or(nums.get("correlated_rate_per_day"), 0.0),
+        correlated_domains=int(_number_or(nums.get("correlated_domains"), _CORRELATED_DEFAULTS["correlated_domains"])),
+        correlated_repair_hours=_number_or(
+            nums.get("correlated_repair_hours"), _CORRELATED_DEFAULTS["correlated_repair_hours"]
+        ),
         trials=int(nums["trials"]),
         seed=int(nums["seed"]),
         gpu_hour_cost_usd=float(nums["gpu_hour_cost_usd"]),
@@ -340,7 +356,7 @@ def _detect_by(doc: Any, components: tuple[Component, ...]) -> tuple[tuple[str, 
     if doc is None:
         return ()
     names = [c.name for c in components]
-    known = dict.fromkeys([*names, *(c.category for c in components)])
+    known = dict.fromkeys([*names, *(c.category for c in components), CORRELATED_NAME])
     if not isinstance(doc, dict) or len(doc) > len(known):
         raise ScenarioError(
             'detect_by: must be an object of minutes by component or category, as {"NCCL Watchdog Timeouts": 15}'
@@ -612,6 +628,8 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     if _slow_changed(scenario):
         doc |= {f: getattr(scenario, f) for f in _SLOW_DEFAULTS}
     doc |= {f: getattr(scenario, f) for f in _FAIL_KEYS if getattr(scenario, f)}
+    if _correlated_changed(scenario):
+        doc |= {f: getattr(scenario, f) for f in _CORRELATED_DEFAULTS}
     return doc
 
 
@@ -623,6 +641,11 @@ def _number_or(value: float | int | None, default: float) -> float:
 def _slow_changed(scenario: Scenario) -> bool:
     """Whether a fail-slow input differs from its default (then all three are written)."""
     return any(getattr(scenario, f) != default for f, default in _SLOW_DEFAULTS.items())
+
+
+def _correlated_changed(scenario: Scenario) -> bool:
+    """Whether a correlated-failure input differs from its default (then all three are written)."""
+    return any(getattr(scenario, f) != default for f, default in _CORRELATED_DEFAULTS.items())
 
 
 def _has_optional_parts(scenario: Scenario) -> bool:
@@ -639,6 +662,7 @@ def _has_optional_parts(scenario: Scenario) -> bool:
         or scenario.restart_per_log2_gpus_min != 0.0
         or _slow_changed(scenario)
         or any(getattr(scenario, f) for f in _FAIL_KEYS)
+        or _correlated_changed(scenario)
     )
 
 

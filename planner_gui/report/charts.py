@@ -299,7 +299,7 @@ def components_chart(plan: PlanResult) -> str:
     of the Monte Carlo mean and p05-p95; the largest by name, the rest summed in one row."""
     main = plan.main
     sc = main.scenario
-    comps = sc.components
+    comps = sc.failure_components  # (the correlated events, when on, last)
     by = main.trials.by_component
     expected = np.asarray(expected_by_component(sc), dtype=float)  # (the profile's and the posterior's mean)
     order = [int(i) for i in np.argsort(-expected, kind="stable")]

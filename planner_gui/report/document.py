@@ -477,7 +477,7 @@ def components_html(sc: Scenario, d: dict[str, Any]) -> str:
     mc = d["by_component"]
     expected = expected_by_component(sc)  # (the profile's and the posterior's means)
     rows = []
-    for i, c in enumerate(sc.components):
+    for i, c in enumerate(sc.failure_components):  # (the correlated events, when on, last)
         rows.append(
             f"<tr><td>{_t(c.name, 100)}</td><td>{_t(c.category, 100)}</td>"
             f'<td class="num">{c.per_1000_gpu_days:.3g}</td>'
@@ -485,10 +485,12 @@ def components_html(sc: Scenario, d: dict[str, Any]) -> str:
             f'<td class="num">{float(expected[i]):,.1f}</td>'
             f'<td class="num">{mc.get(c.name, 0.0):,.1f}</td></tr>'
         )
-    total = sc.rate_per_gpu_hour
+    total = sc.failure_rate_per_hour / max(sc.gpus, 1)  # (the correlated events', when on, at this size)
+    every = math.inf if total == 0 else 1.0 / total
     rows.append(
-        f'<tr><th>All components</th><td></td><td class="num">{total * 24_000:.3g}</td>'
-        f'<td class="num">{escape(fmt.duration_hours(sc.gpu_mtbf_hours))}</td>'
+        f"<tr><th>All {'causes' if sc.uses_correlated else 'components'}</th><td></td>"
+        f'<td class="num">{total * 24_000:.3g}</td>'
+        f'<td class="num">{escape(fmt.duration_hours(every))}</td>'
         f'<td class="num">{d["interruptions_expected"]:,.1f}</td>'
         f'<td class="num">{d["interruptions"]["mean"]:,.1f}</td></tr>'
     )

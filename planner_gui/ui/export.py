@@ -224,7 +224,7 @@ def results_csv(res: PlanResult) -> str:
     m = res.main
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    comps = [c.name for c in m.scenario.components]
+    comps = [c.name for c in m.scenario.failure_components]  # (the correlated events, when on, last)
     keys = m.hours_keys  # today's five, and with spares the hours they add: every hour of the window
     w.writerow(
         [

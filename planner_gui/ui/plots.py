@@ -508,7 +508,7 @@ class PlotsPanel(QWidget):
         """Bars: each component's exact expected count (with the rate profile, at the posterior mean with
         rate uncertainty); dots and whiskers: the Monte Carlo mean and
         p05-p95. As many of the largest as fit by name, the rest summed in one row."""
-        comps = res.main.scenario.components
+        comps = res.main.scenario.failure_components  # (the correlated events, when on, last)
         by = res.main.trials.by_component
         expected = expected_by_component(res.main.scenario)  # with the profile and the posterior mean
         order = list(np.argsort(-expected, kind="stable"))

@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..model import Scenario
+from ..model import CORRELATED_NAME, Scenario
 from ..profiles import is_flat
 from ..rates import RatePosterior
 
@@ -108,16 +108,19 @@ FEATURES: tuple[Feature, ...] = (
     Feature("fail_slow", "fail-slow nodes", lambda s: s.uses_slow),
     Feature("detect_by", "detection by cause", lambda s: s.uses_detect_by),
     Feature("failing_checkpoints", "checkpoints that fail", lambda s: s.uses_failing_checkpoints),
+    Feature("correlated", "correlated failures", lambda s: s.uses_correlated),
 )
 
 
 #: Features no closed form of docs/model.md section 3 takes: with one of them only the Monte Carlo gives the numbers.
 #: Each with where it has none (None: wherever it is present): saves that fail have one with a single tier
-#: (docs/model.md 3), none with a recovery strategy.
+#: (docs/model.md 3), none with a recovery strategy; correlated failures are one more Poisson stream of restarts from
+#: storage that the formulas take at a known rate, not with rates drawn from their posteriors.
 SIMULATED_ONLY: dict[str, Callable[[Scenario], bool] | None] = {
     "fail_slow": None,
     "detect_by": None,
     "failing_checkpoints": lambda s: s.uses_tiers,
+    "correlated": _uncertain,
 }
 
 
@@ -204,6 +207,11 @@ def train_engine(scenario: Scenario, *, general: bool = False) -> Engine:
 
 def meaningless(scenario: Scenario) -> str | None:
     """Why a setting means nothing for this scenario (one line), or None."""
+    if scenario.uses_correlated and any(c.name == CORRELATED_NAME for c in scenario.components):
+        return (
+            f"components: a component is named '{CORRELATED_NAME}', the correlated failures' own name; rename it to "
+            "tell the two apart"
+        )
     sp = scenario.spares
     if sp is not None and sp.recovery_mode == "continue":
         replicas = scenario.gpus // max(1, sp.replica_gpus)
@@ -227,13 +235,14 @@ def general_points(scenario: Scenario, work_hours: float | None = None) -> float
     train of that many hours), all trials together: interruptions at the rates' level over the profile, the
     repairs and returns that may change the job's throughput, and the warm-up."""
     gpus = scenario.gpus
-    rate = scenario.rate_per_gpu_hour * gpus
+    rate = scenario.failure_rate_per_hour
     sp = scenario.spares
     nodes = 0.0
     if scenario.uses_spares:
         from ..spares.model import component_scope
 
         nodes = math.fsum(c.rate_per_gpu_hour * gpus for c in scenario.components if component_scope(c) != "process")
+        nodes += scenario.correlated_per_hour
     returns = rate if sp is not None and sp.recovery_mode == "continue" else 0.0
     mult = 1.0
     if scenario.rate_profile is not None:

@@ -17,7 +17,7 @@ import numpy as np
 from ..model import Scenario, Tiers
 from ..profiles import pieces
 from ..rates import RatePosterior
-from ..spares.model import Spares, component_scope, nodes_per_domain_of, repair_hours_of
+from ..spares.model import CORRELATED_SCOPE, Spares, failure_classes
 from ..tiers.model import persistent_multiple, point_stall_h, restoring_tier
 
 __all__ = [
@@ -196,23 +196,20 @@ def sim_model(
     """
     tiers = scenario.tiers if scenario.tiers is not None else Tiers()
     spares = scenario.spares if scenario.spares is not None else Spares()
-    comps = scenario.components
+    comps = scenario.failure_components
     gpn = scenario.gpus_per_node
-    job_nodes = max(1, math.ceil(scenario.gpus / gpn))
-    npd = nodes_per_domain_of(scenario)
-    scopes = [component_scope(c) for c in comps]
-    nodes = np.array([0 if s == "process" else (npd if s == "domain" else 1) for s in scopes], dtype=np.int64)
-    nodes = np.minimum(nodes, job_nodes)
-    repair = np.array([repair_hours_of(c.category, spares) for c in comps], dtype=float)
-    repair = np.where(nodes > 0, repair, 0.0)
+    fc = failure_classes(scenario, spares)
+    nodes, repair, replicas, scopes = fc.nodes, fc.repair, fc.replicas, fc.scopes
     continue_mode = spares.recovery_mode == "continue"
-    rep_nodes = max(1, spares.replica_gpus // gpn)
-    replicas = np.where(nodes > 0, -(-nodes // rep_nodes), 0).astype(np.int64)
-    n_rep = max(1, scenario.gpus // max(1, spares.replica_gpus))
-    cont = continue_mode & (nodes > 0) & (replicas <= spares.max_replicas_lost) & (replicas < n_rep)
+    cont = continue_mode & fc.cont
     fast_on = tiers.fast_enabled and fast_min is not None
     tier = np.array(
-        [RESTART_FAST if fast_on and restoring_tier(s, tiers) == "fast" else RESTART_PERSISTENT for s in scopes],  # type: ignore[arg-type]
+        [
+            RESTART_FAST
+            if fast_on and s != CORRELATED_SCOPE and restoring_tier(s, tiers) == "fast"  # type: ignore[arg-type]
+            else RESTART_PERSISTENT
+            for s in scopes
+        ],
         dtype=np.int64,
     )
     kinds = np.where(cont, CONTINUE, tier).astype(np.int64)
@@ -227,14 +224,14 @@ def sim_model(
     mults = np.ones(1) if p is None else p.multipliers
     draws = None
     if scenario.rate_uncertainty:
-        posterior = RatePosterior.of(comps)
+        posterior = RatePosterior.of(comps)  # (the correlated events' rate is fixed: no evidence behind it)
         if posterior.uncertain.any():
             draws = posterior.draw(scenario.seed, scenario.trials if trials is None else trials)
     swap = spares.swap_min / 60.0
     restart = scenario.restart_at_size_min / 60.0
     stall = spares.continue_stall_min / 60.0
     return SimModel(
-        rates=np.array([cc.rate_per_gpu_hour * scenario.gpus for cc in comps], dtype=float),
+        rates=fc.rates,
         kinds=kinds,
         nodes=nodes,
         repair=repair,
@@ -245,7 +242,7 @@ def sim_model(
         profile_mults=np.asarray(mults, dtype=float),
         new_cluster=scenario.new_cluster,
         spare_nodes=math.inf if spares.spare_nodes is None else float(spares.spare_nodes),
-        job_nodes=job_nodes,
+        job_nodes=fc.job_nodes,
         min_nodes=None if spares.min_gpus is None or continue_mode else max(1, math.ceil(spares.min_gpus / gpn)),
         continue_mode=continue_mode,
         rep_share=min(1.0, spares.replica_gpus / scenario.gpus),

@@ -29,11 +29,15 @@ import numpy as np
 from ..model import RECOVERY_MODES, Component, Scenario, Spares, Tiers
 
 __all__ = [
+    "CORRELATED_SCOPE",
     "DEFAULT_REPAIR_HOURS",
     "RECOVERY_MODES",
+    "FailureClasses",
     "Spares",
     "SparesParams",
     "component_scope",
+    "correlated_nodes",
+    "failure_classes",
     "node_categories",
     "nodes_per_domain_of",
     "repair_hours_of",
@@ -149,32 +153,82 @@ class SparesParams:
         return float((self.rates * self.nodes * self.repair).sum())
 
 
+#: The scope of the correlated events' class (docs/model.md, "Correlated failures"): several domains at once, always
+#: restoring from storage. (Not a component's scope: no component can have it.)
+CORRELATED_SCOPE = "correlated"
+
+
+@dataclass(frozen=True)
+class FailureClasses:
+    """Every failure class the simulation draws (:attr:`.model.Scenario.failure_components`: the components, then
+    the correlated events), in hours: what each does to the pool and the replicas (docs/model.md, section 1)."""
+
+    rates: np.ndarray  # per hour, whole job
+    scopes: tuple[str, ...]  # "process", "node", "domain" or CORRELATED_SCOPE
+    nodes: np.ndarray  # nodes taken per failure (int)
+    repair: np.ndarray  # their mean repair, hours (0 where none is taken)
+    replicas: np.ndarray  # replicas a failure spans (int)
+    cont: np.ndarray  # bool: in continue mode, the job continues after it
+    job_nodes: int
+
+
+def failure_classes(scenario: Scenario, spares: Spares) -> FailureClasses:
+    """The scenario's failure classes with their nodes, repairs and replicas: a ``process`` failure takes no node,
+    a ``node`` one, a ``domain`` ``nodes_per_domain``, a correlated event ``correlated_domains`` domains' worth (never
+    more than the job's); a class continues when it spans at most ``max_replicas_lost`` replicas and leaves one."""
+    gpn = scenario.gpus_per_node
+    npd = nodes_per_domain_of(scenario)
+    comps = scenario.failure_components
+    scopes = tuple(component_scope(c) for c in scenario.components)
+    if len(comps) > len(scopes):
+        scopes = (*scopes, CORRELATED_SCOPE)
+    per_scope = {"process": 0, "node": 1, "domain": npd, CORRELATED_SCOPE: npd * scenario.correlated_domains}
+    job_nodes = max(1, math.ceil(scenario.gpus / gpn))
+    nodes = np.minimum(np.array([per_scope.get(s, 1) for s in scopes], dtype=np.int64), job_nodes)
+    repair = np.array(
+        [
+            scenario.correlated_repair_hours if s == CORRELATED_SCOPE else repair_hours_of(c.category, spares)
+            for c, s in zip(comps, scopes)
+        ],
+        dtype=float,
+    )
+    repair = np.where(nodes > 0, repair, 0.0)
+    # Replicas one failure takes out: the nodes it loses, in replica-aligned domains. A failure continues when it
+    # takes out few enough replicas and leaves at least one running (a job of one replica has no survivor to
+    # continue on: it restarts from its checkpoint).
+    rep_nodes = max(1, spares.replica_gpus // gpn)
+    replicas = np.where(nodes > 0, -(-nodes // rep_nodes), 0).astype(np.int64)
+    n_replicas = max(1, scenario.gpus // max(1, spares.replica_gpus))
+    cont = (nodes > 0) & (replicas <= spares.max_replicas_lost) & (replicas < n_replicas)
+    return FailureClasses(
+        rates=np.array([c.rate_per_gpu_hour * scenario.gpus for c in comps], dtype=float),
+        scopes=scopes,
+        nodes=nodes,
+        repair=repair,
+        replicas=replicas,
+        cont=cont,
+        job_nodes=job_nodes,
+    )
+
+
+def correlated_nodes(scenario: Scenario) -> int:
+    """The nodes one correlated event takes: ``correlated_domains`` failure domains, never more than the job's."""
+    job_nodes = max(1, math.ceil(scenario.gpus / scenario.gpus_per_node))
+    return int(min(job_nodes, nodes_per_domain_of(scenario) * scenario.correlated_domains))
+
+
 def spares_params(scenario: Scenario, spares: Spares, interval_min: float) -> SparesParams:
     """The scenario and its spares in hours, with the checkpoint interval given in minutes."""
     spares.validate(scenario)
-    npd = nodes_per_domain_of(scenario)
     gpn = scenario.gpus_per_node
-    comps = scenario.components
-    scopes = [component_scope(c) for c in comps]
-    nodes = np.array([0 if s == "process" else (npd if s == "domain" else 1) for s in scopes], dtype=np.int64)
-    job_nodes = max(1, math.ceil(scenario.gpus / gpn))
-    nodes = np.minimum(nodes, job_nodes)
-    repair = np.array([repair_hours_of(c.category, spares) for c in comps], dtype=float)
-    repair = np.where(nodes > 0, repair, 0.0)
-    # Replicas one failure takes out: the nodes it loses, in replica-aligned domains.
-    rep_nodes = max(1, spares.replica_gpus // gpn)
-    replicas = np.where(nodes > 0, -(-nodes // rep_nodes), 0).astype(np.int64)
-    # A failure continues when it takes out few enough replicas and leaves at least one running (a job of one
-    # replica has no survivor to continue on: it restarts from its checkpoint).
-    n_replicas = max(1, scenario.gpus // max(1, spares.replica_gpus))
-    cont = (nodes > 0) & (replicas <= spares.max_replicas_lost) & (replicas < n_replicas)
+    fc = failure_classes(scenario, spares)
     min_nodes = None if spares.min_gpus is None else max(1, math.ceil(spares.min_gpus / gpn))
     return SparesParams(
-        rates=np.array([c.rate_per_gpu_hour * scenario.gpus for c in comps], dtype=float),
-        nodes=nodes,
-        repair=repair,
-        cont=cont,
-        replicas=replicas,
+        rates=fc.rates,
+        nodes=fc.nodes,
+        repair=fc.repair,
+        cont=fc.cont,
+        replicas=fc.replicas,
         mu=scenario.planned_per_day / 24.0,
         hours=scenario.hours,
         tau=interval_min / 60.0,
@@ -182,7 +236,7 @@ def spares_params(scenario: Scenario, spares: Spares, interval_min: float) -> Sp
         r_unplanned=scenario.recovery_min / 60.0,
         r_planned=scenario.restart_at_size_min / 60.0,
         swap=spares.swap_min / 60.0,
-        job_nodes=job_nodes,
+        job_nodes=fc.job_nodes,
         spare_nodes=math.inf if spares.spare_nodes is None else float(spares.spare_nodes),
         min_nodes=min_nodes,
         sigma=spares.repair_sigma,
@@ -211,7 +265,10 @@ def restart_scenario(scenario: Scenario) -> Scenario:
     comps = tuple(
         dataclasses.replace(c, rate_per_gpu_hour=0.0) if goes_on else c for c, goes_on in zip(scenario.components, cont)
     )
-    return scenario.replace(components=comps)
+    correlated_goes_on = scenario.uses_correlated and bool(cont[-1])
+    return scenario.replace(
+        components=comps, correlated_rate_per_day=0.0 if correlated_goes_on else scenario.correlated_rate_per_day
+    )
 
 
 def node_categories(scenario: Scenario) -> tuple[str, ...]:

@@ -114,7 +114,8 @@ class TierRates:
 
 
 def tier_rates(scenario: Scenario, tiers: Tiers) -> TierRates:
-    """Split the scenario's unplanned interruptions into the two Poisson streams by each component's scope. A
+    """Split the scenario's unplanned interruptions into the two Poisson streams by each component's scope (the
+    correlated events, when on, in the persistent tier's). A
     restore from memory that fails its validation (docs/model.md 2.2) restores from storage: that share of the
     failures that restore from memory is the persistent tier's stream here (what the strategy's optima and
     expectations see; the general engine simulates each restore)."""
@@ -122,7 +123,8 @@ def tier_rates(scenario: Scenario, tiers: Tiers) -> TierRates:
     fast = math.fsum(c.rate_per_gpu_hour for c, f in zip(scenario.components, flags) if f) * scenario.gpus
     slow = math.fsum(c.rate_per_gpu_hour for c, f in zip(scenario.components, flags) if not f) * scenario.gpus
     failed = fast * scenario.restore_fail_p if tiers.fast_enabled else 0.0
-    return TierRates(fast - failed, slow + failed, flags)
+    # Correlated events restore from storage (docs/model.md, "Correlated failures"): no component, no flag.
+    return TierRates(fast - failed, slow + failed + scenario.correlated_per_hour, flags)
 
 
 def restore_caveat(scenario: Scenario, tiers: Tiers) -> str | None:
