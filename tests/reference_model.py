@@ -250,10 +250,27 @@ def reference_model(scenario: Scenario) -> _Model:
         (override.get(c.category, _DEFAULT_REPAIR.get(c.category, _OTHER_REPAIR)) if n > 0 else 0.0)
         for c, n in zip(comps, nodes)
     ]
+    names = [(c.name, c.category) for c in comps]
+    post = RatePosterior.of(comps)
+    rates = [float(c.rate_per_gpu_hour) for c in comps]
+    shapes, scales, fixed = list(post.shapes), list(post.scales), list(post.fixed)
+    # Correlated failures (section 1, "Correlated failures"): one more class, last, at correlated_rate_per_day / 24
+    # per hour of the whole job (so per GPU-hour that over G), known (never drawn), taking correlated_domains
+    # domains' nodes (at most N) for a repair of mean correlated_repair_hours, always restoring from storage.
+    if scenario.correlated_rate_per_day > 0:
+        per_gpu_hour = scenario.correlated_rate_per_day / 24.0 / G
+        rates.append(per_gpu_hour)
+        shapes.append(0.0)
+        scales.append(0.0)
+        fixed.append(per_gpu_hour)
+        nodes.append(min(npd * scenario.correlated_domains, N))
+        repair.append(scenario.correlated_repair_hours)
+        scopes.append("correlated")
+        names.append(("Correlated", "Correlated"))
 
     # Which tier a restarting failure restores from (2.2's table).
     def tier_of(scope: str) -> str:
-        if not fast_on:
+        if not fast_on or scope == "correlated":
             return "persistent"
         assert tiers is not None
         if scope == "process":
@@ -279,7 +296,7 @@ def reference_model(scenario: Scenario) -> _Model:
         continues = [n > 0 and r <= sp.max_replicas_lost and r < n_rep for n, r in zip(nodes, replicas)]
         share = sp.replica_gpus / G
     else:
-        replicas, continues, share = [0] * len(comps), [False] * len(comps), 0.0
+        replicas, continues, share = [0] * len(nodes), [False] * len(nodes), 0.0
 
     interval = float(scenario.checkpoint_interval_min) / 60.0
     write = scenario.write_s / 3600.0
@@ -300,7 +317,6 @@ def reference_model(scenario: Scenario) -> _Model:
         starts = (0.0, *starts[1:])  # the first piece holds from 0 (and before it)
     else:
         starts, mults = (0.0,), (1.0,)
-    post = RatePosterior.of(comps)
     min_nodes = None
     if sp is not None and sp.min_gpus is not None and mode == "restart":
         min_nodes = max(1, math.ceil(sp.min_gpus / gpn))
@@ -309,10 +325,10 @@ def reference_model(scenario: Scenario) -> _Model:
         gpus=G,
         job_nodes=N,
         hours=scenario.hours,
-        rates=tuple(float(c.rate_per_gpu_hour) for c in comps),
-        shapes=tuple(float(x) for x in post.shapes),
-        scales=tuple(float(x) for x in post.scales),
-        fixed=tuple(float(x) for x in post.fixed),
+        rates=tuple(rates),
+        shapes=tuple(float(x) for x in shapes),
+        scales=tuple(float(x) for x in scales),
+        fixed=tuple(float(x) for x in fixed),
         uncertain=bool(scenario.rate_uncertainty),
         nodes=tuple(nodes),
         repair_mean=tuple(repair),
@@ -342,8 +358,8 @@ def reference_model(scenario: Scenario) -> _Model:
         new_cluster=bool(scenario.new_cluster),
         work=work,
         detect_class=tuple(
-            dict(scenario.detect_by).get(c.name, dict(scenario.detect_by).get(c.category, scenario.detect_min)) / 60.0
-            for c in comps
+            dict(scenario.detect_by).get(name, dict(scenario.detect_by).get(cat, scenario.detect_min)) / 60.0
+            for name, cat in names
         ),
         slow_rate=scenario.slow_rate_per_gpu_hour * G,
         slow_factor=scenario.slow_factor,

@@ -111,6 +111,9 @@ _LABELS = (
     ("slow_detect_min", "slow-node detection", "{:g} min"),
     ("save_fail_p", "failed saves", "{:.3g}"),
     ("restore_fail_p", "failed fast restores", "{:.3g}"),
+    ("correlated_rate_per_day", "correlated failures", "{:.3g} per day"),
+    ("correlated_domains", "domains per correlated event", "{:,}"),
+    ("correlated_repair_hours", "correlated repair", "{:g} h"),
     ("trials", "trials", "{:,}"),
     ("seed", "seed", "{}"),
 )

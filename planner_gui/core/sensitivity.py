@@ -170,6 +170,8 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
         return lambda s: s.replace(**{field: getattr(s, field) * factor for field in fields})
 
     def rates(category: str | None) -> Callable[[Scenario], Scenario]:
+        if category is None:  # every rate: the correlated events' too
+            return lambda s: s.scale_rates(factor).replace(correlated_rate_per_day=s.correlated_rate_per_day * factor)
         return lambda s: s.scale_rates(factor, category)
 
     def detection(s: Scenario) -> Scenario:
@@ -210,6 +212,16 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
         out.append(Lever("failed saves", f"failed saves {x}", times("save_fail_p")))
     if sc.restore_fail_p > 0 and sc.fast_tier_on:  # ... and snapshots in memory that pass their validation
         out.append(Lever("failed restores from memory", f"failed restores from memory {x}", times("restore_fail_p")))
+    if sc.uses_correlated:  # correlated failures: fewer (redundant feeds), or smaller (finer power distribution)
+        out.append(Lever("correlated failures", f"correlated failures {x}", times("correlated_rate_per_day")))
+        if sc.correlated_domains > 1 and sc.uses_spares:  # (the nodes an event takes matter to the pool alone)
+            out.append(
+                Lever(
+                    "domains per correlated event",
+                    f"domains per correlated event {x}",
+                    lambda s: s.replace(correlated_domains=max(1, round(s.correlated_domains * factor))),
+                )
+            )
     if sc.training is not None:
         out.append(Lever("GPU count", f"GPUs {x}", gpus))
     return out

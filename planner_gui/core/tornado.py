@@ -209,6 +209,12 @@ def _when_slow(get: Callable[[Scenario], Unsure | None]) -> Callable[[Scenario],
     return lambda sc: get(sc) if sc.uses_slow else None
 
 
+def _when_correlated(get: Callable[[Scenario], Unsure | None]) -> Callable[[Scenario], Unsure | None]:
+    """An input of how long correlated events keep their nodes: unsure only where they happen and the nodes are
+    followed (a pool, a swap or continue mode: otherwise its value moves nothing)."""
+    return lambda sc: get(sc) if sc.uses_correlated and sc.uses_spares else None
+
+
 _NO_SOURCE = "no published figure for your cluster: half to twice the value entered"
 #: The times that are estimates, in the order the help lists them.
 _TIMES = (
@@ -273,6 +279,15 @@ _TIMES = (
             "entered",
         )
     ),
+    _times(
+        "correlated_rate_per_day",
+        "correlated failures",
+        "per day",
+        "no published rate of power, cooling or fabric events that take several domains at once: half to twice the "
+        "value entered",
+        zero_is_estimate=True,  # (none assumed: --bounds correlated_rate_per_day=0:HIGH brackets it)
+    ),
+    _when_correlated(_times("correlated_repair_hours", "correlated repair", "h", _NO_SOURCE)),
 )
 
 

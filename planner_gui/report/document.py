@@ -353,6 +353,12 @@ def _show_input(field: str, v: Any) -> str:
         return "none" if v == 0 else f"{fmt.number(100.0 * v)} % of saves fail"
     if field == "restore_fail_p":
         return "none" if v == 0 else f"{fmt.number(100.0 * v)} % of restores from memory fail"
+    if field == "correlated_rate_per_day":
+        return "none" if v == 0 else f"{v:.3g} per day (one every {fmt.duration_hours(24.0 / v)})"
+    if field == "correlated_domains":
+        return f"{v:,} failure domain{'' if v == 1 else 's'} an event"
+    if field == "correlated_repair_hours":
+        return f"{fmt.number(v)} h until its nodes are back"
     if field in ("trials",):
         return fmt.count(v)
     if field == "seed":

@@ -28,6 +28,7 @@ from ..core import fmt
 from ..core.inputs import Inputs, detect_by_entry, parse_detect_by
 from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
 from ..core.scenario_io import NAME_MAX_LEN, ScenarioError, validate
+from ..core.spares.model import correlated_nodes, failure_classes
 from ..core.specs import SPECS
 from .input_filter import InputFilter
 from .rates_panel import RatesFromDataPanel
@@ -82,6 +83,22 @@ def _fail_note(sc: Scenario) -> str:
     elif sc.restore_fail_p > 0:
         parts.append("failed restores from memory: unused, the in-memory tier is off")
     return "; ".join(parts)
+
+
+def _correlated_note(sc: Scenario) -> str:
+    """What the Correlated failures group's inputs mean at the current size, in words."""
+    if not sc.uses_correlated:
+        return "Off: failures come one cause at a time (set a rate for power feeds, PDU rows, cooling loops)"
+    nodes = correlated_nodes(sc)
+    gpus = min(nodes * sc.gpus_per_node, sc.gpus)
+    whole = " (the whole job)" if gpus >= sc.gpus else ""
+    sp = sc.spares
+    goes_on = sp is not None and sp.recovery_mode == "continue" and bool(failure_classes(sc, sp).cont[-1])
+    then = "the job continues on its other replicas" if goes_on else "the job restores from storage"
+    return (
+        f"One every {fmt.duration_hours(24.0 / sc.correlated_rate_per_day)}, taking {nodes:,} nodes ({gpus:,} GPUs)"
+        f"{whole} for {fmt.duration_hours(sc.correlated_repair_hours)} on average; {then}"
+    )
 
 
 def _shown_name(name: str) -> str:
@@ -165,6 +182,7 @@ class ControlsPanel(QScrollArea):
         self._build_recovery()
         self._build_slow()
         self._build_failing()
+        self._build_correlated()
         self.training = TrainingBox(inputs)
         self.training.dragFinished.connect(self.dragFinished)
         self._layout.addWidget(self.training)
@@ -425,6 +443,13 @@ class ControlsPanel(QScrollArea):
         self._value(lay, "restore_fail_p", "restoreFailSlider")
         self.fail_note = self._note(lay, "failNote")
 
+    def _build_correlated(self) -> None:
+        lay = self._group("Correlated failures")
+        self._value(lay, "correlated_rate_per_day", "correlatedRateSlider")
+        self._value(lay, "correlated_domains", "correlatedDomainsSlider")
+        self._value(lay, "correlated_repair_hours", "correlatedRepairSlider")
+        self.correlated_note = self._note(lay, "correlatedNote")
+
     @staticmethod
     def _note(lay: QVBoxLayout, object_name: str) -> QLabel:
         """A group's note of what its inputs mean as set (secondary text, wrapped), under its controls."""
@@ -493,6 +518,9 @@ class ControlsPanel(QScrollArea):
             self.slow_note.setText(_slow_note(sc))
         if everything or {"save_fail_p", "restore_fail_p", "tiers"} & changed:
             self.fail_note.setText(_fail_note(sc))
+        correlated = {"correlated_rate_per_day", "correlated_domains", "correlated_repair_hours"}
+        if everything or (correlated | {"gpus", "gpus_per_node", "tiers"}) & changed:
+            self.correlated_note.setText(_correlated_note(sc))
         # With a storage section the write comes from it: the box shows the write in use, read-only. With the
         # fast tier on it is the persistent tier's own stall at each persistent point (docs/tiers.md).
         write = self.values["checkpoint_write_s"]
