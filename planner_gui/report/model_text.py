@@ -90,6 +90,9 @@ restart the slow-node detection after it turned slow. Their hours are those the 
 <li><b>Checkpoints that fail</b> (when their chances are above 0): a save fails at its chance and the checkpoint
 before it stays the one an interruption returns to, so more work is lost; a restore from memory that fails its
 validation is followed by a restore from storage, back to the last persistent checkpoint.</li>
+<li><b>Correlated failures</b> (when their rate is above 0): events at a rate per day of the whole job take
+several failure domains at once (a power feed, a PDU row, a cooling loop); every node they take is lost with its
+memory, so the job restores from storage, and the nodes are away together until their repair ends.</li>
 <li><b>Goodput</b> = compute time never rolled back / wall-clock window (Meta's "effective training
 time").</li>
 </ul>
