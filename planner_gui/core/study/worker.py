@@ -53,6 +53,7 @@ COLUMNS: tuple[str, ...] = (
     "hours.reduced_throughput",
     "hours.slow",
     "slow.drains.mean",
+    "correlated.events.mean",
     "lost_gpu_hours.mean",
     "lost_cost_usd",
     "restores.fast",
