@@ -217,7 +217,7 @@ def main() -> None:
         f"(floor 0.02); with the 30-day training run too: {with_train * 1e3:8.1f} ms"
     )
     # Issue 24's line: everything on, and every failure mode built since (a restart that grows with the job,
-    # fail-slow nodes, detection by cause, checkpoints that fail).
+    # fail-slow nodes, detection by cause, checkpoints that fail, correlated failures).
     deep = window_sc.replace(
         restart_per_log2_gpus_min=0.25,
         slow_rate_per_gpu_hour=2e-6,
@@ -225,11 +225,13 @@ def main() -> None:
         detect_by=(("NCCL Watchdog Timeouts", 15.0), ("GPU", 0.1)),
         save_fail_p=0.05,
         restore_fail_p=0.1,
+        correlated_rate_per_day=1.0,
+        correlated_domains=16,
     )
     line = general_line(deep, base, max(1, args.repeat // 3))
     print(
         "general  100,000 GPUs x 54 d x 1,000 trials, everything on + restart growth + fail-slow + detection by "
-        f"cause + checkpoints that fail: {line}"
+        f"cause + checkpoints that fail + correlated failures: {line}"
     )
     print("         (floor 0.015)")
     xs = gpu_counts(41)

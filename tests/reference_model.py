@@ -12,7 +12,10 @@ What it models (docs/model.md)
 intensity ``x_j G m(t)`` (``x_j`` the rate, or the trial's draw from its posterior; ``m`` the rate
 profile's multiplier, the first piece's before 0 and the last one's after its day), planned interruptions
 at ``mu = planned_per_day / 24``; each failure takes 0, 1 or ``min(nodes_per_domain, N)`` nodes by its
-scope, in repair for one exponential (or lognormal) time of its category's mean; the pool of ``S`` spares
+scope, in repair for one exponential (or lognormal) time of its category's mean; correlated events at
+``correlated_rate_per_day / 24 x m(t)``, one more class (never drawn from a posterior) taking ``min(D x
+nodes_per_domain, N)`` nodes for ``correlated_repair_hours`` on average and always restoring from storage;
+the pool of ``S`` spares
 (a failure *finds no spare* when ``A(t-) + nodes > S``); in restart mode the job is blocked (or shrinks,
 with ``min_gpus``) while ``A > S``; in continue mode the replicas out, with the nodes lacking paid first
 come, first served.
