@@ -214,9 +214,19 @@ def test_file_round_trip_flags_and_errors(tmp_path, capsys):
     rc = main(["run", "--preset", "llama3-405b", "--trials", "30", "--correlated-rate", "1"])
     assert rc == 0
     text = capsys.readouterr().out
-    assert (
-        "Correlated failures      1 a day (one every 24.0 h), 4 domains each, back in 8.0 h: 8 nodes an event" in text
+    line = next(x for x in text.splitlines() if x.startswith("Correlated failures"))
+    assert line.startswith(
+        "Correlated failures      1 a day (one every 24.0 h), 4 domains each, back in 8.0 h (with unlimited spares the "
+        "domains and the repair move nothing): 8 nodes an event, each restores from storage; "
     )
+    # With a profile the rate is multiplied; in continue mode the line says how many replicas an event spans.
+    rc = main(["run", "--preset", "llama3-405b", "--trials", "30", "--days", "3", "--correlated-rate", "1",
+               "--burn-in", "0.5,30", "--recovery-mode", "continue", "--replica-gpus", "1024"])  # fmt: skip
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("Correlated failures"))
+    assert (
+        "(times the rate profile): 8 nodes an event, each spans 1 replica of 1,024 GPUs: the job continues on" in line
+    )
+    assert "unlimited spares" not in line  # (continue mode follows the nodes: the domains matter)
     for flags in (["--correlated-domains", "0"], ["--correlated-rate", "-2"], ["--correlated-repair-hours", "x"]):
         rc = main(["run", "--preset", "llama3-405b", *flags])
         err = capsys.readouterr().err.strip()
@@ -233,6 +243,27 @@ def test_detection_by_cause_names_the_events_and_a_component_may_not_take_their_
     with pytest.raises(ScenarioError, match="named 'Correlated'"):
         validate(clash)
     validate(clash.replace(correlated_rate_per_day=0.0))  # (off: the name is free)
+    by_category = sc.replace(components=(*sc.components, Component("Other", CORRELATED_NAME, 1e-7)))
+    with pytest.raises(ScenarioError, match="of that category"):
+        validate(by_category)
+
+
+def test_repairs_beyond_ten_clusters_are_refused_in_one_line(capsys):
+    # A mean of nodes in repair far beyond the cluster (the failures would strike nodes already in repair): refused
+    # before anything is drawn, by the flags, the files and the window alike.
+    sc = IM.replace(days=2.0, trials=50, correlated_rate_per_day=1000.0, correlated_domains=1_000_000,
+                    correlated_repair_hours=8760.0, spares=Spares(spare_nodes=0))  # fmt: skip
+    with pytest.raises(ScenarioError, match="nodes would be in repair on average"):
+        validate(sc)
+    rc = main(["run", "--preset", "h100-100k-inmemory", "--days", "2", "--trials", "50", "--correlated-rate",
+               "1000", "--correlated-domains", "1000000", "--correlated-repair-hours", "8760", "--spare-nodes",
+               "0"])  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "repairs:" in err and "\n" not in err and "Traceback" not in err
+    # Within ten clusters it runs, and its nodes in repair follow M/G/infinity.
+    ok = sc.replace(correlated_rate_per_day=1.0, correlated_repair_hours=24.0, correlated_domains=64,
+                    spares=Spares(spare_nodes=500))  # fmt: skip
+    validate(ok)
 
 
 def test_the_levers_and_the_tornado_name_the_events():
@@ -274,14 +305,17 @@ def test_compare_the_undo_and_the_report_name_the_events():
     html = render_report(plan, generated=DATE)
     assert "2 per day (one every 12.0 h)" in html and "6 failure domains an event" in html
     assert "Correlated failures</b>" in html
-    # The rates table lists the events as a cause of their own, with their simulated count, and its total is every
-    # cause's.
+    # The rates table lists the events as a cause of their own (a rate of the job, not of one GPU), with their
+    # simulated count; its total is the components'.
     table = parse(html).root.find("table", class_="rates")
     cells = [r.find_all("td") for r in table.find_all("tr") if r.find_all("td")]
     row = next(c for c in cells if c[0].text() == CORRELATED_NAME)
     events = plan.main.to_json_dict()["correlated"]["events"]["mean"]
     assert float(row[-1].text().replace(",", "")) == pytest.approx(events, abs=0.05)
-    assert "All causes" in table.text()
+    assert row[2].text() == "\u2014" and row[3].text() == "the job: one every 12.0 h"
+    total = next(r for r in table.find_all("tr") if "All components" in r.text()).find_all("td")
+    components = plan.main.to_json_dict()["interruptions"]["mean"] - events
+    assert float(total[-1].text().replace(",", "")) == pytest.approx(components, abs=0.05)
 
 
 def test_the_window_group_sets_each_input_alone(make_window, slide_alone):
@@ -298,7 +332,9 @@ def test_the_window_group_sets_each_input_alone(make_window, slide_alone):
     sc = win.scenario()
     nodes = correlated_nodes(sc)
     assert note.text().startswith("One every ") and f"taking {nodes:,} nodes" in note.text()
-    assert note.text().endswith("the job restores from storage")
+    # (the default scenario has unlimited spares: the note says the domains and the repair move nothing)
+    assert "(with unlimited spares the domains and the repair move nothing)" in note.text()
+    assert note.text().endswith("each restores from storage")
     # What the window shows is the scenario's: the events are counted among the interruptions by component.
     main_result = win.plots.result.main
     assert main_result.scenario.correlated_rate_per_day == sc.correlated_rate_per_day

@@ -17,7 +17,7 @@ from ..core.scenario_io import (
     save,
 )
 from ..core.sim.capabilities import general_points, general_seconds, train_engine, window_engine
-from ..core.spares.model import Spares
+from ..core.spares.model import Spares, correlated_caveats, correlated_then
 from ..core.specs import MIN_INTERVAL_MIN
 from ..core.sweep import (
     Cost,
@@ -124,12 +124,12 @@ def report(res: SimulationResult) -> str:
 
 
 def _correlated_line(sc: Scenario, cor: dict[str, Any], continuing: bool) -> str:
-    """Run's line on correlated failures: the inputs, the nodes an event takes, and the events against their
-    expectation."""
-    restores = "each restoring from storage" + (" unless the job continues on its other replicas" if continuing else "")
+    """Run's line on correlated failures: the inputs (with what a profile and the pool do to them), the nodes an
+    event takes, what the job does after one, and the events against their expectation."""
     return (
-        f"Correlated failures      {sc.correlated_text()}: {cor['nodes_per_event']:,} nodes an event; "
-        f"{cor['events']['mean']:,.1f} events (expected {cor['events_expected']:,.1f}), {restores}"
+        f"Correlated failures      {sc.correlated_text()}{correlated_caveats(sc)}: {cor['nodes_per_event']:,} nodes "
+        f"an event, {correlated_then(sc)}; {cor['events']['mean']:,.1f} events (expected "
+        f"{cor['events_expected']:,.1f})"
     )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core import fmt
 from ..core.analysis.sizing import check_spares_fit
-from ..core.model import Scenario
+from ..core.model import CORRELATED_NAME, Scenario
 from ..core.spares.model import RECOVERY_MODES, Spares, node_categories
 from .numbers import UsageError, integer_arg, number_arg
 
@@ -125,6 +125,8 @@ def spares_from_args(args: argparse.Namespace, sc: Scenario) -> Spares:
     if args.repair_hours:
         known = set(sc.categories)
         for cat, _ in args.repair_hours:
+            if cat == CORRELATED_NAME:
+                raise UsageError("--repair-hours: the correlated failures' repair is --correlated-repair-hours")
             if cat not in known:
                 raise UsageError(
                     f"--repair-hours: no category '{fmt.clean(cat, 40)}' in the scenario (categories: "

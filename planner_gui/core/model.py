@@ -515,12 +515,12 @@ class Scenario:
         in 8 h"; ``short``: "0.1/day, 4 domains, 8 h", for a table's cell."""
         if not self.uses_correlated:
             return "off"
-        rate, gap = self.correlated_rate_per_day, duration_hours(24.0 / self.correlated_rate_per_day)
+        rate, gap = fmt.number(self.correlated_rate_per_day), duration_hours(24.0 / self.correlated_rate_per_day)
         domains = f"{self.correlated_domains:,} domain{'s' if self.correlated_domains != 1 else ''}"
         back = duration_hours(self.correlated_repair_hours)
         if short:
-            return f"{rate:.3g}/day, {domains}, {back}"
-        return f"{rate:.3g} a day (one every {gap}), {domains} each, back in {back}"
+            return f"{rate}/day, {domains}, {back}"
+        return f"{rate} a day (one every {gap}), {domains} each, back in {back}"
 
     @property
     def cluster_mtbf_hours(self) -> float:

@@ -25,7 +25,7 @@ from typing import Any
 from .. import __version__
 from ..core import fmt
 from ..core.compare import comparison, show_value
-from ..core.model import DEFAULT_NOTES, OPTIMAL, Scenario, Tiers, Training
+from ..core.model import CORRELATED_NAME, DEFAULT_NOTES, OPTIMAL, Scenario, Tiers, Training
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
 from ..core.sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, sensitivity
@@ -483,7 +483,7 @@ def components_html(sc: Scenario, d: dict[str, Any]) -> str:
     mc = d["by_component"]
     expected = expected_by_component(sc)  # (the profile's and the posterior's means)
     rows = []
-    for i, c in enumerate(sc.failure_components):  # (the correlated events, when on, last)
+    for i, c in enumerate(sc.components):
         rows.append(
             f"<tr><td>{_t(c.name, 100)}</td><td>{_t(c.category, 100)}</td>"
             f'<td class="num">{c.per_1000_gpu_days:.3g}</td>'
@@ -491,14 +491,23 @@ def components_html(sc: Scenario, d: dict[str, Any]) -> str:
             f'<td class="num">{float(expected[i]):,.1f}</td>'
             f'<td class="num">{mc.get(c.name, 0.0):,.1f}</td></tr>'
         )
-    total = sc.failure_rate_per_hour / max(sc.gpus, 1)  # (the correlated events', when on, at this size)
-    every = math.inf if total == 0 else 1.0 / total
+    n = len(sc.components)
+    if sc.uses_correlated:  # (the last class: a rate of the whole job, not of one GPU)
+        every = fmt.duration_hours(24.0 / sc.correlated_rate_per_day)
+        rows.append(
+            f"<tr><td>{CORRELATED_NAME}</td><td>{escape(sc.correlated_text(short=True))}</td>"
+            f'<td class="num">&mdash;</td><td class="num">the job: one every {escape(every)}</td>'
+            f'<td class="num">{float(expected[n]):,.1f}</td>'
+            f'<td class="num">{mc.get(CORRELATED_NAME, 0.0):,.1f}</td></tr>'
+        )
+    total = sc.rate_per_gpu_hour
+    comp_expected = d["interruptions_expected"] - (float(expected[n]) if sc.uses_correlated else 0.0)
+    comp_simulated = d["interruptions"]["mean"] - mc.get(CORRELATED_NAME, 0.0) * sc.uses_correlated
     rows.append(
-        f"<tr><th>All {'causes' if sc.uses_correlated else 'components'}</th><td></td>"
-        f'<td class="num">{total * 24_000:.3g}</td>'
-        f'<td class="num">{escape(fmt.duration_hours(every))}</td>'
-        f'<td class="num">{d["interruptions_expected"]:,.1f}</td>'
-        f'<td class="num">{d["interruptions"]["mean"]:,.1f}</td></tr>'
+        f'<tr><th>All components</th><td></td><td class="num">{total * 24_000:.3g}</td>'
+        f'<td class="num">{escape(fmt.duration_hours(sc.gpu_mtbf_hours))}</td>'
+        f'<td class="num">{comp_expected:,.1f}</td>'
+        f'<td class="num">{comp_simulated:,.1f}</td></tr>'
     )
     return (
         '<table class="rates"><colgroup><col style="width:27%"><col style="width:17%">'

@@ -28,7 +28,7 @@ from ..core import fmt
 from ..core.inputs import Inputs, detect_by_entry, parse_detect_by
 from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
 from ..core.scenario_io import NAME_MAX_LEN, ScenarioError, validate
-from ..core.spares.model import correlated_nodes, failure_classes
+from ..core.spares.model import correlated_caveats, correlated_nodes, correlated_then
 from ..core.specs import SPECS
 from .input_filter import InputFilter
 from .rates_panel import RatesFromDataPanel
@@ -92,12 +92,10 @@ def _correlated_note(sc: Scenario) -> str:
     nodes = correlated_nodes(sc)
     gpus = min(nodes * sc.gpus_per_node, sc.gpus)
     whole = " (the whole job)" if gpus >= sc.gpus else ""
-    sp = sc.spares
-    goes_on = sp is not None and sp.recovery_mode == "continue" and bool(failure_classes(sc, sp).cont[-1])
-    then = "the job continues on its other replicas" if goes_on else "the job restores from storage"
     return (
-        f"One every {fmt.duration_hours(24.0 / sc.correlated_rate_per_day)}, taking {nodes:,} nodes ({gpus:,} GPUs)"
-        f"{whole} for {fmt.duration_hours(sc.correlated_repair_hours)} on average; {then}"
+        f"One every {fmt.duration_hours(24.0 / sc.correlated_rate_per_day)}{correlated_caveats(sc)}, taking "
+        f"{nodes:,} nodes ({gpus:,} GPUs){whole} for {fmt.duration_hours(sc.correlated_repair_hours)} on average; "
+        f"{correlated_then(sc)}"
     )
 
 

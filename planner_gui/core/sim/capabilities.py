@@ -207,11 +207,14 @@ def train_engine(scenario: Scenario, *, general: bool = False) -> Engine:
 
 def meaningless(scenario: Scenario) -> str | None:
     """Why a setting means nothing for this scenario (one line), or None."""
-    if scenario.uses_correlated and any(c.name == CORRELATED_NAME for c in scenario.components):
+    if scenario.uses_correlated and any(CORRELATED_NAME in (c.name, c.category) for c in scenario.components):
         return (
-            f"components: a component is named '{CORRELATED_NAME}', the correlated failures' own name; rename it to "
-            "tell the two apart"
+            f"components: a component is named '{CORRELATED_NAME}' or of that category, the correlated failures' own "
+            "name; rename it to tell the two apart"
         )
+    crowded = _repairs_overflow(scenario)
+    if crowded is not None:
+        return crowded
     sp = scenario.spares
     if sp is not None and sp.recovery_mode == "continue":
         replicas = scenario.gpus // max(1, sp.replica_gpus)
@@ -228,6 +231,34 @@ def meaningless(scenario: Scenario) -> str | None:
     if sp is not None and sp.min_gpus is not None and sp.spare_nodes is None:
         return "spares.min_gpus: shrinking needs a finite spare pool; with unlimited spares the job is never short"
     return None
+
+
+#: The most nodes in repair on average, as a multiple of the cluster's nodes (the job's and its spares): beyond it
+#: the failures would mostly strike nodes already in repair, which the model's independent failures do not hold.
+MAX_REPAIR_CROWDING = 10.0
+
+
+def _repairs_overflow(scenario: Scenario) -> str | None:
+    """Why the nodes in repair are beyond the model (one line), or None: where the pool is followed (a pool, a swap or
+    continue mode), the M/G/infinity mean at the profile's highest multiplier above :data:`MAX_REPAIR_CROWDING` times
+    the cluster's nodes."""
+    if not scenario.uses_spares:
+        return None
+    from ..spares.model import failure_classes
+
+    sp = scenario.spares
+    assert sp is not None
+    fc = failure_classes(scenario, sp)
+    peak = 1.0 if scenario.rate_profile is None else max(1.0, max(m for _, m in scenario.rate_profile))
+    mean = float((fc.rates * fc.nodes * fc.repair).sum()) * peak
+    cluster = fc.job_nodes + (sp.spare_nodes or 0)
+    if mean <= MAX_REPAIR_CROWDING * cluster:
+        return None
+    return (
+        f"repairs: about {mean:,.0f} nodes would be in repair on average, over {MAX_REPAIR_CROWDING:g} times the "
+        f"cluster's {cluster:,} (the job's and its spares): failures would mostly strike nodes already in repair, "
+        "which the model does not hold; use shorter repairs or lower rates"
+    )
 
 
 def general_points(scenario: Scenario, work_hours: float | None = None) -> float:

@@ -36,7 +36,9 @@ __all__ = [
     "Spares",
     "SparesParams",
     "component_scope",
+    "correlated_caveats",
     "correlated_nodes",
+    "correlated_then",
     "failure_classes",
     "node_categories",
     "nodes_per_domain_of",
@@ -215,6 +217,31 @@ def correlated_nodes(scenario: Scenario) -> int:
     """The nodes one correlated event takes: ``correlated_domains`` failure domains, never more than the job's."""
     job_nodes = max(1, math.ceil(scenario.gpus / scenario.gpus_per_node))
     return int(min(job_nodes, nodes_per_domain_of(scenario) * scenario.correlated_domains))
+
+
+def correlated_then(scenario: Scenario) -> str:
+    """What the job does after a correlated event, in words: "each restores from storage", or in continue mode
+    "each spans 1 replica of 1,024 GPUs: the job continues on the others" (or "... 3 replicas: the job restarts from
+    storage")."""
+    sp = scenario.spares
+    if sp is None or sp.recovery_mode != "continue":
+        return "each restores from storage"
+    fc = failure_classes(scenario, sp)
+    reps = int(fc.replicas[-1])
+    spans = f"each spans {reps:,} replica{'' if reps == 1 else 's'} of {sp.replica_gpus:,} GPUs"
+    return f"{spans}: the job {'continues on the others' if fc.cont[-1] else 'restarts from storage'}"
+
+
+def correlated_caveats(scenario: Scenario) -> str:
+    """What changes the correlated inputs' meaning, in words (empty when nothing does): a rate profile multiplies the
+    rate; without a pool, a swap or continue mode, the nodes an event takes are replaced at once, so the domains and
+    the repair move nothing."""
+    out = []
+    if scenario.rate_profile is not None and not all(m == 1.0 for _, m in scenario.rate_profile):
+        out.append("times the rate profile")
+    if not scenario.uses_spares:
+        out.append("with unlimited spares the domains and the repair move nothing")
+    return "".join(f" ({x})" for x in out)
 
 
 def spares_params(scenario: Scenario, spares: Spares, interval_min: float) -> SparesParams:
