@@ -15,7 +15,7 @@ import pytest
 from test_sim import COUNTS, Z, _engine, against_reference
 
 from planner_gui.cli import main
-from planner_gui.core.model import CORRELATED_NAME, Component, Scenario, Tiers
+from planner_gui.core.model import CORRELATED_NAME, Component, Scenario, Tiers, Training
 from planner_gui.core.results import simulate
 from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict, validate
 from planner_gui.core.sim.capabilities import window_engine
@@ -43,7 +43,7 @@ def _renewal_goodput(lam: float, tau: float, c: float, r: float) -> float:
 def test_one_tier_goodput_is_the_renewal_closed_form_with_the_events_added(rate, interval):
     sc = Scenario(days=5.0, planned_per_day=0.0, checkpoint_interval_min=interval, checkpoint_write_s=30.0)
     sc = sc.replace(correlated_rate_per_day=rate)
-    assert window_engine(sc).key == "general"
+    assert window_engine(sc).key == "renewal"  # (the general engine is checked here, directly)
     got = _engine(sc, 2000, 3)
     g = got.hours["useful"] / sc.hours
     lam = sum(c.rate_per_gpu_hour for c in sc.components) * sc.gpus + rate / 24.0
@@ -216,16 +216,16 @@ def test_file_round_trip_flags_and_errors(tmp_path, capsys):
     text = capsys.readouterr().out
     line = next(x for x in text.splitlines() if x.startswith("Correlated failures"))
     assert line.startswith(
-        "Correlated failures      1 a day (one every 24.0 h), 4 domains each, back in 8.0 h (with unlimited spares the "
-        "domains and the repair move nothing): 8 nodes an event, each restores from storage; "
+        "Correlated failures      1 a day (one every 24.0 h), 4 domains each, back in 8.0 h: 8 nodes an event, each "
+        "restores from storage; "
     )
+    assert line.endswith("; with unlimited spares the domains and the repair move nothing")
     # With a profile the rate is multiplied; in continue mode the line says how many replicas an event spans.
     rc = main(["run", "--preset", "llama3-405b", "--trials", "30", "--days", "3", "--correlated-rate", "1",
                "--burn-in", "0.5,30", "--recovery-mode", "continue", "--replica-gpus", "1024"])  # fmt: skip
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("Correlated failures"))
-    assert (
-        "(times the rate profile): 8 nodes an event, each spans 1 replica of 1,024 GPUs: the job continues on" in line
-    )
+    assert ": 8 nodes an event, each spans 1 replica of 1,024 GPUs: the job continues on the others; " in line
+    assert line.endswith("; the rate profile multiplies the rate")
     assert "unlimited spares" not in line  # (continue mode follows the nodes: the domains matter)
     for flags in (["--correlated-domains", "0"], ["--correlated-rate", "-2"], ["--correlated-repair-hours", "x"]):
         rc = main(["run", "--preset", "llama3-405b", *flags])
@@ -297,7 +297,7 @@ def test_compare_the_undo_and_the_report_name_the_events():
     b = a.replace(correlated_rate_per_day=2.0, correlated_domains=6)
     doc = comparison(["a", "b"], [a, b], [simulate(a).to_json_dict(), simulate(b).to_json_dict()])
     rows = {r["input"]: r["values"] for r in doc["inputs"]}
-    assert rows["correlated failures"] == ["off", "2/day, 6 domains, 8.0 h"]
+    assert rows["correlated failures"] == ["off", "2/day, 6 domains, back in 8.0 h"]
     out = {r["output"]: r["values"] for r in doc["outputs"]}
     assert out["correlated events"][0] is None and out["correlated events"][1] > 0
     assert describe_changes(a, b) == "correlated failures 0 -> 2 per day; domains per correlated event 4 -> 6"
@@ -309,13 +309,16 @@ def test_compare_the_undo_and_the_report_name_the_events():
     # simulated count; its total is the components'.
     table = parse(html).root.find("table", class_="rates")
     cells = [r.find_all("td") for r in table.find_all("tr") if r.find_all("td")]
-    row = next(c for c in cells if c[0].text() == CORRELATED_NAME)
+    row = next(c for c in cells if c[1].text() == CORRELATED_NAME)
+    assert row[0].text() == "Correlated (6 domains, back in 8.0 h)"
     events = plan.main.to_json_dict()["correlated"]["events"]["mean"]
     assert float(row[-1].text().replace(",", "")) == pytest.approx(events, abs=0.05)
     assert row[2].text() == "\u2014" and row[3].text() == "the job: one every 12.0 h"
     total = next(r for r in table.find_all("tr") if "All components" in r.text()).find_all("td")
     components = plan.main.to_json_dict()["interruptions"]["mean"] - events
     assert float(total[-1].text().replace(",", "")) == pytest.approx(components, abs=0.05)
+    every = next(r for r in table.find_all("tr") if "All causes" in r.text()).find_all("td")
+    assert float(every[-1].text().replace(",", "")) == pytest.approx(events + components, abs=0.05)
 
 
 def test_the_window_group_sets_each_input_alone(make_window, slide_alone):
@@ -333,10 +336,50 @@ def test_the_window_group_sets_each_input_alone(make_window, slide_alone):
     nodes = correlated_nodes(sc)
     assert note.text().startswith("One every ") and f"taking {nodes:,} nodes" in note.text()
     # (the default scenario has unlimited spares: the note says the domains and the repair move nothing)
-    assert "(with unlimited spares the domains and the repair move nothing)" in note.text()
-    assert note.text().endswith("each restores from storage")
+    assert " at every GPU count, taking " in note.text()
+    assert note.text().endswith("storage; with unlimited spares the domains and the repair move nothing")
     # What the window shows is the scenario's: the events are counted among the interruptions by component.
     main_result = win.plots.result.main
     assert main_result.scenario.correlated_rate_per_day == sc.correlated_rate_per_day
     d = main_result.to_json_dict()
     assert d["correlated"]["events_expected"] == pytest.approx(sc.correlated_rate_per_day * sc.days, rel=1e-9)
+
+
+def test_the_fast_engines_take_correlated_failures_at_known_rates_and_equal_the_general_one():
+    # One tier, no spares: the renewal engine (a window) and the first-passage time to train take the events as one
+    # more class of restarts from storage; on their domain they agree with the general engine.
+    from planner_gui.core.results import simulate_scenarios
+    from planner_gui.core.sim.capabilities import train_engine
+
+    sc = Scenario(days=6.0, trials=1500, checkpoint_interval_min=20.0, correlated_rate_per_day=6.0)
+    assert window_engine(sc).key == "renewal"
+    fast = simulate(sc)
+    general = _engine(sc, 1500, 9)
+    a, b = fast.goodput, general.hours["useful"] / sc.hours
+    assert abs(a.mean() - b.mean()) <= Z * math.hypot(_sem(a), _sem(b))
+    ev = fast.trials.by_component[:, -1]  # (the renewal engine splits its interruptions among the classes)
+    assert abs(ev.mean() - 6.0 * 6.0) <= Z * math.sqrt(36.0 / len(ev))
+    assert fast.to_json_dict()["correlated"]["events_expected"] == pytest.approx(36.0)
+    # Beside rates drawn from their posteriors, the general engine runs it.
+    assert window_engine(sc.replace(rate_uncertainty=True)).key == "general"
+    train = sc.replace(trials=400, training=Training(compute_gpu_hours=16_384 * 48.0))
+    assert train_engine(train).key == "first-passage"
+    quick = simulate(train).time_to_train
+    slow = simulate_scenarios([train], general=True)[0].time_to_train
+    assert quick is not None and slow is not None
+    x, y = quick.hours, slow.hours
+    assert abs(x.mean() - y.mean()) <= Z * math.hypot(_sem(x), _sem(y)), (x.mean(), y.mean())
+
+
+def test_every_repair_is_every_repair_and_the_events_have_a_colour_of_their_own():
+    from planner_gui.core.sensitivity import levers
+    from planner_gui.report.charts import CATEGORY_COLORS as REPORT_COLORS
+    from planner_gui.ui.plots import CATEGORY_COLORS
+
+    sc = Scenario(correlated_rate_per_day=2.0, correlated_repair_hours=24.0, spares=Spares(spare_nodes=40))
+    every = next(lv for lv in levers(sc, 0.5) if lv.name == "repair times").apply(sc)
+    assert every.correlated_repair_hours == 12.0 and every.spares is not None
+    assert dict(every.spares.repair_hours)["GPU"] == 24.0  # (the GPU's 48 h halved too)
+    for colors in (CATEGORY_COLORS, REPORT_COLORS):
+        others = {v for k, v in colors.items() if k != CORRELATED_NAME}
+        assert colors[CORRELATED_NAME] not in others

@@ -17,7 +17,7 @@ from ..core.scenario_io import (
     save,
 )
 from ..core.sim.capabilities import general_points, general_seconds, train_engine, window_engine
-from ..core.spares.model import Spares, correlated_caveats, correlated_then
+from ..core.spares.model import Spares, correlated_caveats, correlated_nodes_text, correlated_then
 from ..core.specs import MIN_INTERVAL_MIN
 from ..core.sweep import (
     Cost,
@@ -124,12 +124,12 @@ def report(res: SimulationResult) -> str:
 
 
 def _correlated_line(sc: Scenario, cor: dict[str, Any], continuing: bool) -> str:
-    """Run's line on correlated failures: the inputs (with what a profile and the pool do to them), the nodes an
-    event takes, what the job does after one, and the events against their expectation."""
+    """Run's line on correlated failures: the inputs, the nodes an event takes, what the job does after one, the
+    events against their expectation, and what changes the inputs' meaning (a profile, unlimited spares)."""
     return (
-        f"Correlated failures      {sc.correlated_text()}{correlated_caveats(sc)}: {cor['nodes_per_event']:,} nodes "
-        f"an event, {correlated_then(sc)}; {cor['events']['mean']:,.1f} events (expected "
-        f"{cor['events_expected']:,.1f})"
+        f"Correlated failures      {sc.correlated_text()}: {correlated_nodes_text(sc)} an event, "
+        f"{correlated_then(sc)}; {cor['events']['mean']:,.1f} events (expected {cor['events_expected']:,.1f})"
+        f"{correlated_caveats(sc)}"
     )
 
 

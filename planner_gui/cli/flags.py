@@ -364,7 +364,7 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         "--correlated-domains",
         type=integer_arg,
         metavar="N",
-        help="failure domains one correlated event takes (default 4; never more than the job's nodes)",
+        help="failure domains one correlated event takes (default 4; never more nodes than the job's)",
     )
     p.add_argument(
         "--correlated-repair-hours",

@@ -436,9 +436,10 @@ def _assemble(
 
 
 def _split(scenario: Scenario, unplanned: np.ndarray, comp_rates: np.ndarray | None, components: bool) -> np.ndarray:
-    """Each trial's unplanned interruptions split among the components, in proportion to their rates (the
-    trial's own, ``comp_rates``, with rate uncertainty); zeros when ``components`` is False."""
-    rates = np.array([c.rate_per_gpu_hour for c in scenario.components])
+    """Each trial's unplanned interruptions split among the failure classes (the components, then the correlated
+    events), in proportion to their rates (the trial's own, ``comp_rates``, with rate uncertainty: the engine table
+    gives the general engine correlated failures beside those); zeros when ``components`` is False."""
+    rates = np.array([c.rate_per_gpu_hour for c in scenario.failure_components])
     rng = stream(scenario.seed, STREAM_COMPONENTS)
     if components and comp_rates is not None:
         totals = comp_rates.sum(axis=1, keepdims=True)

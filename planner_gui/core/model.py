@@ -519,7 +519,7 @@ class Scenario:
         domains = f"{self.correlated_domains:,} domain{'s' if self.correlated_domains != 1 else ''}"
         back = duration_hours(self.correlated_repair_hours)
         if short:
-            return f"{rate}/day, {domains}, {back}"
+            return f"{rate}/day, {domains}, back in {back}"
         return f"{rate} a day (one every {gap}), {domains} each, back in {back}"
 
     @property

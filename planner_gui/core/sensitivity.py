@@ -244,9 +244,18 @@ def _spares_levers(sc: Scenario, factor: float) -> list[Lever]:
     if sp.swap_min > 0:
         out.append(Lever("swap time", f"swap {x}", spares(swap_min=sp.swap_min * factor)))
     cats = node_categories(sc)
-    if cats and (sp.spare_nodes is not None or sp.recovery_mode == "continue"):
+    if (cats or sc.uses_correlated) and (sp.spare_nodes is not None or sp.recovery_mode == "continue"):
         hours = tuple((c, repair_hours_of(c, sp) * factor) for c in cats)
-        out.append(Lever("repair times", f"every repair {x}", spares(repair_hours=hours)))
+        # (every repair: the correlated events' too)
+        out.append(
+            Lever(
+                "repair times",
+                f"every repair {x}",
+                lambda s: spares(repair_hours=hours)(s).replace(
+                    correlated_repair_hours=s.correlated_repair_hours * factor
+                ),
+            )
+        )
     if sp.spare_nodes is not None:
         more = max(sp.spare_nodes + 1, round(sp.spare_nodes / factor)) if factor < 1 else round(sp.spare_nodes / factor)
         out.append(Lever("spare pool", f"spare nodes {sp.spare_nodes:,} -> {more:,}", spares(spare_nodes=more)))

@@ -220,7 +220,7 @@ SPECS: dict[str, InputSpec] = {
             True,
             slider=(1, 1024),
             decimals=0,
-            help="The failure domains one correlated event takes (never more than the job's nodes).",
+            help="The failure domains one correlated event takes (never more nodes than the job's).",
         ),
         InputSpec(
             "correlated_repair_hours",

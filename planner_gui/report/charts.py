@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core import fmt
+from ..core.model import CORRELATED_NAME
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
 from ..core.results import ALL_HOURS_KEYS, HOURS_LABELS
@@ -80,6 +81,7 @@ CATEGORY_COLORS = {
     "Unplanned Maintenance": PURPLE,
     "Host": TEAL,
     "Unknown": GREY,
+    CORRELATED_NAME: BROWN,
 }
 OTHERS_COLOR = "#d9d9d9"
 #: Components named in the components chart; the rest are summed in one row.

@@ -495,7 +495,8 @@ def components_html(sc: Scenario, d: dict[str, Any]) -> str:
     if sc.uses_correlated:  # (the last class: a rate of the whole job, not of one GPU)
         every = fmt.duration_hours(24.0 / sc.correlated_rate_per_day)
         rows.append(
-            f"<tr><td>{CORRELATED_NAME}</td><td>{escape(sc.correlated_text(short=True))}</td>"
+            f"<tr><td>{CORRELATED_NAME} ({sc.correlated_domains:,} domains, back in "
+            f"{escape(fmt.duration_hours(sc.correlated_repair_hours))})</td><td>{CORRELATED_NAME}</td>"
             f'<td class="num">&mdash;</td><td class="num">the job: one every {escape(every)}</td>'
             f'<td class="num">{float(expected[n]):,.1f}</td>'
             f'<td class="num">{mc.get(CORRELATED_NAME, 0.0):,.1f}</td></tr>'
@@ -509,6 +510,13 @@ def components_html(sc: Scenario, d: dict[str, Any]) -> str:
         f'<td class="num">{comp_expected:,.1f}</td>'
         f'<td class="num">{comp_simulated:,.1f}</td></tr>'
     )
+    if sc.uses_correlated:  # (every cause: what the headline counts)
+        rows.append(
+            '<tr><th>All causes</th><td></td><td class="num">&mdash;</td>'
+            f'<td class="num">the job: one every {escape(fmt.duration_hours(sc.cluster_mtbf_hours))}</td>'
+            f'<td class="num">{d["interruptions_expected"]:,.1f}</td>'
+            f'<td class="num">{d["interruptions"]["mean"]:,.1f}</td></tr>'
+        )
     return (
         '<table class="rates"><colgroup><col style="width:27%"><col style="width:17%">'
         + '<col style="width:14%">' * 4

@@ -92,7 +92,8 @@ before it stays the one an interruption returns to, so more work is lost; a rest
 validation is followed by a restore from storage, back to the last persistent checkpoint.</li>
 <li><b>Correlated failures</b> (when their rate is above 0): events at a rate per day of the whole job take
 several failure domains at once (a power feed, a PDU row, a cooling loop); every node they take is lost with its
-memory, so the job restores from storage, and the nodes are away together until their repair ends.</li>
+memory, so the job restores from storage, and the nodes are away together until their repair ends. Their rate
+adds to the job's, and so to 1 / <i>M</i>.</li>
 <li><b>Goodput</b> = compute time never rolled back / wall-clock window (Meta's "effective training
 time").</li>
 </ul>

@@ -28,7 +28,7 @@ from ..core import fmt
 from ..core.inputs import Inputs, detect_by_entry, parse_detect_by
 from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
 from ..core.scenario_io import NAME_MAX_LEN, ScenarioError, validate
-from ..core.spares.model import correlated_caveats, correlated_nodes, correlated_then
+from ..core.spares.model import correlated_caveats, correlated_nodes, correlated_nodes_text, correlated_then
 from ..core.specs import SPECS
 from .input_filter import InputFilter
 from .rates_panel import RatesFromDataPanel
@@ -89,13 +89,11 @@ def _correlated_note(sc: Scenario) -> str:
     """What the Correlated failures group's inputs mean at the current size, in words."""
     if not sc.uses_correlated:
         return "Off: failures come one cause at a time (set a rate for power feeds, PDU rows, cooling loops)"
-    nodes = correlated_nodes(sc)
-    gpus = min(nodes * sc.gpus_per_node, sc.gpus)
-    whole = " (the whole job)" if gpus >= sc.gpus else ""
+    gpus = min(correlated_nodes(sc) * sc.gpus_per_node, sc.gpus)
     return (
-        f"One every {fmt.duration_hours(24.0 / sc.correlated_rate_per_day)}{correlated_caveats(sc)}, taking "
-        f"{nodes:,} nodes ({gpus:,} GPUs){whole} for {fmt.duration_hours(sc.correlated_repair_hours)} on average; "
-        f"{correlated_then(sc)}"
+        f"One every {fmt.duration_hours(24.0 / sc.correlated_rate_per_day)} at every GPU count, taking "
+        f"{correlated_nodes_text(sc)} ({gpus:,} GPUs) for {fmt.duration_hours(sc.correlated_repair_hours)} on "
+        f"average; {correlated_then(sc)}{correlated_caveats(sc)}"
     )
 
 

@@ -20,7 +20,7 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QGridLayout, QWidget
 
 from ..core import fmt
-from ..core.model import Scenario
+from ..core.model import CORRELATED_NAME, Scenario
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
 from ..core.results import ALL_HOURS_KEYS, HOURS_KEYS, SLOW_HOURS_KEY, SPARES_HOURS_KEYS, hours_label
@@ -49,6 +49,7 @@ CATEGORY_COLORS = {
     "Unplanned Maintenance": PALETTE[6],
     "Host": PALETTE[3],
     "Unknown": PALETTE[9],
+    CORRELATED_NAME: PALETTE[8],
 }
 #: Every row the time breakdown may show: today's five, with spares the two they add, with slow nodes theirs.
 HOURS_COLORS = {

@@ -124,13 +124,21 @@ SIMULATED_ONLY: dict[str, Callable[[Scenario], bool] | None] = {
 }
 
 
+#: How :func:`simulated_only` names a feature of :data:`SIMULATED_ONLY` that has no closed form only somewhere: the
+#: feature with what takes the closed form away.
+_WHERE_WORDS = {
+    "failing_checkpoints": "checkpoints that fail with a recovery strategy",
+    "correlated": "correlated failures with rate uncertainty",
+}
+
+
 def simulated_only(scenario: Scenario) -> str | None:
     """The label of the first feature of :data:`SIMULATED_ONLY` the scenario uses where no closed form takes it
-    ("fail-slow nodes"), or None."""
+    ("fail-slow nodes"; where it has one elsewhere, with what takes it away), or None."""
     by_key = {f.key: f for f in FEATURES}
     return next(
         (
-            by_key[k].label
+            _WHERE_WORDS.get(k, by_key[k].label) if where is not None else by_key[k].label
             for k, where in SIMULATED_ONLY.items()
             if by_key[k].present(scenario) and (where is None or where(scenario))
         ),
@@ -177,9 +185,23 @@ class Engine:
 
 
 _VARYING = frozenset({"rate_uncertainty", "rate_profile"})
+
+
+def _correlated_uncertain(sc: Scenario) -> bool:
+    """Correlated failures beside rates drawn from their posteriors: the renewal engine draws the components' rates
+    alone (the events' rate is known), so the general engine runs them."""
+    return sc.uses_correlated and _uncertain(sc)
+
+
 #: The engines, fastest first; the first that takes a scenario's features runs it.
 ENGINES: tuple[Engine, ...] = (
-    Engine("renewal", "the renewal engine (core/engine.py)", True, _VARYING | {"training"}),
+    Engine(
+        "renewal",
+        "the renewal engine (core/engine.py)",
+        True,
+        _VARYING | {"training", "correlated"},
+        _correlated_uncertain,
+    ),
     Engine(
         "tiers",
         "the vectorized two-tier engine (core/tiers/engine.py)",
@@ -187,7 +209,12 @@ ENGINES: tuple[Engine, ...] = (
         frozenset({"fast_tier", "tiers", "training"}),
         _drains_in_restores,
     ),
-    Engine("first-passage", "the first-passage time to train (core/training.py)", False, frozenset({"training"})),
+    Engine(
+        "first-passage",
+        "the first-passage time to train (core/training.py)",
+        False,
+        frozenset({"training", "correlated"}),
+    ),
     Engine("general", "the general engine (core/sim)", True, None),
     Engine("general", "the general engine (core/sim)", False, None),
 )

@@ -38,6 +38,7 @@ __all__ = [
     "component_scope",
     "correlated_caveats",
     "correlated_nodes",
+    "correlated_nodes_text",
     "correlated_then",
     "failure_classes",
     "node_categories",
@@ -233,15 +234,22 @@ def correlated_then(scenario: Scenario) -> str:
 
 
 def correlated_caveats(scenario: Scenario) -> str:
-    """What changes the correlated inputs' meaning, in words (empty when nothing does): a rate profile multiplies the
-    rate; without a pool, a swap or continue mode, the nodes an event takes are replaced at once, so the domains and
-    the repair move nothing."""
+    """What changes the correlated inputs' meaning, in words, each after "; " (empty when nothing does): a rate
+    profile multiplies the rate; without a pool, a swap or continue mode, the nodes an event takes are replaced at
+    once, so the domains and the repair move nothing."""
     out = []
     if scenario.rate_profile is not None and not all(m == 1.0 for _, m in scenario.rate_profile):
-        out.append("times the rate profile")
+        out.append("the rate profile multiplies the rate")
     if not scenario.uses_spares:
         out.append("with unlimited spares the domains and the repair move nothing")
-    return "".join(f" ({x})" for x in out)
+    return "".join(f"; {x}" for x in out)
+
+
+def correlated_nodes_text(scenario: Scenario) -> str:
+    """The nodes one correlated event takes, in words: "8 nodes", "1 node", "10 nodes (the whole job)"."""
+    nodes = correlated_nodes(scenario)
+    whole = nodes < nodes_per_domain_of(scenario) * scenario.correlated_domains
+    return f"{nodes:,} node{'' if nodes == 1 else 's'}{' (the whole job)' if whole else ''}"
 
 
 def spares_params(scenario: Scenario, spares: Spares, interval_min: float) -> SparesParams:
