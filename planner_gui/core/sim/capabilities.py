@@ -8,13 +8,14 @@ scenario. Faster engines take the scenarios that have a shortcut, each only on t
 engine        runs
 ============  ===========================================================================================
 renewal       windows with one checkpoint tier, no spares beyond today's, restart mode, not a new cluster
-              (rates may be uncertain or follow a profile): every interruption starts the job afresh
+              (rates may be uncertain or follow a profile; correlated failures where the rates are known):
+              every interruption starts the job afresh
 tiers         windows with a recovery strategy (fast tier, uploads, restore times) but no persistent stall
               beside the fast tier, at constant known rates, no spares, not a new cluster, and where no
               planned interruption can meet a restore (no planned interruptions, or the fast tier off and no
               restore time): it takes every planned interruption for a full renewal, which one during a
               restarting failure's downtime is not (docs/model.md 2.4: the pending restore stays)
-first-passage times to train with one tier, no spares, constant known rates
+first-passage times to train with one tier, no spares, constant known rates (correlated failures too)
 general       everything
 ============  ===========================================================================================
 
