@@ -113,6 +113,19 @@ def test_the_general_engine_agrees_with_the_reference_with_correlated_failures(n
     assert a.mean() > 0
 
 
+def test_the_one_tier_rule_sends_the_events_to_storage_for_the_engine_and_the_formulas_alike():
+    from planner_gui.core.model import CORRELATED_SCOPE
+    from planner_gui.core.tiers.model import class_scopes, restoring_tier, tier_rates
+
+    sc = IM.replace(tiers=OTHER, correlated_rate_per_day=3.0)
+    assert class_scopes(sc)[-1] == CORRELATED_SCOPE and len(class_scopes(sc)) == len(sc.components) + 1
+    assert all(restoring_tier(CORRELATED_SCOPE, t) == "persistent" for t in (SAME, OTHER))
+    # With other-domain replicas every component restores from memory: the events are all the storage stream.
+    rates = tier_rates(sc, OTHER)
+    assert rates.persistent == pytest.approx(3.0 / 24.0, rel=1e-12) and len(rates.fast_components) == len(sc.components)
+    assert rates.fast + rates.persistent == pytest.approx(sc.failure_rate_per_hour, rel=1e-12)
+
+
 def test_what_each_event_does_follows_from_its_scope():
     # Every event restores from storage, whatever the placement; it takes D domains' nodes, at most the job's.
     for tiers in (SAME, OTHER):
@@ -321,7 +334,7 @@ def test_compare_the_undo_and_the_report_name_the_events():
     assert float(every[-1].text().replace(",", "")) == pytest.approx(events + components, abs=0.05)
 
 
-def test_the_window_group_sets_each_input_alone(make_window, slide_alone):
+def test_the_window_group_sets_each_input_alone(make_window, slide_alone, qtbot):
     from PySide6.QtWidgets import QLabel
 
     win = make_window()
@@ -338,6 +351,16 @@ def test_the_window_group_sets_each_input_alone(make_window, slide_alone):
     # (the default scenario has unlimited spares: the note says the domains and the repair move nothing)
     assert " at every GPU count, taking " in note.text()
     assert note.text().endswith("storage; with unlimited spares the domains and the repair move nothing")
+    # The note follows what changes the inputs' meaning: a pool makes the domains and the repair count, a profile
+    # multiplies the rate; continue mode says what the job does after an event.
+    win.inputs.update(spares=Spares(spare_nodes=40))
+    assert "unlimited spares" not in note.text() and note.text().endswith("each restores from storage")
+    win.inputs.update(rate_profile=((0.0, 3.0), (2.0, 1.0)))
+    assert note.text().endswith("each restores from storage; the rate profile multiplies the rate")
+    win.inputs.update(rate_profile=None, spares=Spares(recovery_mode="continue", replica_gpus=1024))
+    assert "each spans 1 replica of 1,024 GPUs: the job continues on the others" in note.text()
+    win.inputs.update(spares=None)
+    qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
     # What the window shows is the scenario's: the events are counted among the interruptions by component.
     main_result = win.plots.result.main
     assert main_result.scenario.correlated_rate_per_day == sc.correlated_rate_per_day

@@ -21,6 +21,7 @@ from .fmt import duration_hours, duration_min, number
 
 __all__ = [
     "CORRELATED_NAME",
+    "CORRELATED_SCOPE",
     "DEFAULT_NOTES",
     "LLAMA3_DAYS",
     "LLAMA3_GPUS",
@@ -31,6 +32,7 @@ __all__ = [
     "RECOVERY_MODES",
     "RESTART_REFERENCE_GPUS",
     "SCOPES",
+    "ClassScope",
     "Component",
     "Placement",
     "Profile",
@@ -58,6 +60,9 @@ MAX_LEVER_PRICE_USD = 1e13
 
 #: The name (and category) of the correlated events' failure class (:attr:`Scenario.correlated_component`).
 CORRELATED_NAME = "Correlated"
+#: The scope of that class (docs/model.md, "Correlated failures"): several domains at once, always restoring from
+#: storage. Not a component's scope (:data:`SCOPES`): no component can have it.
+CORRELATED_SCOPE = "correlated"
 
 #: The value of ``checkpoint_interval_min`` that asks for Daly's optimum.
 OPTIMAL = "optimal"
@@ -73,6 +78,8 @@ Scope = Literal["process", "node", "domain"]
 #: Where a node's in-memory snapshot is replicated: on peers in its own failure domain or only in others.
 Placement = Literal["same-domain", "other-domain"]
 SCOPES: tuple[str, ...] = get_args(Scope)
+#: The scope of a failure class: a component's, or the correlated events' (:data:`CORRELATED_SCOPE`).
+ClassScope = Literal["process", "node", "domain", "correlated"]
 PLACEMENTS: tuple[str, ...] = get_args(Placement)
 
 

@@ -354,7 +354,7 @@ def _show_input(field: str, v: Any) -> str:
     if field == "restore_fail_p":
         return "none" if v == 0 else f"{fmt.number(100.0 * v)} % of restores from memory fail"
     if field == "correlated_rate_per_day":
-        return "none" if v == 0 else f"{v:.3g} per day (one every {fmt.duration_hours(24.0 / v)})"
+        return "none" if v == 0 else f"{fmt.number(v)} per day (one every {fmt.duration_hours(24.0 / v)})"
     if field == "correlated_domains":
         return f"{v:,} failure domain{'' if v == 1 else 's'} an event"
     if field == "correlated_repair_hours":
@@ -502,8 +502,8 @@ def components_html(sc: Scenario, d: dict[str, Any]) -> str:
             f'<td class="num">{mc.get(CORRELATED_NAME, 0.0):,.1f}</td></tr>'
         )
     total = sc.rate_per_gpu_hour
-    comp_expected = d["interruptions_expected"] - (float(expected[n]) if sc.uses_correlated else 0.0)
-    comp_simulated = d["interruptions"]["mean"] - mc.get(CORRELATED_NAME, 0.0) * sc.uses_correlated
+    comp_expected = d["interruptions_expected"] - float(expected[n:].sum())  # (the correlated events', if any)
+    comp_simulated = d["interruptions"]["mean"] - mc.get(CORRELATED_NAME, 0.0)
     rows.append(
         f'<tr><th>All components</th><td></td><td class="num">{total * 24_000:.3g}</td>'
         f'<td class="num">{escape(fmt.duration_hours(sc.gpu_mtbf_hours))}</td>'

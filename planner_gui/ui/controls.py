@@ -514,8 +514,9 @@ class ControlsPanel(QScrollArea):
             self.slow_note.setText(_slow_note(sc))
         if everything or {"save_fail_p", "restore_fail_p", "tiers"} & changed:
             self.fail_note.setText(_fail_note(sc))
+        # (the nodes an event takes: the size and the domains; what it does and what moves it: the pool, the profile)
         correlated = {"correlated_rate_per_day", "correlated_domains", "correlated_repair_hours"}
-        if everything or (correlated | {"gpus", "gpus_per_node", "tiers"}) & changed:
+        if everything or (correlated | {"gpus", "gpus_per_node", "tiers", "spares", "rate_profile"}) & changed:
             self.correlated_note.setText(_correlated_note(sc))
         # With a storage section the write comes from it: the box shows the write in use, read-only. With the
         # fast tier on it is the persistent tier's own stall at each persistent point (docs/tiers.md).

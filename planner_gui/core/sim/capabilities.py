@@ -278,7 +278,7 @@ def _repairs_overflow(scenario: Scenario) -> str | None:
     assert sp is not None
     fc = failure_classes(scenario, sp)
     peak = 1.0 if scenario.rate_profile is None else max(1.0, max(m for _, m in scenario.rate_profile))
-    mean = float((fc.rates * fc.nodes * fc.repair).sum()) * peak
+    mean = fc.mean_nodes_in_repair * peak
     cluster = fc.job_nodes + (sp.spare_nodes or 0)
     if mean <= MAX_REPAIR_CROWDING * cluster:
         return None
@@ -293,15 +293,14 @@ def general_points(scenario: Scenario, work_hours: float | None = None) -> float
     """The points the general engine steps through for the scenario's window (or, with ``work_hours``, a time to
     train of that many hours), all trials together: interruptions at the rates' level over the profile, the
     repairs and returns that may change the job's throughput, and the warm-up."""
-    gpus = scenario.gpus
     rate = scenario.failure_rate_per_hour
     sp = scenario.spares
     nodes = 0.0
     if scenario.uses_spares:
-        from ..spares.model import component_scope
+        from ..spares.model import failure_classes
 
-        nodes = math.fsum(c.rate_per_gpu_hour * gpus for c in scenario.components if component_scope(c) != "process")
-        nodes += scenario.correlated_per_hour
+        assert sp is not None
+        nodes = failure_classes(scenario, sp).node_loss_rate
     returns = rate if sp is not None and sp.recovery_mode == "continue" else 0.0
     mult = 1.0
     if scenario.rate_profile is not None:

@@ -17,7 +17,7 @@ import numpy as np
 from ..model import Scenario, Tiers
 from ..profiles import pieces
 from ..rates import RatePosterior
-from ..spares.model import CORRELATED_SCOPE, Spares, failure_classes
+from ..spares.model import Spares, failure_classes
 from ..tiers.model import persistent_multiple, point_stall_h, restoring_tier
 
 __all__ = [
@@ -204,12 +204,7 @@ def sim_model(
     cont = continue_mode & fc.cont
     fast_on = tiers.fast_enabled and fast_min is not None
     tier = np.array(
-        [
-            RESTART_FAST
-            if fast_on and s != CORRELATED_SCOPE and restoring_tier(s, tiers) == "fast"  # type: ignore[arg-type]
-            else RESTART_PERSISTENT
-            for s in scopes
-        ],
+        [RESTART_FAST if fast_on and restoring_tier(s, tiers) == "fast" else RESTART_PERSISTENT for s in scopes],  # type: ignore[arg-type]
         dtype=np.int64,
     )
     kinds = np.where(cont, CONTINUE, tier).astype(np.int64)

@@ -26,10 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import RECOVERY_MODES, Component, Scenario, Spares, Tiers
+from ..model import CORRELATED_SCOPE, RECOVERY_MODES, Component, Scenario, Spares, Tiers
 
 __all__ = [
-    "CORRELATED_SCOPE",
     "DEFAULT_REPAIR_HOURS",
     "RECOVERY_MODES",
     "FailureClasses",
@@ -83,15 +82,10 @@ DEFAULT_NODES_PER_DOMAIN = Tiers().nodes_per_domain
 
 
 def component_scope(component: Component) -> str:
-    """A component's failure scope: its own when set, else the tiers model's default by name or category."""
-    from ..tiers import model as tiers_model
+    """A component's failure scope: the tiers model's (:func:`..tiers.model.scope_of`)."""
+    from ..tiers.model import scope_of
 
-    own = getattr(component, "scope", None)
-    if own is not None:
-        return str(own)
-    if component.name in tiers_model.DEFAULT_SCOPES:
-        return str(tiers_model.DEFAULT_SCOPES[component.name][0])
-    return str(tiers_model.CATEGORY_SCOPES.get(component.category, "node"))
+    return str(scope_of(component))
 
 
 def nodes_per_domain_of(scenario: Scenario) -> int:
@@ -156,36 +150,41 @@ class SparesParams:
         return float((self.rates * self.nodes * self.repair).sum())
 
 
-#: The scope of the correlated events' class (docs/model.md, "Correlated failures"): several domains at once, always
-#: restoring from storage. (Not a component's scope: no component can have it.)
-CORRELATED_SCOPE = "correlated"
-
-
 @dataclass(frozen=True)
 class FailureClasses:
     """Every failure class the simulation draws (:attr:`.model.Scenario.failure_components`: the components, then
     the correlated events), in hours: what each does to the pool and the replicas (docs/model.md, section 1)."""
 
     rates: np.ndarray  # per hour, whole job
-    scopes: tuple[str, ...]  # "process", "node", "domain" or CORRELATED_SCOPE
+    scopes: tuple[str, ...]  # "process", "node", "domain" or "correlated"
     nodes: np.ndarray  # nodes taken per failure (int)
     repair: np.ndarray  # their mean repair, hours (0 where none is taken)
     replicas: np.ndarray  # replicas a failure spans (int)
     cont: np.ndarray  # bool: in continue mode, the job continues after it
     job_nodes: int
 
+    @property
+    def mean_nodes_in_repair(self) -> float:
+        """M/G/infinity: node-loss rate times mean repair time, summed over classes (nodes)."""
+        return float((self.rates * self.nodes * self.repair).sum())
+
+    @property
+    def node_loss_rate(self) -> float:
+        """Failures per hour that take nodes, whole job."""
+        return float(self.rates[self.nodes > 0].sum())
+
 
 def failure_classes(scenario: Scenario, spares: Spares) -> FailureClasses:
     """The scenario's failure classes with their nodes, repairs and replicas: a ``process`` failure takes no node,
     a ``node`` one, a ``domain`` ``nodes_per_domain``, a correlated event ``correlated_domains`` domains' worth (never
     more than the job's); a class continues when it spans at most ``max_replicas_lost`` replicas and leaves one."""
+    from ..tiers.model import class_scopes
+
     gpn = scenario.gpus_per_node
     npd = nodes_per_domain_of(scenario)
     comps = scenario.failure_components
-    scopes = tuple(component_scope(c) for c in scenario.components)
-    if len(comps) > len(scopes):
-        scopes = (*scopes, CORRELATED_SCOPE)
-    per_scope = {"process": 0, "node": 1, "domain": npd, CORRELATED_SCOPE: npd * scenario.correlated_domains}
+    scopes = class_scopes(scenario)
+    per_scope = {"process": 0, "node": 1, "domain": npd, CORRELATED_SCOPE: correlated_nodes(scenario)}
     job_nodes = max(1, math.ceil(scenario.gpus / gpn))
     nodes = np.minimum(np.array([per_scope.get(s, 1) for s in scopes], dtype=np.int64), job_nodes)
     repair = np.array(
@@ -205,7 +204,7 @@ def failure_classes(scenario: Scenario, spares: Spares) -> FailureClasses:
     cont = (nodes > 0) & (replicas <= spares.max_replicas_lost) & (replicas < n_replicas)
     return FailureClasses(
         rates=np.array([c.rate_per_gpu_hour * scenario.gpus for c in comps], dtype=float),
-        scopes=scopes,
+        scopes=tuple(scopes),
         nodes=nodes,
         repair=repair,
         replicas=replicas,

@@ -21,7 +21,7 @@ from typing import Literal, cast
 
 import numpy as np
 
-from ..model import PLACEMENTS, SCOPES, Component, Placement, Scenario, Scope, Tiers
+from ..model import CORRELATED_SCOPE, PLACEMENTS, SCOPES, ClassScope, Component, Placement, Scenario, Scope, Tiers
 
 __all__ = [
     "CATEGORY_SCOPES",
@@ -34,6 +34,7 @@ __all__ = [
     "TierParams",
     "TierRates",
     "Tiers",
+    "class_scopes",
     "persistent_multiple",
     "point_stall_h",
     "restore_caveat",
@@ -78,13 +79,21 @@ def scope_of(component: Component) -> Scope:
     return CATEGORY_SCOPES.get(component.category, "node")
 
 
-def restoring_tier(scope: Scope, tiers: Tiers) -> Tier:
+def class_scopes(scenario: Scenario) -> tuple[ClassScope, ...]:
+    """The scope of each failure class (:attr:`.model.Scenario.failure_components`): the components', then
+    :data:`.model.CORRELATED_SCOPE` for the correlated events when on."""
+    own: tuple[ClassScope, ...] = tuple(scope_of(c) for c in scenario.components)
+    return (*own, "correlated") if scenario.uses_correlated else own
+
+
+def restoring_tier(scope: ClassScope, tiers: Tiers) -> Tier:
     """The tier a failure of ``scope`` restores from, before any other failure interferes.
 
     The job restores from the fast tier when every lost node's snapshot has a replica on a surviving node:
 
     * ``process``: no node is lost, so the fast tier whenever it is on;
     * ``node``: the fast tier if at least one replica lives on another node;
+    * ``correlated`` (several domains at once, docs/model.md "Correlated failures"): never the fast tier;
     * ``domain``: the fast tier only if replicas never share a domain (``other-domain``); with
       ``same-domain`` placement every replica of some lost node is lost with it (a domain of one node has no
       room for a replica in it: :meth:`.model.Tiers.validate` refuses that placement).
@@ -92,6 +101,8 @@ def restoring_tier(scope: Scope, tiers: Tiers) -> Tier:
     Otherwise (and always with the fast tier off) the persistent tier.
     """
     if not tiers.fast_enabled:
+        return "persistent"
+    if scope == CORRELATED_SCOPE:  # (several domains at once: their peers' replicas may be among them)
         return "persistent"
     if scope == "process":
         return "fast"
@@ -119,12 +130,12 @@ def tier_rates(scenario: Scenario, tiers: Tiers) -> TierRates:
     restore from memory that fails its validation (docs/model.md 2.2) restores from storage: that share of the
     failures that restore from memory is the persistent tier's stream here (what the strategy's optima and
     expectations see; the general engine simulates each restore)."""
-    flags = tuple(restoring_tier(scope_of(c), tiers) == "fast" for c in scenario.components)
-    fast = math.fsum(c.rate_per_gpu_hour for c, f in zip(scenario.components, flags) if f) * scenario.gpus
-    slow = math.fsum(c.rate_per_gpu_hour for c, f in zip(scenario.components, flags) if not f) * scenario.gpus
+    comps = scenario.failure_components
+    flags = tuple(restoring_tier(sc, tiers) == "fast" for sc in class_scopes(scenario))
+    fast = math.fsum(c.rate_per_gpu_hour for c, f in zip(comps, flags) if f) * scenario.gpus
+    slow = math.fsum(c.rate_per_gpu_hour for c, f in zip(comps, flags) if not f) * scenario.gpus
     failed = fast * scenario.restore_fail_p if tiers.fast_enabled else 0.0
-    # Correlated events restore from storage (docs/model.md, "Correlated failures"): no component, no flag.
-    return TierRates(fast - failed, slow + failed + scenario.correlated_per_hour, flags)
+    return TierRates(fast - failed, slow + failed, flags[: len(scenario.components)])
 
 
 def restore_caveat(scenario: Scenario, tiers: Tiers) -> str | None:
