@@ -111,6 +111,7 @@ def report(res: SimulationResult) -> str:
             else ()
         ),
         *([_correlated_line(sc, d["correlated"], continuing)] if "correlated" in d else ()),
+        *([_lives_line(sc, d["node_lives"])] if "node_lives" in d else ()),
         *(_spares_lines(res, d) if res.spares_run is not None else ()),
         *_rate_lines(res, d),
         f"Where the {window_h} hours went: "
@@ -121,6 +122,21 @@ def report(res: SimulationResult) -> str:
         "Top causes               " + ", ".join(f"{fmt.clean(n, 40)} {v:,.1f}" for n, v in top),
     ]
     return "\n".join(lines)
+
+
+def _lives_line(sc: Scenario, lives: dict[str, Any]) -> str:
+    """Run's line on node lives that are not exponential: each component's life, and its failures against their
+    expectation and against what its long-run rate gives (they differ on a new cluster)."""
+    parts = []
+    for name, v in lives.items():
+        got, exp, steady = v["failures"]["mean"], v["failures_expected"], v["failures_at_long_run_rate"]
+        parts.append(
+            f"{fmt.clean(name, 40)} shape {fmt.number(v['shape'])}, scale {fmt.duration_hours(v['scale_hours'])} "
+            f"(mean {fmt.duration_hours(v['mean_life_hours'])}) per node: {got:,.1f} failures (expected {exp:,.1f}"
+            + (f"; {steady:,.1f} at its long-run rate)" if sc.new_cluster else ")")
+        )
+    where = "every node new at the start" if sc.new_cluster else "nodes in their steady state (a long run)"
+    return f"Node lives               {'; '.join(parts)}; {where}"
 
 
 def _correlated_line(sc: Scenario, cor: dict[str, Any], continuing: bool) -> str:

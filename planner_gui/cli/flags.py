@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from ..core import fmt
 from ..core.checks import smallest_gpu_mtbf_hours
-from ..core.inputs import parse_detect_by
+from ..core.inputs import parse_detect_by, parse_weibull
 from ..core.model import OPTIMAL, PLACEMENTS, Scenario, Storage, Tiers, Training
 from ..core.profile_io import load_profile
 from ..core.profiles import burn_in_profile
@@ -28,6 +28,7 @@ from ..core.scenario_io import (
     ScenarioError,
     check_name,
     check_number,
+    check_weibull,
     edited_name,
     load,
     load_preset,
@@ -451,7 +452,7 @@ def add_tier_flags(p: argparse.ArgumentParser) -> None:
 
 
 #: The flags of rates that vary (``run``, ``sweep``, ``report``; ``sensitivity`` refuses them).
-RATE_FLAGS = ("--rate-uncertainty", "--rate-profile", "--burn-in")
+RATE_FLAGS = ("--rate-uncertainty", "--rate-profile", "--burn-in", "--weibull", "--new-cluster")
 
 
 def add_rate_flags(p: argparse.ArgumentParser) -> None:
@@ -462,6 +463,22 @@ def add_rate_flags(p: argparse.ArgumentParser) -> None:
         default=None,
         help="draw each trial's failure rates from their posteriors given their evidence (Llama 3's causes: "
         "their Table 5 counts); the percentiles then include it",
+    )
+    p.add_argument(
+        "--weibull",
+        action="append",
+        metavar="COMPONENT=SHAPE,SCALE_HOURS",
+        help="node lives of this component that are Weibull, not exponential (repeatable): each of the job's nodes "
+        "fails of it after a life of SHAPE (below 1 infant mortality, above 1 wear-out) and SCALE_HOURS (the "
+        "characteristic life), renewed at each failure; the component's rate becomes the lives' long-run rate "
+        "(COMPONENT=SHAPE keeps the rate); with --new-cluster every node is new at the start",
+    )
+    p.add_argument(
+        "--new-cluster",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a new cluster: every node new and none in repair at the window's start, the job fresh (else the "
+        "steady state of a long run)",
     )
     varying = p.add_mutually_exclusive_group()
     varying.add_argument(
@@ -638,7 +655,44 @@ def _with_rates(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[
             )
         sc = sc.replace(rate_profile=profile, new_cluster=True)  # a burn-in is a new cluster (docs/model.md)
         edits.append(f"--burn-in {shape:g},{life:g}")
-    return sc, edits
+    new_cluster = getattr(args, "new_cluster", None)
+    if new_cluster is not None and new_cluster != sc.new_cluster:
+        sc = sc.replace(new_cluster=new_cluster)
+        edits.append("--new-cluster" if new_cluster else "--no-new-cluster")
+    sc, lives_edits = _with_weibull(sc, args)
+    return sc, edits + lives_edits
+
+
+def _with_weibull(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[str]]:
+    """``sc`` with each ``--weibull COMPONENT=SHAPE[,SCALE_HOURS]`` (after the size and rate flags: the scale sets
+    the component's rate at this size), checked here so that an error names the flag. A name given twice is
+    refused."""
+    items = getattr(args, "weibull", None) or []
+    if not items:
+        return sc, []
+    given: dict[str, tuple[float, float | None]] = {}
+    for item in items:
+        try:
+            entries = parse_weibull(str(item))
+        except ValueError as exc:
+            raise ScenarioError(f"--weibull: {exc}") from None
+        if not entries:
+            raise ScenarioError(f"--weibull: give COMPONENT=SHAPE,SCALE_HOURS, e.g. 'Faulty GPU=0.7,200000' (got {quoted(item)})")
+        for name, shape, scale in entries:
+            if name in given:
+                raise ScenarioError(f"--weibull {fmt.clean(name, 40)}: given twice (each name once)")
+            given[name] = (shape, scale)
+    names = {c.name for c in sc.components}
+    doc_lives = {n: {"shape": v} | ({} if s is None else {"scale_hours": s}) for n, (v, s) in given.items()}
+    try:
+        check_weibull(doc_lives, sc.components)
+    except ScenarioError as exc:
+        field, _, rest = str(exc).partition(": ")
+        raise ScenarioError(f"--weibull {field.partition('.')[2]}: {rest}".replace(" : ", ": ")) from None
+    assert set(given) <= names
+    new = sc.with_weibull(tuple((n, v, scale) for n, (v, scale) in given.items()))
+    shown = [f"--weibull {fmt.clean(n, 40)}={_show_value(v)}" + ("" if s is None else f",{_show_value(s)}") for n, (v, s) in given.items()]
+    return new, shown
 
 
 def _with_tiers(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[str]]:

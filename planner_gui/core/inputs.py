@@ -141,6 +141,52 @@ def parse_detect_by(text: str) -> tuple[tuple[str, float], ...]:
     return tuple(out.items())
 
 
+def parse_weibull(text: str) -> tuple[tuple[str, float, float | None], ...]:
+    """Node lives as typed in the window or a flag: "Faulty GPU=0.7,200000; GPU HBM3 Memory=2" (entries separated by
+    ';', each COMPONENT=SHAPE or COMPONENT=SHAPE,SCALE_HOURS, each name once; without a scale the component's rate
+    gives it); empty: none. Raises ValueError with a one-line reason. The names and ranges are the scenario's to check
+    (:func:`.scenario_io.validate`)."""
+    out: dict[str, tuple[float, float | None]] = {}
+    for part in text.split(";"):
+        if not part.strip():
+            continue
+        name, eq, value = part.rpartition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise ValueError(f"give COMPONENT=SHAPE,SCALE_HOURS, e.g. Faulty GPU=0.7,200000 (got '{part.strip()[:40]}')")
+        if "=" in name:
+            raise ValueError(f"separate entries with ';' (got '{part.strip()[:40]}')")
+        if name in out:
+            raise ValueError(f"{name[:40]}: given twice (each name once)")
+        shape_text, comma, scale_text = value.partition(",")
+        shape = _number(shape_text)
+        if shape is None:
+            raise ValueError(f"{name[:40]}: the shape must be a number (got '{shape_text.strip()[:20]}')")
+        scale = _number(scale_text) if comma else None
+        if comma and scale is None:
+            raise ValueError(f"{name[:40]}: the scale must be a number of hours (got '{scale_text.strip()[:20]}')")
+        out[name] = (shape, scale)
+    return tuple((name, shape, scale) for name, (shape, scale) in out.items())
+
+
+def _number(text: str) -> float | None:
+    """A finite number as the number boxes read it, or None."""
+    value = fmt.read_number(text.strip()) if text.strip().isascii() else None
+    return float(value) if value is not None and math.isfinite(value) else None
+
+
+def weibull_entry(sc: Scenario) -> str:
+    """The text :func:`parse_weibull` reads back to the scenario's node lives (scales to 6 significant digits)."""
+    comps = {c.name: c for c in sc.components}
+    parts = []
+    for name, shape in sc.weibull:
+        if name not in comps:
+            continue
+        scale = sc.weibull_scale_hours(comps[name])
+        parts.append(f"{name}={shape:g}" + (f",{scale:.6g}" if math.isfinite(scale) else ""))
+    return "; ".join(parts)
+
+
 def detect_by_entry(pairs: Iterable[tuple[str, float]]) -> str:
     """The text :func:`parse_detect_by` reads back to ``pairs``."""
     return "; ".join(f"{name}={minutes:g}" for name, minutes in pairs)
@@ -169,6 +215,8 @@ def describe_changes(old: Scenario, new: Scenario, limit: int = 4) -> str:
     if old.detect_by != new.detect_by:
         old_by, new_by = detect_by_entry(old.detect_by) or "none", detect_by_entry(new.detect_by) or "none"
         items.append(f"detection by cause {old_by} -> {new_by}")
+    if old.weibull != new.weibull:
+        items.append(f"node lives {new.weibull_text(short=True) or 'exponential'}")
     for field, label, form in _LABELS:
         a, b = getattr(old, field), getattr(new, field)
         if a != b:

@@ -32,6 +32,7 @@ __all__ = [
     "RECOVERY_MODES",
     "RESTART_REFERENCE_GPUS",
     "SCOPES",
+    "WEIBULL_SHAPES",
     "ClassScope",
     "Component",
     "Placement",
@@ -57,6 +58,10 @@ RESTART_REFERENCE_GPUS = LLAMA3_GPUS
 
 #: The most a lever may be priced at (``Scenario.lever_prices``), in dollars.
 MAX_LEVER_PRICE_USD = 1e13
+
+#: The Weibull shapes a component's node life may have (docs/model.md, "Node lives"): below 1 infant mortality,
+#: above 1 wear-out; 1 is the exponential life of every other component.
+WEIBULL_SHAPES = (0.3, 10.0)
 
 #: The name (and category) of the correlated events' failure class (:attr:`Scenario.correlated_component`).
 CORRELATED_NAME = "Correlated"
@@ -440,6 +445,11 @@ class Scenario:
     #: component named here, else of a category named here, is noticed after that long; others after
     #: ``detect_min``. Empty: every cause after ``detect_min``.
     detect_by: tuple[tuple[str, float], ...] = ()
+    #: Node lives that are not exponential (docs/model.md, "Node lives"): (component name, Weibull shape) pairs. Each
+    #: of the job's node positions fails of that component after a Weibull life of that shape, renewed at each
+    #: failure; the component's rate stays its long-run rate, so the life's scale follows from it
+    #: (:meth:`weibull_scale_hours`). Empty: every life is exponential.
+    weibull: tuple[tuple[str, float], ...] = ()
     restart_min: float = 5.0
     #: Minutes the restart grows by each time the GPU count doubles (rendezvous and loading at scale); 0: the
     #: restart is ``restart_min`` at every size (see :attr:`restart_at_size_min`).
@@ -584,6 +594,67 @@ class Scenario:
     def detect_by_text(self) -> str:
         """Detection by cause in words: "NCCL Watchdog Timeouts 15 min, GPU 0.1 min" (empty without)."""
         return ", ".join(f"{name} {duration_min(v)}" for name, v in self.detect_by)
+
+    def weibull_shape_of(self, component: Component) -> float:
+        """The Weibull shape of a node's life for ``component`` (1: exponential, the default)."""
+        return dict(self.weibull).get(component.name, 1.0)
+
+    @property
+    def job_nodes(self) -> int:
+        """The nodes the job runs on: the GPUs in whole nodes."""
+        return max(1, math.ceil(self.gpus / self.gpus_per_node))
+
+    @property
+    def uses_weibull(self) -> bool:
+        """Whether some component that fails has a node life that is not exponential."""
+        by = dict(self.weibull)
+        return any(by.get(c.name, 1.0) != 1.0 and c.rate_per_gpu_hour > 0 for c in self.components)
+
+    def weibull_mean_life_hours(self, component: Component) -> float:
+        """The mean hours of one node position's life for ``component``: the job's nodes over its rate for the whole
+        job, so that the positions' failures come at the component's rate in the long run (inf at rate 0)."""
+        rate = component.rate_per_gpu_hour * self.gpus
+        return math.inf if rate <= 0 else self.job_nodes / rate
+
+    def weibull_scale_hours(self, component: Component) -> float:
+        """The Weibull scale (characteristic life, hours) of a node's life for ``component``: its mean life over
+        ``Gamma(1 + 1/shape)``."""
+        return self.weibull_mean_life_hours(component) / math.gamma(1.0 + 1.0 / self.weibull_shape_of(component))
+
+    def with_weibull(self, entries: tuple[tuple[str, float, float | None], ...]) -> Scenario:
+        """The scenario with these (component name, shape, scale hours) node lives: each named component's rate
+        becomes the long-run rate of its positions' lives (a scale of None keeps the rate, and the scale follows
+        from it). A rate that gives the scale already (within 1e-9) is kept as it is, so that a scenario written
+        and read back is the same. The names must be the scenario's components'."""
+        by = {name: (shape, scale) for name, shape, scale in entries}
+        comps = []
+        for c in self.components:
+            if c.name in by and by[c.name][1] is not None:
+                shape, scale = by[c.name]
+                assert scale is not None
+                rate = self.job_nodes / (scale * math.gamma(1.0 + 1.0 / shape) * self.gpus)
+                if not math.isclose(rate, c.rate_per_gpu_hour, rel_tol=1e-9):
+                    c = dataclasses.replace(c, rate_per_gpu_hour=rate)
+            comps.append(c)
+        kept = [(n, v) for n, v in self.weibull if n not in by]
+        return self.replace(components=tuple(comps), weibull=(*kept, *((n, s) for n, (s, _) in by.items())))
+
+    def weibull_text(self, *, short: bool = False) -> str:
+        """The node lives in words: "" without, else "Faulty GPU shape 0.7, scale 27.3 years (mean 34.6 years) per
+        node"; ``short``: "Faulty GPU 0.7, 27.3 years", for a table's cell."""
+        comps = {c.name: c for c in self.components}
+        parts = []
+        for name, shape in self.weibull:
+            c = comps.get(name)
+            if c is None:
+                continue
+            scale = duration_hours(self.weibull_scale_hours(c))
+            if short:
+                parts.append(f"{name} {number(shape)}, {scale}")
+            else:
+                mean = duration_hours(self.weibull_mean_life_hours(c))
+                parts.append(f"{name} shape {number(shape)}, scale {scale} (mean {mean}) per node")
+        return "; ".join(parts)
 
     @property
     def fast_tier_on(self) -> bool:

@@ -39,7 +39,7 @@ from scipy.special import gamma as gamma_fn
 from scipy.special import gammaincc
 
 from .model import Profile, Scenario
-from .rates import RatePosterior, mean_job_rate
+from .rates import RatePosterior, gamma_rule, mean_job_rate
 
 __all__ = [
     "BURN_IN_PIECES",
@@ -47,6 +47,7 @@ __all__ = [
     "burn_in_profile",
     "expected_by_component",
     "expected_per_day",
+    "expected_to",
     "geometric_edges",
     "is_flat",
     "mean_multiplier",
@@ -123,16 +124,51 @@ def mean_multiplier(profile: Profile | None, days: float) -> float:
 
 def expected_by_component(scenario: Scenario) -> np.ndarray:
     """Each component's expected unplanned interruptions over the window: its rate (the posterior mean
-    when rate uncertainty is on) x GPUs x the profile's integral over the window (hours with no profile).
-    They add up to the run's exact expectation. The correlated events, when on, are the last entry
-    (:attr:`.model.Scenario.failure_components`)."""
+    when rate uncertainty is on) x GPUs x the profile's integral over the window (hours with no profile);
+    on a new cluster, a component of Weibull node lives the expected renewals of its positions
+    (:func:`expected_to`). They add up to the run's exact expectation. The correlated events, when on, are
+    the last entry (:attr:`.model.Scenario.failure_components`)."""
+    out: np.ndarray = expected_to(scenario, np.array([scenario.hours]))[:, 0]
+    return out
+
+
+def expected_to(scenario: Scenario, hours: np.ndarray) -> np.ndarray:
+    """Per failure class (:attr:`.model.Scenario.failure_components`) and per time in ``hours`` (within the
+    window), the expected unplanned interruptions from the window's start to it.
+
+    A class at a rate ``x`` per GPU-hour expects ``x G H(t)``, ``H`` the profile's integral (its posterior mean
+    with rate uncertainty). On a new cluster, a component of Weibull node lives (docs/model.md, "Node lives")
+    expects ``N M(H(t) / eta)`` instead: its ``N`` positions' renewals, ``M`` the renewal function of unit-scale
+    lives of its shape (:func:`weibull_renewal_function`), ``eta`` its scale on the profile's clock; with rate
+    uncertainty averaged over its rate's posterior by the Gamma rule of :mod:`.rates`. A cluster that is not
+    new has its positions in their steady state, whose renewals come at the long-run rate, ``x G H(t)``."""
     comps = scenario.failure_components
+    post = RatePosterior.of(comps)
     if scenario.rate_uncertainty:
-        post = RatePosterior.of(comps)
         rates = post.fixed + post.shapes * post.scales
     else:
         rates = np.array([c.rate_per_gpu_hour for c in comps], dtype=float)
-    out: np.ndarray = rates * scenario.gpus * pieces(scenario.rate_profile, scenario.days).integral()
+    p = pieces(scenario.rate_profile, scenario.days)
+    cum = np.concatenate(([0.0], np.cumsum(p.lengths * p.multipliers)))
+    bounds = np.append(p.starts, p.hours)
+    h = np.interp(np.asarray(hours, dtype=float), bounds, cum)  # int_0^t m: piecewise linear between the bounds
+    out: np.ndarray = rates[:, None] * scenario.gpus * h[None, :]
+    if not (scenario.new_cluster and scenario.uses_weibull):
+        return out
+    n = scenario.job_nodes
+    for j, c in enumerate(scenario.components):
+        shape = scenario.weibull_shape_of(c)
+        if shape == 1.0 or rates[j] <= 0:
+            continue
+        if scenario.rate_uncertainty and post.shapes[j] > 0 and post.scales[j] > 0:
+            y, w = gamma_rule(float(post.shapes[j]))
+            x = post.fixed[j] + post.scales[j] * y
+        else:
+            x, w = np.array([c.rate_per_gpu_hour]), np.ones(1)
+        eta = n / (x * scenario.gpus * float(gamma_fn(1.0 + 1.0 / shape)))  # the scale at each rate
+        u = h[None, :] / eta[:, None]
+        renewals = weibull_renewal_function(shape, 1.0, u.ravel()).reshape(u.shape)
+        out[j] = n * (w @ renewals)
     return out
 
 
@@ -140,16 +176,15 @@ def expected_per_day(scenario: Scenario, rate_per_hour: float | None = None) -> 
     """Expected unplanned interruptions in each day of the window (the last day may be partial).
 
     ``rate_per_hour`` is the job's base rate (default: the scenario's, times the posterior mean's ratio to
-    it when rate uncertainty is on); the profile multiplies it. The days add up to the run's expectation.
+    it when rate uncertainty is on); the profile multiplies it, and on a new cluster node lives that are not
+    exponential shape it (:func:`expected_to`; another rate scales that curve). The days add up to the run's
+    expectation.
     """
-    if rate_per_hour is None:
-        rate_per_hour = mean_job_rate(scenario)
-    p = pieces(scenario.rate_profile, scenario.days)
     edges = np.append(np.arange(0.0, scenario.hours, 24.0), scenario.hours)
-    cum = np.concatenate(([0.0], np.cumsum(p.lengths * p.multipliers)))
-    bounds = np.append(p.starts, p.hours)
-    integral = np.interp(edges, bounds, cum)  # int_0^t m: piecewise linear between the pieces' bounds
-    out: np.ndarray = np.diff(integral) * rate_per_hour
+    mean = mean_job_rate(scenario)
+    out: np.ndarray = np.diff(expected_to(scenario, edges).sum(axis=0))
+    if rate_per_hour is not None:
+        out = out * (rate_per_hour / mean if mean > 0 else 0.0)
     return out
 
 

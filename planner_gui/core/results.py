@@ -326,12 +326,35 @@ class SimulationResult:
                 "events_expected": float(expected_by_component(sc)[-1]),
                 "nodes_per_event": correlated_nodes(sc),
             }
+        if sc.uses_weibull:
+            out["node_lives"] = self._lives_json()
         if sc.storage is not None:
             out["storage"] = {"checkpoint_write_s": sc.write_s, "warning": sc.storage_warning(self.interval_min)}
         if sc.rate_uncertainty or sc.rate_profile is not None:
             out.update(self._rates_json())
         if self.tier_plan is not None:
             out["tiers"] = self.tier_plan.to_json_dict()
+        return out
+
+    def _lives_json(self) -> dict[str, Any]:
+        """Per component of node lives that are not exponential: its shape, scale and mean life per node (hours),
+        its failures in the window against their expectation and against its long-run rate's."""
+        sc = self.scenario
+        expected = expected_by_component(sc)
+        steady = expected_by_component(sc.replace(new_cluster=False))
+        out = {}
+        for j, c in enumerate(sc.components):
+            shape = sc.weibull_shape_of(c)
+            if shape == 1.0 or c.rate_per_gpu_hour <= 0:
+                continue
+            out[c.name] = {
+                "shape": shape,
+                "scale_hours": sc.weibull_scale_hours(c),
+                "mean_life_hours": sc.weibull_mean_life_hours(c),
+                "failures": summarize(self.trials.by_component[:, j]).to_dict(),
+                "failures_expected": float(expected[j]),
+                "failures_at_long_run_rate": float(steady[j]),
+            }
         return out
 
     def _rates_json(self) -> dict[str, Any]:
@@ -369,6 +392,9 @@ def expected_for(params: Params) -> Expected:
 def expected_for_scenario(scenario: Scenario, params: Params) -> Expected:
     """The exact expectations for the scenario's rates (:func:`expected_for` when they are constant; with a
     profile or rate uncertainty, :func:`.expected.varying_expectation`)."""
+    if scenario.new_cluster and scenario.uses_weibull:  # (a new cluster's node lives: their renewals' count)
+        fractions = varying_expectation(scenario, params)[0] if rates_vary(scenario) else expected_for(params).fractions
+        return Expected(fractions, params.hours, _expected_unplanned(scenario, params), params.mu * params.hours)
     if not rates_vary(scenario):
         return expected_for(params)
     fractions, unplanned = varying_expectation(scenario, params)
@@ -688,7 +714,10 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
 
 
 def _expected_unplanned(scenario: Scenario, p: Params) -> float:
-    """Expected unplanned interruptions in the window: the rates' (posterior) mean over the profile."""
+    """Expected unplanned interruptions in the window: the rates' (posterior) mean over the profile; on a new
+    cluster with node lives that are not exponential, their renewals' (:func:`.profiles.expected_to`)."""
+    if scenario.new_cluster and scenario.uses_weibull:
+        return float(expected_by_component(scenario).sum())
     if not rates_vary(scenario):
         return p.lam * p.hours
     return float(varying_expectation(scenario, p)[1])

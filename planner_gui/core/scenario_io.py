@@ -29,6 +29,7 @@ from .model import (
     OPTIMAL,
     PLACEMENTS,
     SCOPES,
+    WEIBULL_SHAPES,
     Component,
     Profile,
     Scenario,
@@ -121,6 +122,7 @@ _OPTIONAL = (
     "correlated_rate_per_day",
     "correlated_domains",
     "correlated_repair_hours",
+    "weibull",
 )
 #: The failing-checkpoint keys (each optional; absent: 0, written only when above 0).
 _FAIL_KEYS = ("save_fail_p", "restore_fail_p")
@@ -343,6 +345,9 @@ def scenario_from_dict(doc: Any) -> Scenario:
         lever_prices=_lever_prices(doc.get("lever_prices")),
         detect_by=_detect_by(doc.get("detect_by"), components),
     )
+    lives = check_weibull(doc.get("weibull"), components)
+    if lives:
+        scenario = scenario.with_weibull(lives)
     check_storage_write(scenario)
     check_tiers_fit(scenario)
     check_spares(scenario)
@@ -385,6 +390,51 @@ def _detect_by(doc: Any, components: tuple[Component, ...]) -> tuple[tuple[str, 
             )
         out.append((key, float(minutes)))
     return tuple(out)
+
+
+def check_weibull(doc: Any, components: tuple[Component, ...]) -> tuple[tuple[str, float, float | None], ...]:
+    """The optional ``weibull``: node lives by component name, as {"Faulty GPU": {"shape": 0.7, "scale_hours":
+    200000}} (docs/model.md, "Node lives"); without ``scale_hours`` the component's rate gives the scale."""
+    if doc is None:
+        return ()
+    names = [c.name for c in components]
+    example = '{"Faulty GPU": {"shape": 0.7, "scale_hours": 200000}}'
+    if not isinstance(doc, dict) or len(doc) > len(names):
+        raise ScenarioError(f"weibull: must be an object of node lives by component, as {example}")
+    dups = getattr(doc, "duplicates", ())
+    if dups:
+        raise ScenarioError(f"weibull.{clean(dups[0], 40)}: appears more than once (each key may appear once)")
+    out: list[tuple[str, float, float | None]] = []
+    for name, life in doc.items():
+        key = _check_str("weibull", name, 200)
+        if key not in names:
+            near = difflib.get_close_matches(key, names, n=1, cutoff=0.5) or [
+                n for n in names if key.lower() in n.lower()
+            ]
+            hint = f"did you mean '{clean(near[0], 40)}'?" if near else f"e.g. '{clean(names[0], 40)}'"
+            raise ScenarioError(f"weibull.{clean(key, 40)}: no component of that name in the scenario ({hint})")
+        where = f"weibull.{clean(key, 40)}"
+        if not isinstance(life, dict):
+            raise ScenarioError(f"{where}: must be an object with shape and, optionally, scale_hours (got {_describe(life)})")
+        _check_keys(f"{where}.", life, ("shape",), ("scale_hours",))
+        out.append((key, _weibull_number(f"{where}.shape", life["shape"], WEIBULL_SHAPES), _scale(where, life)))
+    return tuple(out)
+
+
+#: The scale of a node life (hours): from an hour to a hundred million years.
+WEIBULL_SCALE_HOURS = (1.0, 1e12)
+
+
+def _scale(where: str, life: dict[str, Any]) -> float | None:
+    value = life.get("scale_hours")
+    return None if value is None else _weibull_number(f"{where}.scale_hours", value, WEIBULL_SCALE_HOURS)
+
+
+def _weibull_number(field: str, value: Any, bounds: tuple[float, float]) -> float:
+    lo, hi = bounds
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
+        raise ScenarioError(f"{field}: must be a number from {lo:g} to {hi:,g} (got {_describe(value)})")
+    return float(value)
 
 
 def _lever_prices(doc: Any) -> tuple[tuple[str, float], ...]:
@@ -623,6 +673,8 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
         doc["lever_prices"] = dict(scenario.lever_prices)
     if scenario.detect_by:
         doc["detect_by"] = dict(scenario.detect_by)
+    if scenario.weibull:
+        doc["weibull"] = _weibull_dict(scenario)
     if scenario.restart_per_log2_gpus_min:
         doc["restart_per_log2_gpus_min"] = scenario.restart_per_log2_gpus_min
     if _slow_changed(scenario):
@@ -631,6 +683,21 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     if _correlated_changed(scenario):
         doc |= {f: getattr(scenario, f) for f in _CORRELATED_DEFAULTS}
     return doc
+
+
+def _weibull_dict(scenario: Scenario) -> dict[str, dict[str, float]]:
+    """The ``weibull`` key of a scenario: each entry's shape and, where its rate gives one, its scale."""
+    comps = {c.name: c for c in scenario.components}
+    out = {}
+    for name, shape in scenario.weibull:
+        if name not in comps:  # (a component since removed: its life goes with it)
+            continue
+        life = {"shape": shape}
+        scale = scenario.weibull_scale_hours(comps[name])
+        if math.isfinite(scale):
+            life["scale_hours"] = scale
+        out[name] = life
+    return out
 
 
 def _number_or(value: float | int | None, default: float) -> float:
@@ -659,6 +726,7 @@ def _has_optional_parts(scenario: Scenario) -> bool:
         or evidence
         or bool(scenario.lever_prices)
         or bool(scenario.detect_by)
+        or bool(scenario.weibull)
         or scenario.restart_per_log2_gpus_min != 0.0
         or _slow_changed(scenario)
         or any(getattr(scenario, f) for f in _FAIL_KEYS)

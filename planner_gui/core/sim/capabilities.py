@@ -32,6 +32,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..model import CORRELATED_NAME, Scenario
 from ..profiles import is_flat
 from ..rates import RatePosterior
@@ -110,18 +112,21 @@ FEATURES: tuple[Feature, ...] = (
     Feature("detect_by", "detection by cause", lambda s: s.uses_detect_by),
     Feature("failing_checkpoints", "checkpoints that fail", lambda s: s.uses_failing_checkpoints),
     Feature("correlated", "correlated failures", lambda s: s.uses_correlated),
+    Feature("weibull", "node lives that are not exponential", lambda s: s.uses_weibull),
 )
 
 
 #: Features no closed form of docs/model.md section 3 takes: with one of them only the Monte Carlo gives the numbers.
 #: Each with where it has none (None: wherever it is present): saves that fail have one with a single tier
 #: (docs/model.md 3), none with a recovery strategy; correlated failures are one more Poisson stream of restarts from
-#: storage that the formulas take at a known rate, not with rates drawn from their posteriors.
+#: storage that the formulas take at a known rate, not with rates drawn from their posteriors; node lives that are not
+#: exponential make failures that are no Poisson stream (the formulas' rates are their long-run ones).
 SIMULATED_ONLY: dict[str, Callable[[Scenario], bool] | None] = {
     "fail_slow": None,
     "detect_by": None,
     "failing_checkpoints": lambda s: s.uses_tiers,
     "correlated": _uncertain,
+    "weibull": None,
 }
 
 
@@ -293,7 +298,8 @@ def general_points(scenario: Scenario, work_hours: float | None = None) -> float
     """The points the general engine steps through for the scenario's window (or, with ``work_hours``, a time to
     train of that many hours), all trials together: interruptions at the rates' level over the profile, the
     repairs and returns that may change the job's throughput, and the warm-up."""
-    rate = scenario.failure_rate_per_hour
+    hours = (work_hours if work_hours is not None else scenario.hours) + 100.0
+    rate = scenario.failure_rate_per_hour + _lives_excess_per_hour(scenario, hours)
     sp = scenario.spares
     nodes = 0.0
     if scenario.uses_spares:
@@ -308,9 +314,26 @@ def general_points(scenario: Scenario, work_hours: float | None = None) -> float
 
         p = pieces(scenario.rate_profile, scenario.days)
         mult = max(p.integral() / p.hours, 1.0)
-    hours = (work_hours if work_hours is not None else scenario.hours) + 100.0
     per_hour = (rate + nodes + returns) * mult + scenario.planned_per_day / 24.0 + _slow_points_per_hour(scenario)
     return per_hour * hours * scenario.trials
+
+
+def _lives_excess_per_hour(scenario: Scenario, hours: float) -> float:
+    """A new cluster's failures per hour beyond the long-run rate over its first ``hours``, from node lives that
+    are not exponential (the renewal function of each component's positions; 0 for a cluster that is not new)."""
+    if not (scenario.new_cluster and scenario.uses_weibull):
+        return 0.0
+    from ..profiles import weibull_renewal_function
+
+    extra = 0.0
+    for c in scenario.components:
+        shape = scenario.weibull_shape_of(c)
+        scale = scenario.weibull_scale_hours(c)
+        if shape == 1.0 or not math.isfinite(scale):
+            continue
+        renewals = float(weibull_renewal_function(shape, scale / 24.0, np.array([0.0, hours / 24.0]))[-1])
+        extra += max(scenario.job_nodes * renewals / hours - c.rate_per_gpu_hour * scenario.gpus, 0.0)
+    return extra
 
 
 def general_steps_error(scenario: Scenario, work_hours: float | None = None) -> str | None:

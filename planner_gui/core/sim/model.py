@@ -86,6 +86,11 @@ class SimModel:
     #: point's copy to storage), and that a restore from the fast tier fails its validation.
     save_fail: float = 0.0
     restore_fail: float = 0.0
+    #: Per class, the Weibull shape of a node position's life (docs/model.md, "Node lives"; 1: the class is a Poisson
+    #: stream), or None when every class is; and whether the nodes were new at the profile's 0 (a new cluster: it
+    #: stays so for a preview's later stretches, whose worlds start in the pool's steady state).
+    shapes: np.ndarray | None = None
+    lives_new: bool = False
     #: Per trial and class, the drawn rates per GPU-hour (rate uncertainty), or None.
     rate_draws: np.ndarray | None = None
     gpus: int = 1
@@ -268,4 +273,6 @@ def sim_model(
             if scenario.uses_detect_by
             else None
         ),
+        shapes=np.array([scenario.weibull_shape_of(cc) for cc in comps]) if scenario.uses_weibull else None,
+        lives_new=scenario.new_cluster,
     )

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..rows import stream
+from .lives import Lives
 from .model import CONTINUE, RESTART_FAST, RESTART_PERSISTENT, SimModel
 
 __all__ = [
@@ -51,6 +52,8 @@ STREAM_WORLD = 31
 STREAM_SLOW = 33
 #: Checkpoints that fail draw from a stream of their own too.
 STREAM_FAIL = 34
+#: Node lives that are not exponential draw from a stream of their own too.
+STREAM_LIVES = 35
 #: Points per trial a chunk aims at.
 TARGET_POINTS = 256
 #: Moments of the window at which each trial's nodes in repair are kept (its start, its end, evenly between).
@@ -189,12 +192,19 @@ class World:
         rates = np.array(m.trial_rates(drawn), dtype=float)
         if rate_rows is not None:
             rates = rates[rate_rows]
-        self.lam = rates.sum(axis=1)
+        # The classes of Weibull lives (docs/model.md, "Node lives") come from their positions, not the Poisson
+        # stream; their rates (the long-run ones) still count for the pool's steady state.
+        weibull = np.zeros(0, dtype=np.int64) if m.shapes is None else np.flatnonzero(m.shapes != 1.0)
+        poisson = rates.copy()
+        poisson[:, weibull] = 0.0
+        self.lam = poisson.sum(axis=1)
         nclass = len(m.rates)
         self.nclass = nclass
         with np.errstate(invalid="ignore", divide="ignore"):
-            cum = np.cumsum(rates, axis=1) / np.where(self.lam > 0, self.lam, 1.0)[:, None]
+            cum = np.cumsum(poisson, axis=1) / np.where(self.lam > 0, self.lam, 1.0)[:, None]
         cum[:, -1] = 1.0
+        if len(weibull):  # (the last class of the stream takes the rounding, not a Weibull class after it)
+            cum[cum > 1.0 - 1e-12] = 1.0
         self.shared_mix = m.rate_draws is None  # every trial has the same mix of classes
         # For one search over all trials' class shares laid end to end: trial i's shares shifted by 2 i.
         self.cum_line = (cum + 2.0 * np.arange(trials)[:, None]).ravel()
@@ -212,6 +222,18 @@ class World:
         idx = np.maximum(np.searchsorted(ps, self.offsets, side="right") - 1, 0)
         self.mult0 = pm[idx]
         self.h_at0 = self.knots_h[idx] + self.mult0 * (self.offsets - ps[idx])
+        # Node lives: per Weibull class, its positions; each row's scale from its rate (the job's nodes over the
+        # rate are the mean life).
+        self.lives: list[tuple[int, Lives]] = []
+        if len(weibull):
+            lives_rng = stream(seed, STREAM_LIVES, 1 << 40)
+            h_start = self._cum(start)
+            for w in weibull:
+                shape = float(m.shapes[w])  # type: ignore[index]
+                with np.errstate(divide="ignore"):
+                    scale = np.where(rates[:, w] > 0, m.job_nodes / rates[:, w], np.inf) / math.gamma(1.0 + 1.0 / shape)
+                lives = Lives(shape, scale, m.job_nodes, new=m.lives_new, h_start=h_start, rng=lives_rng)
+                self.lives.append((int(w), lives))
         # What a point's tag means: classes 0..J-1 fail, J..2J-1 end a repair, 2J planned, 2J+1 a mark,
         # 2J+2..3J+1 a continuing failure's replicas return, 3J+2 pads, 3J+3 a return carried over, 3J+4 a node
         # turns slow, 3J+5 a slow node's drain (a planned interruption of the job).
@@ -393,6 +415,10 @@ class World:
         mult = float(self.mults[np.maximum(np.searchsorted(self.knots_t, u, side="right") - 1, 0)].max())
         rate = float(self.lam.max(initial=0.0)) * mult * per_failure + m.mu + 2.0 * m.slow_rate
         length = TARGET_POINTS / rate if rate > 0 else 1e6
+        if self.lives:  # (their rate changes with the positions' ages: each says how far its share reaches)
+            h0 = self._cum(t0)
+            reach = min(lives.span(h0, TARGET_POINTS / (2.0 * len(self.lives))) for _, lives in self.lives)
+            length = min(length, reach / mult if mult > 0 else 1e6)
         t1 = t0 + min(length, 1e6)
         nxt = self.knots_t[self.knots_t > t0]
         if len(nxt) and not self.shifted:  # (rows at other places on the profile: its changes fall inside chunks)
@@ -451,6 +477,17 @@ class World:
         np.maximum(ft, t0, out=ft, where=real)
         width = ft.shape[1]
         cls = self._classes(rng.random((n, width)))
+        if self.lives:  # the failures of node lives, after the Poisson stream's
+            lives_rng = stream(self.seed, STREAM_LIVES, self.index - 1)
+            drawn = [(w, lives.draw(lives_rng, h0, h1)) for w, lives in self.lives]
+            lh = np.concatenate([d for _, d in drawn], axis=1)
+            lc = np.concatenate([np.full(d.shape, w, dtype=cls.dtype) for w, d in drawn], axis=1)
+            lt = self._inverse(lh) if self.shifted or self.knots_t.size > 1 or self.mults[0] != 1.0 else lh
+            live = np.isfinite(lh)
+            np.minimum(lt, np.nextafter(t1, -np.inf), out=lt, where=live)
+            np.maximum(lt, t0, out=lt, where=live)
+            ft, cls = np.concatenate([ft, lt], axis=1), np.concatenate([cls, lc], axis=1)
+            real = np.concatenate([real, live], axis=1)
         pt = self._poisson_times(rng, np.full(n, m.mu * (t1 - t0)), t0, t1 - t0)
         parts_t, parts_g = [ft, pt], [np.where(real, cls, self.tag_pad), np.where(np.isfinite(pt), 2 * j, self.tag_pad)]
         if self.pool:

@@ -185,7 +185,7 @@ def failure_classes(scenario: Scenario, spares: Spares) -> FailureClasses:
     comps = scenario.failure_components
     scopes = class_scopes(scenario)
     per_scope = {"process": 0, "node": 1, "domain": npd, CORRELATED_SCOPE: correlated_nodes(scenario)}
-    job_nodes = max(1, math.ceil(scenario.gpus / gpn))
+    job_nodes = scenario.job_nodes
     nodes = np.minimum(np.array([per_scope.get(s, 1) for s in scopes], dtype=np.int64), job_nodes)
     repair = np.array(
         [
@@ -215,8 +215,7 @@ def failure_classes(scenario: Scenario, spares: Spares) -> FailureClasses:
 
 def correlated_nodes(scenario: Scenario) -> int:
     """The nodes one correlated event takes: ``correlated_domains`` failure domains, never more than the job's."""
-    job_nodes = max(1, math.ceil(scenario.gpus / scenario.gpus_per_node))
-    return int(min(job_nodes, nodes_per_domain_of(scenario) * scenario.correlated_domains))
+    return int(min(scenario.job_nodes, nodes_per_domain_of(scenario) * scenario.correlated_domains))
 
 
 def correlated_then(scenario: Scenario) -> str:
