@@ -15,6 +15,10 @@ at ``mu = planned_per_day / 24``; each failure takes 0, 1 or ``min(nodes_per_dom
 scope, in repair for one exponential (or lognormal) time of its category's mean; correlated events at
 ``correlated_rate_per_day / 24 x m(t)``, one more class (never drawn from a posterior) taking ``min(D x
 nodes_per_domain, N)`` nodes for ``correlated_repair_hours`` on average and always restoring from storage;
+components with Weibull node lives (section 1, "Node lives") fail instead at each of the ``N`` node positions after
+a Weibull life of their shape and of the scale their rate gives (``eta = N / (x G Gamma(1 + 1/shape))``), measured
+on the profile's clock ``H(t)`` and renewed at each failure: on a new cluster every position is new at 0; otherwise
+each position's renewals are lived from 100 mean lives before the start, which leaves it in its steady state;
 the pool of ``S`` spares
 (a failure *finds no spare* when ``A(t-) + nodes > S``); in restart mode the job is blocked (or shrinks,
 with ``min_gpus``) while ``A > S``; in continue mode the replicas out, with the nodes lacking paid first
@@ -229,6 +233,8 @@ class _Model:
     slow_detect: float = 0.0  # D: hours from a node turning slow to its drain
     save_fail: float = 0.0  # the chance a save fails (2.1, "Saves that fail")
     restore_fail: float = 0.0  # the chance a restore from the fast tier fails its validation (2.2)
+    #: Per class, the Weibull shape of its node lives (section 1, "Node lives"; 1: a Poisson class); empty: all 1.
+    life_shapes: tuple[float, ...] = ()
 
 
 def reference_model(scenario: Scenario) -> _Model:
@@ -369,6 +375,7 @@ def reference_model(scenario: Scenario) -> _Model:
         slow_detect=scenario.slow_detect_min / 60.0,
         save_fail=scenario.save_fail_p,
         restore_fail=scenario.restore_fail_p,
+        life_shapes=tuple(dict(scenario.weibull).get(name, 1.0) for name, _ in names),
     )
 
 
@@ -473,6 +480,11 @@ class _Trial:
             ]
         else:
             x = list(m.rates)
+        # Classes of Weibull node lives fail at their positions, not in the Poisson stream.
+        shapes = m.life_shapes or (1.0,) * len(x)
+        self.lived = [j for j, k in enumerate(shapes) if k != 1.0 and x[j] > 0]
+        self.life_x = list(x)
+        x = [0.0 if j in self.lived else v for j, v in enumerate(x)]
         total = math.fsum(x)
         self.base_rate = total * m.gpus  # failures per hour at m(t) = 1
         acc, self.class_cum = 0.0, []
@@ -547,6 +559,8 @@ class _Trial:
 
         # -- the first events ---------------------------------------------------------------------------
         self._push(self._next_failure(start), _WORLD, "failure")
+        if self.lived:
+            self._start_lives(rng, start)
         self._push(self._next_planned(start), _WORLD, "planned")
         if m.slow_rate > 0:
             self._push(start + self.draws.exp() / m.slow_rate, _WORLD, "slow_starts")
@@ -581,6 +595,63 @@ class _Trial:
             if end == _INF:
                 return _INF
             t = end
+
+    # -- node lives (section 1, "Node lives") -------------------------------------------------------------
+    def _clock(self, t: float) -> float:
+        """The profile's clock: the multiplier integrated from 0 to ``t`` (before 0 at the first piece's)."""
+        starts, mults = self.m.piece_starts, self.m.piece_mults
+        if t <= 0:
+            return mults[0] * t
+        h = 0.0
+        for i, a in enumerate(starts):
+            b = starts[i + 1] if i + 1 < len(starts) else _INF
+            if t <= a:
+                break
+            h += mults[i] * (min(t, b) - a)
+        return h
+
+    def _wall(self, h: float) -> float:
+        """The time at which the profile's clock reads ``h`` (inf if never)."""
+        starts, mults = self.m.piece_starts, self.m.piece_mults
+        if h <= 0:
+            return h / mults[0] if mults[0] > 0 else (-_INF if h < 0 else 0.0)
+        acc = 0.0
+        for i, a in enumerate(starts):
+            b = starts[i + 1] if i + 1 < len(starts) else _INF
+            span = mults[i] * (b - a)
+            if acc + span >= h:
+                return a + (h - acc) / mults[i]
+            acc += span
+        return _INF
+
+    def _life(self, j: int) -> float:
+        k = self.m.life_shapes[j]
+        return self.eta[j] * float(self.life_rng.standard_exponential()) ** (1.0 / k)
+
+    def _start_lives(self, rng: np.random.Generator, start: float) -> None:
+        """Each lived class's N positions: new at 0 on a new cluster, else lived from 100 mean lives before."""
+        m = self.m
+        self.life_rng = np.random.default_rng(int(rng.integers(2**62)))
+        self.eta = {}
+        h0 = self._clock(start)
+        for j in self.lived:
+            k = m.life_shapes[j]
+            self.eta[j] = m.job_nodes / (self.life_x[j] * m.gpus * math.gamma(1.0 + 1.0 / k))
+            mean = self.eta[j] * math.gamma(1.0 + 1.0 / k)
+            for _ in range(m.job_nodes):
+                if m.new_cluster:
+                    h = self._life(j)
+                else:
+                    h = h0 - 100.0 * mean
+                    while h <= h0:
+                        h += self._life(j)
+                self._push(self._wall(h), _WORLD, "life_failure", (j, h))
+
+    def _on_life_failure(self, j: int, h: float) -> None:
+        """A position of class ``j`` fails at clock ``h``: renewed, it fails again one life later."""
+        nxt = h + self._life(j)
+        self._push(self._wall(nxt), _WORLD, "life_failure", (j, nxt))
+        self._on_failure(j)
 
     def _next_planned(self, t: float) -> float:
         return t + self.draws.exp() / self.m.mu if self.m.mu > 0 else _INF
@@ -691,11 +762,14 @@ class _Trial:
         self.phase, self.left = _COMPUTE, self.m.tau  # after any downtime: a cycle's compute from its start
 
     # -- world events ------------------------------------------------------------------------------------
-    def _on_failure(self) -> None:
+    def _on_failure(self, lived: int | None = None) -> None:
         m, t = self.m, self.t
-        self._push(self._next_failure(t), _WORLD, "failure")
-        j = bisect.bisect_left(self.class_cum, self.draws.uniform())
-        j = min(j, len(self.class_cum) - 1)
+        if lived is None:
+            self._push(self._next_failure(t), _WORLD, "failure")
+            j = bisect.bisect_left(self.class_cum, self.draws.uniform())
+            j = min(j, len(self.class_cum) - 1)
+        else:
+            j = lived
         k = m.nodes[j]
         w = self.in_window
         if w:
@@ -910,6 +984,8 @@ class _Trial:
             self._advance(time)
             if kind == "failure":
                 self._on_failure()
+            elif kind == "life_failure":
+                self._on_life_failure(*data)  # type: ignore[misc]
             elif kind == "repair":
                 self._on_repair(int(data))  # type: ignore[call-overload]
             elif kind == "replicas_back":

@@ -57,7 +57,7 @@ class Lives:
         n = len(self.eta)
         self.a = 1.0 / self.k  # the forward-recurrence law's gamma shape
         self.mean = self.eta * math.gamma(1.0 + 1.0 / self.k)
-        h = np.maximum(np.asarray(h_start, dtype=float), 0.0)
+        h = np.asarray(h_start, dtype=float)
         #: Per row, the next failure (profile clock) of each position that has failed (inf pads).
         self.pending = np.full((n, 0), np.inf)
         if new:
@@ -65,7 +65,7 @@ class Lives:
             # positions' failures up to its start first.
             self.groups = [[NEW, np.full(n, positions, dtype=np.int64), np.zeros(n)]]
             if np.any(h > 0):
-                self.draw(rng, np.zeros(n), h)
+                self.draw(rng, np.zeros(n), np.maximum(h, 0.0))
         else:
             self.groups = [[STEADY, np.full(n, positions, dtype=np.int64), h]]
 
