@@ -268,3 +268,46 @@ def test_off_by_default_and_a_shape_of_one_change_nothing():
     assert "node_lives" not in a and "node_lives" not in b
     a.pop("scenario"), b.pop("scenario")
     assert a == b
+
+
+def test_the_window_sets_node_lives_and_a_new_cluster_and_says_what_they_mean(make_window, qtbot):
+    from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit
+
+    win = make_window()
+    box = win.findChild(QLineEdit, "weibullEdit")
+    error, note = win.findChild(QLabel, "weibullError"), win.findChild(QLabel, "livesNote")
+    check = win.findChild(QCheckBox, "newClusterCheck")
+    assert box is not None and error is not None and note is not None and check is not None
+    assert box.text() == "" and not check.isChecked() and note.text().startswith("Exponential")
+    before = win.scenario()
+    box.setText("Faulty GPU=0.7,200000")
+    box.editingFinished.emit()
+    qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
+    sc = win.scenario()
+    # The box changed the lives and the named component's rate (from its scale), nothing else.
+    assert sc.weibull == (("Faulty GPU", 0.7),) and sc.components[1:] == before.components[1:]
+    assert sc.replace(name=before.name, weibull=(), components=before.components) == before
+    assert sc.weibull_scale_hours(sc.components[0]) == pytest.approx(200_000.0, rel=1e-9)
+    assert "shape 0.7, scale 22.8 years (mean 28.9 years) per node" in note.text() and "steady state" in note.text()
+    assert "none (node lives that are not exponential" in win.summary.goodput.detail.text()
+    # The text shown (scales to six digits) entered again changes nothing.
+    box.editingFinished.emit()
+    assert win.scenario() == sc
+    # Refused input says why and keeps the scenario.
+    box.setText("Faulty GPUs=0.7")
+    box.editingFinished.emit()
+    assert error.isVisibleTo(win) and "no component of that name" in error.text() and win.scenario() == sc
+    # The new cluster: on, the note says so; the rate's a control of its own and moves the scale.
+    check.setChecked(True)
+    assert win.scenario().new_cluster and "a new cluster" in note.text()
+    qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
+    win.inputs.set_multiplier("Faulty GPU", 2.0 * win.inputs.multiplier("Faulty GPU"))
+    moved = win.scenario()
+    assert moved.weibull_scale_hours(moved.components[0]) == pytest.approx(100_000.0, rel=1e-6)
+    assert box.text() == "Faulty GPU=0.7,100000"
+    # Emptied, the lives are exponential again; undo brings them back.
+    box.setText("")
+    box.editingFinished.emit()
+    assert win.scenario().weibull == () and win.scenario().components == moved.components
+    win.inputs.undo()
+    assert win.scenario().weibull == (("Faulty GPU", 0.7),) and box.text() == "Faulty GPU=0.7,100000"

@@ -39,6 +39,8 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ("fail-slow nodes", lambda s: s.slow_text(short=True)),
     ("checkpoints that fail", lambda s: s.failing_checkpoints_text(short=True)),
     ("correlated failures", lambda s: s.correlated_text(short=True)),
+    ("node lives", lambda s: s.weibull_text(short=True) or "exponential"),
+    ("new cluster", lambda s: "yes" if s.new_cluster else "no"),
     ("one GPU interrupted", lambda s: fmt.every(s.gpu_mtbf_hours)),
     ("price per GPU-hour", lambda s: f"${s.gpu_hour_cost_usd:,.2f}"),
     ("training compute", lambda s: "none" if s.training is None else f"{s.training.gpu_hours:,.3g} GPU-hours"),

@@ -257,6 +257,18 @@ DEFAULT_NOTES: dict[str, str] = {
         "Multipliers of the unplanned rates over the run's days, e.g. a new cluster's burn-in; none: constant "
         "rates, as in the Llama 3 snapshot."
     ),
+    "weibull": (
+        "Empty: every node's life is exponential (a constant hazard, failures a Poisson stream). A component named "
+        "here fails at each node after a Weibull life of its shape, renewed at each failure: below 1 infant "
+        "mortality (a new node fails early, then settles; Schroeder and Gibson, DSN 2006, fit the times between "
+        "failures of over 20 HPC systems at LANL with shapes 0.7-0.8), above 1 wear-out. Its rate is the lives' long-run "
+        "rate, so a scale sets the rate; on a new cluster the first weeks differ from the long run. A planner's "
+        "estimate: fit your fleet's repair log."
+    ),
+    "new_cluster": (
+        "Off: the window is a stretch of a long run (nodes in repair and node lives in their steady state). On: a "
+        "new cluster, every node new and none in repair at the start, the job fresh."
+    ),
     "fast_enabled": (
         "Off: every failure restores from the persistent checkpoint (as in 2019). On: snapshots in host memory, "
         "replicated to peer nodes, restore any failure that leaves a copy (Gemini, SOSP 2023; ByteCheckpoint, "

@@ -402,6 +402,9 @@ def inputs_html(sc: Scenario) -> str:
         rows.append((label, value, base, DEFAULT_NOTES.get(field, "")))
         if field == "detect_min" and sc.detect_by:
             rows.append(("Detection by cause", sc.detect_by_text(), "none", DEFAULT_NOTES["detect_by"]))
+        if field == "correlated_repair_hours" and (sc.weibull_text() or sc.new_cluster):
+            rows.append(("Weibull lives", sc.weibull_text() or "exponential", "exponential", DEFAULT_NOTES["weibull"]))
+            rows.append(("New cluster", "yes" if sc.new_cluster else "no", "no", DEFAULT_NOTES["new_cluster"]))
     if sc.training is not None:
         dflt = Training()
         for field in _TRAINING_FIELDS:

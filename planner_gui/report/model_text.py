@@ -94,6 +94,10 @@ validation is followed by a restore from storage, back to the last persistent ch
 several failure domains at once (a power feed, a PDU row, a cooling loop); every node they take is lost with its
 memory, so the job restores from storage, and the nodes are away together until their repair ends. Their rate
 adds to the job's, and so to 1 / <i>M</i>.</li>
+<li><b>Node lives</b> (when a component has a Weibull shape other than 1): each of the job's nodes fails of that
+component after a Weibull life, renewed at each failure, so infant mortality (a shape below 1) and wear-out (above 1)
+belong to the nodes. The component's rate is the lives' long-run rate; on a new cluster, whose nodes are all new at
+the start, the first weeks fail more (or less) than that, as the renewal function of the lives says.</li>
 <li><b>Goodput</b> = compute time never rolled back / wall-clock window (Meta's "effective training
 time").</li>
 </ul>

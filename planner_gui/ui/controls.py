@@ -25,9 +25,9 @@ from PySide6.QtWidgets import (
 )
 
 from ..core import fmt
-from ..core.inputs import Inputs, detect_by_entry, parse_detect_by
+from ..core.inputs import Inputs, detect_by_entry, parse_detect_by, parse_weibull, weibull_entry
 from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
-from ..core.scenario_io import NAME_MAX_LEN, ScenarioError, validate
+from ..core.scenario_io import NAME_MAX_LEN, ScenarioError, check_weibull, validate
 from ..core.spares.model import correlated_caveats, correlated_nodes, correlated_nodes_text, correlated_then
 from ..core.specs import SPECS
 from .input_filter import InputFilter
@@ -95,6 +95,40 @@ def _correlated_note(sc: Scenario) -> str:
         f"{correlated_nodes_text(sc)} ({gpus:,} GPUs) for {fmt.duration_hours(sc.correlated_repair_hours)} on "
         f"average; {correlated_then(sc)}{correlated_caveats(sc)}"
     )
+
+
+def _lives_note(sc: Scenario) -> str:
+    """What the Node lives group's inputs mean at the current size, in words: each life, and how a new node's hazard
+    compares with the long-run rate at a day and at the window's end."""
+    comps = {c.name: c for c in sc.components}
+    lives = [(comps[n], k) for n, k in sc.weibull if n in comps and k != 1.0]
+    if not lives:
+        where = "a new cluster: no node in repair at the start" if sc.new_cluster else "a long run's steady state"
+        return (
+            "Exponential: every node's hazard is constant (name a component with a Weibull shape below 1 for infant "
+            f"mortality, above 1 for wear-out); {where}"
+        )
+    parts = []
+    for c, k in lives:
+        if c.rate_per_gpu_hour <= 0:
+            parts.append(f"{fmt.clean(c.name, 40)}: rate 0, never fails")
+            continue
+        eta, mean = sc.weibull_scale_hours(c), sc.weibull_mean_life_hours(c)
+
+        def ratio(age: float, k: float = k, eta: float = eta, mean: float = mean) -> float:
+            return k / eta * (age / eta) ** (k - 1.0) * mean  # a node's hazard at that age over 1 / mean life
+
+        parts.append(
+            f"{fmt.clean(c.name, 40)}: shape {fmt.number(k)}, scale {fmt.duration_hours(eta)} (mean "
+            f"{fmt.duration_hours(mean)}) per node; a new node's hazard is {ratio(24.0):.2g}x the long-run rate at a "
+            f"day, {ratio(sc.hours):.2g}x at {fmt.duration_hours(sc.hours)}"
+        )
+    where = (
+        "every node new at the start (a new cluster)"
+        if sc.new_cluster
+        else "nodes in their steady state, where the lives change little but the spread (tick New cluster for a burn-in)"
+    )
+    return "; ".join(parts) + f". {where[0].upper()}{where[1:]}"
 
 
 def _shown_name(name: str) -> str:
@@ -179,6 +213,7 @@ class ControlsPanel(QScrollArea):
         self._build_slow()
         self._build_failing()
         self._build_correlated()
+        self._build_lives()
         self.training = TrainingBox(inputs)
         self.training.dragFinished.connect(self.dragFinished)
         self._layout.addWidget(self.training)
@@ -446,6 +481,50 @@ class ControlsPanel(QScrollArea):
         self._value(lay, "correlated_repair_hours", "correlatedRepairSlider")
         self.correlated_note = self._note(lay, "correlatedNote")
 
+    def _build_lives(self) -> None:
+        lay = self._group("Node lives")
+        self.weibull = QLineEdit()
+        self.weibull.setObjectName("weibullEdit")
+        self.weibull.setPlaceholderText("e.g. Faulty GPU=0.7,200000 (shape, scale h); GPU HBM3 Memory=2")
+        self.weibull.setToolTip(DEFAULT_NOTES["weibull"])
+        self.weibull.setAccessibleName("Weibull node lives")
+        self.weibull.editingFinished.connect(self._weibull_entered)
+        self.weibull_error = QLabel("")
+        self.weibull_error.setObjectName("weibullError")
+        self.weibull_error.setWordWrap(True)
+        self.weibull_error.setVisible(False)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Weibull lives"))
+        row.addWidget(self.weibull, 1)
+        lay.addLayout(row)
+        lay.addWidget(self.weibull_error)
+        self.new_cluster = QCheckBox("New cluster: every node new, none in repair, at the start")
+        self.new_cluster.setObjectName("newClusterCheck")
+        self.new_cluster.setToolTip(DEFAULT_NOTES["new_cluster"])
+        self.new_cluster.toggled.connect(lambda on: self.inputs.update(new_cluster=bool(on)))
+        lay.addWidget(self.new_cluster)
+        self.lives_note = self._note(lay, "livesNote")
+
+    def _weibull_entered(self) -> None:
+        """Node lives as typed: set when the scenario takes them, else the reason under the box (the text stays as
+        typed, to be corrected). The text shown for the lives in force changes nothing."""
+        sc = self.inputs.scenario
+        text = self.weibull.text()
+        if text.strip() == weibull_entry(sc):
+            self.weibull_error.setVisible(False)
+            return
+        try:
+            entries = parse_weibull(text)
+            check_weibull({n: {"shape": k} | ({} if v is None else {"scale_hours": v}) for n, k, v in entries}, sc.components)
+        except (ValueError, ScenarioError) as exc:
+            self.weibull_error.setText(str(exc).replace("weibull.", "", 1))
+            self.weibull_error.setVisible(True)
+            return
+        self.weibull_error.setVisible(False)
+        # Entries removed from the box go back to exponential lives (their rates stay).
+        new = sc.replace(weibull=()).with_weibull(entries)
+        self.inputs.update(weibull=new.weibull, components=new.components)
+
     @staticmethod
     def _note(lay: QVBoxLayout, object_name: str) -> QLabel:
         """A group's note of what its inputs mean as set (secondary text, wrapped), under its controls."""
@@ -518,6 +597,15 @@ class ControlsPanel(QScrollArea):
         correlated = {"correlated_rate_per_day", "correlated_domains", "correlated_repair_hours"}
         if everything or (correlated | {"gpus", "gpus_per_node", "tiers", "spares", "rate_profile"}) & changed:
             self.correlated_note.setText(_correlated_note(sc))
+        # (a life's scale follows its rate at this size; the box shows the lives in force)
+        if everything or {"weibull", "components", "gpus", "gpus_per_node", "days", "new_cluster"} & changed:
+            if not self.weibull.hasFocus() or everything or "weibull" in changed:
+                self.weibull.setText(weibull_entry(sc))
+                self.weibull_error.setVisible(False)
+            self.new_cluster.blockSignals(True)
+            self.new_cluster.setChecked(sc.new_cluster)
+            self.new_cluster.blockSignals(False)
+            self.lives_note.setText(_lives_note(sc))
         # With a storage section the write comes from it: the box shows the write in use, read-only. With the
         # fast tier on it is the persistent tier's own stall at each persistent point (docs/tiers.md).
         write = self.values["checkpoint_write_s"]
