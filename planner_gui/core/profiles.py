@@ -32,6 +32,7 @@ holds, not a rate at any instant.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -167,9 +168,16 @@ def expected_to(scenario: Scenario, hours: np.ndarray) -> np.ndarray:
             x, w = np.array([c.rate_per_gpu_hour]), np.ones(1)
         eta = n / (x * scenario.gpus * float(gamma_fn(1.0 + 1.0 / shape)))  # the scale at each rate
         u = h[None, :] / eta[:, None]
-        renewals = weibull_renewal_function(shape, 1.0, u.ravel()).reshape(u.shape)
+        renewals = np.array(_unit_renewals(shape, tuple(u.ravel()))).reshape(u.shape)
         out[j] = n * (w @ renewals)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _unit_renewals(shape: float, u: tuple[float, ...]) -> tuple[float, ...]:
+    """The renewal function of unit-scale Weibull lives of ``shape`` at ``u`` (:func:`expected_to` asks for the
+    same ones again for every view of one scenario)."""
+    return tuple(float(v) for v in weibull_renewal_function(shape, 1.0, np.array(u)))
 
 
 def expected_per_day(scenario: Scenario, rate_per_hour: float | None = None) -> np.ndarray:

@@ -323,17 +323,12 @@ def _lives_excess_per_hour(scenario: Scenario, hours: float) -> float:
     are not exponential (the renewal function of each component's positions; 0 for a cluster that is not new)."""
     if not (scenario.new_cluster and scenario.uses_weibull):
         return 0.0
-    from ..profiles import weibull_renewal_function
+    from ..profiles import expected_to
 
-    extra = 0.0
-    for c in scenario.components:
-        shape = scenario.weibull_shape_of(c)
-        scale = scenario.weibull_scale_hours(c)
-        if shape == 1.0 or not math.isfinite(scale):
-            continue
-        renewals = float(weibull_renewal_function(shape, scale / 24.0, np.array([0.0, hours / 24.0]))[-1])
-        extra += max(scenario.job_nodes * renewals / hours - c.rate_per_gpu_hour * scenario.gpus, 0.0)
-    return extra
+    lived = scenario.replace(rate_profile=None, rate_uncertainty=False, days=hours / 24.0)
+    counts = expected_to(lived, np.array([hours]))[: len(scenario.components), 0]
+    steady = np.array([c.rate_per_gpu_hour * scenario.gpus * hours for c in scenario.components])
+    return float(np.maximum(counts - steady, 0.0).sum()) / hours
 
 
 def general_steps_error(scenario: Scenario, work_hours: float | None = None) -> str | None:

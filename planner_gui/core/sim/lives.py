@@ -34,6 +34,18 @@ __all__ = ["Lives"]
 NEW, STEADY = 0, 1
 
 
+def _packed(a: np.ndarray) -> np.ndarray:
+    """``a``'s finite entries first in each row (in order), as narrow as the fullest row, inf pads."""
+    keep = np.isfinite(a)
+    width = int(keep.sum(axis=1).max(initial=0))
+    if width == a.shape[1]:
+        return a
+    out = np.full((a.shape[0], width), np.inf)
+    rows, _ = np.nonzero(keep)
+    out[rows, np.cumsum(keep, axis=1)[keep] - 1] = a[keep]
+    return out
+
+
 class Lives:
     """The node positions of one failure class of Weibull lives, for ``n`` rows.
 
@@ -121,32 +133,42 @@ class Lives:
 
     def draw(self, rng: np.random.Generator, h0: np.ndarray, h1: np.ndarray) -> np.ndarray:
         """The class's failures in ``[h0, h1)`` (per row, profile clock): (rows, width), inf pads, not sorted."""
-        out = []
+        n = len(h0)
+        rows_out: list[np.ndarray] = []
+        vals_out: list[np.ndarray] = []
+        firsts = []
         for g in self.groups:
             times, g[1] = self._first(rng, g[0], g[1], g[2], h0, h1)
             if times.shape[1]:
-                out.append(times)
-        queue = np.concatenate([self.pending, *out], axis=1) if out else self.pending
-        if out:  # the positions failing for the first time now have a next failure too
-            firsts = queue[:, self.pending.shape[1] :]
-            live = np.isfinite(firsts)
-            firsts[live] += self._lives(rng, np.broadcast_to(self.eta[:, None], firsts.shape)[live])
-            queue[:, self.pending.shape[1] :] = firsts
-        eta = np.broadcast_to(self.eta[:, None], queue.shape)
+                firsts.append(times)
+        queue = self.pending
+        if firsts:  # the positions failing for the first time now have a next failure too
+            new = np.concatenate(firsts, axis=1)
+            r, c = np.nonzero(np.isfinite(new))
+            rows_out.append(r)
+            vals_out.append(new[r, c])
+            new[r, c] += self._lives(rng, self.eta[r])
+            queue = np.concatenate([queue, new], axis=1)
         while True:
-            fire = queue < h1[:, None]
-            if not fire.any():
+            r, c = np.nonzero(queue < h1[:, None])
+            if not len(r):
                 break
-            out.append(np.where(fire, queue, np.inf))
-            queue = queue.copy()
-            queue[fire] += self._lives(rng, eta[fire])
-        keep = np.isfinite(queue)
-        width = int(keep.sum(axis=1).max(initial=0))
-        order = np.argsort(~keep, axis=1, kind="stable")[:, :width]
-        self.pending = np.where(np.take_along_axis(keep, order, axis=1), np.take_along_axis(queue, order, axis=1), np.inf)
-        if not out:
-            return np.full((len(h0), 0), np.inf)
-        return np.concatenate(out, axis=1)
+            v = queue[r, c]
+            rows_out.append(r)
+            vals_out.append(v)
+            queue[r, c] = v + self._lives(rng, self.eta[r])
+        live = np.isfinite(queue)
+        self.pending = _packed(queue) if live.sum() < 0.5 * live.size else queue
+        if not rows_out:
+            return np.full((n, 0), np.inf)
+        rows, vals = np.concatenate(rows_out), np.concatenate(vals_out)
+        order = np.argsort(rows, kind="stable")
+        rows, vals = rows[order], vals[order]
+        counts = np.bincount(rows, minlength=n)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        out = np.full((n, int(counts.max())), np.inf)
+        out[rows, np.arange(len(rows)) - starts[rows]] = vals
+        return out
 
     def span(self, h0: np.ndarray, target: float) -> float:
         """About how long on the profile's clock from ``h0`` (per row) until ``target`` failures of the busiest row:
