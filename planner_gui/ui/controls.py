@@ -115,16 +115,18 @@ def _lives_note(sc: Scenario) -> str:
             continue
         eta, mean = sc.weibull_scale_hours(c), sc.weibull_mean_life_hours(c)
 
-        def ratio(age: float, k: float = k, eta: float = eta, mean: float = mean) -> float:
-            return k / eta * (age / eta) ** (k - 1.0) * mean  # a node's hazard at that age over 1 / mean life
+        def ratio(age: float, k: float = k, eta: float = eta, mean: float = mean) -> str:
+            r = k / eta * (age / eta) ** (k - 1.0) * mean  # a node's hazard at that age over 1 / mean life
+            return f"{r:.2g} times" if r >= 1.0 else f"{100.0 * r:.2g}%"
 
+        first = ratio(24.0)
         parts.append(
             f"{fmt.clean(c.name, 40)}: shape {fmt.number(k)}, scale {fmt.duration_hours(eta)} (mean "
-            f"{fmt.duration_hours(mean)}) per node; a new node's hazard is {ratio(24.0):.2g}x the long-run rate at a "
-            f"day, {ratio(sc.hours):.2g}x at {fmt.duration_hours(sc.hours)}"
+            f"{fmt.duration_hours(mean)}) per node; a new node's hazard is {first}{'' if 'times' in first else ' of'} "
+            f"the long-run rate at a day, {ratio(sc.hours)} at {fmt.duration_hours(sc.hours)}"
         )
     where = (
-        "every node new at the start (a new cluster)"
+        "a new cluster: every node new and none in repair at the start"
         if sc.new_cluster
         else "nodes in their steady state, where the lives change little but the spread (tick New cluster for a burn-in)"
     )
@@ -498,7 +500,7 @@ class ControlsPanel(QScrollArea):
         row.addWidget(self.weibull, 1)
         lay.addLayout(row)
         lay.addWidget(self.weibull_error)
-        self.new_cluster = QCheckBox("New cluster: every node new, none in repair, at the start")
+        self.new_cluster = QCheckBox("New cluster")
         self.new_cluster.setObjectName("newClusterCheck")
         self.new_cluster.setToolTip(DEFAULT_NOTES["new_cluster"])
         self.new_cluster.toggled.connect(lambda on: self.inputs.update(new_cluster=bool(on)))
