@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 from reference_model import simulate_reference
-from test_sim import COUNTS, Z, _engine, _pool, _z, against_reference
+from test_sim import COUNTS, Z, _pool, _z, against_reference
 
 from planner_gui.cli import main
 from planner_gui.core.model import Component, Scenario, Tiers, Training
@@ -154,7 +154,9 @@ GRID = [
         _lives(
             0.7,
             rate_profile=((0.0, 2.0), (1.0, 0.5)),
-            tiers=Tiers(fast_enabled=True, fast_interval_min=5.0, persistent_upload_min=3.0, fast_placement="same-domain"),
+            tiers=Tiers(
+                fast_enabled=True, fast_interval_min=5.0, persistent_upload_min=3.0, fast_placement="same-domain"
+            ),
             spares=Spares(spare_nodes=6, recovery_mode="continue", replica_gpus=64, swap_min=5.0),
         ),
         250,
@@ -177,7 +179,14 @@ def test_the_rate_uncertainty_draws_each_trials_scale():
     # Each trial's rate from the posterior gives its own scale: the count's mean is the posterior mean's renewals
     # (expected_to's Gamma rule) and its spread is wider than at the mean rate.
     sc = _lives(0.6, new_cluster=True, rate_uncertainty=True)
-    sc = sc.replace(components=(Component("Faulty GPU", "GPU", sc.components[0].rate_per_gpu_hour, 6, 6 / sc.components[0].rate_per_gpu_hour), *sc.components[1:]))
+    sc = sc.replace(
+        components=(
+            Component(
+                "Faulty GPU", "GPU", sc.components[0].rate_per_gpu_hour, 6, 6 / sc.components[0].rate_per_gpu_hour
+            ),
+            *sc.components[1:],
+        )
+    )
     got = _counts(sc, 2000, 4)
     expected = expected_by_component(sc)[0]
     assert abs(got.mean() - expected) <= Z * _sem(got), (got.mean(), expected)
@@ -221,7 +230,10 @@ def test_the_inputs_go_through_files_flags_and_words(tmp_path, capsys):
     doc["weibull"] = {"Faulty GPU": {"shape": 2.0}}
     assert scenario_from_dict(doc).components == sc.components
     for bad, match in [
-        ({"Faulty GPUs": {"shape": 0.7}}, r"weibull\.Faulty GPUs: no component of that name .*did you mean 'Faulty GPU'"),
+        (
+            {"Faulty GPUs": {"shape": 0.7}},
+            r"weibull\.Faulty GPUs: no component of that name .*did you mean 'Faulty GPU'",
+        ),
         ({"Faulty GPU": {"shape": 0.1}}, r"weibull\.Faulty GPU\.shape: must be a number from 0\.3 to 10"),
         ({"Faulty GPU": {"shape": 0.7, "scale_hours": 0}}, r"weibull\.Faulty GPU\.scale_hours: must be a number"),
         ({"Faulty GPU": {"shape": 0.7, "life": 3}}, r"weibull\.Faulty GPU\.life: unknown key"),
@@ -256,7 +268,9 @@ def test_the_inputs_go_through_files_flags_and_words(tmp_path, capsys):
         assert message in err and "\n" not in err, err
     # The scale is at the size the flags give: --gpus first, whatever the order typed.
     path = tmp_path / "s.json"
-    assert main(["run", "--weibull", "Faulty GPU=2,50000", "--gpus", "100000", "--trials", "50", "--save", str(path)]) == 0
+    assert (
+        main(["run", "--weibull", "Faulty GPU=2,50000", "--gpus", "100000", "--trials", "50", "--save", str(path)]) == 0
+    )
     saved = json.loads(path.read_text())
     assert saved["weibull"]["Faulty GPU"]["scale_hours"] == pytest.approx(50_000.0, rel=1e-9)
 

@@ -136,7 +136,12 @@ def _lives_line(sc: Scenario, lives: dict[str, Any]) -> str:
             + (f"; {steady:,.1f} at its long-run rate)" if sc.new_cluster else ")")
         )
     where = "every node new at the start" if sc.new_cluster else "nodes in their steady state (a long run)"
-    return f"Node lives               {'; '.join(parts)}; {where}"
+    profile = (
+        "; the rate profile speeds these lives too (a burn-in profile beside them counts infant mortality twice)"
+        if sc.rate_profile is not None and not is_flat(sc.rate_profile, sc.days)
+        else ""
+    )
+    return f"Node lives               {'; '.join(parts)}; {where}{profile}"
 
 
 def _correlated_line(sc: Scenario, cor: dict[str, Any], continuing: bool) -> str:

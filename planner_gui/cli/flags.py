@@ -677,7 +677,9 @@ def _with_weibull(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, lis
         except ValueError as exc:
             raise ScenarioError(f"--weibull: {exc}") from None
         if not entries:
-            raise ScenarioError(f"--weibull: give COMPONENT=SHAPE,SCALE_HOURS, e.g. 'Faulty GPU=0.7,200000' (got {quoted(item)})")
+            raise ScenarioError(
+                f"--weibull: give COMPONENT=SHAPE,SCALE_HOURS, e.g. 'Faulty GPU=0.7,200000' (got {quoted(item)})"
+            )
         for name, shape, scale in entries:
             if name in given:
                 raise ScenarioError(f"--weibull {fmt.clean(name, 40)}: given twice (each name once)")
@@ -691,7 +693,10 @@ def _with_weibull(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, lis
         raise ScenarioError(f"--weibull {field.partition('.')[2]}: {rest}".replace(" : ", ": ")) from None
     assert set(given) <= names
     new = sc.with_weibull(tuple((n, v, scale) for n, (v, scale) in given.items()))
-    shown = [f"--weibull {fmt.clean(n, 40)}={_show_value(v)}" + ("" if s is None else f",{_show_value(s)}") for n, (v, s) in given.items()]
+    shown = [
+        f"--weibull {fmt.clean(n, 40)}={_show_value(v)}" + ("" if s is None else f",{_show_value(s)}")
+        for n, (v, s) in given.items()
+    ]
     return new, shown
 
 

@@ -153,7 +153,9 @@ def parse_weibull(text: str) -> tuple[tuple[str, float, float | None], ...]:
         name, eq, value = part.rpartition("=")
         name = name.strip()
         if not eq or not name:
-            raise ValueError(f"give COMPONENT=SHAPE,SCALE_HOURS, e.g. Faulty GPU=0.7,200000 (got '{part.strip()[:40]}')")
+            raise ValueError(
+                f"give COMPONENT=SHAPE,SCALE_HOURS, e.g. Faulty GPU=0.7,200000 (got '{part.strip()[:40]}')"
+            )
         if "=" in name:
             raise ValueError(f"separate entries with ';' (got '{part.strip()[:40]}')")
         if name in out:

@@ -261,9 +261,9 @@ DEFAULT_NOTES: dict[str, str] = {
         "Empty: every node's life is exponential (a constant hazard, failures a Poisson stream). A component named "
         "here fails at each node after a Weibull life of its shape, renewed at each failure: below 1 infant "
         "mortality (a new node fails early, then settles; Schroeder and Gibson, DSN 2006, fit the times between "
-        "failures of over 20 HPC systems at LANL with shapes 0.7-0.8), above 1 wear-out. Its rate is the lives' long-run "
-        "rate, so a scale sets the rate; on a new cluster the first weeks differ from the long run. A planner's "
-        "estimate: fit your fleet's repair log."
+        "failures of over 20 HPC systems at LANL with shapes 0.7-0.8), above 1 wear-out. Its rate is the lives' "
+        "long-run rate, so a scale sets the rate (and clearing the life keeps it); on a new cluster the first "
+        "weeks differ from the long run. A planner's estimate: fit your fleet's repair log."
     ),
     "new_cluster": (
         "Off: the window is a stretch of a long run (nodes in repair and node lives in their steady state). On: a "

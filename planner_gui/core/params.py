@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from .exact import daly_interval, exact_optimal_interval, young_interval
 from .model import OPTIMAL, Scenario
+from .renewal import window_rates
 from .specs import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, clamp_interval
 
 __all__ = [
@@ -78,6 +79,7 @@ def _optimal_intervals(scenario: Scenario) -> OptimalIntervals:
     Without unplanned interruptions nothing is ever lost, and all three are the longest interval; with
     free checkpoints (and some failures, however rare) all three are the shortest.
     """
+    scenario = window_rates(scenario)  # (a new cluster's node lives: their mean rate over the window)
     lam = scenario.failure_rate_per_hour
     if lam == 0:
         return OptimalIntervals(MAX_INTERVAL_MIN, MAX_INTERVAL_MIN, MAX_INTERVAL_MIN)
@@ -105,7 +107,9 @@ def _optimal_intervals(scenario: Scenario) -> OptimalIntervals:
 
 def daly_minutes(scenario: Scenario) -> float:
     """Daly's optimal interval for the scenario, minutes, clamped to the allowed range (the longest
-    when there are no unplanned interruptions)."""
+    when there are no unplanned interruptions; on a new cluster with node lives, at their mean rate over the
+    window)."""
+    scenario = window_rates(scenario)
     if scenario.failure_rate_per_hour == 0:
         return MAX_INTERVAL_MIN
     c_min = scenario.write_s / 60.0  # from storage when the scenario has a storage section

@@ -32,15 +32,14 @@ holds, not a rate at any instant.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 from scipy.special import gamma as gamma_fn
-from scipy.special import gammaincc
 
 from .model import Profile, Scenario
 from .rates import RatePosterior, gamma_rule, mean_job_rate
+from .renewal import unit_renewals, weibull_renewal_function, window_rates
 
 __all__ = [
     "BURN_IN_PIECES",
@@ -56,12 +55,11 @@ __all__ = [
     "pieces",
     "power_law_profile",
     "weibull_renewal_function",
+    "window_rates",
 ]
 
 #: Pieces of a generated profile (burn-in, power law): geometric in time, from 1/1000 of the window.
 BURN_IN_PIECES = 24
-#: Grid steps of the renewal function (the scheme is O(n^2): about 30 ms).
-_RENEWAL_STEPS = 4000
 
 
 class Pieces:
@@ -168,16 +166,9 @@ def expected_to(scenario: Scenario, hours: np.ndarray) -> np.ndarray:
             x, w = np.array([c.rate_per_gpu_hour]), np.ones(1)
         eta = n / (x * scenario.gpus * float(gamma_fn(1.0 + 1.0 / shape)))  # the scale at each rate
         u = h[None, :] / eta[:, None]
-        renewals = np.array(_unit_renewals(shape, tuple(u.ravel()))).reshape(u.shape)
+        renewals = np.array(unit_renewals(shape, tuple(u.ravel()))).reshape(u.shape)
         out[j] = n * (w @ renewals)
     return out
-
-
-@functools.lru_cache(maxsize=64)
-def _unit_renewals(shape: float, u: tuple[float, ...]) -> tuple[float, ...]:
-    """The renewal function of unit-scale Weibull lives of ``shape`` at ``u`` (:func:`expected_to` asks for the
-    same ones again for every view of one scenario)."""
-    return tuple(float(v) for v in weibull_renewal_function(shape, 1.0, np.array(u)))
 
 
 def expected_per_day(scenario: Scenario, rate_per_hour: float | None = None) -> np.ndarray:
@@ -203,63 +194,6 @@ def geometric_edges(days: float, count: int = BURN_IN_PIECES, start_day: float =
     """``count + 1`` piece edges from 0 to ``days``: 0, then geometric from ``days / 1000``."""
     inner = np.geomspace(days / 1000.0, days, count)
     return np.concatenate(([0.0], inner[:-1], [days])) + start_day
-
-
-def weibull_renewal_function(shape: float, life: float, t: np.ndarray) -> np.ndarray:
-    """The renewal function ``M(t)`` (expected renewals in ``[0, t]``) of Weibull(``shape``, ``life``) lives.
-
-    Solves ``M(t) = F(t) + int_0^t F(t - s) dM(s)`` by the Riemann-Stieltjes scheme (Xie 1989): with ``dM``
-    on each grid step and ``F`` at the step's midpoint, each ``M_n`` is one linear equation. The grid is
-    uniform in ``t^shape`` (dense near 0, where ``F`` is steep) and its steps stay within ``life / 8``: a
-    step much longer than a life makes ``F`` at its midpoint nearly 1 and the equation's divisor nearly 0,
-    which magnifies every error (lives of minutes in a run of weeks gave multipliers rising to x30).
-
-    Past the grid's end ``t0`` (``shape * steps / 8`` lives) the renewal density has nearly reached
-    ``1 / mean``; what is left of its excess is carried on by the renewal theorem's tail: ``M(t) = t / mean
-    + c - a B(t)`` with ``c = E[X^2] / (2 mean^2) - 1`` the limit of ``M(t) - t / mean``, ``B(t) =
-    int_t^inf (x - t) (1 - F(x)) dx`` the shape of the excess of a subexponential life (the asymptotic
-    ``u(t) - 1/mean ~ int_t^inf (1 - F) / mean^2``), and ``a`` set so that ``M`` is continuous at ``t0``.
-    """
-    t = np.asarray(t, dtype=float)
-    top = float(t.max()) if t.size else 0.0
-    if top <= 0:
-        return np.zeros_like(t)
-    end = min(top, shape * _RENEWAL_STEPS * life / 8.0)
-    grid = end * np.linspace(0.0, 1.0, _RENEWAL_STEPS + 1) ** (1.0 / shape)
-
-    def cdf(x: np.ndarray) -> np.ndarray:
-        out: np.ndarray = -np.expm1(-((np.maximum(x, 0.0) / life) ** shape))
-        return out
-
-    mid = (grid[1:] + grid[:-1]) / 2.0
-    m = np.zeros(len(grid))
-    dm = np.zeros(len(grid) - 1)
-    f_grid = cdf(grid)
-    for n in range(1, len(grid)):
-        # M_n = F_n + sum_{i<n} F(t_n - mid_i) dM_i + F(t_n - mid_n) (M_n - M_{n-1})
-        past = float(cdf(grid[n] - mid[: n - 1]) @ dm[: n - 1]) if n > 1 else 0.0
-        last = float(cdf(grid[n] - mid[n - 1 : n])[0])
-        m[n] = (f_grid[n] + past - last * m[n - 1]) / (1.0 - last)
-        dm[n - 1] = m[n] - m[n - 1]
-    out: np.ndarray = np.interp(t, grid, m)
-    beyond = t > end
-    if np.any(beyond):
-        mean = life * float(gamma_fn(1.0 + 1.0 / shape))
-        limit = float(gamma_fn(1.0 + 2.0 / shape)) / (2.0 * float(gamma_fn(1.0 + 1.0 / shape)) ** 2) - 1.0
-
-        def tail(x: np.ndarray) -> np.ndarray:  # B(x) = int_x^inf (y - x) (1 - F(y)) dy
-            z = (x / life) ** shape
-            first = life**2 / shape * gamma_fn(2.0 / shape) * gammaincc(2.0 / shape, z)
-            out_: np.ndarray = first - x * life / shape * gamma_fn(1.0 / shape) * gammaincc(1.0 / shape, z)
-            clipped: np.ndarray = np.maximum(out_, 0.0)
-            return clipped
-
-        b_end = float(tail(np.array([end]))[0])
-        gap = end / mean + limit - m[-1]
-        amp = max(gap, 0.0) / b_end if b_end > 0 else 0.0
-        x = t[beyond]
-        out[beyond] = m[-1] + (x - end) / mean + amp * (b_end - tail(x))
-    return out
 
 
 def burn_in_profile(shape: float, life_days: float, days: float, count: int = BURN_IN_PIECES) -> Profile:

@@ -344,6 +344,7 @@ def scenario_from_dict(doc: Any) -> Scenario:
         spares=_spares(doc.get("spares")),
         lever_prices=_lever_prices(doc.get("lever_prices")),
         detect_by=_detect_by(doc.get("detect_by"), components),
+        weibull=(),  # (set below, with the rates it implies)
     )
     lives = check_weibull(doc.get("weibull"), components)
     if lives:
@@ -415,7 +416,9 @@ def check_weibull(doc: Any, components: tuple[Component, ...]) -> tuple[tuple[st
             raise ScenarioError(f"weibull.{clean(key, 40)}: no component of that name in the scenario ({hint})")
         where = f"weibull.{clean(key, 40)}"
         if not isinstance(life, dict):
-            raise ScenarioError(f"{where}: must be an object with shape and, optionally, scale_hours (got {_describe(life)})")
+            raise ScenarioError(
+                f"{where}: must be an object with shape and, optionally, scale_hours (got {_describe(life)})"
+            )
         _check_keys(f"{where}.", life, ("shape",), ("scale_hours",))
         out.append((key, _weibull_number(f"{where}.shape", life["shape"], WEIBULL_SHAPES), _scale(where, life)))
     return tuple(out)

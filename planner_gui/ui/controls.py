@@ -128,7 +128,8 @@ def _lives_note(sc: Scenario) -> str:
     where = (
         "a new cluster: every node new and none in repair at the start"
         if sc.new_cluster
-        else "nodes in their steady state, where the lives change little but the spread (tick New cluster for a burn-in)"
+        else "nodes in their steady state, where the lives change little but the count's spread (tick New cluster "
+        "for a burn-in)"
     )
     return "; ".join(parts) + f". {where[0].upper()}{where[1:]}"
 
@@ -517,7 +518,9 @@ class ControlsPanel(QScrollArea):
             return
         try:
             entries = parse_weibull(text)
-            check_weibull({n: {"shape": k} | ({} if v is None else {"scale_hours": v}) for n, k, v in entries}, sc.components)
+            check_weibull(
+                {n: {"shape": k} | ({} if v is None else {"scale_hours": v}) for n, k, v in entries}, sc.components
+            )
         except (ValueError, ScenarioError) as exc:
             self.weibull_error.setText(str(exc).replace("weibull.", "", 1))
             self.weibull_error.setVisible(True)

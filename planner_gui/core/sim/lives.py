@@ -16,14 +16,16 @@ of their first failure after ``base`` (the age origin of the group):
   integral of the survival over the mean life.
 
 A new cluster's rows that start after the profile's 0 (a preview's later stretches) draw their positions'
-failures from 0 to their start first. Their failures in ``[h0, h1)`` are ``Binomial(left, P(fail there | alive at h0))``, each at a time drawn from that
-conditional law. A position that has failed is followed on its own: its next failure one Weibull life after its
-last. All draws are a chunk's (its own stream), so a run's numbers do not depend on other rows.
+failures from 0 to their start first. A group's failures in ``[h0, h1)`` are ``Binomial(left, P(fail there |
+alive at h0))``, each at a time drawn from that conditional law. A position that has failed is followed on its
+own: its next failure one Weibull life after its last. All draws are a chunk's (its own stream), so a run's
+numbers do not depend on other rows.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy.special import gammainc, gammaincc, gammainccinv, gammaincinv
@@ -75,7 +77,7 @@ class Lives:
         if new:
             # Every position new at the profile's 0; a row that starts later (a preview's stretch) lives its
             # positions' failures up to its start first.
-            self.groups = [[NEW, np.full(n, positions, dtype=np.int64), np.zeros(n)]]
+            self.groups: list[list[Any]] = [[NEW, np.full(n, positions, dtype=np.int64), np.zeros(n)]]
             if np.any(h > 0):
                 self.draw(rng, np.zeros(n), np.maximum(h, 0.0))
         else:

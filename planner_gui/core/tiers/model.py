@@ -130,6 +130,9 @@ def tier_rates(scenario: Scenario, tiers: Tiers) -> TierRates:
     restore from memory that fails its validation (docs/model.md 2.2) restores from storage: that share of the
     failures that restore from memory is the persistent tier's stream here (what the strategy's optima and
     expectations see; the general engine simulates each restore)."""
+    from ..renewal import window_rates
+
+    scenario = window_rates(scenario)  # (a new cluster's node lives: their mean rate over the window)
     comps = scenario.failure_components
     flags = tuple(restoring_tier(sc, tiers) == "fast" for sc in class_scopes(scenario))
     fast = math.fsum(c.rate_per_gpu_hour for c, f in zip(comps, flags) if f) * scenario.gpus
