@@ -275,13 +275,73 @@ def test_the_inputs_go_through_files_flags_and_words(tmp_path, capsys):
     assert saved["weibull"]["Faulty GPU"]["scale_hours"] == pytest.approx(50_000.0, rel=1e-9)
 
 
-def test_off_by_default_and_a_shape_of_one_change_nothing():
+def test_off_by_default_and_a_shape_of_one_change_nothing_but_the_line_that_says_so():
     sc = load_preset("h100-100k-inmemory").replace(trials=200, days=2.0)
     a = simulate(sc).to_json_dict()
     b = simulate(sc.replace(weibull=(("Faulty GPU", 1.0),))).to_json_dict()
-    assert "node_lives" not in a and "node_lives" not in b
-    a.pop("scenario"), b.pop("scenario")
+    assert "node_lives" not in a and b["node_lives"]["Faulty GPU"]["shape"] == 1.0
+    assert b["node_lives"]["Faulty GPU"]["failures"]["mean"] == b["by_component"]["Faulty GPU"]
+    for d in (a, b):
+        d.pop("scenario"), d.pop("node_lives", None)
     assert a == b
+
+
+def test_the_optimal_intervals_see_a_new_clusters_lives_at_their_mean_rate_over_the_window():
+    from planner_gui.core.exact import daly_interval
+    from planner_gui.core.params import daly_minutes, optimal_intervals
+
+    sc = _lives(0.5, 20_000.0, Scenario(), new_cluster=True)
+    counts = expected_by_component(sc)
+    lam = counts.sum() / sc.hours  # the window's mean rate: its expected failures over its hours
+    assert lam > 1.5 * sc.failure_rate_per_hour
+    expected = float(daly_interval(sc.write_s / 60.0, 60.0 / lam))
+    assert daly_minutes(sc) == pytest.approx(expected, rel=1e-9)
+    assert optimal_intervals(sc).daly == pytest.approx(expected, rel=1e-9)
+    # In the steady state the lives fail at the long-run rate: the optimum is the exponential one's.
+    steady = sc.replace(new_cluster=False)
+    assert daly_minutes(steady) == pytest.approx(daly_minutes(steady.replace(weibull=())), rel=1e-12)
+    # The Monte Carlo agrees that the shorter interval is better than the long-run rate's.
+    at = simulate(sc.replace(trials=300, checkpoint_interval_min=expected)).goodput
+    old = simulate(sc.replace(trials=300, checkpoint_interval_min=daly_minutes(sc.replace(new_cluster=False)))).goodput
+    d = at - old  # (the same seed: paired trials)
+    assert d.mean() > Z * _sem(d)
+
+
+def test_one_gpu_is_on_the_jobs_footing_and_the_tornado_varies_the_shape(capsys):
+    sc = _lives(0.5, 20_000.0, Scenario(), new_cluster=True)
+    d = simulate(sc.replace(trials=100)).to_json_dict()
+    assert d["gpu_mean_gap_hours"] == pytest.approx(d["mean_gap_hours"] * sc.gpus, rel=1e-12)
+    assert d["gpu_mean_gap_hours"] < 0.6 * d["gpu_mtbf_hours"] and d["p_interrupted_expected"] is None
+    from planner_gui.core.tornado import unsure_inputs
+
+    (u,) = [u for u in unsure_inputs(sc) if u.key == "weibull.Faulty GPU.shape"]
+    assert (u.low, u.value, u.high) == pytest.approx((0.4, 0.5, 0.625))
+    low = u.at(sc, u.low)
+    assert low.weibull == (("Faulty GPU", 0.4),) and low.components == sc.components  # (the rate kept)
+    assert main(["run", "--weibull", "Faulty GPU=0.5,20000", "--new-cluster", "--trials", "100"]) == 0
+    out = capsys.readouterr().out
+    gap = sc.hours / expected_by_component(sc).sum()
+    assert f"one GPU: {fmt_every(gap * sc.gpus)}" in out and "on average over the window" in out
+    # A scale and --gpu-mtbf-hours both set the rate: refused, in one line.
+    assert main(["run", "--weibull", "Faulty GPU=0.5,20000", "--gpu-mtbf-hours", "100000"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "a scale sets that component's rate, which --gpu-mtbf-hours sets too" in err and "\n" not in err
+
+
+def fmt_every(hours: float) -> str:
+    from planner_gui.core import fmt
+
+    return fmt.every(hours)
+
+
+def test_a_scale_reads_back_as_typed_and_one_the_rate_puts_out_of_range_is_left_to_the_rate():
+    for shape, scale in [(1.0, 50_000.0), (0.3, 7_777.0), (0.7, 1e12)]:
+        sc = _lives(shape, scale, Scenario())
+        assert scenario_to_dict(sc)["weibull"]["Faulty GPU"]["scale_hours"] == scale
+        assert validate(sc) == sc
+    fast = Scenario(gpus=64, days=1.0).with_gpu_mtbf_hours(1.0).with_weibull((("Faulty GPU", 0.7, None),))
+    assert fast.weibull_scale_hours(fast.components[0]) < 1.0
+    assert "scale_hours" not in scenario_to_dict(fast)["weibull"]["Faulty GPU"] and validate(fast) == fast
 
 
 def test_the_window_sets_node_lives_and_a_new_cluster_and_says_what_they_mean(make_window, qtbot):

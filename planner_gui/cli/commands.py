@@ -130,9 +130,14 @@ def _lives_line(sc: Scenario, lives: dict[str, Any]) -> str:
     parts = []
     for name, v in lives.items():
         got, exp, steady = v["failures"]["mean"], v["failures_expected"], v["failures_at_long_run_rate"]
+        if v["scale_hours"] is None:  # (a rate of 0: no life ends)
+            parts.append(f"{fmt.clean(name, 40)} shape {fmt.number(v['shape'])}: a rate of 0, it never fails")
+            continue
+        kind = " (exponential)" if v["shape"] == 1.0 else ""
         parts.append(
-            f"{fmt.clean(name, 40)} shape {fmt.number(v['shape'])}, scale {fmt.duration_hours(v['scale_hours'])} "
-            f"(mean {fmt.duration_hours(v['mean_life_hours'])}) per node: {got:,.1f} failures (expected {exp:,.1f}"
+            f"{fmt.clean(name, 40)} shape {fmt.number(v['shape'])}{kind}, scale "
+            f"{fmt.duration_hours(v['scale_hours'])} (mean {fmt.duration_hours(v['mean_life_hours'])}) per node: "
+            f"{got:,.1f} failures (expected {exp:,.1f}"
             + (f"; {steady:,.1f} at its long-run rate)" if sc.new_cluster else ")")
         )
     where = "every node new at the start" if sc.new_cluster else "nodes in their steady state (a long run)"
@@ -164,7 +169,10 @@ def _failed_restores(d: dict[str, Any]) -> str:
 
 
 def _rates_vary(sc: Scenario) -> bool:
-    return sc.rate_uncertainty or (sc.rate_profile is not None and not is_flat(sc.rate_profile, sc.days))
+    """Whether the job's rate varies over the window or between trials (a profile, rate uncertainty, a new cluster's
+    node lives): its interruptions are then one every (the window over their expected count)."""
+    profile = sc.rate_profile is not None and not is_flat(sc.rate_profile, sc.days)
+    return sc.rate_uncertainty or profile or sc.lives_vary
 
 
 def _mean_gap_hours(res: SimulationResult) -> float:
@@ -358,14 +366,19 @@ def _training_why(t: TimeToTrain, sc: Scenario, mean_days: float, window_goodput
     run = t.work_hours / (24.0 * mean_days)
     if abs(run - window_goodput) < 0.01:
         return []
-    part = (
-        f"it outlasts the {sc.days:g}-day window, and the rates of the window's end hold past it"
-        if mean_days > sc.days
-        else f"it runs through the first {mean_days:,.1f} of the window's {sc.days:g} days"
-    )
+    profile = sc.rate_profile is not None and not is_flat(sc.rate_profile, sc.days)
+    if mean_days > sc.days:
+        part = f"it outlasts the {sc.days:g}-day window" + (
+            ", and the rates of the window's end hold past it" if profile else ""
+        )
+    else:
+        part = f"it runs through the first {mean_days:,.1f} of the window's {sc.days:g} days"
+    why = "the rates change over the days" if profile else "the rate changes as the nodes age"
+    if profile and sc.lives_vary:
+        why = "the rates change over the days and as the nodes age"
     return [
         f"  the run's own goodput is {fmt.percent(run)}, not the window's {fmt.percent(window_goodput)}: "
-        f"the rates change over the days and {part}"
+        f"{why} and {part}"
     ]
 
 

@@ -684,6 +684,12 @@ def _with_weibull(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, lis
             if name in given:
                 raise ScenarioError(f"--weibull {fmt.clean(name, 40)}: given twice (each name once)")
             given[name] = (shape, scale)
+    scaled = next((n for n, (_, s) in given.items() if s is not None), None)
+    if scaled is not None and getattr(args, "gpu_mtbf_hours", None) is not None:
+        raise UsageError(
+            f"--weibull {fmt.clean(scaled, 40)}: a scale sets that component's rate, which --gpu-mtbf-hours sets too; "
+            "give the shape alone (COMPONENT=SHAPE keeps the rate) or drop --gpu-mtbf-hours"
+        )
     names = {c.name for c in sc.components}
     doc_lives = {n: {"shape": v} | ({} if s is None else {"scale_hours": s}) for n, (v, s) in given.items()}
     try:

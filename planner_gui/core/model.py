@@ -622,6 +622,19 @@ class Scenario:
         by = dict(self.weibull)
         return any(by.get(c.name, 1.0) != 1.0 and c.rate_per_gpu_hour > 0 for c in self.components)
 
+    @property
+    def lived_components(self) -> tuple[tuple[Component, float], ...]:
+        """The components given a node life, each with its shape (in :attr:`weibull`'s order; names that are no
+        component's left out)."""
+        comps = {c.name: c for c in self.components}
+        return tuple((comps[n], k) for n, k in self.weibull if n in comps)
+
+    @property
+    def lives_vary(self) -> bool:
+        """Whether node lives make the rate vary over the window: a new cluster with lives that are not exponential
+        (its nodes' ages change the rate, as a profile does)."""
+        return self.new_cluster and self.uses_weibull
+
     def weibull_mean_life_hours(self, component: Component) -> float:
         """The mean hours of one node position's life for ``component``: the job's nodes over its rate for the whole
         job, so that the positions' failures come at the component's rate in the long run (inf at rate 0)."""

@@ -284,13 +284,21 @@ class SimulationResult:
             # The chance a window sees an unplanned interruption at all: the share of trials with one, and where
             # the rates are constant and known, its closed form 1 - exp(-expected count).
             "p_interrupted": float(np.mean(self.trials.unplanned > 0)),
-            "p_interrupted_expected": None if rates_vary(sc) else float(-np.expm1(-self.expected.unplanned)),
+            # (node lives are no Poisson stream: no closed form)
+            "p_interrupted_expected": None
+            if rates_vary(sc) or sc.uses_weibull
+            else float(-np.expm1(-self.expected.unplanned)),
             "cluster_mtbf_hours": fmt.finite_or_none(sc.cluster_mtbf_hours),
             # The window over the expected count: the job's mean time between interruptions, also where rates vary.
             "mean_gap_hours": fmt.finite_or_none(sc.hours / self.expected.unplanned)
             if self.expected.unplanned > 0
             else None,
             "gpu_mtbf_hours": fmt.finite_or_none(sc.gpu_mtbf_hours),
+            # One GPU's on the same footing as mean_gap_hours (the window over the expected count, times the GPUs):
+            # where the rates vary (a profile, rate uncertainty, a new cluster's node lives), what one GPU sees.
+            "gpu_mean_gap_hours": fmt.finite_or_none(sc.hours * sc.gpus / self.expected.unplanned)
+            if self.expected.unplanned > 0
+            else None,
             "checkpoint_interval_min": self.interval_min,
             "optimal_interval_min": self.optimal_json(),
             "goodput_expected_at_optimal_interval": self.goodput_at_optimum(),
@@ -326,7 +334,7 @@ class SimulationResult:
                 "events_expected": float(expected_by_component(sc)[-1]),
                 "nodes_per_event": correlated_nodes(sc),
             }
-        if sc.uses_weibull:
+        if sc.lived_components:
             out["node_lives"] = self._lives_json()
         if sc.storage is not None:
             out["storage"] = {"checkpoint_write_s": sc.write_s, "warning": sc.storage_warning(self.interval_min)}
@@ -337,20 +345,20 @@ class SimulationResult:
         return out
 
     def _lives_json(self) -> dict[str, Any]:
-        """Per component of node lives that are not exponential: its shape, scale and mean life per node (hours),
-        its failures in the window against their expectation and against its long-run rate's."""
+        """Per component given a node life (a shape of 1 included): its shape, scale and mean life per node (hours;
+        None at a rate of 0), its failures in the window against their expectation and against its long-run
+        rate's."""
         sc = self.scenario
         expected = expected_by_component(sc)
         steady = expected_by_component(sc.replace(new_cluster=False))
         out = {}
-        for j, c in enumerate(sc.components):
-            shape = sc.weibull_shape_of(c)
-            if shape == 1.0 or c.rate_per_gpu_hour <= 0:
-                continue
+        index = {c.name: j for j, c in enumerate(sc.components)}
+        for c, shape in sc.lived_components:
+            j = index[c.name]
             out[c.name] = {
                 "shape": shape,
-                "scale_hours": sc.weibull_scale_hours(c),
-                "mean_life_hours": sc.weibull_mean_life_hours(c),
+                "scale_hours": fmt.finite_or_none(sc.weibull_scale_hours(c)),
+                "mean_life_hours": fmt.finite_or_none(sc.weibull_mean_life_hours(c)),
                 "failures": summarize(self.trials.by_component[:, j]).to_dict(),
                 "failures_expected": float(expected[j]),
                 "failures_at_long_run_rate": float(steady[j]),

@@ -696,8 +696,10 @@ def _weibull_dict(scenario: Scenario) -> dict[str, dict[str, float]]:
         if name not in comps:  # (a component since removed: its life goes with it)
             continue
         life = {"shape": shape}
-        scale = scenario.weibull_scale_hours(comps[name])
-        if math.isfinite(scale):
+        # The scale the rate gives, to 12 digits (what was typed reads back as typed); one the rate puts out of the
+        # range a file may give is left out (the rate gives it again).
+        scale = float(f"{scenario.weibull_scale_hours(comps[name]):.12g}")
+        if WEIBULL_SCALE_HOURS[0] <= scale <= WEIBULL_SCALE_HOURS[1]:
             life["scale_hours"] = scale
         out[name] = life
     return out

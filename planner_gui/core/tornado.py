@@ -34,7 +34,7 @@ import numpy as np
 from scipy.special import gammaincinv
 
 from . import fmt
-from .model import RESTART_REFERENCE_GPUS, Scenario
+from .model import RESTART_REFERENCE_GPUS, WEIBULL_SHAPES, Scenario
 from .rates import RatePosterior
 from .sensitivity import NoClosedForm, days_and_cost, expected_goodput, has_closed_form, per_trial_days_and_cost
 from .specs import SPECS
@@ -326,6 +326,44 @@ def _chances(sc: Scenario) -> list[Unsure]:
     return out
 
 
+#: How far a node life's shape is unsure: from this factor below it to this factor above (within the shapes allowed).
+SHAPE_FACTOR = 1.25
+
+
+def _life_shapes(sc: Scenario) -> list[Unsure]:
+    """Each node life's Weibull shape (docs/model.md, "Node lives"), a quarter below and above, the rate kept: a
+    shape fitted to a fleet's log is that unsure."""
+    lo, hi = WEIBULL_SHAPES
+    out = []
+    for c, k in sc.lived_components:
+        if k == 1.0 or c.rate_per_gpu_hour <= 0:
+            continue
+        name = c.name
+        out.append(
+            Unsure(
+                f"weibull.{name}.shape",
+                f"{name} life's shape",
+                "",
+                k,
+                max(lo, k / SHAPE_FACTOR),
+                min(hi, k * SHAPE_FACTOR),
+                "a planner's estimate (Schroeder and Gibson, DSN 2006, fit shapes of 0.7-0.8 to HPC systems): a "
+                "shape fitted to a fleet's log, a quarter below and above, the rate kept",
+                _shape_at(name),
+            )
+        )
+    return out
+
+
+def _shape_at(name: str) -> Callable[[Scenario, float], Scenario]:
+    """The scenario with the node life of component ``name`` at shape ``x``, its rate kept."""
+
+    def at(s: Scenario, x: float) -> Scenario:
+        return s.with_weibull(((name, x, None),))
+
+    return at
+
+
 def _repairs(sc: Scenario) -> Unsure | None:
     """Every repair time together (a node's repair takes hours to days: SemiAnalysis), half to twice."""
     sp = sc.spares
@@ -435,6 +473,7 @@ def unsure_inputs(sc: Scenario, bounds: Mapping[str, tuple[float, float]] | None
         out = [dataclasses.replace(u, label=label) if u.key == "restart_min" else u for u in out]
     out += [u for u in (_repairs(sc), _slow_factor(sc)) if u is not None]
     out += _chances(sc)
+    out += _life_shapes(sc)
     out += [u for c in sc.categories if (u := _category_rate(sc, c)) is not None]
     out += [u for u in (_mfu(sc),) if u is not None]
     if sc.tiers is None or not sc.tiers.fast_enabled:

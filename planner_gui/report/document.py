@@ -25,6 +25,7 @@ from typing import Any
 from .. import __version__
 from ..core import fmt
 from ..core.compare import comparison, show_value
+from ..core.expected import rates_vary
 from ..core.model import CORRELATED_NAME, DEFAULT_NOTES, OPTIMAL, Scenario, Tiers, Training
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
@@ -130,12 +131,14 @@ def headline_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]]
     ]
     gap = d.get("mean_gap_hours")
     every_job = fmt.every(gap if gap is not None else math.inf)
-    every_gpu = fmt.every(d["gpu_mtbf_hours"] if d["gpu_mtbf_hours"] is not None else math.inf)
+    # Where the rates vary (a profile, rate uncertainty, a new cluster's node lives) one GPU's on the job's footing.
+    gpu_key = "gpu_mean_gap_hours" if rates_vary(sc) or sc.lives_vary else "gpu_mtbf_hours"
+    every_gpu = fmt.every(d[gpu_key] if d.get(gpu_key) is not None else math.inf)
     rows.append(
         (
             "Time between interruptions",
             _num(every_job, "mean_gap_hours", "hours"),
-            f"for the whole job; for one GPU: {_num(every_gpu, 'gpu_mtbf_hours', 'hours')}",
+            f"for the whole job; for one GPU: {_num(every_gpu, gpu_key, 'hours')}",
         )
     )
     exact = (

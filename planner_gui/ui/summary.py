@@ -189,8 +189,9 @@ class SummaryStrip(QWidget):
         self.interruptions.detail.setText(
             f"p05-p95 {fmt.count(it.p05)}-{fmt.count(it.p95)}; planned {m.trials.planned.mean():,.1f}"
         )
-        varying = sc.rate_profile is not None or sc.rate_uncertainty
-        # The window over the expected count: with a profile or rate uncertainty, their average over the run.
+        varying = sc.rate_profile is not None or sc.rate_uncertainty or sc.lives_vary
+        # The window over the expected count: with a profile, rate uncertainty or a new cluster's node lives, their
+        # average over the run.
         n = m.expected.unplanned
         gap = sc.hours / n if n > 0 else float("inf")
         self.every.value.setText(fmt.every(gap))
