@@ -59,16 +59,18 @@ def test_the_uncertainty_switch_changes_rate_uncertainty_only(panel):
     assert changed_fields(before, panel.inputs.scenario) == set()
 
 
-def test_burn_in_makes_the_profile_of_its_shape_and_life_and_nothing_else(panel):
+def test_burn_in_makes_the_profile_of_its_shape_and_life_on_a_new_cluster_and_nothing_else(panel):
+    # (a burn-in is a new cluster's, as the command line's --burn-in says; the New cluster box turns it off again)
     sc0 = panel.inputs.scenario
     choose(panel, BURN_IN)
     assert panel.inputs.scenario.rate_profile == burn_in_profile(0.7, 30.0, sc0.days)
-    assert changed_fields(sc0, panel.inputs.scenario) == {"rate_profile"}
+    assert changed_fields(sc0, panel.inputs.scenario) == {"rate_profile", "new_cluster"}
+    assert panel.inputs.scenario.new_cluster
     panel.shape.setValue(0.5)
     assert panel.inputs.scenario.rate_profile == burn_in_profile(0.5, 30.0, sc0.days)
     panel.life.setValue(10.0)
     assert panel.inputs.scenario.rate_profile == burn_in_profile(0.5, 10.0, sc0.days)
-    assert changed_fields(sc0, panel.inputs.scenario) == {"rate_profile"}
+    assert changed_fields(sc0, panel.inputs.scenario) == {"rate_profile", "new_cluster"}
     p = pieces(panel.inputs.scenario.rate_profile, sc0.days)
     assert panel.summary.text().startswith(f"x{p.multipliers[0]:.3g} at the start")
     # The burn-in covers the run: a longer run remakes it over the new days (as --days then --burn-in).
@@ -77,7 +79,7 @@ def test_burn_in_makes_the_profile_of_its_shape_and_life_and_nothing_else(panel)
     assert panel.mode.currentIndex() == BURN_IN
     choose(panel, CONSTANT)
     assert panel.inputs.scenario.rate_profile is None
-    assert changed_fields(sc0, panel.inputs.scenario) == {"days"}
+    assert changed_fields(sc0, panel.inputs.scenario) == {"days", "new_cluster"}
 
 
 def test_a_burn_in_over_the_multiplier_limit_is_refused_in_words(panel):

@@ -223,7 +223,7 @@ class RatesFromDataPanel(QGroupBox):
             return
         self.error = ""
         self._burn = (shape, life, days, profile)
-        self.inputs.update(rate_profile=profile)
+        self.inputs.update(rate_profile=profile, new_cluster=True)  # a burn-in is a new cluster's (as --burn-in)
         self._show(self.inputs.scenario)
 
     def _rows(self) -> list[list[str | float]]:
