@@ -385,3 +385,54 @@ def test_the_window_sets_node_lives_and_a_new_cluster_and_says_what_they_mean(ma
     assert win.scenario().weibull == () and win.scenario().components == moved.components
     win.inputs.undo()
     assert win.scenario().weibull == (("Faulty GPU", 0.7),) and box.text() == "Faulty GPU=0.7,100000"
+
+
+@pytest.mark.parametrize("shape", [1.5, 2.5, 5.0, 10.0])
+def test_the_renewal_function_of_wear_out_lives_agrees_with_simulated_renewals(shape):
+    # Renewals of unit-scale lives counted directly (20,000 paths), from half a life to 80 lives: the wear-out
+    # grid's 64 steps a life, and the slope of 1 / mean past 62 lives.
+    from planner_gui.core.renewal import weibull_renewal_function
+
+    rng = np.random.default_rng(7)
+    for t in (0.5, 3.0, 13.0, 80.0):
+        lives = rng.weibull(shape, size=(20_000, int(3 * t) + 20))
+        counts = (np.cumsum(lives, axis=1) <= t).sum(axis=1)
+        got = float(weibull_renewal_function(shape, 1.0, np.array([t]))[0])
+        assert abs(got - counts.mean()) <= Z * _sem(counts) + 1e-3, (shape, t, got, counts.mean())
+
+
+def test_a_wear_out_new_cluster_is_run_and_counted_right():
+    # Lives of 100 h of shape 5 for 40 days: about 10 lives a node (where a grid fit for infant mortality counted
+    # twice the failures and could not size the run at all).
+    sc = _lives(5.0, 100.0, BASE.replace(days=40.0), new_cluster=True)
+    assert window_engine(sc).key == "general"
+    got = _counts(sc, 300, 2)
+    expected = expected_by_component(sc)[0]
+    assert abs(got.mean() - expected) <= Z * _sem(got) + 1e-3 * expected, (got.mean(), expected)
+
+
+def test_a_study_that_varies_a_shape_keeps_the_rate():
+    from planner_gui.core.study.spec import apply_values, input_of
+
+    base = scenario_to_dict(_lives(0.7, 200_000.0, Scenario(), new_cluster=True))
+    inp = input_of("weibull.Faulty GPU.shape", [0.5, 1.0], base)
+    for shape in (0.5, 1.0):
+        sc = scenario_from_dict(apply_values(base, (inp,), (shape,)))
+        assert sc.weibull == (("Faulty GPU", shape),)
+        assert sc.components[0].rate_per_gpu_hour == pytest.approx(
+            scenario_from_dict(base).components[0].rate_per_gpu_hour, rel=1e-12
+        )
+
+
+def test_the_report_and_compare_put_one_gpu_on_the_windows_footing():
+    from planner_gui.core import fmt
+    from planner_gui.core.compare import _one_gpu_text
+    from planner_gui.report.document import components_html
+
+    sc = _lives(0.5, 20_000.0, Scenario(), new_cluster=True)
+    n = float(expected_by_component(sc).sum())
+    assert _one_gpu_text(sc) == fmt.every(sc.hours * sc.gpus / n) + " on average over the window"
+    assert _one_gpu_text(sc.replace(new_cluster=False)) == fmt.every(sc.gpu_mtbf_hours)
+    d = simulate(sc.replace(trials=50)).to_json_dict()
+    html = components_html(sc, d)
+    assert f"{fmt.duration_hours(sc.hours * sc.gpus / n)} over the window" in html

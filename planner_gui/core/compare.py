@@ -7,12 +7,14 @@ numbers are the same everywhere.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import fmt
 from .model import OPTIMAL, Scenario
-from .profiles import pieces
+from .profiles import expected_by_component, pieces
 from .rates import evidence_of
 from .spares.model import Spares
 
@@ -41,13 +43,22 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ("correlated failures", lambda s: s.correlated_text(short=True)),
     ("node lives (shape, scale)", lambda s: s.weibull_text(short=True) or "exponential"),
     ("new cluster", lambda s: "yes" if s.new_cluster else "no"),
-    ("one GPU interrupted", lambda s: fmt.every(s.gpu_mtbf_hours) + (" in the long run" if s.lives_vary else "")),
+    ("one GPU interrupted", lambda s: _one_gpu_text(s)),
     ("price per GPU-hour", lambda s: f"${s.gpu_hour_cost_usd:,.2f}"),
     ("training compute", lambda s: "none" if s.training is None else f"{s.training.gpu_hours:,.3g} GPU-hours"),
     ("rate uncertainty", lambda s: "on" if s.rate_uncertainty else "off"),
     ("trials", lambda s: fmt.count(s.trials)),
     ("seed", lambda s: str(s.seed)),
 )
+
+
+def _one_gpu_text(s: Scenario) -> str:
+    """One GPU's time between interruptions: its rates', or where a new cluster's node lives vary them, the window
+    over the expected count (as run and the window say)."""
+    if not s.lives_vary:
+        return fmt.every(s.gpu_mtbf_hours)
+    n = float(expected_by_component(s).sum())
+    return fmt.every(s.hours * s.gpus / n if n > 0 else math.inf) + " on average over the window"
 
 
 def profile_text(scenario: Scenario) -> str:

@@ -17,6 +17,8 @@ __all__ = ["unit_renewals", "weibull_renewal_function", "window_rates"]
 
 #: Grid steps of the renewal function (the scheme is O(n^2): about 30 ms).
 _RENEWAL_STEPS = 4000
+#: Grid steps within one life for a wear-out shape (above 1).
+WEAR_OUT_STEPS_PER_LIFE = 64.0
 
 
 def weibull_renewal_function(shape: float, life: float, t: np.ndarray) -> np.ndarray:
@@ -28,7 +30,11 @@ def weibull_renewal_function(shape: float, life: float, t: np.ndarray) -> np.nda
     step much longer than a life makes ``F`` at its midpoint nearly 1 and the equation's divisor nearly 0,
     which magnifies every error (lives of minutes in a run of weeks gave multipliers rising to x30).
 
-    Past the grid's end ``t0`` (``shape * steps / 8`` lives) the renewal density has nearly reached
+    A wear-out shape (above 1) has ``F`` flat near 0 and steep about the life instead: its grid is even, 64 steps a
+    life, for 62 lives, past which the renewal density's waves about ``1 / mean`` have died down and ``M`` goes on
+    at that slope (checked against simulated renewals for shapes 2.5 to 10 in ``tests/test_node_lives.py``).
+
+    For shapes up to 1, past the grid's end ``t0`` (``shape * steps / 8`` lives) the renewal density has nearly reached
     ``1 / mean``; what is left of its excess is carried on by the renewal theorem's tail: ``M(t) = t / mean
     + c - a B(t)`` with ``c = E[X^2] / (2 mean^2) - 1`` the limit of ``M(t) - t / mean``, ``B(t) =
     int_t^inf (x - t) (1 - F(x)) dx`` the shape of the excess of a subexponential life (the asymptotic
@@ -38,8 +44,12 @@ def weibull_renewal_function(shape: float, life: float, t: np.ndarray) -> np.nda
     top = float(t.max()) if t.size else 0.0
     if top <= 0:
         return np.zeros_like(t)
-    end = min(top, shape * _RENEWAL_STEPS * life / 8.0)
-    grid = end * np.linspace(0.0, 1.0, _RENEWAL_STEPS + 1) ** (1.0 / shape)
+    if shape <= 1.0:
+        end = min(top, shape * _RENEWAL_STEPS * life / 8.0)
+        grid = end * np.linspace(0.0, 1.0, _RENEWAL_STEPS + 1) ** (1.0 / shape)
+    else:  # wear-out: F is flat near 0 and steep about the life; even steps of at most 1/64 of it
+        end = min(top, _RENEWAL_STEPS * life / WEAR_OUT_STEPS_PER_LIFE)
+        grid = np.linspace(0.0, end, _RENEWAL_STEPS + 1)
 
     def cdf(x: np.ndarray) -> np.ndarray:
         out: np.ndarray = -np.expm1(-((np.maximum(x, 0.0) / life) ** shape))
@@ -57,7 +67,10 @@ def weibull_renewal_function(shape: float, life: float, t: np.ndarray) -> np.nda
         dm[n - 1] = m[n] - m[n - 1]
     out: np.ndarray = np.interp(t, grid, m)
     beyond = t > end
-    if np.any(beyond):
+    if np.any(beyond) and shape > 1.0:
+        # (62 lives on: the renewal density's waves about 1 / mean have died down; it goes on at 1 / mean)
+        out[beyond] = m[-1] + (t[beyond] - end) / (life * float(gamma_fn(1.0 + 1.0 / shape)))
+    elif np.any(beyond):
         mean = life * float(gamma_fn(1.0 + 1.0 / shape))
         limit = float(gamma_fn(1.0 + 2.0 / shape)) / (2.0 * float(gamma_fn(1.0 + 1.0 / shape)) ** 2) - 1.0
 

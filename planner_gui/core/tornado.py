@@ -331,7 +331,7 @@ SHAPE_FACTOR = 1.25
 
 
 def _life_shapes(sc: Scenario) -> list[Unsure]:
-    """Each node life's Weibull shape (docs/model.md, "Node lives"), a quarter below and above, the rate kept: a
+    """Each node life's Weibull shape (docs/model.md, "Node lives"), divided and multiplied by 1.25, the rate kept: a
     shape fitted to a fleet's log is that unsure."""
     lo, hi = WEIBULL_SHAPES
     out = []
@@ -348,7 +348,7 @@ def _life_shapes(sc: Scenario) -> list[Unsure]:
                 max(lo, k / SHAPE_FACTOR),
                 min(hi, k * SHAPE_FACTOR),
                 "a planner's estimate (Schroeder and Gibson, DSN 2006, fit shapes of 0.7-0.8 to HPC systems): a "
-                "shape fitted to a fleet's log, a quarter below and above, the rate kept",
+                "shape fitted to a fleet's log, divided and multiplied by 1.25, the rate kept",
                 _shape_at(name),
             )
         )

@@ -405,9 +405,8 @@ def inputs_html(sc: Scenario) -> str:
         rows.append((label, value, base, DEFAULT_NOTES.get(field, "")))
         if field == "detect_min" and sc.detect_by:
             rows.append(("Detection by cause", sc.detect_by_text(), "none", DEFAULT_NOTES["detect_by"]))
-        if field == "correlated_repair_hours" and (sc.weibull_text() or sc.new_cluster):
-            rows.append(("Weibull lives", sc.weibull_text() or "exponential", "exponential", DEFAULT_NOTES["weibull"]))
-            rows.append(("New cluster", "yes" if sc.new_cluster else "no", "no", DEFAULT_NOTES["new_cluster"]))
+        if field == "correlated_repair_hours" and sc.weibull_text():  # (the new cluster has its own row, below)
+            rows.append(("Weibull lives", sc.weibull_text(), "exponential", DEFAULT_NOTES["weibull"]))
     if sc.training is not None:
         dflt = Training()
         for field in _TRAINING_FIELDS:
@@ -510,9 +509,15 @@ def components_html(sc: Scenario, d: dict[str, Any]) -> str:
     total = sc.rate_per_gpu_hour
     comp_expected = d["interruptions_expected"] - float(expected[n:].sum())  # (the correlated events', if any)
     comp_simulated = d["interruptions"]["mean"] - mc.get(CORRELATED_NAME, 0.0)
+    # (a new cluster's node lives: the rates are the long run's; one GPU over the window, as the headline has it)
+    every_gpu = (
+        f"{fmt.duration_hours(sc.hours * sc.gpus / comp_expected)} over the window"
+        if sc.lives_vary and comp_expected > 0
+        else fmt.duration_hours(sc.gpu_mtbf_hours)
+    )
     rows.append(
         f'<tr><th>All components</th><td></td><td class="num">{total * 24_000:.3g}</td>'
-        f'<td class="num">{escape(fmt.duration_hours(sc.gpu_mtbf_hours))}</td>'
+        f'<td class="num">{escape(every_gpu)}</td>'
         f'<td class="num">{comp_expected:,.1f}</td>'
         f'<td class="num">{comp_simulated:,.1f}</td></tr>'
     )
@@ -717,8 +722,9 @@ def render_report(
     )
     components = _figure(
         charts.components_chart(main),
-        "Bars and numbers: the exact expected count of each component (rate x GPUs x hours). Dots and "
-        "whiskers: the Monte Carlo mean and 5th-95th percentile over trials.",
+        "Bars and numbers: the exact expected count of each component (rate x GPUs x hours"
+        + ("; on a new cluster, a component of node lives: its lives' renewals" if sc.lives_vary else "")
+        + "). Dots and whiskers: the Monte Carlo mean and 5th-95th percentile over trials.",
     ) + components_html(sc, d)
     if effects:
         levers = _figure(

@@ -120,10 +120,12 @@ def _lives_note(sc: Scenario) -> str:
             return f"{r:.2g} times" if r >= 1.0 else f"{100.0 * r:.2g}%"
 
         first = ratio(24.0)
+        later = min(sc.hours, mean)  # (a node seldom lives much past its mean life)
         parts.append(
             f"{fmt.clean(c.name, 40)}: shape {fmt.number(k)}, scale {fmt.duration_hours(eta)} (mean "
             f"{fmt.duration_hours(mean)}) per node; a new node's hazard is {first}{'' if 'times' in first else ' of'} "
-            f"the long-run rate at a day, {ratio(sc.hours)} at {fmt.duration_hours(sc.hours)}"
+            f"the long-run rate at a day, {ratio(later)} at {fmt.duration_hours(later)}"
+            + (" (its mean life)" if later < sc.hours else "")
         )
     where = (
         "a new cluster: every node new and none in repair at the start"

@@ -511,6 +511,13 @@ def apply_values(base: dict[str, Any], inputs: tuple[Input, ...], values: tuple[
     pairs = sorted(zip(inputs, values), key=lambda iv: iv[0].path[0] == MULTIPLIER)
     for inp, v in pairs:
         _set(doc, inp.path, v, "vary", must_exist=True)
+    # A node life's shape varied alone keeps the component's rate, as everywhere else (the tornado, the flags): the
+    # scale the base wrote for its own shape goes, and the rate gives the scale at each shape.
+    paths = {inp.path for inp in inputs}
+    for name, life in (doc.get("weibull") or {}).items():
+        if ("weibull", name, "shape") in paths and ("weibull", name, "scale_hours") not in paths:
+            if isinstance(life, dict):
+                life.pop("scale_hours", None)
     return doc
 
 
