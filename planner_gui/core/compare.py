@@ -8,7 +8,6 @@ numbers are the same everywhere.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Sequence
 from typing import Any
 
