@@ -515,9 +515,9 @@ def apply_values(base: dict[str, Any], inputs: tuple[Input, ...], values: tuple[
     # scale the base wrote for its own shape goes, and the rate gives the scale at each shape.
     paths = {inp.path for inp in inputs}
     for name, life in (doc.get("weibull") or {}).items():
-        if ("weibull", name, "shape") in paths and ("weibull", name, "scale_hours") not in paths:
-            if isinstance(life, dict):
-                life.pop("scale_hours", None)
+        shape_alone = ("weibull", name, "shape") in paths and ("weibull", name, "scale_hours") not in paths
+        if shape_alone and isinstance(life, dict):
+            life.pop("scale_hours", None)
     return doc
 
 
