@@ -373,6 +373,7 @@ def test_the_window_sets_node_lives_and_a_new_cluster_and_says_what_they_mean(ma
     assert error.isVisibleTo(win) and "no component of that name" in error.text() and win.scenario() == sc
     # The new cluster: on, the note says so; the rate's a control of its own and moves the scale.
     check.setChecked(True)
+    assert win.scenario().replace(name=sc.name) == sc.replace(new_cluster=True)  # (that, and nothing else)
     assert win.scenario().new_cluster and "every node new and none in repair" in note.text()
     qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
     win.inputs.set_multiplier("Faulty GPU", 2.0 * win.inputs.multiplier("Faulty GPU"))

@@ -34,6 +34,7 @@ from ..core.scenario_io import (
     load_preset,
     preset_names,
     validate,
+    weibull_doc,
 )
 from ..core.sweep import (
     Cost,
@@ -593,26 +594,38 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
         raise _naming_flags(exc, named) from None
 
 
+def _entries(items: list[str] | None, flag: str, parse: Callable[[str], tuple[Any, ...]], form: str) -> list[Any]:
+    """The entries of a repeatable flag of ``NAME=...; NAME=...`` (``--detect-by``, ``--weibull``), each item read
+    by ``parse`` (ValueError in words), every name once: refused in one line naming the flag."""
+    out: list[Any] = []
+    for item in items or []:
+        try:
+            entries = parse(str(item))
+        except ValueError as exc:
+            raise ScenarioError(f"{flag}: {exc}") from None
+        if not entries:
+            raise ScenarioError(f"{flag}: give {form} (got {quoted(item)})")
+        for entry in entries:
+            if any(entry[0] == e[0] for e in out):
+                raise ScenarioError(f"{flag} {fmt.clean(entry[0], 40)}: given twice (each name once)")
+            out.append(entry)
+    return out
+
+
 def _with_detect_by(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[str]]:
     """``sc`` with each ``--detect-by NAME=MIN[; NAME=MIN ...]`` added to (or replacing the same name's in) its
     detection by cause, checked here so that an error names the flag as typed. A name given twice is refused."""
-    items = getattr(args, "detect_by", None) or []
-    if not items:
+    given = {
+        name: minutes
+        for name, minutes in _entries(
+            getattr(args, "detect_by", None),
+            "--detect-by",
+            parse_detect_by,
+            "COMPONENT=MIN, e.g. 'NCCL Watchdog Timeouts=15'",
+        )
+    }
+    if not given:
         return sc, []
-    given: dict[str, float] = {}
-    for item in items:
-        try:
-            pairs = parse_detect_by(str(item))
-        except ValueError as exc:
-            raise ScenarioError(f"--detect-by: {exc}") from None
-        if not pairs:
-            raise ScenarioError(
-                f"--detect-by: give COMPONENT=MIN, e.g. 'NCCL Watchdog Timeouts=15' (got {quoted(item)})"
-            )
-        for name, minutes in pairs:
-            if name in given:
-                raise ScenarioError(f"--detect-by {fmt.clean(name, 40)}: given twice (each name once)")
-            given[name] = minutes
     new = sc.replace(detect_by=tuple({**dict(sc.detect_by), **given}.items()))
     try:
         validate(new)
@@ -667,37 +680,28 @@ def _with_weibull(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, lis
     """``sc`` with each ``--weibull COMPONENT=SHAPE[,SCALE_HOURS]`` (after the size and rate flags: the scale sets
     the component's rate at this size), checked here so that an error names the flag. A name given twice is
     refused."""
-    items = getattr(args, "weibull", None) or []
-    if not items:
+    given = {
+        name: (shape, scale)
+        for name, shape, scale in _entries(
+            getattr(args, "weibull", None),
+            "--weibull",
+            parse_weibull,
+            "COMPONENT=SHAPE,SCALE_HOURS, e.g. 'Faulty GPU=0.7,200000'",
+        )
+    }
+    if not given:
         return sc, []
-    given: dict[str, tuple[float, float | None]] = {}
-    for item in items:
-        try:
-            entries = parse_weibull(str(item))
-        except ValueError as exc:
-            raise ScenarioError(f"--weibull: {exc}") from None
-        if not entries:
-            raise ScenarioError(
-                f"--weibull: give COMPONENT=SHAPE,SCALE_HOURS, e.g. 'Faulty GPU=0.7,200000' (got {quoted(item)})"
-            )
-        for name, shape, scale in entries:
-            if name in given:
-                raise ScenarioError(f"--weibull {fmt.clean(name, 40)}: given twice (each name once)")
-            given[name] = (shape, scale)
     scaled = next((n for n, (_, s) in given.items() if s is not None), None)
     if scaled is not None and getattr(args, "gpu_mtbf_hours", None) is not None:
         raise UsageError(
             f"--weibull {fmt.clean(scaled, 40)}: a scale sets that component's rate, which --gpu-mtbf-hours sets too; "
             "give the shape alone (COMPONENT=SHAPE keeps the rate) or drop --gpu-mtbf-hours"
         )
-    names = {c.name for c in sc.components}
-    doc_lives = {n: {"shape": v} | ({} if s is None else {"scale_hours": s}) for n, (v, s) in given.items()}
     try:
-        check_weibull(doc_lives, sc.components)
+        check_weibull(weibull_doc(tuple((n, v, s) for n, (v, s) in given.items())), sc.components)
     except ScenarioError as exc:
         field, _, rest = str(exc).partition(": ")
         raise ScenarioError(f"--weibull {field.partition('.')[2]}: {rest}".replace(" : ", ": ")) from None
-    assert set(given) <= names
     new = sc.with_weibull(tuple((n, v, scale) for n, (v, scale) in given.items()))
     shown = [
         f"--weibull {fmt.clean(n, 40)}={_show_value(v)}" + ("" if s is None else f",{_show_value(s)}")

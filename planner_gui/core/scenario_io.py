@@ -424,6 +424,12 @@ def check_weibull(doc: Any, components: tuple[Component, ...]) -> tuple[tuple[st
     return tuple(out)
 
 
+def weibull_doc(entries: tuple[tuple[str, float, float | None], ...]) -> dict[str, dict[str, float]]:
+    """Node lives as typed (:func:`.inputs.parse_weibull`: name, shape, scale or None) as the ``weibull`` key
+    :func:`check_weibull` reads."""
+    return {n: {"shape": k} | ({} if v is None else {"scale_hours": v}) for n, k, v in entries}
+
+
 #: The scale of a node life (hours): from an hour to a hundred million years.
 WEIBULL_SCALE_HOURS = (1.0, 1e12)
 

@@ -8,6 +8,7 @@ Component rows are keyed by the component's name.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -27,7 +28,7 @@ from PySide6.QtWidgets import (
 from ..core import fmt
 from ..core.inputs import Inputs, detect_by_entry, parse_detect_by, parse_weibull, weibull_entry
 from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
-from ..core.scenario_io import NAME_MAX_LEN, ScenarioError, check_weibull, validate
+from ..core.scenario_io import NAME_MAX_LEN, ScenarioError, check_weibull, validate, weibull_doc
 from ..core.spares.model import correlated_caveats, correlated_nodes, correlated_nodes_text, correlated_then
 from ..core.specs import SPECS
 from .input_filter import InputFilter
@@ -423,21 +424,14 @@ class ControlsPanel(QScrollArea):
         lay = self._group("Recovery")
         self._value(lay, "detect_min", "detectSlider")
         # Detection by cause: a watchdog's timeout for hangs, seconds for errors the driver sees.
-        self.detect_by = QLineEdit()
-        self.detect_by.setObjectName("detectByEdit")
-        self.detect_by.setPlaceholderText("by cause, e.g. NCCL Watchdog Timeouts=15; GPU=0.1")
-        self.detect_by.setToolTip(DEFAULT_NOTES["detect_by"])
-        self.detect_by.setAccessibleName("Detection by cause")
-        self.detect_by.editingFinished.connect(self._detect_by_entered)
-        self.detect_by_error = QLabel("")
-        self.detect_by_error.setObjectName("detectByError")
-        self.detect_by_error.setWordWrap(True)
-        self.detect_by_error.setVisible(False)
-        row = QHBoxLayout()  # (one row: the filter shows the box with its label)
-        row.addWidget(QLabel("Detection by cause (min)"))
-        row.addWidget(self.detect_by, 1)
-        lay.addLayout(row)
-        lay.addWidget(self.detect_by_error)
+        self.detect_by, self.detect_by_error = self._entry_box(
+            lay,
+            "Detection by cause (min)",
+            "detectBy",
+            "by cause, e.g. NCCL Watchdog Timeouts=15; GPU=0.1",
+            "detect_by",
+            self._detect_by_entered,
+        )
         self._value(lay, "restart_min", "restartSlider")
         self._value(lay, "restart_per_log2_gpus_min", "restartGrowthSlider")
         # The restart in use at the job's size (what the engines take), and how it grows.
@@ -488,27 +482,44 @@ class ControlsPanel(QScrollArea):
 
     def _build_lives(self) -> None:
         lay = self._group("Node lives")
-        self.weibull = QLineEdit()
-        self.weibull.setObjectName("weibullEdit")
-        self.weibull.setPlaceholderText("e.g. Faulty GPU=0.7,200000 (shape, scale h); GPU HBM3 Memory=2")
-        self.weibull.setToolTip(DEFAULT_NOTES["weibull"])
-        self.weibull.setAccessibleName("Weibull node lives")
-        self.weibull.editingFinished.connect(self._weibull_entered)
-        self.weibull_error = QLabel("")
-        self.weibull_error.setObjectName("weibullError")
-        self.weibull_error.setWordWrap(True)
-        self.weibull_error.setVisible(False)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Weibull lives"))
-        row.addWidget(self.weibull, 1)
-        lay.addLayout(row)
-        lay.addWidget(self.weibull_error)
+        self.weibull, self.weibull_error = self._entry_box(
+            lay,
+            "Weibull lives",
+            "weibull",
+            "e.g. Faulty GPU=0.7,200000 (shape, scale h); GPU HBM3 Memory=2",
+            "weibull",
+            self._weibull_entered,
+        )
         self.new_cluster = QCheckBox("New cluster")
         self.new_cluster.setObjectName("newClusterCheck")
         self.new_cluster.setToolTip(DEFAULT_NOTES["new_cluster"])
         self.new_cluster.toggled.connect(lambda on: self.inputs.update(new_cluster=bool(on)))
         lay.addWidget(self.new_cluster)
         self.lives_note = self._note(lay, "livesNote")
+
+    @staticmethod
+    def _entry_box(
+        lay: QVBoxLayout, label: str, name: str, placeholder: str, note: str, entered: Callable[[], None]
+    ) -> tuple[QLineEdit, QLabel]:
+        """A text box of entries by cause (``NAME=...; NAME=...``) on one row with its label (the filter shows them
+        together), objects ``{name}Edit`` and ``{name}Error``, and under it the reason an entry was refused
+        (hidden until then); ``entered`` reads it when editing finishes."""
+        box = QLineEdit()
+        box.setObjectName(f"{name}Edit")
+        box.setPlaceholderText(placeholder)
+        box.setToolTip(DEFAULT_NOTES[note])
+        box.setAccessibleName(label)
+        box.editingFinished.connect(entered)
+        error = QLabel("")
+        error.setObjectName(f"{name}Error")
+        error.setWordWrap(True)
+        error.setVisible(False)
+        row = QHBoxLayout()
+        row.addWidget(QLabel(label))
+        row.addWidget(box, 1)
+        lay.addLayout(row)
+        lay.addWidget(error)
+        return box, error
 
     def _weibull_entered(self) -> None:
         """Node lives as typed: set when the scenario takes them, else the reason under the box (the text stays as
@@ -520,9 +531,7 @@ class ControlsPanel(QScrollArea):
             return
         try:
             entries = parse_weibull(text)
-            check_weibull(
-                {n: {"shape": k} | ({} if v is None else {"scale_hours": v}) for n, k, v in entries}, sc.components
-            )
+            check_weibull(weibull_doc(entries), sc.components)
         except (ValueError, ScenarioError) as exc:
             self.weibull_error.setText(str(exc).replace("weibull.", "", 1))
             self.weibull_error.setVisible(True)

@@ -471,23 +471,16 @@ class World:
         # 1. Failures (times through the profile, classes), repairs, planned interruptions.
         h0, h1 = self._cum(t0), self._cum(t1)
         fh = self._poisson_times(rng, self.lam * (h1 - h0), h0, h1 - h0)
+        cls = self._classes(rng.random(fh.shape))
+        if self.lives:  # the failures of node lives (on the profile's clock too), after the Poisson stream's
+            lives_rng = stream(self.seed, STREAM_LIVES, self.index - 1)
+            drawn = [(w, lives.draw(lives_rng, h0, h1)) for w, lives in self.lives]
+            fh = np.concatenate([fh, *(d for _, d in drawn)], axis=1)
+            cls = np.concatenate([cls, *(np.full(d.shape, w, dtype=cls.dtype) for w, d in drawn)], axis=1)
         ft = self._inverse(fh) if self.shifted or self.knots_t.size > 1 or self.mults[0] != 1.0 else fh
         real = np.isfinite(fh)
         np.minimum(ft, np.nextafter(t1, -np.inf), out=ft, where=real)
         np.maximum(ft, t0, out=ft, where=real)
-        width = ft.shape[1]
-        cls = self._classes(rng.random((n, width)))
-        if self.lives:  # the failures of node lives, after the Poisson stream's
-            lives_rng = stream(self.seed, STREAM_LIVES, self.index - 1)
-            drawn = [(w, lives.draw(lives_rng, h0, h1)) for w, lives in self.lives]
-            lh = np.concatenate([d for _, d in drawn], axis=1)
-            lc = np.concatenate([np.full(d.shape, w, dtype=cls.dtype) for w, d in drawn], axis=1)
-            lt = self._inverse(lh) if self.shifted or self.knots_t.size > 1 or self.mults[0] != 1.0 else lh
-            live = np.isfinite(lh)
-            np.minimum(lt, np.nextafter(t1, -np.inf), out=lt, where=live)
-            np.maximum(lt, t0, out=lt, where=live)
-            ft, cls = np.concatenate([ft, lt], axis=1), np.concatenate([cls, lc], axis=1)
-            real = np.concatenate([real, live], axis=1)
         pt = self._poisson_times(rng, np.full(n, m.mu * (t1 - t0)), t0, t1 - t0)
         parts_t, parts_g = [ft, pt], [np.where(real, cls, self.tag_pad), np.where(np.isfinite(pt), 2 * j, self.tag_pad)]
         if self.pool:
