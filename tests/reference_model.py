@@ -19,7 +19,13 @@ components with Weibull node lives (section 1, "Node lives") fail instead at eac
 a Weibull life of their shape and of the scale their rate gives (``eta = N / (x G Gamma(1 + 1/shape))``), measured
 on the profile's clock ``H(t)`` and renewed at each failure: on a new cluster every position is new at 0; otherwise
 each position's renewals are lived from 100 mean lives before the start, which leaves it in its steady state;
-the pool of ``S`` spares
+on rack-scale NVLink domains (section 1, "Racks") the job's nodes sit in racks of ``Q - K`` of their ``Q`` trays
+(``K`` warm spares): a failure that takes nodes strikes a uniformly drawn rack (a correlated event that and the
+next ``D - 1``); a tray failure is covered while the rack has a spare tray not in repair (the spare is then in
+repair for the failure's repair time and nothing changes in the pool), otherwise (and for a domain failure or a
+correlated event) its racks move, taking ``Q`` nodes each from the pool until the latest of its repair and of the
+spares of those racks still in repair, and the racks that come in have every spare free; the pool of ``S`` spares
+(whole racks on NVLink domains: ``floor(S / Q) Q``)
 (a failure *finds no spare* when ``A(t-) + nodes > S``); in restart mode the job is blocked (or shrinks,
 with ``min_gpus``) while ``A > S``; in continue mode the replicas out, with the nodes lacking paid first
 come, first served.
@@ -170,6 +176,7 @@ class ReferenceTrials:
     train_hours: np.ndarray | None
     slow_drains: np.ndarray | None = None
     restores_failed: np.ndarray | None = None
+    covered: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -235,6 +242,14 @@ class _Model:
     restore_fail: float = 0.0  # the chance a restore from the fast tier fails its validation (2.2)
     #: Per class, the Weibull shape of its node lives (section 1, "Node lives"; 1: a Poisson class); empty: all 1.
     life_shapes: tuple[float, ...] = ()
+    #: Racks (section 1, "Racks"): the job's racks (0: none), trays per rack ``Q``, the job's trays of one, warm
+    #: spares ``K``; per class the racks a failure takes and whether a warm spare may cover it.
+    racks: int = 0
+    rack_trays: int = 0
+    rack_job: int = 0
+    rack_spares: int = 0
+    rack_take: tuple[int, ...] = ()
+    rack_cover: tuple[bool, ...] = ()
 
 
 def reference_model(scenario: Scenario) -> _Model:
@@ -276,6 +291,24 @@ def reference_model(scenario: Scenario) -> _Model:
         repair.append(scenario.correlated_repair_hours)
         scopes.append("correlated")
         names.append(("Correlated", "Correlated"))
+    # Racks (section 1, "Racks"): trays of gpus_per_node GPUs, Q to a rack, K of them warm spares; the rack is the
+    # failure domain; a failure that moves racks takes Q nodes from the pool for each.
+    racks = trays = rack_job = 0
+    take: list[int] = []
+    if scenario.nvlink_gpus > 0:
+        trays = scenario.nvlink_gpus // gpn
+        rack_job = trays - scenario.rack_spare_trays
+        racks = -(-N // rack_job)
+        take = [
+            0 if s == "process" else (min(scenario.correlated_domains, racks) if s == "correlated" else 1)
+            for s in scopes
+        ]
+        nodes = [t * trays for t in take]
+        repair = [
+            (override.get(c.category, _DEFAULT_REPAIR.get(c.category, _OTHER_REPAIR)) if t > 0 else 0.0)
+            for c, t in zip(comps, take)
+        ] + ([scenario.correlated_repair_hours] if scenario.correlated_rate_per_day > 0 else [])
+    stopped = [min(t * rack_job, N) for t in take] if racks else list(nodes)
 
     # Which tier a restarting failure restores from (2.2's table).
     def tier_of(scope: str) -> str:
@@ -301,7 +334,7 @@ def reference_model(scenario: Scenario) -> _Model:
         if n_rep < 2:
             raise ValueError("continue mode needs at least two replicas")
         per_replica = sp.replica_gpus // gpn
-        replicas = [(-(-n // per_replica) if n > 0 else 0) for n in nodes]
+        replicas = [(-(-n // per_replica) if n > 0 else 0) for n in stopped]
         continues = [n > 0 and r <= sp.max_replicas_lost and r < n_rep for n, r in zip(nodes, replicas)]
         share = sp.replica_gpus / G
     else:
@@ -326,6 +359,9 @@ def reference_model(scenario: Scenario) -> _Model:
         starts = (0.0, *starts[1:])  # the first piece holds from 0 (and before it)
     else:
         starts, mults = (0.0,), (1.0,)
+    spares = _INF if sp is None or sp.spare_nodes is None else float(sp.spare_nodes)
+    if racks and spares < _INF:
+        spares = float(int(spares) // trays * trays)
     min_nodes = None
     if sp is not None and sp.min_gpus is not None and mode == "restart":
         min_nodes = max(1, math.ceil(sp.min_gpus / gpn))
@@ -346,7 +382,7 @@ def reference_model(scenario: Scenario) -> _Model:
         continues=tuple(continues),
         replicas=tuple(replicas),
         mode=mode,
-        spares=_INF if sp is None or sp.spare_nodes is None else float(sp.spare_nodes),
+        spares=spares,
         min_nodes=min_nodes,
         replica_share=share,
         mu=scenario.planned_per_day / 24.0,
@@ -376,6 +412,12 @@ def reference_model(scenario: Scenario) -> _Model:
         save_fail=scenario.save_fail_p,
         restore_fail=scenario.restore_fail_p,
         life_shapes=tuple(dict(scenario.weibull).get(name, 1.0) for name, _ in names),
+        racks=racks,
+        rack_trays=trays,
+        rack_job=rack_job,
+        rack_spares=scenario.rack_spare_trays if racks else 0,
+        rack_take=tuple(take),
+        rack_cover=tuple(s == "node" and scenario.rack_spare_trays > 0 for s in scopes) if racks else (),
     )
 
 
@@ -550,9 +592,11 @@ class _Trial:
                 "no_spare",
                 "slow_drains",
                 "restores_failed",
+                "covered",
             ),
             0,
         )
+        self.rack_busy: dict[int, list[float]] = {}  # per rack: when its warm spares in repair are back
         self.by_component = [0] * len(m.rates)
         self.done_at = _INF
         self.events = 0  # events processed (for the speed figures)
@@ -678,7 +722,7 @@ class _Trial:
         elif m.min_nodes is None:
             self.blocked, self.theta = True, 1.0
         else:
-            have = m.job_nodes - lack
+            have = m.job_nodes - (lack * m.rack_job / m.rack_trays if m.racks else lack)
             self.blocked = have < m.min_nodes
             self.theta = have / m.job_nodes
 
@@ -776,6 +820,31 @@ class _Trial:
             self.n["unplanned"] += 1
             self.by_component[j] += 1
         found = True
+        back = None
+        if k > 0 and m.racks:
+            first = min(int(self.draws.uniform() * m.racks), m.racks - 1)
+            hit = [(first + i) % m.racks for i in range(m.rack_take[j])]
+            end = t + self._repair_time(j)
+            busy = [e for e in self.rack_busy.get(hit[0], []) if e > t]
+            if m.rack_cover[j] and len(busy) < m.rack_spares:  # a warm spare of the rack covers it
+                self.rack_busy[hit[0]] = [*busy, end]
+                if w:
+                    self.n["covered"] += 1
+                if m.mode == "continue" and m.continues[j]:
+                    self.out += m.replicas[j]
+                    self._push(t + m.continue_stall + m.restart + m.swap, _WORLD, "replicas_back", m.replicas[j])
+                    if w:
+                        self.n["continued"] += 1
+                    self._continue_after()
+                else:
+                    self._restart_after(j, True)
+                self._capacity()
+                return
+            # The racks move: back once the failure and every spare of theirs in repair are repaired; those that
+            # come in are whole.
+            back = max([end, *(e for r in hit for e in self.rack_busy.get(r, []) if e > t)])
+            for r in hit:
+                self.rack_busy.pop(r, None)
         if k > 0:
             found = self.A + k <= m.spares
             if w:
@@ -783,7 +852,7 @@ class _Trial:
                 self.n["no_spare"] += 0 if found else 1
             before = self._lacking()
             self.A += k
-            self._push(t + self._repair_time(j), _WORLD, "repair", k)
+            self._push(back if back is not None else t + self._repair_time(j), _WORLD, "repair", k)
             rise = self._lacking() - before
         cont = m.mode == "continue" and m.continues[j]
         if m.mode == "continue" and k > 0:
@@ -1073,6 +1142,7 @@ def simulate_reference(
             "no_spare",
             "slow_drains",
             "restores_failed",
+            "covered",
         )
     }
     by_component = np.zeros((trials, len(m.rates)), dtype=np.int64)
@@ -1105,4 +1175,5 @@ def simulate_reference(
         train_hours=train,
         slow_drains=counts["slow_drains"],
         restores_failed=counts["restores_failed"],
+        covered=counts["covered"],
     )

@@ -17,7 +17,7 @@ from ..core.scenario_io import (
     save,
 )
 from ..core.sim.capabilities import general_points, general_seconds, train_engine, window_engine
-from ..core.spares.model import Spares, correlated_caveats, correlated_nodes_text, correlated_then
+from ..core.spares.model import Spares, correlated_caveats, correlated_nodes_text, correlated_then, spare_racks
 from ..core.specs import MIN_INTERVAL_MIN
 from ..core.sweep import (
     Cost,
@@ -112,6 +112,7 @@ def report(res: SimulationResult) -> str:
         ),
         *([_correlated_line(sc, d["correlated"], continuing)] if "correlated" in d else ()),
         *([_lives_line(sc, d["node_lives"])] if "node_lives" in d else ()),
+        *([_racks_line(sc, d["racks"])] if "racks" in d else ()),
         *(_spares_lines(res, d) if res.spares_run is not None else ()),
         *_rate_lines(res, d),
         f"Where the {window_h} hours went: "
@@ -122,6 +123,29 @@ def report(res: SimulationResult) -> str:
         "Top causes               " + ", ".join(f"{fmt.clean(n, 40)} {v:,.1f}" for n, v in top),
     ]
     return "\n".join(lines)
+
+
+def _racks_line(sc: Scenario, racks: dict[str, Any]) -> str:
+    """Run's line on rack-scale NVLink domains: the layout, the GPUs its racks hold, and the failures a rack's warm
+    spare covered against those that moved racks (with their expectation where a closed form gives it)."""
+    bought = racks["gpus_in_racks"]
+    moves = racks["moves"]["mean"]
+    expected = "" if racks["moves_expected"] is None else f" (expected {racks['moves_expected']:,.1f})"
+    covered = (
+        f"{racks['covered_in_rack']['mean']:,.1f} tray failures covered within their rack, "
+        if sc.rack_spare_trays
+        else ""
+    )
+    warm = (
+        f"; the warm spares' {racks['warm_spare_gpus']:,} GPUs are {fmt.compact(racks['warm_spare_gpu_hours'])} "
+        f"GPU-hours ({fmt.money(racks['warm_spare_cost_usd'])} at ${sc.gpu_hour_cost_usd:,.2f} per GPU-hour)"
+        if racks["warm_spare_gpus"]
+        else ""
+    )
+    return (
+        f"Racks                    {sc.rack_text()} ({bought:,} GPUs in them for the job's {sc.gpus:,}); "
+        f"{covered}{moves:,.1f} moved racks to spare racks{expected}{warm}"
+    )
 
 
 def _lives_line(sc: Scenario, lives: dict[str, Any]) -> str:
@@ -189,6 +213,11 @@ def _spares_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
     sp, s = run.spares, d["spares"]
     nodes = s["nodes_in_repair"]
     pool = "unlimited" if sp.spare_nodes is None else f"{sp.spare_nodes:,}"
+    racks = spare_racks(res.scenario)
+    trays = res.scenario.trays_per_rack
+    if racks is not None:
+        pool += f" ({fmt.plural(racks, 'spare rack')} of {trays:,} nodes)"
+    recommended = s["recommended_for_99pct"]
     lines = [
         f"Spare nodes              {pool}; swap {sp.swap_min:g} min; repairs {_repairs_text(sp)}",
         f"Recovery mode            {sp.recovery_mode}"
@@ -203,6 +232,8 @@ def _spares_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
         + (
             f"(M/G/infinity: {fmt.percent(s['p_no_spare_expected'], 2)})"
             if s["p_no_spare_expected"] is not None
+            else "(no closed form: warm spare trays cover some failures, so rack moves are no Poisson stream)"
+            if res.scenario.rack_spare_trays
             else "(no closed form: the rates change over the window, or the pool starts empty)"
         ),
         f"Nodes in repair          mean {nodes['mean']:,.1f}, p95 {nodes['p95']:,.0f}"
@@ -211,8 +242,13 @@ def _spares_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
             if nodes["mean_expected"] is not None
             else ""
         ),
-        f"Pool for 99% of failures {s['recommended_for_99pct']:,} spare nodes"
-        + (" (simulated, at the rates as they change)" if s.get("recommended_simulated") else " (M/G/infinity)"),
+        f"Pool for 99% of failures {recommended:,} spare nodes"
+        + (f" ({fmt.plural(-(-recommended // trays), 'rack')})" if res.scenario.uses_nvlink else "")
+        + (
+            (" (simulated)" if res.scenario.rack_spare_trays else " (simulated, at the rates as they change)")
+            if s.get("recommended_simulated")
+            else " (M/G/infinity)"
+        ),
     ]
     if s["idle_gpu_hours"] is not None:
         cost = f"{fmt.money(s['idle_cost_usd'])} at ${res.scenario.gpu_hour_cost_usd:,.2f} per GPU-hour"

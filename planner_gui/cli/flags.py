@@ -203,6 +203,8 @@ FLAG_FIELDS = {
     "correlated_rate_per_day": "--correlated-rate",
     "correlated_domains": "--correlated-domains",
     "correlated_repair_hours": "--correlated-repair-hours",
+    "nvlink_gpus": "--nvlink-gpus",
+    "rack_spare_trays": "--rack-spare-trays",
     "trials": "--trials",
     "seed": "--seed",
 }
@@ -225,6 +227,8 @@ _NAMED_FIELDS = (
     "correlated_rate_per_day",
     "correlated_domains",
     "correlated_repair_hours",
+    "nvlink_gpus",
+    "rack_spare_trays",
 )
 
 
@@ -373,6 +377,21 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         type=number_arg,
         metavar="H",
         help="mean hours until the nodes a correlated event took are back in the pool (default 8)",
+    )
+    p.add_argument(
+        "--nvlink-gpus",
+        type=integer_arg,
+        metavar="N",
+        help="GPUs in one rack-scale NVLink domain, whole trays of the scenario's GPUs per node (72 on GB200 NVL72, "
+        "trays of 4): a tray that fails stops its rack's part of the job; a domain failure moves the rack "
+        "(default 0: none)",
+    )
+    p.add_argument(
+        "--rack-spare-trays",
+        type=integer_arg,
+        metavar="N",
+        help="trays of each NVLink rack held as warm spares (2 of 18 on NVL72): a failed tray is swapped within its "
+        "rack while one is free, else the rack moves to a spare rack of --spare-nodes (default 0)",
     )
     p.add_argument(
         "--gpu-mtbf-hours",

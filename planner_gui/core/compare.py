@@ -42,6 +42,7 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ("correlated failures", lambda s: s.correlated_text(short=True)),
     ("node lives (shape, scale)", lambda s: s.weibull_text(short=True) or "exponential"),
     ("new cluster", lambda s: "yes" if s.new_cluster else "no"),
+    ("racks (NVLink domain, warm spares)", lambda s: s.rack_text(short=True)),
     ("one GPU interrupted", lambda s: _one_gpu_text(s)),
     ("price per GPU-hour", lambda s: f"${s.gpu_hour_cost_usd:,.2f}"),
     ("training compute", lambda s: "none" if s.training is None else f"{s.training.gpu_hours:,.3g} GPU-hours"),

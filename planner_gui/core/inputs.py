@@ -114,6 +114,8 @@ _LABELS = (
     ("correlated_rate_per_day", "correlated failures", "{:.3g} per day"),
     ("correlated_domains", "domains per correlated event", "{:,}"),
     ("correlated_repair_hours", "correlated repair", "{:g} h"),
+    ("nvlink_gpus", "NVLink domain", "{:,} GPUs"),
+    ("rack_spare_trays", "warm spare trays", "{:,} per rack"),
     ("trials", "trials", "{:,}"),
     ("seed", "seed", "{}"),
 )

@@ -234,6 +234,17 @@ DEFAULT_NOTES: dict[str, str] = {
         "8 h until the nodes a correlated event took are back (power or cooling restored, the hosts checked): a "
         "working shift, as for unplanned maintenance. A planner's estimate."
     ),
+    "nvlink_gpus": (
+        "0: no rack-scale NVLink domain; each node stands alone. GB200/GB300 NVL72: 72 GPUs in one NVLink domain, 18 "
+        "compute trays of 4 GPUs, the tray the replaceable unit (NVIDIA GB200 NVL72 documentation). A tray that fails "
+        "stops its whole rack's slice of the job (blast radius 72 GPUs, not 8) until a warm spare tray of the rack "
+        "takes its place, or the slice moves to a spare rack of the pool."
+    ),
+    "rack_spare_trays": (
+        "0: every tray of a rack runs the job. Operators of NVL72 racks hold 8 of 72 GPUs (2 trays) as warm spares "
+        '(clockwork.io, "Common approaches to fault-tolerant AI training", a secondary source): a failed tray is '
+        "then swapped within its rack and the rack stays; only when its spares are all in repair does the rack move."
+    ),
     "trials": "1,000 Monte Carlo trials: the standard error of goodput is then a few hundredths of a percent.",
     "seed": "Fixed seed: the same scenario gives the same numbers.",
     "gpu_hour_cost_usd": "Planner input with no published source: the price you pay per GPU-hour.",
@@ -480,6 +491,10 @@ class Scenario:
     correlated_rate_per_day: float = 0.0
     correlated_domains: int = 4
     correlated_repair_hours: float = 8.0
+    #: Rack-scale NVLink domains (docs/model.md, "Racks"): GPUs per NVLink domain, a rack (72 on GB200 NVL72; 0:
+    #: none, every node stands alone), and the compute trays (nodes) of each rack held back as warm spares.
+    nvlink_gpus: int = 0
+    rack_spare_trays: int = 0
     trials: int = 1000
     seed: int = 20240723
     gpu_hour_cost_usd: float = 2.5
@@ -615,6 +630,46 @@ class Scenario:
     def job_nodes(self) -> int:
         """The nodes the job runs on: the GPUs in whole nodes."""
         return max(1, math.ceil(self.gpus / self.gpus_per_node))
+
+    @property
+    def uses_nvlink(self) -> bool:
+        """Whether the job is laid out on rack-scale NVLink domains (docs/model.md, "Racks")."""
+        return self.nvlink_gpus > 0
+
+    @property
+    def trays_per_rack(self) -> int:
+        """Compute trays (nodes) in one NVLink rack, its warm spares included (0 without racks)."""
+        return self.nvlink_gpus // self.gpus_per_node if self.uses_nvlink else 0
+
+    @property
+    def job_trays_per_rack(self) -> int:
+        """The trays of one rack the job runs on: the rack's less its warm spares (0 without racks)."""
+        return max(self.trays_per_rack - self.rack_spare_trays, 0)
+
+    @property
+    def racks(self) -> int:
+        """The racks the job is laid out on (0 without racks): its nodes in racks of :attr:`job_trays_per_rack`."""
+        if not self.uses_nvlink or self.job_trays_per_rack < 1:
+            return 0
+        return math.ceil(self.job_nodes / self.job_trays_per_rack)
+
+    def rack_text(self, *, short: bool = False) -> str:
+        """The rack inputs in words: "off", or "NVLink domains of 72 GPUs: 18 trays of 4 GPUs, 2 held as warm
+        spares; the job on 1,563 racks"; ``short``: "72 GPUs, 2 spare trays", for a table's cell."""
+        if not self.uses_nvlink:
+            return "off"
+        spares = f"{self.rack_spare_trays:,} spare tray{'' if self.rack_spare_trays == 1 else 's'}"
+        if short:
+            return f"{self.nvlink_gpus:,} GPUs, {spares}"
+        held = (
+            f"{self.rack_spare_trays:,} held as warm spare{'' if self.rack_spare_trays == 1 else 's'}"
+            if self.rack_spare_trays
+            else "no warm spare"
+        )
+        return (
+            f"NVLink domains of {self.nvlink_gpus:,} GPUs: {self.trays_per_rack:,} trays of {self.gpus_per_node:,} "
+            f"GPUs, {held}; the job on {self.racks:,} rack{'' if self.racks == 1 else 's'}"
+        )
 
     @property
     def uses_weibull(self) -> bool:

@@ -278,6 +278,8 @@ def _whole_window_run(res: SimulationResult, sc: Scenario, fraction: float) -> S
         slow_hours=whole(res.slow_hours),
         slow_drains=whole(res.slow_drains),
         restores_failed=whole(res.restores_failed),
+        rack_covered=whole(res.rack_covered),
+        rack_moved=whole(res.rack_moved),
     )
 
 

@@ -151,6 +151,9 @@ class SimulationResult:
     #: Checkpoints that fail (docs/model.md 2.2): per trial the restores from the fast tier that failed their
     #: validation (each then restored from storage, and counted there too); None: none can fail.
     restores_failed: np.ndarray | None = None
+    #: Racks (docs/model.md, "Racks"): per trial the failures a rack's warm spare tray covered (None: no warm spares).
+    rack_covered: np.ndarray | None = None
+    rack_moved: np.ndarray | None = None
 
     @property
     def no_closed_form(self) -> str:
@@ -336,6 +339,8 @@ class SimulationResult:
             }
         if sc.lived_components:
             out["node_lives"] = self._lives_json()
+        if sc.uses_nvlink:
+            out["racks"] = self._racks_json()
         if sc.storage is not None:
             out["storage"] = {"checkpoint_write_s": sc.write_s, "warning": sc.storage_warning(self.interval_min)}
         if sc.rate_uncertainty or sc.rate_profile is not None:
@@ -343,6 +348,34 @@ class SimulationResult:
         if self.tier_plan is not None:
             out["tiers"] = self.tier_plan.to_json_dict()
         return out
+
+    def _racks_json(self) -> dict[str, Any]:
+        """Rack-scale NVLink domains (docs/model.md, "Racks"): the layout, the GPUs its racks hold, and per trial the
+        failures a rack's warm spare tray covered and those that moved racks to spare racks, with the moves'
+        expectation where a closed form gives it (:func:`.spares.racks.rack_moves_expected`)."""
+        from .spares.model import spare_racks
+        from .spares.racks import rack_moves_expected
+
+        sc = self.scenario
+        zeros = np.zeros(len(self.goodput))
+        warm = sc.racks * sc.rack_spare_trays * sc.gpus_per_node  # (GPUs held out of the job as warm spares)
+        moved = self.rack_moved if self.rack_moved is not None else zeros
+        covered = self.rack_covered if self.rack_covered is not None else zeros
+        return {
+            "nvlink_gpus": sc.nvlink_gpus,
+            "trays_per_rack": sc.trays_per_rack,
+            "spare_trays_per_rack": sc.rack_spare_trays,
+            "job_trays_per_rack": sc.job_trays_per_rack,
+            "racks": sc.racks,
+            "gpus_in_racks": sc.racks * sc.nvlink_gpus,
+            "warm_spare_gpus": warm,
+            "warm_spare_gpu_hours": warm * sc.hours,
+            "warm_spare_cost_usd": warm * sc.hours * sc.gpu_hour_cost_usd,
+            "spare_racks": spare_racks(sc),
+            "covered_in_rack": summarize(covered).to_dict(),
+            "moves": summarize(moved).to_dict(),
+            "moves_expected": rack_moves_expected(sc),
+        }
 
     def _lives_json(self) -> dict[str, Any]:
         """Per component given a node life (a shape of 1 included): its shape, scale and mean life per node (hours;
@@ -718,6 +751,8 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
         slow_hours=h[SLOW_HOURS_KEY] if sc.uses_slow else None,
         slow_drains=t.slow_drains,
         restores_failed=t.restores_failed,
+        rack_covered=t.rack_covered,
+        rack_moved=t.rack_moved,
     )
 
 

@@ -79,7 +79,16 @@ _MAX_INT_DIGITS = 100
 DEFAULT_PRESET = "llama3-405b"
 #: The order of the shipped presets in menus and help: the default first, then the same hardware at
 #: larger sizes, other failure rates, other cadences. Presets not listed here follow, by name.
-_PRESET_ORDER = (DEFAULT_PRESET, "h100-100k", "h100-100k-inmemory", "h100-1m", "epoch-100k", "bloom-3h-384")
+_PRESET_ORDER = (
+    DEFAULT_PRESET,
+    "h100-100k",
+    "h100-100k-inmemory",
+    "h100-1m",
+    "gb200-nvl72-16k",
+    "gb200-nvl72-100k",
+    "epoch-100k",
+    "bloom-3h-384",
+)
 
 _FIELDS = (
     "format_version",
@@ -123,7 +132,11 @@ _OPTIONAL = (
     "correlated_domains",
     "correlated_repair_hours",
     "weibull",
+    "nvlink_gpus",
+    "rack_spare_trays",
 )
+#: The rack keys (each optional; absent: 0, written only when above 0).
+_RACK_KEYS = ("nvlink_gpus", "rack_spare_trays")
 #: The failing-checkpoint keys (each optional; absent: 0, written only when above 0).
 _FAIL_KEYS = ("save_fail_p", "restore_fail_p")
 #: The fail-slow keys (each optional; absent: the default) and their defaults.
@@ -332,6 +345,8 @@ def scenario_from_dict(doc: Any) -> Scenario:
         correlated_repair_hours=_number_or(
             nums.get("correlated_repair_hours"), _CORRELATED_DEFAULTS["correlated_repair_hours"]
         ),
+        nvlink_gpus=int(_number_or(nums.get("nvlink_gpus"), 0)),
+        rack_spare_trays=int(_number_or(nums.get("rack_spare_trays"), 0)),
         trials=int(nums["trials"]),
         seed=int(nums["seed"]),
         gpu_hour_cost_usd=float(nums["gpu_hour_cost_usd"]),
@@ -691,6 +706,7 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     doc |= {f: getattr(scenario, f) for f in _FAIL_KEYS if getattr(scenario, f)}
     if _correlated_changed(scenario):
         doc |= {f: getattr(scenario, f) for f in _CORRELATED_DEFAULTS}
+    doc |= {f: getattr(scenario, f) for f in _RACK_KEYS if getattr(scenario, f)}
     return doc
 
 
@@ -742,6 +758,7 @@ def _has_optional_parts(scenario: Scenario) -> bool:
         or _slow_changed(scenario)
         or any(getattr(scenario, f) for f in _FAIL_KEYS)
         or _correlated_changed(scenario)
+        or any(getattr(scenario, f) for f in _RACK_KEYS)
     )
 
 

@@ -222,6 +222,15 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
                     lambda s: s.replace(correlated_domains=max(1, round(s.correlated_domains * factor))),
                 )
             )
+    if sc.uses_nvlink and sc.rack_spare_trays + 1 < sc.trays_per_rack:  # one more warm spare tray in every rack
+        k = sc.rack_spare_trays
+        out.append(
+            Lever(
+                "warm spare trays",
+                f"warm spare trays {k} -> {k + 1} a rack",
+                lambda s: s.replace(rack_spare_trays=k + 1),
+            )
+        )
     if sc.training is not None:
         out.append(Lever("GPU count", f"GPUs {x}", gpus))
     return out
@@ -258,6 +267,11 @@ def _spares_levers(sc: Scenario, factor: float) -> list[Lever]:
         )
     if sp.spare_nodes is not None:
         more = max(sp.spare_nodes + 1, round(sp.spare_nodes / factor)) if factor < 1 else round(sp.spare_nodes / factor)
+        if sc.uses_nvlink:  # (the pool holds whole racks: at least one more)
+            q = sc.trays_per_rack
+            held = sp.spare_nodes // q
+            racks = max(held + 1, round(held / factor)) if factor < 1 else round(held / factor)
+            more = racks * q
         out.append(Lever("spare pool", f"spare nodes {sp.spare_nodes:,} -> {more:,}", spares(spare_nodes=more)))
     if sp.recovery_mode == "continue" and sp.continue_stall_min > 0:
         out.append(

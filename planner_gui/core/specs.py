@@ -89,7 +89,18 @@ SPECS: dict[str, InputSpec] = {
             0,
             "GPUs in the training job (the slider spans 1,024 to 1,048,576; type up to 10 million).",
         ),
-        InputSpec("gpus_per_node", "GPUs per node", "", 1, 1024, True),
+        InputSpec(
+            "gpus_per_node",
+            "GPUs per node",
+            "(a tray on NVL72: 4)",
+            1,
+            1024,
+            True,
+            slider=(1, 16),
+            decimals=0,
+            help="GPUs in one node, the unit a failure of scope node takes and a spare replaces (8 in an HGX H100 "
+            "server; 4 in a GB200 compute tray).",
+        ),
         InputSpec("days", "Run length", "days", 0.01, 3650, slider=(1, 3650), help="Wall-clock window simulated."),
         InputSpec(
             "planned_per_day",
@@ -232,6 +243,30 @@ SPECS: dict[str, InputSpec] = {
             decimals=2,
             help="Mean hours until the nodes a correlated event took are back in the pool (exponential, or "
             "lognormal with the repairs' sigma).",
+        ),
+        InputSpec(
+            "nvlink_gpus",
+            "NVLink domain",
+            "GPUs (0: none)",
+            0,
+            4096,
+            True,
+            slider=(4, 576),
+            decimals=0,
+            help="GPUs in one rack-scale NVLink domain (72 on GB200/GB300 NVL72; 0: none): a tray that fails stops "
+            "its whole rack's part of the job until a warm spare tray of the rack, or a spare rack, takes its place.",
+        ),
+        InputSpec(
+            "rack_spare_trays",
+            "Warm spare trays",
+            "per rack",
+            0,
+            1024,
+            True,
+            slider=(1, 16),
+            decimals=0,
+            help="Trays (nodes) of each rack held out of the job as warm spares (2 of 18 on an NVL72 rack): a failed "
+            "tray is swapped within its rack while one is free; otherwise the rack moves to a spare rack of the pool.",
         ),
         InputSpec("trials", "Trials", "", 1, 100_000, True, decimals=0),
         InputSpec("seed", "Seed", "", 0, 2**63 - 1, True, decimals=0),

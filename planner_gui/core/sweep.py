@@ -412,7 +412,8 @@ def _at_interval(scenario: Scenario, minutes: float) -> Scenario:
 
 def at_gpus(scenario: Scenario, gpus: int, *, fixed_pool: bool = False) -> Scenario:
     """The scenario at another GPU count. A finite spare pool keeps its share of the job's nodes (rounded; with
-    ``fixed_pool`` its number of nodes); a shrink floor or a replica larger than the job is brought down to the
+    ``fixed_pool`` its number of nodes; on racks its share of the job's racks, in whole racks, at least one where it
+    held one); a shrink floor or a replica larger than the job is brought down to the
     job (whole nodes); everything else is kept."""
     sc = scenario.replace(gpus=gpus)
     sp = scenario.spares
@@ -423,7 +424,11 @@ def at_gpus(scenario: Scenario, gpus: int, *, fixed_pool: bool = False) -> Scena
     min_gpus = None if sp.min_gpus is None else min(sp.min_gpus, gpus)
     replica = min(sp.replica_gpus, job) if sp.recovery_mode == "continue" else sp.replica_gpus
     pool = sp.spare_nodes
-    if pool is not None and not fixed_pool:
+    if pool is not None and not fixed_pool and scenario.uses_nvlink and scenario.racks and sc.racks:
+        held = pool // scenario.trays_per_rack
+        racks = max(1, round(held * sc.racks / scenario.racks)) if held else 0
+        pool = racks * scenario.trays_per_rack
+    elif pool is not None and not fixed_pool:
         nodes_before = max(1, math.ceil(scenario.gpus / gpn))
         pool = round(pool * math.ceil(gpus / gpn) / nodes_before)
     return sc.replace(spares=replace(sp, spare_nodes=pool, min_gpus=min_gpus, replica_gpus=replica))

@@ -362,6 +362,10 @@ def _show_input(field: str, v: Any) -> str:
         return f"{v:,} failure domain{'' if v == 1 else 's'} an event"
     if field == "correlated_repair_hours":
         return f"{fmt.number(v)} h until its nodes are back"
+    if field == "nvlink_gpus":
+        return "none" if v == 0 else f"{v:,} GPUs a rack"
+    if field == "rack_spare_trays":
+        return f"{v:,} warm spare tray{'' if v == 1 else 's'} a rack"
     if field in ("trials",):
         return fmt.count(v)
     if field == "seed":

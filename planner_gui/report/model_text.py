@@ -56,6 +56,8 @@ DEFAULT_FIELDS: tuple[str, ...] = (
     "correlated_rate_per_day",
     "correlated_domains",
     "correlated_repair_hours",
+    "nvlink_gpus",
+    "rack_spare_trays",
     "trials",
     "seed",
     "gpu_hour_cost_usd",

@@ -29,7 +29,14 @@ from ..core import fmt
 from ..core.inputs import Inputs, detect_by_entry, parse_detect_by, parse_weibull, weibull_entry
 from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
 from ..core.scenario_io import NAME_MAX_LEN, ScenarioError, check_weibull, validate, weibull_doc
-from ..core.spares.model import correlated_caveats, correlated_nodes, correlated_nodes_text, correlated_then
+from ..core.sim.capabilities import racks_misfit
+from ..core.spares.model import (
+    correlated_caveats,
+    correlated_nodes,
+    correlated_nodes_text,
+    correlated_then,
+    spare_racks,
+)
 from ..core.specs import SPECS
 from .input_filter import InputFilter
 from .rates_panel import RatesFromDataPanel
@@ -96,6 +103,30 @@ def _correlated_note(sc: Scenario) -> str:
         f"{correlated_nodes_text(sc)} ({gpus:,} GPUs) for {fmt.duration_hours(sc.correlated_repair_hours)} on "
         f"average; {correlated_then(sc)}{correlated_caveats(sc)}"
     )
+
+
+def _racks_note(sc: Scenario) -> str:
+    """What the Racks group's inputs mean at the current size, in words (or why they do not fit)."""
+    why = racks_misfit(sc)
+    if why is not None:
+        return "Does not fit: " + why.split(": ", 1)[1]
+    if not sc.uses_nvlink:
+        return (
+            "Off: each node stands alone (72 GPUs for GB200 NVL72 racks, with 4 GPUs per node: a failed tray then "
+            "stops its whole rack's part of the job)"
+        )
+    pool = spare_racks(sc)
+    moves = "moves to a spare rack" + (
+        " (unlimited)" if pool is None else f" ({fmt.plural(pool, 'spare rack')} in the pool)"
+    )
+    covered = (
+        f"a failed tray is swapped for a warm spare of its rack while one is free, else the rack {moves}"
+        if sc.rack_spare_trays
+        else f"a failed tray's rack {moves}"
+    )
+    warm = sc.racks * sc.rack_spare_trays * sc.gpus_per_node
+    held = f"; {warm:,} GPUs held as warm spares" if warm else ""
+    return f"{sc.rack_text()} ({sc.racks * sc.nvlink_gpus:,} GPUs in racks{held}); {covered}"
 
 
 def _lives_note(sc: Scenario) -> str:
@@ -220,6 +251,7 @@ class ControlsPanel(QScrollArea):
         self._build_failing()
         self._build_correlated()
         self._build_lives()
+        self._build_racks()
         self.training = TrainingBox(inputs)
         self.training.dragFinished.connect(self.dragFinished)
         self._layout.addWidget(self.training)
@@ -497,6 +529,13 @@ class ControlsPanel(QScrollArea):
         lay.addWidget(self.new_cluster)
         self.lives_note = self._note(lay, "livesNote")
 
+    def _build_racks(self) -> None:
+        lay = self._group("Racks (NVLink domains)")
+        self._value(lay, "nvlink_gpus", "nvlinkGpusSlider")
+        self._value(lay, "rack_spare_trays", "rackSpareTraysSlider")
+        self._value(lay, "gpus_per_node", "gpusPerNodeSlider")
+        self.racks_note = self._note(lay, "racksNote")
+
     @staticmethod
     def _entry_box(
         lay: QVBoxLayout, label: str, name: str, placeholder: str, note: str, entered: Callable[[], None]
@@ -613,6 +652,9 @@ class ControlsPanel(QScrollArea):
         correlated = {"correlated_rate_per_day", "correlated_domains", "correlated_repair_hours"}
         if everything or (correlated | {"gpus", "gpus_per_node", "tiers", "spares", "rate_profile"}) & changed:
             self.correlated_note.setText(_correlated_note(sc))
+        racks = {"nvlink_gpus", "rack_spare_trays", "gpus_per_node", "gpus", "spares", "components"}
+        if everything or racks & changed:
+            self.racks_note.setText(_racks_note(sc))
         # (a life's scale follows its rate at this size; the box shows the lives in force)
         if everything or {"weibull", "components", "gpus", "gpus_per_node", "days", "new_cluster"} & changed:
             if not self.weibull.hasFocus() or everything or "weibull" in changed:

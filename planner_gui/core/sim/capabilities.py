@@ -54,6 +54,7 @@ __all__ = [
     "general_steps_error",
     "meaningless",
     "one_tier_closed_form",
+    "racks_misfit",
     "simulated_only",
     "train_engine",
     "window_engine",
@@ -113,6 +114,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("failing_checkpoints", "checkpoints that fail", lambda s: s.uses_failing_checkpoints),
     Feature("correlated", "correlated failures", lambda s: s.uses_correlated),
     Feature("weibull", "node lives that are not exponential", lambda s: s.uses_weibull),
+    Feature("racks", "rack-scale NVLink domains", lambda s: s.uses_nvlink),
 )
 
 
@@ -245,6 +247,9 @@ def meaningless(scenario: Scenario) -> str | None:
             f"components: a component is named '{CORRELATED_NAME}' or of that category, the correlated failures' own "
             "name; rename it to tell the two apart"
         )
+    racks = racks_misfit(scenario)
+    if racks is not None:
+        return racks
     crowded = _repairs_overflow(scenario)
     if crowded is not None:
         return crowded
@@ -263,6 +268,32 @@ def meaningless(scenario: Scenario) -> str | None:
             )
     if sp is not None and sp.min_gpus is not None and sp.spare_nodes is None:
         return "spares.min_gpus: shrinking needs a finite spare pool; with unlimited spares the job is never short"
+    return None
+
+
+def racks_misfit(sc: Scenario) -> str | None:
+    """Why the rack inputs mean nothing for this scenario (docs/model.md, "Racks"; one line), or None."""
+    if not sc.uses_nvlink:
+        if sc.rack_spare_trays:
+            return "rack_spare_trays: warm spare trays are a rack's; give the NVLink domain's GPUs (nvlink_gpus) too"
+        return None
+    gpn = sc.gpus_per_node
+    if sc.nvlink_gpus % gpn:
+        return (
+            f"nvlink_gpus: an NVLink domain of {sc.nvlink_gpus:,} GPUs is not whole trays of {gpn:,} GPUs (the "
+            "scenario's GPUs per node; GB200 NVL72 is 72 GPUs in trays of 4)"
+        )
+    if sc.rack_spare_trays >= sc.trays_per_rack:
+        return (
+            f"rack_spare_trays: {sc.rack_spare_trays:,} warm spares of a rack of {sc.trays_per_rack:,} trays leave no "
+            "tray for the job"
+        )
+    sp = sc.spares
+    if sp is not None and sp.spare_nodes is not None and 0 < sp.spare_nodes < sc.trays_per_rack:
+        return (
+            f"spares.spare_nodes: the pool holds whole racks of {sc.trays_per_rack:,} nodes on NVLink domains; "
+            f"{sp.spare_nodes:,} make none (give 0 or a multiple of {sc.trays_per_rack:,})"
+        )
     return None
 
 

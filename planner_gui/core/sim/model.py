@@ -94,6 +94,15 @@ class SimModel:
     #: Per trial and class, the drawn rates per GPU-hour (rate uncertainty), or None.
     rate_draws: np.ndarray | None = None
     gpus: int = 1
+    #: Rack-scale NVLink domains (docs/model.md, "Racks"): the job's racks (0: none), each one's warm spare trays and
+    #: trays (its spares included), per class the racks a failure takes when it moves them and whether a warm spare
+    #: may cover it; ``nodes`` then counts a moved rack's trays, and the job's trays of one rack are
+    #: ``rack_share`` of them.
+    racks: int = 0
+    rack_spares: int = 0
+    rack_take: np.ndarray | None = None
+    rack_cover: np.ndarray | None = None
+    rack_share: float = 1.0
     #: Whether the nodes in repair are followed (a pool, a swap or continue mode: the job or the report needs
     #: them); without, the world draws no repairs.
     track_pool: bool = True
@@ -229,6 +238,9 @@ def sim_model(
             draws = posterior.draw(scenario.seed, scenario.trials if trials is None else trials)
     swap = spares.swap_min / 60.0
     restart = scenario.restart_at_size_min / 60.0
+    pool = math.inf if spares.spare_nodes is None else float(spares.spare_nodes)
+    if scenario.uses_nvlink and math.isfinite(pool):  # (the pool serves whole racks)
+        pool = float(int(pool) // scenario.trays_per_rack * scenario.trays_per_rack)
     stall = spares.continue_stall_min / 60.0
     return SimModel(
         rates=fc.rates,
@@ -241,7 +253,7 @@ def sim_model(
         profile_starts=np.asarray(starts, dtype=float),
         profile_mults=np.asarray(mults, dtype=float),
         new_cluster=scenario.new_cluster,
-        spare_nodes=math.inf if spares.spare_nodes is None else float(spares.spare_nodes),
+        spare_nodes=pool,
         job_nodes=fc.job_nodes,
         min_nodes=None if spares.min_gpus is None or continue_mode else max(1, math.ceil(spares.min_gpus / gpn)),
         continue_mode=continue_mode,
@@ -262,7 +274,12 @@ def sim_model(
         hours=scenario.hours,
         rate_draws=draws,
         gpus=scenario.gpus,
-        track_pool=scenario.uses_spares,
+        track_pool=scenario.uses_spares or scenario.uses_nvlink,
+        racks=scenario.racks,
+        rack_spares=scenario.rack_spare_trays if scenario.uses_nvlink else 0,
+        rack_take=fc.racks,
+        rack_cover=fc.in_rack,
+        rack_share=scenario.job_trays_per_rack / scenario.trays_per_rack if scenario.uses_nvlink else 1.0,
         slow_rate=scenario.slow_rate_per_gpu_hour * scenario.gpus,
         slow_factor=scenario.slow_factor if scenario.uses_slow else 1.0,
         slow_detect=scenario.slow_detect_min / 60.0 if scenario.uses_slow else 0.0,

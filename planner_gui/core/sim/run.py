@@ -90,6 +90,10 @@ class SimTrials:
     slow_drains: np.ndarray | None = None
     #: Restores from the fast tier that failed their validation, in the window (None: none can fail).
     restores_failed: np.ndarray | None = None
+    #: Failures a rack's warm spare tray covered, in the window (docs/model.md, "Racks"; None: no warm spares).
+    rack_covered: np.ndarray | None = None
+    #: Failures that moved racks to spare racks, in the window (None: no racks).
+    rack_moved: np.ndarray | None = None
 
     def pool_for(self, share: float) -> int | None:
         """The smallest pool in which at least ``share`` of the simulated node-losing failures find their
@@ -391,6 +395,12 @@ def _joined(parts: list[SimTrials], trials: int, segments: int, length: float) -
         restores_failed=None
         if first.restores_failed is None or rest.restores_failed is None
         else per_trial(first.restores_failed, rest.restores_failed),
+        rack_covered=None
+        if first.rack_covered is None or rest.rack_covered is None
+        else per_trial(first.rack_covered, rest.rack_covered),
+        rack_moved=None
+        if first.rack_moved is None or rest.rack_moved is None
+        else per_trial(first.rack_moved, rest.rack_moved),
         useful_by_stretch=np.column_stack([first.hours["useful"], rest.hours["useful"].reshape(k, trials).T]),
     )
 
@@ -476,6 +486,8 @@ def _simulate_windows(runs: Sequence[_Part], progress: Progress, should_stop: St
                 need_hist=w.need_hist,
                 slow_drains=w.slow_drains if w.slow else None,
                 restores_failed=st[job.N_FAILED].astype(np.int64) if w.m.failing and w.m.restarts_fast else None,
+                rack_covered=w.covered if w.m.racks else None,
+                rack_moved=w.node_failures if w.m.racks else None,
             )
         )
     return out

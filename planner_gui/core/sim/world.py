@@ -31,6 +31,7 @@ import numpy as np
 from ..rows import stream
 from .lives import Lives
 from .model import CONTINUE, RESTART_FAST, RESTART_PERSISTENT, SimModel
+from .racks import Racks, settle_hours
 
 __all__ = [
     "CHANGE",
@@ -54,6 +55,8 @@ STREAM_SLOW = 33
 STREAM_FAIL = 34
 #: Node lives that are not exponential draw from a stream of their own too.
 STREAM_LIVES = 35
+#: Which failures a rack's warm spare covers draws from a stream of its own too.
+STREAM_RACKS = 36
 #: Points per trial a chunk aims at.
 TARGET_POINTS = 256
 #: Moments of the window at which each trial's nodes in repair are kept (its start, its end, evenly between).
@@ -236,12 +239,25 @@ class World:
                 self.lives.append((int(w), lives))
         # What a point's tag means: classes 0..J-1 fail, J..2J-1 end a repair, 2J planned, 2J+1 a mark,
         # 2J+2..3J+1 a continuing failure's replicas return, 3J+2 pads, 3J+3 a return carried over, 3J+4 a node
-        # turns slow, 3J+5 a slow node's drain (a planned interruption of the job).
+        # turns slow, 3J+5 a slow node's drain (a planned interruption of the job), 3J+6..4J+5 classes 0..J-1 fail
+        # and a warm spare of the rack covers it (docs/model.md, "Racks": nothing leaves the job's racks).
         j = nclass
         self.tag_pad = 3 * j + 2
         self.tag_carried = 3 * j + 3  # a return scheduled in an earlier chunk (its replicas travel beside it)
         self.tag_slow, self.tag_drain = 3 * j + 4, 3 * j + 5
-        kind_t = np.full(3 * j + 6, PAD, dtype=np.int8)
+        self.tag_cover = 3 * j + 6
+        tags_n = 4 * j + 6
+        kind_t = np.full(tags_n, PAD, dtype=np.int8)
+        kind_t[3 * j + 6 :] = m.kinds
+        # Per tag: a failure, its class, and whether it took nodes (a restart after it pays the swap).
+        self.fail_t = np.zeros(tags_n, dtype=bool)
+        self.fail_t[:j] = self.fail_t[3 * j + 6 :] = True
+        self.cls_t = np.zeros(tags_n, dtype=np.int64)
+        self.cls_t[:j] = self.cls_t[3 * j + 6 :] = np.arange(j)
+        self.took_t = np.zeros(tags_n, dtype=bool)
+        self.took_t[:j] = m.nodes > 0
+        self.took_t[3 * j + 6 :] = True
+        self.racks = Racks(trials, m.racks, m.rack_spares) if m.racks and m.rack_spares else None
         kind_t[3 * j + 3] = _RETURN
         kind_t[3 * j + 4] = _SLOW
         kind_t[3 * j + 5] = PLANNED
@@ -251,12 +267,12 @@ class World:
         kind_t[2 * j + 1] = _MARK
         kind_t[2 * j + 2 : 3 * j + 2] = _RETURN
         self.kind_t = kind_t
-        delta_t = np.zeros(3 * j + 6, dtype=np.int64)
+        delta_t = np.zeros(tags_n, dtype=np.int64)
         delta_t[:j] = m.nodes
         delta_t[j : 2 * j] = -m.nodes
         self.delta_t = delta_t
-        rep_t = np.zeros(3 * j + 6)
-        rep_t[:j] = m.replicas
+        rep_t = np.zeros(tags_n)
+        rep_t[:j] = rep_t[3 * j + 6 :] = m.replicas
         rep_t[2 * j + 2 : 3 * j + 2] = -m.replicas
         self.rep_t_table = rep_t
         n = trials
@@ -301,6 +317,8 @@ class World:
         self.slow_drains = np.zeros(n, dtype=np.int64)
         self.by_class = np.zeros((n, nclass), dtype=np.int64)
         self.node_failures = np.zeros(n, dtype=np.int64)
+        #: Failures a rack's warm spare covered (docs/model.md, "Racks"; the others that take nodes move racks).
+        self.covered = np.zeros(n, dtype=np.int64)
         self.no_spare = np.zeros(n, dtype=np.int64)
         self.area = np.zeros(n)
         self.hist = np.zeros(1)
@@ -319,6 +337,9 @@ class World:
         """Nodes in repair at ``start`` in the steady state of the rate in force there (M/G/infinity): per class a
         Poisson number of failures in repair, each with the residual of a length-biased repair time."""
         m = self.m
+        if self.racks is not None:
+            self._settled_racks(start)
+            return
         # (trials, classes): failures in repair, at the rate in force at each row's 0 (``start`` is before it)
         mean = self.rates * (m.nodes > 0) * m.repair * self.mult0[:, None]
         counts = rng.poisson(mean)
@@ -339,6 +360,37 @@ class World:
         self.rep_t = np.where(live, start + resid, np.inf)
         self.rep_c = cls
         self.away = np.where(live, m.nodes[cls], 0).sum(axis=1).astype(float)
+
+    def _settled_racks(self, start: float) -> None:
+        """Racks with warm spares (docs/model.md, "Racks"): which failures the spares covered and how long a rack
+        that moved is out depend on the failures before, so the steady state at ``start`` is the world of the
+        :func:`.racks.settle_hours` before it, from no node in repair, at the rate in force at each row's 0 (the
+        failures that take nodes, their classes, repairs and racks; from the racks' own stream)."""
+        m = self.m
+        rng = stream(self.seed, STREAM_RACKS, 1 << 40)
+        takes = m.nodes > 0
+        hours = max((settle_hours(float(h), m.sigma) for h in m.repair[takes]), default=0.0)
+        rates = self.rates * takes * self.mult0[:, None]
+        lam = rates.sum(axis=1)
+        times = self._poisson_times(rng, lam * hours, start - hours, hours)
+        if times.shape[1] == 0:
+            return
+        live = np.isfinite(times)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cum = np.cumsum(rates, axis=1) / np.where(lam > 0, lam, 1.0)[:, None]
+        u = rng.random(times.shape)
+        cls = np.minimum((u[:, :, None] >= cum[:, None, :]).sum(axis=2), self.nclass - 1)
+        ends = _after(times + self._repairs(rng, m.repair[cls]), times)
+        r, c = np.nonzero(live)
+        assert self.racks is not None and m.rack_take is not None and m.rack_cover is not None
+        covered, back = self.racks.place(
+            rng, r, times[r, c], ends[r, c], m.rack_take[cls[r, c]], m.rack_cover[cls[r, c]], start
+        )
+        out = np.full(times.shape, np.inf)
+        out[r, c] = np.where(covered, np.inf, back)
+        out[out <= start] = np.inf  # (back before the start: no longer in repair)
+        self.rep_t, self.rep_c = _compact(np.isfinite(out), [out, cls], [np.inf, 0])
+        self.away = np.where(np.isfinite(self.rep_t), m.nodes[self.rep_c], 0).sum(axis=1).astype(float)
 
     def _stationary_slow(self, start: float) -> None:
         """Slow episodes under way at ``start`` in their steady state (M/D/infinity): a Poisson number of mean
@@ -370,7 +422,7 @@ class World:
         if m.min_nodes is None:
             blocked = deficit > 0
             return blocked, np.where(blocked, 0.0, 1.0)
-        avail = m.job_nodes - deficit
+        avail = m.job_nodes - deficit * m.rack_share  # (on racks: a rack lacking is its job's trays)
         blocked = avail < m.min_nodes
         return blocked, np.where(blocked, 0.0, avail / m.job_nodes)
 
@@ -482,10 +534,24 @@ class World:
         np.minimum(ft, np.nextafter(t1, -np.inf), out=ft, where=real)
         np.maximum(ft, t0, out=ft, where=real)
         pt = self._poisson_times(rng, np.full(n, m.mu * (t1 - t0)), t0, t1 - t0)
-        parts_t, parts_g = [ft, pt], [np.where(real, cls, self.tag_pad), np.where(np.isfinite(pt), 2 * j, self.tag_pad)]
+        ftag = np.where(real, cls, self.tag_pad)
+        parts_t, parts_g = [ft, pt], [ftag, np.where(np.isfinite(pt), 2 * j, self.tag_pad)]
         if self.pool:
             k = np.where(real, m.nodes[cls], 0)
             dep = np.where(k > 0, _after(ft + self._repairs(rng, m.repair[cls]), ft), np.inf)
+            if self.racks is not None:  # a rack's warm spare covers some; a rack that moves is back later
+                r, c = np.nonzero(k > 0)
+                covered, back = self.racks.place(
+                    stream(self.seed, STREAM_RACKS, self.index - 1),
+                    r,
+                    ft[r, c],
+                    dep[r, c],
+                    m.rack_take[cls[r, c]],  # type: ignore[index]
+                    m.rack_cover[cls[r, c]],  # type: ignore[index]
+                    t1,
+                )
+                dep[r, c] = np.where(covered, np.inf, back)
+                ftag[r[covered], c[covered]] += self.tag_cover
             all_t = np.concatenate([self.rep_t, dep], axis=1)
             all_c = np.concatenate([self.rep_c, cls], axis=1)
             ends = all_t < t1
@@ -557,11 +623,11 @@ class World:
         elif self.pool and math.isfinite(m.spare_nodes):
             assert delta is not None and away is not None
             blocked, cap = self._capacity(away)
-            took = fail & (delta > 0)
+            took = fail & self.took_t[tags]
         else:
             blocked = np.zeros(times.shape, dtype=bool)
             cap = np.ones(times.shape)
-            took = fail & (m.nodes[np.minimum(tags, j - 1)] > 0)
+            took = fail & self.took_t[tags]
         if self.pool and delta is not None and delta.shape[1]:
             self.away = self.away + delta.sum(axis=1)
         if self.slow:  # the job's speed after each point
@@ -588,7 +654,7 @@ class World:
             self.cap = np.where(has, cap[rows, last], self.cap)
             self.blocked = np.where(has, blocked[rows, last], self.blocked)
         # Detection + restart after each failure, by its class (the model's one elsewhere: not read there).
-        dr = None if m.dr_class is None else np.where(tags < j, m.dr_class[np.minimum(tags, j - 1)], 0.0)
+        dr = None if m.dr_class is None else np.where(self.fail_t[tags], m.dr_class[self.cls_t[tags]], 0.0)
         kinds = np.where(passive | (kinds == _MARK) | (kinds == _SLOW), CHANGE, kinds).astype(np.int8)
         extras = [a for a in (speed, dr) if a is not None]  # (compacted only where modelled)
         fills = [1.0 if a is speed else 0.0 for a in extras]
@@ -635,10 +701,12 @@ class World:
         self.planned += ((tags == 2 * nclass) & inwin).sum(axis=1)
         if self.slow:
             self.slow_drains += ((tags == self.tag_drain) & inwin).sum(axis=1)
-        slot = (np.arange(n)[:, None] * nclass + tags)[f]
+        slot = (np.arange(n)[:, None] * nclass + self.cls_t[tags])[f]
         self.by_class += np.bincount(slot, minlength=n * nclass).reshape(n, nclass)
+        if self.racks is not None:
+            self.covered += (f & (tags >= self.tag_cover)).sum(axis=1)
         if delta is None or away is None:
-            self.node_failures += (f & (self.m.nodes[np.minimum(tags, nclass - 1)] > 0)).sum(axis=1)
+            self.node_failures += (f & self.took_t[tags]).sum(axis=1)
             return
         self.node_failures += (f & (delta > 0)).sum(axis=1)
         self.no_spare += (short & inwin).sum(axis=1)
@@ -750,7 +818,7 @@ class World:
             before = np.concatenate([np.maximum(self.away - m.spare_nodes, 0.0)[:, None], lacking[:, :-1]], axis=1)
             self.owed = self.owed + np.maximum(lacking - before, 0.0).sum(axis=1)
             self.paid = self.paid + np.maximum(before - lacking, 0.0).sum(axis=1)
-        took = fail & (delta > 0) if delta is not None else fail & (m.nodes[np.minimum(tags, self.nclass - 1)] > 0)
+        took = fail & self.took_t[tags]
         if fifo_rows is not None:  # returns of waiting replicas that fall in this chunk, sorted in
             assert fifo_t is not None and fifo_r is not None
             rt, rr = _from_entries(n, fifo_rows, [fifo_t, fifo_r], [np.inf, 0.0])

@@ -44,6 +44,7 @@ __all__ = [
     "nodes_per_domain_of",
     "repair_hours_of",
     "restart_scenario",
+    "spare_racks",
     "spares_params",
 ]
 
@@ -89,7 +90,10 @@ def component_scope(component: Component) -> str:
 
 
 def nodes_per_domain_of(scenario: Scenario) -> int:
-    """The scenario's failure-domain size (its tiers section's, else the tiers model's default)."""
+    """The scenario's failure-domain size (its tiers section's, else the tiers model's default); on rack-scale NVLink
+    domains, the job's trays of one rack (docs/model.md, "Racks": the rack is the failure domain)."""
+    if getattr(scenario, "uses_nvlink", False):
+        return max(1, int(scenario.job_trays_per_rack))
     tiers = getattr(scenario, "tiers", None)
     if tiers is not None:
         return int(tiers.nodes_per_domain)
@@ -162,10 +166,15 @@ class FailureClasses:
     replicas: np.ndarray  # replicas a failure spans (int)
     cont: np.ndarray  # bool: in continue mode, the job continues after it
     job_nodes: int
+    #: On rack-scale NVLink domains (docs/model.md, "Racks"; None without): the racks a failure takes when it moves
+    #: them (``nodes`` is then their trays, warm spares included), and whether a rack's warm spare tray may cover it.
+    racks: np.ndarray | None = None
+    in_rack: np.ndarray | None = None
 
     @property
     def mean_nodes_in_repair(self) -> float:
-        """M/G/infinity: node-loss rate times mean repair time, summed over classes (nodes)."""
+        """M/G/infinity: node-loss rate times mean repair time, summed over classes (nodes; on racks with warm spare
+        trays an upper bound: the failures a rack's spare covers take nothing from the pool)."""
         return float((self.rates * self.nodes * self.repair).sum())
 
     @property
@@ -184,9 +193,25 @@ def failure_classes(scenario: Scenario, spares: Spares) -> FailureClasses:
     npd = nodes_per_domain_of(scenario)
     comps = scenario.failure_components
     scopes = class_scopes(scenario)
-    per_scope = {"process": 0, "node": 1, "domain": npd, CORRELATED_SCOPE: correlated_nodes(scenario)}
     job_nodes = scenario.job_nodes
-    nodes = np.minimum(np.array([per_scope.get(s, 1) for s in scopes], dtype=np.int64), job_nodes)
+    racks = in_rack = None
+    if scenario.uses_nvlink:
+        # A tray (node) failure stops its rack; a domain failure is its rack's; a correlated event takes as many
+        # racks as domains. A rack that moves takes a whole spare rack (its trays, warm spares included).
+        per_rack = {
+            "process": 0,
+            "node": 1,
+            "domain": 1,
+            CORRELATED_SCOPE: min(scenario.correlated_domains, scenario.racks),
+        }
+        racks = np.array([per_rack.get(s, 1) for s in scopes], dtype=np.int64)
+        in_rack = np.array([s == "node" and scenario.rack_spare_trays > 0 for s in scopes], dtype=bool)
+        nodes = racks * scenario.trays_per_rack
+        stopped = np.minimum(racks * scenario.job_trays_per_rack, job_nodes)  # the job's trays they stop
+    else:
+        per_scope = {"process": 0, "node": 1, "domain": npd, CORRELATED_SCOPE: correlated_nodes(scenario)}
+        nodes = np.minimum(np.array([per_scope.get(s, 1) for s in scopes], dtype=np.int64), job_nodes)
+        stopped = nodes
     repair = np.array(
         [
             scenario.correlated_repair_hours if s == CORRELATED_SCOPE else repair_hours_of(c.category, spares)
@@ -199,7 +224,7 @@ def failure_classes(scenario: Scenario, spares: Spares) -> FailureClasses:
     # takes out few enough replicas and leaves at least one running (a job of one replica has no survivor to
     # continue on: it restarts from its checkpoint).
     rep_nodes = max(1, spares.replica_gpus // gpn)
-    replicas = np.where(nodes > 0, -(-nodes // rep_nodes), 0).astype(np.int64)
+    replicas = np.where(stopped > 0, -(-stopped // rep_nodes), 0).astype(np.int64)
     n_replicas = max(1, scenario.gpus // max(1, spares.replica_gpus))
     cont = (nodes > 0) & (replicas <= spares.max_replicas_lost) & (replicas < n_replicas)
     return FailureClasses(
@@ -210,7 +235,19 @@ def failure_classes(scenario: Scenario, spares: Spares) -> FailureClasses:
         replicas=replicas,
         cont=cont,
         job_nodes=job_nodes,
+        racks=racks,
+        in_rack=in_rack,
     )
+
+
+def spare_racks(scenario: Scenario) -> int | None:
+    """On rack-scale NVLink domains, the whole racks the pool of spare nodes holds (its trays in racks of
+    :attr:`.model.Scenario.trays_per_rack`; a part of a rack serves nothing); None for unlimited spares or without
+    racks."""
+    sp = scenario.spares
+    if not scenario.uses_nvlink or sp is None or sp.spare_nodes is None:
+        return None
+    return int(sp.spare_nodes) // scenario.trays_per_rack
 
 
 def correlated_nodes(scenario: Scenario) -> int:

@@ -1,0 +1,191 @@
+"""Rack-scale NVLink domains (docs/model.md section 1, "Racks"): a tray failure stops its rack until a warm spare
+tray of the rack covers it or the rack moves to a spare rack of the pool. Checked against the event-by-event
+reference simulator, the rack's Markov chain (:mod:`planner_gui.core.spares.racks`) and the general engine without
+racks; off by default, every number is today's."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from test_sim import Z, _engine, _z, against_reference
+
+from planner_gui.cli import main
+from planner_gui.core.model import Scenario
+from planner_gui.core.results import simulate
+from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict, validate
+from planner_gui.core.sim.capabilities import window_engine
+from planner_gui.core.spares.model import Spares, failure_classes, spare_racks
+from planner_gui.core.spares.racks import move_share, rack_moves_expected
+
+
+def _sem(x: np.ndarray) -> float:
+    return float(np.std(x, ddof=1) / math.sqrt(len(x)))
+
+
+def _gb200(gpus: int = 2304, days: float = 3.0, times: float = 30.0, **changes: object) -> Scenario:
+    """A small NVL72 layout whose racks run out of warm spares often: Llama 3's rates ``times`` over."""
+    base = Scenario(name="racks", gpus=gpus, gpus_per_node=4, days=days, checkpoint_interval_min=10.0)
+    comps = tuple(c.__class__(c.name, c.category, c.rate_per_gpu_hour * times) for c in base.components)
+    return base.replace(components=comps, nvlink_gpus=72, rack_spare_trays=2).replace(**changes)
+
+
+def test_the_layout_follows_the_trays():
+    sc = _gb200(gpus=16_384)
+    assert (sc.trays_per_rack, sc.job_trays_per_rack) == (18, 16)
+    assert sc.racks == math.ceil(16_384 / 4 / 16) == 256
+    fc = failure_classes(sc, Spares())
+    assert fc.racks is not None and fc.in_rack is not None
+    scopes = dict(zip(fc.scopes, zip(fc.racks, fc.in_rack, fc.nodes)))
+    assert scopes["node"] == (1, True, 18)  # a tray: one rack, a warm spare may cover it, 18 trays if it moves
+    assert scopes["domain"] == (1, False, 18)  # the rack is the failure domain
+    assert scopes["process"] == (0, False, 0)
+    assert "racks" in window_engine(sc).label or window_engine(sc).key == "general"
+    # Without warm spares nothing is covered; the pool holds whole racks.
+    assert failure_classes(sc.replace(rack_spare_trays=0), Spares()).in_rack.sum() == 0  # type: ignore[union-attr]
+    assert spare_racks(sc.replace(spares=Spares(spare_nodes=40))) == 2
+
+
+def test_racks_with_unlimited_spares_keep_the_closed_form():
+    """Restart mode, unlimited spares, no swap: a failure restarts the job wherever it strikes, so the one-tier
+    closed form holds with racks as without (docs/model.md 3), and the Monte Carlo agrees with it."""
+    sc = _gb200(days=2.0, trials=800)
+    plain = sc.replace(nvlink_gpus=0, rack_spare_trays=0)
+    d, dp = simulate(sc).to_json_dict(), simulate(plain).to_json_dict()
+    assert d["goodput_expected"] is not None and d["goodput_expected"] == pytest.approx(dp["goodput_expected"])
+    g = d["goodput"]
+    assert abs(g["mean"] - d["goodput_expected"]) <= Z * g["sem"], (g["mean"], d["goodput_expected"])
+    assert d["racks"]["covered_in_rack"]["mean"] > 0 and "racks" not in dp
+
+
+def test_off_by_default_nothing_changes_and_nothing_is_written():
+    sc = Scenario()
+    assert not sc.uses_nvlink and sc.racks == 0
+    doc = scenario_to_dict(sc)
+    assert "nvlink_gpus" not in doc and "rack_spare_trays" not in doc
+    assert "racks" not in simulate(sc.replace(trials=50, days=2.0)).to_json_dict()
+
+
+def test_the_keys_round_trip_and_misfits_are_refused_in_one_line():
+    sc = _gb200()
+    doc = scenario_to_dict(sc)
+    assert (doc["nvlink_gpus"], doc["rack_spare_trays"]) == (72, 2)
+    assert scenario_from_dict(json.loads(json.dumps(doc))) == sc
+    for bad, words in [
+        (sc.replace(nvlink_gpus=70), "not whole trays of 4 GPUs"),
+        (sc.replace(rack_spare_trays=18), "leave no tray for the job"),
+        (sc.replace(nvlink_gpus=0), "warm spare trays are a rack's"),
+        (sc.replace(spares=Spares(spare_nodes=10)), "whole racks of 18 nodes"),
+    ]:
+        with pytest.raises(ScenarioError, match=words):
+            validate(bad)
+
+
+def test_the_move_share_is_the_chain_of_one_rack():
+    # One spare: states 0 and 1; from 1 a tray failure moves the rack (back to 0), a repair frees it.
+    lam, mu = 0.3, 0.5
+    assert move_share(1, lam, 0.0, 1.0 / mu) == pytest.approx(lam / (2 * lam + mu), rel=1e-12)
+    assert move_share(0, lam, 0.0, 2.0) == 1.0
+    # Many spares and quick repairs: a move is rare; a reset from other causes makes it rarer still.
+    assert move_share(4, 0.01, 0.0, 1.0) < 1e-8
+    assert move_share(2, lam, 0.2, 2.0) < move_share(2, lam, 0.0, 2.0)
+
+
+@pytest.mark.parametrize("spares", [1, 2])
+def test_the_moves_agree_with_the_chain(spares):
+    """Every tray's cause repaired in one mean (24 h): the share of tray failures that move their rack is the rack's
+    chain's, and domain failures always move it."""
+    sp = Spares(repair_hours=(("GPU", 24.0), ("Host", 24.0), ("Unplanned Maintenance", 24.0)))
+    sc = _gb200(days=6.0, times=60.0, rack_spare_trays=spares, spares=sp, trials=600)
+    expected = rack_moves_expected(sc)
+    assert expected is not None
+    got = _engine(sc, 600, 9)
+    assert got.rack_moved is not None
+    assert abs(got.rack_moved.mean() - expected) <= Z * _sem(got.rack_moved), (got.rack_moved.mean(), expected)
+    # The expectation is not a formality: with one spare fewer, more racks move.
+    fewer = rack_moves_expected(sc.replace(rack_spare_trays=spares - 1))
+    assert fewer is not None and fewer > expected + 6 * _sem(got.rack_moved)
+
+
+GRID = [
+    ("restart, pool of 2 racks, swap", _gb200(spares=Spares(spare_nodes=36, swap_min=10.0)), 200),
+    ("restart, shrink", _gb200(spares=Spares(spare_nodes=18, swap_min=5.0, min_gpus=2000)), 200),
+    (
+        "continue, replicas of 128 GPUs, pool",
+        _gb200(spares=Spares(spare_nodes=36, swap_min=10.0, recovery_mode="continue", replica_gpus=128)),
+        200,
+    ),
+    (
+        "correlated rows of 3 racks, one spare",
+        _gb200(rack_spare_trays=1, correlated_rate_per_day=4.0, correlated_domains=3, spares=Spares(spare_nodes=72)),
+        200,
+    ),
+]
+
+
+@pytest.mark.parametrize("name,sc,ref_trials", GRID, ids=[g[0] for g in GRID])
+def test_the_general_engine_agrees_with_the_reference(name, sc, ref_trials):
+    got, ref, bad = against_reference(sc, ref_trials, 31)
+    z = _z(got.rack_covered, ref.covered)
+    if abs(z) > Z:
+        bad.append(f"covered: engine {got.rack_covered.mean():.4g} reference {ref.covered.mean():.4g}")
+    z = _z(got.nodes_in_repair, ref.nodes_in_repair)
+    if abs(z) > Z:
+        bad.append(
+            f"nodes in repair: engine {got.nodes_in_repair.mean():.4g} reference {ref.nodes_in_repair.mean():.4g}"
+        )
+    assert not bad, "; ".join(bad)
+    # The racks did something here: some failures were covered and some racks moved.
+    assert got.rack_covered.mean() > 1 and got.node_failures.mean() > 1
+
+
+def test_the_json_and_the_run_line_say_what_the_racks_did(capsys):
+    sc = _gb200(days=2.0, trials=200)
+    d = simulate(sc).to_json_dict()
+    r = d["racks"]
+    assert (r["nvlink_gpus"], r["trays_per_rack"], r["job_trays_per_rack"], r["racks"]) == (72, 18, 16, 36)
+    assert r["gpus_in_racks"] == 36 * 72
+    assert r["covered_in_rack"]["mean"] > 0 and r["moves"]["mean"] > 0
+    # Every failure that takes nodes was covered or moved racks.
+    takes = sum(v for k, v in d["by_component"].items() if k not in ("Software Bug", "NCCL Watchdog Timeouts"))
+    assert r["covered_in_rack"]["mean"] + r["moves"]["mean"] == pytest.approx(takes, rel=0.02)
+    assert main(["run", "--preset", "gb200-nvl72-16k", "--trials", "20", "--days", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "Racks                    NVLink domains of 72 GPUs: 18 trays of 4 GPUs" in out
+    assert "moved racks to spare racks" in out
+
+
+@pytest.mark.parametrize("slug,gpus", [("gb200-nvl72-16k", 16_384), ("gb200-nvl72-100k", 100_000)])
+def test_the_presets_are_gb200_nvl72(slug, gpus):
+    sc = load_preset(slug)
+    assert (sc.gpus, sc.gpus_per_node, sc.nvlink_gpus, sc.rack_spare_trays) == (gpus, 4, 72, 2)
+    # SemiAnalysis's GB200 NVL72 band: 1,000-3,000 GPU-days between interruptions; the preset takes its middle.
+    gpu_days = 1.0 / (sc.rate_per_gpu_hour * 24.0)
+    assert 1_000 <= gpu_days <= 3_000
+    assert gpu_days == pytest.approx(2_000, rel=1e-9)
+
+
+def test_the_window_group_sets_each_input_alone_and_says_what_the_racks_do(make_window, slide_alone, qtbot):
+    from PySide6.QtWidgets import QLabel
+
+    win = make_window()
+    note = win.findChild(QLabel, "racksNote")
+    assert note is not None and note.text().startswith("Off: each node stands alone")
+    # A GB200 layout: trays of 4 GPUs, racks of 72, then each control moves its input alone.
+    win.inputs.update(gpus_per_node=4, nvlink_gpus=72)
+    qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
+    assert note.text().startswith("NVLink domains of 72 GPUs: 18 trays of 4 GPUs, no warm spare; the job on 228 racks")
+    assert "a failed tray's rack moves to a spare rack (unlimited)" in note.text()
+    spares = slide_alone(win, "rackSpareTraysSlider", "rack_spare_trays", 100)
+    assert spares >= 1
+    sc = win.scenario()
+    assert f"{sc.racks * sc.rack_spare_trays * 4:,} GPUs held as warm spares" in note.text()
+    assert "swapped for a warm spare of its rack while one is free" in note.text()
+    # What the window shows is the scenario's: its racks are in the results it draws.
+    d = win.plots.result.main.to_json_dict()
+    assert d["racks"]["spare_trays_per_rack"] == spares and d["racks"]["racks"] == sc.racks
+    # A layout that does not fit says why, in the note.
+    win.inputs.update(gpus_per_node=8, nvlink_gpus=36)
+    assert note.text().startswith("Does not fit: an NVLink domain of 36 GPUs is not whole trays of 8 GPUs")
