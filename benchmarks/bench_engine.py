@@ -217,7 +217,8 @@ def main() -> None:
         f"(floor 0.02); with the 30-day training run too: {with_train * 1e3:8.1f} ms"
     )
     # Issue 24's line: everything on, and every failure mode built since (a restart that grows with the job,
-    # fail-slow nodes, detection by cause, checkpoints that fail, correlated failures, node lives).
+    # fail-slow nodes, detection by cause, checkpoints that fail, correlated failures, node lives, racks: NVLink domains
+    # of 72 GPUs, 9 nodes of 8, 2 of them warm spares).
     deep = window_sc.with_weibull((("Faulty GPU", 0.7, None), ("GPU HBM3 Memory", 2.0, None))).replace(
         restart_per_log2_gpus_min=0.25,
         slow_rate_per_gpu_hour=2e-6,
@@ -227,11 +228,13 @@ def main() -> None:
         restore_fail_p=0.1,
         correlated_rate_per_day=1.0,
         correlated_domains=16,
+        nvlink_gpus=72,
+        rack_spare_trays=2,
     )
     line = general_line(deep, base, max(1, args.repeat // 3))
     print(
         "general  100,000 GPUs x 54 d x 1,000 trials, everything on + restart growth + fail-slow + detection by "
-        f"cause + checkpoints that fail + correlated failures + node lives: {line}"
+        f"cause + checkpoints that fail + correlated failures + node lives + racks: {line}"
     )
     print("         (floor 0.015)")
     xs = gpu_counts(41)

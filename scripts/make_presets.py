@@ -6,6 +6,7 @@ shipped files equal what this script writes, so edit presets here.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from planner_gui.core.model import Scenario, Tiers, Training
@@ -56,6 +57,12 @@ def presets() -> dict[str, Scenario]:
         "h100-1m": base.replace(
             name="H100 at 1,048,576 GPUs (Llama 3 per-GPU rates, 54 days)", gpus=1_048_576, trials=200
         ),
+        # GB200 NVL72 racks (docs/cli.md, "Racks"), estimates: Llama 3's causes at 2,000 GPU-days between
+        # interruptions (the middle of SemiAnalysis's GB200 NVL72 band of 1,000-3,000, 2025), racks of 72 GPUs in
+        # trays of 4 with 2 warm spare trays each (clockwork.io), NCCL hangs seen after 15 minutes (Marin's GB200
+        # run), no swap time (the warm spare is in the rack), and a pool of 2 or 6 spare racks.
+        "gb200-nvl72-16k": _gb200(base, 16_384, 2),
+        "gb200-nvl72-100k": _gb200(base, 100_000, 6),
         # Epoch AI's assumption of one failure per 50,000 GPU-hours, Llama 3 mix, at 100,000 GPUs.
         "epoch-100k": base.replace(
             name="100,000 GPUs, one failure per 50,000 GPU-hours (Epoch AI, 2024)", gpus=100_000
@@ -67,6 +74,34 @@ def presets() -> dict[str, Scenario]:
             checkpoint_interval_min=180.0,
         ),
     }
+
+
+#: GPU-days between interruptions of the GB200 NVL72 presets: the middle of SemiAnalysis's band (1,000-3,000).
+GB200_GPU_DAYS = 2_000.0
+
+
+def _gb200(base: Scenario, gpus: int, spare_racks: int) -> Scenario:
+    """A GB200 NVL72 preset of ``gpus`` GPUs and ``spare_racks`` spare racks (see :func:`presets`)."""
+    scale = 1.0 / (GB200_GPU_DAYS * 24.0) / base.rate_per_gpu_hour
+    # (the rates are an estimate, not Llama 3's counts: they carry no evidence)
+    comps = tuple(
+        dataclasses.replace(c, rate_per_gpu_hour=c.rate_per_gpu_hour * scale, count=None, exposure_gpu_hours=None)
+        for c in base.components
+    )
+    name = (
+        f"GB200 NVL72 at {gpus:,} GPUs (estimate: Llama 3's causes at 2,000 GPU-days per interruption, "
+        f"SemiAnalysis's band 1,000-3,000), 2 warm spare trays a rack, {spare_racks} spare racks"
+    )
+    return base.replace(
+        name=name,
+        gpus=gpus,
+        gpus_per_node=4,
+        components=comps,
+        nvlink_gpus=72,
+        rack_spare_trays=2,
+        detect_by=(("NCCL Watchdog Timeouts", 15.0),),
+        spares=Spares(spare_nodes=spare_racks * 18, swap_min=0.0),
+    )
 
 
 def _plan(base: Scenario) -> Scenario:

@@ -189,3 +189,22 @@ def test_the_window_group_sets_each_input_alone_and_says_what_the_racks_do(make_
     # A layout that does not fit says why, in the note.
     win.inputs.update(gpus_per_node=8, nvlink_gpus=36)
     assert note.text().startswith("Does not fit: an NVLink domain of 36 GPUs is not whole trays of 8 GPUs")
+
+
+def test_sweeps_and_sizing_hold_whole_racks():
+    from planner_gui.core.analysis.sizing import sizing_counts
+    from planner_gui.core.sensitivity import levers
+    from planner_gui.core.sweep import at_gpus
+
+    sc = load_preset("gb200-nvl72-16k")
+    assert sc.spares is not None and sc.spares.spare_nodes == 36
+    counts = sizing_counts(sc, sc.spares)
+    assert len(counts) > 3 and counts[0] == 0 and all(c % 18 == 0 for c in counts)
+    # A sweep over GPU counts keeps the pool's share of the job's racks, in whole racks, at least one.
+    for gpus, racks in ((1024, 1), (16_384, 2), (100_000, 12)):
+        pool = at_gpus(sc, gpus).spares.spare_nodes  # type: ignore[union-attr]
+        assert pool == racks * 18, (gpus, pool)
+    # The levers: one more warm spare tray a rack, and a pool of whole racks.
+    by = {lv.name: lv for lv in levers(sc, 0.5)}
+    assert by["warm spare trays"].apply(sc).rack_spare_trays == 3
+    assert by["spare pool"].apply(sc).spares.spare_nodes == 72  # type: ignore[union-attr]

@@ -115,8 +115,12 @@ class SparesModesDialog(QDialog):
 
     def _draw_repair_lines(self, run: SparesRun | None, p: SparesParams, days: np.ndarray) -> None:
         sc = self.scenario
-        self.curves["mean_exact"].setData(days, np.full(2, p.mean_nodes_in_repair))
-        self.curves["p95_exact"].setData(days, np.full(2, repair_quantile(p, 0.95)))
+        if sc.uses_nvlink and sc.rack_spare_trays:  # (warm spares cover some failures: no M/G/infinity)
+            self.curves["mean_exact"].setData([], [])
+            self.curves["p95_exact"].setData([], [])
+        else:
+            self.curves["mean_exact"].setData(days, np.full(2, p.mean_nodes_in_repair))
+            self.curves["p95_exact"].setData(days, np.full(2, repair_quantile(p, 0.95)))
         sp = sc.spares
         if sp is not None and sp.spare_nodes is not None:
             self.pool_line = self.repair_plot.plot(

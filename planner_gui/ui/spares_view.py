@@ -328,12 +328,18 @@ class SparesDialog(QDialog):
         rec = r.recommended
         how = "M/G/infinity" if exact else "Monte Carlo: the simulated failures' needs"
         base = " at the scenario's base rates" if not exact else ""
+        in_repair = (
+            "Nodes in repair: no closed form (warm spare trays cover some failures; the moves of racks are no "
+            "Poisson stream).\n"
+            if self.scenario.uses_nvlink and self.scenario.rack_spare_trays
+            else f"Nodes in repair (M/G/infinity{base}): mean {p.mean_nodes_in_repair:,.1f}, p95 "
+            f"{repair_quantile(p, 0.95):,.0f} of {p.job_nodes:,} job nodes.\n"
+        )
         self.summary.setText(
             f"For {self.scenario.gpus:,} GPUs over {self.scenario.days:g} days, the scenario as it was when this "
             "opened; the inputs here are this window's what-ifs (the main window's stay as they are).\n"
-            f"Nodes in repair (M/G/infinity{base}): mean {p.mean_nodes_in_repair:,.1f}, p95 "
-            f"{repair_quantile(p, 0.95):,.0f} of {p.job_nodes:,} job nodes.\n"
-            f"Pool where 99% of failures find a spare ({how}): {rec:,} nodes "
+            + in_repair
+            + f"Pool where 99% of failures find a spare ({how}): {rec:,} nodes "
             f"({100 * rec / p.job_nodes:.2f}% of the job)"
             + (
                 f"; the smallest pool tried that does, marked: {r.meets_target:,}.\n"

@@ -116,7 +116,8 @@ def run_spares_intervals(
 
 
 def sizing_counts(scenario: Scenario, spares: Spares, points: int = 21) -> np.ndarray:
-    """Spare counts to try: from 0 to well past the pool that covers 99.9 % of failures, whole numbers."""
+    """Spare counts to try: from 0 to well past the pool that covers 99.9 % of failures, whole numbers (on racks,
+    whole racks of nodes: the pool serves nothing less; the bound then takes every tray failure as a move)."""
     _, interval = resolve(scenario, spares_optimal(scenario.replace(spares=spares)))
     p = spares_params(scenario, spares.replace_spares(None), interval)
     # Rates that change (a burn-in) need the pool of their highest rate in the window, not of the base rates.
@@ -125,7 +126,11 @@ def sizing_counts(scenario: Scenario, spares: Spares, points: int = 21) -> np.nd
     top = max(4, math.ceil(1.25 * recommended_spares(p, 0.999)))
     counts = np.round(np.linspace(0, top, points)).astype(int)
     # The pool that meets the target is always one of them.
-    return np.unique(np.append(counts, recommended_spares(p, TARGET)))
+    counts = np.unique(np.append(counts, recommended_spares(p, TARGET)))
+    if scenario.uses_nvlink:
+        q = scenario.trays_per_rack
+        counts = np.unique(-(-counts // q) * q)
+    return counts
 
 
 @dataclass(frozen=True)
