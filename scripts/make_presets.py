@@ -88,10 +88,7 @@ def _gb200(base: Scenario, gpus: int, spare_racks: int) -> Scenario:
         dataclasses.replace(c, rate_per_gpu_hour=c.rate_per_gpu_hour * scale, count=None, exposure_gpu_hours=None)
         for c in base.components
     )
-    name = (
-        f"GB200 NVL72 at {gpus:,} GPUs (estimate: Llama 3's causes at 2,000 GPU-days per interruption, "
-        f"SemiAnalysis's band 1,000-3,000), 2 warm spare trays a rack, {spare_racks} spare racks"
-    )
+    name = f"GB200 NVL72 at {gpus:,} GPUs, 2 warm spare trays a rack, {spare_racks} spare racks (estimated rates)"
     return base.replace(
         name=name,
         gpus=gpus,

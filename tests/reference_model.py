@@ -23,8 +23,8 @@ on rack-scale NVLink domains (section 1, "Racks") the job's nodes sit in racks o
 (``K`` warm spares): a failure that takes nodes strikes a uniformly drawn rack (a correlated event that and the
 next ``D - 1``); a tray failure is covered while the rack has a spare tray not in repair (the spare is then in
 repair for the failure's repair time and nothing changes in the pool), otherwise (and for a domain failure or a
-correlated event) its racks move, taking ``Q`` nodes each from the pool until the latest of its repair and of the
-spares of those racks still in repair, and the racks that come in have every spare free; the pool of ``S`` spares
+correlated event) its racks move, taking ``Q`` nodes each from the pool until its repair ends, and the racks that
+come in have every spare free; the pool of ``S`` spares
 (whole racks on NVLink domains: ``floor(S / Q) Q``)
 (a failure *finds no spare* when ``A(t-) + nodes > S``); in restart mode the job is blocked (or shrinks,
 with ``min_gpus``) while ``A > S``; in continue mode the replicas out, with the nodes lacking paid first
@@ -840,9 +840,8 @@ class _Trial:
                     self._restart_after(j, True)
                 self._capacity()
                 return
-            # The racks move: back once the failure and every spare of theirs in repair are repaired; those that
-            # come in are whole.
-            back = max([end, *(e for r in hit for e in self.rack_busy.get(r, []) if e > t)])
+            # The racks move: back in the pool once the failure is repaired; those that come in are whole.
+            back = end
             for r in hit:
                 self.rack_busy.pop(r, None)
         if k > 0:

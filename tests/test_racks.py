@@ -73,11 +73,20 @@ def test_the_keys_round_trip_and_misfits_are_refused_in_one_line():
     doc = scenario_to_dict(sc)
     assert (doc["nvlink_gpus"], doc["rack_spare_trays"]) == (72, 2)
     assert scenario_from_dict(json.loads(json.dumps(doc))) == sc
+    # Without racks, warm spare trays are unused, not refused (racks turn off in one step).
+    assert validate(sc.replace(nvlink_gpus=0)).rack_spare_trays == 2
     for bad, words in [
         (sc.replace(nvlink_gpus=70), "not whole trays of 4 GPUs"),
         (sc.replace(rack_spare_trays=18), "leave no tray for the job"),
-        (sc.replace(nvlink_gpus=0), "warm spare trays are a rack's"),
-        (sc.replace(spares=Spares(spare_nodes=10)), "whole racks of 18 nodes"),
+        (
+            sc.replace(spares=Spares(spare_nodes=10)),
+            r"whole racks of 18 nodes on NVLink domains; 10 is not \(give a multiple of 18: 0 or 18\)",
+        ),
+        (sc.replace(spares=Spares(spare_nodes=40)), r"40 is not \(give a multiple of 18: 36 or 54\)"),
+        (
+            sc.replace(spares=Spares(recovery_mode="continue", replica_gpus=96)),
+            "replicas of 96 GPUs do not line up with the job's 64 GPUs of a rack",
+        ),
     ]:
         with pytest.raises(ScenarioError, match=words):
             validate(bad)
@@ -208,3 +217,32 @@ def test_sweeps_and_sizing_hold_whole_racks():
     by = {lv.name: lv for lv in levers(sc, 0.5)}
     assert by["warm spare trays"].apply(sc).rack_spare_trays == 3
     assert by["spare pool"].apply(sc).spares.spare_nodes == 72  # type: ignore[union-attr]
+
+
+def test_a_warm_spare_tray_costs_its_gpus_in_the_levers():
+    from planner_gui.core.sensitivity import paired_sensitivity
+
+    sc = load_preset("gb200-nvl72-16k").replace(days=2.0, trials=60)
+    effects = {e.lever: e for e in paired_sensitivity(sc, 0.5)}
+    warm = effects["warm spare trays"]
+    more = sc.replace(rack_spare_trays=3)
+    held = (more.warm_spare_gpus - sc.warm_spare_gpus) * sc.hours * sc.gpu_hour_cost_usd
+    assert more.warm_spare_gpus - sc.warm_spare_gpus == 274 * 12 - 256 * 8 == 1240
+    # The lever's cost is the extra warm spares' GPU-hours, less what the goodput it buys saves (a little here).
+    lost_saved = warm.goodput_delta * sc.gpus * sc.hours * sc.gpu_hour_cost_usd
+    assert warm.cost_delta_usd == pytest.approx(held - lost_saved, rel=1e-6, abs=1.0)
+    assert warm.cost_delta_usd > 0.9 * held
+
+
+def test_a_correlated_row_of_racks_is_back_after_its_repair():
+    """Every rack of the job taken at once: back after the event's repair, so the nodes out over the window are
+    the events' rate x their racks' trays x the repair (M/G/infinity), however many spares were in repair in them."""
+    sc = _gb200(days=6.0, times=1.0, correlated_rate_per_day=2.0, correlated_domains=36, correlated_repair_hours=4.0)
+    sc = sc.replace(rack_spare_trays=0, spares=Spares(spare_nodes=36 * 18 * 3))
+    got = _engine(sc, 400, 3)
+    fc = failure_classes(sc, sc.spares)  # type: ignore[arg-type]
+    expected = float((fc.rates * fc.nodes * fc.repair).sum())
+    assert abs(got.nodes_in_repair.mean() - expected) <= Z * _sem(got.nodes_in_repair), (
+        got.nodes_in_repair.mean(),
+        expected,
+    )

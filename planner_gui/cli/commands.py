@@ -129,7 +129,7 @@ def _racks_line(sc: Scenario, racks: dict[str, Any]) -> str:
     """Run's line on rack-scale NVLink domains: the layout, the GPUs its racks hold, and the failures a rack's warm
     spare covered against those that moved racks (with their expectation where a closed form gives it)."""
     bought = racks["gpus_in_racks"]
-    moves = racks["moves"]["mean"]
+    moves, moved = racks["moves"]["mean"], racks["racks_moved"]["mean"]
     expected = "" if racks["moves_expected"] is None else f" (expected {racks['moves_expected']:,.1f})"
     covered = (
         f"{racks['covered_in_rack']['mean']:,.1f} tray failures covered within their rack, "
@@ -142,9 +142,12 @@ def _racks_line(sc: Scenario, racks: dict[str, Any]) -> str:
         if racks["warm_spare_gpus"]
         else ""
     )
+    them = "it" if sc.racks == 1 else "them"
+    several = f" ({moved:,.1f} racks)" if sc.uses_correlated and sc.correlated_domains > 1 else ""
+    domain = "; the rack is the failure domain" if sc.tiers is not None else ""
     return (
-        f"Racks                    {sc.rack_text()} ({bought:,} GPUs in them for the job's {sc.gpus:,}); "
-        f"{covered}{moves:,.1f} moved racks to spare racks{expected}{warm}"
+        f"Racks                    {sc.rack_text()} ({bought:,} GPUs in {them} for the job's {sc.gpus:,}); "
+        f"{covered}{moves:,.1f} failures moved racks to spare racks{several}{expected}{warm}{domain}"
     )
 
 

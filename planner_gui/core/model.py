@@ -237,8 +237,8 @@ DEFAULT_NOTES: dict[str, str] = {
     "nvlink_gpus": (
         "0: no rack-scale NVLink domain; each node stands alone. GB200/GB300 NVL72: 72 GPUs in one NVLink domain, 18 "
         "compute trays of 4 GPUs, the tray the replaceable unit (NVIDIA GB200 NVL72 documentation). A tray that fails "
-        "stops its whole rack's slice of the job (blast radius 72 GPUs, not 8) until a warm spare tray of the rack "
-        "takes its place, or the slice moves to a spare rack of the pool."
+        "stops its whole rack's slice of the job (blast radius 72 GPUs, where an H100 server's is 8) until a warm "
+        "spare tray of the rack takes its place, or the slice moves to a spare rack of the pool."
     ),
     "rack_spare_trays": (
         "0: every tray of a rack runs the job. Operators of NVL72 racks hold 8 of 72 GPUs (2 trays) as warm spares "
@@ -652,6 +652,11 @@ class Scenario:
         if not self.uses_nvlink or self.job_trays_per_rack < 1:
             return 0
         return math.ceil(self.job_nodes / self.job_trays_per_rack)
+
+    @property
+    def warm_spare_gpus(self) -> int:
+        """The GPUs of the racks' warm spare trays, held out of the job (0 without racks)."""
+        return self.racks * self.rack_spare_trays * self.gpus_per_node
 
     def rack_text(self, *, short: bool = False) -> str:
         """The rack inputs in words: "off", or "NVLink domains of 72 GPUs: 18 trays of 4 GPUs, 2 held as warm

@@ -358,7 +358,10 @@ class SimulationResult:
 
         sc = self.scenario
         zeros = np.zeros(len(self.goodput))
-        warm = sc.racks * sc.rack_spare_trays * sc.gpus_per_node  # (GPUs held out of the job as warm spares)
+        warm = sc.warm_spare_gpus  # (GPUs held out of the job as warm spares)
+        # A correlated event that moves several racks counts once among the moves, each of its racks in racks_moved.
+        take = min(sc.correlated_domains, sc.racks)
+        extra = (take - 1) * self.trials.by_component[:, -1] if sc.uses_correlated else zeros
         moved = self.rack_moved if self.rack_moved is not None else zeros
         covered = self.rack_covered if self.rack_covered is not None else zeros
         return {
@@ -375,6 +378,7 @@ class SimulationResult:
             "covered_in_rack": summarize(covered).to_dict(),
             "moves": summarize(moved).to_dict(),
             "moves_expected": rack_moves_expected(sc),
+            "racks_moved": summarize(moved + extra).to_dict(),
         }
 
     def _lives_json(self) -> dict[str, Any]:

@@ -147,12 +147,13 @@ def expected_goodput(sc: Scenario) -> float:
 def days_and_cost(sc: Scenario, goodput: float) -> tuple[float | None, float]:
     """Expected days to train (work / goodput, renewal theory's leading term) and their cost; without a
     training compute, no days and the cost of the window's GPU-hours not spent training."""
+    warm = sc.warm_spare_gpus * sc.gpu_hour_cost_usd  # (the racks' warm spares, held the whole time)
     if sc.training is None:
-        return None, sc.gpus * sc.hours * (1.0 - goodput) * sc.gpu_hour_cost_usd
+        return None, sc.gpus * sc.hours * (1.0 - goodput) * sc.gpu_hour_cost_usd + warm * sc.hours
     if goodput <= 0:
         return math.inf, math.inf
     hours = sc.training.gpu_hours / sc.gpus / goodput
-    return hours / 24.0, hours * sc.gpus * sc.gpu_hour_cost_usd
+    return hours / 24.0, hours * sc.gpus * sc.gpu_hour_cost_usd + warm * hours
 
 
 def _fmt_factor(f: float) -> str:
@@ -360,9 +361,11 @@ def sensitivity(
             g = expected_goodput(changed)
         except NoClosedForm:  # the change leads where the exact model does not reach: no bar rather than a guess
             continue
-        if g == base_g:  # e.g. the blocking write with an in-memory tier, whose snapshots replace it
-            continue
         days, cost = days_and_cost(changed, g)
+        if (
+            g == base_g and cost == base_cost
+        ):  # e.g. the blocking write with an in-memory tier, whose snapshots replace it
+            continue
         days_delta = None if days is None or base_days is None else days - base_days
         effects.append(Effect(lever.name, lever.change, g - base_g, days_delta, cost - base_cost))
     return _ranked(sc, effects)
@@ -453,8 +456,8 @@ def paired_sensitivity(
         days, cost = per_trial_days_and_cost(res)
         dd = None if days is None or base_days is None else days - base_days
         dc = cost - base_cost
-        if not np.any(dg) and (dd is None or not np.any(dd)):
-            continue  # the change moved nothing
+        if not np.any(dg) and (dd is None or not np.any(dd)) and not np.any(dc):
+            continue  # the change moved nothing (a warm spare tray that buys no goodput still costs its GPUs)
         effects.append(
             Effect(
                 lever.name,
@@ -477,10 +480,12 @@ def _se(values: np.ndarray) -> float:
 def per_trial_days_and_cost(res: SimulationResult) -> tuple[np.ndarray | None, np.ndarray]:
     """Per trial: the days to train and their cost (with a training compute), else no days and the cost of the
     window's GPU-hours not spent training; with a finite spare pool, plus the pool's cost over that time (its price's
-    share, or its GPU-hours: :meth:`.model.Spares.pool_cost_per_hour`)."""
+    share, or its GPU-hours: :meth:`.model.Spares.pool_cost_per_hour`); on racks with warm spares, plus their
+    GPU-hours."""
     sc = res.scenario
     t = res.time_to_train
     pool = 0.0 if sc.spares is None else sc.spares.pool_cost_per_hour(sc.gpus_per_node, sc.gpu_hour_cost_usd)
+    pool += sc.warm_spare_gpus * sc.gpu_hour_cost_usd
     if t is None:
         return None, sc.gpus * sc.hours * (1.0 - res.goodput) * sc.gpu_hour_cost_usd + pool * sc.hours
     return t.hours / 24.0, t.gpu_hours() * sc.gpu_hour_cost_usd + pool * t.hours

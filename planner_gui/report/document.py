@@ -306,6 +306,21 @@ def _strategy_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]
                     f"{_num(f'{restarted:,.1f}', 'restores/fast + restores/persistent', 'count')} restarted",
                 )
             )
+    r = d.get("racks")
+    if r is not None:
+        covered, moves = r["covered_in_rack"]["mean"], r["moves"]["mean"]
+        racks, held, warm = f"{r['racks']:,}", f"{r['gpus_in_racks']:,}", f"{r['warm_spare_gpus']:,}"
+        rows.append(
+            (
+                "Racks",
+                f"{_num(racks, 'racks/racks', 'count')} racks of {sc.nvlink_gpus:,} GPUs, "
+                f"{_num(held, 'racks/gpus_in_racks', 'count')} GPUs in them",
+                f"{_num(f'{covered:,.1f}', 'racks/covered_in_rack/mean', 'count')} tray failures covered within their "
+                f"rack, {_num(f'{moves:,.1f}', 'racks/moves/mean', 'count')} failures moved racks to spare racks; "
+                f"the warm spares' {_num(warm, 'racks/warm_spare_gpus', 'count')} GPUs cost "
+                f"{_num(fmt.money(r['warm_spare_cost_usd']), 'racks/warm_spare_cost_usd', 'usd')} over the window",
+            )
+        )
     u = d.get("uncertainty")
     if u is not None:
         goodput = fmt.percent(u["goodput"]["variance_share_rates"])

@@ -111,9 +111,10 @@ def _racks_note(sc: Scenario) -> str:
     if why is not None:
         return "Does not fit: " + why.split(": ", 1)[1]
     if not sc.uses_nvlink:
+        unused = f"; the {fmt.plural(sc.rack_spare_trays, 'warm spare tray')} are unused" if sc.rack_spare_trays else ""
         return (
             "Off: each node stands alone (72 GPUs for GB200 NVL72 racks, with 4 GPUs per node: a failed tray then "
-            "stops its whole rack's part of the job)"
+            f"stops its whole rack's part of the job){unused}"
         )
     pool = spare_racks(sc)
     moves = "moves to a spare rack" + (

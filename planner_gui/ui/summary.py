@@ -299,6 +299,10 @@ class SummaryStrip(QWidget):
         pool = spares_cost_text(self._last.main, self.price.value())
         if pool is not None:
             text += f"\n{pool}"
+        sc = self._last.main.scenario
+        if sc.warm_spare_gpus:  # (the racks' warm spare trays, held out of the job the whole window)
+            warm = sc.warm_spare_gpus * sc.hours
+            text += f"\nwarm spares {fmt.compact(warm)} GPU-h, {fmt.money(warm * self.price.value())}"
         self.lost.detail.setText(_UNIT_AFTER_NUMBER.sub("\\1\u00a0\\2", text))  # "$2.31 M" never splits
         self._show_time_to_train()
 

@@ -273,9 +273,7 @@ def meaningless(scenario: Scenario) -> str | None:
 
 def racks_misfit(sc: Scenario) -> str | None:
     """Why the rack inputs mean nothing for this scenario (docs/model.md, "Racks"; one line), or None."""
-    if not sc.uses_nvlink:
-        if sc.rack_spare_trays:
-            return "rack_spare_trays: warm spare trays are a rack's; give the NVLink domain's GPUs (nvlink_gpus) too"
+    if not sc.uses_nvlink:  # (warm spare trays without racks are unused, as the window's note says)
         return None
     gpn = sc.gpus_per_node
     if sc.nvlink_gpus % gpn:
@@ -289,11 +287,21 @@ def racks_misfit(sc: Scenario) -> str | None:
             "tray for the job"
         )
     sp = sc.spares
-    if sp is not None and sp.spare_nodes is not None and 0 < sp.spare_nodes < sc.trays_per_rack:
+    q = sc.trays_per_rack
+    if sp is not None and sp.spare_nodes is not None and sp.spare_nodes % q:
+        racks = sp.spare_nodes // q
+        near = f"{racks * q:,} or {(racks + 1) * q:,}" if racks else f"0 or {q:,}"
         return (
-            f"spares.spare_nodes: the pool holds whole racks of {sc.trays_per_rack:,} nodes on NVLink domains; "
-            f"{sp.spare_nodes:,} make none (give 0 or a multiple of {sc.trays_per_rack:,})"
+            f"spares.spare_nodes: the pool holds whole racks of {q:,} nodes on NVLink domains; {sp.spare_nodes:,} is "
+            f"not (give a multiple of {q:,}: {near})"
         )
+    if sp is not None and sp.recovery_mode == "continue":
+        rep, job = max(1, sp.replica_gpus // gpn), sc.job_trays_per_rack
+        if rep % job and job % rep:
+            return (
+                f"spares.replica_gpus: replicas of {sp.replica_gpus:,} GPUs do not line up with the job's "
+                f"{job * gpn:,} GPUs of a rack (give a multiple or a divisor of {job * gpn:,})"
+            )
     return None
 
 

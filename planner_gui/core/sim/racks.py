@@ -4,9 +4,9 @@ that moved is back.
 On rack-scale NVLink domains a failure that takes nodes stops its rack. A tray failure (a failure of scope
 ``node``) is covered by a warm spare tray of its own rack when one is free: the failed tray is repaired in the rack
 and nothing leaves the job's racks. Otherwise the rack moves: the job's slice goes to a spare rack of the pool, and
-the rack, with the trays of it still in repair, is back in the pool once all of them are repaired. A rack that comes
-in is whole (every warm spare free). A failure of scope ``domain`` moves its rack; a correlated event moves as many
-racks as it takes domains, consecutive from its first (a row of racks).
+the rack is back in the pool once the failure is repaired (its spares in repair are repaired meanwhile). A rack that
+comes in is whole (every warm spare free). A failure of scope ``domain`` moves its rack; a correlated event moves as
+many racks as it takes domains, consecutive from its first (a row of racks).
 
 :class:`Racks` carries, per trial, the warm spares in repair from one chunk of the world to the next, and
 :meth:`Racks.place` decides a chunk's failures in time order within each rack.
@@ -69,15 +69,13 @@ class Racks:
         take: np.ndarray,
         coverable: np.ndarray,
         now: float,
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> np.ndarray:
         """Failures that take nodes (flat: each one's row, time, the end of its repair, the racks it takes, and
-        whether a warm spare may cover it): whether a warm spare covered each, and when its racks are back (for one
-        covered, when its tray is back in its rack). ``now``: no later call has a failure before it (spares back by
-        then are forgotten)."""
-        back = np.array(back, dtype=float)
+        whether a warm spare may cover it): whether a warm spare covered each. ``now``: no later call has a failure
+        before it (spares back by then are forgotten)."""
         covered = np.zeros(len(times), dtype=bool)
         if self.spares == 0 or not len(times):
-            return covered, back
+            return covered
         first = rng.integers(0, self.racks, len(times))
         # One entry per rack a failure takes.
         ev = np.repeat(np.arange(len(times)), take)
@@ -97,7 +95,6 @@ class Racks:
             g = np.searchsorted(groups, ck)
             first_of = np.searchsorted(ck, ck, side="left")
             slots[g, np.arange(len(ck)) - first_of] = ce
-        sub_back = back[ev].copy()
         sub_cover = np.zeros(len(ev), dtype=bool)
         can = coverable[ev] & (take[ev] == 1)
         for p in range(int(size.max(initial=0))):
@@ -110,12 +107,9 @@ class Racks:
                 slots[g[cover], np.argmax(free[cover], axis=1)] = back[ev[sel[cover]]]
             moved = ~cover
             if moved.any():
-                busy = np.where(free[moved], -np.inf, s[moved]).max(axis=1)
-                sub_back[sel[moved]] = np.maximum(back[ev[sel[moved]]], busy)
                 slots[g[moved]] = -np.inf  # (the rack that comes in is whole)
             sub_cover[sel] = cover
         covered[ev[sub_cover]] = True  # (a covered failure takes one rack: its one entry)
-        np.maximum.at(back, ev, sub_back)
         # Carry the spares still in repair at ``now``: the untouched racks' and these racks' own.
         keep_g = slots > now
         gk = np.broadcast_to(groups[:, None], slots.shape)[keep_g]
@@ -124,4 +118,4 @@ class Racks:
         live = end_all > now
         order = np.argsort(key_all[live], kind="stable")
         self.key, self.end = key_all[live][order], end_all[live][order]
-        return covered, back
+        return covered

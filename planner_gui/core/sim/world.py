@@ -383,11 +383,11 @@ class World:
         ends = _after(times + self._repairs(rng, m.repair[cls]), times)
         r, c = np.nonzero(live)
         assert self.racks is not None and m.rack_take is not None and m.rack_cover is not None
-        covered, back = self.racks.place(
+        covered = self.racks.place(
             rng, r, times[r, c], ends[r, c], m.rack_take[cls[r, c]], m.rack_cover[cls[r, c]], start
         )
         out = np.full(times.shape, np.inf)
-        out[r, c] = np.where(covered, np.inf, back)
+        out[r, c] = np.where(covered, np.inf, ends[r, c])
         out[out <= start] = np.inf  # (back before the start: no longer in repair)
         self.rep_t, self.rep_c = _compact(np.isfinite(out), [out, cls], [np.inf, 0])
         self.away = np.where(np.isfinite(self.rep_t), m.nodes[self.rep_c], 0).sum(axis=1).astype(float)
@@ -539,9 +539,9 @@ class World:
         if self.pool:
             k = np.where(real, m.nodes[cls], 0)
             dep = np.where(k > 0, _after(ft + self._repairs(rng, m.repair[cls]), ft), np.inf)
-            if self.racks is not None:  # a rack's warm spare covers some; a rack that moves is back later
+            if self.racks is not None:  # a rack's warm spare covers some: nothing leaves the job's racks
                 r, c = np.nonzero(k > 0)
-                covered, back = self.racks.place(
+                covered = self.racks.place(
                     stream(self.seed, STREAM_RACKS, self.index - 1),
                     r,
                     ft[r, c],
@@ -550,7 +550,7 @@ class World:
                     m.rack_cover[cls[r, c]],  # type: ignore[index]
                     t1,
                 )
-                dep[r, c] = np.where(covered, np.inf, back)
+                dep[r[covered], c[covered]] = np.inf
                 ftag[r[covered], c[covered]] += self.tag_cover
             all_t = np.concatenate([self.rep_t, dep], axis=1)
             all_c = np.concatenate([self.rep_c, cls], axis=1)
