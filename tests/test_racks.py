@@ -246,3 +246,15 @@ def test_a_correlated_row_of_racks_is_back_after_its_repair():
         got.nodes_in_repair.mean(),
         expected,
     )
+
+
+def test_the_dense_and_the_sorted_count_of_racks_decide_alike(monkeypatch):
+    import planner_gui.core.sim.racks as racks
+
+    sc = _gb200(days=2.0, rack_spare_trays=1, spares=Spares(spare_nodes=36))
+    dense = _engine(sc, 300, 4)
+    monkeypatch.setattr(racks, "_DENSE_RACKS", 0)
+    sparse = _engine(sc, 300, 4)
+    np.testing.assert_array_equal(dense.rack_covered, sparse.rack_covered)
+    np.testing.assert_array_equal(dense.hours["useful"], sparse.hours["useful"])
+    assert dense.rack_covered.sum() > 0

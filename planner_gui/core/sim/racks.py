@@ -20,6 +20,8 @@ import numpy as np
 
 __all__ = ["Racks", "settle_hours"]
 
+#: The most racks of all trials counted densely (a count per rack: 32 MB at most).
+_DENSE_RACKS = 4_000_000
 #: What a repair under way may still hold of its mean after the hours a world's start lives before it.
 SETTLE_SHARE = 1e-4
 
@@ -82,40 +84,60 @@ class Racks:
         step = np.arange(len(ev)) - np.repeat(np.cumsum(take) - take, take)
         key = rows[ev].astype(np.int64) * self.racks + (first[ev] + step) % self.racks
         t = times[ev]
-        order = np.lexsort((t, key))
-        ev, key, t = ev[order], key[order], t[order]
-        groups, start, size = np.unique(key, return_index=True, return_counts=True)
-        gi = np.repeat(np.arange(len(groups)), size)
-        pos = np.arange(len(key)) - start[gi]
-        # Each rack's spares: the carried ones' ends (in repair) at its first places, -inf where free.
-        slots = np.full((len(groups), self.spares), -np.inf)
-        mine = np.isin(self.key, groups)
-        if mine.any():
-            ck, ce = self.key[mine], self.end[mine]
-            g = np.searchsorted(groups, ck)
-            first_of = np.searchsorted(ck, ck, side="left")
-            slots[g, np.arange(len(ck)) - first_of] = ce
-        sub_cover = np.zeros(len(ev), dtype=bool)
         can = coverable[ev] & (take[ev] == 1)
-        for p in range(int(size.max(initial=0))):
-            sel = np.flatnonzero(pos == p)
-            g, ts = gi[sel], t[sel]
-            s = slots[g]
-            free = s <= ts[:, None]
-            cover = can[sel] & free.any(axis=1)
-            if cover.any():
-                slots[g[cover], np.argmax(free[cover], axis=1)] = back[ev[sel[cover]]]
-            moved = ~cover
-            if moved.any():
-                slots[g[moved]] = -np.inf  # (the rack that comes in is whole)
-            sub_cover[sel] = cover
+        # Most racks see one failure here and have no spare in repair: a free spare covers it if it may. The others
+        # (several failures, or spares in repair) are decided in time order, rack by rack.
+        once, carried = self._alone(key)
+        alone = once & ~carried
+        sub_cover = np.where(alone, can, False)
+        new_key, new_end = [key[alone & can]], [back[ev[alone & can]]]
+        hard = np.flatnonzero(~alone)
+        mine = np.isin(self.key, key[~alone])  # (carried spares of the racks decided in order)
+        if len(hard):
+            order = hard[np.lexsort((t[hard], key[hard]))]
+            hk, ht = key[order], t[order]
+            head = np.concatenate([[True], hk[1:] != hk[:-1]])
+            groups = hk[head]
+            gi = np.cumsum(head) - 1
+            pos = np.arange(len(hk)) - np.flatnonzero(head)[gi]
+            # Each rack's spares: the carried ones' ends (in repair) at its first places, -inf where free.
+            slots = np.full((len(groups), self.spares), -np.inf)
+            if mine.any():
+                ck, ce = self.key[mine], self.end[mine]
+                g = np.searchsorted(groups, ck)
+                first_of = np.searchsorted(ck, ck, side="left")
+                slots[g, np.arange(len(ck)) - first_of] = ce
+            by_pos = np.argsort(pos, kind="stable")
+            bounds = np.concatenate([[0], np.cumsum(np.bincount(pos))])
+            for p in range(len(bounds) - 1):
+                sel = by_pos[bounds[p] : bounds[p + 1]]
+                g, ts, at = gi[sel], ht[sel], order[sel]
+                s = slots[g]
+                free = s <= ts[:, None]
+                cover = can[at] & free.any(axis=1)
+                if cover.any():
+                    slots[g[cover], np.argmax(free[cover], axis=1)] = back[ev[at[cover]]]
+                slots[g[~cover]] = -np.inf  # (the rack that comes in is whole)
+                sub_cover[at] = cover
+            keep_g = slots > now
+            new_key.append(np.broadcast_to(groups[:, None], slots.shape)[keep_g])
+            new_end.append(slots[keep_g])
         covered[ev[sub_cover]] = True  # (a covered failure takes one rack: its one entry)
         # Carry the spares still in repair at ``now``: the untouched racks' and these racks' own.
-        keep_g = slots > now
-        gk = np.broadcast_to(groups[:, None], slots.shape)[keep_g]
-        key_all = np.concatenate([self.key[~mine], gk])
-        end_all = np.concatenate([self.end[~mine], slots[keep_g]])
+        key_all = np.concatenate([self.key[~mine], *new_key])
+        end_all = np.concatenate([self.end[~mine], *new_end])
         live = end_all > now
         order = np.argsort(key_all[live], kind="stable")
         self.key, self.end = key_all[live][order], end_all[live][order]
         return covered
+
+    def _alone(self, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per entry: whether its rack has no other entry here, and whether it has spares in repair carried."""
+        size = self.n * self.racks
+        if size <= _DENSE_RACKS:  # (a count per rack of every trial: quicker than sorting)
+            seen = np.bincount(key, minlength=size)
+            busy = np.zeros(size, dtype=bool)
+            busy[self.key] = True
+            return seen[key] == 1, busy[key]
+        _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+        return counts[inverse] == 1, np.isin(key, self.key)
