@@ -17,6 +17,7 @@ from ..core.scenario_io import ScenarioError, load, validate
 from ..core.sensitivity import (
     DEFAULT_FACTOR,
     check_prices,
+    cost_words,
     has_closed_form,
     levers,
     merge_prices,
@@ -123,7 +124,7 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     how = "exact expectations" if exact else f"paired Monte Carlo, {sc.trials:,} trials, +/- one standard error"
     print(f"{fmt.clean(sc.name, 120)}: what each change buys ({how})")
     width = max([len(e.change) for e in effects] + [6])
-    what = "days and cost to train" if sc.training is not None else "cost of the GPU-hours not spent training"
+    what = cost_words(sc)
     print(f"{'change':<{width}}  {'goodput':>{24 if not exact else 14}}  {what}")
     for e in effects:
         se = "" if e.goodput_delta_se is None else f" +/- {100 * e.goodput_delta_se:.2f}"

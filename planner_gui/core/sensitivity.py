@@ -144,6 +144,15 @@ def expected_goodput(sc: Scenario) -> float:
     return float(time_fractions(*p.fraction_args).useful)
 
 
+def cost_words(sc: Scenario) -> str:
+    """What a lever's cost delta is the change of, in words: the days and cost to train, or the cost of the window's
+    GPU-hours not spent training; with spares held (a finite pool, racks' warm spares), their cost too."""
+    held = (sc.spares is not None and sc.spares.spare_nodes is not None) or sc.warm_spare_gpus > 0
+    if sc.training is not None:
+        return "days and cost to train" + (" (the spares held included)" if held else "")
+    return "cost of the GPU-hours not spent training" + (" and of the spares held" if held else "")
+
+
 def days_and_cost(sc: Scenario, goodput: float) -> tuple[float | None, float]:
     """Expected days to train (work / goodput, renewal theory's leading term) and their cost; without a
     training compute, no days and the cost of the window's GPU-hours not spent training."""

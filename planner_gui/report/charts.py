@@ -390,14 +390,15 @@ def effect_text(e: Effect) -> str:
     return f"{fmt.signed(100 * e.goodput_delta)}{se} points{days}, {fmt.signed_money(e.cost_delta_usd)}{paid}"
 
 
-def sensitivity_chart(effects: Sequence[Effect], training: bool) -> str:
+def sensitivity_chart(effects: Sequence[Effect], training: bool, what: str | None = None) -> str:
     """A bar per lever, in the order given (biggest saving first), labelled with its goodput points and
     dollars."""
     deltas = [100 * e.goodput_delta for e in effects]
     lo, hi = min([0.0, *deltas]), max([0.0, *deltas])
     span = (hi - lo) or 1e-3
     lo, hi = (lo - 0.04 * span if lo < 0 else 0.0), (hi + 0.04 * span if hi > 0 else 0.0)
-    what = "days and cost to train" if training else "cost of the GPU-hours not spent training"
+    if what is None:
+        what = "days and cost to train" if training else "cost of the GPU-hours not spent training"
     mc = any(e.goodput_delta_se is not None for e in effects)
     how = "paired Monte Carlo, ± one standard error" if mc else "exact expectation"
     chart = BarChart(

@@ -29,7 +29,7 @@ from ..core.expected import rates_vary
 from ..core.model import CORRELATED_NAME, DEFAULT_NOTES, OPTIMAL, Scenario, Tiers, Training
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
-from ..core.sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, sensitivity
+from ..core.sensitivity import DEFAULT_FACTOR, Effect, cost_words, has_closed_form, sensitivity
 from ..core.spares.model import Spares
 from ..core.specs import SPECS
 from ..core.tornado import Tornado, tornado
@@ -747,7 +747,7 @@ def render_report(
     ) + components_html(sc, d)
     if effects:
         levers = _figure(
-            charts.sensitivity_chart(effects, sc.training is not None),
+            charts.sensitivity_chart(effects, sc.training is not None, cost_words(sc)),
             "Each input changed alone, by the factor shown, with everything else fixed; "
             + (
                 "paired Monte Carlo (the same draws with and without each change), ± one standard error. "
@@ -758,7 +758,7 @@ def render_report(
             + (
                 "the change in the days and dollars to train the given compute."
                 if sc.training is not None
-                else "the change in the cost of the GPU-hours not spent training in the window."
+                else f"the change in the {cost_words(sc)} in the window."
             ),
         )
     else:

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 from ..core import fmt
 from ..core.compare import comparison, show_value
 from ..core.plan import SENSITIVITY_TRIALS, PlanResult
-from ..core.sensitivity import DEFAULT_FACTOR, Effect, has_closed_form, levers, per_dollar, sensitivity
+from ..core.sensitivity import DEFAULT_FACTOR, Effect, cost_words, has_closed_form, levers, per_dollar, sensitivity
 from ..core.training import CostCurve, TimeToTrain
 from .goal_view import GoalView
 from .plot_items import PALETTE, Axis, CountAxis, Hover, axes, brush, nearest, pen
@@ -489,7 +489,8 @@ class PlanningPanel(QWidget):
         e = self.effects[k]
         se = "" if e.goodput_delta_se is None else f" ± {100 * e.goodput_delta_se:.2g}"
         days = "" if e.days_delta is None else f"; time to train {_signed_days(e.days_delta)}"
-        cost = f"GPU-hours not spent training {fmt.signed_money(e.cost_delta_usd)}"
+        what = cost_words(self._scenario()) if self.result is not None else "cost"
+        cost = f"{what} {fmt.signed_money(e.cost_delta_usd)}"
         paid = "" if e.price_usd is None else f"; {per_dollar(e)}"
         return f"{e.change}: goodput {fmt.signed(100 * e.goodput_delta)}{se} points{days}; {cost}{paid}"
 
