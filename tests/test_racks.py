@@ -258,3 +258,25 @@ def test_the_dense_and_the_sorted_count_of_racks_decide_alike(monkeypatch):
     np.testing.assert_array_equal(dense.rack_covered, sparse.rack_covered)
     np.testing.assert_array_equal(dense.hours["useful"], sparse.hours["useful"])
     assert dense.rack_covered.sum() > 0
+
+
+def test_without_warm_spares_the_pool_of_racks_is_m_g_infinity():
+    """No warm spare: every tray failure moves its rack for its repair alone, so the racks out are M/G/infinity with
+    each failure taking a rack's trays (docs/model.md 3, "The pool"), and a move finds no spare rack as it says."""
+    from planner_gui.core.spares.exact import p_no_spare
+    from planner_gui.core.spares.model import spares_params
+
+    sc = load_preset("gb200-nvl72-16k").replace(
+        rack_spare_trays=0, spares=Spares(spare_nodes=20 * 18), days=20.0, checkpoint_interval_min=5.0
+    )
+    got = _engine(sc, 600, 8)
+    p = spares_params(sc, sc.spares, 5.0)  # type: ignore[arg-type]
+    assert got.nodes_in_repair.mean() == pytest.approx(
+        p.mean_nodes_in_repair, rel=Z * _sem(got.nodes_in_repair) / p.mean_nodes_in_repair
+    )
+    # The share of moves that find no spare rack: a ratio of per-trial sums, its standard error by the delta method.
+    x, y = got.no_spare.astype(float), got.node_failures.astype(float)
+    share = x.sum() / y.sum()
+    se = float(np.std(x - share * y, ddof=1) / math.sqrt(len(x)) / y.mean())
+    assert abs(share - p_no_spare(p)) <= Z * se, (share, p_no_spare(p), se)
+    assert p_no_spare(p) > 0.005  # (the pool is short now and then: the check means something)

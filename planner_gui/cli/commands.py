@@ -239,12 +239,7 @@ def _spares_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
             if res.scenario.rack_spare_trays
             else "(no closed form: the rates change over the window, or the pool starts empty)"
         ),
-        f"Nodes in repair          mean {nodes['mean']:,.1f}, p95 {nodes['p95']:,.0f}"
-        + (
-            f" (M/G/infinity: {nodes['mean_expected']:,.1f}, {nodes['p95_expected']:,.0f})"
-            if nodes["mean_expected"] is not None
-            else ""
-        ),
+        _in_repair_line(res.scenario, nodes),
         f"Pool for 99% of failures {recommended:,} spare nodes"
         + (f" ({fmt.plural(-(-recommended // trays), 'rack')})" if res.scenario.uses_nvlink else "")
         + (
@@ -262,6 +257,25 @@ def _spares_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
             f"Pool as priced           {fmt.money(s['pool_cost_usd'])} over the window ({s['pool_cost_basis']})"
         )
     return lines
+
+
+def _in_repair_line(sc: Scenario, nodes: dict[str, Any]) -> str:
+    """Run's line on the nodes in repair (on racks: the racks out of the job, in racks and nodes), with M/G/infinity's
+    where it holds."""
+    exact = nodes["mean_expected"] is not None
+    if not sc.uses_nvlink:
+        return f"Nodes in repair          mean {nodes['mean']:,.1f}, p95 {nodes['p95']:,.0f}" + (
+            f" (M/G/infinity: {nodes['mean_expected']:,.1f}, {nodes['p95_expected']:,.0f})" if exact else ""
+        )
+    q = sc.trays_per_rack
+    p95 = round(nodes["p95"] / q)
+    covered = "; trays repaired within their racks not counted" if sc.rack_spare_trays else ""
+    return (
+        f"Racks out of the job     mean {nodes['mean'] / q:,.2f} racks ({nodes['mean']:,.1f} nodes), p95 "
+        f"{fmt.plural(p95, 'rack')}"
+        + (f" (M/G/infinity: {nodes['mean_expected'] / q:,.2f}, {nodes['p95_expected'] / q:,.0f})" if exact else "")
+        + covered
+    )
 
 
 def _repairs_text(sp: Spares) -> str:
