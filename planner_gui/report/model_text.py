@@ -33,6 +33,23 @@ SOURCES: tuple[tuple[str, str], ...] = (
     ),
     ("Epoch AI, 'Hardware failures won't limit AI scaling' (2024)", "One H100 failure per 50,000 GPU-hours."),
     ("BigScience BLOOM-176B training notes", "Checkpoints every 3 hours on about 400 A100 GPUs."),
+    (
+        "NVIDIA GB200 NVL72 product documentation",
+        "72 GPUs in one NVLink domain: 18 compute trays of 4 GPUs, the tray the replaceable unit (the Racks inputs).",
+    ),
+    (
+        "SemiAnalysis, 'H100 vs GB200 NVL72 training benchmarks' (2025; paywalled, read through secondary digests)",
+        "Mean time between interruptions per GPU: H100 2,000-5,000 GPU-days, GB200 NVL72 1,000-3,000; blast radius "
+        "72 GPUs against 8. The GB200 presets take the middle, 2,000 GPU-days: an estimate.",
+    ),
+    (
+        "Lablup, 504 B200 GPUs for 55 days, huggingface.co/papers/2605.09370",
+        "10 GPU failures where Llama 3's GPU rate predicts 8.4: Blackwell GPUs at about Llama 3's rate, for scale.",
+    ),
+    (
+        "clockwork.io, 'Common approaches to fault-tolerant AI training' (a secondary source)",
+        "Operators of NVL72 racks hold 8 of 72 GPUs (2 trays) as warm spares: the GB200 presets' warm spare trays.",
+    ),
     ("Young, CACM 17(9), 1974", "Optimal interval sqrt(2 C M)."),
     ("Daly, FGCS 22(3), 2006", "Higher-order optimal interval and exact expected wall time."),
 )
