@@ -371,6 +371,10 @@ def _joined(parts: list[SimTrials], trials: int, segments: int, length: float) -
     def per_trial(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.asarray(a + b.reshape(k, trials, *b.shape[1:]).sum(axis=0))
 
+    def optional(name: str) -> np.ndarray | None:  # (a count modelled only with its feature: None without)
+        a, b = getattr(first, name), getattr(rest, name)
+        return None if a is None or b is None else per_trial(a, b)
+
     over = rest.repair_over_time.reshape(k, trials, -1)
     need = None if first.need_hist is None or rest.need_hist is None else padded_sum(first.need_hist, rest.need_hist)
     return SimTrials(
@@ -389,18 +393,7 @@ def _joined(parts: list[SimTrials], trials: int, segments: int, length: float) -
         repair_over_time=np.concatenate([first.repair_over_time, *over], axis=1),
         repair_grid=np.concatenate([first.repair_grid + j * length for j in range(segments)]),
         need_hist=need,
-        slow_drains=None
-        if first.slow_drains is None or rest.slow_drains is None
-        else per_trial(first.slow_drains, rest.slow_drains),
-        restores_failed=None
-        if first.restores_failed is None or rest.restores_failed is None
-        else per_trial(first.restores_failed, rest.restores_failed),
-        rack_covered=None
-        if first.rack_covered is None or rest.rack_covered is None
-        else per_trial(first.rack_covered, rest.rack_covered),
-        rack_moved=None
-        if first.rack_moved is None or rest.rack_moved is None
-        else per_trial(first.rack_moved, rest.rack_moved),
+        **{name: optional(name) for name in ("slow_drains", "restores_failed", "rack_covered", "rack_moved")},
         useful_by_stretch=np.column_stack([first.hours["useful"], rest.hours["useful"].reshape(k, trials).T]),
     )
 
