@@ -23,8 +23,9 @@ on rack-scale NVLink domains (section 1, "Racks") the job's nodes sit in racks o
 (``K`` warm spares): a failure that takes nodes strikes a uniformly drawn rack (a correlated event that and the
 next ``D - 1``); a tray failure is covered while the rack has a spare tray not in repair (the spare is then in
 repair for the failure's repair time and nothing changes in the pool), otherwise (and for a domain failure or a
-correlated event) its racks move, taking ``Q`` nodes each from the pool until its repair ends, and the racks that
-come in have every spare free; the pool of ``S`` spares
+correlated event) its racks move, taking ``Q`` nodes each from the pool until its repair ends (and the failure's
+downtime, or its replicas' time out, is ``rack_move`` longer), and the racks that come in have every spare free;
+the pool of ``S`` spares
 (whole racks on NVLink domains: ``floor(S / Q) Q``)
 (a failure *finds no spare* when ``A(t-) + nodes > S``); in restart mode the job is blocked (or shrinks,
 with ``min_gpus``) while ``A > S``; in continue mode the replicas out, with the nodes lacking paid first
@@ -250,6 +251,7 @@ class _Model:
     rack_spares: int = 0
     rack_take: tuple[int, ...] = ()
     rack_cover: tuple[bool, ...] = ()
+    rack_move: float = 0.0  # hours a failure that moves racks is down longer
 
 
 def reference_model(scenario: Scenario) -> _Model:
@@ -418,6 +420,7 @@ def reference_model(scenario: Scenario) -> _Model:
         rack_spares=scenario.rack_spare_trays if racks else 0,
         rack_take=tuple(take),
         rack_cover=tuple(s == "node" and scenario.rack_spare_trays > 0 for s in scopes) if racks else (),
+        rack_move=scenario.rack_move_min / 60.0 if racks else 0.0,
     )
 
 
@@ -862,13 +865,14 @@ class _Trial:
                 self.waiting.append((self.owed, reps))
             elif cont:
                 self.out += reps
-                self._push(t + m.continue_stall + m.restart + m.swap, _WORLD, "replicas_back", reps)
+                move = m.rack_move if m.racks else 0.0  # (on racks a failure that takes nodes here moved them)
+                self._push(t + m.continue_stall + m.restart + m.swap + move, _WORLD, "replicas_back", reps)
         if cont:
             if w:
                 self.n["continued"] += 1
             self._continue_after()
         else:
-            self._restart_after(j, k > 0)
+            self._restart_after(j, k > 0, moved=k > 0 and m.racks > 0)
         self._capacity()
 
     def _on_repair(self, k: int) -> None:
@@ -879,7 +883,8 @@ class _Trial:
             self.paid += int(fall)
             while self.waiting and self.waiting[0][0] <= self.paid:
                 _, reps = self.waiting.pop(0)
-                self._push(self.t + self.m.restart + self.m.swap, _WORLD, "replicas_back", reps)
+                # (on racks every failure that waits for nodes moved its racks: the move comes after them too)
+                self._push(self.t + self.m.restart + self.m.swap + self.m.rack_move, _WORLD, "replicas_back", reps)
         self._capacity()
 
     def _on_replicas_back(self, reps: int) -> None:
@@ -896,8 +901,9 @@ class _Trial:
         self.upload_end = _INF
 
     # -- the job's reactions -----------------------------------------------------------------------------
-    def _restart_after(self, j: int, took_nodes: bool) -> None:
-        """A failure that restarts the job (2.2)."""
+    def _restart_after(self, j: int, took_nodes: bool, moved: bool = False) -> None:
+        """A failure that restarts the job (2.2); one that moved racks is down the rack move longer (section 1,
+        "Racks")."""
         if not self.job:
             return
         m = self.m
@@ -925,6 +931,8 @@ class _Trial:
             self.count, self.P_snap, self.snap_count = 0, self.bank, 0
         self.upload_end = _INF  # aborted
         detect = m.detect_class[j] if m.detect_class else m.detect  # (2.2: the cause's own detection)
+        if moved:
+            detect += m.rack_move
         own_end = self.J + detect + m.restart + (m.swap if took_nodes else 0.0)
         end = max(own_end, self.swap_end) + m.restore[tier] + (m.restore["fast"] if failed else 0.0)
         if took_nodes and m.swap > 0:  # with no swap time the node is replaced at once: nothing still runs

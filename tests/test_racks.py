@@ -13,6 +13,7 @@ import pytest
 from test_sim import Z, _engine, _z, against_reference
 
 from planner_gui.cli import main
+from planner_gui.core import fmt
 from planner_gui.core.model import Scenario
 from planner_gui.core.results import simulate
 from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict, validate
@@ -127,6 +128,19 @@ GRID = [
         200,
     ),
     (
+        "restart, moves take 40 min, pool, swap",
+        _gb200(rack_move_min=40.0, spares=Spares(spare_nodes=36, swap_min=10.0)),
+        200,
+    ),
+    (
+        "continue, moves take 40 min, short pool",
+        _gb200(
+            rack_move_min=40.0,
+            spares=Spares(spare_nodes=18, swap_min=5.0, recovery_mode="continue", replica_gpus=128),
+        ),
+        200,
+    ),
+    (
         "correlated rows of 3 racks, one spare",
         _gb200(rack_spare_trays=1, correlated_rate_per_day=4.0, correlated_domains=3, spares=Spares(spare_nodes=72)),
         200,
@@ -192,6 +206,8 @@ def test_the_window_group_sets_each_input_alone_and_says_what_the_racks_do(make_
     sc = win.scenario()
     assert f"{sc.racks * sc.rack_spare_trays * 4:,} GPUs held as warm spares" in note.text()
     assert "swapped for a warm spare of its rack while one is free" in note.text()
+    move = slide_alone(win, "rackMoveSlider", "rack_move_min", 300)
+    assert move > 0 and note.text().endswith(f"a move to a spare rack takes {fmt.duration_min(move)} more than a swap")
     # What the window shows is the scenario's: its racks are in the results it draws.
     d = win.plots.result.main.to_json_dict()
     assert d["racks"]["spare_trays_per_rack"] == spares and d["racks"]["racks"] == sc.racks

@@ -145,9 +145,10 @@ def _racks_line(sc: Scenario, racks: dict[str, Any]) -> str:
     them = "it" if sc.racks == 1 else "them"
     several = f" ({moved:,.1f} racks)" if sc.uses_correlated and sc.correlated_domains > 1 else ""
     domain = "; the rack is the failure domain" if sc.tiers is not None else ""
+    move = f"; {sc.rack_move_text()}" if sc.rack_move_text() else ""
     return (
         f"Racks                    {sc.rack_text()} ({bought:,} GPUs in {them} for the job's {sc.gpus:,}); "
-        f"{covered}{moves:,.1f} failures moved racks to spare racks{several}{expected}{warm}{domain}"
+        f"{covered}{moves:,.1f} failures moved racks to spare racks{several}{expected}{move}{warm}{domain}"
     )
 
 

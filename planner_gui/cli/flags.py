@@ -205,6 +205,7 @@ FLAG_FIELDS = {
     "correlated_repair_hours": "--correlated-repair-hours",
     "nvlink_gpus": "--nvlink-gpus",
     "rack_spare_trays": "--rack-spare-trays",
+    "rack_move_min": "--rack-move",
     "trials": "--trials",
     "seed": "--seed",
 }
@@ -229,6 +230,7 @@ _NAMED_FIELDS = (
     "correlated_repair_hours",
     "nvlink_gpus",
     "rack_spare_trays",
+    "rack_move_min",
 )
 
 
@@ -392,6 +394,13 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="trays of each NVLink rack held as warm spares (2 of 18 on NVL72): a failed tray is swapped within its "
         "rack while one is free, else the rack moves to a spare rack of --spare-nodes (default 0)",
+    )
+    p.add_argument(
+        "--rack-move",
+        type=number_arg,
+        metavar="MIN",
+        help="minutes a failure that moves its rack to a spare rack adds to the swap (the job's slice set up on "
+        "another rack; default 0: a move costs the swap alone)",
     )
     p.add_argument(
         "--gpu-mtbf-hours",

@@ -116,6 +116,7 @@ _LABELS = (
     ("correlated_repair_hours", "correlated repair", "{:g} h"),
     ("nvlink_gpus", "NVLink domain", "{:,} GPUs"),
     ("rack_spare_trays", "warm spare trays", "{:,} per rack"),
+    ("rack_move_min", "rack move", "{:g} min"),
     ("trials", "trials", "{:,}"),
     ("seed", "seed", "{}"),
 )

@@ -245,6 +245,12 @@ DEFAULT_NOTES: dict[str, str] = {
         '(clockwork.io, "Common approaches to fault-tolerant AI training", a secondary source): a failed tray is '
         "then swapped within its rack and the rack stays; only when its spares are all in repair does the rack move."
     ),
+    "rack_move_min": (
+        "0 min: a failure that moves its rack to a spare rack costs the swap alone, as one a warm spare covers does. "
+        "Setting the job's slice up on a spare rack (scheduling it there, the new NVLink domain's communicators, the "
+        "data loaders) takes longer than taking in a warm tray of the same domain: this is how much longer, for a "
+        "failure whose rack moves. No published figure: a planner's estimate."
+    ),
     "trials": "1,000 Monte Carlo trials: the standard error of goodput is then a few hundredths of a percent.",
     "seed": "Fixed seed: the same scenario gives the same numbers.",
     "gpu_hour_cost_usd": "Planner input with no published source: the price you pay per GPU-hour.",
@@ -495,6 +501,9 @@ class Scenario:
     #: none, every node stands alone), and the compute trays (nodes) of each rack held back as warm spares.
     nvlink_gpus: int = 0
     rack_spare_trays: int = 0
+    #: Minutes a failure that moves racks adds to its swap: the job's slice set up on a spare rack (0: a move costs
+    #: the swap alone, as a failure a warm spare covers does).
+    rack_move_min: float = 0.0
     trials: int = 1000
     seed: int = 20240723
     gpu_hour_cost_usd: float = 2.5
@@ -664,8 +673,9 @@ class Scenario:
         if not self.uses_nvlink:
             return "off"
         spares = f"{self.rack_spare_trays:,} spare tray{'' if self.rack_spare_trays == 1 else 's'}"
+        move = f", a move {duration_min(self.rack_move_min)} more" if self.rack_move_min else ""
         if short:
-            return f"{self.nvlink_gpus:,} GPUs, {spares}"
+            return f"{self.nvlink_gpus:,} GPUs, {spares}{move}"
         held = (
             f"{self.rack_spare_trays:,} held as warm spare{'' if self.rack_spare_trays == 1 else 's'}"
             if self.rack_spare_trays
@@ -675,6 +685,12 @@ class Scenario:
             f"NVLink domains of {self.nvlink_gpus:,} GPUs: {self.trays_per_rack:,} trays of {self.gpus_per_node:,} "
             f"GPUs, {held}; the job on {self.racks:,} rack{'' if self.racks == 1 else 's'}"
         )
+
+    def rack_move_text(self) -> str:
+        """What a move to a spare rack costs beyond the swap, in words (empty without racks or a move time)."""
+        if not self.uses_nvlink or not self.rack_move_min:
+            return ""
+        return f"a move to a spare rack takes {duration_min(self.rack_move_min)} more than a swap"
 
     @property
     def uses_weibull(self) -> bool:

@@ -134,9 +134,10 @@ _OPTIONAL = (
     "weibull",
     "nvlink_gpus",
     "rack_spare_trays",
+    "rack_move_min",
 )
 #: The rack keys (each optional; absent: 0, written only when above 0).
-_RACK_KEYS = ("nvlink_gpus", "rack_spare_trays")
+_RACK_KEYS = ("nvlink_gpus", "rack_spare_trays", "rack_move_min")
 #: The failing-checkpoint keys (each optional; absent: 0, written only when above 0).
 _FAIL_KEYS = ("save_fail_p", "restore_fail_p")
 #: The fail-slow keys (each optional; absent: the default) and their defaults.
@@ -347,6 +348,7 @@ def scenario_from_dict(doc: Any) -> Scenario:
         ),
         nvlink_gpus=int(_number_or(nums.get("nvlink_gpus"), 0)),
         rack_spare_trays=int(_number_or(nums.get("rack_spare_trays"), 0)),
+        rack_move_min=_number_or(nums.get("rack_move_min"), 0.0),
         trials=int(nums["trials"]),
         seed=int(nums["seed"]),
         gpu_hour_cost_usd=float(nums["gpu_hour_cost_usd"]),

@@ -268,6 +268,16 @@ SPECS: dict[str, InputSpec] = {
             help="Trays (nodes) of each rack held out of the job as warm spares (2 of 18 on an NVL72 rack): a failed "
             "tray is swapped within its rack while one is free; otherwise the rack moves to a spare rack of the pool.",
         ),
+        InputSpec(
+            "rack_move_min",
+            "Rack move",
+            "min beyond the swap",
+            0,
+            10_080,
+            slider=(0.1, 1440),
+            help="Minutes a failure that moves its rack to a spare rack adds to the swap (setting the job's slice up "
+            "on another rack); a failure a warm spare tray covers pays the swap alone.",
+        ),
         InputSpec("trials", "Trials", "", 1, 100_000, True, decimals=0),
         InputSpec("seed", "Seed", "", 0, 2**63 - 1, True, decimals=0),
         InputSpec("gpu_hour_cost_usd", "Price per GPU-hour", "$", 0, 10_000, help="Price per GPU-hour."),

@@ -379,6 +379,8 @@ def _show_input(field: str, v: Any) -> str:
         return f"{fmt.number(v)} h until its nodes are back"
     if field == "nvlink_gpus":
         return "none" if v == 0 else f"{v:,} GPUs a rack"
+    if field == "rack_move_min":
+        return "a move costs the swap alone" if v == 0 else f"{v:g} min beyond the swap"
     if field == "rack_spare_trays":
         return f"{v:,} warm spare tray{'' if v == 1 else 's'} a rack"
     if field in ("trials",):

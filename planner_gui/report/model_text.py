@@ -75,6 +75,7 @@ DEFAULT_FIELDS: tuple[str, ...] = (
     "correlated_repair_hours",
     "nvlink_gpus",
     "rack_spare_trays",
+    "rack_move_min",
     "trials",
     "seed",
     "gpu_hour_cost_usd",

@@ -127,7 +127,8 @@ def _racks_note(sc: Scenario) -> str:
     )
     warm = sc.racks * sc.rack_spare_trays * sc.gpus_per_node
     held = f"; {warm:,} GPUs held as warm spares" if warm else ""
-    return f"{sc.rack_text()} ({sc.racks * sc.nvlink_gpus:,} GPUs in racks{held}); {covered}"
+    move = f"; {sc.rack_move_text()}" if sc.rack_move_text() else ""
+    return f"{sc.rack_text()} ({sc.racks * sc.nvlink_gpus:,} GPUs in racks{held}); {covered}{move}"
 
 
 def _lives_note(sc: Scenario) -> str:
@@ -534,6 +535,7 @@ class ControlsPanel(QScrollArea):
         lay = self._group("Racks (NVLink domains)")
         self._value(lay, "nvlink_gpus", "nvlinkGpusSlider")
         self._value(lay, "rack_spare_trays", "rackSpareTraysSlider")
+        self._value(lay, "rack_move_min", "rackMoveSlider")
         self._value(lay, "gpus_per_node", "gpusPerNodeSlider")
         self.racks_note = self._note(lay, "racksNote")
 
@@ -653,7 +655,7 @@ class ControlsPanel(QScrollArea):
         correlated = {"correlated_rate_per_day", "correlated_domains", "correlated_repair_hours"}
         if everything or (correlated | {"gpus", "gpus_per_node", "tiers", "spares", "rate_profile"}) & changed:
             self.correlated_note.setText(_correlated_note(sc))
-        racks = {"nvlink_gpus", "rack_spare_trays", "gpus_per_node", "gpus", "spares", "components"}
+        racks = {"nvlink_gpus", "rack_spare_trays", "rack_move_min", "gpus_per_node", "gpus", "spares", "components"}
         if everything or racks & changed:
             self.racks_note.setText(_racks_note(sc))
         # (a life's scale follows its rate at this size; the box shows the lives in force)

@@ -122,13 +122,15 @@ FEATURES: tuple[Feature, ...] = (
 #: Each with where it has none (None: wherever it is present): saves that fail have one with a single tier
 #: (docs/model.md 3), none with a recovery strategy; correlated failures are one more Poisson stream of restarts from
 #: storage that the formulas take at a known rate, not with rates drawn from their posteriors; node lives that are not
-#: exponential make failures that are no Poisson stream (the formulas' rates are their long-run ones).
+#: exponential make failures that are no Poisson stream (the formulas' rates are their long-run ones); racks whose
+#: moves take longer than a swap make two downtimes of one cause, which the one-downtime formulas do not take.
 SIMULATED_ONLY: dict[str, Callable[[Scenario], bool] | None] = {
     "fail_slow": None,
     "detect_by": None,
     "failing_checkpoints": lambda s: s.uses_tiers,
     "correlated": _uncertain,
     "weibull": None,
+    "racks": lambda s: s.rack_move_min > 0,
 }
 
 
@@ -137,6 +139,7 @@ SIMULATED_ONLY: dict[str, Callable[[Scenario], bool] | None] = {
 _WHERE_WORDS = {
     "failing_checkpoints": "checkpoints that fail with a recovery strategy",
     "correlated": "correlated failures with rate uncertainty",
+    "racks": "racks whose moves take longer than a swap",
 }
 
 

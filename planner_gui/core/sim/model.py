@@ -103,6 +103,9 @@ class SimModel:
     rack_take: np.ndarray | None = None
     rack_cover: np.ndarray | None = None
     rack_share: float = 1.0
+    #: Hours a failure that moves racks adds to its swap (0: none); ``rejoin`` counts it already (a replica waits
+    #: for nodes only after a move).
+    rack_move: float = 0.0
     #: Whether the nodes in repair are followed (a pool, a swap or continue mode: the job or the report needs
     #: them); without, the world draws no repairs.
     track_pool: bool = True
@@ -155,7 +158,7 @@ class SimModel:
     @property
     def max_downtime(self) -> float:
         dr = self.detect_restart if self.dr_class is None else float(self.dr_class.max(initial=0.0))
-        return dr + self.swap + max(self.restore_fast, self.restore_persistent) + self.stall
+        return dr + self.rack_move + self.swap + max(self.restore_fast, self.restore_persistent) + self.stall
 
     @property
     def restarts_fast(self) -> bool:
@@ -242,6 +245,7 @@ def sim_model(
     if scenario.uses_nvlink and math.isfinite(pool):  # (the pool serves whole racks)
         pool = float(int(pool) // scenario.trays_per_rack * scenario.trays_per_rack)
     stall = spares.continue_stall_min / 60.0
+    move = scenario.rack_move_min / 60.0 if scenario.uses_nvlink else 0.0
     return SimModel(
         rates=fc.rates,
         kinds=kinds,
@@ -258,7 +262,7 @@ def sim_model(
         min_nodes=None if spares.min_gpus is None or continue_mode else max(1, math.ceil(spares.min_gpus / gpn)),
         continue_mode=continue_mode,
         rep_share=min(1.0, spares.replica_gpus / scenario.gpus),
-        rejoin=restart + swap,
+        rejoin=restart + swap + move,
         cont_out=stall + restart + swap,
         tau=tau,
         c=c,
@@ -280,6 +284,7 @@ def sim_model(
         rack_take=fc.racks,
         rack_cover=fc.in_rack,
         rack_share=scenario.job_trays_per_rack / scenario.trays_per_rack if scenario.uses_nvlink else 1.0,
+        rack_move=move,
         slow_rate=scenario.slow_rate_per_gpu_hour * scenario.gpus,
         slow_factor=scenario.slow_factor if scenario.uses_slow else 1.0,
         slow_detect=scenario.slow_detect_min / 60.0 if scenario.uses_slow else 0.0,

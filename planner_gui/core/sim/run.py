@@ -195,7 +195,7 @@ class _Stepper:
             fast=any(bool(np.any(m.kinds == 1)) for m in ms),
             even=bool(np.all(self.st[job.CP] == 0.0)),
             slow=any(m.slow_rate > 0 for m in ms),
-            detect_by=any(m.dr_class is not None for m in ms),
+            detect_by=any(m.dr_class is not None or m.rack_move > 0 for m in ms),
             failing=any(m.failing for m in ms),
         )
         # The buffer: one array per attribute of a point, each (steps, columns) (the failed checkpoints: one per

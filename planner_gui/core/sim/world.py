@@ -257,6 +257,9 @@ class World:
         self.took_t = np.zeros(tags_n, dtype=bool)
         self.took_t[:j] = m.nodes > 0
         self.took_t[3 * j + 6 :] = True
+        # (a failure that takes nodes on racks and is not covered moves them: it pays the rack move too)
+        self.moved_t = np.zeros(tags_n, dtype=bool)
+        self.moved_t[:j] = (m.nodes > 0) & bool(m.racks)
         self.racks = Racks(trials, m.racks, m.rack_spares) if m.racks and m.rack_spares else None
         kind_t[3 * j + 3] = _RETURN
         kind_t[3 * j + 4] = _SLOW
@@ -587,7 +590,7 @@ class World:
             # Every continuing failure's return, for now (those that find no spare wait for nodes instead: the
             # k-th provisional return of a row is its k-th continuing failure's, both in time order); and the
             # returns scheduled before this chunk that fall in it.
-            ret = np.where(cont_fail, ft + m.cont_out, np.inf)
+            ret = np.where(cont_fail, ft + m.cont_out + m.rack_move * self.moved_t[ftag], np.inf)
             parts_t.append(np.where(ret < t1, ret, np.inf))
             parts_g.append(np.where(ret < t1, 2 * j + 2 + cls, self.tag_pad))
             here = self.ret_t < t1
@@ -657,7 +660,10 @@ class World:
             self.cap = np.where(has, cap[rows, last], self.cap)
             self.blocked = np.where(has, blocked[rows, last], self.blocked)
         # Detection + restart after each failure, by its class (the model's one elsewhere: not read there).
-        dr = None if m.dr_class is None else np.where(self.fail_t[tags], m.dr_class[self.cls_t[tags]], 0.0)
+        dr = None
+        if m.dr_class is not None or m.rack_move > 0:  # (a move adds to its failure's downtime as a swap would)
+            base = m.detect_restart if m.dr_class is None else m.dr_class[self.cls_t[tags]]
+            dr = np.where(self.fail_t[tags], base + m.rack_move * self.moved_t[tags], 0.0)
         kinds = np.where(passive | (kinds == _MARK) | (kinds == _SLOW), CHANGE, kinds).astype(np.int8)
         extras = [a for a in (speed, dr) if a is not None]  # (compacted only where modelled)
         fills = [1.0 if a is speed else 0.0 for a in extras]
@@ -773,7 +779,7 @@ class World:
             kinds = np.where(here, np.where(carried > 0.0, _RETURN, PAD), kinds).astype(kinds.dtype)
         width = times.shape[1]
         provisional = (kinds == _RETURN) & (tags != self.tag_carried)
-        back = times + m.cont_out  # (at the continuing failures: their return, as put in)
+        back = times + m.cont_out + m.rack_move * self.moved_t[tags]  # (at the continuing failures: their return)
         if short.any():
             # The returns put in for continuing failures that found no spare: none (they wait for nodes). A
             # row's k-th provisional return is its k-th continuing failure's that returns inside the chunk (both
