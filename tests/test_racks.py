@@ -233,6 +233,9 @@ def test_sweeps_and_sizing_hold_whole_racks():
     by = {lv.name: lv for lv in levers(sc, 0.5)}
     assert by["warm spare trays"].apply(sc).rack_spare_trays == 3
     assert by["spare pool"].apply(sc).spares.spare_nodes == 72  # type: ignore[union-attr]
+    assert "rack move" not in by  # (no move time: nothing to shorten)
+    moving = sc.replace(rack_move_min=30.0)
+    assert {lv.name: lv for lv in levers(moving, 0.5)}["rack move"].apply(moving).rack_move_min == 15.0
 
 
 def test_a_warm_spare_tray_costs_its_gpus_in_the_levers():

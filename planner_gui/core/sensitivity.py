@@ -232,6 +232,8 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
                     lambda s: s.replace(correlated_domains=max(1, round(s.correlated_domains * factor))),
                 )
             )
+    if sc.uses_nvlink and sc.rack_move_min > 0:  # a quicker move to a spare rack (the slice's set-up automated)
+        out.append(Lever("rack move", f"rack move {x}", times("rack_move_min")))
     if sc.uses_nvlink and sc.rack_spare_trays + 1 < sc.trays_per_rack:  # one more warm spare tray in every rack
         k = sc.rack_spare_trays
         out.append(
