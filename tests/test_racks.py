@@ -299,3 +299,13 @@ def test_without_warm_spares_the_pool_of_racks_is_m_g_infinity():
     se = float(np.std(x - share * y, ddof=1) / math.sqrt(len(x)) / y.mean())
     assert abs(share - p_no_spare(p)) <= Z * se, (share, p_no_spare(p), se)
     assert p_no_spare(p) > 0.005  # (the pool is short now and then: the check means something)
+
+
+def test_a_time_to_train_holds_the_warm_spares_for_its_length():
+    from planner_gui.core.model import Training
+
+    sc = load_preset("gb200-nvl72-16k").replace(trials=60, training=Training(compute_gpu_hours=16_384 * 24.0 * 3))
+    d = simulate(sc).to_json_dict()
+    hours = d["time_to_train"]["days"]["mean"] * 24.0
+    assert d["racks"]["warm_spare_cost_to_train_usd"] == pytest.approx(2048 * hours * 2.5, rel=1e-9)
+    assert simulate(sc.replace(training=None)).to_json_dict()["racks"]["warm_spare_cost_to_train_usd"] is None

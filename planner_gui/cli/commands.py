@@ -407,7 +407,12 @@ def _training_lines(t: TimeToTrain, sc: Scenario, window_goodput: float) -> list
         + (f", {_days(t.expected_hours)} at the exact goodput" if t.expected_hours is not None else ""),
         f"  {fmt.compact(d['gpu_hours'])} GPU-hours used for {fmt.compact(t.compute_gpu_hours)} of compute ({what}): "
         f"{fmt.money(d['cost_usd'])}, of which {fmt.money(d['lost_cost_usd'])} lost to interruptions"
-        + (" and slow nodes" if sc.uses_slow else ""),
+        + (" and slow nodes" if sc.uses_slow else "")
+        + (
+            f"; the racks' warm spares held for it: {fmt.money(warm_cost)}"
+            if (warm_cost := sc.warm_spare_gpus * days["mean"] * 24.0 * sc.gpu_hour_cost_usd)
+            else ""
+        ),
         *_training_why(t, sc, days["mean"], window_goodput),
     ]
 

@@ -379,6 +379,10 @@ class SimulationResult:
             "moves": summarize(moved).to_dict(),
             "moves_expected": rack_moves_expected(sc),
             "racks_moved": summarize(moved + extra).to_dict(),
+            # (with a time to train: the warm spares held for it, at its mean length)
+            "warm_spare_cost_to_train_usd": None
+            if self.time_to_train is None
+            else warm * float(self.time_to_train.hours.mean()) * sc.gpu_hour_cost_usd,
         }
 
     def _lives_json(self) -> dict[str, Any]:
