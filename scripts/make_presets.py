@@ -88,7 +88,7 @@ def _gb200(base: Scenario, gpus: int, spare_racks: int) -> Scenario:
         dataclasses.replace(c, rate_per_gpu_hour=c.rate_per_gpu_hour * scale, count=None, exposure_gpu_hours=None)
         for c in base.components
     )
-    name = f"GB200 NVL72 at {gpus:,} GPUs, 2 warm spare trays a rack, {spare_racks} spare racks (estimated rates)"
+    name = f"GB200 NVL72 at {gpus:,} GPUs, {spare_racks} spare racks, 2 warm trays a rack (estimated rates)"
     return base.replace(
         name=name,
         gpus=gpus,

@@ -309,3 +309,21 @@ def test_a_time_to_train_holds_the_warm_spares_for_its_length():
     hours = d["time_to_train"]["days"]["mean"] * 24.0
     assert d["racks"]["warm_spare_cost_to_train_usd"] == pytest.approx(2048 * hours * 2.5, rel=1e-9)
     assert simulate(sc.replace(training=None)).to_json_dict()["racks"]["warm_spare_cost_to_train_usd"] is None
+
+
+def test_repair_times_count_on_racks_with_warm_spares_whatever_the_pool(capsys):
+    """A warm spare is busy while its tray is repaired, so the repair's length decides whether the next failure of
+    its rack moves it: with an unlimited pool the flag is taken (not refused as changing nothing) and moves more
+    racks; without warm spares it still changes nothing there."""
+    base = ["run", "--preset", "gb200-nvl72-16k", "--spare-nodes", "unlimited", "--trials", "100", "--days", "20"]
+    moves = []
+    for extra in ([], ["--repair-hours", "GPU=960"]):
+        assert main([*base, *extra, "--json"]) == 0
+        moves.append(json.loads(capsys.readouterr().out)["racks"]["moves"])
+    se = math.hypot(moves[0]["sem"], moves[1]["sem"])
+    assert moves[1]["mean"] > moves[0]["mean"] + Z * se, moves
+    assert main([*base, "--rack-spare-trays", "0", "--repair-hours", "GPU=960"]) == 2
+    assert "changes nothing with unlimited spares" in capsys.readouterr().err
+    # Rack flags typed without racks say so.
+    assert main(["run", "--rack-move", "30", "--trials", "10"]) == 2
+    assert "--rack-move: changes nothing without NVLink racks" in capsys.readouterr().err

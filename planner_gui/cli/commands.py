@@ -220,7 +220,7 @@ def _spares_lines(res: SimulationResult, d: dict[str, Any]) -> list[str]:
     racks = spare_racks(res.scenario)
     trays = res.scenario.trays_per_rack
     if racks is not None:
-        pool += f" ({fmt.plural(racks, 'spare rack')} of {trays:,} nodes)"
+        pool += f" ({fmt.plural(racks, 'spare rack')} of {fmt.plural(trays, 'node')})"
     recommended = s["recommended_for_99pct"]
     lines = [
         f"Spare nodes              {pool}; swap {sp.swap_min:g} min; repairs {_repairs_text(sp)}",

@@ -188,6 +188,7 @@ def _typed_flag(args: argparse.Namespace, flag: str) -> str:
 #: Scenario field set by each override flag, so range errors name the flag the user typed.
 FLAG_FIELDS = {
     "gpus": "--gpus",
+    "gpus_per_node": "--gpus-per-node",
     "days": "--days",
     "checkpoint_interval_min": "--checkpoint-interval",
     "checkpoint_write_s": "--checkpoint-write",
@@ -213,6 +214,7 @@ FLAG_FIELDS = {
 #: how the Monte Carlo estimates it.
 _NAMED_FIELDS = (
     "gpus",
+    "gpus_per_node",
     "days",
     "checkpoint_interval_min",
     "checkpoint_write_s",
@@ -379,6 +381,13 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         type=number_arg,
         metavar="H",
         help="mean hours until the nodes a correlated event took are back in the pool (default 8)",
+    )
+    p.add_argument(
+        "--gpus-per-node",
+        type=integer_arg,
+        metavar="N",
+        help="GPUs in one node, the unit a failure of scope node takes and a spare replaces (8 in an HGX H100 "
+        "server, 4 in a GB200 compute tray; default: the scenario's)",
     )
     p.add_argument(
         "--nvlink-gpus",
@@ -584,6 +593,12 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
     overrides = {f: getattr(args, flag[2:].replace("-", "_")) for f, flag in FLAG_FIELDS.items()}
     overrides = {f: v for f, v in overrides.items() if v is not None}
     sc = sc.replace(**overrides)
+    for field in ("rack_spare_trays", "rack_move_min"):  # (typed for racks the scenario does not have: say so)
+        if overrides.get(field) and not sc.uses_nvlink:
+            raise ScenarioError(
+                f"{_typed_flag(args, FLAG_FIELDS[field])}: changes nothing without NVLink racks; give --nvlink-gpus N "
+                "(72 on GB200 NVL72, with --gpus-per-node 4)"
+            )
     edits = [
         f"{_typed_flag(args, FLAG_FIELDS[f])} {_show_value(overrides[f])}"
         for f in _NAMED_FIELDS

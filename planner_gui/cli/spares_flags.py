@@ -171,7 +171,7 @@ def spares_from_args(args: argparse.Namespace, sc: Scenario) -> Spares:
                 )
     if args.depreciation_years is not None and sp.node_price_usd is None:
         raise UsageError("--depreciation-years: writes off a bought node; give its price (--spare-node-price)")
-    if sp.spare_nodes is None and sp.recovery_mode == "restart":
+    if sp.spare_nodes is None and sp.recovery_mode == "restart" and not sc.rack_repairs_matter:
         for field in ("repair_hours", "repair_sigma"):
             if getattr(args, field) is not None:
                 raise UsageError(

@@ -92,6 +92,15 @@ OUTPUTS: tuple[tuple[str, Callable[[dict[str, Any]], float | None], str], ...] =
     ("failures finding no spare", lambda d: 100 * d["spares"]["p_no_spare"] if "spares" in d else None, "%"),
     ("spare pool cost", lambda d: d["spares"]["idle_cost_usd"] if "spares" in d else None, "$"),
     ("warm spare trays' cost", lambda d: d["racks"]["warm_spare_cost_usd"] if "racks" in d else None, "$"),
+    (
+        "cost with the spares held",
+        lambda d: (
+            d["lost_cost_usd"]
+            + (d["spares"]["idle_cost_usd"] or 0.0 if "spares" in d else 0.0)
+            + (d["racks"]["warm_spare_cost_usd"] if "racks" in d else 0.0)
+        ),
+        "$",
+    ),
     ("failures covered in their rack", lambda d: d["racks"]["covered_in_rack"]["mean"] if "racks" in d else None, ""),
     ("failures that moved racks", lambda d: d["racks"]["moves"]["mean"] if "racks" in d else None, ""),
     ("days to train", lambda d: d["time_to_train"]["days"]["mean"] if "time_to_train" in d else None, "days"),

@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any, Literal, get_args
 
 from . import fmt
-from .fmt import duration_hours, duration_min, number
+from .fmt import duration_hours, duration_min, number, plural
 
 __all__ = [
     "CORRELATED_NAME",
@@ -663,6 +663,12 @@ class Scenario:
         return math.ceil(self.job_nodes / self.job_trays_per_rack)
 
     @property
+    def rack_repairs_matter(self) -> bool:
+        """Whether repair times matter to racks whatever the pool: a warm spare tray is busy while its failed tray is
+        repaired, so a repair's length decides whether the next failure of its rack moves it."""
+        return self.uses_nvlink and self.rack_spare_trays > 0
+
+    @property
     def warm_spare_gpus(self) -> int:
         """The GPUs of the racks' warm spare trays, held out of the job (0 without racks)."""
         return self.racks * self.rack_spare_trays * self.gpus_per_node
@@ -681,9 +687,10 @@ class Scenario:
             if self.rack_spare_trays
             else "no warm spare"
         )
+        trays = plural(self.trays_per_rack, "tray")
         return (
-            f"NVLink domains of {self.nvlink_gpus:,} GPUs: {self.trays_per_rack:,} trays of {self.gpus_per_node:,} "
-            f"GPUs, {held}; the job on {self.racks:,} rack{'' if self.racks == 1 else 's'}"
+            f"NVLink domains of {self.nvlink_gpus:,} GPUs: {trays} of {self.gpus_per_node:,} "
+            f"GPUs, {held}; the job on {plural(self.racks, 'rack')}"
         )
 
     def rack_move_text(self) -> str:

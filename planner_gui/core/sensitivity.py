@@ -251,10 +251,11 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
 def _spares_levers(sc: Scenario, factor: float) -> list[Lever]:
     """With spares: the swap, every repair time, the continue stall (times by the factor), and the pool (its nodes
     divided by the factor: an improvement is more spares)."""
-    sp = sc.spares
-    if sp is None or sp.is_todays:
+    from .spares.model import Spares, node_categories, repair_hours_of
+
+    sp = sc.spares if sc.spares is not None else Spares()
+    if sp.is_todays and not sc.rack_repairs_matter:
         return []
-    from .spares.model import node_categories, repair_hours_of
 
     x = _fmt_factor(factor)
 
@@ -265,7 +266,8 @@ def _spares_levers(sc: Scenario, factor: float) -> list[Lever]:
     if sp.swap_min > 0:
         out.append(Lever("swap time", f"swap {x}", spares(swap_min=sp.swap_min * factor)))
     cats = node_categories(sc)
-    if (cats or sc.uses_correlated) and (sp.spare_nodes is not None or sp.recovery_mode == "continue"):
+    pool_matters = sp.spare_nodes is not None or sp.recovery_mode == "continue" or sc.rack_repairs_matter
+    if (cats or sc.uses_correlated) and pool_matters:
         hours = tuple((c, repair_hours_of(c, sp) * factor) for c in cats)
         # (every repair: the correlated events' too)
         out.append(

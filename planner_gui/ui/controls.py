@@ -674,7 +674,7 @@ class ControlsPanel(QScrollArea):
         write.setEnabled(sc.storage is None)
         self.storage.follow()
         self.tiers.follow()
-        if everything or {"spares", "gpus", "gpus_per_node", "components"} & changed:
+        if everything or {"spares", "gpus", "gpus_per_node", "components", "nvlink_gpus", "rack_spare_trays"} & changed:
             self.spares.follow()
         # The interval follows Daly's optimum while 'optimal' is on, so it depends on most inputs.
         self.interval.set_value(self.inputs.interval_minutes())

@@ -12,7 +12,7 @@ import dataclasses
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QAbstractSpinBox, QCheckBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout
 
 from ..core import fmt
 from ..core.inputs import Inputs
@@ -55,7 +55,8 @@ class SparesBox(QGroupBox):
         self.finite.toggled.connect(self._finite_toggled)
         lay.addWidget(self.finite)
         self.pool = spec_control("spare_nodes", "spareNodesSlider")
-        self.pool.edited.connect(lambda v: self._set(spare_nodes=round(v)))
+        self._pool_step = self.pool.spin.singleStep()
+        self.pool.edited.connect(self._pool_edited)
         self.swap = spec_control("swap_min", "swapSlider")
         self.swap.edited.connect(lambda v: self._set(swap_min=float(v)))
         self.mode = ComboBox()
@@ -192,12 +193,26 @@ class SparesBox(QGroupBox):
         if new != self.inputs.scenario.spares:
             self.inputs.update(spares=new)
 
+    def _pool_edited(self, v: float) -> None:
+        """The pool as set; on racks, in whole racks (the nearest, the box showing it)."""
+        sc = self.inputs.scenario
+        pool = round(v)
+        if sc.uses_nvlink:
+            q = sc.trays_per_rack
+            pool = round(v / q) * q
+            if pool != v:
+                self.pool.set_value(pool)
+        self._set(spare_nodes=pool)
+
     def _finite_toggled(self, on: bool) -> None:
         if on == (self.spares.spare_nodes is not None):
             return
         sc = self.inputs.scenario
         nodes = max(1, -(-sc.gpus // sc.gpus_per_node))
-        self._set(spare_nodes=max(1, round(DEFAULT_POOL * nodes)) if on else None)
+        pool = max(1, round(DEFAULT_POOL * nodes))
+        if sc.uses_nvlink:  # (the pool holds whole racks: 1 % of the job's racks, at least one)
+            pool = max(1, round(DEFAULT_POOL * sc.racks)) * sc.trays_per_rack
+        self._set(spare_nodes=pool if on else None)
 
     def _price_toggled(self, field: str, default: float, on: bool) -> None:
         if on == (getattr(self.spares, field) is not None):
@@ -250,7 +265,7 @@ class SparesBox(QGroupBox):
         control.edited.connect(lambda v, cat=cat: self._repair_edited(cat, v))
         control.dragFinished.connect(self.dragFinished)
         control.set_value(repair_hours_of(cat, self.spares))
-        control.setEnabled(self.spares.spare_nodes is not None)
+        control.setEnabled(self.spares.spare_nodes is not None or self.inputs.scenario.rack_repairs_matter)
         self.repair[cat] = control
         self.repairs.addWidget(control)
 
@@ -299,13 +314,19 @@ class SparesBox(QGroupBox):
         self.sigma.setEnabled(sp.repair_sigma is not None)
         for cat, control in self.repair.items():
             control.set_value(repair_hours_of(cat, sp))
-        # Repair times matter only to a finite pool (with unlimited spares a lost node is replaced at once):
-        # turning the pool off turns them off with it, as it does shrinking.
+        # Repair times matter only to a finite pool (with unlimited spares a lost node is replaced at once), or to
+        # racks with warm spare trays (a spare is busy while its tray is repaired): turning the pool off turns them
+        # off with it, as it does shrinking.
         finite = sp.spare_nodes is not None
+        repairs = finite or sc.rack_repairs_matter
         for control in self.repair.values():
-            control.setEnabled(finite)
-        self.lognormal.setEnabled(finite)
-        self.sigma.setEnabled(finite and sp.repair_sigma is not None)
+            control.setEnabled(repairs)
+        self.lognormal.setEnabled(repairs)
+        self.sigma.setEnabled(repairs and sp.repair_sigma is not None)
+        # On racks the pool holds whole racks: its box steps a rack at a time.
+        steps = QAbstractSpinBox.StepType
+        self.pool.spin.setStepType(steps.DefaultStepType if sc.uses_nvlink else steps.AdaptiveDecimalStepType)
+        self.pool.spin.setSingleStep(sc.trays_per_rack if sc.uses_nvlink else self._pool_step)
         for check, control, value in (
             (self.bought, self.price, sp.node_price_usd),
             (self.rented, self.rent, sp.rental_usd_per_node_hour),
@@ -336,7 +357,7 @@ def model_text(sp: Spares, nodes: int) -> str:
     if sp.spare_nodes is not None and sp.priced:
         text += f" The pool is priced at {sp.pool_basis()}."
     if sp.spare_nodes is None:
-        text += " Repair times change nothing without a finite pool."
+        text += " Repair times change nothing without a finite pool (on racks with warm spare trays, they do)."
     return text
 
 
