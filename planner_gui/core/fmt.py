@@ -135,7 +135,8 @@ def compact(v: float) -> str:
 
 
 def money(usd: float) -> str:
-    return f"${compact(usd)}"
+    """Dollars: "$1.77 M", "$950"; under half a cent (a sum's rounding noise), "$0"."""
+    return "$0" if abs(usd) < 0.005 else f"${compact(usd)}"
 
 
 def signed(v: float, digits: int = 2) -> str:
