@@ -201,6 +201,11 @@ def test_the_window_group_sets_each_input_alone_and_says_what_the_racks_do(make_
     qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
     assert note.text().startswith("NVLink domains of 72 GPUs: 18 trays of 4 GPUs, no warm spare; the job on 228 racks")
     assert "a failed tray's rack moves to a spare rack (unlimited)" in note.text()
+    # On racks the rack is the failure domain: the recovery strategy's nodes per domain is not used.
+    from PySide6.QtWidgets import QWidget
+
+    domain = win.findChild(QWidget, "nodesPerDomainSpin")
+    assert domain is not None and not domain.isEnabled() and "the failure domain is the rack" in domain.toolTip()
     spares = slide_alone(win, "rackSpareTraysSlider", "rack_spare_trays", 100)
     assert spares >= 1
     sc = win.scenario()

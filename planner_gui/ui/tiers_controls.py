@@ -101,6 +101,7 @@ class TiersBox(QGroupBox):
             lambda i: self.inputs.set_tiers(fast_placement=self.placement.itemData(i))
         )
         self.domain = self._spin("nodes_per_domain", "nodesPerDomainSpin")
+        self._domain_tip = self.domain.toolTip()
         captions: tuple[tuple[str, QWidget], ...] = (
             ("Replicas", self.replicas),
             ("Replicas in", self.placement),
@@ -225,8 +226,14 @@ class TiersBox(QGroupBox):
         for control in (self.fast_optimal, self.replicas, self.placement, *self.values.values()):
             control.setEnabled(on)
         # A domain's size matters to the fast tier (where replicas survive) and to a finite pool (the nodes a
-        # domain failure sends to repair): shown wherever it applies, greyed only where neither is on.
-        self.domain.setEnabled(on or sc.uses_spares)
+        # domain failure sends to repair): shown wherever it applies, greyed only where neither is on. On racks the
+        # rack is the failure domain (docs/model.md, "Racks"): the box is not used.
+        self.domain.setEnabled((on or sc.uses_spares) and not sc.uses_nvlink)
+        self.domain.setToolTip(
+            f"On racks the failure domain is the rack: {sc.job_trays_per_rack:,} nodes of the job."
+            if sc.uses_nvlink
+            else self._domain_tip
+        )
         self.values["fast_interval_min"].setEnabled(on and t.fast_interval_min != OPTIMAL)
         for field in ("persistent_upload_min", "persistent_restore_min"):
             self.values[field].setEnabled(True)
