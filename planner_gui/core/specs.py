@@ -271,7 +271,7 @@ SPECS: dict[str, InputSpec] = {
         InputSpec(
             "rack_move_min",
             "Rack move",
-            "min beyond the swap",
+            "min more per move",
             0,
             10_080,
             slider=(0.1, 1440),
