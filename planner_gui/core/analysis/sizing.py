@@ -15,6 +15,7 @@ from ..params import OptimalIntervals, optimal_intervals, resolve
 from ..sim.capabilities import MAX_GENERAL_POINTS, general_points, meaningless
 from ..spares.exact import p_no_spare, recommended_spares
 from ..spares.model import Spares, restart_scenario, spares_params
+from ..spares.racks import move_shares
 from ..spares_result import TARGET, SparesRun
 
 __all__ = [
@@ -130,34 +131,12 @@ def sizing_counts(scenario: Scenario, spares: Spares, points: int = 21) -> np.nd
     if scenario.uses_nvlink:
         q = scenario.trays_per_rack
         if scenario.rack_repairs_matter:  # (warm spares cover most tray failures: the moves' own bound, in racks)
-            p = dataclasses.replace(p, rates=p.rates * _move_shares(scenario, spares))
+            p = dataclasses.replace(p, rates=p.rates * move_shares(scenario, spares))
             top = max(4 * q, math.ceil(1.25 * recommended_spares(p, 0.999)))
             counts = np.round(np.linspace(0, top, points)).astype(int)
             counts = np.unique(np.append(counts, recommended_spares(p, TARGET)))
         counts = np.unique(-(-counts // q) * q)
     return counts
-
-
-def _move_shares(scenario: Scenario, spares: Spares) -> np.ndarray:
-    """Per class, the share of its failures that move racks in the steady state: 1 but for tray failures a warm spare
-    may cover, whose share is the rack's Markov chain's at the longest of their mean repairs (an upper bound)."""
-    from ..spares.model import failure_classes
-    from ..spares.racks import move_share
-
-    fc = failure_classes(scenario, spares)
-    assert fc.racks is not None and fc.in_rack is not None
-    cover = fc.in_rack & (fc.rates > 0)
-    if not cover.any():
-        return np.ones(len(fc.rates))
-    racks = scenario.racks
-    others = (fc.racks > 0) & ~cover
-    share = move_share(
-        scenario.rack_spare_trays,
-        float(fc.rates[cover].sum()) / racks,
-        float((fc.rates[others] * fc.racks[others]).sum()) / racks,
-        float(fc.repair[cover].max()),
-    )
-    return np.where(cover, share, 1.0)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from ..profiles import is_flat
 from ..rates import RatePosterior
 from .model import Spares, failure_classes
 
-__all__ = ["move_share", "rack_moves_expected"]
+__all__ = ["move_share", "move_shares", "rack_moves_expected"]
 
 
 def move_share(spares: int, tray_rate: float, reset_rate: float, repair_hours: float) -> float:
@@ -71,10 +71,25 @@ def rack_moves_expected(scenario: Scenario) -> float | None:
     repairs = np.unique(fc.repair[cover])
     if not steady or not flat or sp.repair_sigma is not None or len(repairs) != 1:
         return None
-    racks = sc.racks
-    tray = float(fc.rates[cover].sum()) / racks
-    others = takes & ~cover
-    reset = float((fc.rates[others] * fc.racks[others]).sum()) / racks
-    share = move_share(sc.rack_spare_trays, tray, reset, float(repairs[0]))
     # (a correlated event that moves several racks counts once, as every failure does)
-    return float((tray * racks * share + float(fc.rates[others].sum())) * hours)
+    return float((fc.rates[takes] * move_shares(sc, sp)[takes]).sum() * hours)
+
+
+def move_shares(scenario: Scenario, spares: Spares) -> np.ndarray:
+    """Per class, the share of its failures that move racks in the steady state: 1 but for the tray failures a warm
+    spare may cover, whose share is the rack's chain's (:func:`move_share`) at the longest of their mean repairs (exact
+    where they share one mean, else an upper bound)."""
+    fc = failure_classes(scenario, spares)
+    assert fc.racks is not None and fc.in_rack is not None
+    cover = fc.in_rack & (fc.rates > 0)
+    if not cover.any():
+        return np.ones(len(fc.rates))
+    racks = scenario.racks
+    others = (fc.racks > 0) & ~cover
+    share = move_share(
+        scenario.rack_spare_trays,
+        float(fc.rates[cover].sum()) / racks,
+        float((fc.rates[others] * fc.racks[others]).sum()) / racks,
+        float(fc.repair[cover].max()),
+    )
+    return np.where(cover, share, 1.0)
