@@ -104,6 +104,7 @@ HOURS_KEYS = (
     "waiting_for_spares",
     "reduced_throughput",
     "slow",
+    "sdc_rollback",
 )
 
 #: How this simulator reads the places where docs/model.md leaves a choice.
@@ -178,6 +179,8 @@ class ReferenceTrials:
     slow_drains: np.ndarray | None = None
     restores_failed: np.ndarray | None = None
     covered: np.ndarray | None = None
+    sdc_found: np.ndarray | None = None
+    sdc_unrecoverable: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -252,6 +255,11 @@ class _Model:
     rack_take: tuple[int, ...] = ()
     rack_cover: tuple[bool, ...] = ()
     rack_move: float = 0.0  # hours a failure that moves racks is down longer
+    #: Silent data corruption (section 1, "Silent data corruption"): the class whose failures are corruptions found
+    #: late (-1: none), the mean hours to their detection, and the persistent saves kept (inf: all).
+    sdc_class: int = -1
+    sdc_detect: float = 0.0
+    retained: float = _INF
 
 
 def reference_model(scenario: Scenario) -> _Model:
@@ -341,6 +349,13 @@ def reference_model(scenario: Scenario) -> _Model:
         share = sp.replica_gpus / G
     else:
         replicas, continues, share = [0] * len(nodes), [False] * len(nodes), 0.0
+    sdc_class = next(
+        (j for j, (name, _) in enumerate(names) if name.casefold() == "silent data corruption"), -1
+    )
+    if scenario.sdc_detect_hours <= 0:
+        sdc_class = -1
+    if sdc_class >= 0:  # a corruption found restarts the job, in continue mode too
+        continues = [c and j != sdc_class for j, c in enumerate(continues)]
 
     interval = float(scenario.checkpoint_interval_min) / 60.0
     write = scenario.write_s / 3600.0
@@ -421,6 +436,9 @@ def reference_model(scenario: Scenario) -> _Model:
         rack_take=tuple(take),
         rack_cover=tuple(s == "node" and scenario.rack_spare_trays > 0 for s in scopes) if racks else (),
         rack_move=scenario.rack_move_min / 60.0 if racks else 0.0,
+        sdc_class=sdc_class,
+        sdc_detect=scenario.sdc_detect_hours,
+        retained=float(scenario.retained_checkpoints) if scenario.retained_checkpoints > 0 else _INF,
     )
 
 
@@ -571,6 +589,16 @@ class _Trial:
         self.P = 0.0
         self.P_snap = 0.0
         self.bank = 0.0
+        # Silent corruptions (section 1): those under way, the mark (the lowest progress since the first of them
+        # started; None: none under way), and the persistent saves kept, oldest first: (progress, saved).
+        self.sdc_on = 0
+        self.mark: float | None = None
+        self.saves: list[tuple[float, bool]] = []
+        self.found = False  # the failure being handled found a corruption under way
+        # The window's work as pieces of progress computed in it and not rolled back, lowest first: a rollback
+        # cuts those above its target and names the cause (section 2.6: a found corruption's rollback).
+        self.pieces: list[list[float]] = []
+        self.sdc_lost = 0.0
 
         # -- the window's books ----------------------------------------------------------------------
         self.in_window = False
@@ -596,6 +624,8 @@ class _Trial:
                 "slow_drains",
                 "restores_failed",
                 "covered",
+                "sdc_found",
+                "sdc_unrecoverable",
             ),
             0,
         )
@@ -758,6 +788,11 @@ class _Trial:
                 elif self.phase == _COMPUTE:
                     speed = self.m.slow_factor if self.slow_nodes > 0 else 1.0
                     gain = self.theta * speed * dt
+                    if w and gain > 0:  # (a piece of the window's work)
+                        if self.pieces and self.pieces[-1][1] == self.P:
+                            self.pieces[-1][1] += gain
+                        else:
+                            self.pieces.append([self.P, self.P + gain])
                     self.P += gain
                     self.left -= dt
                     if w:
@@ -788,7 +823,17 @@ class _Trial:
         return when, kind
 
     # -- progress falling back, and the labels that wait for an end ----------------------------------------
-    def _roll_back(self, target: float) -> None:
+    def _roll_back(self, target: float, found: bool = False) -> None:
+        while self.pieces and self.pieces[-1][1] > target:  # the window's work above the target is lost
+            lo, hi = self.pieces[-1]
+            if found:
+                self.sdc_lost += hi - max(lo, target)
+            if lo >= target:
+                self.pieces.pop()
+            else:
+                self.pieces[-1][1] = target
+        if self.mark is not None:
+            self.mark = min(self.mark, target)
         self.P = target
         if self.in_window:
             self.min_window = min(self.min_window, target)
@@ -809,7 +854,7 @@ class _Trial:
         self.phase, self.left = _COMPUTE, self.m.tau  # after any downtime: a cycle's compute from its start
 
     # -- world events ------------------------------------------------------------------------------------
-    def _on_failure(self, lived: int | None = None) -> None:
+    def _on_failure(self, lived: int | None = None, found: bool = False) -> None:
         m, t = self.m, self.t
         if lived is None:
             self._push(self._next_failure(t), _WORLD, "failure")
@@ -817,6 +862,18 @@ class _Trial:
             j = min(j, len(self.class_cum) - 1)
         else:
             j = lived
+        if j == m.sdc_class and not found:  # a silent corruption starts: found as this failure a delay later
+            self._push(t + m.sdc_detect * self.draws.exp(), _WORLD, "sdc_found", j)
+            self.sdc_on += 1
+            if self.sdc_on == 1 and self.job:
+                self.mark = self.P
+            return
+        # (a corruption found: the restart after it rolls back to the newest clean save, section 1)
+        self.found = found and self.job and self.mark is not None
+        if found:
+            self.sdc_on -= 1
+            if self.sdc_on == 0 and not self.job:
+                self.mark = None
         k = m.nodes[j]
         w = self.in_window
         if w:
@@ -895,8 +952,15 @@ class _Trial:
         """Whether a save succeeds (2.1: each fails with chance ``save_fail``, independently)."""
         return self.m.save_fail <= 0 or self.draws.uniform() >= self.m.save_fail
 
+    def _record_save(self, p: float, ok: bool) -> None:
+        self.saves.append((p, ok))
+        if len(self.saves) > self.m.retained:
+            self.saves.pop(0)
+
     def _on_upload_end(self) -> None:
-        if self._saved():  # (a failed upload took its time all the same)
+        ok = self._saved()
+        self._record_save(self.upload_p, ok)
+        if ok:  # (a failed upload took its time all the same)
             self.bank = self.upload_p
         self.upload_end = _INF
 
@@ -909,6 +973,8 @@ class _Trial:
         m = self.m
         own = m.tier[j]
         tier = own
+        found = self.found
+        self.found = False
         if self.down and self.pending == "persistent":
             tier = "persistent"  # the worse of the two
         promoted = own == "fast" and tier == "persistent"
@@ -917,18 +983,35 @@ class _Trial:
             tier = "persistent"
         elif tier == "fast" and m.restore_fail > 0 and self.draws.uniform() < m.restore_fail:
             tier, failed = "persistent", True  # the fast restore fails its validation
+        if found and tier == "fast" and self.P_snap > self.mark:  # a snapshot since the corruption is poisoned
+            tier = "persistent"
         if self.in_window:
             self.n["promoted"] += 1 if promoted else 0
             self.n["restores_" + tier] += 1
             self.n["restores_failed"] += 1 if failed else 0
         if not self.down and self.phase == _STALL:
             self._stall_ends("lost")
-        if tier == "fast":
-            self._roll_back(self.P_snap)
+        if found and self.in_window:
+            self.n["sdc_found"] += 1
+        if found and tier == "persistent":  # the newest clean save kept, else the run starts over
+            mark = self.mark
+            assert mark is not None
+            clean = [p for p, ok in self.saves if ok and p <= mark]
+            target = clean[-1] if clean else 0.0
+            if not clean and self.in_window:
+                self.n["sdc_unrecoverable"] += 1
+            self._roll_back(target, found=True)
+            self.bank = target
+            self.saves = [(target, True)]  # (the poisoned saves are dropped)
+            self.count, self.P_snap, self.snap_count = 0, target, 0
+        elif tier == "fast":
+            self._roll_back(self.P_snap, found=found)
             self.count = self.snap_count
         else:
             self._roll_back(self.bank)
             self.count, self.P_snap, self.snap_count = 0, self.bank, 0
+        if self.sdc_on == 0:
+            self.mark = None
         self.upload_end = _INF  # aborted
         detect = m.detect_class[j] if m.detect_class else m.detect  # (2.2: the cause's own detection)
         if moved:
@@ -983,6 +1066,7 @@ class _Trial:
             if not self.down and self.phase == _STALL:
                 self._stall_ends("checkpoint")
             self.P_snap = self.bank = self.P
+            self._record_save(self.P, True)
             self.count = self.snap_count = 0
             self.upload_end = _INF
             self._go_down(max(self.J + m.restart, self.swap_end), None)
@@ -1006,7 +1090,9 @@ class _Trial:
                 self._on_upload_end()
             if self.upload_end == _INF:
                 if m.upload <= 0:
-                    if self._saved():  # its copy to storage, a save of its own
+                    ok = self._saved()  # its copy to storage, a save of its own
+                    self._record_save(self.P, ok)
+                    if ok:
                         self.bank = self.P
                 else:
                     self.upload_end, self.upload_p = self.t + m.upload, self.P
@@ -1022,7 +1108,7 @@ class _Trial:
             return self.done_at < _INF
         if not self.after_T:
             return False
-        if self.bucket == 0.0 and self.bank >= self.mT:
+        if self.bucket == 0.0 and self.bank >= self.mT and self.sdc_on == 0:
             return True
         return self.t > self.m.hours + TAIL_CAP_HOURS
 
@@ -1072,6 +1158,8 @@ class _Trial:
                 self._on_slow_start()
             elif kind == "slow_drain":
                 self._on_slow_drain()
+            elif kind == "sdc_found":
+                self._on_failure(lived=int(data), found=True)  # type: ignore[call-overload]
             elif kind == "window_opens":
                 self.in_window = True
                 self.P0 = self.min_window = self.P
@@ -1080,10 +1168,12 @@ class _Trial:
                 self.mT = self.P
             elif kind == "job_starts":
                 self.job = True
+                self.mark = self.P if self.sdc_on else None
                 self.in_window = True  # counts over [0, end) for a time to train
                 self._capacity()
             elif kind == "job_begins":  # a window's job, fresh, after the world's own warm-up
                 self.job = True
+                self.mark = self.P if self.sdc_on else None
                 self._capacity()
 
     def finish(self) -> dict[str, float]:
@@ -1093,7 +1183,8 @@ class _Trial:
             return dict.fromkeys(HOURS_KEYS, 0.0)
         useful = self.mT - min(self.min_window, self.mT)
         h["useful"] = useful
-        h["lost_work"] = self.lost_stalls + (self.gain - useful)
+        h["lost_work"] = self.lost_stalls + (self.gain - useful) - self.sdc_lost
+        h["sdc_rollback"] = self.sdc_lost
         return h
 
 
@@ -1150,6 +1241,8 @@ def simulate_reference(
             "slow_drains",
             "restores_failed",
             "covered",
+            "sdc_found",
+            "sdc_unrecoverable",
         )
     }
     by_component = np.zeros((trials, len(m.rates)), dtype=np.int64)
@@ -1183,4 +1276,6 @@ def simulate_reference(
         slow_drains=counts["slow_drains"],
         restores_failed=counts["restores_failed"],
         covered=counts["covered"],
+        sdc_found=counts["sdc_found"],
+        sdc_unrecoverable=counts["sdc_unrecoverable"],
     )

@@ -207,6 +207,8 @@ FLAG_FIELDS = {
     "nvlink_gpus": "--nvlink-gpus",
     "rack_spare_trays": "--rack-spare-trays",
     "rack_move_min": "--rack-move",
+    "sdc_detect_hours": "--sdc-detect-hours",
+    "retained_checkpoints": "--retained-checkpoints",
     "trials": "--trials",
     "seed": "--seed",
 }
@@ -233,6 +235,8 @@ _NAMED_FIELDS = (
     "nvlink_gpus",
     "rack_spare_trays",
     "rack_move_min",
+    "sdc_detect_hours",
+    "retained_checkpoints",
 )
 
 
@@ -410,6 +414,20 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         metavar="MIN",
         help="minutes a failure that moves its rack to a spare rack adds to the swap (the job's slice set up on "
         "another rack; default 0: a move costs the swap alone)",
+    )
+    p.add_argument(
+        "--sdc-detect-hours",
+        type=number_arg,
+        metavar="H",
+        help="mean hours from a silent data corruption's start to its detection (exponential): checkpoints taken "
+        "since it started are poisoned and the job rolls back to the last clean one (default 0: found at once)",
+    )
+    p.add_argument(
+        "--retained-checkpoints",
+        type=integer_arg,
+        metavar="K",
+        help="persistent checkpoints kept in storage, the last K saves: a corruption found after more saves than "
+        "that has no clean checkpoint left and the run starts over (default 0: every one kept)",
     )
     p.add_argument(
         "--gpu-mtbf-hours",
@@ -599,6 +617,11 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
                 f"{_typed_flag(args, FLAG_FIELDS[field])}: changes nothing without NVLink racks; give --nvlink-gpus N "
                 "(72 on GB200 NVL72, with --gpus-per-node 4)"
             )
+    if overrides.get("retained_checkpoints") and not sc.uses_sdc:
+        raise ScenarioError(
+            f"{_typed_flag(args, FLAG_FIELDS['retained_checkpoints'])}: changes nothing while corruption is found at "
+            "once (a rollback needs only the last checkpoint); give --sdc-detect-hours H"
+        )
     edits = [
         f"{_typed_flag(args, FLAG_FIELDS[f])} {_show_value(overrides[f])}"
         for f in _NAMED_FIELDS

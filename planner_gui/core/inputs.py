@@ -117,6 +117,8 @@ _LABELS = (
     ("nvlink_gpus", "NVLink domain", "{:,} GPUs"),
     ("rack_spare_trays", "warm spare trays", "{:,} per rack"),
     ("rack_move_min", "rack move", "{:g} min"),
+    ("sdc_detect_hours", "corruption found after", "{:g} h"),
+    ("retained_checkpoints", "checkpoints kept", "{:,}"),
     ("trials", "trials", "{:,}"),
     ("seed", "seed", "{}"),
 )

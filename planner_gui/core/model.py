@@ -65,6 +65,9 @@ WEIBULL_SHAPES = (0.3, 10.0)
 
 #: The name (and category) of the correlated events' failure class (:attr:`Scenario.correlated_component`).
 CORRELATED_NAME = "Correlated"
+#: The component whose failures are silent data corruptions (Llama 3's Table 5 name; docs/model.md, "Silent data
+#: corruption"): found late with ``sdc_detect_hours`` above 0.
+SDC_NAME = "Silent Data Corruption"
 #: The scope of that class (docs/model.md, "Correlated failures"): several domains at once, always restoring from
 #: storage. Not a component's scope (:data:`SCOPES`): no component can have it.
 CORRELATED_SCOPE = "correlated"
@@ -219,6 +222,19 @@ DEFAULT_NOTES: dict[str, str] = {
         "present, checksums equal); when it fails, the job falls back to the persistent checkpoint in storage, as "
         "in-memory checkpointing systems do when a peer's copy is lost (Gemini, SOSP 2023). No published rate: a "
         "planner's estimate."
+    ),
+    "sdc_detect_hours": (
+        "0: a silent data corruption is found at once, like any failure. Many are found late: corruption starts at "
+        "a fault and is seen only when the loss curve or a cross-replica check shows it; every checkpoint taken "
+        "since is poisoned, so the job rolls back to the last clean one. Llama 3 counted 6 SDC interruptions in 54 "
+        "days on 16,384 GPUs (arXiv 2407.21783, Table 5); Meta and Google describe them as surfacing hours to "
+        "days after they start (Dixit et al., arXiv 2102.11245; Hochschild et al., HotOS 2021). The delay is "
+        "exponential with this mean: a planner's estimate."
+    ),
+    "retained_checkpoints": (
+        "0: the persistent tier keeps every checkpoint. A finite K keeps the last K persistent saves (rotation, "
+        "as a checkpoint manager's max_to_keep does), so a corruption found more than K persistent intervals late "
+        "has no clean checkpoint left and the run starts over. Keep enough to cover the detection delay."
     ),
     "correlated_rate_per_day": (
         "0: failures come one cause at a time. Some events take several failure domains at once: a power feed or a "
@@ -492,6 +508,11 @@ class Scenario:
     #: persistent point's copy to storage), and that a restore from the fast tier fails its validation.
     save_fail_p: float = 0.0
     restore_fail_p: float = 0.0
+    #: Silent data corruption (docs/model.md, "Silent data corruption"): the mean hours from a corruption's start
+    #: to its detection (0: found at once, an ordinary failure of its component), and the persistent checkpoints
+    #: kept (0: every one).
+    sdc_detect_hours: float = 0.0
+    retained_checkpoints: int = 0
     #: Correlated failures (docs/model.md, "Correlated failures"): events per day of the whole job (0: none), the
     #: failure domains each takes at once, and the mean hours until their nodes are back.
     correlated_rate_per_day: float = 0.0
@@ -785,6 +806,34 @@ class Scenario:
             tail = "" if self.fast_tier_on else (" (unused)" if short else " (no fast tier: unused)")
             parts.append(f"fast restores{fail} {100.0 * self.restore_fail_p:.3g}%{tail}")
         return ", ".join(parts) if parts else "off"
+
+    @property
+    def uses_sdc(self) -> bool:
+        """Whether silent data corruption is found late (a detection delay above 0; docs/model.md, "Silent data
+        corruption")."""
+        return self.sdc_detect_hours > 0.0
+
+    @property
+    def sdc_component(self) -> Component | None:
+        """The component whose failures are silent data corruptions (named :data:`SDC_NAME`, any case), or None."""
+        return next((c for c in self.components if c.name.casefold() == SDC_NAME.casefold()), None)
+
+    def retained_text(self) -> str:
+        """The persistent checkpoints kept, in words: "every one", or "the last 4"."""
+        k = self.retained_checkpoints
+        return "every one" if k <= 0 else ("the last one" if k == 1 else f"the last {k:,}")
+
+    def sdc_text(self, *, short: bool = False) -> str:
+        """The silent-corruption inputs in words: "found at once", or "found 24 h late on average, every checkpoint
+        kept"; ``short``: "24 h late, keep 4"."""
+        if not self.uses_sdc:
+            return "found at once"
+        late = duration_hours(self.sdc_detect_hours)
+        if short:
+            keep = "keep all" if self.retained_checkpoints <= 0 else f"keep {self.retained_checkpoints:,}"
+            return f"{late} late, {keep}"
+        kept = self.retained_text()
+        return f"found {late} late on average, {kept} of the persistent checkpoints kept"
 
     @property
     def uses_slow(self) -> bool:

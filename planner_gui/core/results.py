@@ -30,7 +30,7 @@ from .sim.capabilities import (
     train_engine,
     window_engine,
 )
-from .sim.run import ALL_HOURS_KEYS, HOURS_KEYS, SLOW_HOURS_KEY, SPARES_HOURS_KEYS
+from .sim.run import ALL_HOURS_KEYS, HOURS_KEYS, SDC_HOURS_KEY, SLOW_HOURS_KEY, SPARES_HOURS_KEYS
 from .spares.model import correlated_nodes
 from .summary import Summary, summarize
 from .tiers.engine import TierTrials
@@ -47,6 +47,7 @@ __all__ = [
     "ALL_HOURS_KEYS",
     "HOURS_KEYS",
     "HOURS_LABELS",
+    "SDC_HOURS_KEY",
     "SLOW_HOURS_KEY",
     "SPARES_HOURS_KEYS",
     "Expected",
@@ -70,6 +71,7 @@ HOURS_LABELS = {
     "waiting_for_spares": "waiting for spares",
     "reduced_throughput": "reduced throughput",
     SLOW_HOURS_KEY: "slow nodes",
+    SDC_HOURS_KEY: "corruption rollbacks",
 }
 
 
@@ -154,6 +156,12 @@ class SimulationResult:
     #: Racks (docs/model.md, "Racks"): per trial the failures a rack's warm spare tray covered (None: no warm spares).
     rack_covered: np.ndarray | None = None
     rack_moved: np.ndarray | None = None
+    #: Silent data corruption (docs/model.md, "Silent data corruption"): per trial the window's work found
+    #: corruptions rolled back (out of the lost work), the corruptions found, and those with no clean checkpoint
+    #: kept (None: every corruption is found at once).
+    sdc_hours: np.ndarray | None = None
+    sdc_found: np.ndarray | None = None
+    sdc_unrecoverable: np.ndarray | None = None
 
     @property
     def no_closed_form(self) -> str:
@@ -179,6 +187,7 @@ class SimulationResult:
         :data:`SPARES_HOURS_KEYS` that apply to its spares (waiting with a finite pool in restart mode,
         reduced throughput with shrinking or in continue mode)."""
         slow = (SLOW_HOURS_KEY,) if self.slow_hours is not None else ()
+        slow += (SDC_HOURS_KEY,) if self.sdc_hours is not None else ()
         if self.spares_run is None:
             return (*HOURS_KEYS, *slow)
         return (*HOURS_KEYS, *(k for k in SPARES_HOURS_KEYS if self.spares_run.applies(k)), *slow)
@@ -194,10 +203,14 @@ class SimulationResult:
         out = dict(zip(HOURS_KEYS, (t.useful, t.checkpoint, t.lost_work, t.recovery, t.planned_restart)))
         if self.spares_run is not None:
             out |= {
-                k: self.spares_run.trials.hours[k] for k in self.hours_keys[len(HOURS_KEYS) :] if k != SLOW_HOURS_KEY
+                k: self.spares_run.trials.hours[k]
+                for k in self.hours_keys[len(HOURS_KEYS) :]
+                if k not in (SLOW_HOURS_KEY, SDC_HOURS_KEY)
             }
         if self.slow_hours is not None:
             out[SLOW_HOURS_KEY] = self.slow_hours
+        if self.sdc_hours is not None:
+            out[SDC_HOURS_KEY] = self.sdc_hours
         return out
 
     def by_component_mean(self) -> dict[str, float]:
@@ -329,6 +342,16 @@ class SimulationResult:
             out["slow"] = {
                 "drains": summarize(self.slow_drains).to_dict(),
                 "drains_expected": sc.slow_rate_per_gpu_hour * sc.gpus * span,
+            }
+        if self.sdc_found is not None and self.sdc_hours is not None and self.sdc_unrecoverable is not None:
+            found = self.sdc_found
+            out["sdc"] = {
+                "detect_hours": sc.sdc_detect_hours,
+                "retained_checkpoints": sc.retained_checkpoints or None,
+                "found": summarize(found).to_dict(),
+                "unrecoverable": summarize(self.sdc_unrecoverable).to_dict(),
+                "rollback_hours": summarize(self.sdc_hours).to_dict(),
+                "rollback_hours_per_found": float(self.sdc_hours.sum() / found.sum()) if found.sum() else None,
             }
         if sc.uses_correlated:
             # (the last failure class: Scenario.failure_components)
@@ -758,6 +781,9 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
         useful_by_stretch=t.useful_by_stretch,
         slow_hours=h[SLOW_HOURS_KEY] if sc.uses_slow else None,
         slow_drains=t.slow_drains,
+        sdc_hours=h[SDC_HOURS_KEY] if t.sdc_found is not None else None,
+        sdc_found=t.sdc_found,
+        sdc_unrecoverable=t.sdc_unrecoverable,
         restores_failed=t.restores_failed,
         rack_covered=t.rack_covered,
         rack_moved=t.rack_moved,

@@ -135,7 +135,11 @@ _OPTIONAL = (
     "nvlink_gpus",
     "rack_spare_trays",
     "rack_move_min",
+    "sdc_detect_hours",
+    "retained_checkpoints",
 )
+#: The silent-corruption keys (each optional; absent: 0, written only when above 0).
+_SDC_KEYS = ("sdc_detect_hours", "retained_checkpoints")
 #: The rack keys (each optional; absent: 0, written only when above 0).
 _RACK_KEYS = ("nvlink_gpus", "rack_spare_trays", "rack_move_min")
 #: The failing-checkpoint keys (each optional; absent: 0, written only when above 0).
@@ -349,6 +353,8 @@ def scenario_from_dict(doc: Any) -> Scenario:
         nvlink_gpus=int(_number_or(nums.get("nvlink_gpus"), 0)),
         rack_spare_trays=int(_number_or(nums.get("rack_spare_trays"), 0)),
         rack_move_min=_number_or(nums.get("rack_move_min"), 0.0),
+        sdc_detect_hours=_number_or(nums.get("sdc_detect_hours"), 0.0),
+        retained_checkpoints=int(_number_or(nums.get("retained_checkpoints"), 0)),
         trials=int(nums["trials"]),
         seed=int(nums["seed"]),
         gpu_hour_cost_usd=float(nums["gpu_hour_cost_usd"]),
@@ -709,6 +715,7 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     if _correlated_changed(scenario):
         doc |= {f: getattr(scenario, f) for f in _CORRELATED_DEFAULTS}
     doc |= {f: getattr(scenario, f) for f in _RACK_KEYS if getattr(scenario, f)}
+    doc |= {f: getattr(scenario, f) for f in _SDC_KEYS if getattr(scenario, f)}
     return doc
 
 
@@ -761,6 +768,7 @@ def _has_optional_parts(scenario: Scenario) -> bool:
         or any(getattr(scenario, f) for f in _FAIL_KEYS)
         or _correlated_changed(scenario)
         or any(getattr(scenario, f) for f in _RACK_KEYS)
+        or any(getattr(scenario, f) for f in _SDC_KEYS)
     )
 
 

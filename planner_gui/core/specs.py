@@ -212,6 +212,30 @@ SPECS: dict[str, InputSpec] = {
             "restores from persistent storage, after the fast restore's time was spent.",
         ),
         InputSpec(
+            "sdc_detect_hours",
+            "Corruption found after",
+            "h (0: at once)",
+            0.0,
+            8766.0,
+            slider=(0.1, 720.0),
+            decimals=1,
+            help="Mean hours from a silent data corruption's start to its detection (exponential; 0: found at once, "
+            "as any failure). Checkpoints taken since it started are poisoned: the job rolls back to the last clean "
+            "one.",
+        ),
+        InputSpec(
+            "retained_checkpoints",
+            "Checkpoints kept",
+            "persistent (0: all)",
+            0,
+            100_000,
+            True,
+            slider=(1, 100),
+            decimals=0,
+            help="Persistent checkpoints kept in storage, the last K saves (0: every one). A corruption found later "
+            "than the last K saves has no clean checkpoint left: the run starts over.",
+        ),
+        InputSpec(
             "correlated_rate_per_day",
             "Correlated failures",
             "per day",

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import CORRELATED_NAME, Scenario
+from ..model import CORRELATED_NAME, SDC_NAME, Scenario
 from ..profiles import is_flat
 from ..rates import RatePosterior
 
@@ -115,6 +115,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("correlated", "correlated failures", lambda s: s.uses_correlated),
     Feature("weibull", "node lives that are not exponential", lambda s: s.uses_weibull),
     Feature("racks", "rack-scale NVLink domains", lambda s: s.uses_nvlink),
+    Feature("sdc", "silent data corruption found late", lambda s: s.uses_sdc),
 )
 
 
@@ -131,6 +132,7 @@ SIMULATED_ONLY: dict[str, Callable[[Scenario], bool] | None] = {
     "correlated": _uncertain,
     "weibull": None,
     "racks": lambda s: s.rack_move_min > 0,
+    "sdc": None,
 }
 
 
@@ -253,6 +255,11 @@ def meaningless(scenario: Scenario) -> str | None:
     racks = racks_misfit(scenario)
     if racks is not None:
         return racks
+    if scenario.uses_sdc and scenario.sdc_component is None:
+        return (
+            f"sdc_detect_hours: no component is named '{SDC_NAME}', whose failures are the silent corruptions found "
+            "late (add one, or set the delay to 0)"
+        )
     crowded = _repairs_overflow(scenario)
     if crowded is not None:
         return crowded

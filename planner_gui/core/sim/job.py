@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import CONTINUE, RESTART_FAST, SimModel
-from .world import PLANNED, failed_in_a_row
+from .world import PLANNED, SDC_FOUND, failed_in_a_row
 
 __all__ = ["ROWS", "Flags", "advance", "compute_at", "initial_state", "step"]
 
@@ -51,7 +51,16 @@ __all__ = ["ROWS", "Flags", "advance", "compute_at", "initial_state", "step"]
 # snapshot, which a failed save can leave behind the job's), and the window's restores from the fast tier that
 # failed their validation.
 (SPHI, N_FAILED) = range(50, 52)
-ROWS = 52
+# Silent data corruption (docs/model.md, "Silent data corruption"): corruptions under way, the lowest progress since
+# the first of them started (the mark: a checkpoint at or below it is clean), the newest clean persistent checkpoint
+# and the persistent saves since it, an upload in flight when they started (its progress, clean; NEVER: none) and
+# whether it would save, the persistent saves since the bank (for every column: where a corruption finds it), the
+# saves the persistent tier keeps, and the window's rollback hours, corruptions found and those with no clean
+# checkpoint kept.
+(SDC_ON, SDC_M, SDC_C, SDC_N, SDC_FLY, SDC_FATE, ABANK, RETAIN, SDC_H, N_SDC, N_LOST) = range(52, 63)
+ROWS = 63
+#: The mark while no corruption is under way (above every progress).
+NO_MARK = np.inf
 #: How long after its window a trial is followed at most before it is settled by force (docs/model.md 2.7): the
 #: window's end plus the model's tail and this many hours.
 SETTLE_HOURS = 24.0
@@ -123,6 +132,7 @@ def model_rows(m: SimModel, work: float | None) -> dict[int, float]:
         WORK: np.inf if work is None else work,
         FLOOR: floor,
         SETTLE: m.hours + m.tail_hours() + SETTLE_HOURS,
+        RETAIN: m.retained,
     }
 
 
@@ -157,6 +167,8 @@ def initial_state(
     st[THETA] = theta
     st[BLOCKED] = blocked.astype(float)
     st[SPEED] = 1.0 if speed is None else speed
+    st[SDC_M] = NO_MARK
+    st[SDC_FLY] = NEVER
     q, cyc, s, k = m.points_per_upload, m.cycle, m.s, m.k
     base = (q * k * m.tau + m.tau) if steady else 0.0  # so that every checkpoint of a steady start is >= 0
     st[P] = base
@@ -183,6 +195,7 @@ def initial_state(
         st[PSNAP] -= back_snap * m.tau
         st[SPHI] = np.mod(phi - back_snap, k)
         st[PBANK] -= back_up * q * k * m.tau
+        st[ABANK] = back_up
     return st
 
 
@@ -204,6 +217,7 @@ class Flags:
     slow: bool = False  # some column has fail-slow nodes (its speed changes at points)
     detect_by: bool = False  # some column's detection differs by cause (each failure brings its own)
     failing: bool = False  # some column's checkpoints can fail (each point brings its draws)
+    sdc: bool = False  # some column's silent corruptions are found late (points start and find them)
 
 
 def _blend(a: np.ndarray, b: np.ndarray | float, mask: np.ndarray, not_mask: np.ndarray) -> np.ndarray:
@@ -228,6 +242,7 @@ def step(
     ev_speed: np.ndarray | None = None,
     ev_dr: np.ndarray | None = None,
     ev_fail: Sequence[np.ndarray] | None = None,
+    ev_sdc: np.ndarray | None = None,
 ) -> np.ndarray:
     """Move every column of ``st`` to its next point (``ev_*``, one per column) and apply it.
 
@@ -241,7 +256,9 @@ def step(
 
     ``ev_fail`` (checkpoints that fail, docs/model.md 2.1): per point, how many of the spacing's last snapshots
     failed to save, how many of its last persistent saves failed (both counted back from the latest, geometric),
-    and 1.0 where a restore from the fast tier at the point fails its validation."""
+    and 1.0 where a restore from the fast tier at the point fails its validation.
+
+    ``ev_sdc`` (silent data corruption, docs/model.md): per point, what :attr:`.world.Chunk.sdc` says."""
     t, g = st[T], st[G]
     dt = ev_t - t
     dg = dt * (1.0 - st[BLOCKED]) if f.waits else dt
@@ -307,6 +324,8 @@ def step(
         p_snap = _blend(st[PSNAP], p_snap, ds, nds)
     bank = st[PBANK]
     upend = upp = None
+    n_saves: np.ndarray | float = n_pts  # (the persistent saves finished in the spacing; with uploads, theirs)
+    fly_done: np.ndarray | None = None  # (with uploads: the upload in flight at the spacing's start finished)
     if f.unit_k and not f.uploads:
         if back_up is not None:  # every snapshot a persistent point: the last whose copy was saved
             got_u = (m > back_up).astype(np.float64)
@@ -325,7 +344,9 @@ def step(
         else:
             # (wall time of the first point)
             first_pt = t_run + ((kk - ph) * st[S] + st[CP] - e) if k is not None else t_run + (st[L] - e)
-            bank, upend, upp = _uploads(st, ev_t, n_pts, first_pt, p_first, step_p, st[L], bank, back_up)
+            bank, upend, upp, n_saves, fly_done = _uploads(
+                st, ev_t, n_pts, first_pt, p_first, step_p, st[L], bank, back_up
+            )
     kf = kind.astype(np.float64)
     restart = kf <= 2.0
     rs = restart.astype(np.float64)
@@ -377,9 +398,17 @@ def step(
         failed = (want_fast - older) * ev_fail[2]
         pers = pers + older + failed
     fast = rs - pers
+    sdc = None
+    if f.sdc and ev_sdc is not None:  # silent corruptions: a found one rolls back to the last clean checkpoint
+        sdc = _sdc_before(st, ev_sdc, rs, fast, pers, p_end, p_snap, bank, upp, n_saves, fly_done, back_up)
+        pers = pers + sdc.to_pers
+        fast = rs - pers
+        bank = np.where(sdc.found * pers > 0.0, sdc.target, bank)
     # Where the job resumes.
     new_p = _blend(p_end, p_snap, fast, 1.0 - fast)
     new_p = _blend(new_p, bank, pers, 1.0 - pers)
+    if sdc is not None and f.window:
+        _sdc_rollback(st, sdc, ev_t, p_end, new_p)
     st[P] = new_p
     if i is not None:
         if sphi is not None:  # a restore from the fast tier resumes the count at its snapshot
@@ -433,6 +462,8 @@ def step(
         st[SPEED] = ev_speed
     if pl_cols is not None:  # planned interruptions (rare): drain, or keep the pending restore (docs/model.md 2.4)
         _planned(st, pl_cols, g_new, pend, p_end, swap, f)
+    if sdc is not None:
+        _sdc_after(st, sdc, rs, pers, planned & (pend <= 0.0), new_p)
     if not f.window:
         done: np.ndarray = ~np.isnan(st[DONE])
         return done
@@ -442,6 +473,10 @@ def step(
         return np.zeros(len(ev_t), dtype=bool)
     new_p = st[P]
     window = st[WINDOW]
+    if sdc is not None:
+        inside_sdc = (ev_t >= 0.0) & (ev_t < window)
+        st[N_SDC] += sdc.found * inside_sdc
+        st[N_LOST] += sdc.lost * inside_sdc
     if lo_e >= 0.0 and hi_e < window_lo:  # every point inside the window
         st[N_FAST] += fast
         st[N_PERSISTENT] += pers
@@ -469,6 +504,8 @@ def step(
     np.minimum(st[MEND], np.where(past, new_p, np.inf), out=st[MEND])
     fl = st[FLOOR]
     floor = np.where(fl == FLOOR_BANK, st[PBANK], np.where(fl == FLOOR_SNAP, st[PSNAP], new_p))
+    if sdc is not None:  # (a corruption under way will roll the job back to its clean checkpoint, or further)
+        floor = np.where(st[SDC_ON] > 0.0, np.minimum(floor, _sdc_target(st)), floor)
     out: np.ndarray = past & (floor >= st[MEND]) & (st[OPEN] <= 0.0)
     late = past & ~out & (ev_t >= st[SETTLE])
     if late.any():  # a job that barely runs: what it has above its last checkpoint counts as lost
@@ -516,11 +553,12 @@ def _uploads(
     cyc: np.ndarray,
     bank: np.ndarray,
     back: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The uploads of a spacing: the one in flight at its start finishes, then uploads start at the first point at
     or after its end and every ``q``-th after that (one at a time); the bank is the last to finish, or with
     ``back`` (failed saves) the one ``back`` uploads before the last to finish. (No upload in flight: its end and
-    its progress are :data:`NEVER`.)"""
+    its progress are :data:`NEVER`.) Returns the bank, the upload in flight at the spacing's end (its end and
+    progress), the uploads that finished in the spacing, and 1.0 where the one in flight at its start did."""
     u, q = st[U], st[Q]
     upend, upp = st[UPEND], st[UPP]
     od = (upend <= ev_t).astype(np.float64)  # the upload in flight (if any) has finished
@@ -538,14 +576,16 @@ def _uploads(
     p_last = p_first + j_last * step_p
     finished = any_start * (end_last <= ev_t)
     flying = any_start - finished
+    # (the uploads finished in the spacing, in order: the one in flight, then those started here but the last if it
+    # still flies)
+    done_here = any_start * (np.floor(np.maximum(starts, 0.0) / q) + 1.0) - flying
+    fly_done = od * (upp > 0.5 * NEVER)
     if back is None:
         prev_ok = flying * (j_last - q >= j0)
         np.maximum(cand, p_last + NEVER * (1.0 - finished), out=cand)
         np.maximum(cand, (p_last - q * step_p) + NEVER * (1.0 - prev_ok), out=cand)
     else:
-        # The uploads finished in the spacing, in order: the one in flight, then those started here but the last
-        # if it still flies; the one ``back`` before the last of them was saved.
-        done_here = any_start * (np.floor(np.maximum(starts, 0.0) / q) + 1.0) - flying
+        # The one ``back`` before the last of them was saved.
         j_fin = j_last - q * flying
         from_here = (back < done_here).astype(np.float64)
         cand = cand + NEVER * (back != done_here)  # (the one in flight, only when it is the one)
@@ -556,8 +596,8 @@ def _uploads(
     idle = od * not_flying
     keep = (1.0 - od) * not_flying
     upend = upend * keep + end_last * flying + NEVER * idle
-    upp = upp * keep + p_last * flying + NEVER * idle
-    return bank, upend, upp
+    upp_end = upp * keep + p_last * flying + NEVER * idle
+    return bank, upend, upp_end, done_here + fly_done, fly_done
 
 
 def _label(
@@ -684,6 +724,7 @@ def _train(
     after the compute still needed and the stalls of the snapshots (and persistent points) on the way."""
     need = st[WORK] - p0
     reach = (theta * comp >= need) & (theta > 0.0) & np.isnan(st[DONE])
+    reach &= st[SDC_ON] <= 0.0  # (not done while a corruption is under way: docs/model.md 2.7)
     if not reach.any():
         return
     cols = np.flatnonzero(reach)
@@ -695,3 +736,89 @@ def _train(
     kc = 1.0 if k is None else k[cols]
     y_star = n * s[cols] + cp[cols] * np.floor((ph + n) / kc) + r
     st[DONE, cols] = t_run[cols] + (y_star - e[cols])
+
+
+@dataclass
+class _Sdc:
+    """What a step's point does about silent corruptions (docs/model.md, "Silent data corruption"): 1.0 where it finds
+    one under way (a restarting failure), where that restore goes to storage rather than to a poisoned snapshot,
+    where no clean checkpoint is kept (the run starts over), and the progress the restore returns to."""
+
+    found: np.ndarray
+    to_pers: np.ndarray
+    lost: np.ndarray
+    target: np.ndarray
+
+
+def _sdc_target(st: np.ndarray) -> np.ndarray:
+    """The progress a corruption found now rolls back to from storage: the newest clean checkpoint while kept, else
+    the run's start (0)."""
+    out: np.ndarray = np.where(st[SDC_N] < st[RETAIN], st[SDC_C], 0.0)
+    return out
+
+
+def _sdc_before(
+    st: np.ndarray,
+    ev_sdc: np.ndarray,
+    rs: np.ndarray,
+    fast: np.ndarray,
+    pers: np.ndarray,
+    p_end: np.ndarray,
+    p_snap: np.ndarray,
+    bank: np.ndarray,
+    upp: np.ndarray | None,
+    n_saves: np.ndarray | float,
+    fly_done: np.ndarray | None,
+    back_up: np.ndarray | None,
+) -> _Sdc:
+    """The spacing's persistent saves (the newest clean checkpoint, the saves since it and since the bank) and the
+    point: a corruption that starts marks the progress, one found rolls back to the newest clean checkpoint."""
+    act = st[SDC_ON] > 0.0
+    saves = np.broadcast_to(np.asarray(n_saves, dtype=np.float64), act.shape)
+    back = np.zeros(act.shape) if back_up is None else back_up
+    st[ABANK] = np.where(saves > 0.0, np.where(back < saves, back, st[ABANK] + saves), st[ABANK])
+    if fly_done is not None:  # the clean upload in flight when the corruption started: saved or not
+        fly = act & (st[SDC_FLY] > 0.5 * NEVER) & (fly_done > 0.0)
+        ok = fly if back_up is None else fly & (back < saves) & ((back == saves - 1.0) | (st[SDC_FATE] > 0.0))
+        st[SDC_C] = np.where(ok, st[SDC_FLY], st[SDC_C])
+        st[SDC_N] = np.where(act, np.where(ok, saves - 1.0, st[SDC_N] + saves), st[SDC_N])
+        st[SDC_FLY] = np.where(fly, NEVER, st[SDC_FLY])
+    else:
+        st[SDC_N] = np.where(act, st[SDC_N] + saves, st[SDC_N])
+    starts = (ev_sdc >= 1.0) & (ev_sdc < SDC_FOUND)
+    new = starts & ~act
+    if new.any():
+        st[SDC_M] = np.where(new, p_end, st[SDC_M])
+        st[SDC_C] = np.where(new, bank, st[SDC_C])
+        st[SDC_N] = np.where(new, st[ABANK], st[SDC_N])
+        st[SDC_FLY] = np.where(new, NEVER if upp is None else upp, st[SDC_FLY])
+        st[SDC_FATE] = np.where(new, (ev_sdc >= 1.5).astype(np.float64), st[SDC_FATE])
+    st[SDC_ON] += starts
+    found = ((ev_sdc == SDC_FOUND) & act).astype(np.float64) * rs
+    to_pers = fast * found * (p_snap > st[SDC_M])  # (a snapshot taken since the corruption started is poisoned)
+    kept = st[SDC_N] < st[RETAIN]
+    lost = found * (pers + to_pers) * ~kept
+    return _Sdc(found, to_pers, lost, np.where(kept, st[SDC_C], 0.0))
+
+
+def _sdc_rollback(st: np.ndarray, sdc: _Sdc, ev_t: np.ndarray, p_end: np.ndarray, new_p: np.ndarray) -> None:
+    """The window's work a found corruption rolls back, each piece counted at its first rollback: progress above
+    the lowest since the window opened (computed in it) and, past the window, at most the lowest since it closed."""
+    loss = np.minimum(p_end, st[MEND]) - np.maximum(new_p, st[M0])
+    st[SDC_H] += np.where((sdc.found > 0.0) & (ev_t >= 0.0) & (loss > 0.0), loss, 0.0)
+
+
+def _sdc_after(
+    st: np.ndarray, sdc: _Sdc, rs: np.ndarray, pers: np.ndarray, drained: np.ndarray, new_p: np.ndarray
+) -> None:
+    """After the point: a found corruption is over (its restore from storage the newest clean checkpoint from here);
+    a restart aborts the upload in flight and a drain drops it and saves (a poisoned save while one is under way);
+    the mark follows the lowest progress while any is under way."""
+    st[SDC_ON] -= sdc.found
+    active = st[SDC_ON] > 0.0
+    restored = (sdc.found * pers) > 0.0
+    st[SDC_C] = np.where(restored, sdc.target, st[SDC_C])
+    st[SDC_N] = np.where(restored, 0.0, st[SDC_N]) + (drained & active)
+    st[ABANK] = np.where(restored | drained, 0.0, st[ABANK])
+    st[SDC_FLY] = np.where((rs > 0.0) | drained | ~active, NEVER, st[SDC_FLY])
+    st[SDC_M] = np.where(active, np.minimum(st[SDC_M], new_p), NO_MARK)

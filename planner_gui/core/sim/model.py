@@ -30,6 +30,12 @@ __all__ = [
 
 #: The most hours of persistent cycles a warm-up or a window's tail covers.
 MAX_CYCLE_HOURS = 96.0
+#: Silent data corruption (docs/model.md 2.7): a window's warm-up grows by this many mean detection delays (at most
+#: SDC_WARM_CAP_HOURS), so that few corruptions found in it started before the job; a trial is followed past its
+#: window this many more mean delays (a corruption under way at the end is found, but once in 22,000, before).
+SDC_WARM_MEANS = 4.0
+SDC_WARM_CAP_HOURS = 168.0
+SDC_TAIL_MEANS = 10.0
 #: What a failure of a class does to the job.
 RESTART_FAST, RESTART_PERSISTENT, CONTINUE = 1, 2, 3
 
@@ -106,6 +112,12 @@ class SimModel:
     #: Hours a failure that moves racks adds to its swap (0: none); ``rejoin`` counts it already (a replica waits
     #: for nodes only after a move).
     rack_move: float = 0.0
+    #: Silent data corruption (docs/model.md, "Silent data corruption"): the class whose failures are corruptions
+    #: found late (-1: none), the mean hours from a corruption's start to its detection (0: found at once), and the
+    #: persistent saves kept (math.inf: every one).
+    sdc_class: int = -1
+    sdc_detect: float = 0.0
+    retained: float = math.inf
     #: Whether the nodes in repair are followed (a pool, a swap or continue mode: the job or the report needs
     #: them); without, the world draws no repairs.
     track_pool: bool = True
@@ -186,7 +198,8 @@ class SimModel:
         big = self.interruption_rate(self.multiplier_at(-1.0))
         cycles = min(3.0 * self.points_per_upload * self.cycle + self.upload, MAX_CYCLE_HOURS)
         base = cycles + self.max_downtime + 3.0 * self.s
-        return base + (min(60.0 / big, 96.0) if big > 0 else 0.0)
+        late = min(SDC_WARM_MEANS * self.sdc_detect, SDC_WARM_CAP_HOURS)  # (a corruption started before it)
+        return base + (min(60.0 / big, 96.0) if big > 0 else 0.0) + late
 
     def tail_hours(self) -> float:
         """Hours after the window within which, without interruptions, a snapshot taken after it is banked (its
@@ -200,7 +213,7 @@ class SimModel:
         if self.restores_can_fail:  # (a restore can fall back to the bank: follow until it passes)
             cap = math.inf
         cycles = min((self.points_per_upload + 1.0 + more) * self.cycle + self.upload, cap)
-        return cycles + self.max_downtime + self.s
+        return cycles + self.max_downtime + self.s + SDC_TAIL_MEANS * self.sdc_detect
 
 
 def sim_model(
@@ -224,6 +237,10 @@ def sim_model(
         [RESTART_FAST if fast_on and restoring_tier(s, tiers) == "fast" else RESTART_PERSISTENT for s in scopes],  # type: ignore[arg-type]
         dtype=np.int64,
     )
+    sdc = scenario.sdc_component
+    sdc_class = comps.index(sdc) if scenario.uses_sdc and sdc is not None else -1
+    if sdc_class >= 0:  # (a corruption found rolls every replica back: it restarts, in continue mode too)
+        cont = cont & (np.arange(len(cont)) != sdc_class)
     kinds = np.where(cont, CONTINUE, tier).astype(np.int64)
     if fast_on:
         assert fast_min is not None
@@ -297,4 +314,7 @@ def sim_model(
         ),
         shapes=np.array([scenario.weibull_shape_of(cc) for cc in comps]) if scenario.uses_weibull else None,
         lives_new=scenario.new_cluster,
+        sdc_class=sdc_class,
+        sdc_detect=scenario.sdc_detect_hours if sdc_class >= 0 else 0.0,
+        retained=float(scenario.retained_checkpoints) if scenario.retained_checkpoints > 0 else math.inf,
     )

@@ -49,8 +49,10 @@ HOURS_KEYS = ("useful", "checkpoint", "lost_work", "recovery", "planned_restart"
 SPARES_HOURS_KEYS = ("waiting_for_spares", "reduced_throughput")
 #: ... the hours fail-slow nodes take (computing at a slow node's pace) ...
 SLOW_HOURS_KEY = "slow"
+#: ... the work silent corruptions found late roll back (out of the lost work) ...
+SDC_HOURS_KEY = "sdc_rollback"
 #: ... and all of them, as the engine labels them.
-ALL_HOURS_KEYS = (*HOURS_KEYS, *SPARES_HOURS_KEYS, SLOW_HOURS_KEY)
+ALL_HOURS_KEYS = (*HOURS_KEYS, *SPARES_HOURS_KEYS, SLOW_HOURS_KEY, SDC_HOURS_KEY)
 
 
 class Cancelled(engine.Cancelled):
@@ -94,6 +96,10 @@ class SimTrials:
     rack_covered: np.ndarray | None = None
     #: Failures that moved racks to spare racks, in the window (None: no racks).
     rack_moved: np.ndarray | None = None
+    #: Silent corruptions found in the window, and those of them that found no clean checkpoint kept (the run
+    #: started over); None: every corruption is found at once.
+    sdc_found: np.ndarray | None = None
+    sdc_unrecoverable: np.ndarray | None = None
 
     def pool_for(self, share: float) -> int | None:
         """The smallest pool in which at least ``share`` of the simulated node-losing failures find their
@@ -142,10 +148,16 @@ _BUFFERS: dict[str, tuple[object, type]] = {
     "fail_snap": (0.0, np.float64),
     "fail_up": (0.0, np.float64),
     "fail_restore": (0.0, np.float64),
+    "sdc": (0.0, np.float64),
 }
 _ALWAYS = ("times", "kinds", "took", "cap", "blocked")
 _FAIL_BUFFERS = ("fail_snap", "fail_up", "fail_restore")
-_OPTIONAL_BUFFERS = (("slow", "slow"), ("dr", "detect_by"), *((name, "failing") for name in _FAIL_BUFFERS))
+_OPTIONAL_BUFFERS = (
+    ("slow", "slow"),
+    ("dr", "detect_by"),
+    *((name, "failing") for name in _FAIL_BUFFERS),
+    ("sdc", "sdc"),
+)
 
 
 def _chunk_source(c: Chunk, name: str, m: SimModel) -> np.ndarray | None:
@@ -157,6 +169,8 @@ def _chunk_source(c: Chunk, name: str, m: SimModel) -> np.ndarray | None:
         return c.slow if c.slow is not None else np.ones(c.times.shape)
     if name == "dr":
         return c.dr if c.dr is not None else np.full(c.times.shape, m.detect_restart)
+    if name == "sdc":
+        return c.sdc
     if c.fail is None:
         return None
     return np.asarray(c.fail[_FAIL_BUFFERS.index(name)])
@@ -197,6 +211,7 @@ class _Stepper:
             slow=any(m.slow_rate > 0 for m in ms),
             detect_by=any(m.dr_class is not None or m.rack_move > 0 for m in ms),
             failing=any(m.failing for m in ms),
+            sdc=any(m.sdc_class >= 0 and m.sdc_detect > 0 for m in ms),
         )
         # The buffer: one array per attribute of a point, each (steps, columns) (the failed checkpoints: one per
         # draw), only those some run models.
@@ -296,6 +311,7 @@ class _Stepper:
                 buf["slow"][c] if self.flags.slow else None,
                 buf["dr"][c] if self.flags.detect_by else None,
                 tuple(buf[name][c] for name in _FAIL_BUFFERS) if self.flags.failing else None,
+                buf["sdc"][c] if self.flags.sdc else None,
             )
             self.cursor += 1
             if finished.any():
@@ -393,7 +409,10 @@ def _joined(parts: list[SimTrials], trials: int, segments: int, length: float) -
         repair_over_time=np.concatenate([first.repair_over_time, *over], axis=1),
         repair_grid=np.concatenate([first.repair_grid + j * length for j in range(segments)]),
         need_hist=need,
-        **{name: optional(name) for name in ("slow_drains", "restores_failed", "rack_covered", "rack_moved")},
+        **{
+            name: optional(name)
+            for name in ("slow_drains", "restores_failed", "rack_covered", "rack_moved", "sdc_found", "sdc_unrecoverable")
+        },
         useful_by_stretch=np.column_stack([first.hours["useful"], rest.hours["useful"].reshape(k, trials).T]),
     )
 
@@ -453,13 +472,15 @@ def _simulate_windows(runs: Sequence[_Part], progress: Progress, should_stop: St
         hours = {
             "useful": useful,
             "checkpoint": st[job.CKPT],
-            "lost_work": st[job.GAIN] - useful + st[job.CUT],
+            "lost_work": st[job.GAIN] - useful + st[job.CUT] - st[job.SDC_H],
             "recovery": st[job.RECOVERY],
             "planned_restart": st[job.PLANNED_H],
             "waiting_for_spares": st[job.WAIT],
             "reduced_throughput": st[job.REDUCED],
             SLOW_HOURS_KEY: st[job.SLOW_H],
+            SDC_HOURS_KEY: st[job.SDC_H],
         }
+        late = w.m.sdc_class >= 0 and w.m.sdc_detect > 0.0
         out.append(
             SimTrials(
                 hours=hours,
@@ -481,6 +502,8 @@ def _simulate_windows(runs: Sequence[_Part], progress: Progress, should_stop: St
                 restores_failed=st[job.N_FAILED].astype(np.int64) if w.m.failing and w.m.restarts_fast else None,
                 rack_covered=w.covered if w.m.racks else None,
                 rack_moved=w.node_failures if w.m.racks else None,
+                sdc_found=st[job.N_SDC].astype(np.int64) if late else None,
+                sdc_unrecoverable=st[job.N_LOST].astype(np.int64) if late else None,
             )
         )
     return out

@@ -47,7 +47,7 @@ __all__ = [
 #: Point kinds beyond the classes' (RESTART_FAST, RESTART_PERSISTENT, CONTINUE): 0 pads a trial's row.
 PAD, PLANNED, CHANGE = 0, 4, 5
 # (internal: a repair completion, a replica's return, a window mark, a node turning slow)
-_DEPART, _RETURN, _MARK, _SLOW = 6, 7, 8, 9
+_DEPART, _RETURN, _MARK, _SLOW, _SDC = 6, 7, 8, 9, 10
 STREAM_WORLD = 31
 #: Fail-slow episodes have a stream of their own, so that turning them on changes no other draw.
 STREAM_SLOW = 33
@@ -57,6 +57,10 @@ STREAM_FAIL = 34
 STREAM_LIVES = 35
 #: Which failures a rack's warm spare covers draws from a stream of its own too.
 STREAM_RACKS = 36
+#: Silent corruptions' detection delays draw from a stream of their own too.
+STREAM_SDC = 37
+#: A chunk's ``sdc`` at a failure that finds a silent corruption (a corruption's start: 1.0 or 1.5, Chunk.sdc).
+SDC_FOUND = 2.0
 #: Points per trial a chunk aims at.
 TARGET_POINTS = 256
 #: Moments of the window at which each trial's nodes in repair are kept (its start, its end, evenly between).
@@ -81,6 +85,11 @@ class Chunk:
     #: saves that failed, counted back from the latest before the point, and 1.0 where a restore from the fast
     #: tier at the point fails its validation (None: none fail).
     fail: np.ndarray | None = None
+    #: Silent data corruption (docs/model.md, "Silent data corruption"), per point: 0, :data:`SDC_FOUND` where a
+    #: failure finds a corruption, and where one starts 1.5 or 1.0: whether an upload in flight then would save (drawn
+    #: here; the job reads it where the saves after it leave that save's fate open); None: every corruption is found
+    #: at once.
+    sdc: np.ndarray | None = None
 
 
 def failed_in_a_row(u: np.ndarray, p: float) -> np.ndarray:
@@ -240,23 +249,25 @@ class World:
         # What a point's tag means: classes 0..J-1 fail, J..2J-1 end a repair, 2J planned, 2J+1 a mark,
         # 2J+2..3J+1 a continuing failure's replicas return, 3J+2 pads, 3J+3 a return carried over, 3J+4 a node
         # turns slow, 3J+5 a slow node's drain (a planned interruption of the job), 3J+6..4J+5 classes 0..J-1 fail
-        # and a warm spare of the rack covers it (docs/model.md, "Racks": nothing leaves the job's racks).
+        # and a warm spare of the rack covers it (docs/model.md, "Racks": nothing leaves the job's racks), 4J+6 a
+        # silent corruption starts (docs/model.md, "Silent data corruption": found later as its class's failure).
         j = nclass
         self.tag_pad = 3 * j + 2
         self.tag_carried = 3 * j + 3  # a return scheduled in an earlier chunk (its replicas travel beside it)
         self.tag_slow, self.tag_drain = 3 * j + 4, 3 * j + 5
         self.tag_cover = 3 * j + 6
-        tags_n = 4 * j + 6
+        self.tag_sdc = 4 * j + 6
+        tags_n = 4 * j + 7
         kind_t = np.full(tags_n, PAD, dtype=np.int8)
-        kind_t[3 * j + 6 :] = m.kinds
+        kind_t[3 * j + 6 : 4 * j + 6] = m.kinds
         # Per tag: a failure, its class, and whether it took nodes (a restart after it pays the swap).
         self.fail_t = np.zeros(tags_n, dtype=bool)
-        self.fail_t[:j] = self.fail_t[3 * j + 6 :] = True
+        self.fail_t[:j] = self.fail_t[3 * j + 6 : 4 * j + 6] = True
         self.cls_t = np.zeros(tags_n, dtype=np.int64)
-        self.cls_t[:j] = self.cls_t[3 * j + 6 :] = np.arange(j)
+        self.cls_t[:j] = self.cls_t[3 * j + 6 : 4 * j + 6] = np.arange(j)
         self.took_t = np.zeros(tags_n, dtype=bool)
         self.took_t[:j] = m.nodes > 0
-        self.took_t[3 * j + 6 :] = True
+        self.took_t[3 * j + 6 : 4 * j + 6] = True
         # (a failure that takes nodes on racks and is not covered moves them: it pays the rack move too)
         self.moved_t = np.zeros(tags_n, dtype=bool)
         self.moved_t[:j] = (m.nodes > 0) & bool(m.racks)
@@ -264,6 +275,7 @@ class World:
         kind_t[3 * j + 3] = _RETURN
         kind_t[3 * j + 4] = _SLOW
         kind_t[3 * j + 5] = PLANNED
+        kind_t[4 * j + 6] = _SDC
         kind_t[:j] = m.kinds
         kind_t[j : 2 * j] = _DEPART
         kind_t[2 * j] = PLANNED
@@ -275,7 +287,7 @@ class World:
         delta_t[j : 2 * j] = -m.nodes
         self.delta_t = delta_t
         rep_t = np.zeros(tags_n)
-        rep_t[:j] = rep_t[3 * j + 6 :] = m.replicas
+        rep_t[:j] = rep_t[3 * j + 6 : 4 * j + 6] = m.replicas
         rep_t[2 * j + 2 : 3 * j + 2] = -m.replicas
         self.rep_t_table = rep_t
         n = trials
@@ -292,6 +304,13 @@ class World:
         if self.slow and not m.new_cluster:
             self._stationary_slow(start)
         self.slow_n = np.isfinite(self.slow_ends).sum(axis=1).astype(float)
+        # Silent corruptions under way (docs/model.md, "Silent data corruption"): when each will be found, in order;
+        # those under way when the job begins start for it then (a window's first chunk, a time to train's at 0).
+        self.sdc = m.sdc_class >= 0 and m.sdc_detect > 0.0
+        self.sdc_found = np.full((n, 0), np.inf)
+        self.sdc_due = self.sdc
+        if self.sdc and not m.new_cluster:
+            self._stationary_sdc(start)
         self.cont = m.continue_mode
         self.out = np.zeros(n)  # replicas out (continue mode)
         self.owed = np.zeros(n)
@@ -408,6 +427,17 @@ class World:
         resid = rng.random((self.n, width)) * m.slow_detect
         self.slow_ends = np.where(np.arange(width)[None, :] < counts[:, None], start + resid, np.inf)
         self.slow_ends.sort(axis=1)  # (in time order; the masked entries are uniform, whichever they are)
+
+    def _stationary_sdc(self, start: float) -> None:
+        """Corruptions under way at ``start`` in their steady state (M/M/infinity): a Poisson number of mean ``rate x
+        delay`` (the class's rate in force there), each found after an exponential residual of the delay's mean."""
+        m = self.m
+        rng = stream(self.seed, STREAM_SDC, 1 << 40)
+        counts = rng.poisson(self.rates[:, m.sdc_class] * self.mult0 * m.sdc_detect)
+        width = int(counts.max(initial=0))
+        resid = rng.standard_exponential((self.n, width)) * m.sdc_detect
+        self.sdc_found = np.where(np.arange(width)[None, :] < counts[:, None], start + resid, np.inf)
+        self.sdc_found.sort(axis=1)
 
     @property
     def speed(self) -> np.ndarray:
@@ -539,6 +569,9 @@ class World:
         real = np.isfinite(fh)
         np.minimum(ft, np.nextafter(t1, -np.inf), out=ft, where=real)
         np.maximum(ft, t0, out=ft, where=real)
+        sdc_starts = None
+        if self.sdc:  # silent corruptions: this chunk's start here and are found later; those found in it fail here
+            ft, cls, real, sdc_starts = self._sdc_points(ft, cls, real, t0, t1)
         pt = self._poisson_times(rng, np.full(n, m.mu * (t1 - t0)), t0, t1 - t0)
         ftag = np.where(real, cls, self.tag_pad)
         parts_t, parts_g = [ft, pt], [ftag, np.where(np.isfinite(pt), 2 * j, self.tag_pad)]
@@ -578,6 +611,9 @@ class World:
                 np.where(np.isfinite(starts), self.tag_slow, self.tag_pad),
                 np.where(np.isfinite(drains), self.tag_drain, self.tag_pad),
             ]
+        if sdc_starts is not None:
+            parts_t.append(sdc_starts)
+            parts_g.append(np.where(np.isfinite(sdc_starts), self.tag_sdc, self.tag_pad))
         marks = self.marks[(self.marks >= t0) & (self.marks < t1)]
         if self.end_marks:
             marks = np.append(marks, t1)
@@ -664,15 +700,48 @@ class World:
         if m.dr_class is not None or m.rack_move > 0:  # (a move adds to its failure's downtime as a swap would)
             base = m.detect_restart if m.dr_class is None else m.dr_class[self.cls_t[tags]]
             dr = np.where(self.fail_t[tags], base + m.rack_move * self.moved_t[tags], 0.0)
-        kinds = np.where(passive | (kinds == _MARK) | (kinds == _SLOW), CHANGE, kinds).astype(np.int8)
-        extras = [a for a in (speed, dr) if a is not None]  # (compacted only where modelled)
-        fills = [1.0 if a is speed else 0.0 for a in extras]
+        sdc = None
+        if self.sdc:  # (a start carries the fate of an upload in flight then: see Chunk.sdc)
+            fate = stream(self.seed, STREAM_SDC, (1 << 41) + self.index - 1).random(times.shape)
+            found = self.fail_t[tags] & (self.cls_t[tags] == m.sdc_class)
+            sdc = np.where(tags == self.tag_sdc, 1.0 + 0.5 * (fate >= m.save_fail), np.where(found, SDC_FOUND, 0.0))
+        kinds = np.where(passive | (kinds == _MARK) | (kinds == _SLOW) | (kinds == _SDC), CHANGE, kinds).astype(np.int8)
+        named = [(name, a) for name, a in (("slow", speed), ("dr", dr), ("sdc", sdc)) if a is not None]
+        extras = [a for _, a in named]  # (compacted only where modelled)
+        fills = [1.0 if name == "slow" else 0.0 for name, _ in named]
         times, kinds, took, cap, blocked, *kept = _compact(
             keep, [times, kinds, took, cap, blocked, *extras], [np.inf, PAD, False, 1.0, False, *fills]
         )
-        out = dict(zip([name for name, a in (("slow", speed), ("dr", dr)) if a is not None], kept))
+        out = dict(zip([name for name, _ in named], kept))
         fail = self._fail_draws(times.shape) if m.failing else None
-        return Chunk(times, kinds, took, cap, blocked, keep.sum(axis=1), out.get("slow"), out.get("dr"), fail)
+        return Chunk(
+            times, kinds, took, cap, blocked, keep.sum(axis=1), out.get("slow"), out.get("dr"), fail, out.get("sdc")
+        )
+
+    def _sdc_points(
+        self, ft: np.ndarray, cls: np.ndarray, real: np.ndarray, t0: float, t1: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """This chunk's failures with its silent corruptions found late (docs/model.md, "Silent data corruption"):
+        the class's failures drawn here become corruptions' starts, each found an exponential delay later as that
+        class's failure; the corruptions found in this chunk (drawn here or before) fail here. When the job begins,
+        the corruptions under way start for it then. Returns the failures' times, classes and which are real, and
+        the starts (inf pads)."""
+        m = self.m
+        is_sdc = real & (cls == m.sdc_class)
+        starts = np.where(is_sdc, ft, np.inf)
+        delay = stream(self.seed, STREAM_SDC, self.index - 1).standard_exponential(ft.shape) * m.sdc_detect
+        carried = self.sdc_found
+        every = np.concatenate([carried, starts + delay], axis=1)
+        here = every < t1
+        (found,) = _compact(here, [every], [np.inf])
+        (self.sdc_found,) = _compact(~here & np.isfinite(every), [every], [np.inf])
+        (starts,) = _compact(np.isfinite(starts), [starts], [np.inf])
+        if self.sdc_due and (self.window or t0 >= 0.0):
+            self.sdc_due = False
+            starts = np.concatenate([np.where(np.isfinite(carried), t0, np.inf), starts], axis=1)
+        ft = np.concatenate([np.where(is_sdc, np.inf, ft), found], axis=1)
+        cls = np.concatenate([cls, np.full(found.shape, m.sdc_class, dtype=cls.dtype)], axis=1)
+        return ft, cls, np.isfinite(ft), starts
 
     def _fail_draws(self, shape: tuple[int, ...]) -> np.ndarray:
         """Per point of this chunk, what fails of the checkpoints (:attr:`Chunk.fail`), from their own stream."""
