@@ -816,7 +816,7 @@ class _Trial:
             return self.t + max(0.0, self.cstall_end - self.J), "cstall_end"
         when, kind = self.t + max(0.0, self.left), "phase_end"
         pace = self.theta * (self.m.slow_factor if self.slow_nodes > 0 else 1.0)
-        if self.training and self.phase == _COMPUTE and pace > 0:
+        if self.training and self.phase == _COMPUTE and pace > 0 and self.sdc_on == 0:  # (2.7: none under way)
             reach = self.t + max(0.0, self.m.work - self.P) / pace
             if reach <= when:
                 return reach, "trained"

@@ -11,7 +11,7 @@ from ..core import fmt
 from ..core.model import Scenario
 from ..core.params import resolve
 from ..core.plan import interval_range
-from ..core.profiles import is_flat, mean_multiplier, pieces
+from ..core.profiles import expected_by_component, is_flat, mean_multiplier, pieces
 from ..core.results import SimulationResult, hours_label, simulate
 from ..core.scenario_io import (
     save,
@@ -110,6 +110,7 @@ def report(res: SimulationResult) -> str:
             if sc.save_fail_p or sc.restore_fail_p
             else ()
         ),
+        *([_sdc_line(sc, d["sdc"], res.interval_min)] if "sdc" in d else ()),
         *([_correlated_line(sc, d["correlated"], continuing)] if "correlated" in d else ()),
         *([_lives_line(sc, d["node_lives"])] if "node_lives" in d else ()),
         *([_racks_line(sc, d["racks"])] if "racks" in d else ()),
@@ -123,6 +124,29 @@ def report(res: SimulationResult) -> str:
         "Top causes               " + ", ".join(f"{fmt.clean(n, 40)} {v:,.1f}" for n, v in top),
     ]
     return "\n".join(lines)
+
+
+def _sdc_line(sc: Scenario, sdc: dict[str, Any], persistent_min: float) -> str:
+    """Run's line on silent data corruption found late: the inputs, the corruptions found against their expectation,
+    the work their rollbacks took, and those that found no clean checkpoint kept (with about how many would)."""
+    found, hours = sdc["found"]["mean"], sdc["rollback_hours"]["mean"]
+    comp = sc.sdc_component
+    expected = ""
+    if comp is not None:
+        expected = f" (expected {expected_by_component(sc)[sc.failure_components.index(comp)]:,.1f})"
+    each = sdc["rollback_hours_per_found"]
+    each_text = f", {fmt.duration_hours(each)} each" if each is not None else ""
+    unkept = ""
+    if sc.retained_checkpoints > 0:
+        share = sc.sdc_unkept_share(persistent_min)
+        unkept = (
+            f"; {sdc['unrecoverable']['mean']:,.2f} found no clean checkpoint kept and started the run over (about "
+            f"{fmt.percent(share, 0)} of corruptions are found {sc.retained_checkpoints:,} saves or more after they start)"
+        )
+    return (
+        f"Silent corruption        {sc.sdc_text()}: {found:,.1f} found{expected}, rolling back "
+        f"{hours:,.1f} h of the window's work{each_text}{unkept}"
+    )
 
 
 def _racks_line(sc: Scenario, racks: dict[str, Any]) -> str:

@@ -819,9 +819,12 @@ class Scenario:
         return next((c for c in self.components if c.name.casefold() == SDC_NAME.casefold()), None)
 
     def retained_text(self) -> str:
-        """The persistent checkpoints kept, in words: "every one", or "the last 4"."""
+        """The persistent checkpoints kept, in words: "every persistent checkpoint kept", or "the last 4 persistent
+        checkpoints kept"."""
         k = self.retained_checkpoints
-        return "every one" if k <= 0 else ("the last one" if k == 1 else f"the last {k:,}")
+        if k <= 0:
+            return "every persistent checkpoint kept"
+        return "only the last persistent checkpoint kept" if k == 1 else f"the last {k:,} persistent checkpoints kept"
 
     def sdc_text(self, *, short: bool = False) -> str:
         """The silent-corruption inputs in words: "found at once", or "found 24 h late on average, every checkpoint
@@ -832,8 +835,21 @@ class Scenario:
         if short:
             keep = "keep all" if self.retained_checkpoints <= 0 else f"keep {self.retained_checkpoints:,}"
             return f"{late} late, {keep}"
-        kept = self.retained_text()
-        return f"found {late} late on average, {kept} of the persistent checkpoints kept"
+        return f"found {late} late on average, {self.retained_text()}"
+
+    def sdc_unkept_share(self, persistent_min: float) -> float:
+        """About what share of the corruptions found late find no clean checkpoint kept: those found after
+        ``K = retained_checkpoints`` persistent saves or more, ``P(D > (K - 1 + U) gap) = exp(-(K - 1) gap / D) (D /
+        gap) (1 - exp(-gap / D))`` (``D`` the mean delay, ``U`` uniform) with ``gap`` the time between two saves (the
+        persistent interval and its write, or an upload's time if longer) were the job never down: exact for one
+        tier without other interruptions (0 with every checkpoint kept, or corruption found at once)."""
+        if not self.uses_sdc or self.retained_checkpoints <= 0:
+            return 0.0
+        upload = self.tiers.persistent_upload_min if self.tiers is not None else 0.0
+        gap = max(persistent_min / 60.0 + self.write_s / 3600.0, upload / 60.0)
+        d, k = self.sdc_detect_hours, self.retained_checkpoints
+        # (K or more saves after the corruption's start, from a uniform place in the cadence: D > (K - 1 + U) gap)
+        return math.exp(-(k - 1) * gap / d) * (d / gap) * -math.expm1(-gap / d)
 
     @property
     def uses_slow(self) -> bool:
