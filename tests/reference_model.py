@@ -349,9 +349,7 @@ def reference_model(scenario: Scenario) -> _Model:
         share = sp.replica_gpus / G
     else:
         replicas, continues, share = [0] * len(nodes), [False] * len(nodes), 0.0
-    sdc_class = next(
-        (j for j, (name, _) in enumerate(names) if name.casefold() == "silent data corruption"), -1
-    )
+    sdc_class = next((j for j, (name, _) in enumerate(names) if name.casefold() == "silent data corruption"), -1)
     if scenario.sdc_detect_hours <= 0:
         sdc_class = -1
     if sdc_class >= 0:  # a corruption found restarts the job, in continue mode too

@@ -141,7 +141,8 @@ def _sdc_line(sc: Scenario, sdc: dict[str, Any], persistent_min: float) -> str:
         share = sc.sdc_unkept_share(persistent_min)
         unkept = (
             f"; {sdc['unrecoverable']['mean']:,.2f} found no clean checkpoint kept and started the run over (about "
-            f"{fmt.percent(share, 0)} of corruptions are found {sc.retained_checkpoints:,} saves or more after they start)"
+            f"{fmt.percent(share, 0)} of corruptions are found {sc.retained_checkpoints:,} saves or more after they "
+            "start)"
         )
     return (
         f"Silent corruption        {sc.sdc_text()}: {found:,.1f} found{expected}, rolling back "

@@ -186,7 +186,7 @@ class SimulationResult:
         """Where the hours go, in display order: today's five, and with spares those of
         :data:`SPARES_HOURS_KEYS` that apply to its spares (waiting with a finite pool in restart mode,
         reduced throughput with shrinking or in continue mode)."""
-        slow = (SLOW_HOURS_KEY,) if self.slow_hours is not None else ()
+        slow: tuple[str, ...] = (SLOW_HOURS_KEY,) if self.slow_hours is not None else ()
         slow += (SDC_HOURS_KEY,) if self.sdc_hours is not None else ()
         if self.spares_run is None:
             return (*HOURS_KEYS, *slow)

@@ -55,6 +55,10 @@ SDC_HOURS_KEY = "sdc_rollback"
 ALL_HOURS_KEYS = (*HOURS_KEYS, *SPARES_HOURS_KEYS, SLOW_HOURS_KEY, SDC_HOURS_KEY)
 
 
+#: The counts a window has only with their feature (None without), summed over a preview's stretches.
+_OPTIONAL_COUNTS = ("slow_drains", "restores_failed", "rack_covered", "rack_moved", "sdc_found", "sdc_unrecoverable")
+
+
 class Cancelled(engine.Cancelled):
     """Raised when the caller's ``should_stop`` callback asks the engine to stop (one of the engines'
     :class:`..engine.Cancelled`, so a caller of any of them catches one class)."""
@@ -409,10 +413,7 @@ def _joined(parts: list[SimTrials], trials: int, segments: int, length: float) -
         repair_over_time=np.concatenate([first.repair_over_time, *over], axis=1),
         repair_grid=np.concatenate([first.repair_grid + j * length for j in range(segments)]),
         need_hist=need,
-        **{
-            name: optional(name)
-            for name in ("slow_drains", "restores_failed", "rack_covered", "rack_moved", "sdc_found", "sdc_unrecoverable")
-        },
+        **{name: optional(name) for name in _OPTIONAL_COUNTS},
         useful_by_stretch=np.column_stack([first.hours["useful"], rest.hours["useful"].reshape(k, trials).T]),
     )
 
