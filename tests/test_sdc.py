@@ -16,6 +16,7 @@ from reference_model import simulate_reference
 from test_sim import COUNTS, Z, _engine, _z, against_reference
 
 from planner_gui.cli import main
+from planner_gui.core import fmt
 from planner_gui.core.model import SDC_NAME, Component, Scenario
 from planner_gui.core.results import simulate
 from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict
@@ -131,6 +132,10 @@ def test_the_share_found_with_no_clean_checkpoint_kept_is_the_closed_form(kept):
     s, d = 1.0 + 30.0 / 3600.0, 2.0
     assert expected == pytest.approx(math.exp(-(kept - 1) * s / d) * (d / s) * (1.0 - math.exp(-s / d)), rel=1e-12)
     assert abs(got - expected) <= Z * se, (got, expected, se)
+    # The fewest kept for at most 5 % with none clean: the share is at most that there, above it with one fewer.
+    enough = sc.sdc_kept_for(0.05, 60.0)
+    assert sc.replace(retained_checkpoints=enough).sdc_unkept_share(60.0) <= 0.05
+    assert enough == 1 or sc.replace(retained_checkpoints=enough - 1).sdc_unkept_share(60.0) > 0.05
     # Starting over loses the window's work so far: a kept checkpoint more gives most of it back.
     more = simulate(sc.replace(retained_checkpoints=kept + 4))
     assert more.goodput.mean() > res.goodput.mean() + Z * res.goodput.std(ddof=1) / math.sqrt(len(res.goodput))
@@ -208,3 +213,28 @@ def test_the_engines_share_the_corruptions_draws():
     others = np.delete(np.arange(a.by_component.shape[1]), i)
     # (the window's chunks are numbered from its start: the same failures of every other cause in it)
     np.testing.assert_array_equal(a.by_component[:, others], b.by_component[:, others])
+
+
+def test_the_window_group_sets_each_input_alone_and_says_what_it_does(make_window, slide_alone, qtbot):
+    from PySide6.QtWidgets import QLabel
+
+    win = make_window()
+    note = win.findChild(QLabel, "sdcNote")
+    assert note is not None
+    assert note.text().startswith("Off: 6.0 silent corruptions expected in the window (Silent Data Corruption)")
+    delay = slide_alone(win, "sdcDetectSlider", "sdc_detect_hours", 200)
+    assert delay > 0 and f"each found {fmt.duration_hours(delay)} after it starts on average" in note.text()
+    assert "every checkpoint kept" in note.text()
+    kept = slide_alone(win, "retainedCheckpointsSlider", "retained_checkpoints", 150)
+    sc = win.scenario()
+    assert kept >= 1 and sc.retained_checkpoints == kept
+    share = sc.sdc_unkept_share(win.inputs.interval_minutes())
+    assert f"about {fmt.percent(share, 0)} of them come {kept:,} saves or more after they start" in note.text()
+    # What the window shows is the scenario's: its corruptions are in the results it draws and in its hours.
+    qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
+    d = win.plots.result.main.to_json_dict()
+    assert d["sdc"]["detect_hours"] == pytest.approx(delay) and d["sdc"]["retained_checkpoints"] == kept
+    assert "sdc_rollback" in d["hours"]
+    # Without the component nothing is found late: the note says so.
+    win.inputs.update(components=tuple(c for c in sc.components if c.name != SDC_NAME))
+    assert note.text().startswith("No component is named Silent Data Corruption")

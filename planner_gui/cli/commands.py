@@ -142,7 +142,7 @@ def _sdc_line(sc: Scenario, sdc: dict[str, Any], persistent_min: float) -> str:
         unkept = (
             f"; {sdc['unrecoverable']['mean']:,.2f} found no clean checkpoint kept and started the run over (about "
             f"{fmt.percent(share, 0)} of corruptions are found {sc.retained_checkpoints:,} saves or more after they "
-            "start)"
+            f"start; keeping {sc.sdc_kept_for(0.05, persistent_min):,} would leave 5 %)"
         )
     return (
         f"Silent corruption        {sc.sdc_text()}: {found:,.1f} found{expected}, rolling back "

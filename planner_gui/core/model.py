@@ -818,6 +818,19 @@ class Scenario:
         """The component whose failures are silent data corruptions (named :data:`SDC_NAME`, any case), or None."""
         return next((c for c in self.components if c.name.casefold() == SDC_NAME.casefold()), None)
 
+    def sdc_kept_for(self, share: float, persistent_min: float) -> int:
+        """The fewest persistent checkpoints to keep so that at most ``share`` of the corruptions found late find no
+        clean one (:meth:`sdc_unkept_share` at or below it); 0 when corruption is found at once."""
+        if not self.uses_sdc:
+            return 0
+        upload = self.tiers.persistent_upload_min if self.tiers is not None else 0.0
+        gap = max(persistent_min / 60.0 + self.write_s / 3600.0, upload / 60.0)
+        d = self.sdc_detect_hours
+        first = (d / gap) * -math.expm1(-gap / d)  # (the share with one kept)
+        if first <= share:
+            return 1
+        return 1 + math.ceil((d / gap) * math.log(first / share) * (1.0 - 1e-12))
+
     def retained_text(self) -> str:
         """The persistent checkpoints kept, in words: "every persistent checkpoint kept", or "the last 4 persistent
         checkpoints kept"."""

@@ -230,7 +230,7 @@ def _segments(sc: Scenario, columns: int) -> int:
     :data:`SEGMENT_COLUMNS` over the part's ``columns`` (its trials over its runs), at most
     :data:`.sim.run.MAX_SEGMENTS`, each at least :data:`MIN_SEGMENT_HOURS` long. 1 on the other engines (they pay
     per interruption: the budget is met by fewer trials)."""
-    if window_engine(sc).key != "general":
+    if window_engine(sc).key != "general" or sc.uses_sdc:  # (a corruption found late spans stretches)
         return 1
     want = 2 ** max(0, math.floor(math.log2(max(SEGMENT_COLUMNS / max(columns, 1), 1.0))))
     return int(max(1, min(want, MAX_SEGMENTS, sc.hours // MIN_SEGMENT_HOURS)))
@@ -240,8 +240,15 @@ def _scales_with_window(sc: Scenario) -> bool:
     """Whether a run over the start of ``sc``'s window, scaled up, stands for a run of all of it: only
     with constant rates known exactly. A rate profile changes the rates over the days, and with rate
     uncertainty the spread between trials does not shrink as the window grows; either keeps the whole
-    window (with fewer trials). So do spares: their results hold more than the hours the scaling knows."""
-    return sc.rate_profile is None and not sc.rate_uncertainty and not sc.uses_spares and not sc.new_cluster
+    window (with fewer trials). So do spares: their results hold more than the hours the scaling knows; and silent
+    corruption found late: a rollback to a clean checkpoint, or a run started over, loses more of a longer window."""
+    return (
+        sc.rate_profile is None
+        and not sc.rate_uncertainty
+        and not sc.uses_spares
+        and not sc.new_cluster
+        and not sc.uses_sdc
+    )
 
 
 def _to_whole_window(totals: np.ndarray, fraction: float) -> np.ndarray:
@@ -277,6 +284,9 @@ def _whole_window_run(res: SimulationResult, sc: Scenario, fraction: float) -> S
         restores_persistent=whole(res.restores_persistent),
         slow_hours=whole(res.slow_hours),
         slow_drains=whole(res.slow_drains),
+        sdc_hours=whole(res.sdc_hours),
+        sdc_found=whole(res.sdc_found),
+        sdc_unrecoverable=whole(res.sdc_unrecoverable),
         restores_failed=whole(res.restores_failed),
         rack_covered=whole(res.rack_covered),
         rack_moved=whole(res.rack_moved),

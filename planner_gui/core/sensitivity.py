@@ -222,6 +222,16 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
         out.append(Lever("failed saves", f"failed saves {x}", times("save_fail_p")))
     if sc.restore_fail_p > 0 and sc.fast_tier_on:  # ... and snapshots in memory that pass their validation
         out.append(Lever("failed restores from memory", f"failed restores from memory {x}", times("restore_fail_p")))
+    if sc.uses_sdc:  # silent corruption found sooner (loss-spike and cross-replica checks), and more kept
+        out.append(Lever("corruption detection", f"corruption found after {x}", times("sdc_detect_hours")))
+        if sc.retained_checkpoints > 0 and factor > 0:
+            out.append(
+                Lever(
+                    "checkpoints kept",
+                    f"checkpoints kept x{1.0 / factor:.3g}",
+                    lambda s: s.replace(retained_checkpoints=max(1, math.ceil(s.retained_checkpoints / factor))),
+                )
+            )
     if sc.uses_correlated:  # correlated failures: fewer (redundant feeds), or smaller (finer power distribution)
         out.append(Lever("correlated failures", f"correlated failures {x}", times("correlated_rate_per_day")))
         if sc.correlated_domains > 1 and sc.uses_spares:  # (the nodes an event takes matter to the pool alone)

@@ -215,6 +215,11 @@ def _when_correlated(get: Callable[[Scenario], Unsure | None]) -> Callable[[Scen
     return lambda sc: get(sc) if sc.uses_correlated and sc.uses_spares else None
 
 
+def _when_sdc(get: Callable[[Scenario], Unsure | None]) -> Callable[[Scenario], Unsure | None]:
+    """An input of silent corruption found late: unsure only where a component's failures are corruptions."""
+    return lambda sc: get(sc) if sc.uses_sdc and sc.sdc_component is not None else None
+
+
 _NO_SOURCE = "no published figure for your cluster: half to twice the value entered"
 #: The times that are estimates, in the order the help lists them.
 _TIMES = (
@@ -288,6 +293,15 @@ _TIMES = (
         zero_is_estimate=True,  # (none assumed: --bounds correlated_rate_per_day=0:HIGH brackets it)
     ),
     _when_correlated(_times("correlated_repair_hours", "correlated repair", "h", _NO_SOURCE)),
+    _when_sdc(
+        _times(
+            "sdc_detect_hours",
+            "silent corruption found after",
+            "h",
+            "no published delay from a silent corruption's start to its detection in training (fleet studies find "
+            "them hours to days late, Dixit et al. arXiv 2102.11245): half to twice the value entered",
+        )
+    ),
 )
 
 

@@ -170,6 +170,24 @@ def headline_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]]
                 "in the inputs",
             )
         )
+    sdc = d.get("sdc")
+    if isinstance(sdc, dict):
+        found, unrec = f"{sdc['found']['mean']:,.1f}", f"{sdc['unrecoverable']['mean']:,.2f}"
+        kept = (
+            f"; {_num(unrec, 'sdc/unrecoverable/mean', 'count')} found no clean checkpoint kept and started the run "
+            "over"
+            if sc.retained_checkpoints > 0
+            else ""
+        )
+        rows.append(
+            (
+                "Silent corruption",
+                f"{_num(fmt.count(d['hours']['sdc_rollback'], 1), 'hours/sdc_rollback', 'count')} h of work rolled "
+                "back",
+                f"{_num(found, 'sdc/found/mean', 'count')} corruptions found, each "
+                f"{fmt.duration_hours(sc.sdc_detect_hours)} late on average ({escape(sc.retained_text())}){kept}",
+            )
+        )
     rows.append(
         (
             "GPU-hours not spent training",
@@ -381,6 +399,10 @@ def _show_input(field: str, v: Any) -> str:
         return "none" if v == 0 else f"{v:,} GPUs a rack"
     if field == "rack_move_min":
         return "a move costs the swap alone" if v == 0 else f"{v:g} min beyond the swap"
+    if field == "sdc_detect_hours":
+        return "found at once" if v == 0 else f"found {fmt.duration_hours(v)} after it starts, on average"
+    if field == "retained_checkpoints":
+        return "every one" if v == 0 else f"the last {v:,} persistent saves"
     if field == "rack_spare_trays":
         return f"{v:,} warm spare tray{'' if v == 1 else 's'} a rack"
     if field in ("trials",):

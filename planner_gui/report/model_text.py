@@ -47,6 +47,12 @@ SOURCES: tuple[tuple[str, str], ...] = (
         "10 GPU failures where Llama 3's GPU rate predicts 8.4: Blackwell GPUs at about Llama 3's rate, for scale.",
     ),
     (
+        "Dixit et al., 'Silent Data Corruptions at Scale', arXiv 2102.11245 (Meta, 2021); Hochschild et al., 'Cores "
+        "that don't count', HotOS 2021 (Google)",
+        "Silent data corruption from defective processors is seen at fleet scale and often surfaces long after it "
+        "starts. No published distribution of the delay for training jobs: the delay is a planner's estimate.",
+    ),
+    (
         "clockwork.io, 'Common approaches to fault-tolerant AI training' (a secondary source)",
         "Operators of NVL72 racks hold 8 of 72 GPUs (2 trays) as warm spares: the GB200 presets' warm spare trays.",
     ),
@@ -76,6 +82,8 @@ DEFAULT_FIELDS: tuple[str, ...] = (
     "nvlink_gpus",
     "rack_spare_trays",
     "rack_move_min",
+    "sdc_detect_hours",
+    "retained_checkpoints",
     "trials",
     "seed",
     "gpu_hour_cost_usd",
@@ -110,6 +118,11 @@ restart the slow-node detection after it turned slow. Their hours are those the 
 <li><b>Checkpoints that fail</b> (when their chances are above 0): a save fails at its chance and the checkpoint
 before it stays the one an interruption returns to, so more work is lost; a restore from memory that fails its
 validation is followed by a restore from storage, back to the last persistent checkpoint.</li>
+<li><b>Silent data corruption found late</b> (when its delay is above 0): a failure of the Silent Data
+Corruption component starts a corruption that the job does not see; it is found an exponential delay later, a
+failure like any other then. Every checkpoint taken since it started is poisoned, so the job rolls back to the
+newest clean one the persistent tier still keeps (the last <i>K</i> saves); with none kept the run starts over.
+Their hours are the work those rollbacks took back, out of the lost work.</li>
 <li><b>Correlated failures</b> (when their rate is above 0): events at a rate per day of the whole job take
 several failure domains at once (a power feed, a PDU row, a cooling loop); every node they take is lost with its
 memory, so the job restores from storage, and the nodes are away together until their repair ends. Their rate

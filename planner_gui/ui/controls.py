@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
 
 from ..core import fmt
 from ..core.inputs import Inputs, detect_by_entry, parse_detect_by, parse_weibull, weibull_entry
-from ..core.model import DEFAULT_NOTES, Scenario, llama3_components
+from ..core.model import DEFAULT_NOTES, SDC_NAME, Scenario, llama3_components
+from ..core.profiles import expected_by_component
 from ..core.scenario_io import NAME_MAX_LEN, ScenarioError, check_weibull, validate, weibull_doc
 from ..core.sim.capabilities import racks_misfit
 from ..core.spares.model import (
@@ -74,6 +75,31 @@ def _slow_note(sc: Scenario) -> str:
         f"A node turns slow {sc.slow_every_text()} at {sc.gpus:,} GPUs; the job runs at "
         f"{fmt.percent(sc.slow_factor, 0)} of its speed for {fmt.duration_min(sc.slow_detect_min)} each time, "
         "then restarts without it"
+    )
+
+
+def _sdc_note(sc: Scenario, persistent_min: float) -> str:
+    """What the Silent data corruption group's inputs mean, in words: how many corruptions the window sees, how late
+    they are found, and about how many find no clean checkpoint kept."""
+    comp = sc.sdc_component
+    if comp is None:
+        return f"No component is named {SDC_NAME}: nothing here is found late (add one to the rates to model it)"
+    count = float(expected_by_component(sc)[sc.failure_components.index(comp)])
+    seen = f"{count:,.1f} silent corruptions expected in the window ({fmt.clean(comp.name, 40)})"
+    if not sc.uses_sdc:
+        kept = "; the checkpoints kept matter only when they are found late" if sc.retained_checkpoints else ""
+        return f"Off: {seen}, each found at once like any failure{kept}"
+    share = sc.sdc_unkept_share(persistent_min)
+    unkept = (
+        f"; about {fmt.percent(share, 0)} of them come {sc.retained_checkpoints:,} saves or more after they start, "
+        "find no clean checkpoint kept and start the run over (keep "
+        f"{sc.sdc_kept_for(0.05, persistent_min):,} for 5 %)"
+        if sc.retained_checkpoints > 0
+        else "; every checkpoint kept: each rolls back to the last clean one"
+    )
+    return (
+        f"{seen}, each found {fmt.duration_hours(sc.sdc_detect_hours)} after it starts on average; checkpoints "
+        f"taken since are poisoned{unkept}"
     )
 
 
@@ -251,6 +277,7 @@ class ControlsPanel(QScrollArea):
         self._build_recovery()
         self._build_slow()
         self._build_failing()
+        self._build_sdc()
         self._build_correlated()
         self._build_lives()
         self._build_racks()
@@ -507,6 +534,12 @@ class ControlsPanel(QScrollArea):
         self._value(lay, "restore_fail_p", "restoreFailSlider")
         self.fail_note = self._note(lay, "failNote")
 
+    def _build_sdc(self) -> None:
+        lay = self._group("Silent data corruption")
+        self._value(lay, "sdc_detect_hours", "sdcDetectSlider")
+        self._value(lay, "retained_checkpoints", "retainedCheckpointsSlider")
+        self.sdc_note = self._note(lay, "sdcNote")
+
     def _build_correlated(self) -> None:
         lay = self._group("Correlated failures")
         self._value(lay, "correlated_rate_per_day", "correlatedRateSlider")
@@ -651,6 +684,8 @@ class ControlsPanel(QScrollArea):
             self.slow_note.setText(_slow_note(sc))
         if everything or {"save_fail_p", "restore_fail_p", "tiers"} & changed:
             self.fail_note.setText(_fail_note(sc))
+        # (its count follows the component's rate, the size, the days and a profile; its share the cadence)
+        self.sdc_note.setText(_sdc_note(sc, self.inputs.interval_minutes()))
         # (the nodes an event takes: the size and the domains; what it does and what moves it: the pool, the profile)
         correlated = {"correlated_rate_per_day", "correlated_domains", "correlated_repair_hours"}
         if everything or (correlated | {"gpus", "gpus_per_node", "tiers", "spares", "rate_profile"}) & changed:

@@ -23,7 +23,14 @@ from ..core import fmt
 from ..core.model import CORRELATED_NAME, Scenario
 from ..core.plan import PlanResult
 from ..core.profiles import expected_by_component
-from ..core.results import ALL_HOURS_KEYS, HOURS_KEYS, SLOW_HOURS_KEY, SPARES_HOURS_KEYS, hours_label
+from ..core.results import (
+    ALL_HOURS_KEYS,
+    HOURS_KEYS,
+    SDC_HOURS_KEY,
+    SLOW_HOURS_KEY,
+    SPARES_HOURS_KEYS,
+    hours_label,
+)
 from ..core.sweep import GUIDE_GPUS, SweepResult, at_gpus
 from .plot_items import (
     PALETTE,
@@ -51,7 +58,8 @@ CATEGORY_COLORS = {
     "Unknown": PALETTE[9],
     CORRELATED_NAME: PALETTE[8],
 }
-#: Every row the time breakdown may show: today's five, with spares the two they add, with slow nodes theirs.
+#: Every row the time breakdown may show: today's five, with spares the two they add, with slow nodes theirs, with
+#: silent corruption found late its rollbacks.
 HOURS_COLORS = {
     "useful": PALETTE[4],
     "checkpoint": PALETTE[0],
@@ -61,6 +69,7 @@ HOURS_COLORS = {
     "waiting_for_spares": PALETTE[5],
     "reduced_throughput": PALETTE[3],
     "slow": PALETTE[7],
+    SDC_HOURS_KEY: PALETTE[8],
 }
 #: A plot narrower than this cuts its title and axis labels.
 MIN_PLOT_WIDTH = 240
@@ -648,12 +657,13 @@ class PlotsPanel(QWidget):
         self._breakdown_width = limit
 
     def _breakdown_keys(self, res: PlanResult) -> tuple[str, ...]:
-        """The rows to show: today's five, the two of spares when this result or a pinned one has spares, and the
-        slow nodes' when one has fail-slow nodes."""
+        """The rows to show: today's five, the two of spares when this result or a pinned one has spares, the slow
+        nodes' when one has fail-slow nodes, and the corruption rollbacks' when one finds silent corruption late."""
         shown = [res.main, *(p.result.main for p in self.pinned)]
         spares = SPARES_HOURS_KEYS if any(r.spares_run is not None for r in shown) else ()
         slow = (SLOW_HOURS_KEY,) if any(r.slow_hours is not None for r in shown) else ()
-        return (*HOURS_KEYS, *spares, *slow)
+        sdc = (SDC_HOURS_KEY,) if any(r.sdc_hours is not None for r in shown) else ()
+        return (*HOURS_KEYS, *spares, *slow, *sdc)
 
     def _show_breakdown(self, res: PlanResult) -> None:
         keys = self._breakdown_keys(res)
