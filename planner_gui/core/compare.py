@@ -89,6 +89,8 @@ OUTPUTS: tuple[tuple[str, Callable[[dict[str, Any]], float | None], str], ...] =
     ("hours at reduced throughput", lambda d: d["hours"].get("reduced_throughput"), "h"),
     ("hours at slow nodes' pace", lambda d: d["hours"].get("slow"), "h"),
     ("slow nodes drained", lambda d: d["slow"]["drains"]["mean"] if "slow" in d else None, ""),
+    ("hours of corruption rollbacks", lambda d: d["hours"].get("sdc_rollback"), "h"),
+    ("corruptions with no clean checkpoint", lambda d: d["sdc"]["unrecoverable"]["mean"] if "sdc" in d else None, ""),
     ("failures finding no spare", lambda d: 100 * d["spares"]["p_no_spare"] if "spares" in d else None, "%"),
     ("spare pool cost", lambda d: d["spares"]["idle_cost_usd"] if "spares" in d else None, "$"),
     ("warm spare trays' cost", lambda d: d["racks"]["warm_spare_cost_usd"] if "racks" in d else None, "$"),

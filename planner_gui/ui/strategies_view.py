@@ -70,6 +70,7 @@ COLUMNS = (
     "Waiting",
     "Reduced",
     "Slow nodes",
+    "Corruption",
     "From memory",
     "From storage",
     "Fast interval",
@@ -269,6 +270,7 @@ class StrategiesDialog(QDialog):
         window = sc.hours
         # The slow nodes' column where nodes run slow (elsewhere it would be a column of zeros).
         self.table.setColumnHidden(COLUMNS.index("Slow nodes"), not sc.uses_slow)
+        self.table.setColumnHidden(COLUMNS.index("Corruption"), not sc.uses_sdc)
         for i, row in enumerate(rows):
             self.table.verticalHeaderItem(i).setText(f"{i + 1}. {row['strategy']}")
             if row["error"] is not None:

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..model import Scenario
 from ..progress import progress_part
-from ..results import HOURS_KEYS, SLOW_HOURS_KEY, SPARES_HOURS_KEYS, SimulationResult, simulate
+from ..results import HOURS_KEYS, SDC_HOURS_KEY, SLOW_HOURS_KEY, SPARES_HOURS_KEYS, SimulationResult, simulate
 from ..scenario_io import ScenarioError, validate
 from ..spares.model import Spares
 from ..specs import LIMITS
@@ -285,6 +285,8 @@ def compare_strategies(
     keys = tuple(sorted(keys, key=lambda k: (k == "reduced_throughput", (*HOURS_KEYS, *SPARES_HOURS_KEYS).index(k))))
     if scenario.uses_slow:
         keys = (*keys, SLOW_HOURS_KEY)
+    if scenario.uses_sdc:
+        keys = (*keys, SDC_HOURS_KEY)
     for name, sc in plans:
         res = _attempt(sc, part(), should_stop)
         done += 1
