@@ -218,7 +218,7 @@ def main() -> None:
     )
     # Issue 24's line: everything on, and every failure mode built since (a restart that grows with the job,
     # fail-slow nodes, detection by cause, checkpoints that fail, correlated failures, node lives, racks: NVLink domains
-    # of 72 GPUs, 9 nodes of 8, 2 of them warm spares).
+    # of 72 GPUs, 9 nodes of 8, 2 of them warm spares; silent corruption found a day late, 2,000 checkpoints kept).
     deep = window_sc.with_weibull((("Faulty GPU", 0.7, None), ("GPU HBM3 Memory", 2.0, None))).replace(
         restart_per_log2_gpus_min=0.25,
         slow_rate_per_gpu_hour=2e-6,
@@ -230,11 +230,13 @@ def main() -> None:
         correlated_domains=16,
         nvlink_gpus=72,
         rack_spare_trays=2,
+        sdc_detect_hours=24.0,
+        retained_checkpoints=2000,
     )
     line = general_line(deep, base, max(1, args.repeat // 3))
     print(
         "general  100,000 GPUs x 54 d x 1,000 trials, everything on + restart growth + fail-slow + detection by "
-        f"cause + checkpoints that fail + correlated failures + node lives + racks: {line}"
+        f"cause + checkpoints that fail + correlated failures + node lives + racks + silent corruption: {line}"
     )
     print("         (floor 0.015)")
     xs = gpu_counts(41)

@@ -229,7 +229,7 @@ def test_the_window_group_sets_each_input_alone_and_says_what_it_does(make_windo
     sc = win.scenario()
     assert kept >= 1 and sc.retained_checkpoints == kept
     share = sc.sdc_unkept_share(win.inputs.interval_minutes())
-    assert f"about {fmt.percent(share, 0)} of them come {kept:,} saves or more after they start" in note.text()
+    assert f"about {fmt.percent(share, 0)} of them come {kept:,} saves or more after they start (were" in note.text()
     # What the window shows is the scenario's: its corruptions are in the results it draws and in its hours.
     qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
     d = win.plots.result.main.to_json_dict()

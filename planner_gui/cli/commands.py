@@ -83,6 +83,15 @@ def report(res: SimulationResult) -> str:
                 + (_at_the_floor("write") if sc.write_s == 0 else "")
             ]
         ),
+        *(
+            [
+                "  (the optima know nothing of silent corruption found late: with "
+                f"{sc.retained_checkpoints:,} checkpoints kept a longer interval keeps a clean one for longer; "
+                "sweep --over interval shows the trade)"
+            ]
+            if sc.uses_sdc and sc.retained_checkpoints > 0
+            else ()
+        ),
         *_storage_lines(res),
         *([f"Restart                  {sc.restart_text()}"] if sc.restart_per_log2_gpus_min else ()),
         *(
@@ -110,7 +119,7 @@ def report(res: SimulationResult) -> str:
             if sc.save_fail_p or sc.restore_fail_p
             else ()
         ),
-        *([_sdc_line(sc, d["sdc"], res.interval_min)] if "sdc" in d else ()),
+        *([_sdc_line(sc, d["sdc"], res.interval_min, _fast_min(res))] if "sdc" in d else ()),
         *([_correlated_line(sc, d["correlated"], continuing)] if "correlated" in d else ()),
         *([_lives_line(sc, d["node_lives"])] if "node_lives" in d else ()),
         *([_racks_line(sc, d["racks"])] if "racks" in d else ()),
@@ -126,7 +135,12 @@ def report(res: SimulationResult) -> str:
     return "\n".join(lines)
 
 
-def _sdc_line(sc: Scenario, sdc: dict[str, Any], persistent_min: float) -> str:
+def _fast_min(res: SimulationResult) -> float | None:
+    """The fast interval a run used, minutes (None: the fast tier off)."""
+    return res.tier_plan.fast_min if res.tier_plan is not None else None
+
+
+def _sdc_line(sc: Scenario, sdc: dict[str, Any], persistent_min: float, fast_min: float | None) -> str:
     """Run's line on silent data corruption found late: the inputs, the corruptions found against their expectation,
     the work their rollbacks took, and those that found no clean checkpoint kept (with about how many would)."""
     found, hours = sdc["found"]["mean"], sdc["rollback_hours"]["mean"]
@@ -138,11 +152,12 @@ def _sdc_line(sc: Scenario, sdc: dict[str, Any], persistent_min: float) -> str:
     each_text = f", {fmt.duration_hours(each)} each" if each is not None else ""
     unkept = ""
     if sc.retained_checkpoints > 0:
-        share = sc.sdc_unkept_share(persistent_min)
+        share = sc.sdc_unkept_share(persistent_min, fast_min)
         unkept = (
             f"; {sdc['unrecoverable']['mean']:,.2f} found no clean checkpoint kept and started the run over (about "
             f"{fmt.percent(share, 0)} of corruptions are found {sc.retained_checkpoints:,} saves or more after they "
-            f"start; keeping {sc.sdc_kept_for(0.05, persistent_min):,} would leave 5 %)"
+            f"start, were the job never down; keeping {sc.sdc_kept_for(0.05, persistent_min, fast_min):,} would leave 5 % or "
+            "less)"
         )
     return (
         f"Silent corruption        {sc.sdc_text()}: {found:,.1f} found{expected}, rolling back "

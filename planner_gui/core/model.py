@@ -818,13 +818,12 @@ class Scenario:
         """The component whose failures are silent data corruptions (named :data:`SDC_NAME`, any case), or None."""
         return next((c for c in self.components if c.name.casefold() == SDC_NAME.casefold()), None)
 
-    def sdc_kept_for(self, share: float, persistent_min: float) -> int:
+    def sdc_kept_for(self, share: float, persistent_min: float, fast_min: float | None = None) -> int:
         """The fewest persistent checkpoints to keep so that at most ``share`` of the corruptions found late find no
         clean one (:meth:`sdc_unkept_share` at or below it); 0 when corruption is found at once."""
         if not self.uses_sdc:
             return 0
-        upload = self.tiers.persistent_upload_min if self.tiers is not None else 0.0
-        gap = max(persistent_min / 60.0 + self.write_s / 3600.0, upload / 60.0)
+        gap = self.save_gap_hours(persistent_min, fast_min)
         d = self.sdc_detect_hours
         first = (d / gap) * -math.expm1(-gap / d)  # (the share with one kept)
         if first <= share:
@@ -850,16 +849,34 @@ class Scenario:
             return f"{late} late, {keep}"
         return f"found {late} late on average, {self.retained_text()}"
 
-    def sdc_unkept_share(self, persistent_min: float) -> float:
+    def save_gap_hours(self, persistent_min: float, fast_min: float | None = None) -> float:
+        """Running hours between two persistent saves at this persistent interval (docs/model.md 2.1): a persistent
+        point's cycle (its snapshots' compute and stalls, and its own stall), times the points an upload spans (one
+        at a time, it starts at every ``q``-th point). ``fast_min``: the fast interval in use (None: the scenario's,
+        or where it is 'optimal' one snapshot a point)."""
+        t = self.tiers
+        if t is not None and t.fast_enabled:
+            if fast_min is None:
+                given = t.fast_interval_min
+                fast_min = float(given) if not isinstance(given, str) else persistent_min
+            k = max(1, round(persistent_min / fast_min))
+            cycle = persistent_min / 60.0 + k * t.fast_stall_s / 3600.0 + self.write_s / 3600.0
+        else:
+            cycle = persistent_min / 60.0 + self.write_s / 3600.0
+        upload = t.persistent_upload_min / 60.0 if t is not None else 0.0
+        q = max(1, math.ceil(upload / cycle * (1.0 - 1e-12))) if upload > 0 and cycle > 0 else 1
+        return q * cycle
+
+    def sdc_unkept_share(self, persistent_min: float, fast_min: float | None = None) -> float:
         """About what share of the corruptions found late find no clean checkpoint kept: those found after
         ``K = retained_checkpoints`` persistent saves or more, ``P(D > (K - 1 + U) gap) = exp(-(K - 1) gap / D) (D /
-        gap) (1 - exp(-gap / D))`` (``D`` the mean delay, ``U`` uniform) with ``gap`` the time between two saves (the
-        persistent interval and its write, or an upload's time if longer) were the job never down: exact for one
-        tier without other interruptions (0 with every checkpoint kept, or corruption found at once)."""
+        gap) (1 - exp(-gap / D))`` (``D`` the mean delay, ``U`` uniform) with ``gap`` the time between two saves
+        (:meth:`save_gap_hours`) were the job never down: exact for one tier without other interruptions, an upper
+        bound where the job is down for part of the delay (it saves less often then); 0 with every checkpoint kept,
+        or corruption found at once."""
         if not self.uses_sdc or self.retained_checkpoints <= 0:
             return 0.0
-        upload = self.tiers.persistent_upload_min if self.tiers is not None else 0.0
-        gap = max(persistent_min / 60.0 + self.write_s / 3600.0, upload / 60.0)
+        gap = self.save_gap_hours(persistent_min, fast_min)
         d, k = self.sdc_detect_hours, self.retained_checkpoints
         # (K or more saves after the corruption's start, from a uniform place in the cadence: D > (K - 1 + U) gap)
         return math.exp(-(k - 1) * gap / d) * (d / gap) * -math.expm1(-gap / d)

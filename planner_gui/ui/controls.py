@@ -91,9 +91,9 @@ def _sdc_note(sc: Scenario, persistent_min: float) -> str:
         return f"Off: {seen}, each found at once like any failure{kept}"
     share = sc.sdc_unkept_share(persistent_min)
     unkept = (
-        f"; about {fmt.percent(share, 0)} of them come {sc.retained_checkpoints:,} saves or more after they start, "
-        "find no clean checkpoint kept and start the run over (keep "
-        f"{sc.sdc_kept_for(0.05, persistent_min):,} for 5 %)"
+        f"; about {fmt.percent(share, 0)} of them come {sc.retained_checkpoints:,} saves or more after they start "
+        "(were the job never down), find no clean checkpoint kept and start the run over (keep "
+        f"{sc.sdc_kept_for(0.05, persistent_min):,} for 5 % or less)"
         if sc.retained_checkpoints > 0
         else "; every checkpoint kept: each rolls back to the last clean one"
     )
