@@ -153,11 +153,11 @@ def _sdc_line(sc: Scenario, sdc: dict[str, Any], persistent_min: float, fast_min
     unkept = ""
     if sc.retained_checkpoints > 0:
         share = sc.sdc_unkept_share(persistent_min, fast_min)
+        enough = sc.sdc_kept_for(0.05, persistent_min, fast_min)
         unkept = (
             f"; {sdc['unrecoverable']['mean']:,.2f} found no clean checkpoint kept and started the run over (about "
             f"{fmt.percent(share, 0)} of corruptions are found {sc.retained_checkpoints:,} saves or more after they "
-            f"start, were the job never down; keeping {sc.sdc_kept_for(0.05, persistent_min, fast_min):,} would leave 5 % or "
-            "less)"
+            f"start, were the job never down; keeping {enough:,} would leave 5 % or less)"
         )
     return (
         f"Silent corruption        {sc.sdc_text()}: {found:,.1f} found{expected}, rolling back "
