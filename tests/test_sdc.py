@@ -238,3 +238,53 @@ def test_the_window_group_sets_each_input_alone_and_says_what_it_does(make_windo
     # Without the component nothing is found late: the note says so.
     win.inputs.update(components=tuple(c for c in sc.components if c.name != SDC_NAME))
     assert note.text().startswith("No component is named Silent Data Corruption")
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--spare-nodes", "40"],
+        ["--recovery-mode", "continue", "--replica-gpus", "1024"],
+        ["--preset", "gb200-nvl72-16k"],
+    ],
+)
+def test_every_report_shows_the_rollbacks_and_its_hours_add_up(capsys, extra):
+    args = ["run", *extra, "--days", "10", "--trials", "60", "--sdc-detect-hours", "24"]
+    assert main([*args, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["hours"]["sdc_rollback"] > 0 and d["hours"]["sdc_rollback"] == pytest.approx(
+        d["sdc"]["rollback_hours"]["mean"]
+    )
+    assert sum(d["hours"].values()) == pytest.approx(10 * 24.0, rel=1e-9)
+    assert main(args) == 0
+    assert "corruption rollbacks" in capsys.readouterr().out
+
+
+def test_a_run_started_over_too_often_is_refused_at_once(capsys):
+    from planner_gui.core.results import start_over_rate
+
+    args = ["run", "--mfu", "0.4", "--sdc-detect-hours", "24", "--retained-checkpoints", "3"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("planner-gui: error: retained_checkpoints: the run would never finish") and "\n" not in err
+    sc = Scenario(sdc_detect_hours=24.0, retained_checkpoints=3)
+    comp = sc.sdc_component
+    assert comp is not None
+    rate = comp.rate_per_gpu_hour * sc.gpus  # (no profile: the window's mean rate)
+    assert start_over_rate(sc, 5.5) == pytest.approx(rate * sc.sdc_unkept_share(5.5), rel=1e-12)
+    assert start_over_rate(sc.replace(retained_checkpoints=0), 5.5) == 0.0
+
+
+def test_compare_and_the_tornado_name_the_inputs():
+    from planner_gui.core.compare import input_differences
+    from planner_gui.core.tornado import unsure_inputs
+
+    a, b = Scenario(), Scenario(sdc_detect_hours=24.0, retained_checkpoints=50)
+    rows = dict(input_differences([a, b, a.replace(retained_checkpoints=7)]))
+    shown = ["found at once", "24.0 h late, keep 50", "found at once, keep 7"]
+    assert rows["silent corruption (found after, kept)"] == shown
+    keys = {u.key for u in unsure_inputs(b)}
+    assert "sdc_detect_hours" in keys
+    at_zero = {u.key: u for u in unsure_inputs(a, {"sdc_detect_hours": (0.0, 48.0)})}
+    assert (at_zero["sdc_detect_hours"].low, at_zero["sdc_detect_hours"].high) == (0.0, 48.0)
+    assert "sdc_detect_hours" not in {u.key for u in unsure_inputs(a)}  # (at 0 only --bounds gives its ends)

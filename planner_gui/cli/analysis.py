@@ -143,6 +143,9 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
         print(f"{e.change:<{width}}  {gain:>{17 if se else 7}} points  {days}{usd}{paid}")
     if not effects:
         print("(no change of an input moves anything here)")
+    caveat = sc.sdc_interval_caveat()
+    if caveat is not None and sc.uses_optimal_interval and effects:
+        print(f"(the interval is re-optimized for each change, and {caveat})")
     return 0
 
 

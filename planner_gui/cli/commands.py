@@ -83,15 +83,7 @@ def report(res: SimulationResult) -> str:
                 + (_at_the_floor("write") if sc.write_s == 0 else "")
             ]
         ),
-        *(
-            [
-                "  (the optima know nothing of silent corruption found late: with "
-                f"{sc.retained_checkpoints:,} checkpoints kept a longer interval keeps a clean one for longer; "
-                "sweep --over interval shows the trade)"
-            ]
-            if sc.uses_sdc and sc.retained_checkpoints > 0
-            else ()
-        ),
+        *([f"  ({caveat}; sweep --over interval shows the trade)"] if (caveat := sc.sdc_interval_caveat()) else ()),
         *_storage_lines(res),
         *([f"Restart                  {sc.restart_text()}"] if sc.restart_per_log2_gpus_min else ()),
         *(

@@ -21,6 +21,7 @@ _HOURS_LABELS = {
     "waiting_for_spares": "waiting",
     "reduced_throughput": "reduced",
     "slow": "slow",
+    "sdc_rollback": "corrupted",
 }
 
 

@@ -40,6 +40,7 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ("fail-slow nodes", lambda s: s.slow_text(short=True)),
     ("checkpoints that fail", lambda s: s.failing_checkpoints_text(short=True)),
     ("correlated failures", lambda s: s.correlated_text(short=True)),
+    ("silent corruption (found after, kept)", lambda s: _sdc_text(s)),
     ("node lives (shape, scale)", lambda s: s.weibull_text(short=True) or "exponential"),
     ("new cluster", lambda s: "yes" if s.new_cluster else "no"),
     ("racks (NVLink domain, warm spares)", lambda s: s.rack_text(short=True)),
@@ -50,6 +51,13 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ("trials", lambda s: fmt.count(s.trials)),
     ("seed", lambda s: str(s.seed)),
 )
+
+
+def _sdc_text(s: Scenario) -> str:
+    """Silent corruption's inputs, both of them even while it is found at once (a file may keep the count)."""
+    if s.uses_sdc or s.retained_checkpoints <= 0:
+        return s.sdc_text(short=True)
+    return f"found at once, keep {s.retained_checkpoints:,}"
 
 
 def _one_gpu_text(s: Scenario) -> str:

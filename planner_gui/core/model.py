@@ -233,8 +233,8 @@ DEFAULT_NOTES: dict[str, str] = {
     ),
     "retained_checkpoints": (
         "0: the persistent tier keeps every checkpoint. A finite K keeps the last K persistent saves (rotation, "
-        "as a checkpoint manager's max_to_keep does), so a corruption found more than K persistent intervals late "
-        "has no clean checkpoint left and the run starts over. Keep enough to cover the detection delay."
+        "as a checkpoint manager's max_to_keep does), so a corruption found K saves or more after it started has no "
+        "clean checkpoint left and the run starts over. Keep enough to cover the detection delay."
     ),
     "correlated_rate_per_day": (
         "0: failures come one cause at a time. Some events take several failure domains at once: a power feed or a "
@@ -848,6 +848,17 @@ class Scenario:
             keep = "keep all" if self.retained_checkpoints <= 0 else f"keep {self.retained_checkpoints:,}"
             return f"{late} late, {keep}"
         return f"found {late} late on average, {self.retained_text()}"
+
+    def sdc_interval_caveat(self) -> str | None:
+        """Why the optimal intervals mislead here, in words, or None: with silent corruption found late and finitely
+        many checkpoints kept, a longer interval keeps a clean one for longer, which no optimum counts."""
+        if not (self.uses_sdc and self.retained_checkpoints > 0):
+            return None
+        return (
+            "the optimal intervals know nothing of silent corruption found late: with "
+            f"{self.retained_checkpoints:,} checkpoints kept a longer interval keeps a clean one for longer (and a "
+            "faster write or an in-memory tier, which shorten the optimum, fill them sooner)"
+        )
 
     def save_gap_hours(self, persistent_min: float, fast_min: float | None = None) -> float:
         """Running hours between two persistent saves at this persistent interval (docs/model.md 2.1): a persistent

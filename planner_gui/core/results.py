@@ -7,6 +7,7 @@ renders them and the command line only formats them.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -907,6 +908,21 @@ def _pool_short_for_good(scenario: Scenario, persistent_min: float) -> str | Non
     )
 
 
+#: A time to train whose runs are started over at a rate ``r`` takes about ``(e^(r T) - 1) / r`` for ``T`` of work
+#: at its goodput; past ``r T`` of this it is refused as never finishing (3 million times ``T``).
+MAX_START_OVER_EXPONENT = 15.0
+
+
+def start_over_rate(scenario: Scenario, persistent_min: float) -> float:
+    """Silent corruptions found with no clean checkpoint kept, per hour (docs/model.md 2.2): the corruptions' mean
+    rate over the window times :meth:`.model.Scenario.sdc_unkept_share` (an upper bound); 0 without them."""
+    comp = scenario.sdc_component
+    if comp is None or not scenario.uses_sdc or scenario.retained_checkpoints <= 0:
+        return 0.0
+    rate = float(expected_by_component(scenario)[scenario.failure_components.index(comp)]) / scenario.hours
+    return rate * scenario.sdc_unkept_share(persistent_min)
+
+
 def check_general_training(scenario: Scenario, goodput: float, work: float, persistent_min: float) -> None:
     """Refuse a time to train the general engine would never finish, or that would take too long: estimated
     from the window's simulated ``goodput`` (the job's progress per hour)."""
@@ -918,10 +934,22 @@ def check_general_training(scenario: Scenario, goodput: float, work: float, pers
     short = _pool_short_for_good(scenario, persistent_min)
     if short is not None:
         raise ScenarioError(f"training: the run would never finish: {short}")
-    steps = general_steps_error(scenario, work / g)
+    hours = work / g
+    over = start_over_rate(scenario, persistent_min)
+    if over > 0.0:  # runs started over by corruptions found with none clean kept: about (e^(r T) - 1) / r
+        if over * hours > MAX_START_OVER_EXPONENT:
+            enough = scenario.sdc_kept_for(0.05, persistent_min)
+            raise ScenarioError(
+                "retained_checkpoints: the run would never finish: a silent corruption found with no clean checkpoint "
+                f"kept starts it over about once every {fmt.duration_hours(1.0 / over)}, and it needs "
+                f"{fmt.duration_hours(hours)} at "
+                f"this goodput; keep more checkpoints ({enough:,} for 5 % or less of them) or find corruption sooner"
+            )
+        hours = math.expm1(over * hours) / over
+    steps = general_steps_error(scenario, hours)
     if steps is not None:
         raise ScenarioError(f"training: {steps}")
-    points = general_points(scenario, work / g)
+    points = general_points(scenario, hours)
     if points > MAX_GENERAL_POINTS:
         raise ScenarioError(
             f"training: about {points:.3g} points to simulate for the time to train "

@@ -12,7 +12,7 @@ import numpy as np
 from .model import Scenario
 from .profiles import is_flat
 from .rates import RatePosterior
-from .sim.run import HOURS_KEYS, SLOW_HOURS_KEY, SPARES_HOURS_KEYS, SimTrials
+from .sim.run import HOURS_KEYS, SDC_HOURS_KEY, SLOW_HOURS_KEY, SPARES_HOURS_KEYS, SimTrials
 from .spares.exact import nodes_in_repair_pmf, p_no_spare, recommended_spares, repair_quantile
 from .spares.model import Spares, SparesParams
 from .summary import summarize
@@ -145,6 +145,8 @@ class SparesRun:
                 hours[k] = float(t.hours[k].mean())
         if sc.uses_slow:
             hours[SLOW_HOURS_KEY] = float(t.hours[SLOW_HOURS_KEY].mean())
+        if t.sdc_found is not None:
+            hours[SDC_HOURS_KEY] = float(t.hours[SDC_HOURS_KEY].mean())
         out = dict(base)
         out.update(
             {

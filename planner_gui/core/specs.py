@@ -218,7 +218,7 @@ SPECS: dict[str, InputSpec] = {
             0.0,
             8766.0,
             slider=(0.1, 720.0),
-            decimals=1,
+            decimals=2,
             help="Mean hours from a silent data corruption's start to its detection (exponential; 0: found at once, "
             "as any failure). Checkpoints taken since it started are poisoned: the job rolls back to the last clean "
             "one.",
@@ -230,7 +230,7 @@ SPECS: dict[str, InputSpec] = {
             0,
             100_000,
             True,
-            slider=(1, 100),
+            slider=(1, 10_000),
             decimals=0,
             help="Persistent checkpoints kept in storage, the last K saves (0: every one). A corruption found later "
             "than the last K saves has no clean checkpoint left: the run starts over.",

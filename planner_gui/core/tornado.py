@@ -217,7 +217,7 @@ def _when_correlated(get: Callable[[Scenario], Unsure | None]) -> Callable[[Scen
 
 def _when_sdc(get: Callable[[Scenario], Unsure | None]) -> Callable[[Scenario], Unsure | None]:
     """An input of silent corruption found late: unsure only where a component's failures are corruptions."""
-    return lambda sc: get(sc) if sc.uses_sdc and sc.sdc_component is not None else None
+    return lambda sc: get(sc) if sc.sdc_component is not None else None
 
 
 _NO_SOURCE = "no published figure for your cluster: half to twice the value entered"
@@ -300,6 +300,7 @@ _TIMES = (
             "h",
             "no published delay from a silent corruption's start to its detection in training (fleet studies find "
             "them hours to days late, Dixit et al. arXiv 2102.11245): half to twice the value entered",
+            zero_is_estimate=True,  # (found at once assumed: --bounds sdc_detect_hours=0:HIGH brackets it)
         )
     ),
 )

@@ -266,12 +266,14 @@ def _interval_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]
         if gain is not None and opt.get("exact") is not None
         else ""
     )
+    caveat = sc.sdc_interval_caveat()
     return [
         (
             "Checkpoint interval",
             f"{_num(fmt.duration_min(d['checkpoint_interval_min']), 'checkpoint_interval_min', 'minutes')} ({how})",
             f"{best}Young {_num(fmt.duration_min(opt['young']), 'optimal_interval_min/young', 'minutes')}, "
-            f"Daly {_num(fmt.duration_min(opt['daly']), 'optimal_interval_min/daly', 'minutes')}",
+            f"Daly {_num(fmt.duration_min(opt['daly']), 'optimal_interval_min/daly', 'minutes')}"
+            + (f"; {escape(caveat)}" if caveat is not None else ""),
         )
     ]
 

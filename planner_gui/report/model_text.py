@@ -122,7 +122,7 @@ validation is followed by a restore from storage, back to the last persistent ch
 Corruption component starts a corruption that the job does not see; it is found an exponential delay later, a
 failure like any other then. Every checkpoint taken since it started is poisoned, so the job rolls back to the
 newest clean one the persistent tier still keeps (the last <i>K</i> saves); with none kept the run starts over.
-Their hours are the work those rollbacks took back, out of the lost work.</li>
+Their hours are the work those rollbacks took back, a label of its own (the lost work keeps the rest).</li>
 <li><b>Correlated failures</b> (when their rate is above 0): events at a rate per day of the whole job take
 several failure domains at once (a power feed, a PDU row, a cooling loop); every node they take is lost with its
 memory, so the job restores from storage, and the nodes are away together until their repair ends. Their rate

@@ -126,7 +126,8 @@ class TierRates:
 
 def tier_rates(scenario: Scenario, tiers: Tiers) -> TierRates:
     """Split the scenario's unplanned interruptions into the two Poisson streams by each component's scope (the
-    correlated events, when on, in the persistent tier's). A
+    correlated events, when on, in the persistent tier's; silent corruptions found late too: a snapshot taken since
+    one started is poisoned, docs/model.md 2.2). A
     restore from memory that fails its validation (docs/model.md 2.2) restores from storage: that share of the
     failures that restore from memory is the persistent tier's stream here (what the strategy's optima and
     expectations see; the general engine simulates each restore)."""
@@ -135,6 +136,9 @@ def tier_rates(scenario: Scenario, tiers: Tiers) -> TierRates:
     scenario = window_rates(scenario)  # (a new cluster's node lives: their mean rate over the window)
     comps = scenario.failure_components
     flags = tuple(restoring_tier(sc, tiers) == "fast" for sc in class_scopes(scenario))
+    sdc = scenario.sdc_component
+    if scenario.uses_sdc and sdc is not None:  # (found late, its snapshot in memory is poisoned: from storage)
+        flags = tuple(f and c is not sdc for c, f in zip(comps, flags))
     fast = math.fsum(c.rate_per_gpu_hour for c, f in zip(comps, flags) if f) * scenario.gpus
     slow = math.fsum(c.rate_per_gpu_hour for c, f in zip(comps, flags) if not f) * scenario.gpus
     failed = fast * scenario.restore_fail_p if tiers.fast_enabled else 0.0
