@@ -796,9 +796,8 @@ def _sdc_before(
     st[SDC_ON] += starts
     found = ((ev_sdc == SDC_FOUND) & act).astype(np.float64) * rs
     to_pers = fast * found * (p_snap > st[SDC_M])  # (a snapshot taken since the corruption started is poisoned)
-    kept = st[SDC_N] < st[RETAIN]
-    lost = found * (pers + to_pers) * ~kept
-    return _Sdc(found, to_pers, lost, np.where(kept, st[SDC_C], 0.0))
+    lost = found * (pers + to_pers) * (st[SDC_N] >= st[RETAIN])
+    return _Sdc(found, to_pers, lost, _sdc_target(st))
 
 
 def _sdc_rollback(st: np.ndarray, sdc: _Sdc, ev_t: np.ndarray, p_end: np.ndarray, new_p: np.ndarray) -> None:
