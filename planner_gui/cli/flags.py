@@ -426,8 +426,8 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         "--retained-checkpoints",
         type=integer_arg,
         metavar="K",
-        help="persistent checkpoints kept in storage, the last K saves: a corruption found after more saves than "
-        "that has no clean checkpoint left and the run starts over (default 0: every one kept)",
+        help="persistent checkpoints kept in storage, the last K saves: a corruption found K saves or more after it "
+        "started has no clean checkpoint left and the run starts over (default 0: every one kept)",
     )
     p.add_argument(
         "--gpu-mtbf-hours",

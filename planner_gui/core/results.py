@@ -816,6 +816,10 @@ def _general_times_to_train(
         progress=progress,
         should_stop=should_stop,
         refused=refused,
+        start_overs=[
+            None if r.sdc_unrecoverable is None else float(r.sdc_unrecoverable.mean()) / sc.hours
+            for sc, r in zip(scenarios, results)
+        ],
     )
 
 
@@ -827,11 +831,13 @@ def general_times_to_train(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     refused: list[str | None] | None = None,
+    start_overs: Sequence[float | None] | None = None,
 ) -> list[TimeToTrain | None]:
     """The general engine's times to train, stepped together: from the first step on the cluster as the warm-up
     left it (docs/model.md 2.7). ``goodputs`` are each scenario's simulated window goodput (what the refusal of a
     run that would never finish, or would take too long, is judged by), ``expected`` the goodput the expected
-    time to train divides the work by (None: no expectation).
+    time to train divides the work by (None: no expectation), ``start_overs`` each one's runs started over per hour
+    as its window saw them (silent corruption found with no clean checkpoint kept; None: from the closed form).
 
     Without ``refused`` a refusal is a ScenarioError and every entry is a time to train. With it (one entry per
     scenario), a refused scenario's entry there says why, in words, and its time to train is None; the rest are
@@ -844,9 +850,10 @@ def general_times_to_train(
     setups = [prepare(sc) for sc in scenarios]
     works = [work_hours(sc) for sc in scenarios]
     runs = []  # the scenarios to step: (index, its run)
+    overs = list(start_overs) if start_overs is not None else [None] * len(scenarios)
     for i, (sc, su, g, w) in enumerate(zip(scenarios, setups, goodputs, works)):
         try:
-            check_general_training(sc, g, w, su.persistent_min)
+            check_general_training(sc, g, w, su.persistent_min, overs[i])
         except ScenarioError as exc:
             if refused is None:
                 raise
@@ -923,9 +930,12 @@ def start_over_rate(scenario: Scenario, persistent_min: float) -> float:
     return rate * scenario.sdc_unkept_share(persistent_min)
 
 
-def check_general_training(scenario: Scenario, goodput: float, work: float, persistent_min: float) -> None:
+def check_general_training(
+    scenario: Scenario, goodput: float, work: float, persistent_min: float, start_overs: float | None = None
+) -> None:
     """Refuse a time to train the general engine would never finish, or that would take too long: estimated
-    from the window's simulated ``goodput`` (the job's progress per hour)."""
+    from the window's simulated ``goodput`` (the job's progress per hour) and, with silent corruption found late,
+    the runs started over per hour (``start_overs``, as the window saw them; None: :func:`start_over_rate`)."""
     g = goodput
     if not g > 1e-4:
         raise ScenarioError(
@@ -935,21 +945,29 @@ def check_general_training(scenario: Scenario, goodput: float, work: float, pers
     if short is not None:
         raise ScenarioError(f"training: the run would never finish: {short}")
     hours = work / g
-    over = start_over_rate(scenario, persistent_min)
+    over = start_over_rate(scenario, persistent_min) if start_overs is None else start_overs
+    enough = scenario.sdc_kept_for(0.05, persistent_min)
+    advice = f"keep more checkpoints ({enough:,} for 5 % or less of them) or find corruption sooner"
+    started_over = over * hours > 3.0  # (runs started over make most of its length)
     if over > 0.0:  # runs started over by corruptions found with none clean kept: about (e^(r T) - 1) / r
         if over * hours > MAX_START_OVER_EXPONENT:
-            enough = scenario.sdc_kept_for(0.05, persistent_min)
             raise ScenarioError(
                 "retained_checkpoints: the run would never finish: a silent corruption found with no clean checkpoint "
                 f"kept starts it over about once every {fmt.duration_hours(1.0 / over)}, and it needs "
-                f"{fmt.duration_hours(hours)} at "
-                f"this goodput; keep more checkpoints ({enough:,} for 5 % or less of them) or find corruption sooner"
+                f"{fmt.duration_hours(hours)} at this goodput; {advice}"
             )
         hours = math.expm1(over * hours) / over
     steps = general_steps_error(scenario, hours)
     if steps is not None:
         raise ScenarioError(f"training: {steps}")
     points = general_points(scenario, hours)
+    if points > MAX_GENERAL_POINTS and started_over:
+        raise ScenarioError(
+            f"retained_checkpoints: about {points:.3g} points to simulate for the time to train, over the limit of "
+            f"{MAX_GENERAL_POINTS:.3g}: silent corruptions found with no clean checkpoint kept start the run over "
+            f"about once every {fmt.duration_hours(1.0 / over)}, so it takes about {fmt.duration_hours(hours)}; "
+            f"{advice}"
+        )
     if points > MAX_GENERAL_POINTS:
         raise ScenarioError(
             f"training: about {points:.3g} points to simulate for the time to train "

@@ -456,7 +456,7 @@ def paired_sensitivity(
     with the same seed and trials, stepped together on the general engine. Per trial, the difference of goodput
     (and of the days and cost to train, or of the window's lost GPU-hours' cost) from the scenario's; each effect is
     their mean, with its standard error. A change that cannot be simulated (refused by the scenario checks, e.g. a
-    pool beyond the limits) is left out."""
+    pool beyond the limits, or a time to train that would never finish) is left out."""
     from .results import simulate_scenarios
     from .scenario_io import ScenarioError, validate
 
@@ -469,7 +469,14 @@ def paired_sensitivity(
             changed.append((lever, validate(other)))
         except ScenarioError:
             continue
-    runs = simulate_scenarios([sc, *(c for _, c in changed)], progress=progress, should_stop=should_stop, general=True)
+    said: list[str | None] = [None] * (1 + len(changed))
+    runs = simulate_scenarios(
+        [sc, *(c for _, c in changed)], progress=progress, should_stop=should_stop, general=True, refused=said
+    )
+    if said[0] is not None:  # (the scenario itself: nothing to compare with)
+        raise ScenarioError(said[0])
+    kept = [k for k in range(len(changed)) if said[k + 1] is None]
+    changed, runs = [changed[k] for k in kept], [runs[0], *(runs[k + 1] for k in kept)]
     base = runs[0]
     base_g = base.goodput
     base_days, base_cost = per_trial_days_and_cost(base)

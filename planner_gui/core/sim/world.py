@@ -61,6 +61,10 @@ STREAM_RACKS = 36
 STREAM_SDC = 37
 #: A chunk's ``sdc`` at a failure that finds a silent corruption (a corruption's start: 1.0 or 1.5, Chunk.sdc).
 SDC_FOUND = 2.0
+#: Silent corruptions of a Poisson class are drawn in blocks of this many hours of the profile's clock, each block
+#: from the stream STREAM_SDC and this plus its index (blocks before the profile's 0 have negative indices).
+SDC_BLOCK_HOURS = 256.0
+SDC_BLOCK_STREAM = 1 << 44
 #: Points per trial a chunk aims at.
 TARGET_POINTS = 256
 #: Moments of the window at which each trial's nodes in repair are kept (its start, its end, evenly between).
@@ -209,6 +213,12 @@ class World:
         weibull = np.zeros(0, dtype=np.int64) if m.shapes is None else np.flatnonzero(m.shapes != 1.0)
         poisson = rates.copy()
         poisson[:, weibull] = 0.0
+        # Silent corruptions found late of a Poisson class start in a stream of their own, drawn in blocks of the
+        # profile's clock (docs/model.md, "Silent data corruption"): the same ones whatever the other rates or the
+        # chunks, so that a paired comparison keeps them.
+        self.sdc_blocks = m.sdc_class >= 0 and m.sdc_detect > 0.0 and m.sdc_class not in weibull
+        if self.sdc_blocks:
+            poisson[:, m.sdc_class] = 0.0
         self.lam = poisson.sum(axis=1)
         nclass = len(m.rates)
         self.nclass = nclass
@@ -309,6 +319,11 @@ class World:
         self.sdc = m.sdc_class >= 0 and m.sdc_detect > 0.0
         self.sdc_found = np.full((n, 0), np.inf)
         self.sdc_due = self.sdc
+        # (the blocks' starts drawn and not yet reached, on the profile's clock, with their delays; the next block)
+        self.sdc_h = np.full((n, 0), np.inf)
+        self.sdc_d = np.zeros((n, 0))
+        self.sdc_floor = self._cum(start)
+        self.sdc_block = math.floor((float(self.sdc_floor.min()) if n else 0.0) / SDC_BLOCK_HOURS)
         if self.sdc and not m.new_cluster:
             self._stationary_sdc(start)
         self.cont = m.continue_mode
@@ -571,7 +586,7 @@ class World:
         np.maximum(ft, t0, out=ft, where=real)
         sdc_starts = None
         if self.sdc:  # silent corruptions: this chunk's start here and are found later; those found in it fail here
-            ft, cls, real, sdc_starts = self._sdc_points(ft, cls, real, t0, t1)
+            ft, cls, real, sdc_starts = self._sdc_points(ft, cls, real, t0, t1, h1)
         pt = self._poisson_times(rng, np.full(n, m.mu * (t1 - t0)), t0, t1 - t0)
         ftag = np.where(real, cls, self.tag_pad)
         parts_t, parts_g = [ft, pt], [ftag, np.where(np.isfinite(pt), 2 * j, self.tag_pad)]
@@ -719,19 +734,25 @@ class World:
         )
 
     def _sdc_points(
-        self, ft: np.ndarray, cls: np.ndarray, real: np.ndarray, t0: float, t1: float
+        self, ft: np.ndarray, cls: np.ndarray, real: np.ndarray, t0: float, t1: float, h1: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """This chunk's failures with its silent corruptions found late (docs/model.md, "Silent data corruption"):
         the class's failures drawn here become corruptions' starts, each found an exponential delay later as that
         class's failure; the corruptions found in this chunk (drawn here or before) fail here. When the job begins,
         the corruptions under way start for it then. Returns the failures' times, classes and which are real, and
-        the starts (inf pads)."""
+        the starts (inf pads). A Poisson class's corruptions come from their blocks (:meth:`_sdc_block_starts`), node
+        lives' from the lives."""
         m = self.m
         is_sdc = real & (cls == m.sdc_class)
         starts = np.where(is_sdc, ft, np.inf)
         delay = stream(self.seed, STREAM_SDC, self.index - 1).standard_exponential(ft.shape) * m.sdc_detect
+        found_new = starts + delay
+        if self.sdc_blocks:
+            block_t, block_d = self._sdc_block_starts(t0, t1, h1)
+            starts = np.concatenate([starts, block_t], axis=1)
+            found_new = np.concatenate([found_new, block_t + block_d], axis=1)
         carried = self.sdc_found
-        every = np.concatenate([carried, starts + delay], axis=1)
+        every = np.concatenate([carried, found_new], axis=1)
         here = every < t1
         (found,) = _compact(here, [every], [np.inf])
         (self.sdc_found,) = _compact(~here & np.isfinite(every), [every], [np.inf])
@@ -742,6 +763,34 @@ class World:
         ft = np.concatenate([np.where(is_sdc, np.inf, ft), found], axis=1)
         cls = np.concatenate([cls, np.full(found.shape, m.sdc_class, dtype=cls.dtype)], axis=1)
         return ft, cls, np.isfinite(ft), starts
+
+    def _sdc_block_starts(self, t0: float, t1: float, h1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The corruptions of a Poisson class that start in ``[t0, t1)`` (wall clock; ``h1`` the profile's clock at
+        ``t1``, per row) and their delays. They are drawn in blocks of SDC_BLOCK_HOURS of the profile's clock, each
+        block from its own stream: a Poisson number at the row's rate, uniform in the block, each with an exponential
+        delay, and none before the world's start."""
+        m, n = self.m, self.n
+        rate = self.rates[:, m.sdc_class]
+        top = float(h1.max(initial=-np.inf))
+        while self.sdc_block * SDC_BLOCK_HOURS < top:
+            rng = stream(self.seed, STREAM_SDC, SDC_BLOCK_STREAM + self.sdc_block)
+            lo = self.sdc_block * SDC_BLOCK_HOURS
+            counts = rng.poisson(rate * SDC_BLOCK_HOURS)
+            width = int(counts.max(initial=0))
+            pos = lo + SDC_BLOCK_HOURS * rng.random((n, width))
+            delays = rng.standard_exponential((n, width)) * m.sdc_detect
+            ok = (np.arange(width)[None, :] < counts[:, None]) & (pos >= self.sdc_floor[:, None])
+            self.sdc_h = np.concatenate([self.sdc_h, np.where(ok, pos, np.inf)], axis=1)
+            self.sdc_d = np.concatenate([self.sdc_d, delays], axis=1)
+            self.sdc_block += 1
+        take = self.sdc_h < h1[:, None]
+        h, d = _compact(take, [self.sdc_h, self.sdc_d], [np.inf, 0.0])
+        self.sdc_h, self.sdc_d = _compact(~take & np.isfinite(self.sdc_h), [self.sdc_h, self.sdc_d], [np.inf, 0.0])
+        t = self._inverse(h) if self.shifted or self.knots_t.size > 1 or self.mults[0] != 1.0 else h
+        real = np.isfinite(t)
+        np.minimum(t, np.nextafter(t1, -np.inf), out=t, where=real)
+        np.maximum(t, t0, out=t, where=real)
+        return t, d
 
     def _fail_draws(self, shape: tuple[int, ...]) -> np.ndarray:
         """Per point of this chunk, what fails of the checkpoints (:attr:`Chunk.fail`), from their own stream."""
