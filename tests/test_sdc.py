@@ -238,6 +238,9 @@ def test_the_window_group_sets_each_input_alone_and_says_what_it_does(make_windo
     d = win.plots.result.main.to_json_dict()
     assert d["sdc"]["detect_hours"] == pytest.approx(delay) and d["sdc"]["retained_checkpoints"] == kept
     assert "sdc_rollback" in d["hours"]
+    # ... and Where the time goes draws their row, by its label.
+    assert "sdc_rollback" in win.plots._breakdown_shown
+    assert "corruption rollbacks" in win.plots._breakdown_labels
     # Without the component nothing is found late: the note says so.
     win.inputs.update(components=tuple(c for c in sc.components if c.name != SDC_NAME))
     assert note.text().startswith("No component is named Silent Data Corruption")

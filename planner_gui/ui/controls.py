@@ -78,7 +78,7 @@ def _slow_note(sc: Scenario) -> str:
     )
 
 
-def _sdc_note(sc: Scenario, persistent_min: float) -> str:
+def _sdc_note(sc: Scenario, persistent_min: Callable[[], float]) -> str:
     """What the Silent data corruption group's inputs mean, in words: how many corruptions the window sees, how late
     they are found, and about how many find no clean checkpoint kept."""
     comp = sc.sdc_component
@@ -89,11 +89,12 @@ def _sdc_note(sc: Scenario, persistent_min: float) -> str:
     if not sc.uses_sdc:
         kept = "; the checkpoints kept matter only when they are found late" if sc.retained_checkpoints else ""
         return f"Off: {seen}, each found at once like any failure{kept}"
-    share = sc.sdc_unkept_share(persistent_min)
+    interval = persistent_min() if sc.retained_checkpoints > 0 else 0.0  # (the share needs it: ask only then)
+    share = sc.sdc_unkept_share(interval)
     unkept = (
         f"; about {fmt.percent(share, 0)} of them come {sc.retained_checkpoints:,} saves or more after they start "
         "(were the job never down), find no clean checkpoint kept and start the run over (keep "
-        f"{sc.sdc_kept_for(0.05, persistent_min):,} for 5 % or less)"
+        f"{sc.sdc_kept_for(0.05, interval):,} for 5 % or less)"
         if sc.retained_checkpoints > 0
         else "; every checkpoint kept: each rolls back to the last clean one"
     )
@@ -685,7 +686,7 @@ class ControlsPanel(QScrollArea):
         if everything or {"save_fail_p", "restore_fail_p", "tiers"} & changed:
             self.fail_note.setText(_fail_note(sc))
         # (its count follows the component's rate, the size, the days and a profile; its share the cadence)
-        self.sdc_note.setText(_sdc_note(sc, self.inputs.interval_minutes()))
+        self.sdc_note.setText(_sdc_note(sc, self.inputs.interval_minutes))
         # (the nodes an event takes: the size and the domains; what it does and what moves it: the pool, the profile)
         correlated = {"correlated_rate_per_day", "correlated_domains", "correlated_repair_hours"}
         if everything or (correlated | {"gpus", "gpus_per_node", "tiers", "spares", "rate_profile"}) & changed:

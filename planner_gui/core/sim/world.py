@@ -745,8 +745,10 @@ class World:
         m = self.m
         is_sdc = real & (cls == m.sdc_class)
         starts = np.where(is_sdc, ft, np.inf)
-        delay = stream(self.seed, STREAM_SDC, self.index - 1).standard_exponential(ft.shape) * m.sdc_detect
-        found_new = starts + delay
+        found_new = starts
+        if is_sdc.any():  # (node lives of the class: their delays, drawn only where they fail)
+            delay = stream(self.seed, STREAM_SDC, self.index - 1).standard_exponential(ft.shape)
+            found_new = starts + delay * m.sdc_detect
         if self.sdc_blocks:
             block_t, block_d = self._sdc_block_starts(t0, t1, h1)
             starts = np.concatenate([starts, block_t], axis=1)
