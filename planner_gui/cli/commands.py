@@ -17,6 +17,7 @@ from ..core.scenario_io import (
     save,
 )
 from ..core.sim.capabilities import general_points, general_seconds, train_engine, window_engine
+from ..core.spares.bad import bad_exact
 from ..core.spares.model import Spares, correlated_caveats, correlated_nodes_text, correlated_then, spare_racks
 from ..core.specs import MIN_INTERVAL_MIN
 from ..core.sweep import (
@@ -59,7 +60,7 @@ def report(res: SimulationResult) -> str:
         f"  {fmt.plural(sc.gpus, 'GPU')} ({fmt.plural(math.ceil(sc.gpus / sc.gpus_per_node), 'node')}) for "
         f"{sc.days:g} day{'' if sc.days == 1 else 's'}; {fmt.plural(sc.trials, 'trial')}, seed {sc.seed}",
         f"Unplanned interruptions  {it['mean']:,.1f} (p05-p95 {it['p05']:,.0f}-{it['p95']:,.0f}); "
-        f"expected {res.expected.unplanned:,.1f}"
+        f"expected {'about ' if not bad_exact(sc) else ''}{res.expected.unplanned:,.1f}"
         + (
             f"; {d['restores']['fast'] + d['restores']['persistent']:,.1f} restarted, "
             f"{d['spares']['continued']:,.1f} continued"
@@ -112,6 +113,7 @@ def report(res: SimulationResult) -> str:
             else ()
         ),
         *([_sdc_line(sc, d["sdc"], res.interval_min, _fast_min(res))] if "sdc" in d else ()),
+        *([_bad_line(sc, d["bad"], d["spares"])] if "bad" in d else ()),
         *([_correlated_line(sc, d["correlated"], continuing)] if "correlated" in d else ()),
         *([_lives_line(sc, d["node_lives"])] if "node_lives" in d else ()),
         *([_racks_line(sc, d["racks"])] if "racks" in d else ()),
@@ -154,6 +156,21 @@ def _sdc_line(sc: Scenario, sdc: dict[str, Any], persistent_min: float, fast_min
     return (
         f"Silent corruption        {sc.sdc_text()}: {found:,.1f} found{expected}, rolling back "
         f"{hours:,.1f} h of the window's work{each_text}{unkept}"
+    )
+
+
+def _bad_line(sc: Scenario, bad: dict[str, Any], spares: dict[str, Any]) -> str:
+    """Run's line on bad nodes: the inputs, their failures (the extra ones against their expectation), the bad nodes
+    fixed, the healthy nodes pulled instead of a failed one, and the bad nodes left at the window's end."""
+    want = bad["bad_failures_expected"]
+    expected = f" (expected {want:,.1f})" if want is not None else ""
+    end, end_expected = bad["bad_at_end"]["mean"], bad["bad_at_end_expected"]
+    end_text = f" (expected {end_expected:,.1f})" if end_expected is not None else ""
+    mis = spares["misdiagnosed"]["mean"]
+    return (
+        f"Bad nodes                {sc.bad_text()}: {bad['bad_failures']['mean']:,.1f} failures of bad nodes"
+        f"{expected}; {bad['fixed']['mean']:,.1f} pulled and fixed, {mis:,.1f} healthy nodes pulled instead; "
+        f"{end:,.1f} of the {bad['bad_at_start']:,} bad at the start still bad at the end{end_text}"
     )
 
 
@@ -232,7 +249,7 @@ def _rates_vary(sc: Scenario) -> bool:
     """Whether the job's rate varies over the window or between trials (a profile, rate uncertainty, a new cluster's
     node lives): its interruptions are then one every (the window over their expected count)."""
     profile = sc.rate_profile is not None and not is_flat(sc.rate_profile, sc.days)
-    return sc.rate_uncertainty or profile or sc.lives_vary
+    return sc.rate_uncertainty or profile or sc.nodes_vary
 
 
 def _mean_gap_hours(res: SimulationResult) -> float:

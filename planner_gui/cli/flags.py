@@ -209,6 +209,10 @@ FLAG_FIELDS = {
     "rack_move_min": "--rack-move",
     "sdc_detect_hours": "--sdc-detect-hours",
     "retained_checkpoints": "--retained-checkpoints",
+    "bad_share": "--bad-share",
+    "bad_multiplier": "--bad-multiplier",
+    "diagnosis_p": "--diagnosis-p",
+    "repair_fail_p": "--repair-fail-p",
     "trials": "--trials",
     "seed": "--seed",
 }
@@ -237,6 +241,10 @@ _NAMED_FIELDS = (
     "rack_move_min",
     "sdc_detect_hours",
     "retained_checkpoints",
+    "bad_share",
+    "bad_multiplier",
+    "diagnosis_p",
+    "repair_fail_p",
 )
 
 
@@ -430,6 +438,32 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         "started has no clean checkpoint left and the run starts over (default 0: every one kept)",
     )
     p.add_argument(
+        "--bad-share",
+        type=number_arg,
+        metavar="S",
+        help="share of the job's nodes and the pool's that are bad at the start (a bad batch), 0-1: a bad node "
+        "fails more often until a repair fixes it (default 0: none)",
+    )
+    p.add_argument(
+        "--bad-multiplier",
+        type=number_arg,
+        metavar="M",
+        help="how many times as often a bad node fails, by every cause that takes a node (default 5)",
+    )
+    p.add_argument(
+        "--diagnosis-p",
+        type=number_arg,
+        metavar="P",
+        help="chance that a node failure pulls the node that failed; otherwise a healthy one is pulled and a bad "
+        "one stays (default 1)",
+    )
+    p.add_argument(
+        "--repair-fail-p",
+        type=number_arg,
+        metavar="P",
+        help="chance that a bad node's repair leaves it bad; with a finite pool it comes back still bad (default 0)",
+    )
+    p.add_argument(
         "--gpu-mtbf-hours",
         type=number_arg,
         metavar="H",
@@ -621,6 +655,12 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
         raise ScenarioError(
             f"{_typed_flag(args, FLAG_FIELDS['retained_checkpoints'])}: changes nothing while corruption is found at "
             "once (a rollback needs only the last checkpoint); give --sdc-detect-hours H"
+        )
+    bad_inputs = [f for f in ("bad_multiplier", "diagnosis_p", "repair_fail_p") if f in overrides]
+    if bad_inputs and not sc.uses_bad:
+        raise ScenarioError(
+            f"{_typed_flag(args, FLAG_FIELDS[bad_inputs[0]])}: changes nothing without bad nodes (a misdiagnosis or "
+            "a failed repair of a good node leaves it good); give --bad-share S"
         )
     edits = [
         f"{_typed_flag(args, FLAG_FIELDS[f])} {_show_value(overrides[f])}"

@@ -41,6 +41,7 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ("checkpoints that fail", lambda s: s.failing_checkpoints_text(short=True)),
     ("correlated failures", lambda s: s.correlated_text(short=True)),
     ("silent corruption (found after, kept)", lambda s: _sdc_text(s)),
+    ("bad nodes (share, failures, diagnosed)", lambda s: s.bad_text(short=True)),
     ("node lives (shape, scale)", lambda s: s.weibull_text(short=True) or "exponential"),
     ("new cluster", lambda s: "yes" if s.new_cluster else "no"),
     ("racks (NVLink domain, warm spares)", lambda s: s.rack_text(short=True)),
@@ -53,6 +54,11 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
 )
 
 
+def _pool(report: dict[str, Any]) -> bool:
+    """Whether a report has a spare pool's figures (bad nodes alone give a ``spares`` section of their counts)."""
+    return "p_no_spare" in (report.get("spares") or {})
+
+
 def _sdc_text(s: Scenario) -> str:
     """Silent corruption's inputs, both of them even while it is found at once (a file may keep the count)."""
     if s.uses_sdc or s.retained_checkpoints <= 0:
@@ -63,7 +69,7 @@ def _sdc_text(s: Scenario) -> str:
 def _one_gpu_text(s: Scenario) -> str:
     """One GPU's time between interruptions: its rates', or where a new cluster's node lives vary them, the window
     over the expected count (as run and the window say)."""
-    if not s.lives_vary:
+    if not s.nodes_vary:
         return fmt.every(s.gpu_mtbf_hours)
     n = float(expected_by_component(s).sum())
     return fmt.every(s.hours * s.gpus / n if n > 0 else math.inf) + " on average over the window"
@@ -99,14 +105,16 @@ OUTPUTS: tuple[tuple[str, Callable[[dict[str, Any]], float | None], str], ...] =
     ("slow nodes drained", lambda d: d["slow"]["drains"]["mean"] if "slow" in d else None, ""),
     ("hours of corruption rollbacks", lambda d: d["hours"].get("sdc_rollback"), "h"),
     ("corruptions with no clean checkpoint", lambda d: d["sdc"]["unrecoverable"]["mean"] if "sdc" in d else None, ""),
-    ("failures finding no spare", lambda d: 100 * d["spares"]["p_no_spare"] if "spares" in d else None, "%"),
-    ("spare pool cost", lambda d: d["spares"]["idle_cost_usd"] if "spares" in d else None, "$"),
+    ("failures finding no spare", lambda d: 100 * d["spares"]["p_no_spare"] if _pool(d) else None, "%"),
+    ("spare pool cost", lambda d: d["spares"]["idle_cost_usd"] if _pool(d) else None, "$"),
+    ("failures of bad nodes", lambda d: d["bad"]["bad_failures"]["mean"] if "bad" in d else None, ""),
+    ("healthy nodes pulled instead", lambda d: d["spares"]["misdiagnosed"]["mean"] if "bad" in d else None, ""),
     ("warm spare trays' cost", lambda d: d["racks"]["warm_spare_cost_usd"] if "racks" in d else None, "$"),
     (
         "cost with the spares held",
         lambda d: (
             d["lost_cost_usd"]
-            + (d["spares"]["idle_cost_usd"] or 0.0 if "spares" in d else 0.0)
+            + (d["spares"]["idle_cost_usd"] or 0.0 if _pool(d) else 0.0)
             + (d["racks"]["warm_spare_cost_usd"] if "racks" in d else 0.0)
         ),
         "$",

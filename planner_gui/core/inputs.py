@@ -119,6 +119,10 @@ _LABELS = (
     ("rack_move_min", "rack move", "{:g} min"),
     ("sdc_detect_hours", "corruption found after", "{:g} h"),
     ("retained_checkpoints", "checkpoints kept", "{:,}"),
+    ("bad_share", "bad nodes", "{:.3g}"),
+    ("bad_multiplier", "bad node's failures", "{:g}x"),
+    ("diagnosis_p", "right node pulled", "{:.3g}"),
+    ("repair_fail_p", "repairs that fail", "{:.3g}"),
     ("trials", "trials", "{:,}"),
     ("seed", "seed", "{}"),
 )

@@ -236,6 +236,27 @@ DEFAULT_NOTES: dict[str, str] = {
         "as a checkpoint manager's max_to_keep does), so a corruption found K saves or more after it started has no "
         "clean checkpoint left and the run starts over. Keep enough to cover the detection delay."
     ),
+    "bad_share": (
+        "0: every node fails at its component's rate. Some come from a bad batch (a flaky board, a marginal part, "
+        "a bad firmware image) and fail again and again until a repair really fixes them: this share of the job's "
+        "nodes, and of the spare pool's, is bad at the job's start. AIReSim's default case takes 15 % (AIReSim, "
+        "arXiv 2603.07041, github.com/karthikp-ubc/airesim); no fleet report gives a share: a planner's estimate."
+    ),
+    "bad_multiplier": (
+        "5: a bad node fails five times as often as a good one, by every cause that takes a node. AIReSim's default "
+        "bad server fails at its random rate plus 5x it in systematic failures, 6x in all (arXiv 2603.07041). A "
+        "planner's estimate: compare the repeat failures per node in your own incident log."
+    ),
+    "diagnosis_p": (
+        "1: the failed node is always the one pulled. With less, the rest of the time a healthy node is pulled "
+        "instead: a bad one stays in the job and fails again, and a good node goes to repair for nothing "
+        "(AIReSim's diagnosis uncertainty, arXiv 2603.07041). A planner's estimate."
+    ),
+    "repair_fail_p": (
+        "0: a repair fixes the bad node it gets. A repair can report success and leave the node bad (AIReSim's "
+        "defaults: an automated repair 40 %, a manual one 20 %, 80 % escalated to manual: 24 % in all, arXiv "
+        "2603.07041); with a finite pool the node comes back to it still bad. A planner's estimate."
+    ),
     "correlated_rate_per_day": (
         "0: failures come one cause at a time. Some events take several failure domains at once: a power feed or a "
         "PDU row that trips, a cooling loop that fails, a switch fabric that drops a pod (OPT-175B's logbook, metaseq "
@@ -513,6 +534,13 @@ class Scenario:
     #: kept (0: every one).
     sdc_detect_hours: float = 0.0
     retained_checkpoints: int = 0
+    #: Bad nodes (docs/model.md, "Bad nodes"): the share of the job's nodes and the pool's that are bad at the job's
+    #: start (0: none), how many times as often a bad node fails, the chance the failed node is the one pulled (else
+    #: a healthy one is), and the chance a repair leaves a bad node bad.
+    bad_share: float = 0.0
+    bad_multiplier: float = 5.0
+    diagnosis_p: float = 1.0
+    repair_fail_p: float = 0.0
     #: Correlated failures (docs/model.md, "Correlated failures"): events per day of the whole job (0: none), the
     #: failure domains each takes at once, and the mean hours until their nodes are back.
     correlated_rate_per_day: float = 0.0
@@ -739,6 +767,13 @@ class Scenario:
         (its nodes' ages change the rate, as a profile does)."""
         return self.new_cluster and self.uses_weibull
 
+    @property
+    def nodes_vary(self) -> bool:
+        """Whether the nodes' own states make the job's rate vary over the window: node lives on a new cluster
+        (:attr:`lives_vary`), or bad nodes, fewer as repairs fix them (docs/model.md, "Bad nodes"). Its interruptions
+        are then one every (the window over their expected count)."""
+        return self.lives_vary or self.uses_bad
+
     def weibull_mean_life_hours(self, component: Component) -> float:
         """The mean hours of one node position's life for ``component``: the job's nodes over its rate for the whole
         job, so that the positions' failures come at the component's rate in the long run (inf at rate 0)."""
@@ -891,6 +926,26 @@ class Scenario:
         d, k = self.sdc_detect_hours, self.retained_checkpoints
         # (K or more saves after the corruption's start, from a uniform place in the cadence: D > (K - 1 + U) gap)
         return math.exp(-(k - 1) * gap / d) * (d / gap) * -math.expm1(-gap / d)
+
+    @property
+    def uses_bad(self) -> bool:
+        """Whether some nodes are bad (a share above 0 that fails more often than the rest: docs/model.md, "Bad
+        nodes")."""
+        return self.bad_share > 0.0
+
+    def bad_text(self, *, short: bool = False) -> str:
+        """The bad-node inputs in words: "none", or "15% of nodes bad at the start, failing 5x as often, the right
+        node pulled 90% of the time, repairs failing 24%"; ``short``: "15% bad, 5x, 90% diagnosed"."""
+        if not self.uses_bad:
+            return "none"
+        share, diag = f"{100.0 * self.bad_share:.3g}%", f"{100.0 * self.diagnosis_p:.3g}%"
+        if short:
+            return f"{share} bad, {self.bad_multiplier:g}x, {diag} diagnosed"
+        parts = [f"{share} of nodes bad at the start, failing {self.bad_multiplier:g}x as often"]
+        parts.append(f"the right node pulled {diag} of the time")
+        if self.repair_fail_p > 0:
+            parts.append(f"repairs leaving {100.0 * self.repair_fail_p:.3g}% bad")
+        return ", ".join(parts)
 
     @property
     def uses_slow(self) -> bool:

@@ -230,7 +230,8 @@ def _segments(sc: Scenario, columns: int) -> int:
     :data:`SEGMENT_COLUMNS` over the part's ``columns`` (its trials over its runs), at most
     :data:`.sim.run.MAX_SEGMENTS`, each at least :data:`MIN_SEGMENT_HOURS` long. 1 on the other engines (they pay
     per interruption: the budget is met by fewer trials)."""
-    if window_engine(sc).key != "general" or sc.uses_sdc:  # (a corruption found late spans stretches)
+    # (a corruption found late spans stretches; bad nodes start at the job's start and change over the window)
+    if window_engine(sc).key != "general" or sc.uses_sdc or sc.uses_bad:
         return 1
     want = 2 ** max(0, math.floor(math.log2(max(SEGMENT_COLUMNS / max(columns, 1), 1.0))))
     return int(max(1, min(want, MAX_SEGMENTS, sc.hours // MIN_SEGMENT_HOURS)))
@@ -241,13 +242,15 @@ def _scales_with_window(sc: Scenario) -> bool:
     with constant rates known exactly. A rate profile changes the rates over the days, and with rate
     uncertainty the spread between trials does not shrink as the window grows; either keeps the whole
     window (with fewer trials). So do spares: their results hold more than the hours the scaling knows; and silent
-    corruption found late: a rollback to a clean checkpoint, or a run started over, loses more of a longer window."""
+    corruption found late: a rollback to a clean checkpoint, or a run started over, loses more of a longer window;
+    and bad nodes, fewer as the window goes on."""
     return (
         sc.rate_profile is None
         and not sc.rate_uncertainty
         and not sc.uses_spares
         and not sc.new_cluster
         and not sc.uses_sdc
+        and not sc.uses_bad
     )
 
 

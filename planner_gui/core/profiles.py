@@ -140,7 +140,9 @@ def expected_to(scenario: Scenario, hours: np.ndarray) -> np.ndarray:
     expects ``N M(H(t) / eta)`` instead: its ``N`` positions' renewals, ``M`` the renewal function of unit-scale
     lives of its shape (:func:`weibull_renewal_function`), ``eta`` its scale on the profile's clock; with rate
     uncertainty averaged over its rate's posterior by the Gamma rule of :mod:`.rates`. A cluster that is not
-    new has its positions in their steady state, whose renewals come at the long-run rate, ``x G H(t)``."""
+    new has its positions in their steady state, whose renewals come at the long-run rate, ``x G H(t)``. Bad nodes
+    add their extra failures (:func:`.spares.bad.bad_expected`: exact with an unlimited pool; with rate
+    uncertainty, at the rates' posterior mean)."""
     comps = scenario.failure_components
     post = RatePosterior.of(comps)
     if scenario.rate_uncertainty:
@@ -152,6 +154,13 @@ def expected_to(scenario: Scenario, hours: np.ndarray) -> np.ndarray:
     bounds = np.append(p.starts, p.hours)
     h = np.interp(np.asarray(hours, dtype=float), bounds, cum)  # int_0^t m: piecewise linear between the bounds
     out: np.ndarray = rates[:, None] * scenario.gpus * h[None, :]
+    if scenario.uses_bad:  # bad nodes' extra failures (docs/model.md, "Bad nodes"), shared by the classes' rates
+        from .spares.bad import bad_expected, bad_rates
+
+        per = bad_rates(scenario, rates)
+        lam = float(per.sum())
+        if lam > 0:
+            out = out + (per / lam)[:, None] * bad_expected(scenario, lam, h).extra[None, :]
     if not (scenario.new_cluster and scenario.uses_weibull):
         return out
     n = scenario.job_nodes

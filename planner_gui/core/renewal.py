@@ -100,7 +100,11 @@ def window_rates(scenario: Scenario) -> Scenario:
     """The scenario as the optimal intervals see it (docs/model.md 3, "Node lives"): on a new cluster with node lives
     that are not exponential, each such component at its mean rate over the window (its expected failures over the
     window's GPU-hours, at the base rates: no profile, no uncertainty, as every optimum takes them) and its life
-    exponential; else the scenario itself."""
+    exponential; with bad nodes (docs/model.md, "Bad nodes"), each class a bad node fails by more often at its mean
+    rate over the window, their extra failures included (:func:`.spares.bad.bad_expected`, at the base rates too), and
+    no node bad; else the scenario itself."""
+    if scenario.uses_bad:
+        scenario = _without_bad(scenario)
     if not (scenario.new_cluster and scenario.uses_weibull):
         return scenario
     n, exposure = scenario.job_nodes, scenario.gpus * scenario.hours
@@ -112,3 +116,22 @@ def window_rates(scenario: Scenario) -> Scenario:
             c = dataclasses.replace(c, rate_per_gpu_hour=count / exposure)
         comps.append(c)
     return scenario.replace(components=tuple(comps), weibull=())
+
+
+def _without_bad(scenario: Scenario) -> Scenario:
+    """The scenario with each class a bad node fails by more often at its mean rate over the window and no bad node."""
+    from .spares.bad import bad_expected, bad_rates
+
+    rates = np.array([c.rate_per_gpu_hour for c in scenario.failure_components], dtype=float)
+    per = bad_rates(scenario, rates)[: len(scenario.components)]  # (the correlated class is never a node's)
+    lam, exposure = float(per.sum()), scenario.gpus * scenario.hours
+    if lam <= 0 or exposure <= 0:
+        return scenario.replace(bad_share=0.0)
+    extra = float(bad_expected(scenario, lam, np.array([scenario.hours])).extra[0])
+    comps = tuple(
+        dataclasses.replace(c, rate_per_gpu_hour=c.rate_per_gpu_hour + extra * per[j] / lam / exposure)
+        if per[j] > 0
+        else c
+        for j, c in enumerate(scenario.components)
+    )
+    return scenario.replace(components=comps, bad_share=0.0)

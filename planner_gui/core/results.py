@@ -163,6 +163,13 @@ class SimulationResult:
     sdc_hours: np.ndarray | None = None
     sdc_found: np.ndarray | None = None
     sdc_unrecoverable: np.ndarray | None = None
+    #: Bad nodes (docs/model.md, "Bad nodes"): per trial the window's failures of bad nodes, the node failures that
+    #: pulled a healthy node instead of the failed one, the bad nodes pulled and fixed, and the job's bad nodes at the
+    #: window's end (None: no bad nodes).
+    bad_failures: np.ndarray | None = None
+    misdiagnosed: np.ndarray | None = None
+    bad_fixed: np.ndarray | None = None
+    bad_end: np.ndarray | None = None
 
     @property
     def no_closed_form(self) -> str:
@@ -283,10 +290,24 @@ class SimulationResult:
 
     def to_json_dict(self) -> dict[str, Any]:
         """The machine-readable report of ``planner-gui run --json`` (with spares: see
-        :meth:`.spares_result.SparesRun.to_json_dict`)."""
+        :meth:`.spares_result.SparesRun.to_json_dict`); with bad nodes the ``spares`` section (made if there is no
+        pool) has their ``misdiagnosed`` pulls."""
+        out = self._json_dict() if self.spares_run is None else self.spares_run.to_json_dict(self._json_dict())
+        if self.misdiagnosed is not None:
+            out["spares"] = {
+                **(out.get("spares") or {"node_failures": summarize(self.trials_node_failures()).to_dict()}),
+                "misdiagnosed": summarize(self.misdiagnosed).to_dict(),
+            }
+        return out
+
+    def trials_node_failures(self) -> np.ndarray:
+        """Per trial the window's failures that took nodes (the pool's count, or the classes' that take nodes)."""
         if self.spares_run is not None:
-            return self.spares_run.to_json_dict(self._json_dict())
-        return self._json_dict()
+            return np.asarray(self.spares_run.trials.node_failures)
+        from .spares.model import Spares, failure_classes
+
+        nodes = failure_classes(self.scenario, Spares()).nodes
+        return np.asarray(self.trials.by_component[:, nodes > 0].sum(axis=1))
 
     def _json_dict(self) -> dict[str, Any]:
         sc = self.scenario
@@ -303,7 +324,7 @@ class SimulationResult:
             "p_interrupted": float(np.mean(self.trials.unplanned > 0)),
             # (node lives are no Poisson stream: no closed form)
             "p_interrupted_expected": None
-            if rates_vary(sc) or sc.uses_weibull
+            if rates_vary(sc) or sc.uses_weibull or sc.uses_bad
             else float(-np.expm1(-self.expected.unplanned)),
             "cluster_mtbf_hours": fmt.finite_or_none(sc.cluster_mtbf_hours),
             # The window over the expected count: the job's mean time between interruptions, also where rates vary.
@@ -354,6 +375,8 @@ class SimulationResult:
                 "rollback_hours": summarize(self.sdc_hours).to_dict(),
                 "rollback_hours_per_found": float(self.sdc_hours.sum() / found.sum()) if found.sum() else None,
             }
+        if self.bad_failures is not None and self.bad_end is not None and self.bad_fixed is not None:
+            out["bad"] = self._bad_json()
         if sc.uses_correlated:
             # (the last failure class: Scenario.failure_components)
             out["correlated"] = {
@@ -372,6 +395,36 @@ class SimulationResult:
         if self.tier_plan is not None:
             out["tiers"] = self.tier_plan.to_json_dict()
         return out
+
+    def _bad_json(self) -> dict[str, Any]:
+        """Bad nodes (docs/model.md, "Bad nodes"): the inputs, per trial the window's failures of bad nodes, those
+        pulled and fixed, and the job's bad nodes at the window's end, with their expectations
+        (:func:`.spares.bad.bad_expected`: exact with an unlimited pool and known rates, else None)."""
+        from .profiles import pieces
+        from .spares.bad import bad_expected, bad_rates
+
+        sc = self.scenario
+        assert self.bad_failures is not None and self.bad_end is not None and self.bad_fixed is not None
+        rates = np.array([c.rate_per_gpu_hour for c in sc.failure_components], dtype=float)
+        lam = float(bad_rates(sc, rates).sum())
+        p = pieces(sc.rate_profile, sc.days)
+        h = float(np.sum(p.lengths * p.multipliers))
+        e = bad_expected(sc, lam, np.array([h]))
+        exact = e.exact and not sc.rate_uncertainty
+        nodes = sc.job_nodes
+        return {
+            "share": sc.bad_share,
+            "multiplier": sc.bad_multiplier,
+            "diagnosis_p": sc.diagnosis_p,
+            "repair_fail_p": sc.repair_fail_p,
+            "bad_at_start": round(sc.bad_share * nodes),
+            "bad_failures": summarize(self.bad_failures).to_dict(),
+            "bad_failures_expected": float(e.failures[0]) if exact else None,
+            "extra_failures_expected": float(e.extra[0]) if exact else None,
+            "fixed": summarize(self.bad_fixed).to_dict(),
+            "bad_at_end": summarize(np.nan_to_num(self.bad_end)).to_dict(),
+            "bad_at_end_expected": float(e.bad[0]) if exact else None,
+        }
 
     def _racks_json(self) -> dict[str, Any]:
         """Rack-scale NVLink domains (docs/model.md, "Racks"): the layout, the GPUs its racks hold, and per trial the
@@ -788,13 +841,17 @@ def _general_result(su: Setup, t: SimTrials) -> SimulationResult:
         restores_failed=t.restores_failed,
         rack_covered=t.rack_covered,
         rack_moved=t.rack_moved,
+        bad_failures=t.bad_failures,
+        misdiagnosed=t.misdiagnosed,
+        bad_fixed=t.bad_fixed,
+        bad_end=t.bad_end,
     )
 
 
 def _expected_unplanned(scenario: Scenario, p: Params) -> float:
     """Expected unplanned interruptions in the window: the rates' (posterior) mean over the profile; on a new
     cluster with node lives that are not exponential, their renewals' (:func:`.profiles.expected_to`)."""
-    if scenario.new_cluster and scenario.uses_weibull:
+    if (scenario.new_cluster and scenario.uses_weibull) or scenario.uses_bad:
         return float(expected_by_component(scenario).sum())
     if not rates_vary(scenario):
         return p.lam * p.hours

@@ -137,9 +137,20 @@ _OPTIONAL = (
     "rack_move_min",
     "sdc_detect_hours",
     "retained_checkpoints",
+    "bad_share",
+    "bad_multiplier",
+    "diagnosis_p",
+    "repair_fail_p",
 )
 #: The silent-corruption keys (each optional; absent: 0, written only when above 0).
 _SDC_KEYS = ("sdc_detect_hours", "retained_checkpoints")
+#: The bad-node keys (each optional; absent: the default) and their defaults: written, all four, when one differs
+#: from its default.
+_BAD_DEFAULTS: dict[str, float] = {
+    f.name: float(f.default)  # type: ignore[arg-type]
+    for f in dataclasses.fields(Scenario)
+    if f.name in ("bad_share", "bad_multiplier", "diagnosis_p", "repair_fail_p")
+}
 #: The rack keys (each optional; absent: 0, written only when above 0).
 _RACK_KEYS = ("nvlink_gpus", "rack_spare_trays", "rack_move_min")
 #: The failing-checkpoint keys (each optional; absent: 0, written only when above 0).
@@ -355,6 +366,7 @@ def scenario_from_dict(doc: Any) -> Scenario:
         rack_move_min=_number_or(nums.get("rack_move_min"), 0.0),
         sdc_detect_hours=_number_or(nums.get("sdc_detect_hours"), 0.0),
         retained_checkpoints=int(_number_or(nums.get("retained_checkpoints"), 0)),
+        **{f: _number_or(nums.get(f), default) for f, default in _BAD_DEFAULTS.items()},
         trials=int(nums["trials"]),
         seed=int(nums["seed"]),
         gpu_hour_cost_usd=float(nums["gpu_hour_cost_usd"]),
@@ -716,6 +728,8 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
         doc |= {f: getattr(scenario, f) for f in _CORRELATED_DEFAULTS}
     doc |= {f: getattr(scenario, f) for f in _RACK_KEYS if getattr(scenario, f)}
     doc |= {f: getattr(scenario, f) for f in _SDC_KEYS if getattr(scenario, f)}
+    if _bad_changed(scenario):
+        doc |= {f: getattr(scenario, f) for f in _BAD_DEFAULTS}
     return doc
 
 
@@ -746,6 +760,11 @@ def _slow_changed(scenario: Scenario) -> bool:
     return any(getattr(scenario, f) != default for f, default in _SLOW_DEFAULTS.items())
 
 
+def _bad_changed(scenario: Scenario) -> bool:
+    """Whether a bad-node input differs from its default (then all four are written)."""
+    return any(getattr(scenario, f) != d for f, d in _BAD_DEFAULTS.items())
+
+
 def _correlated_changed(scenario: Scenario) -> bool:
     """Whether a correlated-failure input differs from its default (then all three are written)."""
     return any(getattr(scenario, f) != default for f, default in _CORRELATED_DEFAULTS.items())
@@ -769,6 +788,7 @@ def _has_optional_parts(scenario: Scenario) -> bool:
         or _correlated_changed(scenario)
         or any(getattr(scenario, f) for f in _RACK_KEYS)
         or any(getattr(scenario, f) for f in _SDC_KEYS)
+        or _bad_changed(scenario)
     )
 
 

@@ -76,12 +76,13 @@ class SparesRun:
         """The pool's closed forms (M/G/infinity: the chance a failure finds no spare, the mean and the p95 of the
         nodes in repair) where they hold: a pool in its steady state, so not over rates that change in the
         window nor from a new cluster's empty pool, nor on racks whose warm spare trays cover some failures (their
-        moves are no Poisson stream: None there). With rate uncertainty, their average over the
-        posterior (the first :data:`POSTERIOR_DRAWS` trials' drawn rates, each a steady state of its own)."""
+        moves are no Poisson stream: None there), nor with bad nodes (whose failures are none either). With rate
+        uncertainty, their average over the posterior (the first :data:`POSTERIOR_DRAWS` trials' drawn rates, each a
+        steady state of its own)."""
         sc, p = self.scenario, self.params
         if sc.new_cluster or (sc.rate_profile is not None and not is_flat(sc.rate_profile, sc.days)):
             return None
-        if sc.uses_nvlink and sc.rack_spare_trays > 0:
+        if (sc.uses_nvlink and sc.rack_spare_trays > 0) or sc.uses_bad:  # (bad nodes' failures: no Poisson stream)
             return None
         posterior = RatePosterior.of(sc.components)
         if not (sc.rate_uncertainty and posterior.uncertain.any()):

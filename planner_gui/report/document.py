@@ -132,7 +132,7 @@ def headline_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]]
     gap = d.get("mean_gap_hours")
     every_job = fmt.every(gap if gap is not None else math.inf)
     # Where the rates vary (a profile, rate uncertainty, a new cluster's node lives) one GPU's on the job's footing.
-    gpu_key = "gpu_mean_gap_hours" if rates_vary(sc) or sc.lives_vary else "gpu_mtbf_hours"
+    gpu_key = "gpu_mean_gap_hours" if rates_vary(sc) or sc.nodes_vary else "gpu_mtbf_hours"
     every_gpu = fmt.every(d[gpu_key] if d.get(gpu_key) is not None else math.inf)
     rows.append(
         (

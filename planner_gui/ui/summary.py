@@ -189,7 +189,7 @@ class SummaryStrip(QWidget):
         self.interruptions.detail.setText(
             f"p05-p95 {fmt.count(it.p05)}-{fmt.count(it.p95)}; planned {m.trials.planned.mean():,.1f}"
         )
-        varying = sc.rate_profile is not None or sc.rate_uncertainty or sc.lives_vary
+        varying = sc.rate_profile is not None or sc.rate_uncertainty or sc.nodes_vary
         # The window over the expected count: with a profile, rate uncertainty or a new cluster's node lives, their
         # average over the run.
         n = m.expected.unplanned

@@ -48,6 +48,8 @@ __all__ = [
     "SIMULATED_ONLY",
     "Engine",
     "Feature",
+    "bad_classes",
+    "bad_misfit",
     "features",
     "general_points",
     "general_seconds",
@@ -116,6 +118,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("weibull", "node lives that are not exponential", lambda s: s.uses_weibull),
     Feature("racks", "rack-scale NVLink domains", lambda s: s.uses_nvlink),
     Feature("sdc", "silent data corruption found late", lambda s: s.uses_sdc),
+    Feature("bad", "bad nodes and misdiagnosis", lambda s: s.uses_bad),
 )
 
 
@@ -133,6 +136,7 @@ SIMULATED_ONLY: dict[str, Callable[[Scenario], bool] | None] = {
     "weibull": None,
     "racks": lambda s: s.rack_move_min > 0,
     "sdc": None,
+    "bad": None,
 }
 
 
@@ -260,6 +264,9 @@ def meaningless(scenario: Scenario) -> str | None:
             f"sdc_detect_hours: no component is named '{SDC_NAME}', whose failures are the silent corruptions found "
             "late (add one, or set the delay to 0)"
         )
+    bad = bad_misfit(scenario)
+    if bad is not None:
+        return bad
     crowded = _repairs_overflow(scenario)
     if crowded is not None:
         return crowded
@@ -279,6 +286,40 @@ def meaningless(scenario: Scenario) -> str | None:
     if sp is not None and sp.min_gpus is not None and sp.spare_nodes is None:
         return "spares.min_gpus: shrinking needs a finite spare pool; with unlimited spares the job is never short"
     return None
+
+
+def bad_misfit(sc: Scenario) -> str | None:
+    """Why bad nodes mean nothing for this scenario (docs/model.md, "Bad nodes"; one line), or None."""
+    if not sc.uses_bad:
+        return None
+    if sc.uses_nvlink:
+        return (
+            "bad_share: bad nodes are not modelled on NVLink racks (a rack that moves takes all its trays at once); "
+            "set bad_share 0 or nvlink_gpus 0"
+        )
+    if not bad_classes(sc).any():
+        return (
+            "bad_share: no cause takes a single node at an exponential rate, so no node is ever found bad (give a "
+            "component the node scope, or a Weibull shape of 1)"
+        )
+    return None
+
+
+def bad_classes(sc: Scenario) -> np.ndarray:
+    """Per failure class (:attr:`Scenario.failure_components`), whether a bad node fails by it more often
+    (docs/model.md, "Bad nodes"): the causes that take one node, drawn as a Poisson stream (not a node life of
+    another shape, not a silent corruption found late), with a rate above 0."""
+    from ..tiers.model import class_scopes
+
+    comps = sc.failure_components
+    sdc = sc.sdc_component if sc.uses_sdc else None
+    return np.array(
+        [
+            scope == "node" and sc.weibull_shape_of(c) == 1.0 and c is not sdc and c.rate_per_gpu_hour > 0
+            for c, scope in zip(comps, class_scopes(sc))
+        ],
+        dtype=bool,
+    )
 
 
 def racks_misfit(sc: Scenario) -> str | None:

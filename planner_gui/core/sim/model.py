@@ -19,6 +19,7 @@ from ..profiles import pieces
 from ..rates import RatePosterior
 from ..spares.model import Spares, failure_classes
 from ..tiers.model import persistent_multiple, point_stall_h, restoring_tier
+from .capabilities import bad_classes
 
 __all__ = [
     "CONTINUE",
@@ -118,6 +119,14 @@ class SimModel:
     sdc_class: int = -1
     sdc_detect: float = 0.0
     retained: float = math.inf
+    #: Bad nodes (docs/model.md, "Bad nodes"): per class whether a bad node fails by it ``bad_mult`` times as often
+    #: (None: no bad nodes), the share of the job's nodes and the pool's bad at the job's start, the chance a node
+    #: failure pulls the failed node, and the chance a bad node's repair leaves it bad.
+    bad_cls: np.ndarray | None = None
+    bad_share: float = 0.0
+    bad_mult: float = 1.0
+    diagnosis: float = 1.0
+    repair_fail: float = 0.0
     #: Whether the nodes in repair are followed (a pool, a swap or continue mode: the job or the report needs
     #: them); without, the world draws no repairs.
     track_pool: bool = True
@@ -317,4 +326,9 @@ def sim_model(
         sdc_class=sdc_class,
         sdc_detect=scenario.sdc_detect_hours if sdc_class >= 0 else 0.0,
         retained=float(scenario.retained_checkpoints) if scenario.retained_checkpoints > 0 else math.inf,
+        bad_cls=bad_classes(scenario) if scenario.uses_bad else None,
+        bad_share=scenario.bad_share if scenario.uses_bad else 0.0,
+        bad_mult=scenario.bad_multiplier if scenario.uses_bad else 1.0,
+        diagnosis=scenario.diagnosis_p if scenario.uses_bad else 1.0,
+        repair_fail=scenario.repair_fail_p if scenario.uses_bad else 0.0,
     )

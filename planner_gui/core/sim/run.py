@@ -56,7 +56,17 @@ ALL_HOURS_KEYS = (*HOURS_KEYS, *SPARES_HOURS_KEYS, SLOW_HOURS_KEY, SDC_HOURS_KEY
 
 
 #: The counts a window has only with their feature (None without), summed over a preview's stretches.
-_OPTIONAL_COUNTS = ("slow_drains", "restores_failed", "rack_covered", "rack_moved", "sdc_found", "sdc_unrecoverable")
+_OPTIONAL_COUNTS = (
+    "slow_drains",
+    "restores_failed",
+    "rack_covered",
+    "rack_moved",
+    "sdc_found",
+    "sdc_unrecoverable",
+    "bad_failures",
+    "misdiagnosed",
+    "bad_fixed",
+)
 
 
 class Cancelled(engine.Cancelled):
@@ -104,6 +114,13 @@ class SimTrials:
     #: started over); None: every corruption is found at once.
     sdc_found: np.ndarray | None = None
     sdc_unrecoverable: np.ndarray | None = None
+    #: Bad nodes (docs/model.md, "Bad nodes"), in the window: failures of bad nodes, node failures that pulled a
+    #: healthy node instead of the failed one, bad nodes pulled and fixed, and the job's bad nodes at the window's
+    #: end (None: no bad nodes).
+    bad_failures: np.ndarray | None = None
+    misdiagnosed: np.ndarray | None = None
+    bad_fixed: np.ndarray | None = None
+    bad_end: np.ndarray | None = None
 
     def pool_for(self, share: float) -> int | None:
         """The smallest pool in which at least ``share`` of the simulated node-losing failures find their
@@ -505,6 +522,10 @@ def _simulate_windows(runs: Sequence[_Part], progress: Progress, should_stop: St
                 rack_moved=w.node_failures if w.m.racks else None,
                 sdc_found=st[job.N_SDC].astype(np.int64) if late else None,
                 sdc_unrecoverable=st[job.N_LOST].astype(np.int64) if late else None,
+                bad_failures=w.bad_failures if w.bad else None,
+                misdiagnosed=w.misdiagnosed if w.bad else None,
+                bad_fixed=w.bad_fixed if w.bad else None,
+                bad_end=w.bad_end if w.bad else None,
             )
         )
     return out

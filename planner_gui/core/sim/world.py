@@ -65,6 +65,8 @@ SDC_FOUND = 2.0
 #: from the stream STREAM_SDC and this plus its index (blocks before the profile's 0 have negative indices).
 SDC_BLOCK_HOURS = 256.0
 SDC_BLOCK_STREAM = 1 << 44
+#: Bad nodes (their extra failures, which node fails and what is pulled) draw from a stream of their own too.
+STREAM_BAD = 38
 #: Points per trial a chunk aims at.
 TARGET_POINTS = 256
 #: Moments of the window at which each trial's nodes in repair are kept (its start, its end, evenly between).
@@ -326,6 +328,32 @@ class World:
         self.sdc_block = math.floor((float(self.sdc_floor.min()) if n else 0.0) / SDC_BLOCK_HOURS)
         if self.sdc and not m.new_cluster:
             self._stationary_sdc(start)
+        # Bad nodes (docs/model.md, "Bad nodes"): from the job's start, per row the job's bad nodes and the pool's
+        # (those ready and those in repair, each as it will come back; a finite pool only), each bad node's extra
+        # failures per hour on the profile's clock, and the bad classes' shares of them.
+        self.bad = m.bad_cls is not None
+        self.bad_due = self.bad
+        self.bad_n = np.zeros(n)
+        self.bad_pool = np.zeros(n)
+        if self.bad:
+            assert m.bad_cls is not None
+            per_node = rates[:, m.bad_cls] / max(m.job_nodes, 1)
+            self.bad_extra = (m.bad_mult - 1.0) * per_node.sum(axis=1)
+            self.bad_classes = np.flatnonzero(m.bad_cls)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                share = np.cumsum(per_node, axis=1) / per_node.sum(axis=1, keepdims=True)
+            share[:, -1] = 1.0
+            self.bad_cum = np.nan_to_num(share, nan=1.0)
+            self.bad_mask = np.zeros(nclass, dtype=bool)
+            self.bad_mask[self.bad_classes] = True
+            # (the window's edges on the profile's clock: its counts, and the bad nodes left at its end)
+            self.bad_h0, self.bad_hT = self._cum(0.0), self._cum(m.hours)
+        #: The window's bad-node figures: failures of bad nodes, pulls of a healthy node instead of the failed one,
+        #: bad nodes pulled and fixed, and the job's bad nodes at the window's end.
+        self.bad_failures = np.zeros(n, dtype=np.int64)
+        self.misdiagnosed = np.zeros(n, dtype=np.int64)
+        self.bad_fixed = np.zeros(n, dtype=np.int64)
+        self.bad_end = np.full(n, np.nan)
         self.cont = m.continue_mode
         self.out = np.zeros(n)  # replicas out (continue mode)
         self.owed = np.zeros(n)
@@ -516,7 +544,8 @@ class World:
         per_failure = 1.0 + (float(np.mean(m.nodes > 0)) if self.pool else 0.0) + (1.0 if self.cont else 0.0)
         u = self.offsets + max(t0, 0.0)  # (the highest multiplier in force among the rows)
         mult = float(self.mults[np.maximum(np.searchsorted(self.knots_t, u, side="right") - 1, 0)].max())
-        rate = float(self.lam.max(initial=0.0)) * mult * per_failure + m.mu + 2.0 * m.slow_rate
+        lam = self.lam + (self.bad_extra * self.bad_n if self.bad and not self.bad_due else 0.0)
+        rate = float(np.max(lam, initial=0.0)) * mult * per_failure + m.mu + 2.0 * m.slow_rate
         length = TARGET_POINTS / rate if rate > 0 else 1e6
         if self.lives:  # (their rate changes with the positions' ages: each says how far its share reaches)
             h0 = self._cum(t0)
@@ -580,6 +609,8 @@ class World:
             drawn = [(w, lives.draw(lives_rng, h0, h1)) for w, lives in self.lives]
             fh = np.concatenate([fh, *(d for _, d in drawn)], axis=1)
             cls = np.concatenate([cls, *(np.full(d.shape, w, dtype=cls.dtype) for w, d in drawn)], axis=1)
+        if self.bad and t0 >= 0.0:  # bad nodes' extra failures, and what each node failure pulls
+            fh, cls = self._bad_nodes(fh, cls, h0, h1)
         ft = self._inverse(fh) if self.shifted or self.knots_t.size > 1 or self.mults[0] != 1.0 else fh
         real = np.isfinite(fh)
         np.minimum(ft, np.nextafter(t1, -np.inf), out=ft, where=real)
@@ -732,6 +763,109 @@ class World:
         return Chunk(
             times, kinds, took, cap, blocked, keep.sum(axis=1), out.get("slow"), out.get("dr"), fail, out.get("sdc")
         )
+
+    def _bad_nodes(
+        self, fh: np.ndarray, cls: np.ndarray, h0: np.ndarray, h1: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """This chunk's failures with bad nodes' (docs/model.md, "Bad nodes"), on the profile's clock.
+
+        A bad node fails ``bad_mult`` times as often by the bad classes: the Poisson stream already has every
+        node's failures at a good node's rate (each one a bad node's with the share of the job's nodes that are bad
+        then), and this adds a bad node's extra ones, ``(bad_mult - 1)`` times the good rate per bad node. The bad
+        count changes only at node failures, so they are walked in time order, all rows at once: the next extra
+        failure is an exponential draw at the rate the count gives, redrawn after each failure (the law is without
+        memory). At each node failure the failed node is pulled with the chance ``diagnosis``, else a healthy one
+        (the failed one when none is left); a bad node pulled comes back bad with the chance ``repair_fail``; the
+        node that replaces it is bad with the pool's share (unlimited: ``bad_share``; finite: its bad nodes, the
+        pulled one among them, over its spares plus that one). Returns the failures (extra ones appended,
+        unsorted) and their classes."""
+        m, n = self.m, self.n
+        nodes = float(m.job_nodes)
+        if self.bad_due:  # the job's start: a share of its nodes and the pool's are bad
+            self.bad_due = False
+            self.bad_n = np.full(n, float(round(m.bad_share * nodes)))
+            if math.isfinite(m.spare_nodes):
+                self.bad_pool = np.full(n, float(round(m.bad_share * m.spare_nodes)))
+        rng = stream(self.seed, STREAM_BAD, self.index - 1)
+        real = np.isfinite(fh)
+        on = real & self.bad_mask[cls]
+        (base,) = _compact(on, [np.where(on, fh, np.inf)], [np.inf])
+        base = np.sort(base, axis=1)
+        width = base.shape[1]
+        rows = np.arange(n)
+        ptr = np.zeros(n, dtype=np.int64)
+        done = np.zeros(n, dtype=bool)
+        tau = h0.astype(float).copy()
+        bad, pool = self.bad_n, self.bad_pool
+        finite = math.isfinite(m.spare_nodes)
+        spares = m.spare_nodes if finite else 0.0
+        window = self.window
+        h_0, h_end = self.bad_h0, self.bad_hT
+        extra_t: list[np.ndarray] = []
+        extra_r: list[np.ndarray] = []
+        while True:
+            nxt = base[rows, np.minimum(ptr, width - 1)] if width else np.full(n, np.inf)
+            nxt = np.where(ptr < width, nxt, np.inf)
+            rate = self.bad_extra * bad
+            e = rng.standard_exponential(n)
+            with np.errstate(divide="ignore"):
+                te = np.where(rate > 0, tau + e / np.where(rate > 0, rate, 1.0), np.inf)
+            at = np.minimum(te, nxt)
+            act = ~done & (at < h1)
+            done |= ~act  # (a row past the chunk's end is done with it: a fresh draw must not bring it back)
+            if window:  # (the bad nodes at the window's end: the count before the first failure after it)
+                ends = ~done & (tau < h_end) & (at >= h_end) & np.isnan(self.bad_end)
+                self.bad_end[ends] = bad[ends]
+            if not act.any():
+                break
+            extra = act & (te < nxt)
+            u = rng.random((4, n))
+            failed_bad = extra | (act & ~extra & (u[0] * nodes < bad))
+            healthy = nodes - bad - (~failed_bad)  # the healthy nodes other than the failed one
+            right = (u[1] < m.diagnosis) | (healthy < 1)
+            pulled_bad = act & failed_bad & right
+            back_bad = pulled_bad & (u[3] < m.repair_fail)
+            if finite:
+                q = (pool + back_bad) / (spares + 1.0)
+            else:
+                q = np.full(n, m.bad_share)
+            new_bad = act & (u[2] < q)
+            if window:
+                inwin = act & (at >= h_0) & (at < h_end)
+                self.bad_failures += inwin & failed_bad
+                self.misdiagnosed += inwin & ~right
+                self.bad_fixed += inwin & pulled_bad & ~back_bad
+            bad = bad - pulled_bad + new_bad
+            if finite:
+                pool = pool + back_bad - new_bad
+            if extra.any():
+                extra_t.append(at[extra])
+                extra_r.append(rows[extra])
+            tau = np.where(act, at, tau)
+            ptr += act & ~extra
+        if window:  # (no failure after the window's end in this chunk: the count at its end)
+            ends = (tau < h_end) & (h1 >= h_end) & np.isnan(self.bad_end)
+            self.bad_end[ends] = bad[ends]
+        self.bad_n, self.bad_pool = bad, pool
+        if not extra_t:
+            return fh, cls
+        r = np.concatenate(extra_r)
+        t = np.concatenate(extra_t)
+        # Their classes, by the bad classes' shares of a node's failures (the row's own with rate uncertainty).
+        u = rng.random(len(r))
+        k = (u[:, None] >= self.bad_cum[r][:, :-1]).sum(axis=1)
+        c = self.bad_classes[k]
+        order = np.argsort(r, kind="stable")
+        r, t, c = r[order], t[order], c[order]
+        counts = np.bincount(r, minlength=n)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        wide = int(counts.max())
+        add_t = np.full((n, wide), np.inf)
+        add_c = np.zeros((n, wide), dtype=cls.dtype)
+        col = np.arange(len(r)) - starts[r]
+        add_t[r, col] = t
+        add_c[r, col] = c
+        return np.concatenate([fh, add_t], axis=1), np.concatenate([cls, add_c], axis=1)
 
     def _sdc_points(
         self, ft: np.ndarray, cls: np.ndarray, real: np.ndarray, t0: float, t1: float, h1: np.ndarray
