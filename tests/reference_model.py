@@ -25,6 +25,12 @@ next ``D - 1``); a tray failure is covered while the rack has a spare tray not i
 repair for the failure's repair time and nothing changes in the pool), otherwise (and for a domain failure or a
 correlated event) its racks move, taking ``Q`` nodes each from the pool until its repair ends (and the failure's
 downtime, or its replicas' time out, is ``rack_move`` longer), and the racks that come in have every spare free;
+bad nodes (section 1, "Bad nodes") from ``t = 0``: ``round(s N)`` of the job's nodes and ``round(s S)`` of a finite
+pool's bad; each failure of a bad class (scope node, a Poisson stream, not the corruptions found late) is a bad node's
+with the chance ``B / N``, and bad nodes fail besides at ``(M - 1) lam B m(t)`` (drawn afresh at each change of ``B``),
+each of a bad class by their shares; the failed node is pulled with the chance ``p`` (else a healthy one, the failed
+one when none is left), a bad one pulled comes back bad with the chance ``f``, and its replacement is bad with the
+chance ``s`` (unlimited pool) or ``(P + r) / (S + 1)``;
 the pool of ``S`` spares
 (whole racks on NVLink domains: ``floor(S / Q) Q``)
 (a failure *finds no spare* when ``A(t-) + nodes > S``); in restart mode the job is blocked (or shrinks,
@@ -181,6 +187,10 @@ class ReferenceTrials:
     covered: np.ndarray | None = None
     sdc_found: np.ndarray | None = None
     sdc_unrecoverable: np.ndarray | None = None
+    bad_failures: np.ndarray | None = None
+    misdiagnosed: np.ndarray | None = None
+    bad_fixed: np.ndarray | None = None
+    bad_end: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -260,6 +270,13 @@ class _Model:
     sdc_class: int = -1
     sdc_detect: float = 0.0
     retained: float = _INF
+    #: Bad nodes (section 1, "Bad nodes"): per class whether it is a bad class (empty: no bad nodes), the share bad
+    #: at the start, the multiplier, the chance the failed node is the one pulled, the chance a repair leaves one bad.
+    bad_class: tuple[bool, ...] = ()
+    bad_share: float = 0.0
+    bad_mult: float = 1.0
+    diagnosis: float = 1.0
+    repair_fail: float = 0.0
 
 
 def reference_model(scenario: Scenario) -> _Model:
@@ -437,6 +454,17 @@ def reference_model(scenario: Scenario) -> _Model:
         sdc_class=sdc_class,
         sdc_detect=scenario.sdc_detect_hours,
         retained=float(scenario.retained_checkpoints) if scenario.retained_checkpoints > 0 else _INF,
+        # (bad classes: scope node, a Poisson stream, not the corruptions found late, a rate above 0)
+        bad_class=tuple(
+            scope == "node" and dict(scenario.weibull).get(name, 1.0) == 1.0 and j != sdc_class and rates[j] > 0
+            for j, (scope, (name, _)) in enumerate(zip(scopes, names))
+        )
+        if scenario.bad_share > 0
+        else (),
+        bad_share=scenario.bad_share,
+        bad_mult=scenario.bad_multiplier,
+        diagnosis=scenario.diagnosis_p,
+        repair_fail=scenario.repair_fail_p,
     )
 
 
@@ -624,11 +652,29 @@ class _Trial:
                 "covered",
                 "sdc_found",
                 "sdc_unrecoverable",
+                "bad_failures",
+                "misdiagnosed",
+                "bad_fixed",
             ),
             0,
         )
         self.rack_busy: dict[int, list[float]] = {}  # per rack: when its warm spares in repair are back
         self.by_component = [0] * len(m.rates)
+        # -- bad nodes (section 1, "Bad nodes"): from t = 0, the job's bad nodes and the pool's, a good node's rate
+        # by the bad classes (per hour at m = 1) and their shares; the extra failures' process, redrawn at each
+        # change of B (its version names the one in force).
+        self.bad_on = any(m.bad_class)
+        self.bad_started = False
+        self.B = 0
+        self.Pb = 0
+        self.bad_version = 0
+        per_node = [v * m.gpus / m.job_nodes if m.bad_class and m.bad_class[j] else 0.0 for j, v in enumerate(x)]
+        self.bad_lam = math.fsum(per_node)
+        acc, self.bad_cum = 0.0, []
+        for v in per_node:
+            acc += v
+            self.bad_cum.append(acc / self.bad_lam if self.bad_lam > 0 else 1.0)
+        self.bad_end = -1
         self.done_at = _INF
         self.events = 0  # events processed (for the speed figures)
 
@@ -655,13 +701,14 @@ class _Trial:
             self.seq += 1
             heapq.heappush(self.heap, (time, order, self.seq, kind, data))
 
-    def _next_failure(self, t: float) -> float:
-        """The next point of the failures' Poisson process of intensity ``base x m(t)`` after ``t``."""
+    def _next_failure(self, t: float, base: float | None = None) -> float:
+        """The next point of a Poisson process of intensity ``base x m(t)`` after ``t`` (default: the failures')."""
         starts, mults = self.m.piece_starts, self.m.piece_mults
+        base = self.base_rate if base is None else base
         e = self.draws.exp()
         while True:
             i = max(0, bisect.bisect_right(starts, t) - 1)
-            rate = self.base_rate * mults[i]
+            rate = base * mults[i]
             end = starts[i + 1] if i + 1 < len(starts) else _INF
             if rate > 0:
                 if e / rate < end - t:
@@ -852,9 +899,49 @@ class _Trial:
         self.phase, self.left = _COMPUTE, self.m.tau  # after any downtime: a cycle's compute from its start
 
     # -- world events ------------------------------------------------------------------------------------
-    def _on_failure(self, lived: int | None = None, found: bool = False) -> None:
+    # -- bad nodes (section 1, "Bad nodes") ---------------------------------------------------------------
+    def _start_bad(self) -> None:
+        """The job's start: ``round(s N)`` of its nodes bad, and ``round(s S)`` of a finite pool's."""
+        m = self.m
+        self.bad_started = True
+        self.B = round(m.bad_share * m.job_nodes)
+        self.Pb = round(m.bad_share * m.spares) if m.spares < _INF else 0
+        self._schedule_bad()
+
+    def _schedule_bad(self) -> None:
+        """The bad nodes' next extra failure, at ``(M - 1) lam B m(t)`` (the one drawn before is void)."""
+        self.bad_version += 1
+        rate = (self.m.bad_mult - 1.0) * self.bad_lam * self.B
+        if rate > 0:
+            self._push(self._next_failure(self.t, rate), _WORLD, "bad_failure", self.bad_version)
+
+    def _bad_pull(self, extra: bool) -> None:
+        """A node failure of a bad class: which node failed, which is pulled, and what replaces it."""
+        m, N = self.m, self.m.job_nodes
+        failed_bad = extra or self.draws.uniform() * N < self.B
+        healthy = N - self.B - (0 if failed_bad else 1)  # the healthy nodes besides the failed one
+        right = self.draws.uniform() < m.diagnosis or healthy < 1
+        pulled_bad = failed_bad and right
+        back_bad = pulled_bad and self.draws.uniform() < m.repair_fail
+        if m.spares < _INF:
+            q = (self.Pb + (1 if back_bad else 0)) / (m.spares + 1.0)
+        else:
+            q = m.bad_share
+        new_bad = self.draws.uniform() < q
+        if self.in_window:
+            self.n["bad_failures"] += 1 if failed_bad else 0
+            self.n["misdiagnosed"] += 0 if right else 1
+            self.n["bad_fixed"] += 1 if pulled_bad and not back_bad else 0
+        self.B += (1 if new_bad else 0) - (1 if pulled_bad else 0)
+        if m.spares < _INF:
+            self.Pb += (1 if back_bad else 0) - (1 if new_bad else 0)
+        self._schedule_bad()
+
+    def _on_failure(self, lived: int | None = None, found: bool = False, bad_extra: bool = False) -> None:
         m, t = self.m, self.t
-        if lived is None:
+        if bad_extra:  # a bad node's extra failure: its class by the bad classes' shares
+            j = min(bisect.bisect_left(self.bad_cum, self.draws.uniform()), len(self.bad_cum) - 1)
+        elif lived is None:
             self._push(self._next_failure(t), _WORLD, "failure")
             j = bisect.bisect_left(self.class_cum, self.draws.uniform())
             j = min(j, len(self.class_cum) - 1)
@@ -866,6 +953,8 @@ class _Trial:
             if self.sdc_on == 1 and self.job:
                 self.mark = self.P
             return
+        if self.bad_started and m.bad_class[j]:
+            self._bad_pull(bad_extra)
         # (a corruption found: the restart after it rolls back to the newest clean save, section 1)
         self.found = found and self.job and self.mark is not None
         if found:
@@ -1158,13 +1247,21 @@ class _Trial:
                 self._on_slow_drain()
             elif kind == "sdc_found":
                 self._on_failure(lived=int(data), found=True)  # type: ignore[call-overload]
+            elif kind == "bad_failure":
+                if data == self.bad_version:
+                    self._on_failure(bad_extra=True)
             elif kind == "window_opens":
                 self.in_window = True
                 self.P0 = self.min_window = self.P
+                if self.bad_on:
+                    self._start_bad()
             elif kind == "window_closes":
                 self.in_window, self.after_T = False, True
                 self.mT = self.P
+                self.bad_end = self.B
             elif kind == "job_starts":
+                if self.bad_on:
+                    self._start_bad()
                 self.job = True
                 self.mark = self.P if self.sdc_on else None
                 self.in_window = True  # counts over [0, end) for a time to train
@@ -1241,8 +1338,12 @@ def simulate_reference(
             "covered",
             "sdc_found",
             "sdc_unrecoverable",
+            "bad_failures",
+            "misdiagnosed",
+            "bad_fixed",
         )
     }
+    bad_end = np.zeros(trials)
     by_component = np.zeros((trials, len(m.rates)), dtype=np.int64)
     nodes_in_repair = np.zeros(trials)
     train = np.zeros(trials) if training else None
@@ -1254,6 +1355,7 @@ def simulate_reference(
         for key in counts:
             counts[key][i] = trial.n[key]
         by_component[i] = trial.by_component
+        bad_end[i] = trial.bad_end
         span = m.hours if not training else trial.done_at
         nodes_in_repair[i] = trial.area_A / span if span > 0 else float(trial.A)
         if train is not None:
@@ -1276,4 +1378,8 @@ def simulate_reference(
         covered=counts["covered"],
         sdc_found=counts["sdc_found"],
         sdc_unrecoverable=counts["sdc_unrecoverable"],
+        bad_failures=counts["bad_failures"],
+        misdiagnosed=counts["misdiagnosed"],
+        bad_fixed=counts["bad_fixed"],
+        bad_end=bad_end,
     )
