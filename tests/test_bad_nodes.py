@@ -251,3 +251,31 @@ def test_with_no_spare_the_job_gets_its_own_node_back(diagnosis):
     assert fixed.bad_end is not None and fixed.bad_fixed is not None
     assert np.all(fixed.bad_end <= start) and fixed.bad_end.mean() < start - 5
     np.testing.assert_array_equal(fixed.bad_end, start - fixed.bad_fixed)
+
+
+def test_the_window_group_sets_each_input_alone_and_says_what_it_does(make_window, slide_alone, qtbot):
+    from PySide6.QtWidgets import QLabel
+
+    from planner_gui.core.spares.bad import bad_window
+
+    win = make_window(load_preset("llama3-405b").replace(trials=200, days=20.0), restore=False)
+    note = win.findChild(QLabel, "badNote")
+    assert note is not None and note.text().startswith("Off:")
+    share = slide_alone(win, "badShareSlider", "bad_share", 300)
+    sc = win.scenario()
+    assert share > 0 and sc.uses_bad
+    e = bad_window(sc)
+    start = round(share * sc.job_nodes)
+    assert note.text().startswith(f"{start:,} of the {sc.job_nodes:,} nodes bad at the start, failing 5x as often")
+    assert f"{e.extra[0]:,.1f} more failures in the window" in note.text()
+    mult = slide_alone(win, "badMultiplierSlider", "bad_multiplier", 100)
+    assert f"failing {mult:g}x as often" in note.text()
+    diag = slide_alone(win, "diagnosisSlider", "diagnosis_p", -200)
+    assert diag < 1.0 and "of pulls take a healthy node" in note.text()
+    slide_alone(win, "repairFailSlider", "repair_fail_p", 200)
+    # What the window shows is the scenario's: its bad nodes are in the results it draws.
+    qtbot.waitUntil(lambda: not win.compute.busy and win.results_current(), timeout=60_000)
+    d = win.plots.result.main.to_json_dict()
+    assert d["bad"]["share"] == pytest.approx(share) and d["bad"]["multiplier"] == pytest.approx(mult)
+    assert d["spares"]["misdiagnosed"]["mean"] > 0
+    assert d["interruptions_expected"] == pytest.approx(win.plots.result.main.expected.unplanned)

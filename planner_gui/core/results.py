@@ -400,16 +400,11 @@ class SimulationResult:
         """Bad nodes (docs/model.md, "Bad nodes"): the inputs, per trial the window's failures of bad nodes, those
         pulled and fixed, and the job's bad nodes at the window's end, with their expectations
         (:func:`.spares.bad.bad_expected`: exact with an unlimited pool and known rates, else None)."""
-        from .profiles import pieces
-        from .spares.bad import bad_expected, bad_rates
+        from .spares.bad import bad_window
 
         sc = self.scenario
         assert self.bad_failures is not None and self.bad_end is not None and self.bad_fixed is not None
-        rates = np.array([c.rate_per_gpu_hour for c in sc.failure_components], dtype=float)
-        lam = float(bad_rates(sc, rates).sum())
-        p = pieces(sc.rate_profile, sc.days)
-        h = float(np.sum(p.lengths * p.multipliers))
-        e = bad_expected(sc, lam, np.array([h]))
+        e = bad_window(sc)
         exact = e.exact and not sc.rate_uncertainty
         nodes = sc.job_nodes
         return {

@@ -232,6 +232,18 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
                     lambda s: s.replace(retained_checkpoints=max(1, math.ceil(s.retained_checkpoints / factor))),
                 )
             )
+    if sc.uses_bad:  # bad nodes: fewer (burn-in, a vendor's screening), found right, repaired for good
+        out.append(Lever("bad nodes", f"bad nodes {x}", times("bad_share")))
+        if sc.diagnosis_p < 1.0:
+            out.append(
+                Lever(
+                    "misdiagnosis",
+                    f"healthy nodes pulled {x}",
+                    lambda s: s.replace(diagnosis_p=min(1.0, 1.0 - (1.0 - s.diagnosis_p) * factor)),
+                )
+            )
+        if sc.repair_fail_p > 0:
+            out.append(Lever("failed repairs", f"failed repairs {x}", times("repair_fail_p")))
     if sc.uses_correlated:  # correlated failures: fewer (redundant feeds), or smaller (finer power distribution)
         out.append(Lever("correlated failures", f"correlated failures {x}", times("correlated_rate_per_day")))
         if sc.correlated_domains > 1 and sc.uses_spares:  # (the nodes an event takes matter to the pool alone)

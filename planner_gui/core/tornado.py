@@ -341,6 +341,30 @@ def _chances(sc: Scenario) -> list[Unsure]:
     return out
 
 
+def _bad(sc: Scenario) -> list[Unsure]:
+    """Bad nodes (docs/model.md, "Bad nodes"): their share at the start and their multiplier from half to twice (the
+    multiplier at least 1), the chance a pull is of a healthy node and a repair's failure likewise."""
+    if not sc.uses_bad:
+        return []
+    why = "AIReSim's illustrative case (arXiv 2603.07041), no fleet's published figure: half to twice the value entered"
+    m = sc.bad_multiplier
+    mult = Unsure(
+        "bad_multiplier", "bad node's failures", "x", m, max(1.0, m / TIME_FACTOR), min(m * TIME_FACTOR,
+        SPECS["bad_multiplier"].hi), why, lambda s, x: s.replace(bad_multiplier=x),
+    )  # fmt: skip
+    out = [_chance(sc, "bad_share", "bad nodes", why), mult]
+    wrong = 1.0 - sc.diagnosis_p
+    out.append(
+        Unsure(
+            "diagnosis_p", "right node pulled", "", sc.diagnosis_p, max(0.0, 1.0 - wrong * TIME_FACTOR),
+            1.0 - wrong / TIME_FACTOR, why + " (of the wrong pulls)", lambda s, x: s.replace(diagnosis_p=x),
+            needs_bounds=wrong == 0,
+        )
+    )  # fmt: skip
+    out.append(_chance(sc, "repair_fail_p", "failed repairs", why))
+    return out
+
+
 #: How far a node life's shape is unsure: from this factor below it to this factor above (within the shapes allowed).
 SHAPE_FACTOR = 1.25
 
@@ -488,6 +512,7 @@ def unsure_inputs(sc: Scenario, bounds: Mapping[str, tuple[float, float]] | None
         out = [dataclasses.replace(u, label=label) if u.key == "restart_min" else u for u in out]
     out += [u for u in (_repairs(sc), _slow_factor(sc)) if u is not None]
     out += _chances(sc)
+    out += _bad(sc)
     out += _life_shapes(sc)
     out += [u for c in sc.categories if (u := _category_rate(sc, c)) is not None]
     out += [u for u in (_mfu(sc),) if u is not None]

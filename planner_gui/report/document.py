@@ -170,6 +170,19 @@ def headline_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]]
                 "in the inputs",
             )
         )
+    bad = d.get("bad")
+    if isinstance(bad, dict):
+        fails, mis = f"{bad['bad_failures']['mean']:,.1f}", f"{d['spares']['misdiagnosed']['mean']:,.1f}"
+        end = f"{bad['bad_at_end']['mean']:,.1f}"
+        rows.append(
+            (
+                "Bad nodes",
+                f"{_num(fails, 'bad/bad_failures/mean', 'count')} failures of bad nodes",
+                f"{escape(sc.bad_text())}; {_num(mis, 'spares/misdiagnosed/mean', 'count')} healthy nodes pulled "
+                f"instead; {_num(end, 'bad/bad_at_end/mean', 'count')} of the {bad['bad_at_start']:,} bad at the "
+                "start still bad at the end",
+            )
+        )
     sdc = d.get("sdc")
     if isinstance(sdc, dict):
         found, unrec = f"{sdc['found']['mean']:,.1f}", f"{sdc['unrecoverable']['mean']:,.2f}"
@@ -403,6 +416,14 @@ def _show_input(field: str, v: Any) -> str:
         return "a move costs the swap alone" if v == 0 else f"{v:g} min beyond the swap"
     if field == "sdc_detect_hours":
         return "found at once" if v == 0 else f"found {fmt.duration_hours(v)} after it starts, on average"
+    if field == "bad_share":
+        return "none" if v == 0 else f"{100.0 * v:.3g}% of the nodes bad at the start"
+    if field == "bad_multiplier":
+        return f"a bad node fails {v:g}x as often"
+    if field == "diagnosis_p":
+        return f"the failed node pulled {100.0 * v:.3g}% of the time"
+    if field == "repair_fail_p":
+        return f"{100.0 * v:.3g}% of bad nodes' repairs leave them bad"
     if field == "retained_checkpoints":
         return "every one" if v == 0 else f"the last {v:,} persistent saves"
     if field == "rack_spare_trays":

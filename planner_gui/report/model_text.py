@@ -53,6 +53,11 @@ SOURCES: tuple[tuple[str, str], ...] = (
         "starts. No published distribution of the delay for training jobs: the delay is a planner's estimate.",
     ),
     (
+        "AIReSim, arXiv 2603.07041 (DSN 2026), github.com/karthikp-ubc/airesim",
+        "Bad servers (15 % at 5x the random rate in systematic failures), failed diagnoses and two-stage repairs that "
+        "can fail (auto 40 %, manual 20 %, 80 % escalated): the bad-node inputs' illustrative values.",
+    ),
+    (
         "clockwork.io, 'Common approaches to fault-tolerant AI training' (a secondary source)",
         "Operators of NVL72 racks hold 8 of 72 GPUs (2 trays) as warm spares: the GB200 presets' warm spare trays.",
     ),
@@ -84,6 +89,10 @@ DEFAULT_FIELDS: tuple[str, ...] = (
     "rack_move_min",
     "sdc_detect_hours",
     "retained_checkpoints",
+    "bad_share",
+    "bad_multiplier",
+    "diagnosis_p",
+    "repair_fail_p",
     "trials",
     "seed",
     "gpu_hour_cost_usd",
@@ -118,6 +127,10 @@ restart the slow-node detection after it turned slow. Their hours are those the 
 <li><b>Checkpoints that fail</b> (when their chances are above 0): a save fails at its chance and the checkpoint
 before it stays the one an interruption returns to, so more work is lost; a restore from memory that fails its
 validation is followed by a restore from storage, back to the last persistent checkpoint.</li>
+<li><b>Bad nodes</b> (when their share is above 0): a share of the job's nodes and the pool's is bad at the
+job's start and fails by every cause that takes one node the multiplier's times as often; a failure pulls the
+failed node at the chance of a right diagnosis, else a healthy one (the bad one stays and fails again); a bad
+node's repair may leave it bad, and the node that takes a pulled one's place is bad with the pool's share.</li>
 <li><b>Silent data corruption found late</b> (when its delay is above 0): a failure of the Silent Data
 Corruption component starts a corruption that the job does not see; it is found an exponential delay later, a
 failure like any other then. Every checkpoint taken since it started is poisoned, so the job rolls back to the

@@ -30,7 +30,8 @@ from ..core.inputs import Inputs, detect_by_entry, parse_detect_by, parse_weibul
 from ..core.model import DEFAULT_NOTES, SDC_NAME, Scenario, llama3_components
 from ..core.profiles import expected_by_component
 from ..core.scenario_io import NAME_MAX_LEN, ScenarioError, check_weibull, validate, weibull_doc
-from ..core.sim.capabilities import racks_misfit
+from ..core.sim.capabilities import bad_misfit, racks_misfit
+from ..core.spares.bad import bad_window
 from ..core.spares.model import (
     correlated_caveats,
     correlated_nodes,
@@ -101,6 +102,29 @@ def _sdc_note(sc: Scenario, persistent_min: Callable[[], float]) -> str:
     return (
         f"{seen}, each found {fmt.duration_hours(sc.sdc_detect_hours)} after it starts on average; checkpoints "
         f"taken since are poisoned{unkept}"
+    )
+
+
+def _bad_note(sc: Scenario) -> str:
+    """What the Bad nodes group's inputs mean, in words: how many nodes are bad at the start, how many of their failures
+    the window sees beyond a good node's, how many are still bad at its end, and how many pulls take a healthy node."""
+    if not sc.uses_bad:
+        return "Off: every node fails at its components' rates (the other inputs here apply to bad nodes only)"
+    misfit = bad_misfit(sc)
+    if misfit is not None:
+        return misfit.split(": ", 1)[1][:1].upper() + misfit.split(": ", 1)[1][1:]
+    e = bad_window(sc)
+    about = "" if e.exact else "about "
+    start = round(sc.bad_share * sc.job_nodes)
+    wrong = (
+        f"; {fmt.percent(1.0 - sc.diagnosis_p, 0)} of pulls take a healthy node and leave the failed one"
+        if sc.diagnosis_p < 1.0
+        else ""
+    )
+    return (
+        f"{fmt.count(start)} of the {fmt.count(sc.job_nodes)} nodes bad at the start, failing "
+        f"{sc.bad_multiplier:g}x as often: {about}{fmt.count(float(e.extra[0]), 1)} more failures in the window than "
+        f"good nodes would have, {about}{fmt.count(float(e.bad[0]), 1)} still bad at its end{wrong}"
     )
 
 
@@ -279,6 +303,7 @@ class ControlsPanel(QScrollArea):
         self._build_slow()
         self._build_failing()
         self._build_sdc()
+        self._build_bad()
         self._build_correlated()
         self._build_lives()
         self._build_racks()
@@ -541,6 +566,14 @@ class ControlsPanel(QScrollArea):
         self._value(lay, "retained_checkpoints", "retainedCheckpointsSlider")
         self.sdc_note = self._note(lay, "sdcNote")
 
+    def _build_bad(self) -> None:
+        lay = self._group("Bad nodes")
+        self._value(lay, "bad_share", "badShareSlider")
+        self._value(lay, "bad_multiplier", "badMultiplierSlider")
+        self._value(lay, "diagnosis_p", "diagnosisSlider")
+        self._value(lay, "repair_fail_p", "repairFailSlider")
+        self.bad_note = self._note(lay, "badNote")
+
     def _build_correlated(self) -> None:
         lay = self._group("Correlated failures")
         self._value(lay, "correlated_rate_per_day", "correlatedRateSlider")
@@ -685,6 +718,8 @@ class ControlsPanel(QScrollArea):
             self.slow_note.setText(_slow_note(sc))
         if everything or {"save_fail_p", "restore_fail_p", "tiers"} & changed:
             self.fail_note.setText(_fail_note(sc))
+        # (its counts follow the rates, the size, the days and the pool)
+        self.bad_note.setText(_bad_note(sc))
         # (its count follows the component's rate, the size, the days and a profile; its share the cadence)
         self.sdc_note.setText(_sdc_note(sc, self.inputs.interval_minutes))
         # (the nodes an event takes: the size and the domains; what it does and what moves it: the pool, the profile)

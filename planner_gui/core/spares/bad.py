@@ -28,7 +28,7 @@ import numpy as np
 
 from ..model import Scenario
 
-__all__ = ["BadExpectation", "bad_exact", "bad_expected", "bad_rates"]
+__all__ = ["BadExpectation", "bad_exact", "bad_expected", "bad_rates", "bad_window"]
 
 #: Steps of the finite pool's integration per unit of ``lam M h`` (each a fourth-order Runge-Kutta step), at least.
 _STEPS_PER_UNIT = 64
@@ -119,3 +119,14 @@ def bad_expected(scenario: Scenario, lam: float, hs: np.ndarray) -> BadExpectati
         area += dt / 6.0 * (k1[2] + 2 * k2[2] + 2 * k3[2] + k4[2])
         b_path[i + 1], a_path[i + 1] = min(max(b, 0.0), n), area
     return BadExpectation(np.interp(hs, grid, b_path), np.interp(hs, grid, a_path), lam, m, False)
+
+
+def bad_window(scenario: Scenario) -> BadExpectation:
+    """The expectations of :func:`bad_expected` at the window's end (the profile's clock over the window), at the
+    components' rates as given."""
+    from ..profiles import pieces
+
+    rates = np.array([c.rate_per_gpu_hour for c in scenario.failure_components], dtype=float)
+    lam = float(bad_rates(scenario, rates).sum())
+    p = pieces(scenario.rate_profile, scenario.days)
+    return bad_expected(scenario, lam, np.array([float(np.sum(p.lengths * p.multipliers))]))
