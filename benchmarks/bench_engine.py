@@ -239,6 +239,11 @@ def main() -> None:
         f"cause + checkpoints that fail + correlated failures + node lives + racks + silent corruption: {line}"
     )
     print("         (floor 0.015)")
+    # Bad nodes are not modelled on racks: the same line with a bad batch (15 %, 5x, 80 % diagnosed, repairs failing
+    # 24 %) in place of the racks.
+    batch = deep.replace(nvlink_gpus=0, rack_spare_trays=0, bad_share=0.15, diagnosis_p=0.8, repair_fail_p=0.24)
+    line = general_line(batch, base, max(1, args.repeat // 3))
+    print(f"general  the same with bad nodes in place of racks: {line}  (floor 0.015)")
     xs = gpu_counts(41)
     for trials in (50, 200, 1000):
         sc = Scenario(trials=trials)

@@ -18,11 +18,11 @@ from reference_model import simulate_reference
 from test_sim import COUNTS, Z, _z, against_reference
 
 from planner_gui.cli import main
+from planner_gui.core.bad_nodes import bad_classes, bad_expected, bad_rates
 from planner_gui.core.model import Scenario, Training
 from planner_gui.core.results import simulate
 from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict
-from planner_gui.core.sim.capabilities import bad_classes, window_engine
-from planner_gui.core.spares.bad import bad_expected, bad_rates
+from planner_gui.core.sim.capabilities import window_engine
 from planner_gui.core.spares.model import Spares
 
 
@@ -256,7 +256,7 @@ def test_with_no_spare_the_job_gets_its_own_node_back(diagnosis):
 def test_the_window_group_sets_each_input_alone_and_says_what_it_does(make_window, slide_alone, qtbot):
     from PySide6.QtWidgets import QLabel
 
-    from planner_gui.core.spares.bad import bad_window
+    from planner_gui.core.profiles import bad_window
 
     win = make_window(load_preset("llama3-405b").replace(trials=200, days=20.0), restore=False)
     note = win.findChild(QLabel, "badNote")

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from ..core import fmt
+from ..core.bad_nodes import bad_exact
 from ..core.model import Scenario
 from ..core.params import resolve
 from ..core.plan import interval_range
@@ -17,7 +18,6 @@ from ..core.scenario_io import (
     save,
 )
 from ..core.sim.capabilities import general_points, general_seconds, train_engine, window_engine
-from ..core.spares.bad import bad_exact
 from ..core.spares.model import Spares, correlated_caveats, correlated_nodes_text, correlated_then, spare_racks
 from ..core.specs import MIN_INTERVAL_MIN
 from ..core.sweep import (

@@ -37,6 +37,7 @@ import math
 import numpy as np
 from scipy.special import gamma as gamma_fn
 
+from .bad_nodes import BadExpectation, bad_expected, bad_rates
 from .model import Profile, Scenario
 from .rates import RatePosterior, gamma_rule, mean_job_rate
 from .renewal import unit_renewals, weibull_renewal_function, window_rates
@@ -44,6 +45,7 @@ from .renewal import unit_renewals, weibull_renewal_function, window_rates
 __all__ = [
     "BURN_IN_PIECES",
     "Pieces",
+    "bad_window",
     "burn_in_profile",
     "expected_by_component",
     "expected_per_day",
@@ -141,7 +143,7 @@ def expected_to(scenario: Scenario, hours: np.ndarray) -> np.ndarray:
     lives of its shape (:func:`weibull_renewal_function`), ``eta`` its scale on the profile's clock; with rate
     uncertainty averaged over its rate's posterior by the Gamma rule of :mod:`.rates`. A cluster that is not
     new has its positions in their steady state, whose renewals come at the long-run rate, ``x G H(t)``. Bad nodes
-    add their extra failures (:func:`.spares.bad.bad_expected`: exact with an unlimited pool; with rate
+    add their extra failures (:func:`.bad_nodes.bad_expected`: exact with an unlimited pool; with rate
     uncertainty, at the rates' posterior mean)."""
     comps = scenario.failure_components
     post = RatePosterior.of(comps)
@@ -155,8 +157,6 @@ def expected_to(scenario: Scenario, hours: np.ndarray) -> np.ndarray:
     h = np.interp(np.asarray(hours, dtype=float), bounds, cum)  # int_0^t m: piecewise linear between the bounds
     out: np.ndarray = rates[:, None] * scenario.gpus * h[None, :]
     if scenario.uses_bad:  # bad nodes' extra failures (docs/model.md, "Bad nodes"), shared by the classes' rates
-        from .spares.bad import bad_expected, bad_rates
-
         per = bad_rates(scenario, rates)
         lam = float(per.sum())
         if lam > 0:
@@ -243,3 +243,12 @@ def power_law_profile(
     cum = (edges * 24.0 / log_hours) ** shape * log_hours  # int_0^t of the multiplier, hours
     mults = np.diff(cum) / (np.diff(edges) * 24.0)
     return tuple((float(d - start_day), float(m)) for d, m in zip(edges[:-1], mults))
+
+
+def bad_window(scenario: Scenario) -> BadExpectation:
+    """Bad nodes' expectations (:func:`.bad_nodes.bad_expected`) at the window's end, on the profile's clock over the
+    window, at the components' rates as given."""
+    rates = np.array([c.rate_per_gpu_hour for c in scenario.failure_components], dtype=float)
+    lam = float(bad_rates(scenario, rates).sum())
+    p = pieces(scenario.rate_profile, scenario.days)
+    return bad_expected(scenario, lam, np.array([float(np.sum(p.lengths * p.multipliers))]))

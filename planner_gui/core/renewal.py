@@ -101,7 +101,7 @@ def window_rates(scenario: Scenario) -> Scenario:
     that are not exponential, each such component at its mean rate over the window (its expected failures over the
     window's GPU-hours, at the base rates: no profile, no uncertainty, as every optimum takes them) and its life
     exponential; with bad nodes (docs/model.md, "Bad nodes"), each class a bad node fails by more often at its mean
-    rate over the window, their extra failures included (:func:`.spares.bad.bad_expected`, at the base rates too), and
+    rate over the window, their extra failures included (:func:`.bad_nodes.bad_expected`, at the base rates too), and
     no node bad; else the scenario itself."""
     if scenario.uses_bad:
         scenario = _without_bad(scenario)
@@ -120,7 +120,7 @@ def window_rates(scenario: Scenario) -> Scenario:
 
 def _without_bad(scenario: Scenario) -> Scenario:
     """The scenario with each class a bad node fails by more often at its mean rate over the window and no bad node."""
-    from .spares.bad import bad_expected, bad_rates
+    from .bad_nodes import bad_expected, bad_rates
 
     rates = np.array([c.rate_per_gpu_hour for c in scenario.failure_components], dtype=float)
     per = bad_rates(scenario, rates)[: len(scenario.components)]  # (the correlated class is never a node's)

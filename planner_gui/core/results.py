@@ -399,8 +399,8 @@ class SimulationResult:
     def _bad_json(self) -> dict[str, Any]:
         """Bad nodes (docs/model.md, "Bad nodes"): the inputs, per trial the window's failures of bad nodes, those
         pulled and fixed, and the job's bad nodes at the window's end, with their expectations
-        (:func:`.spares.bad.bad_expected`: exact with an unlimited pool and known rates, else None)."""
-        from .spares.bad import bad_window
+        (:func:`.bad_nodes.bad_expected`: exact with an unlimited pool and known rates, else None)."""
+        from .profiles import bad_window
 
         sc = self.scenario
         assert self.bad_failures is not None and self.bad_end is not None and self.bad_fixed is not None

@@ -28,10 +28,9 @@ from PySide6.QtWidgets import (
 from ..core import fmt
 from ..core.inputs import Inputs, detect_by_entry, parse_detect_by, parse_weibull, weibull_entry
 from ..core.model import DEFAULT_NOTES, SDC_NAME, Scenario, llama3_components
-from ..core.profiles import expected_by_component
+from ..core.profiles import bad_window, expected_by_component
 from ..core.scenario_io import NAME_MAX_LEN, ScenarioError, check_weibull, validate, weibull_doc
 from ..core.sim.capabilities import bad_misfit, racks_misfit
-from ..core.spares.bad import bad_window
 from ..core.spares.model import (
     correlated_caveats,
     correlated_nodes,

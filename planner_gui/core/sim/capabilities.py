@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bad_nodes import bad_classes
 from ..model import CORRELATED_NAME, SDC_NAME, Scenario
 from ..profiles import is_flat
 from ..rates import RatePosterior
@@ -48,7 +49,6 @@ __all__ = [
     "SIMULATED_ONLY",
     "Engine",
     "Feature",
-    "bad_classes",
     "bad_misfit",
     "features",
     "general_points",
@@ -303,23 +303,6 @@ def bad_misfit(sc: Scenario) -> str | None:
             "component the node scope, or a Weibull shape of 1)"
         )
     return None
-
-
-def bad_classes(sc: Scenario) -> np.ndarray:
-    """Per failure class (:attr:`Scenario.failure_components`), whether a bad node fails by it more often
-    (docs/model.md, "Bad nodes"): the causes that take one node, drawn as a Poisson stream (not a node life of
-    another shape, not a silent corruption found late), with a rate above 0."""
-    from ..tiers.model import class_scopes
-
-    comps = sc.failure_components
-    sdc = sc.sdc_component if sc.uses_sdc else None
-    return np.array(
-        [
-            scope == "node" and sc.weibull_shape_of(c) == 1.0 and c is not sdc and c.rate_per_gpu_hour > 0
-            for c, scope in zip(comps, class_scopes(sc))
-        ],
-        dtype=bool,
-    )
 
 
 def racks_misfit(sc: Scenario) -> str | None:

@@ -26,20 +26,33 @@ import math
 
 import numpy as np
 
-from ..model import Scenario
+from .model import Scenario
+from .scopes import class_scopes
 
-__all__ = ["BadExpectation", "bad_exact", "bad_expected", "bad_rates", "bad_window"]
+__all__ = ["BadExpectation", "bad_classes", "bad_exact", "bad_expected", "bad_rates"]
 
 #: Steps of the finite pool's integration per unit of ``lam M h`` (each a fourth-order Runge-Kutta step), at least.
 _STEPS_PER_UNIT = 64
 _MIN_STEPS = 256
 
 
+def bad_classes(sc: Scenario) -> np.ndarray:
+    """Per failure class (:attr:`.model.Scenario.failure_components`), whether a bad node fails by it more often
+    (docs/model.md, "Bad nodes"): the causes that take one node, drawn as a Poisson stream (not a node life of
+    another shape, not a silent corruption found late), with a rate above 0."""
+    sdc = sc.sdc_component if sc.uses_sdc else None
+    return np.array(
+        [
+            scope == "node" and sc.weibull_shape_of(c) == 1.0 and c is not sdc and c.rate_per_gpu_hour > 0
+            for c, scope in zip(sc.failure_components, class_scopes(sc))
+        ],
+        dtype=bool,
+    )
+
+
 def bad_rates(scenario: Scenario, rates: np.ndarray) -> np.ndarray:
     """Per failure class, a good node's failures per hour by it where a bad node fails more often by it (0
     elsewhere), from the classes' ``rates`` per GPU-hour."""
-    from ..sim.capabilities import bad_classes
-
     mask = bad_classes(scenario)
     out: np.ndarray = np.where(mask, np.asarray(rates, dtype=float) * scenario.gpus / max(scenario.job_nodes, 1), 0.0)
     return out
@@ -119,14 +132,3 @@ def bad_expected(scenario: Scenario, lam: float, hs: np.ndarray) -> BadExpectati
         area += dt / 6.0 * (k1[2] + 2 * k2[2] + 2 * k3[2] + k4[2])
         b_path[i + 1], a_path[i + 1] = min(max(b, 0.0), n), area
     return BadExpectation(np.interp(hs, grid, b_path), np.interp(hs, grid, a_path), lam, m, False)
-
-
-def bad_window(scenario: Scenario) -> BadExpectation:
-    """The expectations of :func:`bad_expected` at the window's end (the profile's clock over the window), at the
-    components' rates as given."""
-    from ..profiles import pieces
-
-    rates = np.array([c.rate_per_gpu_hour for c in scenario.failure_components], dtype=float)
-    lam = float(bad_rates(scenario, rates).sum())
-    p = pieces(scenario.rate_profile, scenario.days)
-    return bad_expected(scenario, lam, np.array([float(np.sum(p.lengths * p.multipliers))]))
