@@ -791,66 +791,81 @@ class World:
         on = real & self.bad_mask[cls]
         (base,) = _compact(on, [np.where(on, fh, np.inf)], [np.inf])
         base = np.sort(base, axis=1)
-        width = base.shape[1]
+        base = np.concatenate([base, np.full((n, 1), np.inf)], axis=1)  # (an inf past each row's last)
         rows = np.arange(n)
         ptr = np.zeros(n, dtype=np.int64)
         done = np.zeros(n, dtype=bool)
         tau = h0.astype(float).copy()
-        bad, pool = self.bad_n, self.bad_pool
+        bad, pool = self.bad_n.copy(), self.bad_pool.copy()
         finite = math.isfinite(m.spare_nodes)
         spares = m.spare_nodes if finite else 0.0
-        window = self.window
+        q_unlimited = m.bad_share
+        per_bad = self.bad_extra
+        # The window's counts: every failure of a chunk wholly inside it counts, none of one wholly outside; only a
+        # chunk across an edge compares times (and finds the bad nodes at the window's end).
         h_0, h_end = self.bad_h0, self.bad_hT
-        extra_t: list[np.ndarray] = []
-        extra_r: list[np.ndarray] = []
-        while True:
-            nxt = base[rows, np.minimum(ptr, width - 1)] if width else np.full(n, np.inf)
-            nxt = np.where(ptr < width, nxt, np.inf)
-            rate = self.bad_extra * bad
-            e = rng.standard_exponential(n)
-            with np.errstate(divide="ignore"):
-                te = np.where(rate > 0, tau + e / np.where(rate > 0, rate, 1.0), np.inf)
-            at = np.minimum(te, nxt)
-            act = ~done & (at < h1)
-            done |= ~act  # (a row past the chunk's end is done with it: a fresh draw must not bring it back)
-            if window:  # (the bad nodes at the window's end: the count before the first failure after it)
-                ends = ~done & (tau < h_end) & (at >= h_end) & np.isnan(self.bad_end)
-                self.bad_end[ends] = bad[ends]
-            if not act.any():
-                break
-            extra = act & (te < nxt)
-            u = rng.random((4, n))
-            failed_bad = extra | (act & ~extra & (u[0] * nodes < bad))
-            healthy = nodes - bad - (~failed_bad)  # the healthy nodes other than the failed one
-            right = (u[1] < m.diagnosis) | (healthy < 1)
-            pulled_bad = act & failed_bad & right
-            back_bad = pulled_bad & (u[3] < m.repair_fail)
-            if finite:
-                q = (pool + back_bad) / (spares + 1.0)
-            else:
-                q = np.full(n, m.bad_share)
-            new_bad = act & (u[2] < q)
-            if window:
-                inwin = act & (at >= h_0) & (at < h_end)
-                self.bad_failures += inwin & failed_bad
-                self.misdiagnosed += inwin & ~right
-                self.bad_fixed += inwin & pulled_bad & ~back_bad
-            bad = bad - pulled_bad + new_bad
-            if finite:
-                pool = pool + back_bad - new_bad
-            if extra.any():
-                extra_t.append(at[extra])
-                extra_r.append(rows[extra])
-            tau = np.where(act, at, tau)
-            ptr += act & ~extra
-        if window:  # (no failure after the window's end in this chunk: the count at its end)
+        inside = self.window and bool(np.all(h0 >= h_0) and np.all(h1 <= h_end))
+        across = self.window and not inside and bool(np.any((h1 > h_0) & (h0 < h_end)))
+        extra_t: list[np.ndarray] = []  # (per step, the extra failure's time in each row; inf: none)
+        block = 64
+        k = block
+        e_blk = u_blk = np.zeros(0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            while True:
+                if k == block:  # (the draws come in blocks of steps)
+                    e_blk, u_blk, k = rng.standard_exponential((block, n)), rng.random((block, 4, n)), 0
+                e, u = e_blk[k], u_blk[k]
+                k += 1
+                nxt = base[rows, ptr]
+                te = tau + e / (per_bad * bad)  # (no bad node: inf)
+                at = np.minimum(te, nxt)
+                act = at < h1
+                act &= ~done
+                if across:  # (the bad nodes at the window's end: the count before the first failure after it)
+                    ends = ~done & (tau < h_end) & (at >= h_end) & np.isnan(self.bad_end)
+                    self.bad_end[ends] = bad[ends]
+                done |= ~act
+                if not act.any():
+                    break
+                extra = act & (te < nxt)
+                failed_bad = act & (u[0] * nodes < bad)
+                failed_bad |= extra
+                right = u[1] < m.diagnosis
+                if m.diagnosis < 1.0 and np.any(bad >= nodes - 1.0):  # (no healthy node to pull instead)
+                    right |= nodes - bad - ~failed_bad < 1
+                pulled_bad = failed_bad & right
+                back_bad = pulled_bad & (u[3] < m.repair_fail) if m.repair_fail > 0 else None
+                if finite:
+                    q = (pool + back_bad) / (spares + 1.0) if back_bad is not None else pool / (spares + 1.0)
+                    new_bad = act & (u[2] < q)
+                else:
+                    new_bad = act & (u[2] < q_unlimited)
+                if inside or across:
+                    inwin = act if inside else act & (at >= h_0) & (at < h_end)
+                    self.bad_failures += inwin & failed_bad
+                    self.misdiagnosed += inwin & ~right
+                    fixed = pulled_bad if back_bad is None else pulled_bad & ~back_bad
+                    self.bad_fixed += inwin & fixed
+                bad += new_bad
+                bad -= pulled_bad
+                if finite:
+                    pool -= new_bad
+                    if back_bad is not None:
+                        pool += back_bad
+                extra_t.append(np.where(extra, at, np.inf))
+                np.copyto(tau, at, where=act)
+                ptr += act & ~extra
+        if across:  # (no failure after the window's end in this chunk: the count at its end)
             ends = (tau < h_end) & (h1 >= h_end) & np.isnan(self.bad_end)
             self.bad_end[ends] = bad[ends]
         self.bad_n, self.bad_pool = bad, pool
         if not extra_t:
             return fh, cls
-        r = np.concatenate(extra_r)
-        t = np.concatenate(extra_t)
+        steps = np.stack(extra_t, axis=1)
+        r, col = np.nonzero(np.isfinite(steps))
+        if not len(r):
+            return fh, cls
+        t = steps[r, col]
         # Their classes, by the bad classes' shares of a node's failures (the row's own with rate uncertainty).
         u = rng.random(len(r))
         k = (u[:, None] >= self.bad_cum[r][:, :-1]).sum(axis=1)
