@@ -18,11 +18,11 @@ from reference_model import simulate_reference
 from test_sim import COUNTS, Z, _z, against_reference
 
 from planner_gui.cli import main
-from planner_gui.core.bad_nodes import bad_classes, bad_expected, bad_rates
+from planner_gui.core.bad_nodes import bad_classes, bad_exact, bad_expected, bad_rates, closed_form_holds
 from planner_gui.core.model import Scenario, Training
 from planner_gui.core.results import simulate
 from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict
-from planner_gui.core.sim.capabilities import window_engine
+from planner_gui.core.sim.capabilities import general_points, window_engine
 from planner_gui.core.spares.model import Spares
 
 
@@ -186,7 +186,7 @@ def test_the_run_command_gives_the_contract_and_a_line(capsys):
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "Bad nodes" in text and "15% of nodes bad at the start, failing 6x as often" in text
-    assert "healthy nodes pulled instead" in text
+    assert "healthy nodes pulled instead" in text and "nodes bad at the end" in text
 
 
 def test_bad_input_is_refused_in_one_line(capsys):
@@ -194,6 +194,13 @@ def test_bad_input_is_refused_in_one_line(capsys):
         assert main(["run", flag, value]) == 2
         err = capsys.readouterr().err.strip()
         assert flag in err and "--bad-share" in err and "\n" not in err
+    # (their defaults, said with a share of 0, are no mistake)
+    assert main(["run", "--bad-share", "0", "--diagnosis-p", "1", "--bad-multiplier", "5", "--trials", "20"]) == 0
+    capsys.readouterr()
+    # A share too small to make one bad node is refused, naming the least that does.
+    assert main(["run", "--bad-share", "0.0001"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no bad node" in err and f"{1 / 2048:.3g}" in err
     for flag, value in (("--bad-share", "1.5"), ("--bad-multiplier", "0.5"), ("--diagnosis-p", "-0.1")):
         assert main(["run", "--bad-share", "0.1", flag, value]) == 2
         err = capsys.readouterr().err.strip()
@@ -279,3 +286,43 @@ def test_the_window_group_sets_each_input_alone_and_says_what_it_does(make_windo
     assert d["bad"]["share"] == pytest.approx(share) and d["bad"]["multiplier"] == pytest.approx(mult)
     assert d["spares"]["misdiagnosed"]["mean"] > 0
     assert d["interruptions_expected"] == pytest.approx(win.plots.result.main.expected.unplanned)
+
+
+def test_where_no_healthy_node_is_left_the_expectations_are_the_mean_equations_and_said_so(capsys):
+    # Every node bad: a misdiagnosis finds no healthy node to pull, so the failed one is pulled whatever the chance
+    # of a right pull. The closed form does not hold (it would grow without end); the mean equations, with that edge,
+    # give the same expectations as a right pull every time, and the optimal interval with them.
+    sc = Scenario(days=10.0, trials=300, seed=9, bad_share=1.0, bad_multiplier=20.0, repair_fail_p=1.0)
+    wrong, right = simulate(sc.replace(diagnosis_p=0.0)), simulate(sc)
+    assert not bad_exact(sc.replace(diagnosis_p=0.0)) and bad_exact(sc)
+    assert wrong.expected.unplanned == pytest.approx(right.expected.unplanned, rel=1e-6)
+    assert wrong.optimal.daly == pytest.approx(right.optimal.daly, rel=1e-6)
+    for res in (wrong, right):
+        mean, se = _mean_se(res.trials.unplanned)
+        assert abs(mean - res.expected.unplanned) <= Z * se, (mean, res.expected.unplanned, se)
+    d = wrong.to_json_dict()
+    assert d["bad"]["bad_failures_expected"] is None and d["bad"]["bad_at_end_expected"] is None
+    # A share that grows toward the edge (k < 0) is no closed form either: "expected about".
+    grows = _lone(diagnosis_p=0.0, trials=100)
+    assert not closed_form_holds(grows, 1e-4)
+    assert main(["run", "--bad-share", "0.5", "--diagnosis-p", "0", "--trials", "50"]) == 0
+    assert "expected about" in capsys.readouterr().out
+
+
+def test_the_size_estimate_counts_the_bad_nodes_failures():
+    sc = Scenario(gpus=100_000, trials=100)
+    worst = sc.replace(bad_share=1.0, bad_multiplier=100.0)
+    ratio = general_points(worst) / general_points(sc)
+    assert ratio > 50.0  # (every node-taking failure of the window 100 times as often)
+
+
+def test_a_failed_repair_is_no_lever_with_an_unlimited_pool():
+    from planner_gui.core.sensitivity import levers
+    from planner_gui.core.tornado import unsure_inputs
+
+    sc = _lone(repair_fail_p=0.3)
+    assert "failed repairs" not in [lv.name for lv in levers(sc)]
+    assert "repair_fail_p" not in [u.key for u in unsure_inputs(sc)]
+    pooled = sc.replace(spares=Spares(spare_nodes=64))
+    assert "failed repairs" in [lv.name for lv in levers(pooled)]
+    assert "repair_fail_p" in [u.key for u in unsure_inputs(pooled)]

@@ -170,7 +170,7 @@ def _bad_line(sc: Scenario, bad: dict[str, Any], spares: dict[str, Any]) -> str:
     return (
         f"Bad nodes                {sc.bad_text()}: {bad['bad_failures']['mean']:,.1f} failures of bad nodes"
         f"{expected}; {bad['fixed']['mean']:,.1f} pulled and fixed, {mis:,.1f} healthy nodes pulled instead; "
-        f"{end:,.1f} of the {bad['bad_at_start']:,} bad at the start still bad at the end{end_text}"
+        f"{end:,.1f} nodes bad at the end{end_text}, {bad['bad_at_start']:,} at the start"
     )
 
 

@@ -248,6 +248,14 @@ _NAMED_FIELDS = (
 )
 
 
+#: Why each bad-node input changes nothing without bad nodes.
+BAD_WHY = {
+    "bad_multiplier": "it is how much more often a bad node fails",
+    "diagnosis_p": "pulling a healthy node instead of a good one that failed changes no node's state",
+    "repair_fail_p": "a good node's repair leaves it good",
+}
+
+
 #: The training section's field set by each flag (``planner-gui run`` only).
 TRAINING_FLAGS = {
     "train_flops": "--train-flops",
@@ -656,11 +664,12 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
             f"{_typed_flag(args, FLAG_FIELDS['retained_checkpoints'])}: changes nothing while corruption is found at "
             "once (a rollback needs only the last checkpoint); give --sdc-detect-hours H"
         )
-    bad_inputs = [f for f in ("bad_multiplier", "diagnosis_p", "repair_fail_p") if f in overrides]
+    # (a bad-node input set away from its default without bad nodes changes nothing)
+    bad_inputs = [f for f in BAD_WHY if f in overrides and overrides[f] != getattr(Scenario(), f)]
     if bad_inputs and not sc.uses_bad:
         raise ScenarioError(
-            f"{_typed_flag(args, FLAG_FIELDS[bad_inputs[0]])}: changes nothing without bad nodes (a misdiagnosis or "
-            "a failed repair of a good node leaves it good); give --bad-share S"
+            f"{_typed_flag(args, FLAG_FIELDS[bad_inputs[0]])}: changes nothing without bad nodes "
+            f"({BAD_WHY[bad_inputs[0]]}); give --bad-share S above 0"
         )
     edits = [
         f"{_typed_flag(args, FLAG_FIELDS[f])} {_show_value(overrides[f])}"

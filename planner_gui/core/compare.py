@@ -41,7 +41,7 @@ _INPUTS: tuple[tuple[str, Callable[[Scenario], str]], ...] = (
     ("checkpoints that fail", lambda s: s.failing_checkpoints_text(short=True)),
     ("correlated failures", lambda s: s.correlated_text(short=True)),
     ("silent corruption (found after, kept)", lambda s: _sdc_text(s)),
-    ("bad nodes (share, failures, diagnosed)", lambda s: s.bad_text(short=True)),
+    ("bad nodes (share, multiplier, right pulls, failed repairs)", lambda s: s.bad_text(short=True)),
     ("node lives (shape, scale)", lambda s: s.weibull_text(short=True) or "exponential"),
     ("new cluster", lambda s: "yes" if s.new_cluster else "no"),
     ("racks (NVLink domain, warm spares)", lambda s: s.rack_text(short=True)),
@@ -109,6 +109,7 @@ OUTPUTS: tuple[tuple[str, Callable[[dict[str, Any]], float | None], str], ...] =
     ("spare pool cost", lambda d: d["spares"]["idle_cost_usd"] if _pool(d) else None, "$"),
     ("failures of bad nodes", lambda d: d["bad"]["bad_failures"]["mean"] if "bad" in d else None, ""),
     ("healthy nodes pulled instead", lambda d: d["spares"]["misdiagnosed"]["mean"] if "bad" in d else None, ""),
+    ("nodes bad at the end", lambda d: d["bad"]["bad_at_end"]["mean"] if "bad" in d else None, ""),
     ("warm spare trays' cost", lambda d: d["racks"]["warm_spare_cost_usd"] if "racks" in d else None, "$"),
     (
         "cost with the spares held",

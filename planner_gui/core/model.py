@@ -935,12 +935,14 @@ class Scenario:
 
     def bad_text(self, *, short: bool = False) -> str:
         """The bad-node inputs in words: "none", or "15% of nodes bad at the start, failing 5x as often, the right
-        node pulled 90% of the time, repairs failing 24%"; ``short``: "15% bad, 5x, 90% diagnosed"."""
+        node pulled 90% of the time, repairs leaving 24% bad"; ``short``: "15% bad, 5x, 90% right, 24% repairs
+        fail"."""
         if not self.uses_bad:
             return "none"
         share, diag = f"{100.0 * self.bad_share:.3g}%", f"{100.0 * self.diagnosis_p:.3g}%"
         if short:
-            return f"{share} bad, {self.bad_multiplier:g}x, {diag} diagnosed"
+            fail = f"{100.0 * self.repair_fail_p:.3g}%"
+            return f"{share} bad, {self.bad_multiplier:g}x, {diag} right, {fail} repairs fail"
         parts = [f"{share} of nodes bad at the start, failing {self.bad_multiplier:g}x as often"]
         parts.append(f"the right node pulled {diag} of the time")
         if self.repair_fail_p > 0:

@@ -242,7 +242,8 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
                     lambda s: s.replace(diagnosis_p=min(1.0, 1.0 - (1.0 - s.diagnosis_p) * factor)),
                 )
             )
-        if sc.repair_fail_p > 0:
+        if sc.repair_fail_p > 0 and sc.spares is not None and sc.spares.spare_nodes is not None:
+            # (with an unlimited pool a pulled node leaves the books: a failed repair changes nothing)
             out.append(Lever("failed repairs", f"failed repairs {x}", times("repair_fail_p")))
     if sc.uses_correlated:  # correlated failures: fewer (redundant feeds), or smaller (finer power distribution)
         out.append(Lever("correlated failures", f"correlated failures {x}", times("correlated_rate_per_day")))

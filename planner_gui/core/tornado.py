@@ -361,7 +361,8 @@ def _bad(sc: Scenario) -> list[Unsure]:
             needs_bounds=wrong == 0,
         )
     )  # fmt: skip
-    out.append(_chance(sc, "repair_fail_p", "failed repairs", why))
+    if sc.spares is not None and sc.spares.spare_nodes is not None:  # (unlimited: a pulled node leaves the books)
+        out.append(_chance(sc, "repair_fail_p", "failed repairs", why))
     return out
 
 

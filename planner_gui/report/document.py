@@ -179,8 +179,8 @@ def headline_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]]
                 "Bad nodes",
                 f"{_num(fails, 'bad/bad_failures/mean', 'count')} failures of bad nodes",
                 f"{escape(sc.bad_text())}; {_num(mis, 'spares/misdiagnosed/mean', 'count')} healthy nodes pulled "
-                f"instead; {_num(end, 'bad/bad_at_end/mean', 'count')} of the {bad['bad_at_start']:,} bad at the "
-                "start still bad at the end",
+                f"instead; {_num(end, 'bad/bad_at_end/mean', 'count')} nodes bad at the end, "
+                f"{bad['bad_at_start']:,} at the start",
             )
         )
     sdc = d.get("sdc")

@@ -116,7 +116,8 @@ def _bad_note(sc: Scenario) -> str:
     about = "" if e.exact else "about "
     start = round(sc.bad_share * sc.job_nodes)
     wrong = (
-        f"; {fmt.percent(1.0 - sc.diagnosis_p, 0)} of pulls take a healthy node and leave the failed one"
+        f"; {fmt.percent(1.0 - sc.diagnosis_p, 0)} of pulls take a healthy node, while one is left, and leave the "
+        "failed one"
         if sc.diagnosis_p < 1.0
         else ""
     )

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bad_nodes import bad_classes
+from ..bad_nodes import bad_classes, bad_expected, bad_rates
 from ..model import CORRELATED_NAME, SDC_NAME, Scenario
 from ..profiles import is_flat
 from ..rates import RatePosterior
@@ -297,6 +297,11 @@ def bad_misfit(sc: Scenario) -> str | None:
             "bad_share: bad nodes are not modelled on NVLink racks (a rack that moves takes all its trays at once); "
             "set bad_share 0 or nvlink_gpus 0"
         )
+    if round(sc.bad_share * sc.job_nodes) < 1:
+        return (
+            f"bad_share: {sc.bad_share:.3g} of the job's {sc.job_nodes:,} nodes is no bad node (at least "
+            f"{1.0 / sc.job_nodes:.3g} makes one)"
+        )
     if not bad_classes(sc).any():
         return (
             "bad_share: no cause takes a single node at an exponential rate, so no node is ever found bad (give a "
@@ -372,7 +377,9 @@ def general_points(scenario: Scenario, work_hours: float | None = None) -> float
     train of that many hours), all trials together: interruptions at the rates' level over the profile, the
     repairs and returns that may change the job's throughput, and the warm-up."""
     hours = (work_hours if work_hours is not None else scenario.hours) + 100.0
-    rate = scenario.failure_rate_per_hour + _lives_excess_per_hour(scenario, hours)
+    rate = (
+        scenario.failure_rate_per_hour + _lives_excess_per_hour(scenario, hours) + _bad_excess_per_hour(scenario, hours)
+    )
     sp = scenario.spares
     nodes = 0.0
     if scenario.uses_spares:
@@ -389,6 +396,15 @@ def general_points(scenario: Scenario, work_hours: float | None = None) -> float
         mult = max(p.integral() / p.hours, 1.0)
     per_hour = (rate + nodes + returns) * mult + scenario.planned_per_day / 24.0 + _slow_points_per_hour(scenario)
     return per_hour * hours * scenario.trials
+
+
+def _bad_excess_per_hour(scenario: Scenario, hours: float) -> float:
+    """Bad nodes' extra failures per hour over ``hours`` from the job's start (their expectation, docs/model.md 3)."""
+    if not scenario.uses_bad:
+        return 0.0
+    rates = np.array([c.rate_per_gpu_hour for c in scenario.failure_components], dtype=float)
+    lam = float(bad_rates(scenario, rates).sum())
+    return float(bad_expected(scenario, lam, np.array([hours])).extra[0]) / hours
 
 
 def _lives_excess_per_hour(scenario: Scenario, hours: float) -> float:
