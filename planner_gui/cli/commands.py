@@ -80,7 +80,7 @@ def report(res: SimulationResult) -> str:
             if res.tier_plan is not None
             else [
                 f"Checkpoint interval      {_minutes(res.interval_min)} ({how}); optima: Young {_minutes(opt.young)}, "
-                f"Daly {_minutes(opt.daly)}, exact {_minutes(opt.exact)}"
+                f"Daly {_minutes(opt.daly)}, {_exact_optimum(res)}"
                 + (_at_the_floor("write") if sc.write_s == 0 else "")
             ]
         ),
@@ -426,6 +426,16 @@ def _tier_lines(res: SimulationResult) -> list[str]:
         lines.append(f"Note                     {slower}")
     lines.append(f"Restores                 from memory {r['fast']:,.1f}, from storage {r['persistent']:,.1f}")
     return lines
+
+
+def _exact_optimum(res: SimulationResult) -> str:
+    """The one-tier formula's optimal interval, "exact" where that formula gives the goodput; elsewhere named as the
+    formula's, with where the best interval is found (the window says "see the interval plot")."""
+    opt = _minutes(res.optimal.exact)
+    if res.expected.goodput is not None:
+        return f"exact {opt}"
+    where = f"no closed form with {res.no_closed_form}: sweep --over interval finds the best"
+    return f"the one-tier formula's {opt} ({where})"
 
 
 def _at_the_floor(cost: str) -> str:
