@@ -98,6 +98,7 @@ def test_with_an_unlimited_pool_the_expectations_are_the_closed_form(changes):
     sc = _lone(**changes)
     res = simulate(sc)
     assert res.engine == "general" and res.bad_failures is not None and res.bad_end is not None
+    assert not np.isnan(res.bad_end).any()  # (every trial found its bad nodes at the window's end)
     d = res.to_json_dict()
     # The closed form, by hand: E[B](h) = B_inf + (B0 - B_inf) e^(-k h), the extra failures (M - 1) lam int E[B].
     rates = np.array([c.rate_per_gpu_hour for c in sc.failure_components])

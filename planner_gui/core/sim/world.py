@@ -806,6 +806,8 @@ class World:
         h_0, h_end = self.bad_h0, self.bad_hT
         inside = self.window and bool(np.all(h0 >= h_0) and np.all(h1 <= h_end))
         across = self.window and not inside and bool(np.any((h1 > h_0) & (h0 < h_end)))
+        # (a chunk that reaches the window's end, even exactly there, finds the bad nodes at it)
+        at_end = self.window and bool(np.any((h0 < h_end) & (h1 >= h_end)))
         extra_t: list[np.ndarray] = []  # (per step, the extra failure's time in each row; inf: none)
         block = 64
         k = block
@@ -821,7 +823,7 @@ class World:
                 at = np.minimum(te, nxt)
                 act = at < h1
                 act &= ~done
-                if across:  # (the bad nodes at the window's end: the count before the first failure after it)
+                if at_end:  # (the bad nodes at the window's end: the count before the first failure after it)
                     ends = ~done & (tau < h_end) & (at >= h_end) & np.isnan(self.bad_end)
                     self.bad_end[ends] = bad[ends]
                 done |= ~act
@@ -855,7 +857,7 @@ class World:
                 extra_t.append(np.where(extra, at, np.inf))
                 np.copyto(tau, at, where=act)
                 ptr += act & ~extra
-        if across:  # (no failure after the window's end in this chunk: the count at its end)
+        if at_end:  # (no failure after the window's end in this chunk: the count at its end)
             ends = (tau < h_end) & (h1 >= h_end) & np.isnan(self.bad_end)
             self.bad_end[ends] = bad[ends]
         self.bad_n, self.bad_pool = bad, pool
