@@ -57,17 +57,28 @@ def airesim(spares: int, extra: int) -> tuple[float, float]:
     return statistics.mean(ettr), statistics.stdev(ettr) / RUNS**0.5
 
 
-def planner(spares: int) -> tuple[float, float, float]:
-    comp = (Component("Faulty GPU", "GPU", 0.5 / 4096),)
-    sc = Scenario(
-        gpus=4096,
+def _free_checkpoints(gpus: int, gpn: int, per_node_day: float, recovery_min: float, **changes: object) -> Scenario:
+    """AIReSim's terms here: one cause taking a node at ``per_node_day`` failures a node a day, detection + restart of
+    ``recovery_min``, no planned interruptions, free checkpoints every half minute (almost nothing lost)."""
+    return Scenario(
+        gpus=gpus,
+        gpus_per_node=gpn,
         days=30.0,
-        components=comp,
+        components=(Component("Server failure", "GPU", per_node_day / 24.0 / gpn),),
         planned_per_day=0.0,
         checkpoint_write_s=0.0,
-        detect_min=5.0,
-        restart_min=5.0,
+        detect_min=recovery_min / 2.0,
+        restart_min=recovery_min / 2.0,
         checkpoint_interval_min=0.5,
+    ).replace(**changes)
+
+
+def planner(spares: int) -> tuple[float, float, float]:
+    sc = _free_checkpoints(
+        4096,
+        8,
+        24.0 / 1024.0,
+        10.0,
         trials=400,
         seed=1,
         spares=Spares(spare_nodes=spares, repair_hours=(("GPU", 4.0),)),
@@ -108,23 +119,15 @@ REPAIR_FAIL = 0.2 * 0.4 + 0.8 * 0.2
 
 def planner_default(bad: bool, wrong: float, trials: int = 100) -> dict[str, float]:
     """The same case here: ETTR (the compute's days over the time to train's), its standard error, and the mean
-    failures and those of bad nodes over the run."""
+    days to train."""
     from planner_gui.core.model import Training
-    from planner_gui.core.sim.model import sim_model
-    from planner_gui.core.sim.run import simulate_train
 
     gpus = SERVERS * GPN
-    comp = (Component("Server failure", "GPU", RANDOM_PER_SERVER_DAY / 24.0 / GPN),)
-    sc = Scenario(
-        gpus=gpus,
-        gpus_per_node=GPN,
-        days=30.0,
-        components=comp,
-        planned_per_day=0.0,
-        checkpoint_write_s=0.0,
-        detect_min=10.0,
-        restart_min=10.0,
-        checkpoint_interval_min=0.5,
+    sc = _free_checkpoints(
+        gpus,
+        GPN,
+        RANDOM_PER_SERVER_DAY,
+        20.0,
         trials=trials,
         seed=3,
         spares=Spares(spare_nodes=4160 + 200 - SERVERS, repair_hours=(("GPU", REPAIR_MEAN_HOURS),)),
@@ -132,15 +135,15 @@ def planner_default(bad: bool, wrong: float, trials: int = 100) -> dict[str, flo
         bad_share=0.15 if bad else 0.0,
         bad_multiplier=6.0,
         diagnosis_p=1.0 - wrong,
-        repair_fail_p=REPAIR_FAIL,
+        repair_fail_p=REPAIR_FAIL if bad else 0.0,
     )
-    m = sim_model(sc, None, 0.5, trials=trials)
-    hours = simulate_train([(m, trials, sc.seed, WORK_DAYS * 24.0)])[0]
-    ettr = WORK_DAYS * 24.0 / hours
+    ttt = simulate(sc).time_to_train
+    assert ttt is not None
+    ettr = WORK_DAYS * 24.0 / ttt.hours
     return {
         "ettr": float(ettr.mean()),
         "se": float(ettr.std(ddof=1) / len(ettr) ** 0.5),
-        "days": float(hours.mean() / 24.0),
+        "days": float(ttt.hours.mean() / 24.0),
     }
 
 

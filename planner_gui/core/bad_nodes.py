@@ -62,9 +62,11 @@ def bad_classes(sc: Scenario) -> np.ndarray:
     )
 
 
-def bad_rates(scenario: Scenario, rates: np.ndarray) -> np.ndarray:
+def bad_rates(scenario: Scenario, rates: np.ndarray | None = None) -> np.ndarray:
     """Per failure class, a good node's failures per hour by it where a bad node fails more often by it (0
-    elsewhere), from the classes' ``rates`` per GPU-hour."""
+    elsewhere), from the classes' ``rates`` per GPU-hour (None: the components' own, as given)."""
+    if rates is None:
+        rates = np.array([c.rate_per_gpu_hour for c in scenario.failure_components], dtype=float)
     mask = bad_classes(scenario)
     out: np.ndarray = np.where(mask, np.asarray(rates, dtype=float) * scenario.gpus / max(scenario.job_nodes, 1), 0.0)
     return out
@@ -77,8 +79,7 @@ def bad_exact(scenario: Scenario) -> bool:
     ones to pull by mistake)."""
     if not scenario.uses_bad:
         return True
-    rates = np.array([c.rate_per_gpu_hour for c in scenario.failure_components], dtype=float)
-    return closed_form_holds(scenario, float(bad_rates(scenario, rates).sum())) and not scenario.rate_uncertainty
+    return closed_form_holds(scenario, float(bad_rates(scenario).sum())) and not scenario.rate_uncertainty
 
 
 #: How many standard deviations of the job's bad count (about ``sqrt(N)``) its expectation must stay below the

@@ -248,7 +248,6 @@ def power_law_profile(
 def bad_window(scenario: Scenario) -> BadExpectation:
     """Bad nodes' expectations (:func:`.bad_nodes.bad_expected`) at the window's end, on the profile's clock over the
     window, at the components' rates as given."""
-    rates = np.array([c.rate_per_gpu_hour for c in scenario.failure_components], dtype=float)
-    lam = float(bad_rates(scenario, rates).sum())
+    lam = float(bad_rates(scenario).sum())
     p = pieces(scenario.rate_profile, scenario.days)
     return bad_expected(scenario, lam, np.array([float(np.sum(p.lengths * p.multipliers))]))

@@ -122,8 +122,7 @@ def _without_bad(scenario: Scenario) -> Scenario:
     """The scenario with each class a bad node fails by more often at its mean rate over the window and no bad node."""
     from .bad_nodes import bad_expected, bad_rates
 
-    rates = np.array([c.rate_per_gpu_hour for c in scenario.failure_components], dtype=float)
-    per = bad_rates(scenario, rates)[: len(scenario.components)]  # (the correlated class is never a node's)
+    per = bad_rates(scenario)[: len(scenario.components)]  # (the correlated class is never a node's)
     lam, exposure = float(per.sum()), scenario.gpus * scenario.hours
     if lam <= 0 or exposure <= 0:
         return scenario.replace(bad_share=0.0)

@@ -295,12 +295,12 @@ class SimulationResult:
         out = self._json_dict() if self.spares_run is None else self.spares_run.to_json_dict(self._json_dict())
         if self.misdiagnosed is not None:
             out["spares"] = {
-                **(out.get("spares") or {"node_failures": summarize(self.trials_node_failures()).to_dict()}),
+                **(out.get("spares") or {"node_failures": summarize(self._node_failures()).to_dict()}),
                 "misdiagnosed": summarize(self.misdiagnosed).to_dict(),
             }
         return out
 
-    def trials_node_failures(self) -> np.ndarray:
+    def _node_failures(self) -> np.ndarray:
         """Per trial the window's failures that took nodes (the pool's count, or the classes' that take nodes)."""
         if self.spares_run is not None:
             return np.asarray(self.spares_run.trials.node_failures)
@@ -400,12 +400,13 @@ class SimulationResult:
         """Bad nodes (docs/model.md, "Bad nodes"): the inputs, per trial the window's failures of bad nodes, those
         pulled and fixed, and the job's bad nodes at the window's end, with their expectations
         (:func:`.bad_nodes.bad_expected`: exact with an unlimited pool and known rates, else None)."""
+        from .bad_nodes import bad_exact
         from .profiles import bad_window
 
         sc = self.scenario
         assert self.bad_failures is not None and self.bad_end is not None and self.bad_fixed is not None
         e = bad_window(sc)
-        exact = e.exact and not sc.rate_uncertainty
+        exact = bad_exact(sc)
         nodes = sc.job_nodes
         return {
             "share": sc.bad_share,
@@ -417,7 +418,7 @@ class SimulationResult:
             "bad_failures_expected": float(e.failures[0]) if exact else None,
             "extra_failures_expected": float(e.extra[0]) if exact else None,
             "fixed": summarize(self.bad_fixed).to_dict(),
-            "bad_at_end": summarize(np.nan_to_num(self.bad_end)).to_dict(),
+            "bad_at_end": summarize(self.bad_end).to_dict(),
             "bad_at_end_expected": float(e.bad[0]) if exact else None,
         }
 

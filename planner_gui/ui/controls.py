@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core import fmt
+from ..core.bad_nodes import bad_exact
 from ..core.inputs import Inputs, detect_by_entry, parse_detect_by, parse_weibull, weibull_entry
 from ..core.model import DEFAULT_NOTES, SDC_NAME, Scenario, llama3_components
 from ..core.profiles import bad_window, expected_by_component
@@ -111,9 +112,10 @@ def _bad_note(sc: Scenario) -> str:
         return "Off: every node fails at its components' rates (the other inputs here apply to bad nodes only)"
     misfit = bad_misfit(sc)
     if misfit is not None:
-        return misfit.split(": ", 1)[1][:1].upper() + misfit.split(": ", 1)[1][1:]
+        why = misfit.split(": ", 1)[1]  # (the line without the key it names)
+        return why[:1].upper() + why[1:]
     e = bad_window(sc)
-    about = "" if e.exact else "about "
+    about = "" if bad_exact(sc) else "about "
     start = round(sc.bad_share * sc.job_nodes)
     wrong = (
         f"; {fmt.percent(1.0 - sc.diagnosis_p, 0)} of pulls take a healthy node, while one is left, and leave the "

@@ -402,8 +402,7 @@ def _bad_excess_per_hour(scenario: Scenario, hours: float) -> float:
     """Bad nodes' extra failures per hour over ``hours`` from the job's start (their expectation, docs/model.md 3)."""
     if not scenario.uses_bad:
         return 0.0
-    rates = np.array([c.rate_per_gpu_hour for c in scenario.failure_components], dtype=float)
-    lam = float(bad_rates(scenario, rates).sum())
+    lam = float(bad_rates(scenario).sum())
     return float(bad_expected(scenario, lam, np.array([hours])).extra[0]) / hours
 
 

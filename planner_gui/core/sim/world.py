@@ -796,7 +796,7 @@ class World:
         ptr = np.zeros(n, dtype=np.int64)
         done = np.zeros(n, dtype=bool)
         tau = h0.astype(float).copy()
-        bad, pool = self.bad_n.copy(), self.bad_pool.copy()
+        bad, pool = self.bad_n, self.bad_pool  # (changed in place below)
         finite = math.isfinite(m.spare_nodes)
         spares = m.spare_nodes if finite else 0.0
         q_unlimited = m.bad_share
@@ -860,7 +860,6 @@ class World:
         if at_end:  # (no failure after the window's end in this chunk: the count at its end)
             ends = (tau < h_end) & (h1 >= h_end) & np.isnan(self.bad_end)
             self.bad_end[ends] = bad[ends]
-        self.bad_n, self.bad_pool = bad, pool
         if not extra_t:
             return fh, cls
         steps = np.stack(extra_t, axis=1)
