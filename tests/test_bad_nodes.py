@@ -327,3 +327,14 @@ def test_a_failed_repair_is_no_lever_with_an_unlimited_pool():
     pooled = sc.replace(spares=Spares(spare_nodes=64))
     assert "failed repairs" in [lv.name for lv in levers(pooled)]
     assert "repair_fail_p" in [u.key for u in unsure_inputs(pooled)]
+
+
+def test_the_window_note_says_about_wherever_the_expectations_are_approximate():
+    from planner_gui.ui.controls import _bad_note
+
+    sc = _lone()
+    assert "about" not in _bad_note(sc)
+    for approximate in (sc.replace(rate_uncertainty=True), sc.replace(spares=Spares(spare_nodes=64))):
+        assert not bad_exact(approximate)
+        assert "about" in _bad_note(approximate)
+    assert _bad_note(sc.replace(bad_share=0.0)).startswith("Off:")
