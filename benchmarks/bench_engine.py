@@ -29,11 +29,11 @@ import time
 
 import numpy as np
 
+from planner_gui.core.analysis.results import simulate
 from planner_gui.core.analysis.sizing import run_spares
-from planner_gui.core.model import Scenario
-from planner_gui.core.results import simulate
-from planner_gui.core.spares import Spares
-from planner_gui.core.sweep import gpu_counts, interval_points, sweep_gpus, sweep_interval
+from planner_gui.core.analysis.sweep import gpu_counts, interval_points, sweep_gpus, sweep_interval
+from planner_gui.core.model.scenario import Scenario
+from planner_gui.core.model.spares import Spares
 
 
 def best_of(fn, repeat: int) -> float:
@@ -77,7 +77,7 @@ def tiers_run(repeat: int, write_s: float = 0.0, planned: bool = True, **tiers: 
     """The h100-100k-inmemory preset (both tiers on), with its tiers changed by ``tiers``, a persistent stall
     of ``write_s`` seconds at each persistent point, and its planned interruptions or none; the seconds, the
     ns per interruption and the engine that ran it."""
-    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.files.scenario_io import load_preset
 
     sc = load_preset("h100-100k-inmemory").replace(checkpoint_write_s=write_s)
     sc = sc.replace(tiers=dataclasses.replace(sc.tiers, **tiers))
@@ -103,9 +103,9 @@ def general_line(sc: Scenario, base: float, repeat: int) -> str:
 
 def everything_on() -> Scenario:
     """The general engine's line: every feature a 100,000-GPU plan needs at once."""
-    from planner_gui.core.model import Training
-    from planner_gui.core.profiles import burn_in_profile
-    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.model.scenario import Training
+    from planner_gui.core.theory.profiles import burn_in_profile
 
     sc = load_preset("h100-100k-inmemory")
     return sc.replace(
@@ -134,8 +134,8 @@ BIG_CHILD = (
     PEAK_RSS
     + """
 import time
-from planner_gui.core.model import Scenario
-from planner_gui.core.results import simulate
+from planner_gui.core.model.scenario import Scenario
+from planner_gui.core.analysis.results import simulate
 sc = Scenario(gpus=1_000_000, days=365.0, trials=2000)
 t0 = time.perf_counter()
 res = simulate(sc)
@@ -148,8 +148,8 @@ print(f"{events} {dt} {peak_rss_mb()} {res.goodput.mean()} {res.expected.goodput
 IDLE_CHILD = (
     PEAK_RSS
     + """
-from planner_gui.core.model import Scenario
-from planner_gui.core.results import simulate
+from planner_gui.core.model.scenario import Scenario
+from planner_gui.core.analysis.results import simulate
 simulate(Scenario(gpus=1024, trials=10))
 print(peak_rss_mb())
 """

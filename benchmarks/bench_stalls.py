@@ -153,8 +153,8 @@ def run_case(name: str, file: Path | None) -> None:
             f"({_peak_mb() - base:.0f} MB over the window's {base:.0f} MB)"
         )
         return
-    from planner_gui.core.scenario_io import load_preset
-    from planner_gui.core.spares import Spares
+    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.model.spares import Spares
     from planner_gui.ui import MainWindow
 
     if name == "opening":
@@ -216,8 +216,8 @@ def open_each(monitor) -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from planner_gui.core.scenario_io import load_preset
-    from planner_gui.core.spares import Spares
+    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.model.spares import Spares
     from planner_gui.ui import MainWindow
 
     sc = load_preset("llama3-405b").replace(gpus=100_000, spares=Spares(spare_nodes=89, swap_min=10))

@@ -121,7 +121,7 @@ def _start_compute_early() -> subprocess.Popen[bytes] | None:
     """Start the compute process now, so it imports numpy and scipy (and computes the default preset)
     on the other core while this process builds the window; None if it cannot start (the window tries
     again, and says what is wrong)."""
-    from .core.server import spawn
+    from .core.session.server import spawn
 
     try:
         return spawn()
@@ -131,8 +131,8 @@ def _start_compute_early() -> subprocess.Popen[bytes] | None:
 
 def _scenario_readable(path: str) -> bool:
     """Whether the scenario file ``path`` opens; if not, its one line on stderr."""
-    from .core.fmt import ERROR_PREFIX
-    from .core.scenario_io import ScenarioError, load
+    from .core.files.scenario_io import ScenarioError, load
+    from .core.util.fmt import ERROR_PREFIX
 
     try:
         load(path)

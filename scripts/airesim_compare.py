@@ -23,10 +23,10 @@ from __future__ import annotations
 import statistics
 import sys
 
-from planner_gui.core.model import Component, Scenario
-from planner_gui.core.results import simulate
-from planner_gui.core.spares import Spares, spares_params
-from planner_gui.core.spares.exact import p_no_spare
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.model.scenario import Component, Scenario
+from planner_gui.core.model.spares import Spares, spares_params
+from planner_gui.core.theory.spares import p_no_spare
 
 RUNS = 20
 #: AIReSim's default case is about 16 s a run: fewer of them.
@@ -120,7 +120,7 @@ REPAIR_FAIL = 0.2 * 0.4 + 0.8 * 0.2
 def planner_default(bad: bool, wrong: float, trials: int = 100) -> dict[str, float]:
     """The same case here: ETTR (the compute's days over the time to train's), its standard error, and the mean
     days to train."""
-    from planner_gui.core.model import Training
+    from planner_gui.core.model.scenario import Training
 
     gpus = SERVERS * GPN
     sc = _free_checkpoints(

@@ -9,10 +9,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from planner_gui.core.model import Scenario, Tiers, Training
-from planner_gui.core.profiles import burn_in_profile
-from planner_gui.core.scenario_io import dumps
-from planner_gui.core.spares.model import Spares
+from planner_gui.core.files.scenario_io import dumps
+from planner_gui.core.model.scenario import Scenario, Tiers, Training
+from planner_gui.core.model.spares import Spares
+from planner_gui.core.theory.profiles import burn_in_profile
 
 OUT = Path(__file__).resolve().parent.parent / "planner_gui" / "core" / "data" / "presets"
 

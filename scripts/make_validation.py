@@ -1,5 +1,5 @@
-"""Run every row of the validation page (planner_gui/core/validation.py) and list the model's numbers beside the
-recorded ones; with ``--write``, also write docs/validation.md from the rows.
+"""Run every row of the validation page (planner_gui/core/analysis/validation.py) and list the model's numbers
+beside the recorded ones; with ``--write``, also write docs/validation.md from the rows.
 
 Usage: ``python scripts/make_validation.py [--write]``. Exits 1 if a number moved by more than its row's drift or
 a verdict no longer holds (then update the row, or find out why it moved).
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from planner_gui.cli import main as cli_main
-from planner_gui.core.validation import ROWS, holds, markdown, read
+from planner_gui.core.analysis.validation import ROWS, holds, markdown, read
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -87,8 +87,8 @@ from importlib import resources
 
 import numpy as np
 
-from planner_gui.core.model import Component, Scenario
-from planner_gui.core.rates import RatePosterior
+from planner_gui.core.model.scenario import Component, Scenario
+from planner_gui.core.theory.rates import RatePosterior
 
 __all__ = [
     "HOURS_KEYS",

@@ -1,5 +1,5 @@
 """A slow, readable, event-by-event simulator of the two-tier recovery model: the reference the vectorized
-engine (``planner_gui/core/tiers/engine.py``) is checked against in ``tests/test_tiers.py``.
+engine (``planner_gui/core/sim/tiers.py``) is checked against in ``tests/test_tiers.py``.
 
 It is written from the model's words (docs/tiers.md, "The model"), not from the engine: one trial at a
 time, the job is moved forward through its downtimes, computing, stalls and uploads, one interruption

@@ -1,4 +1,4 @@
-"""Independent references for the time to train (planner_gui/core/training.py), written from the model's
+"""Independent references for the time to train (planner_gui/core/analysis/training.py), written from the model's
 words, not from the vectorized code.
 
 1. :func:`simulate_run`: a slow, readable event-by-event simulator, one event at a time, in pure Python

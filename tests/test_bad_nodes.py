@@ -18,12 +18,12 @@ from reference_model import simulate_reference
 from test_sim import COUNTS, Z, _z, against_reference
 
 from planner_gui.cli import main
-from planner_gui.core.bad_nodes import bad_classes, bad_exact, bad_expected, bad_rates, closed_form_holds
-from planner_gui.core.model import Scenario, Training
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.files.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict
+from planner_gui.core.model.scenario import Scenario, Training
+from planner_gui.core.model.spares import Spares
 from planner_gui.core.sim.capabilities import general_points, window_engine
-from planner_gui.core.spares.model import Spares
+from planner_gui.core.theory.bad_nodes import bad_classes, bad_exact, bad_expected, bad_rates, closed_form_holds
 
 
 def _boosted(sc: Scenario, times: float) -> Scenario:
@@ -264,7 +264,7 @@ def test_with_no_spare_the_job_gets_its_own_node_back(diagnosis):
 def test_the_window_group_sets_each_input_alone_and_says_what_it_does(make_window, slide_alone, qtbot):
     from PySide6.QtWidgets import QLabel
 
-    from planner_gui.core.profiles import bad_window
+    from planner_gui.core.theory.profiles import bad_window
 
     win = make_window(load_preset("llama3-405b").replace(trials=200, days=20.0), restore=False)
     note = win.findChild(QLabel, "badNote")
@@ -318,8 +318,8 @@ def test_the_size_estimate_counts_the_bad_nodes_failures():
 
 
 def test_a_failed_repair_is_no_lever_with_an_unlimited_pool():
-    from planner_gui.core.sensitivity import levers
-    from planner_gui.core.tornado import unsure_inputs
+    from planner_gui.core.analysis.sensitivity import levers
+    from planner_gui.core.analysis.tornado import unsure_inputs
 
     sc = _lone(repair_fail_p=0.3)
     assert "failed repairs" not in [lv.name for lv in levers(sc)]

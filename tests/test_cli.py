@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from planner_gui.core.model import Scenario
+from planner_gui.core.model.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -240,7 +240,7 @@ def test_long_jobs_print_an_estimate_and_a_few_progress_lines(capfd, monkeypatch
 
 def test_progress_on_a_terminal_is_one_line_rewritten_and_cleared(monkeypatch):
     from planner_gui.cli import flags as cli_module
-    from planner_gui.core.sweep import Cost
+    from planner_gui.core.analysis.sweep import Cost
 
     class Terminal(io.StringIO):
         def isatty(self):
@@ -317,8 +317,8 @@ def _main_out(argv, capsys) -> tuple[int, str, str]:
 
 
 def test_the_help_shows_the_window_its_file_every_sweep_and_the_defaults(capsys):
-    from planner_gui.core.model import Tiers
-    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.model.scenario import Tiers
 
     code, out, _ = _main_out(["--help"], capsys)
     assert code == 0 and "--scenario FILE" in out and "\n    gui " in out and "opens the desktop app" in out
@@ -365,8 +365,8 @@ def test_a_refused_flag_is_named_as_the_flag_once(capsys, argv, expected):
 
 def test_a_burn_in_says_its_first_day_beside_its_start(capsys):
     """ "x8.45 at the start" read as day 1's rate; day 1 averages x3.56: both are said, in the CLI and the window."""
-    from planner_gui.core.profiles import burn_in_profile, mean_multiplier
-    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.theory.profiles import burn_in_profile, mean_multiplier
     from planner_gui.ui.rates_panel import profile_summary
 
     code, out, _ = _main_out(["run", "--gpus", "100000", "--burn-in", "0.7,30", "--trials", "20"], capsys)
@@ -394,16 +394,16 @@ def test_one_gpus_time_between_interruptions_is_on_the_jobs_footing_when_rates_v
     rates): 23 minutes x 100,000 GPUs is 4.4 years. One GPU's is the job's gap times its GPUs."""
     import re
 
-    from planner_gui.core import fmt
-    from planner_gui.core.results import simulate
-    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.analysis.results import simulate
+    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.util import fmt
 
     code, out, _ = _main_out(["run", "--gpus", "100000", "--burn-in", "0.7,30", "--trials", "20"], capsys)
     assert code == 0
     job, gpu = re.search(
         r"(one every [^;]+) for the job on average over the window; one GPU: (one every .+)", out
     ).groups()
-    from planner_gui.core.profiles import burn_in_profile
+    from planner_gui.core.theory.profiles import burn_in_profile
 
     sc = load_preset("llama3-405b").replace(gpus=100_000, trials=20, rate_profile=burn_in_profile(0.7, 30, 54.0))
     gap = sc.hours / simulate(sc).expected.unplanned

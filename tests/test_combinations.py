@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from planner_gui.cli import main
-from planner_gui.core import plan
+from planner_gui.core.session import plan
 from planner_gui.core.sim.capabilities import meaningless
 
 pytestmark = pytest.mark.slow
@@ -51,8 +51,8 @@ def _flags(features: tuple[str, ...]) -> list[str]:
 def _refused_by_the_table(features: tuple[str, ...]) -> str | None:
     """The table's refusal of these features (continuing and shrinking), in the words a command prints."""
     if "continue" in features and "shrink" in features:
-        from planner_gui.core.model import Scenario
-        from planner_gui.core.spares.model import Spares
+        from planner_gui.core.model.scenario import Scenario
+        from planner_gui.core.model.spares import Spares
 
         why = meaningless(Scenario(gpus=2048, spares=Spares(spare_nodes=2, recovery_mode="continue", min_gpus=1800)))
         assert why is not None

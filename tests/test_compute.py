@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QObject, Qt, QThread, QTimer
 
-from planner_gui.core.plan import PREVIEW, PlanRequest
-from planner_gui.core.scenario_io import load_preset
-from planner_gui.core.server import read_frame, write_frame
+from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.session.plan import PREVIEW, PlanRequest
+from planner_gui.core.session.server import read_frame, write_frame
 from planner_gui.ui.compute import FULL, ComputeController
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -423,8 +423,8 @@ def test_server_ends_a_computation_that_does_not_stop_soon_after_it_is_told_to(h
 
 
 def _tell_a_deaf_server_to_stop(proc: subprocess.Popen, how: str) -> None:
-    from planner_gui.core.jobs import Job
-    from planner_gui.core.server import STOP_GRACE_S
+    from planner_gui.core.session.jobs import Job
+    from planner_gui.core.session.server import STOP_GRACE_S
 
     write_frame(proc.stdin, Job("deaf", (600.0,), 1))
     answer = read_frame(proc.stdout)
@@ -439,7 +439,7 @@ def _tell_a_deaf_server_to_stop(proc: subprocess.Popen, how: str) -> None:
 
 
 def test_the_stop_deadline_is_set_once_and_only_on_a_stop():
-    from planner_gui.core.server import _Inbox
+    from planner_gui.core.session.server import _Inbox
 
     exits: list[int] = []
     inbox = _Inbox(exit_now=exits.append, grace_s=0.01)
@@ -495,9 +495,9 @@ def test_server_skips_a_request_it_cannot_unpickle(bad):
 
 PARENT_SCRIPT = """
 import os, signal, subprocess, sys
-from planner_gui.core.plan import FULL, PlanRequest
-from planner_gui.core.scenario_io import load_preset
-from planner_gui.core.server import read_frame, write_frame
+from planner_gui.core.session.plan import FULL, PlanRequest
+from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.session.server import read_frame, write_frame
 server = subprocess.Popen([sys.executable, "-m", "planner_gui", "_compute-server"], stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE)
 sc = load_preset("llama3-405b").replace(gpus=1_000_000, days=365.0, trials=2000)
@@ -533,7 +533,7 @@ def test_a_frames_arrays_travel_beside_the_pickle_and_are_read_straight_into_mem
     into memory it keeps: nothing is copied, and the object comes back equal."""
     import io
 
-    from planner_gui.core.server import encode_frame, loads, read_frame_bytes
+    from planner_gui.core.session.server import encode_frame, loads, read_frame_bytes
 
     values = np.arange(1_000_000, dtype=np.float64)
     message = ("result", 3, {"values": values, "text": "x"})
@@ -553,7 +553,7 @@ def test_a_frames_arrays_travel_beside_the_pickle_and_are_read_straight_into_mem
 def test_the_compute_server_gives_way_to_the_window():
     """On two cores, the window's compute process and two spares dialogs' computing at once left the window a part
     of a core (a 40 ms repaint took 160): the server runs at a lower priority than the window."""
-    from planner_gui.core.server import NICENESS
+    from planner_gui.core.session.server import NICENESS
 
     with start_server() as proc:
         try:

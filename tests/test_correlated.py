@@ -15,12 +15,18 @@ import pytest
 from test_sim import COUNTS, Z, _engine, against_reference
 
 from planner_gui.cli import main
-from planner_gui.core.model import CORRELATED_NAME, Component, Scenario, Tiers, Training
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict, validate
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.files.scenario_io import (
+    ScenarioError,
+    load_preset,
+    scenario_from_dict,
+    scenario_to_dict,
+    validate,
+)
+from planner_gui.core.model.scenario import CORRELATED_NAME, Component, Scenario, Tiers, Training
+from planner_gui.core.model.spares import Spares, correlated_nodes, spares_params
 from planner_gui.core.sim.capabilities import window_engine
 from planner_gui.core.sim.model import CONTINUE, RESTART_PERSISTENT, sim_model
-from planner_gui.core.spares.model import Spares, correlated_nodes, spares_params
 
 IM = load_preset("h100-100k-inmemory")
 assert IM.tiers is not None
@@ -114,8 +120,9 @@ def test_the_general_engine_agrees_with_the_reference_with_correlated_failures(n
 
 
 def test_the_one_tier_rule_sends_the_events_to_storage_for_the_engine_and_the_formulas_alike():
-    from planner_gui.core.model import CORRELATED_SCOPE
-    from planner_gui.core.tiers.model import class_scopes, restoring_tier, tier_rates
+    from planner_gui.core.model.scenario import CORRELATED_SCOPE
+    from planner_gui.core.model.tiers import class_scopes, restoring_tier
+    from planner_gui.core.theory.tiers import tier_rates
 
     sc = IM.replace(tiers=OTHER, correlated_rate_per_day=3.0)
     assert class_scopes(sc)[-1] == CORRELATED_SCOPE and len(class_scopes(sc)) == len(sc.components) + 1
@@ -280,8 +287,8 @@ def test_repairs_beyond_ten_clusters_are_refused_in_one_line(capsys):
 
 
 def test_the_levers_and_the_tornado_name_the_events():
-    from planner_gui.core.sensitivity import levers
-    from planner_gui.core.tornado import unsure_inputs
+    from planner_gui.core.analysis.sensitivity import levers
+    from planner_gui.core.analysis.tornado import unsure_inputs
 
     sc = Scenario(correlated_rate_per_day=2.0, correlated_domains=8)
     names = [lv.name for lv in levers(sc, 0.5)]
@@ -301,9 +308,9 @@ def test_the_levers_and_the_tornado_name_the_events():
 def test_compare_the_undo_and_the_report_name_the_events():
     from test_report import DATE, parse
 
-    from planner_gui.core.compare import comparison
-    from planner_gui.core.inputs import describe_changes
-    from planner_gui.core.plan import FULL, PlanRequest, compute_plan
+    from planner_gui.core.analysis.compare import comparison
+    from planner_gui.core.session.inputs import describe_changes
+    from planner_gui.core.session.plan import FULL, PlanRequest, compute_plan
     from planner_gui.report import render_report
 
     a = Scenario(trials=40, days=2.0)
@@ -371,7 +378,7 @@ def test_the_window_group_sets_each_input_alone(make_window, slide_alone, qtbot)
 def test_the_fast_engines_take_correlated_failures_at_known_rates_and_equal_the_general_one():
     # One tier, no spares: the renewal engine (a window) and the first-passage time to train take the events as one
     # more class of restarts from storage; on their domain they agree with the general engine.
-    from planner_gui.core.results import simulate_scenarios
+    from planner_gui.core.analysis.results import simulate_scenarios
     from planner_gui.core.sim.capabilities import train_engine
 
     sc = Scenario(days=6.0, trials=1500, checkpoint_interval_min=20.0, correlated_rate_per_day=6.0)
@@ -395,7 +402,7 @@ def test_the_fast_engines_take_correlated_failures_at_known_rates_and_equal_the_
 
 
 def test_every_repair_is_every_repair_and_the_events_have_a_colour_of_their_own():
-    from planner_gui.core.sensitivity import levers
+    from planner_gui.core.analysis.sensitivity import levers
     from planner_gui.report.charts import CATEGORY_COLORS as REPORT_COLORS
     from planner_gui.ui.plots import CATEGORY_COLORS
 

@@ -13,15 +13,21 @@ from reference_model import simulate_reference
 from test_sim import Z, _z, against_reference
 
 from planner_gui.cli import main
-from planner_gui.core.inputs import describe_changes, detect_by_entry, parse_detect_by
-from planner_gui.core.model import Scenario, Training
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict, validate
-from planner_gui.core.sensitivity import levers
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.analysis.sensitivity import levers
+from planner_gui.core.files.scenario_io import (
+    ScenarioError,
+    load_preset,
+    scenario_from_dict,
+    scenario_to_dict,
+    validate,
+)
+from planner_gui.core.model.scenario import Scenario, Training
+from planner_gui.core.model.spares import Spares
+from planner_gui.core.session.inputs import describe_changes, detect_by_entry, parse_detect_by
 from planner_gui.core.sim.capabilities import window_engine
 from planner_gui.core.sim.model import sim_model
 from planner_gui.core.sim.run import simulate_windows
-from planner_gui.core.spares.model import Spares
 
 BY = (("NCCL Watchdog Timeouts", 15.0), ("GPU", 0.1))
 
@@ -161,7 +167,7 @@ def test_the_window_box_sets_detection_by_cause_and_says_why_it_refuses(make_win
 
 
 def test_the_tornados_detection_moves_every_cause_in_proportion():
-    from planner_gui.core.tornado import unsure_inputs
+    from planner_gui.core.analysis.tornado import unsure_inputs
 
     sc = Scenario(detect_by=BY)
     u = next(u for u in unsure_inputs(sc) if u.key == "detect_min")

@@ -80,13 +80,13 @@ def test_the_readmes_limits_are_the_programs():
     """README's Limits table states each size limit the code enforces: a limit changed in one place and not the
     other fails here."""
     from planner_gui.cli.analysis import MAX_COMPARED
+    from planner_gui.core.analysis.training import MAX_SPACINGS
+    from planner_gui.core.files.scenario_io import MAX_COMPONENTS, MAX_FILE_BYTES
     from planner_gui.core.incidents.logs import MAX_LOG_BYTES, TEXT_MAX_LEN
-    from planner_gui.core.scenario_io import MAX_COMPONENTS, MAX_FILE_BYTES
+    from planner_gui.core.model.specs import MAX_PROFILE_PIECES, MAX_TOTAL_EVENTS, MAX_TOTAL_PIECES, SPECS
     from planner_gui.core.sim.capabilities import MAX_GENERAL_POINTS, MAX_GENERAL_STEPS
-    from planner_gui.core.specs import MAX_PROFILE_PIECES, MAX_TOTAL_EVENTS, MAX_TOTAL_PIECES, SPECS
     from planner_gui.core.study.spec import MAX_INPUTS, MAX_PATH_PARTS, MAX_SCENARIOS, MAX_SPEC_BYTES
     from planner_gui.core.study.store import MAX_BYTES_PER_SCENARIO, MAX_DESCRIPTION_BYTES, MAX_JOURNAL_LINE
-    from planner_gui.core.training import MAX_SPACINGS
     from planner_gui.report.document import MAX_COMPARED as MAX_REPORT_COMPARED
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")

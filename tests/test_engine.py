@@ -11,11 +11,12 @@ import pytest
 from scipy.special import pdtr
 from scipy.stats import poisson
 
-from planner_gui.core import engine, rows
-from planner_gui.core.intervals import HoursAccumulator, interval_parts
-from planner_gui.core.model import LLAMA3_DAYS, LLAMA3_GPUS, Component, Scenario, llama3_components
-from planner_gui.core.params import MAX_INTERVAL_MIN, Params
-from planner_gui.core.results import HOURS_KEYS, simulate
+from planner_gui.core.analysis.results import HOURS_KEYS, simulate
+from planner_gui.core.model.scenario import LLAMA3_DAYS, LLAMA3_GPUS, Component, Scenario, llama3_components
+from planner_gui.core.sim import engine, rows
+from planner_gui.core.sim.intervals import HoursAccumulator, interval_parts
+from planner_gui.core.theory.params import MAX_INTERVAL_MIN, Params
+from planner_gui.core.util.streams import stream
 
 Z = 4.5
 
@@ -229,8 +230,8 @@ def test_chunk_sums_equal_the_interval_formula_spacing_by_spacing():
     taus = np.array([0.7, 2.5])
     accs = [HoursAccumulator(m) for _ in taus]
     pieces = np.zeros((2, m))
-    engine._run_chunk(p, chunks, 0, p.hours, rows.stream(5, 9), accs, taus, pieces, engine._Workspace(slots * m, slots))
-    e = -np.log(rows.stream(5, 9).random((slots, m)))  # the same draws (the engine holds log U = -E)
+    engine._run_chunk(p, chunks, 0, p.hours, stream(5, 9), accs, taus, pieces, engine._Workspace(slots * m, slots))
+    e = -np.log(stream(5, 9).random((slots, m)))  # the same draws (the engine holds log U = -E)
     h_up, h_pp, h_pu = (int(h) for h in chunks.bands[0])
     first_slot = {"UP": 2, "PP": 2 + h_up, "PU": 2 + h_up + h_pp, "UU": 2 + h_up + h_pp + h_pu}
     for col, seq in enumerate(HAND_ROWS):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from planner_gui.core.exact import (
+from planner_gui.core.theory.exact import (
     daly_goodput,
     daly_interval,
     exact_optimal_interval,
@@ -78,8 +78,8 @@ def test_exact_optimum_beats_neighbours_and_is_near_daly():
 
 
 def test_optimal_intervals_at_the_edges():
-    from planner_gui.core.model import Scenario
-    from planner_gui.core.params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, optimal_intervals
+    from planner_gui.core.model.scenario import Scenario
+    from planner_gui.core.theory.params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, optimal_intervals
 
     never_fails = optimal_intervals(Scenario().scale_rates(0.0))
     assert never_fails.exact == MAX_INTERVAL_MIN and never_fails.daly == MAX_INTERVAL_MIN
@@ -170,8 +170,8 @@ def test_daly_goodput_for_an_mtbf_near_the_largest_float():
 def test_optimal_intervals_for_very_rare_failures(rate):
     """However rare the failures, free checkpoints are best taken as often as allowed and costly ones
     as rarely as allowed; 1 / rate overflowing to inf changes nothing."""
-    from planner_gui.core.model import Component, Scenario
-    from planner_gui.core.params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, optimal_intervals
+    from planner_gui.core.model.scenario import Component, Scenario
+    from planner_gui.core.theory.params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, optimal_intervals
 
     sc = Scenario(gpus=1, components=(Component("x", "GPU", rate),), planned_per_day=0.0)
     free = optimal_intervals(sc.replace(checkpoint_write_s=0.0))

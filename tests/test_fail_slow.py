@@ -15,11 +15,17 @@ from reference_model import simulate_reference
 from test_sim import COUNTS, Z, _engine, _z, against_reference
 
 from planner_gui.cli import main
-from planner_gui.core.model import Scenario, Training
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict, validate
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.files.scenario_io import (
+    ScenarioError,
+    load_preset,
+    scenario_from_dict,
+    scenario_to_dict,
+    validate,
+)
+from planner_gui.core.model.scenario import Scenario, Training
+from planner_gui.core.model.spares import Spares
 from planner_gui.core.sim.capabilities import train_engine, window_engine
-from planner_gui.core.spares.model import Spares
 
 SLOW = {"slow_rate_per_gpu_hour": 2e-6, "slow_factor": 0.5, "slow_detect_min": 30.0}
 
@@ -198,7 +204,7 @@ def test_the_two_tier_preset_with_slow_nodes_runs_on_the_general_engine():
 
 
 def test_the_levers_change_the_slow_inputs_and_rank_by_paired_monte_carlo():
-    from planner_gui.core.sensitivity import has_closed_form, levers
+    from planner_gui.core.analysis.sensitivity import has_closed_form, levers
 
     sc = Scenario(**SLOW)
     assert not has_closed_form(sc)  # the exact model knows nothing of slow nodes: never ranked by it
@@ -241,7 +247,7 @@ def test_the_window_group_sets_each_slow_input_alone_and_the_breakdown_shows_its
 
 
 def test_the_tornado_brackets_the_slow_inputs_only_where_nodes_run_slow():
-    from planner_gui.core.tornado import unsure_inputs
+    from planner_gui.core.analysis.tornado import unsure_inputs
 
     keys = {u.key for u in unsure_inputs(Scenario(**SLOW))}
     assert {"slow_rate_per_gpu_hour", "slow_detect_min"} <= keys
@@ -270,9 +276,9 @@ def test_the_strategies_comparison_gives_the_slow_hours_each_strategy_pays():
 
 
 def test_a_preview_over_the_start_of_the_window_scales_the_slow_hours_with_the_rest():
-    """The window's quick preview simulates the start of a long window and scales it up (core/plan.py): the slow
+    """The window's quick preview simulates the start of a long window and scales it up (core/session/plan.py): the slow
     nodes' hours and drains scale with every other hour (they were left at the start's: about 80 times too few)."""
-    from planner_gui.core.plan import _whole_window_run
+    from planner_gui.core.session.plan import _whole_window_run
 
     sc = Scenario(trials=400, **SLOW)
     full = simulate(sc)
@@ -298,7 +304,7 @@ def test_a_new_clusters_expected_drains_wait_a_detection():
 def test_the_report_gives_the_slow_nodes_in_its_headline_inputs_and_model():
     from test_report import DATE, lookup, parse, shown
 
-    from planner_gui.core.plan import FULL, PlanRequest, compute_plan
+    from planner_gui.core.session.plan import FULL, PlanRequest, compute_plan
     from planner_gui.report import render_report
 
     sc = Scenario(trials=100, days=10.0, **SLOW)
@@ -319,7 +325,7 @@ def test_the_report_gives_the_slow_nodes_in_its_headline_inputs_and_model():
 def test_a_tornado_that_brackets_slow_nodes_from_none_simulates_its_ends():
     """At a rate of 0 the scenario has a closed form, but the end with slow nodes has none: every end is then
     simulated (the closed form gave both ends the same goodput, as if the rate did nothing)."""
-    from planner_gui.core.tornado import tornado
+    from planner_gui.core.analysis.tornado import tornado
 
     t = tornado(Scenario(trials=150, days=10.0), {"slow_rate_per_gpu_hour": (0.0, 4e-6)})
     assert not t.exact

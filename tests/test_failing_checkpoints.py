@@ -16,14 +16,14 @@ from reference_model import simulate_reference
 from test_sim import COUNTS, Z, _engine, _z, against_reference
 
 from planner_gui.cli import main
-from planner_gui.core.model import Scenario, Tiers, Training
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.files.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict
+from planner_gui.core.model.scenario import Scenario, Tiers, Training
+from planner_gui.core.model.spares import Spares
 from planner_gui.core.sim import job
 from planner_gui.core.sim.capabilities import train_engine, window_engine
 from planner_gui.core.sim.job import CHANGE_KIND
 from planner_gui.core.sim.model import RESTART_FAST, RESTART_PERSISTENT, sim_model
-from planner_gui.core.spares.model import Spares
 
 IM = load_preset("h100-100k-inmemory")
 assert IM.tiers is not None
@@ -54,7 +54,7 @@ def test_one_tier_goodput_is_the_renewal_closed_form(p, interval):
 
 
 def test_the_exact_fractions_are_the_closed_form_and_the_results_show_them():
-    from planner_gui.core.exact import exact_optimal_interval, time_fractions
+    from planner_gui.core.theory.exact import exact_optimal_interval, time_fractions
 
     sc = Scenario(days=5.0, planned_per_day=0.0, checkpoint_interval_min=30.0, checkpoint_write_s=30.0)
     for p in (0.0, 0.2, 0.9):
@@ -278,7 +278,7 @@ def test_the_bank_is_the_last_upload_saved_the_one_in_flight_included():
 
 # -- where the inputs show: levers, tornado, compare, report, the window ----------------------------------------------
 def test_the_levers_halve_each_chance_and_rank_by_paired_monte_carlo():
-    from planner_gui.core.sensitivity import has_closed_form, levers
+    from planner_gui.core.analysis.sensitivity import has_closed_form, levers
 
     sc = IM.replace(save_fail_p=0.2, restore_fail_p=0.3)
     assert not has_closed_form(sc)  # (with the in-memory tier: none)
@@ -293,7 +293,7 @@ def test_the_levers_halve_each_chance_and_rank_by_paired_monte_carlo():
 
 
 def test_the_tornado_brackets_the_chances_and_from_none_with_bounds():
-    from planner_gui.core.tornado import tornado, unsure_inputs
+    from planner_gui.core.analysis.tornado import tornado, unsure_inputs
 
     sc = IM.replace(save_fail_p=0.2, restore_fail_p=0.6)
     by_key = {u.key: u for u in unsure_inputs(sc)}
@@ -314,8 +314,8 @@ def test_the_tornado_brackets_the_chances_and_from_none_with_bounds():
 
 
 def test_compare_and_the_undo_name_the_chances():
-    from planner_gui.core.compare import comparison, comparison_table
-    from planner_gui.core.inputs import describe_changes
+    from planner_gui.core.analysis.compare import comparison, comparison_table
+    from planner_gui.core.session.inputs import describe_changes
 
     a, b = IM.replace(trials=40, days=1.0), IM.replace(trials=40, days=1.0, save_fail_p=0.1, restore_fail_p=0.2)
     doc = comparison(["a", "b"], [a, b], [simulate(a).to_json_dict(), simulate(b).to_json_dict()])
@@ -330,7 +330,7 @@ def test_compare_and_the_undo_name_the_chances():
 def test_the_report_gives_the_failed_restores_in_its_headline_and_the_chances_in_its_inputs_and_model():
     from test_report import DATE, lookup, parse, shown
 
-    from planner_gui.core.plan import FULL, PlanRequest, compute_plan
+    from planner_gui.core.session.plan import FULL, PlanRequest, compute_plan
     from planner_gui.report import render_report
 
     sc = IM.replace(trials=60, days=2.0, save_fail_p=0.05, restore_fail_p=0.2)
@@ -384,7 +384,7 @@ def test_a_chance_next_to_zero_changes_next_to_nothing():
 
 
 def test_failed_restores_from_memory_make_the_persistent_tier_needed():
-    from planner_gui.core.tiers.run import plan_tiers
+    from planner_gui.core.sim.tiers_run import plan_tiers
 
     # Every failure restores from memory (replicas in another domain): without failed restores the persistent tier is
     # never needed (banked daily by policy); with them a fifth of the failures go to storage, and it is.
@@ -412,8 +412,8 @@ def test_the_goodput_at_the_exact_optimum_counts_failed_saves():
 
 
 def test_the_fast_optimum_counts_snapshots_that_fail():
-    from planner_gui.core.exact import exact_optimal_interval
-    from planner_gui.core.tiers.run import plan_tiers
+    from planner_gui.core.sim.tiers_run import plan_tiers
+    from planner_gui.core.theory.exact import exact_optimal_interval
 
     tiers = dataclasses.replace(IM.tiers, fast_interval_min="optimal")
     sc = IM.replace(tiers=tiers)
@@ -430,7 +430,7 @@ def test_a_rare_failed_restore_moves_nothing_and_keeps_the_persistent_tier_daily
     # From a second fresh-eyes pass: at a chance of 1e-9 Young's rule put the persistent tier every 41 days, and a
     # trial not followed until the bank passed the window's end counted the work above the bank as lost.
     sc = Scenario(gpus=100_000, days=2.0, trials=150, tiers=Tiers(fast_enabled=True, fast_interval_min="optimal"))
-    from planner_gui.core.tiers.run import plan_tiers
+    from planner_gui.core.sim.tiers_run import plan_tiers
 
     plan = plan_tiers(sc.replace(restore_fail_p=1e-9))
     assert plan.persistent_min <= 1440.0 + plan.fast_min  # (daily, to a whole number of fast intervals)

@@ -25,7 +25,7 @@ def _no_computation_in_the_window_process(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a plan was computed in the window's process")
 
-    monkeypatch.setattr("planner_gui.core.plan.compute_plan", refuse)
+    monkeypatch.setattr("planner_gui.core.session.plan.compute_plan", refuse)
 
 
 def current_process(qtbot, win):

@@ -17,8 +17,8 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QAbstractSlider, QApplication, QLabel, QMessageBox
 
-from planner_gui.core import fmt
-from planner_gui.core.scenario_io import dumps, load, load_preset, save
+from planner_gui.core.files.scenario_io import dumps, load, load_preset, save
+from planner_gui.core.util import fmt
 from planner_gui.ui import MainWindow
 from planner_gui.ui.compute import FULL, PREVIEW
 from planner_gui.ui.widgets import _GPU_LANDMARKS, significant
@@ -226,7 +226,7 @@ def test_a_mean_under_ten_interruptions_keeps_its_tenth(make_window, qtbot):
 def test_a_window_opening_on_a_long_run_shows_a_preview_first(make_window, qtbot):
     """A scenario whose full run takes long (remembered, or opened at start) is not a blank window meanwhile:
     the preview is shown first, then the full run follows; a quick one is the full run at once."""
-    from planner_gui.core.sweep import run_cost
+    from planner_gui.core.analysis.sweep import run_cost
     from planner_gui.ui.main_window import START_PREVIEW_S
 
     long_run = load_preset("h100-100k-plan")
@@ -434,7 +434,7 @@ def test_a_refused_run_marks_the_plots_out_of_date(make_window, qtbot):
 def test_a_time_to_train_too_long_to_simulate_is_refused_before_it_is_sent(make_window, qtbot):
     """A training run at 10,000,000 GPUs (goodput near 0) has ~1e14 interruptions to simulate: it was sent, failed
     in the compute process with a traceback in the log, and offered "Run again", which could only fail again."""
-    from planner_gui.core.model import Training
+    from planner_gui.core.model.scenario import Training
 
     win = make_window(load_preset("h100-100k").replace(trials=200, training=Training()), restore=False)
     settle(qtbot, win)
@@ -667,7 +667,7 @@ def test_a_remembered_size_is_restored_only_where_it_fits(make_window, monkeypat
 
 def test_a_refusal_in_the_window_names_the_inputs_as_the_window_labels_them(make_window):
     """It showed the file's field paths ("spares.recovery_mode: ...", "trials: ...")."""
-    from planner_gui.core.spares.model import Spares
+    from planner_gui.core.model.spares import Spares
 
     win = make_window()
     win.inputs.update(spares=Spares(recovery_mode="continue", replica_gpus=16_384))  # one replica: cannot continue

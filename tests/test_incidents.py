@@ -17,6 +17,7 @@ from scipy import stats
 
 from planner_gui.cli import main
 from planner_gui.core import incidents
+from planner_gui.core.files.scenario_io import load, load_preset
 from planner_gui.core.incidents import (
     LEVEL,
     MAX_LOG_BYTES,
@@ -30,8 +31,7 @@ from planner_gui.core.incidents import (
     sample_components,
     sample_log_text,
 )
-from planner_gui.core.model import Component, llama3_components
-from planner_gui.core.scenario_io import load, load_preset
+from planner_gui.core.model.scenario import Component, llama3_components
 
 UTC = timezone.utc
 T0 = datetime(2025, 1, 6, tzinfo=UTC)
@@ -522,7 +522,7 @@ def test_a_prior_keeps_the_causes_a_log_never_saw_and_weighs_in_by_its_exposure(
     """Each cause's rate is (n + w n0) / (E + w E0), by hand from Table 5's counts; the interval is Jeffreys' on
     that evidence; a cause only the log has is the log's alone; the scenario carries the combined evidence."""
     from planner_gui.core.incidents import DEFAULT_PRIOR_WEIGHT, llama3_prior
-    from planner_gui.core.model import llama3_evidence
+    from planner_gui.core.model.scenario import llama3_evidence
 
     alone = fit_log(sample_log_text(), 2048, *SAMPLE_WINDOW)
     res = fit_log(sample_log_text(), 2048, *SAMPLE_WINDOW, prior=llama3_prior())
@@ -653,7 +653,7 @@ def test_a_window_mostly_without_incidents_is_noted():
 def test_fit_keeps_every_prior_cause_by_default_and_the_log_alone_with_prior_none(capsys, tmp_path):
     """The command line's contract: the fitted scenario keeps every component of the prior, each with a rate above
     0, unless --prior none; a prior file's components are the prior; bad priors get one line."""
-    from planner_gui.core.model import llama3_evidence
+    from planner_gui.core.model.scenario import llama3_evidence
 
     log = tmp_path / "incidents.csv"
     log.write_text(sample_log_text(), encoding="utf-8")
@@ -727,9 +727,9 @@ def test_gaps_all_about_equal_say_so_and_give_no_shape(jitter_s):
 def test_a_log_whose_components_and_the_priors_make_too_many_says_how_many_and_what_to_do():
     """199 components in the log and Llama 3's 18 causes it never saw make 217: one line naming both counts and the
     way out (the log alone), not "components: must be a list of 1 to 200 components"."""
+    from planner_gui.core.files.scenario_io import MAX_COMPONENTS
     from planner_gui.core.incidents.logs import IncidentLogError
     from planner_gui.core.incidents.prior import llama3_prior
-    from planner_gui.core.scenario_io import MAX_COMPONENTS
 
     text = "timestamp,component,category\n" + "".join(
         f"{_stamp(1.0 + i)},own cause {i},kind {i}\n" for i in range(MAX_COMPONENTS - 1)

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from planner_gui.core.inputs import HISTORY_STEPS, MERGE_SECONDS, Inputs
-from planner_gui.core.model import Component, llama3_components
-from planner_gui.core.scenario_io import load_preset, preset_names
+from planner_gui.core.files.scenario_io import load_preset, preset_names
+from planner_gui.core.model.scenario import Component, llama3_components
+from planner_gui.core.session.inputs import HISTORY_STEPS, MERGE_SECONDS, Inputs
 
 
 def rates(sc) -> dict[str, float]:
@@ -142,7 +142,7 @@ def test_load_resets_the_reference_and_the_saved_state():
 
 
 def test_changes_of_rate_uncertainty_and_profile_are_described():
-    from planner_gui.core.inputs import describe_changes
+    from planner_gui.core.session.inputs import describe_changes
 
     sc = load_preset("llama3-405b")
     assert describe_changes(sc, sc) == ""
@@ -154,8 +154,8 @@ def test_changes_of_rate_uncertainty_and_profile_are_described():
 
 
 def test_changes_of_spares_are_described():
-    from planner_gui.core.inputs import describe_changes
-    from planner_gui.core.spares import Spares
+    from planner_gui.core.model.spares import Spares
+    from planner_gui.core.session.inputs import describe_changes
 
     sc = load_preset("llama3-405b")
     assert describe_changes(sc, sc.replace(spares=Spares(spare_nodes=89, swap_min=10))) == (

@@ -19,13 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner_gui.core import engine
-from planner_gui.core.engine import simulate_intervals
-from planner_gui.core.exact import time_fractions
-from planner_gui.core.model import OPTIMAL, Component, Scenario
-from planner_gui.core.params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, optimal_intervals, resolve
-from planner_gui.core.results import HOURS_KEYS, simulate
-from planner_gui.core.scenario_io import LIMITS, validate
+from planner_gui.core.analysis.results import HOURS_KEYS, simulate
+from planner_gui.core.files.scenario_io import LIMITS, validate
+from planner_gui.core.model.scenario import OPTIMAL, Component, Scenario
+from planner_gui.core.sim import engine
+from planner_gui.core.sim.engine import simulate_intervals
+from planner_gui.core.theory.exact import time_fractions
+from planner_gui.core.theory.params import MAX_INTERVAL_MIN, MIN_INTERVAL_MIN, optimal_intervals, resolve
 
 #: Expected interruptions in one example, over all its trials.
 EVENT_BUDGET = 2e5

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import ast
+import json
+import re
 from pathlib import Path
 
 import planner_gui
@@ -99,9 +101,9 @@ def test_the_cycle_finder_finds_a_cycle_and_only_one():
 def test_the_graph_sees_relative_function_level_and_type_only_imports():
     g = import_graph()
     # results.py imports the spares section of a run under TYPE_CHECKING and inside a function.
-    assert "planner_gui.core.spares_result" in g["planner_gui.core.results"]
+    assert "planner_gui.core.analysis.spares_result" in g["planner_gui.core.analysis.results"]
     assert "planner_gui.core.sim.run" in g["planner_gui.core.analysis.sizing"]  # (``from ..sim.run import``)
-    assert "planner_gui.core.summary" in g["planner_gui.core.results"]
+    assert "planner_gui.core.analysis.summary" in g["planner_gui.core.analysis.results"]
 
 
 def test_no_module_imports_one_that_imports_it_back():
@@ -112,3 +114,59 @@ def test_no_package_imports_one_that_imports_it_back():
     g = import_graph()
     for depth in (2, 3, 4):  # planner_gui.core, planner_gui.core.sim, planner_gui.core.study.files, ...
         assert cycles(packages(g, depth)) == [], depth
+
+
+def core_layers() -> list[list[str]]:
+    """The core's layers, top first, as pyproject.toml's import-linter contract lists them (each a list of the
+    independent packages it holds)."""
+    text = (ROOT.parent / "pyproject.toml").read_text(encoding="utf-8")
+    contract = text[text.index('type = "layers"') :]
+    assert re.search(r'^containers = \["planner_gui.core"\]$', contract, re.M)
+    listed = json.loads(re.search(r"^layers = (\[.*\])$", contract, re.M).group(1))
+    return [[f"planner_gui.core.{p.strip()}" for p in layer.split("|")] for layer in listed]
+
+
+def layer_of(module: str, layers: list[list[str]]) -> tuple[int, str] | None:
+    """(the index of the layer, top 0, and the package of it) holding ``module``; None outside every layer."""
+    for i, layer in enumerate(layers):
+        for package in layer:
+            if module == package or module.startswith(package + "."):
+                return i, package
+    return None
+
+
+def upward(graph: dict[str, set[str]], layers: list[list[str]]) -> list[str]:
+    """The imports that break the layers: into a layer above, or into an independent package beside."""
+    wrong = []
+    for m, deps in sorted(graph.items()):
+        here = layer_of(m, layers)
+        for d in sorted(deps):
+            there = layer_of(d, layers)
+            if here is not None and there is not None and there[1] != here[1] and there[0] <= here[0]:
+                wrong.append(f"{m} -> {d}")
+    return wrong
+
+
+def test_every_core_module_sits_in_a_layer():
+    """The tree is the architecture: no module of the core lies beside the layers (only the package's own
+    ``__init__``, which gathers the public names)."""
+    layers = core_layers()
+    core = [m for m in import_graph() if m.startswith("planner_gui.core.")]
+    assert [m for m in core if layer_of(m, layers) is None] == []
+
+
+def test_each_core_layer_imports_only_the_layers_below_it():
+    """The rule of the import-linter contract, checked on this file's own import graph (so that the test command
+    checks it too): a module imports its own package and the layers below its own, nothing above or beside."""
+    assert upward(import_graph(), core_layers()) == []
+
+
+def test_the_layer_check_finds_an_import_upward_or_beside():
+    layers = core_layers()
+    run, results = "planner_gui.core.sim.run", "planner_gui.core.analysis.results"
+    spec, fit = "planner_gui.core.study.spec", "planner_gui.core.incidents.fit"
+    assert upward({results: {run}, run: set()}, layers) == []
+    assert upward({run: {results}}, layers) == [f"{run} -> {results}"]
+    assert upward({spec: {fit}}, layers) == [f"{spec} -> {fit}"]
+    assert upward({spec: {"planner_gui.core.study.store"}}, layers) == []
+    assert layer_of("planner_gui.core.util.fmt", layers) == (len(layers) - 1, "planner_gui.core.util")

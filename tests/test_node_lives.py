@@ -15,14 +15,20 @@ from reference_model import simulate_reference
 from test_sim import COUNTS, Z, _pool, _z, against_reference
 
 from planner_gui.cli import main
-from planner_gui.core.model import Component, Scenario, Tiers, Training
-from planner_gui.core.profiles import expected_by_component, expected_per_day, weibull_renewal_function
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict, validate
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.files.scenario_io import (
+    ScenarioError,
+    load_preset,
+    scenario_from_dict,
+    scenario_to_dict,
+    validate,
+)
+from planner_gui.core.model.scenario import Component, Scenario, Tiers, Training
+from planner_gui.core.model.spares import Spares
 from planner_gui.core.sim.capabilities import general_points, simulated_only, window_engine
 from planner_gui.core.sim.model import sim_model
 from planner_gui.core.sim.run import simulate_windows
-from planner_gui.core.spares.model import Spares
+from planner_gui.core.theory.profiles import expected_by_component, expected_per_day, weibull_renewal_function
 
 #: 512 GPUs (64 nodes): "Faulty GPU" of lives whose scale the tests set, and a Poisson cause beside it.
 BASE = Scenario(
@@ -78,7 +84,7 @@ def test_a_steady_cluster_fails_at_the_long_run_rate(shape):
 
 @pytest.mark.parametrize("shape", [0.5, 2.5])
 def test_a_new_cluster_fails_as_the_renewal_function_says(shape):
-    # Every position new at 0: N M(T), M the renewal function of the lives (core/profiles.py, Xie's scheme).
+    # Every position new at 0: N M(T), M the renewal function of the lives (core/theory/profiles.py, Xie's scheme).
     sc = _lives(shape, new_cluster=True)
     got = _counts(sc)
     scale = sc.weibull_scale_hours(sc.components[0])
@@ -106,7 +112,7 @@ def test_the_days_of_a_new_cluster_fall_as_its_nodes_age():
 
 def expected_to_rows(sc: Scenario) -> np.ndarray:
     """The lived class's expected failures in each day."""
-    from planner_gui.core.profiles import expected_to
+    from planner_gui.core.theory.profiles import expected_to
 
     edges = np.arange(0.0, sc.hours + 1e-9, 24.0)
     return np.diff(expected_to(sc, edges)[0])
@@ -287,8 +293,8 @@ def test_off_by_default_and_a_shape_of_one_change_nothing_but_the_line_that_says
 
 
 def test_the_optimal_intervals_see_a_new_clusters_lives_at_their_mean_rate_over_the_window():
-    from planner_gui.core.exact import daly_interval
-    from planner_gui.core.params import daly_minutes, optimal_intervals
+    from planner_gui.core.theory.exact import daly_interval
+    from planner_gui.core.theory.params import daly_minutes, optimal_intervals
 
     sc = _lives(0.5, 20_000.0, Scenario(), new_cluster=True)
     counts = expected_by_component(sc)
@@ -312,7 +318,7 @@ def test_one_gpu_is_on_the_jobs_footing_and_the_tornado_varies_the_shape(capsys)
     d = simulate(sc.replace(trials=100)).to_json_dict()
     assert d["gpu_mean_gap_hours"] == pytest.approx(d["mean_gap_hours"] * sc.gpus, rel=1e-12)
     assert d["gpu_mean_gap_hours"] < 0.6 * d["gpu_mtbf_hours"] and d["p_interrupted_expected"] is None
-    from planner_gui.core.tornado import unsure_inputs
+    from planner_gui.core.analysis.tornado import unsure_inputs
 
     (u,) = [u for u in unsure_inputs(sc) if u.key == "weibull.Faulty GPU.shape"]
     assert (u.low, u.value, u.high) == pytest.approx((0.4, 0.5, 0.625))
@@ -329,7 +335,7 @@ def test_one_gpu_is_on_the_jobs_footing_and_the_tornado_varies_the_shape(capsys)
 
 
 def fmt_every(hours: float) -> str:
-    from planner_gui.core import fmt
+    from planner_gui.core.util import fmt
 
     return fmt.every(hours)
 
@@ -392,7 +398,7 @@ def test_the_window_sets_node_lives_and_a_new_cluster_and_says_what_they_mean(ma
 def test_the_renewal_function_of_wear_out_lives_agrees_with_simulated_renewals(shape):
     # Renewals of unit-scale lives counted directly (20,000 paths), from half a life to 80 lives: the wear-out
     # grid's 64 steps a life, and the slope of 1 / mean past 62 lives.
-    from planner_gui.core.renewal import weibull_renewal_function
+    from planner_gui.core.theory.renewal import weibull_renewal_function
 
     rng = np.random.default_rng(7)
     for t in (0.5, 3.0, 13.0, 80.0):
@@ -426,8 +432,8 @@ def test_a_study_that_varies_a_shape_keeps_the_rate():
 
 
 def test_the_report_and_compare_put_one_gpu_on_the_windows_footing():
-    from planner_gui.core import fmt
-    from planner_gui.core.compare import _one_gpu_text
+    from planner_gui.core.analysis.compare import _one_gpu_text
+    from planner_gui.core.util import fmt
     from planner_gui.report.document import components_html
 
     sc = _lives(0.5, 20_000.0, Scenario(), new_cluster=True)

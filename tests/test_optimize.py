@@ -14,10 +14,10 @@ import sys
 import numpy as np
 import pytest
 
-from planner_gui.core.analysis.optimize import OptimizeError, Vary, optimize, pareto_front
-from planner_gui.core.model import Scenario, Training
-from planner_gui.core.results import simulate
-from planner_gui.core.spares.model import Spares
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.decisions.optimize import OptimizeError, Vary, optimize, pareto_front
+from planner_gui.core.model.scenario import Scenario, Training
+from planner_gui.core.model.spares import Spares
 
 BASE = Scenario(
     gpus=16_384, days=10.0, trials=120, training=Training(train_flops=None, compute_gpu_hours=16_384 * 24 * 8.0)
@@ -176,7 +176,7 @@ def test_the_command_prints_the_contracts_json():
 
 
 def test_the_pareto_front_of_hand_made_setups():
-    from planner_gui.core.analysis.optimize import Setup
+    from planner_gui.core.decisions.optimize import Setup
 
     def s(d: float, c: float) -> Setup:
         return Setup({"x": (d, c)}, d, c, d, False)
@@ -191,7 +191,7 @@ def test_a_search_run_as_a_study_gives_the_same_answer(tmp_path, monkeypatch):
     cheapest setup meeting the goal, are the search's choice, to the dollar."""
 
     from planner_gui.cli import main as cli_main
-    from planner_gui.core.analysis.optimize import summary_flags
+    from planner_gui.core.decisions.optimize import summary_flags
 
     monkeypatch.chdir(tmp_path)
     flags = ["--gpus", "16384", "--days", "10", "--trials", "100", "--compute-gpu-hours", str(16_384 * 24 * 8)]

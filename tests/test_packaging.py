@@ -260,9 +260,9 @@ def test_compute_server_answers_over_pipes(argv):
     """The hidden server mode that the window (and the frozen bundle) start as a child process."""
     import subprocess
 
-    from planner_gui.core.plan import FULL, PlanRequest
-    from planner_gui.core.scenario_io import load_preset
-    from planner_gui.core.server import read_frame, write_frame
+    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.session.plan import FULL, PlanRequest
+    from planner_gui.core.session.server import read_frame, write_frame
 
     with subprocess.Popen(
         [sys.executable, "-m", "planner_gui", *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT
@@ -284,9 +284,9 @@ def test_compute_server_answers_over_pipes(argv):
 def test_the_compute_server_runs_the_windows_package_whatever_the_folder(tmp_path, monkeypatch):
     """``python -m`` puts the working folder first on the path: a window started inside another clone of the
     repository must still compute with its own package, not the folder's."""
-    from planner_gui.core.plan import FULL, PlanRequest
-    from planner_gui.core.scenario_io import load_preset
-    from planner_gui.core.server import read_frame, spawn, write_frame
+    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.session.plan import FULL, PlanRequest
+    from planner_gui.core.session.server import read_frame, spawn, write_frame
 
     shadow = tmp_path / "planner_gui"
     shadow.mkdir()
@@ -341,10 +341,12 @@ def test_the_app_and_every_command_import_nothing_the_bundle_leaves_out():
 
     modules = [
         "planner_gui.cli.program",
-        "planner_gui.core.server",
+        "planner_gui.core.session.server",
         "planner_gui.ui.main_window",
-        "planner_gui.core.spares",
-        "planner_gui.core.tiers",
+        "planner_gui.core.model",
+        "planner_gui.core.theory.tiers",
+        "planner_gui.core.sim.tiers_run",
+        "planner_gui.core.analysis.strategies",
         "planner_gui.core.incidents",
         "planner_gui.core.study",
         "planner_gui.report",

@@ -1,4 +1,5 @@
-"""The window's plan (planner_gui.core.plan): a preview fits a time budget without changing what it stands for."""
+"""The window's plan (planner_gui.core.session.plan): a preview fits a time budget without changing what it stands
+for."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from planner_gui.core.plan import FULL, PREVIEW, PlanRequest, compute_plan
-from planner_gui.core.scenario_io import load_preset
+from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.session.plan import FULL, PREVIEW, PlanRequest, compute_plan
 
 Z = 4.0  # tolerance in standard errors
 
@@ -52,8 +53,8 @@ def test_a_preview_of_a_general_run_keeps_its_trials_and_agrees_with_the_full_ru
     keeps the trials and shortens the window instead (8 trials over a sliver of it showed 4.6 % for 2.0 %), and
     its mean agrees with a full run within their standard errors. The vectorized engine's preview still trades
     trials first."""
-    from planner_gui.core.model import Tiers
-    from planner_gui.core.results import simulate
+    from planner_gui.core.analysis.results import simulate
+    from planner_gui.core.model.scenario import Tiers
 
     sc = load_preset("llama3-405b").replace(
         gpus=1_048_576, tiers=Tiers(fast_enabled=True, fast_placement="same-domain")
@@ -119,10 +120,10 @@ def test_a_window_in_stretches_agrees_with_the_whole_window(name):
     """docs/model.md 2.9: a preview's window cut into stretches stepped side by side gives the whole window's
     means (goodput, every hour's label, the counts, the pool) within sampling error; every trial's hours still add
     up to the window, and the pool over time covers it end to end."""
-    from planner_gui.core.profiles import burn_in_profile
-    from planner_gui.core.results import simulate_scenarios
+    from planner_gui.core.analysis.results import simulate_scenarios
+    from planner_gui.core.model.spares import Spares
     from planner_gui.core.sim.run import ALL_HOURS_KEYS
-    from planner_gui.core.spares import Spares
+    from planner_gui.core.theory.profiles import burn_in_profile
 
     if name.startswith("tier"):
         sc = load_preset("h100-100k-plan").replace(gpus=16_384, days=20.0, trials=200, training=None)
@@ -153,8 +154,8 @@ def test_a_window_in_stretches_agrees_with_the_whole_window(name):
 
 def _training_in_a_burn_in(work_days: float, trials: int, **changes):
     """Llama 3's cluster new, in a 30-day burn-in (Weibull shape 0.5), training for ``work_days`` at 100 %."""
-    from planner_gui.core.model import Training
-    from planner_gui.core.profiles import burn_in_profile
+    from planner_gui.core.model.scenario import Training
+    from planner_gui.core.theory.profiles import burn_in_profile
 
     return load_preset("llama3-405b").replace(
         days=30.0,
@@ -171,7 +172,7 @@ def test_a_preview_reads_the_time_to_train_off_its_stretches_in_time_order():
     goodput (the preview's old figure: 14.2 days on h100-100k-plan where the full run gave 16.4) is too short. Read
     off each trial's stretches in time order, the preview's time to train is the simulated one within sampling
     error, its spread too."""
-    from planner_gui.core.results import simulate_scenarios
+    from planner_gui.core.analysis.results import simulate_scenarios
 
     sc = _training_in_a_burn_in(work_days=8.0, trials=200)
     whole = simulate_scenarios([sc])[0]
@@ -191,9 +192,9 @@ def test_the_days_to_train_curve_without_a_closed_form_is_the_simulated_time_to_
     the full run the line is now the simulated time to train at every count (stepped together); each of its
     points agrees with a time to train simulated alone (another seed) within sampling error, the preview's line
     (read off the stretches) too, and the dots are some of the line's points."""
-    from planner_gui.core import plan
-    from planner_gui.core.results import general_times_to_train
-    from planner_gui.core.sweep import at_gpus
+    from planner_gui.core.analysis.results import general_times_to_train
+    from planner_gui.core.analysis.sweep import at_gpus
+    from planner_gui.core.session import plan
 
     monkeypatch.setattr(plan, "FULL", plan.Quality("full", None, 3, 6, 4, 40))
     monkeypatch.setattr(plan, "CURVE_TRAIN_TRIALS", 100)
@@ -233,8 +234,8 @@ def test_the_curve_has_no_point_where_the_model_refuses_the_count_in_the_preview
     """Continuing on replicas of 4,096 GPUs needs two of them: below 8,192 GPUs the model refuses the job. The full
     run's curve drew no point there but the preview's drew one (10,591 days at 1,024 GPUs on h100-100k-plan): both
     now leave those counts out, and draw every other."""
-    from planner_gui.core import plan
-    from planner_gui.core.spares import Spares
+    from planner_gui.core.model.spares import Spares
+    from planner_gui.core.session import plan
 
     monkeypatch.setattr(plan, "FULL", plan.Quality("full", None, 3, 6, 5, 20))
     monkeypatch.setattr(plan, "CURVE_TRAIN_TRIALS", 10)
@@ -250,7 +251,7 @@ def test_the_curve_has_no_point_where_the_model_refuses_the_count_in_the_preview
 
 
 def test_hours_to_reach_the_work_by_hand():
-    from planner_gui.core.results import hours_to_reach
+    from planner_gui.core.analysis.results import hours_to_reach
 
     useful = np.array([[2.0, 2.0, 2.0], [4.0, 0.0, 4.0]])  # stretches of 4 hours
     np.testing.assert_allclose(hours_to_reach(5.0, useful, 4.0), [8.0 + 1.0 / 0.5, 8.0 + 1.0 / 1.0])
@@ -280,7 +281,7 @@ def test_a_preview_of_the_100k_plan_covers_its_whole_window_in_stretches():
 def test_runs_stepped_together_give_what_they_give_alone():
     """Runs on the general engine stepped together (a sweep's points) draw their chunks as each needs them, and
     each gives exactly the numbers it gives alone."""
-    from planner_gui.core.results import simulate_scenarios
+    from planner_gui.core.analysis.results import simulate_scenarios
 
     base = load_preset("h100-100k-plan").replace(days=3.0, trials=6, training=None)
     small, large = base.replace(gpus=4_096), base.replace(gpus=262_144)

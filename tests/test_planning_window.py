@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtWidgets import QAbstractSlider
 from test_gui import find, settle
 
-from planner_gui.core.model import Training
-from planner_gui.core.scenario_io import load_preset
-from planner_gui.core.sensitivity import sensitivity
+from planner_gui.core.analysis.sensitivity import sensitivity
+from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.model.scenario import Training
 from planner_gui.ui.plots import PIN_COLORS
 from planner_gui.ui.training_controls import FLOPS_UNIT, GPU_HOURS_UNIT
 
@@ -131,8 +131,8 @@ def test_days_and_cost_plots_draw_the_curve_the_monte_carlo_and_the_current_coun
 def test_a_curve_without_a_closed_form_is_named_for_what_it_is(make_window, qtbot, monkeypatch):
     """On the general engine (a new cluster's burn-in) the days line is the simulated time to train, not an
     exact expectation: the legend and the note say so, and the line is the curve's days."""
-    from planner_gui.core import plan
-    from planner_gui.core.profiles import burn_in_profile
+    from planner_gui.core.session import plan
+    from planner_gui.core.theory.profiles import burn_in_profile
 
     monkeypatch.setattr(plan, "FULL", plan.Quality("full", None, 3, 6, 3, 10))
     monkeypatch.setattr(plan, "CURVE_TRAIN_TRIALS", 10)
@@ -190,7 +190,7 @@ def test_prices_price_the_levers_only_and_undo_takes_them_back(make_window, qtbo
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QPushButton
 
-    from planner_gui.core.sensitivity import levers
+    from planner_gui.core.analysis.sensitivity import levers
     from planner_gui.ui.prices_dialog import LeverPricesDialog
 
     win = _training_window(make_window, qtbot)
@@ -308,7 +308,7 @@ def test_storage_switch_keeps_the_write_and_its_sliders_move_their_fields_only(m
 
 
 def test_storage_warns_when_it_cannot_keep_up_with_the_interval(make_window, qtbot):
-    from planner_gui.core.model import Storage
+    from planner_gui.core.model.scenario import Storage
 
     win = make_window(load_preset("llama3-405b").replace(checkpoint_interval_min=1.0), restore=False)
     box = win.controls.storage
@@ -320,7 +320,7 @@ def test_storage_warns_when_it_cannot_keep_up_with_the_interval(make_window, qtb
 
 
 def test_sensitivity_ranks_tier_levers_and_says_when_there_is_no_exact_model(make_window, qtbot):
-    from planner_gui.core.model import Tiers
+    from planner_gui.core.model.scenario import Tiers
 
     sc = load_preset("h100-100k-inmemory").replace(trials=100)
     win = make_window(sc, restore=False)
@@ -390,7 +390,7 @@ def test_the_planning_tab_draws_the_newest_result_when_it_is_chosen(make_window,
 
 
 def test_pinning_during_a_preview_pins_the_full_run(make_window, qtbot):
-    from planner_gui.core.plan import FULL, PREVIEW
+    from planner_gui.core.session.plan import FULL, PREVIEW
 
     win = make_window(load_preset("llama3-405b").replace(trials=5_000, gpus=100_000), restore=False)
     settle(qtbot, win)
@@ -465,7 +465,7 @@ def test_garbage_is_collected_on_the_gui_thread_only(make_window, qtbot):
 
 def test_a_lever_readout_signs_both_its_goodput_and_its_cost():
     """A lever's readout said "-0.00, $583 k": a loss too small for two decimals, and a cost without a sign."""
-    from planner_gui.core.fmt import signed, signed_money
+    from planner_gui.core.util.fmt import signed, signed_money
 
     assert signed(-1e-4) == "-0.0001" and signed(1.36) == "+1.36" and signed(0.0) == "0"
     assert signed_money(583_000) == "+$583 k" and signed_money(-44.2e6) == "-$44.2 M" and signed_money(0.2) == "$0"
@@ -482,7 +482,7 @@ def _tornado_tab(win, qtbot):
 
 
 def test_the_tornado_draws_each_unsure_inputs_two_ends_as_the_exact_model_gives_them(make_window, qtbot):
-    from planner_gui.core.tornado import tornado
+    from planner_gui.core.analysis.tornado import tornado
 
     win = _training_window(make_window, qtbot)
     view = _tornado_tab(win, qtbot)
@@ -510,8 +510,8 @@ def test_the_tornado_draws_each_unsure_inputs_two_ends_as_the_exact_model_gives_
 
 
 def test_without_a_closed_form_the_tornado_is_simulated_when_asked_and_said_stale_after_a_change(make_window, qtbot):
-    from planner_gui.core.spares.model import Spares
-    from planner_gui.core.tornado import tornado
+    from planner_gui.core.analysis.tornado import tornado
+    from planner_gui.core.model.spares import Spares
     from planner_gui.ui.tornado_view import TRIALS
 
     sc = load_preset("llama3-405b").replace(days=2.0, trials=30, spares=Spares(spare_nodes=4, swap_min=10.0))
@@ -537,7 +537,7 @@ def test_help_validation_shows_the_page_of_published_figures_once(make_window, q
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QDialog, QTextBrowser
 
-    from planner_gui.core.validation import ROWS
+    from planner_gui.core.analysis.validation import ROWS
 
     win = make_window(restore=False)
     action = next(a for a in win.findChildren(QAction) if a.objectName() == "actionValidation")
@@ -569,7 +569,7 @@ def _set_rows(view, rows):
 
 
 def test_the_cheapest_setup_panel_finds_what_the_search_finds_and_draws_its_front(make_window, qtbot):
-    from planner_gui.core.analysis.optimize import Vary, optimize
+    from planner_gui.core.decisions.optimize import Vary, optimize
 
     win = _training_window(make_window, qtbot, days=10.0, gpus=16_384)
     view = _goal_tab(win, qtbot)
@@ -627,7 +627,7 @@ def test_without_a_training_run_the_search_says_how_to_get_one(make_window, qtbo
 
 
 def test_the_fronts_legend_lists_chosen_only_when_a_setup_meets_the_goal_and_far_setups_do_not_squash_it(qtbot):
-    from planner_gui.core.analysis.optimize import Search, Setup, pareto_front
+    from planner_gui.core.decisions.optimize import Search, Setup, pareto_front
     from planner_gui.ui.goal_view import GoalView
 
     view = GoalView()

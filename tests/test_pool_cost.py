@@ -11,12 +11,12 @@ import sys
 import numpy as np
 import pytest
 
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.analysis.sensitivity import per_trial_days_and_cost
 from planner_gui.core.analysis.sizing import sizing
-from planner_gui.core.model import HOURS_PER_YEAR, Scenario, Training
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import ScenarioError, scenario_from_dict, scenario_to_dict
-from planner_gui.core.sensitivity import per_trial_days_and_cost
-from planner_gui.core.spares.model import Spares
+from planner_gui.core.files.scenario_io import ScenarioError, scenario_from_dict, scenario_to_dict
+from planner_gui.core.model.scenario import HOURS_PER_YEAR, Scenario, Training
+from planner_gui.core.model.spares import Spares
 from planner_gui.core.study.worker import total_cost
 
 POOL = Spares(spare_nodes=12, swap_min=10.0)

@@ -1,6 +1,6 @@
 """Rack-scale NVLink domains (docs/model.md section 1, "Racks"): a tray failure stops its rack until a warm spare
 tray of the rack covers it or the rack moves to a spare rack of the pool. Checked against the event-by-event
-reference simulator, the rack's Markov chain (:mod:`planner_gui.core.spares.racks`) and the general engine without
+reference simulator, the rack's Markov chain (:mod:`planner_gui.core.theory.racks`) and the general engine without
 racks; off by default, every number is today's."""
 
 from __future__ import annotations
@@ -13,13 +13,19 @@ import pytest
 from test_sim import Z, _engine, _z, against_reference
 
 from planner_gui.cli import main
-from planner_gui.core import fmt
-from planner_gui.core.model import Scenario
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict, validate
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.files.scenario_io import (
+    ScenarioError,
+    load_preset,
+    scenario_from_dict,
+    scenario_to_dict,
+    validate,
+)
+from planner_gui.core.model.scenario import Scenario
+from planner_gui.core.model.spares import Spares, failure_classes, spare_racks
 from planner_gui.core.sim.capabilities import window_engine
-from planner_gui.core.spares.model import Spares, failure_classes, spare_racks
-from planner_gui.core.spares.racks import move_share, rack_moves_expected
+from planner_gui.core.theory.racks import move_share, rack_moves_expected
+from planner_gui.core.util import fmt
 
 
 def _sem(x: np.ndarray) -> float:
@@ -222,9 +228,9 @@ def test_the_window_group_sets_each_input_alone_and_says_what_the_racks_do(make_
 
 
 def test_sweeps_and_sizing_hold_whole_racks():
+    from planner_gui.core.analysis.sensitivity import levers
     from planner_gui.core.analysis.sizing import sizing_counts
-    from planner_gui.core.sensitivity import levers
-    from planner_gui.core.sweep import at_gpus
+    from planner_gui.core.analysis.sweep import at_gpus
 
     sc = load_preset("gb200-nvl72-16k")
     assert sc.spares is not None and sc.spares.spare_nodes == 36
@@ -244,7 +250,7 @@ def test_sweeps_and_sizing_hold_whole_racks():
 
 
 def test_a_warm_spare_tray_costs_its_gpus_in_the_levers():
-    from planner_gui.core.sensitivity import paired_sensitivity
+    from planner_gui.core.analysis.sensitivity import paired_sensitivity
 
     sc = load_preset("gb200-nvl72-16k").replace(days=2.0, trials=60)
     effects = {e.lever: e for e in paired_sensitivity(sc, 0.5)}
@@ -287,8 +293,8 @@ def test_the_dense_and_the_sorted_count_of_racks_decide_alike(monkeypatch):
 def test_without_warm_spares_the_pool_of_racks_is_m_g_infinity():
     """No warm spare: every tray failure moves its rack for its repair alone, so the racks out are M/G/infinity with
     each failure taking a rack's trays (docs/model.md 3, "The pool"), and a move finds no spare rack as it says."""
-    from planner_gui.core.spares.exact import p_no_spare
-    from planner_gui.core.spares.model import spares_params
+    from planner_gui.core.model.spares import spares_params
+    from planner_gui.core.theory.spares import p_no_spare
 
     sc = load_preset("gb200-nvl72-16k").replace(
         rack_spare_trays=0, spares=Spares(spare_nodes=20 * 18), days=20.0, checkpoint_interval_min=5.0
@@ -307,7 +313,7 @@ def test_without_warm_spares_the_pool_of_racks_is_m_g_infinity():
 
 
 def test_a_time_to_train_holds_the_warm_spares_for_its_length():
-    from planner_gui.core.model import Training
+    from planner_gui.core.model.scenario import Training
 
     sc = load_preset("gb200-nvl72-16k").replace(trials=60, training=Training(compute_gpu_hours=16_384 * 24.0 * 3))
     d = simulate(sc).to_json_dict()

@@ -18,14 +18,19 @@ import reference_rates as ref
 from scipy.special import chdtrc, gammaln
 
 from planner_gui import cli
-from planner_gui.core import engine, rates
-from planner_gui.core.engine import simulate_trials
-from planner_gui.core.exact import time_fractions
-from planner_gui.core.expected import conditional_goodput, rate_nodes, transient_bound, varying_expectation
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.analysis.sweep import expected_goodput_vs_interval, sweep_gpus
+from planner_gui.core.files.scenario_io import ScenarioError, dumps, loads, scenario_to_dict
 from planner_gui.core.incidents import fit_log, generate_log, profile_from_fit, sample_components
-from planner_gui.core.model import LLAMA3_DAYS, LLAMA3_GPUS, Component, Scenario
-from planner_gui.core.params import resolve
-from planner_gui.core.profiles import (
+from planner_gui.core.model.scenario import LLAMA3_DAYS, LLAMA3_GPUS, Component, Scenario
+from planner_gui.core.sim import engine
+from planner_gui.core.sim.engine import simulate_trials
+from planner_gui.core.sim.rows import poisson_by_inversion, poisson_quantiles, uniforms
+from planner_gui.core.theory import rates
+from planner_gui.core.theory.exact import time_fractions
+from planner_gui.core.theory.expected import conditional_goodput, rate_nodes, transient_bound, varying_expectation
+from planner_gui.core.theory.params import resolve
+from planner_gui.core.theory.profiles import (
     burn_in_profile,
     expected_per_day,
     geometric_edges,
@@ -34,11 +39,7 @@ from planner_gui.core.profiles import (
     power_law_profile,
     weibull_renewal_function,
 )
-from planner_gui.core.rates import RatePosterior, evidence_of
-from planner_gui.core.results import simulate
-from planner_gui.core.rows import poisson_by_inversion, poisson_quantiles, uniforms
-from planner_gui.core.scenario_io import ScenarioError, dumps, loads, scenario_to_dict
-from planner_gui.core.sweep import expected_goodput_vs_interval, sweep_gpus
+from planner_gui.core.theory.rates import RatePosterior, evidence_of
 
 Z = 4.0
 LLAMA_EXPOSURE = LLAMA3_GPUS * LLAMA3_DAYS * 24.0

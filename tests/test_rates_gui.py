@@ -14,12 +14,12 @@ import pytest
 from scipy.special import gammainc
 from test_gui import settle
 
+from planner_gui.core.files.scenario_io import load_preset
 from planner_gui.core.incidents import generate_log, llama3_prior, sample_components
-from planner_gui.core.inputs import Inputs
-from planner_gui.core.model import Scenario
-from planner_gui.core.profiles import burn_in_profile, expected_per_day, pieces
-from planner_gui.core.rates import RatePosterior, evidence_of
-from planner_gui.core.scenario_io import load_preset
+from planner_gui.core.model.scenario import Scenario
+from planner_gui.core.session.inputs import Inputs
+from planner_gui.core.theory.profiles import burn_in_profile, expected_per_day, pieces
+from planner_gui.core.theory.rates import RatePosterior, evidence_of
 from planner_gui.ui.rates_panel import BURN_IN, CONSTANT, TABLE, RatesFromDataPanel
 from planner_gui.ui.rates_view import LABELS, per_day, rate_band
 
@@ -431,7 +431,7 @@ def test_a_bad_log_is_said_before_the_gpus_are_typed(make_window, qtbot, tmp_pat
 
 def test_the_logs_trend_carried_on_is_the_power_law_from_the_logs_end(sample_log):
     from planner_gui.core.incidents import fit_log
-    from planner_gui.core.profiles import power_law_profile
+    from planner_gui.core.theory.profiles import power_law_profile
     from planner_gui.ui.incident_dialog import fitted_scenario
 
     fit = fit_log(sample_log, 2048)
@@ -465,9 +465,9 @@ def test_no_spread_reads_as_none_not_zero_shares():
 def test_time_between_interruptions_says_it_is_an_average_over_the_window(make_window, qtbot):
     """Where rates vary the time between interruptions is the window over the expected count (a burn-in's gap
     is 23 min where the base rates' is 30), and the summary says it is an average."""
-    from planner_gui.core import fmt
-    from planner_gui.core.profiles import burn_in_profile
-    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.theory.profiles import burn_in_profile
+    from planner_gui.core.util import fmt
 
     win = make_window(load_preset("llama3-405b").replace(trials=200), restore=False)
     settle(qtbot, win)

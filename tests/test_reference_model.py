@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from reference_model import HOURS_KEYS, ReferenceTrials, reference_model, simulate_reference
 
-from planner_gui.core.exact import time_fractions
-from planner_gui.core.model import Scenario, Tiers, Training
-from planner_gui.core.spares.exact import nodes_in_repair_pmf
-from planner_gui.core.spares.model import Spares
+from planner_gui.core.model.scenario import Scenario, Tiers, Training
+from planner_gui.core.model.spares import Spares
+from planner_gui.core.theory.exact import time_fractions
+from planner_gui.core.theory.spares import nodes_in_repair_pmf
 
 #: Standard errors allowed between a Monte Carlo mean and its expectation.
 Z = 4.0

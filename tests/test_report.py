@@ -24,13 +24,13 @@ import numpy as np
 import pytest
 
 from planner_gui import __version__, cli
-from planner_gui.core.compare import input_differences
-from planner_gui.core.fmt import short_duration
-from planner_gui.core.model import DEFAULT_NOTES, Component, Scenario
-from planner_gui.core.plan import FULL, PlanRequest, compute_plan
-from planner_gui.core.scenario_io import load_preset, save
-from planner_gui.core.sensitivity import sensitivity
-from planner_gui.core.specs import SPECS
+from planner_gui.core.analysis.compare import input_differences
+from planner_gui.core.analysis.sensitivity import sensitivity
+from planner_gui.core.files.scenario_io import load_preset, save
+from planner_gui.core.model.scenario import DEFAULT_NOTES, Component, Scenario
+from planner_gui.core.model.specs import SPECS
+from planner_gui.core.session.plan import FULL, PlanRequest, compute_plan
+from planner_gui.core.util.fmt import short_duration
 from planner_gui.report import SECTIONS, SOURCES, render_report
 from planner_gui.report.model_text import DEFAULT_FIELDS, input_label
 from planner_gui.report.svg import count_ticks, duration_ticks, linear_ticks, text_width
@@ -686,8 +686,8 @@ def test_a_report_of_every_feature_at_once_reads_its_numbers_from_its_json_repor
 def test_the_interval_chart_with_the_fast_tier_marks_the_fast_tiers_interval_and_optima():
     """With the fast tier on the sweep varies the fast interval: the chart marks the fast interval in use and
     the fast tier's Young and Daly intervals (it marked the blocking write's, 0.6 s, beside a 46 s optimum)."""
-    from planner_gui.core import fmt
-    from planner_gui.core.plan import PREVIEW
+    from planner_gui.core.session.plan import PREVIEW
+    from planner_gui.core.util import fmt
     from planner_gui.report.charts import goodput_vs_interval
 
     sc = load_preset("h100-100k-inmemory").replace(trials=30, days=2.0)

@@ -12,14 +12,20 @@ import numpy as np
 import pytest
 
 from planner_gui.cli import main
-from planner_gui.core.model import Scenario, Tiers, Training
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict, validate
-from planner_gui.core.sensitivity import levers
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.analysis.sensitivity import levers
+from planner_gui.core.analysis.sweep import sweep_gpus
+from planner_gui.core.analysis.tornado import unsure_inputs
+from planner_gui.core.files.scenario_io import (
+    ScenarioError,
+    load_preset,
+    scenario_from_dict,
+    scenario_to_dict,
+    validate,
+)
+from planner_gui.core.model.scenario import Scenario, Tiers, Training
+from planner_gui.core.model.spares import Spares
 from planner_gui.core.sim.capabilities import window_engine
-from planner_gui.core.spares.model import Spares
-from planner_gui.core.sweep import sweep_gpus
-from planner_gui.core.tornado import unsure_inputs
 
 GROWTH = 0.25
 

@@ -19,11 +19,12 @@ import numpy as np
 import pytest
 from scipy.stats import chi2
 
-from planner_gui.core import engine, rows
-from planner_gui.core.chunk_sums import multiply_columns
-from planner_gui.core.edges import EdgeDraws, draw_edges, edge_hours, truncated_exponential
-from planner_gui.core.intervals import HoursAccumulator, interval_parts
-from planner_gui.core.params import Params
+from planner_gui.core.sim import engine, rows
+from planner_gui.core.sim.chunk_sums import multiply_columns
+from planner_gui.core.sim.edges import EdgeDraws, draw_edges, edge_hours, truncated_exponential
+from planner_gui.core.sim.intervals import HoursAccumulator, interval_parts
+from planner_gui.core.theory.params import Params
+from planner_gui.core.util.streams import stream
 
 Z = 4.5
 #: Chi-square tests reject at this false-alarm probability (as Z = 4.5 does for one normal check).
@@ -127,10 +128,10 @@ def test_draw_rows_is_counts_then_arrangement():
     kinds of spacing add up to its n - 1 interior spacings."""
     p = Params(lam=0.4, mu=0.3, hours=10.0, tau=1.0, c=0.1, r_unplanned=0.2, r_planned=0.1)
     got = rows.draw_rows(p, seed=9, rows=5000, sub_hours=5.0)
-    u = rows.uniforms(rows.stream(9, rows.STREAM_COUNTS), (5000, 2))
+    u = rows.uniforms(stream(9, rows.STREAM_COUNTS), (5000, 2))
     np.testing.assert_array_equal(got.n_unplanned, rows.poisson_by_inversion(u[:, 0], 2.0))
     np.testing.assert_array_equal(got.n_planned, rows.poisson_by_inversion(u[:, 1], 1.5))
-    again = rows.draw_arrangement(rows.stream(9, rows.STREAM_ARRANGE), got.n_unplanned, got.n_planned)
+    again = rows.draw_arrangement(stream(9, rows.STREAM_ARRANGE), got.n_unplanned, got.n_planned)
     for name in ("first_planned", "last_planned", "n_up", "n_pp", "n_pu"):
         np.testing.assert_array_equal(getattr(got, name), getattr(again, name), err_msg=name)
     uu = got.n - 1 - got.n_up - got.n_pp - got.n_pu
@@ -170,8 +171,8 @@ def test_draw_chunk_puts_each_spacing_in_its_band():
     assert slots == 2 + h_up + h_pp + h_pu + max(
         len(q) - 1 - hand.n_up[i] - hand.n_pp[i] - hand.n_pu[i] for i, q in enumerate(orders)
     )
-    e, total = engine._draw_chunk(chunks, 0, rows.stream(1, 2), engine._Workspace(slots * m, slots))
-    raw = np.log(rows.stream(1, 2).random((slots, m)))  # log U = -E: the engine keeps exponentials negated
+    e, total = engine._draw_chunk(chunks, 0, stream(1, 2), engine._Workspace(slots * m, slots))
+    raw = np.log(stream(1, 2).random((slots, m)))  # log U = -E: the engine keeps exponentials negated
     band_start = (2, 2 + h_up, 2 + h_up + h_pp, 2 + h_up + h_pp + h_pu)
     for col, seq in enumerate(orders):
         pairs = [seq[i : i + 2] for i in range(len(seq) - 1)]
@@ -196,7 +197,7 @@ def test_draw_chunk_draws_again_a_column_whose_uniform_is_zero():
         """Uniforms from a real stream, with zeros put into columns 1 and 3 of the first matrix."""
 
         def __init__(self) -> None:
-            self.rng, self.calls = rows.stream(3, 4), 0
+            self.rng, self.calls = stream(3, 4), 0
 
         def random(self, size=None, out=None):
             self.calls += 1
@@ -216,7 +217,7 @@ def test_draw_chunk_draws_again_a_column_whose_uniform_is_zero():
     assert gen.calls == 2  # one matrix, then the two bad columns together
     assert np.isfinite(e).all() and np.isfinite(total).all()
     np.testing.assert_allclose(total, e.sum(axis=0), rtol=1e-12)
-    first = np.log(rows.stream(3, 4).random((slots, m)))
+    first = np.log(stream(3, 4).random((slots, m)))
     np.testing.assert_array_equal(e[0, [0, 2]], first[0, [0, 2]])  # the good columns keep their draws
     assert e[0, 1] != first[0, 1] and e[0, 3] != first[0, 3]
 

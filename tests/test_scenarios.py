@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from planner_gui.cli import main as cli_main
-from planner_gui.core.model import Scenario
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import (
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.files.scenario_io import (
     MAX_FILE_BYTES,
     ScenarioError,
     dumps,
@@ -24,6 +23,7 @@ from planner_gui.core.scenario_io import (
     save,
     scenario_to_dict,
 )
+from planner_gui.core.model.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -198,7 +198,7 @@ def test_core_imports_no_qt():
 
 # -- saving: links, special files, modes, names ----------------------------------------------------------
 
-from planner_gui.core.scenario_io import (  # noqa: E402
+from planner_gui.core.files.scenario_io import (  # noqa: E402
     DEFAULT_PRESET,
     NAME_MAX_LEN,
     edited_name,
@@ -351,7 +351,7 @@ def test_gpu_mtbf_scaling_never_overflows():
 
 
 def test_the_training_section_round_trips_and_is_validated():
-    from planner_gui.core.model import Training
+    from planner_gui.core.model.scenario import Training
 
     sc = Scenario(training=Training())
     doc = scenario_to_dict(sc)
@@ -375,7 +375,7 @@ def test_the_training_section_round_trips_and_is_validated():
 
 
 def test_huge_limits_read_as_written_not_as_float_digits():
-    from planner_gui.core.scenario_io import ScenarioError, check_number
+    from planner_gui.core.files.scenario_io import ScenarioError, check_number
 
     with pytest.raises(ScenarioError, match=r"from 1e\+15 to 1e\+30 \(got -1\)"):
         check_number("training.train_flops", -1.0)
@@ -388,7 +388,7 @@ def test_a_simulation_too_large_names_the_most_trials_that_run(gpus, days):
     """A refusal names the nearest setting that runs: the most trials at these GPUs and days, which do run."""
     import re
 
-    from planner_gui.core.scenario_io import validate
+    from planner_gui.core.files.scenario_io import validate
 
     sc = load_preset("llama3-405b").replace(gpus=gpus, days=days, trials=100_000)
     with pytest.raises(ScenarioError) as err:
@@ -408,7 +408,7 @@ def test_a_general_run_too_long_for_even_one_trial_is_refused_up_front(capsys):
     from planner_gui.cli import main
     from planner_gui.cli.flags import scenario_from_args
     from planner_gui.cli.program import build_parser
-    from planner_gui.core.scenario_io import validate
+    from planner_gui.core.files.scenario_io import validate
     from planner_gui.core.sim.capabilities import MAX_GENERAL_STEPS, general_points, window_engine
 
     argv = ["run", "--gpus", "10000000", "--days", "3650", "--fast-replicas", "0", "--trials", "1"]
@@ -428,8 +428,8 @@ def test_runs_that_each_fit_but_not_together_are_refused_before_anything_runs(tm
     """compare (and report --compare) cost their runs against the limit of one: three files each at 40 % of it
     are refused in one line naming the trials that fit; the same three at those trials are accepted."""
     from planner_gui.cli import main
-    from planner_gui.core.checks import check_together, size_share
-    from planner_gui.core.scenario_io import save
+    from planner_gui.core.files.checks import check_together, size_share
+    from planner_gui.core.files.scenario_io import save
 
     base = load_preset("llama3-405b").replace(gpus=1_000_000, days=365.0)
     trials = int(0.4 * base.trials / size_share(base))

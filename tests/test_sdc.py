@@ -16,12 +16,12 @@ from reference_model import simulate_reference
 from test_sim import COUNTS, Z, _engine, _z, against_reference
 
 from planner_gui.cli import main
-from planner_gui.core import fmt
-from planner_gui.core.model import SDC_NAME, Component, Scenario
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.files.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict
+from planner_gui.core.model.scenario import SDC_NAME, Component, Scenario
+from planner_gui.core.model.spares import Spares
 from planner_gui.core.sim.capabilities import window_engine
-from planner_gui.core.spares.model import Spares
+from planner_gui.core.util import fmt
 
 
 def _boosted(sc: Scenario, times: float) -> Scenario:
@@ -190,7 +190,7 @@ def test_a_scenario_file_keeps_the_inputs():
 
 
 def test_a_time_to_train_agrees_with_the_reference_and_pays_for_its_corruptions():
-    from planner_gui.core.model import Training
+    from planner_gui.core.model.scenario import Training
     from planner_gui.core.sim.model import sim_model
     from planner_gui.core.sim.run import simulate_train
 
@@ -267,7 +267,7 @@ def test_every_report_shows_the_rollbacks_and_its_hours_add_up(capsys, extra):
 
 
 def test_a_run_started_over_too_often_is_refused_at_once(capsys):
-    from planner_gui.core.results import start_over_rate
+    from planner_gui.core.analysis.results import start_over_rate
 
     args = ["run", "--mfu", "0.4", "--sdc-detect-hours", "24", "--retained-checkpoints", "3"]
     assert main(args) == 2
@@ -282,8 +282,8 @@ def test_a_run_started_over_too_often_is_refused_at_once(capsys):
 
 
 def test_compare_and_the_tornado_name_the_inputs():
-    from planner_gui.core.compare import input_differences
-    from planner_gui.core.tornado import unsure_inputs
+    from planner_gui.core.analysis.compare import input_differences
+    from planner_gui.core.analysis.tornado import unsure_inputs
 
     a, b = Scenario(), Scenario(sdc_detect_hours=24.0, retained_checkpoints=50)
     rows = dict(input_differences([a, b, a.replace(retained_checkpoints=7)]))

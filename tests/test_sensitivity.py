@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from planner_gui.core.exact import daly_goodput
-from planner_gui.core.model import Scenario, Training
-from planner_gui.core.sensitivity import expected_goodput, has_closed_form, sensitivity
+from planner_gui.core.analysis.sensitivity import expected_goodput, has_closed_form, sensitivity
+from planner_gui.core.model.scenario import Scenario, Training
+from planner_gui.core.theory.exact import daly_goodput
 
 
 def daly(sc: Scenario, interval_min: float) -> float:
@@ -95,7 +95,7 @@ def test_a_priced_lever_says_the_dollars_it_saves_per_dollar_paid(tmp_path, caps
     import json
 
     from planner_gui.cli import main
-    from planner_gui.core.scenario_io import load, save
+    from planner_gui.core.files.scenario_io import load, save
 
     assert main(["sensitivity", "--preset", "h100-100k", "--price", "detection=2e6", "--price", "restart=$500,000",
                  "--json"]) == 0  # fmt: skip
@@ -136,7 +136,7 @@ def test_a_priced_lever_says_the_dollars_it_saves_per_dollar_paid(tmp_path, caps
 
 
 def test_lever_prices_in_a_file_are_checked():
-    from planner_gui.core.scenario_io import ScenarioError, scenario_from_dict, scenario_to_dict
+    from planner_gui.core.files.scenario_io import ScenarioError, scenario_from_dict, scenario_to_dict
 
     doc = scenario_to_dict(Scenario())
     for bad, says in (
@@ -155,7 +155,7 @@ def test_lever_prices_in_a_file_are_checked():
 
 
 def _preset(name):
-    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.files.scenario_io import load_preset
 
     return load_preset(name)
 
@@ -164,8 +164,8 @@ def test_compare_command_lines_up_inputs_and_outputs(tmp_path, capsys):
     import json
 
     from planner_gui.cli import main
-    from planner_gui.core.results import simulate
-    from planner_gui.core.scenario_io import save
+    from planner_gui.core.analysis.results import simulate
+    from planner_gui.core.files.scenario_io import save
 
     a, b = _preset("llama3-405b").replace(trials=100), _preset("h100-100k").replace(trials=100)
     save(a, tmp_path / "a.json")
@@ -191,7 +191,7 @@ def test_compare_names_both_tiers_intervals_and_what_the_write_is():
     the (persistent) checkpoint interval."""
     import dataclasses
 
-    from planner_gui.core.compare import comparison, input_differences
+    from planner_gui.core.analysis.compare import comparison, input_differences
 
     a = _preset("h100-100k-inmemory").replace(trials=30)
     b = a.replace(tiers=dataclasses.replace(a.tiers, fast_placement="same-domain"), checkpoint_write_s=5.0)
@@ -199,7 +199,7 @@ def test_compare_names_both_tiers_intervals_and_what_the_write_is():
     assert rows["blocking write"] == ["0 s per persistent point", "5 s per persistent point"]
     plain = dict(input_differences([_preset("llama3-405b"), _preset("llama3-405b").replace(checkpoint_write_s=9.0)]))
     assert plain["blocking write"] == ["5 s", "9 s"]
-    from planner_gui.core.results import simulate
+    from planner_gui.core.analysis.results import simulate
 
     reports = [simulate(s).to_json_dict() for s in (a, b)]
     doc = comparison(["a", "b"], [a, b], reports)
@@ -213,8 +213,8 @@ def test_compare_lists_rate_uncertainty_profile_and_evidence_differences():
     """Scenarios differing only in their rate uncertainty, rate profile or evidence are not "the same"."""
     import dataclasses
 
-    from planner_gui.core.compare import input_differences, profile_text
-    from planner_gui.core.profiles import burn_in_profile
+    from planner_gui.core.analysis.compare import input_differences, profile_text
+    from planner_gui.core.theory.profiles import burn_in_profile
 
     a = _preset("llama3-405b")
     assert input_differences([a, a]) == []
@@ -254,9 +254,9 @@ def test_tier_levers_follow_the_two_tier_model_and_the_monte_carlo_agrees():
 
     import numpy as np
 
-    from planner_gui.core.results import simulate
-    from planner_gui.core.scenario_io import load_preset
-    from planner_gui.core.tiers.run import plan_tiers
+    from planner_gui.core.analysis.results import simulate
+    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.sim.tiers_run import plan_tiers
 
     sc = load_preset("h100-100k-inmemory").replace(trials=300)
     base = plan_tiers(sc).expected()
@@ -280,10 +280,10 @@ def test_tier_levers_follow_the_two_tier_model_and_the_monte_carlo_agrees():
 
 
 def test_adding_an_in_memory_tier_is_a_lever_and_both_tier_scenarios_have_no_ranking():
-    from planner_gui.core.model import Tiers
-    from planner_gui.core.scenario_io import load_preset
-    from planner_gui.core.sensitivity import NoClosedForm
-    from planner_gui.core.tiers.run import plan_tiers
+    from planner_gui.core.analysis.sensitivity import NoClosedForm
+    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.model.scenario import Tiers
+    from planner_gui.core.sim.tiers_run import plan_tiers
 
     sc = load_preset("h100-100k")
     effects = {e.lever: e for e in sensitivity(sc)}
@@ -309,10 +309,10 @@ def test_scenarios_without_a_closed_form_are_ranked_by_paired_monte_carlo():
     """Rates that vary, spares, continuing on replicas: each lever's effect is the mean of per-trial differences
     against the scenario on the same draws, with its standard error; it agrees with the same two runs made apart,
     and a training run with varying rates is simulated (no refusal)."""
-    from planner_gui.core.model import Training
-    from planner_gui.core.results import simulate_scenarios
-    from planner_gui.core.scenario_io import validate
-    from planner_gui.core.spares.model import Spares
+    from planner_gui.core.analysis.results import simulate_scenarios
+    from planner_gui.core.files.scenario_io import validate
+    from planner_gui.core.model.scenario import Training
+    from planner_gui.core.model.spares import Spares
 
     base = Scenario(trials=200)
     for sc in (

@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 from reference_model import simulate_reference
 
-from planner_gui.core.model import Scenario, Tiers, Training
-from planner_gui.core.profiles import burn_in_profile
-from planner_gui.core.scenario_io import load_preset, validate
+from planner_gui.core.files.scenario_io import load_preset, validate
+from planner_gui.core.model.scenario import Scenario, Tiers, Training
+from planner_gui.core.model.spares import Spares
 from planner_gui.core.sim.capabilities import train_engine, window_engine
 from planner_gui.core.sim.model import sim_model
 from planner_gui.core.sim.run import simulate_train, simulate_windows
-from planner_gui.core.spares.model import Spares
+from planner_gui.core.theory.profiles import burn_in_profile
 
 pytestmark = pytest.mark.slow
 
@@ -270,7 +270,7 @@ FAST_GRID = [
 
 @pytest.mark.parametrize("sc", FAST_GRID, ids=[f"{s.gpus}-{window_engine(s).key}-{i}" for i, s in enumerate(FAST_GRID)])
 def test_each_fast_engine_equals_the_general_one_on_its_domain(sc):
-    from planner_gui.core.results import simulate_scenarios
+    from planner_gui.core.analysis.results import simulate_scenarios
 
     fast_res, general = simulate_scenarios([sc, sc.replace(seed=sc.seed + 1)], general=False)[0], None
     assert fast_res.engine in ("renewal", "tiers")
@@ -303,7 +303,7 @@ def test_planned_interruptions_meeting_restores_go_to_the_general_engine(sc):
 
 @pytest.mark.parametrize("gpus", [16_384, 100_000])
 def test_the_first_passage_equals_the_general_time_to_train(gpus):
-    from planner_gui.core.results import simulate_scenarios
+    from planner_gui.core.analysis.results import simulate_scenarios
 
     sc = Scenario(gpus=gpus, trials=2000, training=Training(compute_gpu_hours=gpus * 200.0))
     assert train_engine(sc).key == "first-passage"
@@ -325,7 +325,7 @@ def test_the_first_passage_equals_the_general_time_to_train(gpus):
     ids=["steady", "burn-in"],
 )
 def test_the_simulated_pool_for_a_share_of_failures_counts_the_failures_that_found_spares(sc):
-    from planner_gui.core.results import simulate
+    from planner_gui.core.analysis.results import simulate
 
     res = simulate(sc.replace(trials=200, seed=3))
     t = res.spares_run.trials
@@ -339,7 +339,7 @@ def test_the_simulated_pool_for_a_share_of_failures_counts_the_failures_that_fou
         assert s["recommended_simulated"] and s["recommended_for_99pct"] == t.pool_for(0.99)
         assert (s["recommended_for_99pct"] > n) == (t.p_no_spare() > 0.01)
     else:  # M/G/infinity's
-        from planner_gui.core.spares.exact import recommended_spares
+        from planner_gui.core.theory.spares import recommended_spares
 
         assert not s["recommended_simulated"]
         assert s["recommended_for_99pct"] == recommended_spares(res.spares_run.params, 0.99)
@@ -363,10 +363,10 @@ PENDING = {
 @pytest.mark.parametrize("name", PENDING)
 def test_the_closed_form_keeps_the_restore_a_planned_interruption_finds_pending(name):
     """24 planned interruptions a day and an 8-minute restore: the general engine agrees with the closed form
-    (a Markov chain of the intervals' kinds, planner_gui/core/exact.py), and is far from the one that takes every
+    (a Markov chain of the intervals' kinds, planner_gui/core/theory/exact.py), and is far from the one that takes every
     planned interruption for a full renewal (about 60 standard errors), so the check can fail."""
-    from planner_gui.core.results import simulate
-    from planner_gui.core.tiers.exact import expected_fractions
+    from planner_gui.core.analysis.results import simulate
+    from planner_gui.core.theory.tiers import expected_fractions
 
     res = simulate(PENDING[name])
     assert res.engine == "general"
@@ -405,8 +405,8 @@ def test_a_sweeps_intervals_see_the_same_failures_whatever_their_warm_up():
 def test_a_time_to_train_that_waits_for_spares_forever_is_refused_in_words():
     """A new cluster's window starts with the pool full, so it looked well; the time to train then stepped on
     for ever, the job waiting for spares nearly always (10 spares for about 70 nodes in repair)."""
-    from planner_gui.core.results import simulate
-    from planner_gui.core.scenario_io import ScenarioError
+    from planner_gui.core.analysis.results import simulate
+    from planner_gui.core.files.scenario_io import ScenarioError
 
     sc = load_preset("h100-100k-plan").replace(
         trials=10,

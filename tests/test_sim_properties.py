@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner_gui.core.model import Scenario, Tiers, Training
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import ScenarioError, validate
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.files.scenario_io import ScenarioError, validate
+from planner_gui.core.model.scenario import Scenario, Tiers, Training
+from planner_gui.core.model.spares import Spares
 from planner_gui.core.sim.capabilities import general_points, window_engine
-from planner_gui.core.spares.model import Spares
 
 pytestmark = pytest.mark.slow
 
@@ -92,7 +92,7 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     if profile == "table":
         sc = sc.replace(rate_profile=((0.0, draw(log_uniform(0.2, 5.0))), (days / 2, draw(log_uniform(0.2, 5.0)))))
     elif profile == "burn-in":
-        from planner_gui.core.profiles import burn_in_profile
+        from planner_gui.core.theory.profiles import burn_in_profile
 
         sc = sc.replace(rate_profile=burn_in_profile(0.7, 30.0, days), new_cluster=True)
     if draw(st.booleans()):

@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from planner_gui.core.exact import time_fractions
-from planner_gui.core.model import Scenario, Tiers
-from planner_gui.core.results import simulate
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.model.scenario import Scenario, Tiers
+from planner_gui.core.model.spares import Spares, spares_params
 from planner_gui.core.sim.model import SimModel, sim_model
 from planner_gui.core.sim.run import ALL_HOURS_KEYS, HOURS_KEYS, SPARES_HOURS_KEYS, SimTrials, simulate_windows
-from planner_gui.core.spares import Spares, spares_params
-from planner_gui.core.spares.exact import nodes_in_repair_pmf, p_no_spare, recommended_spares, repair_quantile
+from planner_gui.core.theory.exact import time_fractions
+from planner_gui.core.theory.spares import nodes_in_repair_pmf, p_no_spare, recommended_spares, repair_quantile
 
 sys.path.insert(0, str(Path(__file__).parent))
 import itertools
@@ -261,7 +261,7 @@ def test_continue_mode_checkpoints_at_the_optimum_of_the_failures_that_restart()
     today's at every failure's; on the same draws it beats today's interval, and intervals either side of it
     (x0.5, x2) do no better."""
     from planner_gui.core.analysis.sizing import spares_optimal
-    from planner_gui.core.params import optimal_intervals
+    from planner_gui.core.theory.params import optimal_intervals
 
     sc = Scenario(gpus=32_768).replace(spares=Spares(recovery_mode="continue"))
     today, ours = optimal_intervals(sc).daly, spares_optimal(sc).daly
@@ -283,7 +283,7 @@ def test_the_continue_strategy_restarts_as_the_persistent_tier_does():
     the persistent restore (as the two-tier model's persistent restores do), the scenario's pool, swap and repairs
     kept, a replica no larger than the job; the other rows keep the pool too, in restart mode."""
     from planner_gui.core.analysis.strategies import STRATEGIES, strategy_scenarios
-    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.files.scenario_io import load_preset
 
     own = Spares(spare_nodes=3, swap_min=30, replica_gpus=4096, recovery_mode="continue")
     sc = load_preset("h100-100k-inmemory").replace(spares=own)
@@ -417,7 +417,7 @@ def test_commands_take_scenarios_with_spares(capsys, tmp_path, command):
 def test_compare_names_the_pool_and_the_recovery_mode_and_their_outputs():
     """Scenarios that differ only in their spares are not 'the same': the comparison lists the mode, pool and
     swap that differ, and the hours and pool figures spares add (from each run's JSON)."""
-    from planner_gui.core.compare import OUTPUTS, input_differences
+    from planner_gui.core.analysis.compare import OUTPUTS, input_differences
 
     base = Scenario(gpus=16_384, trials=20)
     scs = [
@@ -480,7 +480,7 @@ def test_sizing_in_continue_mode_reports_the_throughput_a_short_pool_costs():
 
 
 def test_compare_numbers_columns_whose_names_read_alike():
-    from planner_gui.core.compare import comparison_table
+    from planner_gui.core.analysis.compare import comparison_table
 
     doc = {
         "scenarios": [
@@ -500,7 +500,8 @@ def test_compare_numbers_columns_whose_names_read_alike():
 def test_a_sweep_over_spares_is_estimated_as_its_counts_are_stepped_together():
     """The counts of a sweep over spares step together (one step for all of them): estimated as separate runs,
     50 counts at 1,000,000 GPUs said "about 5 min" and took 59 s."""
-    from planner_gui.core.model import Scenario
+    from planner_gui.core.model.scenario import Scenario
+    from planner_gui.core.model.spares import Spares
     from planner_gui.core.sim.capabilities import (
         SECONDS_PER_COLUMN_STEP,
         SECONDS_PER_STEP,
@@ -508,7 +509,6 @@ def test_a_sweep_over_spares_is_estimated_as_its_counts_are_stepped_together():
         general_seconds,
         general_seconds_together,
     )
-    from planner_gui.core.spares import Spares
 
     base = Scenario(gpus=1_000_000, trials=100).replace(spares=Spares(spare_nodes=10, swap_min=10))
     many = [base.replace(spares=Spares(spare_nodes=n, swap_min=10)) for n in range(0, 500, 10)]

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from planner_gui.cli import main
+from planner_gui.core.analysis.results import HOURS_KEYS, simulate
 from planner_gui.core.analysis.sizing import check_spares_fit, run_spares
-from planner_gui.core.model import Scenario, Tiers
-from planner_gui.core.plan import FULL, PREVIEW, PlanRequest, compute_plan
-from planner_gui.core.results import HOURS_KEYS, simulate
-from planner_gui.core.scenario_io import ScenarioError, dumps, load, load_preset, loads, scenario_to_dict
-from planner_gui.core.spares import Spares
-from planner_gui.core.sweep import at_gpus, sweep_gpus
+from planner_gui.core.analysis.sweep import at_gpus, sweep_gpus
+from planner_gui.core.files.scenario_io import ScenarioError, dumps, load, load_preset, loads, scenario_to_dict
+from planner_gui.core.model.scenario import Scenario, Tiers
+from planner_gui.core.model.spares import Spares
+from planner_gui.core.session.plan import FULL, PREVIEW, PlanRequest, compute_plan
 
 
 def test_spares_that_change_nothing_give_todays_numbers_exactly():
@@ -228,7 +228,7 @@ def test_run_saves_the_spares_flags_and_the_file_runs_the_same(tmp_path, capsys)
 def test_a_preview_with_spares_sweeps_half_as_many_points_over_the_same_range():
     """A preview with spares keeps to its time with about half the sweep points, over the same GPU and
     interval range (the full run has them all); without spares a preview keeps every point."""
-    from planner_gui.core.plan import FULL, PREVIEW, PlanRequest, compute_plan
+    from planner_gui.core.session.plan import FULL, PREVIEW, PlanRequest, compute_plan
 
     sc = Scenario(gpus=16_384, trials=20, days=5.0).replace(spares=Spares(spare_nodes=4, swap_min=10))
     preview = compute_plan(PlanRequest(sc, PREVIEW))

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from planner_gui.core.model import Scenario
+from planner_gui.core.model.scenario import Scenario
 
 pytestmark = pytest.mark.gui
 
@@ -149,7 +149,7 @@ def test_a_views_jobs_run_in_a_compute_process_and_only_the_newest_is_delivered(
 
     from PySide6.QtCore import QObject
 
-    from planner_gui.core.spares import Spares
+    from planner_gui.core.model.spares import Spares
     from planner_gui.ui.jobs import JobFailed, JobRunner
 
     owner = QObject()
@@ -274,7 +274,7 @@ def test_the_plots_are_built_after_the_dialog_and_a_result_that_came_first_is_dr
     """The three plots are built a turn of the event loop at a time after the dialog (building them at once held the
     window 60-110 ms); a result that arrives before they are is drawn when they are, and only then counts as
     shown."""
-    from planner_gui.core.jobs import spares_sizing
+    from planner_gui.core.session.jobs import spares_sizing
     from planner_gui.ui.spares_view import WINDOW_POINTS, SparesDialog
 
     sc = Scenario(gpus=16_384, trials=20, days=5.0)
@@ -302,8 +302,8 @@ def test_without_a_closed_form_the_sizing_names_no_line_it_cannot_draw_and_gives
     """In a burn-in there is no M/G/infinity line (every point NaN): the legend does not name it, and the pool where
     99 % of failures find a spare is the simulated one, not the closed form at the base rates (86 nodes beside a
     marker at 169 on h100-100k-plan)."""
-    from planner_gui.core.jobs import spares_sizing
-    from planner_gui.core.profiles import burn_in_profile
+    from planner_gui.core.session.jobs import spares_sizing
+    from planner_gui.core.theory.profiles import burn_in_profile
     from planner_gui.ui.spares_view import SparesDialog
 
     sc = Scenario(gpus=16_384, trials=20, days=5.0).replace(rate_profile=burn_in_profile(0.7, 2, 5.0), new_cluster=True)
@@ -324,8 +324,8 @@ def test_without_a_closed_form_the_sizing_names_no_line_it_cannot_draw_and_gives
 def test_a_priced_pool_is_drawn_as_priced_beside_its_gpu_hours(qtbot):
     """With a node price the pool's curve is its price's share over the window, and a dotted line (named only then)
     is what its GPU-hours would cost at the price per GPU-hour; the total is the lost GPU-hours plus the priced pool."""
-    from planner_gui.core.jobs import spares_sizing
-    from planner_gui.core.spares.model import Spares
+    from planner_gui.core.model.spares import Spares
+    from planner_gui.core.session.jobs import spares_sizing
     from planner_gui.ui.spares_view import SparesDialog
 
     sc = Scenario(gpus=16_384, trials=20, days=5.0, spares=Spares(spare_nodes=8, node_price_usd=250_000.0))

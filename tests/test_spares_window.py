@@ -12,12 +12,12 @@ import pytest
 from PySide6.QtWidgets import QAbstractSlider
 from test_gui import find, settle
 
-from planner_gui.core import fmt
 from planner_gui.core.analysis.modes import mode_counts, mode_scenario
-from planner_gui.core.model import Scenario
-from planner_gui.core.results import HOURS_KEYS, SPARES_HOURS_KEYS
-from planner_gui.core.scenario_io import load_preset
-from planner_gui.core.spares import Spares
+from planner_gui.core.analysis.results import HOURS_KEYS, SPARES_HOURS_KEYS
+from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.model.scenario import Scenario
+from planner_gui.core.model.spares import Spares
+from planner_gui.core.util import fmt
 from planner_gui.ui.plots import hours_label
 
 #: The time breakdown's rows with spares (no slow nodes here): today's five and the two a pool adds.
@@ -178,8 +178,8 @@ def test_mode_scenarios_keep_the_pools_service_and_fit_the_replica():
     """At each count the pool is the smallest in which as many node-losing failures find a spare as in the
     scenario's pool (a pool scaled by its share of nodes made the restart curve wobble), and the counts run from
     two replicas to four times the scenario's GPUs."""
-    from planner_gui.core.spares.exact import p_no_spare
-    from planner_gui.core.spares.model import spares_params
+    from planner_gui.core.model.spares import spares_params
+    from planner_gui.core.theory.spares import p_no_spare
 
     sc = load_preset("llama3-405b").replace(gpus=100_000, spares=Spares(spare_nodes=89, replica_gpus=2048))
     counts = mode_counts(sc)
@@ -279,7 +279,7 @@ def test_the_goodput_vs_gpus_readout_with_spares_names_the_pool_and_no_closed_fo
 def test_repairs_and_modes_says_why_it_cannot_show_inputs_the_model_refuses(qtbot):
     """A shrink floor above the job (typed in, not yet corrected) is refused by the spares model: the dialog
     says so in its note instead of failing with an exception."""
-    from planner_gui.core.model import Scenario
+    from planner_gui.core.model.scenario import Scenario
     from planner_gui.ui.spares_modes import SparesModesDialog
 
     sc = Scenario(gpus=16_384, trials=20).replace(spares=Spares(spare_nodes=4, min_gpus=999_999))
@@ -292,7 +292,7 @@ def test_repairs_and_modes_says_why_it_cannot_show_inputs_the_model_refuses(qtbo
 
 def test_a_scenario_with_spares_and_tiers_saves_and_opens_as_it_was(make_window, qtbot, tmp_path):
     """Spares with the fast tier save to a file that opens to the same scenario (saving was refused)."""
-    from planner_gui.core.scenario_io import load
+    from planner_gui.core.files.scenario_io import load
 
     win = make_window(load_preset("h100-100k-inmemory").replace(trials=60), restore=False)
     settle(qtbot, win)

@@ -19,8 +19,8 @@ import pytest
 from conftest import leftover_processes
 
 from planner_gui.cli import main
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import load_preset, scenario_from_dict
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.files.scenario_io import load_preset, scenario_from_dict
 from planner_gui.core.study import (
     Backend,
     ResultStore,
@@ -670,7 +670,7 @@ def test_log_grid_ends_are_exactly_min_and_max():
 
 
 def training_scenario(tmp_path: Path) -> Path:
-    from planner_gui.core.scenario_io import FORMAT_VERSION, scenario_to_dict
+    from planner_gui.core.files.scenario_io import FORMAT_VERSION, scenario_to_dict
 
     doc = scenario_to_dict(load_preset("llama3-405b"))
     doc["format_version"] = FORMAT_VERSION
@@ -717,7 +717,7 @@ def test_the_extremes_of_a_large_design_are_checked():
 
 def test_a_scenario_that_fails_as_it_runs_is_left_out_the_rest_finish_and_it_is_named(tmp_path, capsys, monkeypatch):
     import planner_gui.core.study.worker as worker
-    from planner_gui.core.scenario_io import ScenarioError
+    from planner_gui.core.files.scenario_io import ScenarioError
 
     real = worker.simulate
 
@@ -1098,7 +1098,7 @@ def test_ctrl_c_while_the_modules_load_is_one_line_not_a_traceback(tmp_path):
         import sys
         class Interrupting:
             def find_spec(self, name, path=None, target=None):
-                if name == "planner_gui.core.scenario_io":
+                if name == "planner_gui.core.files.scenario_io":
                     raise KeyboardInterrupt
         sys.meta_path.insert(0, Interrupting())
         from planner_gui.cli import main
@@ -1232,8 +1232,8 @@ def test_a_study_varying_the_seed_reads_back_and_resumes(tmp_path, capsys):
 def test_a_study_of_many_small_scenarios_is_estimated_with_what_each_costs_besides_its_run(tmp_path):
     """1,000,000 one-trial scenarios were estimated at "about 3 s" (the engine's cost alone) and took hours: each
     scenario costs its building, checking and row too."""
+    from planner_gui.core.analysis.sweep import run_cost
     from planner_gui.core.study.runners import SCENARIO_OVERHEAD_S, scenario_seconds
-    from planner_gui.core.sweep import run_cost
 
     spec = loads_spec("[study]\ntrials = 1\n[set]\ndays = 2\n[vary]\ndetect_min = [1, 30]\n")
     sc = scenario_from_dict(scenario_doc(spec, 0))

@@ -210,7 +210,7 @@ def colour_bar_ticks(view) -> list[tuple[float, str]]:
 def test_colour_bar_numbers_are_compact_and_beside_its_title(qtbot, tmp_path):
     from PySide6.QtGui import QFontMetricsF
 
-    from planner_gui.core import fmt
+    from planner_gui.core.util import fmt
 
     view = open_view(qtbot, make_results(tmp_path, SOBOL, "sobol"))
     axis = view.colorbar.axis

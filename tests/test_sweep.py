@@ -7,9 +7,9 @@ import io
 
 import numpy as np
 
-from planner_gui.core.model import Scenario
-from planner_gui.core.results import simulate
-from planner_gui.core.sweep import gpu_counts, interval_points, sweep_gpus, sweep_interval
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.analysis.sweep import gpu_counts, interval_points, sweep_gpus, sweep_interval
+from planner_gui.core.model.scenario import Scenario
 
 
 def test_gpu_grid():
@@ -65,7 +65,7 @@ def test_same_seed_same_sweep_and_csv():
 
 
 def test_plan_exact_curve_passes_through_the_interval_sweep_and_peaks_at_the_exact_optimum():
-    from planner_gui.core.plan import PREVIEW, PlanRequest, compute_plan
+    from planner_gui.core.session.plan import PREVIEW, PlanRequest, compute_plan
 
     res = compute_plan(PlanRequest(Scenario(gpus=100_000, trials=50), PREVIEW))
     x, exact = res.exact_curve
@@ -80,10 +80,10 @@ def test_plan_exact_curve_passes_through_the_interval_sweep_and_peaks_at_the_exa
 
 import pytest  # noqa: E402
 
-from planner_gui.core import sweep as sweep_module  # noqa: E402
-from planner_gui.core.scenario_io import ScenarioError  # noqa: E402
-from planner_gui.core.specs import MAX_TOTAL_EVENTS  # noqa: E402
-from planner_gui.core.sweep import check_sweep_size, run_cost, sweep_cost  # noqa: E402
+from planner_gui.core.analysis import sweep as sweep_module  # noqa: E402
+from planner_gui.core.analysis.sweep import check_sweep_size, run_cost, sweep_cost  # noqa: E402
+from planner_gui.core.files.scenario_io import ScenarioError  # noqa: E402
+from planner_gui.core.model.specs import MAX_TOTAL_EVENTS  # noqa: E402
 
 
 def test_an_interval_sweep_in_groups_gives_the_same_numbers(monkeypatch):
@@ -141,7 +141,7 @@ def test_ordinary_sweeps_are_allowed():
 
 def test_a_parts_progress_is_its_share_of_the_whole():
     """One rule splits progress among the parts of a computation (four copies had drifted: two did not clip)."""
-    from planner_gui.core.progress import progress_part
+    from planner_gui.core.util.progress import progress_part
 
     seen: list[float] = []
     part = progress_part(seen.append, 0.25, 0.75)

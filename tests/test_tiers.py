@@ -1,4 +1,4 @@
-"""Recovery tiers: the vectorized engine (``planner_gui/core/tiers``) against the event-by-event reference
+"""Recovery tiers: the vectorized engine (``planner_gui/core/sim/tiers.py``) against the event-by-event reference
 simulator (``tests/reference_tiers.py``), written from the model's words, and against the closed forms where
 the model reduces to one (every failure restoring from one tier).
 
@@ -14,27 +14,23 @@ import numpy as np
 import pytest
 import reference_tiers as ref
 
-from planner_gui.core import engine as single
-from planner_gui.core.exact import daly_goodput, time_fractions
-from planner_gui.core.model import Component, Scenario
-from planner_gui.core.params import resolve
-from planner_gui.core.sim.capabilities import window_engine
-from planner_gui.core.sim.model import sim_model
-from planner_gui.core.sim.run import simulate_windows
-from planner_gui.core.tiers import (
+from planner_gui.core.model.scenario import Component, Scenario
+from planner_gui.core.model.tiers import (
     DEFAULT_SCOPES,
     TierParams,
     Tiers,
-    expected_fractions,
-    optimal_tier_intervals,
     restoring_tier,
     scope_of,
-    simulate_tier_params,
-    simulate_tiers,
-    tier_params,
-    tier_rates,
 )
-from planner_gui.core.tiers.outside import PROMOTED, draw_lookback
+from planner_gui.core.sim import engine as single
+from planner_gui.core.sim.capabilities import window_engine
+from planner_gui.core.sim.model import sim_model
+from planner_gui.core.sim.run import simulate_windows
+from planner_gui.core.sim.tiers import simulate_tier_params, simulate_tiers
+from planner_gui.core.sim.tiers_outside import PROMOTED, draw_lookback
+from planner_gui.core.theory.exact import daly_goodput, time_fractions
+from planner_gui.core.theory.params import resolve
+from planner_gui.core.theory.tiers import expected_fractions, optimal_tier_intervals, tier_params, tier_rates
 
 Z = 4.0
 KEYS = ("useful", "checkpoint", "lost", "recovery", "planned_restart", "unplanned", "planned", "fast", "persistent")
@@ -305,8 +301,8 @@ def test_a_spacing_that_never_runs_keeps_its_phase():
     as it went in (it was once recomputed as ``floor(phi s / s)``, which can round down a snapshot and lose its
     compute). A stall of a microsecond (the general engine) must then give what no stall gives (the vectorized
     two-tier engine)."""
-    from planner_gui.core.results import simulate
-    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.analysis.results import simulate
+    from planner_gui.core.files.scenario_io import load_preset
 
     sc = load_preset("h100-100k-inmemory").replace(gpus=1_048_576, trials=300, planned_per_day=0.0)
     sc = sc.replace(tiers=dataclasses.replace(sc.tiers, fast_interval_min=10.0))
@@ -325,8 +321,8 @@ def test_a_spacing_that_never_runs_keeps_its_phase():
 def test_a_sweep_of_stalled_points_gives_what_each_gives_alone():
     """A sweep's general-engine points run together, each from its own seed's stream: a sweep over GPU counts
     returns the numbers each scenario gives alone."""
-    from planner_gui.core.results import simulate
-    from planner_gui.core.sweep import sweep_gpus
+    from planner_gui.core.analysis.results import simulate
+    from planner_gui.core.analysis.sweep import sweep_gpus
 
     case = Case(16_384, 48.0, MIX, persistent_stall=0.05, upload=0.3)
     sc, tiers = case.scenario(60, 4)
@@ -344,9 +340,9 @@ def test_the_optimal_persistent_interval_with_a_stall_is_near_the_best_at_a_mill
     same domain, a 5 s persistent stall, 51 s uploads) the optimum (every 4th snapshot) does at least as well as
     every 3rd (uploads skip every other point), every 6th, and the wall clock's Young (every 10th), by Monte Carlo
     on common draws (paired trials)."""
-    from planner_gui.core.results import simulate
-    from planner_gui.core.scenario_io import load_preset
-    from planner_gui.core.tiers.run import plan_tiers
+    from planner_gui.core.analysis.results import simulate
+    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.sim.tiers_run import plan_tiers
 
     sc = load_preset("h100-100k-inmemory").replace(gpus=1_048_576, days=5.0, trials=300, checkpoint_write_s=5.0)
     sc = sc.replace(tiers=dataclasses.replace(sc.tiers, fast_placement="same-domain"))
@@ -619,9 +615,8 @@ def test_the_package_imports_no_qt():
     import subprocess
     import sys
 
-    code = (
-        "import sys, planner_gui.core.tiers; print(sorted(m for m in sys.modules if 'PySide' in m or 'pyqtgraph' in m))"
-    )
+    code = "import sys, planner_gui.core.sim.tiers_run\n"
+    code += "print(sorted(m for m in sys.modules if 'PySide' in m or 'pyqtgraph' in m))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -636,7 +631,7 @@ def test_per_row_sums_of_renewals_keep_the_last_one_before_rows_without_any():
     """Each row's renewals sum to that row, whatever rows without renewals follow it (the sums used to drop the
     last renewal of the last row that had any when rows without any came after it: a planned restart and its
     rolled-back work went missing)."""
-    from planner_gui.core.tiers.engine import _Marks
+    from planner_gui.core.sim.tiers import _Marks
 
     values = np.array([1.0, 2.0, 4.0, 8.0])
     for bounds, expected in (

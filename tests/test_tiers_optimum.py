@@ -8,16 +8,16 @@ import dataclasses
 import numpy as np
 import pytest
 
-from planner_gui.core.model import Tiers
-from planner_gui.core.params import _optimal_intervals, optimal_intervals
-from planner_gui.core.scenario_io import load_preset
-from planner_gui.core.tiers.exact import (
+from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.model.scenario import Tiers
+from planner_gui.core.theory.params import _optimal_intervals, optimal_intervals
+from planner_gui.core.theory.tiers import (
     _goodput_no_fast,
     _goodput_no_fast_grid,
     _optimal_tier_intervals,
     optimal_tier_intervals,
+    tier_params,
 )
-from planner_gui.core.tiers.model import tier_params
 
 
 @pytest.mark.parametrize("preset", ["llama3-405b", "h100-100k", "h100-1m"])

@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from planner_gui.core.exact import time_fractions
-from planner_gui.core.model import Component, Scenario, Tiers
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import ScenarioError, dumps, load_preset, loads, scenario_to_dict
-from planner_gui.core.tiers import DEFAULT_SCOPES
-from planner_gui.core.tiers.run import plan_tiers
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.files.scenario_io import ScenarioError, dumps, load_preset, loads, scenario_to_dict
+from planner_gui.core.model.scenario import Component, Scenario, Tiers
+from planner_gui.core.model.tiers import DEFAULT_SCOPES
+from planner_gui.core.sim.tiers_run import plan_tiers
+from planner_gui.core.theory.exact import time_fractions
 
 Z = 4.0
 

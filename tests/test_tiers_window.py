@@ -15,14 +15,14 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QAbstractSlider, QComboBox
 from test_gui import find, settle
 
-from planner_gui.core import fmt
+from planner_gui.core.analysis.results import simulate
 from planner_gui.core.analysis.strategies import STRATEGIES, compare_strategies
-from planner_gui.core.model import OPTIMAL, Tiers
-from planner_gui.core.plan import interval_range
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import load_preset
-from planner_gui.core.tiers.model import scope_of
-from planner_gui.core.tiers.run import plan_tiers
+from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.model.scenario import OPTIMAL, Tiers
+from planner_gui.core.model.tiers import scope_of
+from planner_gui.core.session.plan import interval_range
+from planner_gui.core.sim.tiers_run import plan_tiers
+from planner_gui.core.util import fmt
 from planner_gui.ui.strategies_view import COLUMNS, SCALE_TRIALS, STRATEGY_COLORS, WINDOW_GPUS, WINDOW_TRIALS
 
 pytestmark = pytest.mark.gui
@@ -286,7 +286,7 @@ def test_the_strategy_comparison_says_why_it_cannot_compute(make_window, qtbot):
     with qtbot.waitSignal(dlg.computed, timeout=120_000):
         pass
     assert dlg.gpus_legend.isVisible() and dlg.time_legend.isVisible()
-    from planner_gui.core.spares.model import Spares
+    from planner_gui.core.model.spares import Spares
 
     # What means nothing (continuing on a job of one replica) is still refused (every feature combines).
     win.inputs.update(spares=Spares(recovery_mode="continue", replica_gpus=win.scenario().gpus))
@@ -411,8 +411,7 @@ def test_one_default_for_nodes_per_domain_shown_wherever_it_applies(make_window,
     """The pool's model and the tiers share the default the window shows (the pool took 4 while the box showed 2:
     setting the box to what it showed moved the nodes in repair); the box is live with a finite pool even while
     the fast tier is off, and greyed only where nothing uses it."""
-    from planner_gui.core.spares import Spares
-    from planner_gui.core.spares.model import nodes_per_domain_of, spares_params
+    from planner_gui.core.model.spares import Spares, nodes_per_domain_of, spares_params
 
     win = make_window(load_preset("h100-100k"))
     t = win.controls.tiers
@@ -435,7 +434,7 @@ def test_strategies_with_a_pool_show_the_time_waiting_for_spares_and_say_they_ke
     """Every strategy keeps the scenario's spare pool: a short pool makes rows 1-4 wait for spares, and that time is
     a column and a bar of its own, so each row's bars still add up to the whole window (they reached 68 % on
     h100-100k-plan), and the note says what is kept (it said 'no spare pool, no swap')."""
-    from planner_gui.core.spares import Spares
+    from planner_gui.core.model.spares import Spares
 
     sc = load_preset("llama3-405b").replace(days=5.0, trials=20, spares=Spares(spare_nodes=4, swap_min=10.0))
     win = make_window(sc, restore=False)

@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from planner_gui.core.exact import daly_goodput
-from planner_gui.core.model import Scenario, Training
-from planner_gui.core.rates import evidence_of
-from planner_gui.core.results import simulate_scenarios
-from planner_gui.core.scenario_io import ScenarioError, load_preset
-from planner_gui.core.sensitivity import has_closed_form
-from planner_gui.core.spares.model import Spares
-from planner_gui.core.tornado import RATE_QUANTILES, end_text, parse_bounds, tornado, unsure_inputs
+from planner_gui.core.analysis.results import simulate_scenarios
+from planner_gui.core.analysis.sensitivity import has_closed_form
+from planner_gui.core.analysis.tornado import RATE_QUANTILES, end_text, parse_bounds, tornado, unsure_inputs
+from planner_gui.core.files.scenario_io import ScenarioError, load_preset
+from planner_gui.core.model.scenario import Scenario, Training
+from planner_gui.core.model.spares import Spares
+from planner_gui.core.theory.exact import daly_goodput
+from planner_gui.core.theory.rates import evidence_of
 
 
 def daly(sc: Scenario, interval_min: float) -> float:
@@ -141,7 +141,7 @@ def test_an_end_that_never_finishes_is_said_and_the_others_are_still_drawn():
 def test_a_refused_time_to_train_is_said_in_its_place_without_simulating_the_others_twice(monkeypatch):
     """The tornado, goal seek and the days-cost curve ran every scenario again, one by one, when one of them was
     refused: the refusal now comes back in its place, from one run of the windows."""
-    from planner_gui.core import results
+    from planner_gui.core.analysis import results
 
     sc = Scenario(
         gpus=16_384, days=10.0, trials=40, training=Training(train_flops=None, compute_gpu_hours=16_384 * 24 * 8.0),
@@ -173,7 +173,7 @@ def test_what_a_scenario_does_not_use_is_not_varied_and_repairs_are_weighted_by_
     assert "spares.continue_stall_min" not in keys  # restart mode: the continue stall moves nothing
     cont = sc.replace(spares=dataclasses.replace(sc.spares, recovery_mode="continue", replica_gpus=2_048))
     assert "spares.continue_stall_min" in {u.key for u in unsure_inputs(cont)}
-    from planner_gui.core.spares.model import component_scope, repair_hours_of
+    from planner_gui.core.model.spares import component_scope, repair_hours_of
 
     # The repair time a failure starts, on average: each category's mean weighted by how often its nodes fail.
     w = {}
@@ -225,7 +225,7 @@ def test_a_category_of_several_evidence_scales_spans_about_its_sums_percentiles(
     """Two causes of one category with their own evidence over different exposures: the category's rate is a sum of
     two Gammas of different scales, whose ends the module matches by a Gamma of the same mean and variance. Against
     the sum's own percentiles (a million draws): within 3 %."""
-    from planner_gui.core.model import Component
+    from planner_gui.core.model.scenario import Component
 
     comps = (
         Component("A", "Odd", 2e-6, count=40, exposure_gpu_hours=40 / 2e-6),

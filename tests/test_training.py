@@ -1,4 +1,4 @@
-"""Time to train (planner_gui/core/training.py): the vectorized Monte Carlo of the first passage against
+"""Time to train (planner_gui/core/analysis/training.py): the vectorized Monte Carlo of the first passage against
 independent references (tests/reference_training.py), hand-worked cases, the renewal expectation, the
 report, the storage section and the command line.
 
@@ -22,20 +22,21 @@ from reference_training import (
 )
 
 from planner_gui import cli
-from planner_gui.core import rows, training
-from planner_gui.core.engine import Cancelled
-from planner_gui.core.exact import time_fractions
-from planner_gui.core.model import Component, Scenario, Storage, Training
-from planner_gui.core.params import Params, optimal_intervals, resolve
-from planner_gui.core.results import simulate
-from planner_gui.core.scenario_io import ScenarioError, dumps, loads, scenario_to_dict
-from planner_gui.core.training import (
+from planner_gui.core.analysis import training
+from planner_gui.core.analysis.results import simulate
+from planner_gui.core.analysis.training import (
     check_training_size,
     cost_curve,
     first_passage_hours,
     simulate_time_to_train,
     work_hours,
 )
+from planner_gui.core.files.scenario_io import ScenarioError, dumps, loads, scenario_to_dict
+from planner_gui.core.model.scenario import Component, Scenario, Storage, Training
+from planner_gui.core.sim import rows
+from planner_gui.core.sim.engine import Cancelled
+from planner_gui.core.theory.exact import time_fractions
+from planner_gui.core.theory.params import Params, optimal_intervals, resolve
 
 #: Standard errors allowed between two estimates of the same number.
 K = 4.0

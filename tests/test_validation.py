@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from planner_gui.cli import main as cli_main
-from planner_gui.core.validation import ROWS, holds, markdown, read
+from planner_gui.core.analysis.validation import ROWS, holds, markdown, read
 
 ROOT = Path(__file__).resolve().parent.parent
 

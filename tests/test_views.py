@@ -14,12 +14,12 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractSlider, QApplication, QLabel, QWidget
 from test_gui import find, settle
 
-from planner_gui.core import fmt
-from planner_gui.core.exact import time_fractions
-from planner_gui.core.params import resolve
-from planner_gui.core.plan import FULL, interval_range
-from planner_gui.core.scenario_io import load_preset, preset_names
+from planner_gui.core.files.scenario_io import load_preset, preset_names
+from planner_gui.core.session.plan import FULL, interval_range
 from planner_gui.core.sim.capabilities import window_engine
+from planner_gui.core.theory.exact import time_fractions
+from planner_gui.core.theory.params import resolve
+from planner_gui.core.util import fmt
 from planner_gui.ui.docs import model_html
 from planner_gui.ui.main_window import MIN_SIZE
 from planner_gui.ui.plot_items import BandSample
@@ -510,7 +510,7 @@ def test_svg_exports_need_no_non_scaling_strokes(make_window, tmp_path):
 def test_duration_axis_labels_fit_side_by_side_and_read_as_durations(qapp):
     """A wide interval range (fast interval fixed at 100,000 min) put ten labels on a 300-pixel axis, run
     together; labels near 100 days printed as '1e+02 d'."""
-    from planner_gui.core.fmt import short_duration
+    from planner_gui.core.util.fmt import short_duration
     from planner_gui.ui.plot_items import _LABEL_PX, DurationAxis
 
     axis = DurationAxis("bottom")
@@ -622,7 +622,7 @@ def test_a_scenario_of_many_causes_gets_every_row_a_batch_a_turn_and_a_newer_one
     inputs hold, and a scenario opened while a build runs replaces it (no row of the first is left)."""
     from PySide6.QtWidgets import QComboBox
 
-    from planner_gui.core.model import Component
+    from planner_gui.core.model.scenario import Component
     from planner_gui.ui.widgets import RowsInTurns
 
     win = make_window()
@@ -700,7 +700,7 @@ def test_the_filter_counts_inputs_not_the_notes_it_shows(make_window):
 def test_the_filter_holds_for_rows_rebuilt_by_another_scenario(make_window, qtbot):
     """Opening a scenario with other components rebuilds their rows: with a word in the filter, the new rows are
     filtered too, and clearing it neither touches the deleted rows nor leaves new ones hidden."""
-    from planner_gui.core.scenario_io import load_preset
+    from planner_gui.core.files.scenario_io import load_preset
 
     win = make_window()
     panel = win.controls

@@ -8,13 +8,9 @@ import json
 import math
 import sys
 
-from ..core import fmt
-from ..core.checks import check_together
-from ..core.compare import comparison, comparison_table
-from ..core.progress import progress_part
-from ..core.results import simulate
-from ..core.scenario_io import ScenarioError, load, validate
-from ..core.sensitivity import (
+from ..core.analysis.compare import comparison, comparison_table
+from ..core.analysis.results import simulate
+from ..core.analysis.sensitivity import (
     DEFAULT_FACTOR,
     check_prices,
     cost_words,
@@ -25,8 +21,12 @@ from ..core.sensitivity import (
     per_dollar,
     sensitivity,
 )
-from ..core.sweep import Cost, run_cost
-from ..core.tornado import Tornado, end_text, parse_bounds, tornado, unsure_inputs
+from ..core.analysis.sweep import Cost, run_cost
+from ..core.analysis.tornado import Tornado, end_text, parse_bounds, tornado, unsure_inputs
+from ..core.files.checks import check_together
+from ..core.files.scenario_io import ScenarioError, load, validate
+from ..core.util import fmt
+from ..core.util.progress import progress_part
 from .flags import (
     Parser,
     Progress,

@@ -7,20 +7,8 @@ import json
 import math
 from typing import Any
 
-from ..core import fmt
-from ..core.bad_nodes import bad_exact
-from ..core.model import Scenario
-from ..core.params import resolve
-from ..core.plan import interval_range
-from ..core.profiles import expected_by_component, is_flat, mean_multiplier, pieces
-from ..core.results import SimulationResult, hours_label, simulate
-from ..core.scenario_io import (
-    save,
-)
-from ..core.sim.capabilities import general_points, general_seconds, train_engine, window_engine
-from ..core.spares.model import Spares, correlated_caveats, correlated_nodes_text, correlated_then, spare_racks
-from ..core.specs import MIN_INTERVAL_MIN
-from ..core.sweep import (
+from ..core.analysis.results import SimulationResult, hours_label, simulate
+from ..core.analysis.sweep import (
     Cost,
     check_sweep_size,
     gpu_counts,
@@ -30,9 +18,21 @@ from ..core.sweep import (
     sweep_interval,
     varies_fast_interval,
 )
-from ..core.tiers.exact import UNNEEDED_PERSISTENT_TEXT
-from ..core.tiers.model import restore_caveat
-from ..core.training import SECONDS_PER_SPACING, TimeToTrain, check_training_size, training_events, work_hours
+from ..core.analysis.training import SECONDS_PER_SPACING, TimeToTrain, check_training_size, training_events, work_hours
+from ..core.files.scenario_io import (
+    save,
+)
+from ..core.model.scenario import Scenario
+from ..core.model.spares import Spares, correlated_caveats, correlated_nodes_text, correlated_then, spare_racks
+from ..core.model.specs import MIN_INTERVAL_MIN
+from ..core.model.tiers import restore_caveat
+from ..core.session.plan import interval_range
+from ..core.sim.capabilities import general_points, general_seconds, train_engine, window_engine
+from ..core.theory.bad_nodes import bad_exact
+from ..core.theory.params import resolve
+from ..core.theory.profiles import expected_by_component, is_flat, mean_multiplier, pieces
+from ..core.theory.tiers import UNNEEDED_PERSISTENT_TEXT
+from ..core.util import fmt
 from .flags import TRAINING_FLAGS, Progress, UsageError, check_output, scenario_from_args, write_output
 
 #: An interval for people: 0.6 s, 5.5 min, 3.0 h (never "0.0 min"); the one formatter's, short for the lines below.

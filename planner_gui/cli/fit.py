@@ -7,7 +7,8 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from ..core import fmt
+from ..core.files.scenario_io import DEFAULT_PRESET, LIMITS, ScenarioError, load, load_preset, preset_names, save
+from ..core.files.scenario_io import scenario_to_dict as scenario_dict
 from ..core.incidents import (
     DEFAULT_PRIOR,
     DEFAULT_PRIOR_WEIGHT,
@@ -20,9 +21,8 @@ from ..core.incidents import (
     load_prior,
     parse_time,
 )
-from ..core.model import Scenario
-from ..core.scenario_io import DEFAULT_PRESET, LIMITS, ScenarioError, load, load_preset, preset_names, save
-from ..core.scenario_io import scenario_to_dict as scenario_dict
+from ..core.model.scenario import Scenario
+from ..core.util import fmt
 from .flags import Parser, UsageError, check_output, file_name, integer_arg, number_arg
 
 __all__ = ["add_parser", "cmd_fit", "fit_report"]

@@ -16,13 +16,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from ..core import fmt
-from ..core.checks import smallest_gpu_mtbf_hours
-from ..core.inputs import parse_detect_by, parse_weibull
-from ..core.model import OPTIMAL, PLACEMENTS, Scenario, Storage, Tiers, Training
-from ..core.profile_io import load_profile
-from ..core.profiles import burn_in_profile
-from ..core.scenario_io import (
+from ..core.analysis.sweep import (
+    Cost,
+)
+from ..core.files.checks import smallest_gpu_mtbf_hours
+from ..core.files.profile_io import load_profile
+from ..core.files.scenario_io import (
     DEFAULT_PRESET,
     LIMITS,
     ScenarioError,
@@ -36,10 +35,11 @@ from ..core.scenario_io import (
     validate,
     weibull_doc,
 )
-from ..core.sweep import (
-    Cost,
-)
-from ..core.userfiles import writable_target, write_atomic
+from ..core.model.scenario import OPTIMAL, PLACEMENTS, Scenario, Storage, Tiers, Training
+from ..core.session.inputs import parse_detect_by, parse_weibull
+from ..core.theory.profiles import burn_in_profile
+from ..core.util import fmt
+from ..core.util.userfiles import writable_target, write_atomic
 from .numbers import UsageError, integer_arg, number_arg, parse_number, quoted
 from .spares_flags import SPARES_FIELD_FLAGS, add_spares_flags, spares_flag_names, with_spares_flags
 
@@ -64,7 +64,7 @@ def shown_defaults() -> dict[str, str]:
     """What each scenario flag is when it is not given, as its help says, by the flag's destination: the default
     preset's value for a field of :data:`FLAG_FIELDS`, the recovery tiers' and the spare pool's defaults for
     :data:`TIER_FLAGS` and the spares flags (one table each, as the flags are applied)."""
-    from ..core.spares.model import Spares
+    from ..core.model.spares import Spares
 
     def dest(flag: str) -> str:
         return flag[2:].replace("-", "_")
@@ -861,7 +861,7 @@ def _edits(flags: dict[str, str], given: dict[str, float], before: object) -> li
 
 def _with_training(sc: Scenario, given: dict[str, float]) -> tuple[Scenario, list[str]]:
     """``sc`` with the training flags applied, and their edits; a section they start from is Llama 3's
-    (:class:`.model.Training`'s defaults)."""
+    (:class:`.scenario.Training`'s defaults)."""
     if not given:
         return sc, []
     if "train_flops" in given and "compute_gpu_hours" in given:

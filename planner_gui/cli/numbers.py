@@ -7,7 +7,7 @@ import argparse
 import math
 import re
 
-from ..core import fmt
+from ..core.util import fmt
 
 __all__ = ["UsageError", "integer_arg", "number_arg", "parse_number", "quoted"]
 
@@ -16,7 +16,7 @@ class UsageError(Exception):
     """A bad flag or value; printed as one line, exit status 2."""
 
 
-# One grammar for every numeric flag (:data:`..core.fmt.NUMBER`, as the window's number boxes read): thousands
+# One grammar for every numeric flag (:data:`..core.util.fmt.NUMBER`, as the window's number boxes read): thousands
 # separators only in well-formed groups of three, a fraction and an exponent where the flag takes any number.
 _NOT_FINITE = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan"}
 #: Longer values are refused before parsing (no flag needs more, and Python refuses to convert 4,300+ digits).

@@ -1,5 +1,5 @@
 """The command ``optimize``: the cheapest setup whose time to train at a quantile meets a deadline (goal seek,
-:mod:`planner_gui.core.analysis.optimize`)."""
+:mod:`planner_gui.core.decisions.optimize`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from ..core import fmt
-from ..core.analysis.optimize import (
+from ..core.analysis.sweep import Cost, run_cost
+from ..core.decisions.optimize import (
     MAX_SETUPS,
     OptimizeError,
     Search,
@@ -22,10 +22,10 @@ from ..core.analysis.optimize import (
     shown,
     summary_flags,
 )
-from ..core.model import Scenario
-from ..core.scenario_io import ScenarioError
-from ..core.sweep import Cost, run_cost
-from ..core.userfiles import write_atomic
+from ..core.files.scenario_io import ScenarioError
+from ..core.model.scenario import Scenario
+from ..core.util import fmt
+from ..core.util.userfiles import write_atomic
 from .flags import (
     EXIT_INTERRUPTED,
     Parser,

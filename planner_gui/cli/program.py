@@ -8,9 +8,9 @@ import sys
 from collections.abc import Callable, Sequence
 
 from .. import __version__
-from ..core import fmt
-from ..core.scenario_io import ScenarioError
-from ..core.server import SERVE_ARG
+from ..core.files.scenario_io import ScenarioError
+from ..core.session.server import SERVE_ARG
+from ..core.util import fmt
 from . import fit as fit_command
 from . import optimize as optimize_command
 from . import share as report_command
@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``planner-gui`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == [SERVE_ARG]:  # the window's compute process (see planner_gui.ui.compute): its own streams
-        from ..core.server import main as serve
+        from ..core.session.server import main as serve
 
         return serve()
     if sys.stderr is not None:

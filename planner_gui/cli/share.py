@@ -1,6 +1,6 @@
 """The command ``report``: one self-contained HTML file of a scenario, optionally beside others.
 
-It computes what the window shows (:func:`.core.plan.compute_plan` at full quality) for the scenario
+It computes what the window shows (:func:`.core.session.plan.compute_plan` at full quality) for the scenario
 and each ``--compare`` file, and writes :func:`.report.render_report` of the results.
 """
 
@@ -9,10 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..core import fmt
-from ..core.checks import check_together
-from ..core.model import Scenario
-from ..core.plan import (
+from ..core.analysis.sensitivity import has_closed_form, levers
+from ..core.analysis.sweep import Cost, gpu_counts, interval_points, run_cost, sweep_cost
+from ..core.analysis.tornado import Tornado, tornado, unsure_inputs
+from ..core.files.checks import check_together
+from ..core.files.scenario_io import ScenarioError, load
+from ..core.model.scenario import Scenario
+from ..core.model.specs import GPU_RANGE
+from ..core.session.plan import (
     FULL,
     GPU_SWEEP_EVENTS,
     SENSITIVITY_TRIALS,
@@ -21,13 +25,9 @@ from ..core.plan import (
     compute_plan,
     interval_range,
 )
-from ..core.progress import progress_part
-from ..core.scenario_io import ScenarioError, load
-from ..core.sensitivity import has_closed_form, levers
-from ..core.specs import GPU_RANGE
-from ..core.sweep import Cost, gpu_counts, interval_points, run_cost, sweep_cost
-from ..core.tornado import Tornado, tornado, unsure_inputs
-from ..core.userfiles import write_atomic
+from ..core.util import fmt
+from ..core.util.progress import progress_part
+from ..core.util.userfiles import write_atomic
 from ..report import MAX_COMPARED, render_report
 from .flags import (
     Parser,
@@ -68,7 +68,7 @@ def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
 
 
 def plan_cost(sc: Scenario) -> Cost:
-    """The estimated cost of :func:`.core.plan.compute_plan` at full quality: the run and both sweeps."""
+    """The estimated cost of :func:`.core.session.plan.compute_plan` at full quality: the run and both sweeps."""
     q = FULL
     interval = sweep_cost(
         sc.replace(trials=min(sc.trials, q.interval_trials)),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from ..core import fmt
 from ..core.analysis.sizing import expected_points, sizing, sizing_counts
+from ..core.analysis.sweep import Cost
 from ..core.sim.capabilities import MAX_GENERAL_POINTS, general_seconds_together
-from ..core.sweep import Cost
+from ..core.util import fmt
 from .flags import Progress, UsageError, check_output, scenario_from_args, write_output
 from .spares_flags import _with_flag, spares_from_args
 

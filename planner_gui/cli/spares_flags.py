@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..core import fmt
 from ..core.analysis.sizing import check_spares_fit
-from ..core.model import CORRELATED_NAME, Scenario
-from ..core.spares.model import RECOVERY_MODES, Spares, node_categories
+from ..core.model.scenario import CORRELATED_NAME, Scenario
+from ..core.model.spares import RECOVERY_MODES, Spares, node_categories
+from ..core.util import fmt
 from .numbers import UsageError, integer_arg, number_arg
 
 __all__ = [

@@ -6,8 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from ..core import fmt
 from ..core.analysis.strategies import SCALE_GPUS, comparable, compare_strategies, comparison_cost, distinct_notes
+from ..core.util import fmt
 from .flags import Parser, Progress, UsageError, add_scenario_flags, integer_arg, scenario_from_args
 
 __all__ = ["add_parser", "cmd_strategies"]

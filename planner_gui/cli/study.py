@@ -12,8 +12,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from ..core import fmt
-from ..core.scenario_io import scenario_from_dict, scenario_to_dict
+from ..core.files.scenario_io import scenario_from_dict, scenario_to_dict
 from ..core.study import (
     Backend,
     ResultStore,
@@ -31,6 +30,7 @@ from ..core.study import (
 from ..core.study.runners import check_done, check_scheduler, local_workers, reach_scheduler, scenario_seconds
 from ..core.study.store import held, journal_of
 from ..core.study.summary import DEFAULT_WHERE, default_least
+from ..core.util import fmt
 from .flags import EXIT_INTERRUPTED, Parser, UsageError, about, check_output, file_name, integer_arg
 
 __all__ = ["add_parser", "cmd_study"]

@@ -4,10 +4,10 @@ This package never imports Qt (a test checks it), so it can run headless, in
 scripts and in worker threads.
 """
 
-from .model import OPTIMAL, Component, Scenario
-from .results import SimulationResult, Summary, simulate, summarize
-from .scenario_io import ScenarioError, load, load_preset, preset_names, save
-from .sweep import SweepResult, sweep_gpus, sweep_interval
+from .analysis.results import SimulationResult, Summary, simulate, summarize
+from .analysis.sweep import SweepResult, sweep_gpus, sweep_interval
+from .files.scenario_io import ScenarioError, load, load_preset, preset_names, save
+from .model.scenario import OPTIMAL, Component, Scenario
 
 __all__ = [
     "OPTIMAL",

@@ -1,4 +1,4 @@
-"""The report's figures, drawn from the same data the window plots (:class:`.core.plan.PlanResult`) and the
+"""The report's figures, drawn from the same data the window plots (:class:`.core.session.plan.PlanResult`) and the
 same JSON report the command line prints.
 
 Each function returns one SVG figure (text). What they show follows the window's plots
@@ -6,7 +6,7 @@ Each function returns one SVG figure (text). What they show follows the window's
 p05-p95 band, the exact expectation dashed, the current size marked, guides at 16,384 and 100,000),
 goodput vs checkpoint interval (with the current interval and Young's and Daly's optima marked),
 interruptions by component (exact bars by category, Monte Carlo dots with p05-p95 whiskers) and where
-the hours go; and the sensitivity chart (:mod:`.core.sensitivity`).
+the hours go; and the sensitivity chart (:mod:`.core.analysis.sensitivity`).
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from ..core import fmt
-from ..core.model import CORRELATED_NAME
-from ..core.plan import PlanResult
-from ..core.profiles import expected_by_component
-from ..core.results import ALL_HOURS_KEYS, HOURS_LABELS
-from ..core.sensitivity import Effect, per_dollar
-from ..core.sweep import GUIDE_GPUS
-from ..core.tornado import Bar, Tornado, end_text
+from ..core.analysis.results import ALL_HOURS_KEYS, HOURS_LABELS
+from ..core.analysis.sensitivity import Effect, per_dollar
+from ..core.analysis.sweep import GUIDE_GPUS
+from ..core.analysis.tornado import Bar, Tornado, end_text
+from ..core.model.scenario import CORRELATED_NAME
+from ..core.session.plan import PlanResult
+from ..core.theory.profiles import expected_by_component
+from ..core.util import fmt
 from .svg import (
     BarChart,
     LegendEntry,

@@ -1,10 +1,10 @@
 """One self-contained HTML report of a scenario: headline numbers, plots, levers, comparison, inputs,
 sources and the model.
 
-:func:`render_report` takes what the window already has (its :class:`.core.plan.PlanResult`, those of
+:func:`render_report` takes what the window already has (its :class:`.core.session.plan.PlanResult`, those of
 the scenarios it compares, and the sensitivity effects it shows), and the command line computes the same
-with :func:`.core.plan.compute_plan`, so both write the same report from the same data. Every headline
-number is read from the JSON report (:meth:`.core.results.SimulationResult.to_json_dict`, what
+with :func:`.core.session.plan.compute_plan`, so both write the same report from the same data. Every headline
+number is read from the JSON report (:meth:`.core.analysis.results.SimulationResult.to_json_dict`, what
 ``planner-gui run --json`` prints) and carries its key (``data-key``) and unit (``data-unit``), so a test
 can check it against that report.
 
@@ -23,16 +23,16 @@ from html import escape
 from typing import Any
 
 from .. import __version__
-from ..core import fmt
-from ..core.compare import comparison, show_value
-from ..core.expected import rates_vary
-from ..core.model import CORRELATED_NAME, DEFAULT_NOTES, OPTIMAL, Scenario, Tiers, Training
-from ..core.plan import PlanResult
-from ..core.profiles import expected_by_component
-from ..core.sensitivity import DEFAULT_FACTOR, Effect, cost_words, has_closed_form, sensitivity
-from ..core.spares.model import Spares
-from ..core.specs import SPECS
-from ..core.tornado import Tornado, tornado
+from ..core.analysis.compare import comparison, show_value
+from ..core.analysis.sensitivity import DEFAULT_FACTOR, Effect, cost_words, has_closed_form, sensitivity
+from ..core.analysis.tornado import Tornado, tornado
+from ..core.model.scenario import CORRELATED_NAME, DEFAULT_NOTES, OPTIMAL, Scenario, Tiers, Training
+from ..core.model.spares import Spares
+from ..core.model.specs import SPECS
+from ..core.session.plan import PlanResult
+from ..core.theory.expected import rates_vary
+from ..core.theory.profiles import expected_by_component
+from ..core.util import fmt
 from . import charts
 from .model_text import DEFAULT_FIELDS, MODEL_HTML, defaults_html, sources_html
 
@@ -715,12 +715,12 @@ def render_report(
     """The report as one self-contained HTML document.
 
     ``main`` is the scenario reported on and ``compared`` the scenarios shown beside it (at most
-    :data:`MAX_COMPARED`), each a :func:`.core.plan.compute_plan` result (the window passes the results
+    :data:`MAX_COMPARED`), each a :func:`.core.session.plan.compute_plan` result (the window passes the results
     it shows; the command line computes them at full quality). ``effects`` are the sensitivity effects
-    to chart, in the order given (default: :func:`.core.sensitivity.sensitivity` of the main scenario
+    to chart, in the order given (default: :func:`.core.analysis.sensitivity.sensitivity` of the main scenario
     with ``factor``). ``labels`` name the scenarios, the main one first (default: their names; a repeated
     name is numbered). ``reports`` are their JSON reports, main first, as ``planner-gui run --json``
-    prints them (default: each main run's :meth:`~.core.results.SimulationResult.to_json_dict`); the
+    prints them (default: each main run's :meth:`~.core.analysis.results.SimulationResult.to_json_dict`); the
     headline and the comparison read their numbers from them, and a ``time_to_train`` key adds the time
     and cost to train. ``generated`` is the date printed (default: today). ``unsure`` is the tornado of the
     main scenario's estimates (default: computed here where the exact model gives it; a scenario ranked by paired

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from html import escape
 
-from ..core.model import DEFAULT_NOTES
-from ..core.specs import SPECS
+from ..core.model.scenario import DEFAULT_NOTES
+from ..core.model.specs import SPECS
 
 __all__ = ["DEFAULT_FIELDS", "MODEL_HTML", "SOURCES", "defaults_html", "input_label", "sources_html"]
 

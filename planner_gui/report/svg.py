@@ -17,7 +17,7 @@ from html import escape
 
 import numpy as np
 
-from ..core import fmt
+from ..core.util import fmt
 
 __all__ = [
     "FONT",

@@ -1,6 +1,6 @@
 """Background computation for the window: the newest request wins, stale results are dropped.
 
-The Monte Carlo runs in a child process (:mod:`planner_gui.core.server`), not a thread: the engine
+The Monte Carlo runs in a child process (:mod:`planner_gui.core.session.server`), not a thread: the engine
 makes many short numpy calls, and in a thread they contend with the GUI thread for the GIL while it
 paints. Every request carries a generation number; a newer one makes the running computation stop at
 its next chunk.
@@ -37,11 +37,11 @@ from typing import BinaryIO, cast
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from ..core.jobs import Job
-from ..core.model import Scenario
-from ..core.plan import FULL, PREVIEW, PlanRequest, PlanResult, Quality
-from ..core.sensitivity import DEFAULT_FACTOR
-from ..core.server import FrameError, encode_frame, loads, read_frame_bytes, server_command, spawn
+from ..core.analysis.sensitivity import DEFAULT_FACTOR
+from ..core.model.scenario import Scenario
+from ..core.session.jobs import Job
+from ..core.session.plan import FULL, PREVIEW, PlanRequest, PlanResult, Quality
+from ..core.session.server import FrameError, encode_frame, loads, read_frame_bytes, server_command, spawn
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ _early: list[subprocess.Popen[bytes]] = []
 
 
 def adopt_early_process(process: subprocess.Popen[bytes]) -> None:
-    """Hand a compute process started early (:func:`planner_gui.core.server.spawn`) to the first link
+    """Hand a compute process started early (:func:`planner_gui.core.session.server.spawn`) to the first link
     that needs one, instead of starting another."""
     _early[:] = [process]
 
@@ -318,7 +318,7 @@ class ComputeController(QObject):
         return self._ask(lambda generation: PlanRequest(scenario, quality, generation, factor))
 
     def submit_job(self, kind: str, *args: object) -> int:
-        """Ask for a view's computation (:data:`planner_gui.core.jobs.JOBS`); as :meth:`submit`, the newest wins
+        """Ask for a view's computation (:data:`planner_gui.core.session.jobs.JOBS`); as :meth:`submit`, the newest wins
         and ``resultReady`` carries its value."""
         return self._ask(lambda generation: Job(kind, args, generation))
 

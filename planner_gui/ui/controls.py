@@ -1,6 +1,6 @@
 """The left panel: every input of a scenario, with tooltips that cite each default's source.
 
-The controls hold no state of their own: each writes to the window's :class:`~planner_gui.core.inputs.Inputs`
+The controls hold no state of their own: each writes to the window's :class:`~planner_gui.core.session.inputs.Inputs`
 and shows what it holds, so a control can never show one thing while the scenario says another.
 Component rows are keyed by the component's name.
 """
@@ -25,21 +25,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import fmt
-from ..core.bad_nodes import bad_exact
-from ..core.inputs import Inputs, detect_by_entry, parse_detect_by, parse_weibull, weibull_entry
-from ..core.model import DEFAULT_NOTES, SDC_NAME, Scenario, llama3_components
-from ..core.profiles import bad_window, expected_by_component
-from ..core.scenario_io import NAME_MAX_LEN, ScenarioError, check_weibull, validate, weibull_doc
-from ..core.sim.capabilities import bad_misfit, racks_misfit
-from ..core.spares.model import (
+from ..core.files.scenario_io import NAME_MAX_LEN, ScenarioError, check_weibull, validate, weibull_doc
+from ..core.model.scenario import DEFAULT_NOTES, SDC_NAME, Scenario, llama3_components
+from ..core.model.spares import (
     correlated_caveats,
     correlated_nodes,
     correlated_nodes_text,
     correlated_then,
     spare_racks,
 )
-from ..core.specs import SPECS
+from ..core.model.specs import SPECS
+from ..core.session.inputs import Inputs, detect_by_entry, parse_detect_by, parse_weibull, weibull_entry
+from ..core.sim.capabilities import bad_misfit, racks_misfit
+from ..core.theory.bad_nodes import bad_exact
+from ..core.theory.profiles import bad_window, expected_by_component
+from ..core.util import fmt
 from .input_filter import InputFilter
 from .rates_panel import RatesFromDataPanel
 from .spares_controls import SparesBox

@@ -20,7 +20,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from ..core import fmt
+from ..core.util import fmt
 
 __all__ = ["ErrorDialogs", "install_error_dialogs"]
 

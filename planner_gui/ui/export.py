@@ -17,10 +17,10 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 
 from .. import __version__
-from ..core import fmt
-from ..core.model import Scenario
-from ..core.plan import PREVIEW, PlanResult
-from ..core.userfiles import write_atomic
+from ..core.model.scenario import Scenario
+from ..core.session.plan import PREVIEW, PlanResult
+from ..core.util import fmt
+from ..core.util.userfiles import write_atomic
 
 __all__ = ["caption_lines", "export_plots", "export_results", "results_csv"]
 

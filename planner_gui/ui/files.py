@@ -14,13 +14,13 @@ from pathlib import Path
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox
 
-from ..core import fmt
-from ..core.inputs import Inputs
-from ..core.model import Scenario
-from ..core.plan import FULL, PlanResult
-from ..core.scenario_io import DEFAULT_PRESET, ScenarioError, dumps, load, load_preset, loads, save
-from ..core.sensitivity import sensitivity
-from ..core.userfiles import write_atomic
+from ..core.analysis.sensitivity import sensitivity
+from ..core.files.scenario_io import DEFAULT_PRESET, ScenarioError, dumps, load, load_preset, loads, save
+from ..core.model.scenario import Scenario
+from ..core.session.inputs import Inputs
+from ..core.session.plan import FULL, PlanResult
+from ..core.util import fmt
+from ..core.util.userfiles import write_atomic
 from ..report.document import MAX_COMPARED, render_report
 from .export import caption_lines, export_plots, export_results
 from .planning import PlanningPanel
@@ -49,7 +49,7 @@ class FileWindow(QMainWindow):
 
     @property
     def _path(self) -> Path | None:
-        """The file being edited (None when untitled); part of the undo history's state (see core/inputs.py)."""
+        """The file being edited (None when untitled); part of the undo history's state (see core/session/inputs.py)."""
         return self.inputs.path
 
     @_path.setter

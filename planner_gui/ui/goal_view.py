@@ -1,8 +1,8 @@
-"""The Planning tab's "Cheapest setup": goal seek in the window (:mod:`planner_gui.core.analysis.optimize`).
+"""The Planning tab's "Cheapest setup": goal seek in the window (:mod:`planner_gui.core.decisions.optimize`).
 
 The planner gives a deadline, the share of runs that must meet it, an optional budget, and the inputs the
 search may set (each a list of values or a range ``LO:HI`` / ``LO:HI:log``). The search itself
-(:class:`~planner_gui.core.analysis.optimize.Searcher`) runs here, a batch of setups at a time, each batch
+(:class:`~planner_gui.core.decisions.optimize.Searcher`) runs here, a batch of setups at a time, each batch
 simulated in a compute process of this view's own (:class:`.jobs.JobRunner`): the front is drawn as it grows, and
 Stop keeps the best found so far. The result names the chosen setup (or says no setup meets the goal and gives the
 fastest) and the runners-up with what separates them.
@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import fmt
-from ..core.analysis.optimize import OptimizeError, Search, Searcher, Vary, differs, shown
-from ..core.model import Scenario
+from ..core.decisions.optimize import OptimizeError, Search, Searcher, Vary, differs, shown
+from ..core.model.scenario import Scenario
+from ..core.util import fmt
 from .jobs import JobFailed, JobRunner
 from .plot_items import PALETTE, Hover, axes, brush, pen
 from .theme import mark_secondary

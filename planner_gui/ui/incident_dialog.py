@@ -5,7 +5,7 @@ the scenario's GPUs are the cluster planned, not the one the log came from; unti
 so a bad one is said at once), the prior the log is combined with (Llama 3 by default, as on the command
 line: :mod:`~planner_gui.core.incidents.prior`), and optionally the window. It fits with
 :func:`~planner_gui.core.incidents.fit_log` in a compute process of its own (:class:`.jobs.JobRunner`, the job
-:func:`planner_gui.core.jobs.incident_fit`; a log at the size limit takes about 2 s), and
+:func:`planner_gui.core.session.jobs.incident_fit`; a log at the size limit takes about 2 s), and
 shows what ``planner-gui fit`` reports: each component's rate with its 90 %
 interval, the window, the trend verdict and the Weibull shape. "Use as scenario" gives the current
 scenario with the log's components (:meth:`~planner_gui.core.incidents.FitResult.scenario`), and, if
@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import fmt
+from ..core.files.scenario_io import LIMITS, ScenarioError, validate
 from ..core.incidents import (
     DEFAULT_PRIOR_WEIGHT,
     LEVEL,
@@ -50,8 +50,8 @@ from ..core.incidents import (
     parse_time,
     profile_from_fit,
 )
-from ..core.model import Scenario
-from ..core.scenario_io import LIMITS, ScenarioError, validate
+from ..core.model.scenario import Scenario
+from ..core.util import fmt
 from .jobs import JobRunner
 from .theme import mark_secondary
 from .widgets import ComboBox, SpinBox

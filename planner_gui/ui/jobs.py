@@ -1,4 +1,4 @@
-"""A view's computations, in a compute process of the view's own (:mod:`planner_gui.core.jobs`).
+"""A view's computations, in a compute process of the view's own (:mod:`planner_gui.core.session.jobs`).
 
 The same controller as the window's plan (:class:`.compute.ComputeController`): the newest request wins and a
 newer one stops the running one at its next check, a process that dies is replaced, nothing of it runs on the

@@ -1,6 +1,6 @@
 """The main window: controls on the left, summary and plots on the right, menus around them.
 
-One :class:`~planner_gui.core.inputs.Inputs` holds the scenario being edited; the controls write to
+One :class:`~planner_gui.core.session.inputs.Inputs` holds the scenario being edited; the controls write to
 it and the window follows it: every change of a computed input asks the compute process for new
 results (a quick preview, then the full run), and results that no longer match the inputs are marked
 out of date.
@@ -33,14 +33,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import fmt
-from ..core.inputs import COMPUTED_FIELDS, Inputs, describe_changes
-from ..core.model import Scenario
-from ..core.plan import FULL, PREVIEW, PlanResult
-from ..core.scenario_io import DEFAULT_PRESET, ScenarioError, load_preset, preset_titles, validate
-from ..core.specs import labelled
-from ..core.sweep import run_cost
-from ..core.training import check_training_size
+from ..core.analysis.sweep import run_cost
+from ..core.analysis.training import check_training_size
+from ..core.files.scenario_io import DEFAULT_PRESET, ScenarioError, load_preset, preset_titles, validate
+from ..core.model.scenario import Scenario
+from ..core.model.specs import labelled
+from ..core.session.inputs import COMPUTED_FIELDS, Inputs, describe_changes
+from ..core.session.plan import FULL, PREVIEW, PlanResult
+from ..core.util import fmt
 from .collector import collect_on_gui_thread
 from .compute import ComputeController
 from .controls import ControlsPanel
@@ -716,8 +716,9 @@ class MainWindow(FileWindow):
         self._show_page("modelDialog", "Model and sources", (760, 640), lambda text: text.setHtml(model_html()))
 
     def show_validation(self) -> None:
-        """The published figures the model reproduces (docs/validation.md, from planner_gui.core.validation)."""
-        from ..core.validation import markdown
+        """The published figures the model reproduces (docs/validation.md, from
+        :mod:`planner_gui.core.analysis.validation`)."""
+        from ..core.analysis.validation import markdown
 
         title = "Validation: published figures the model reproduces"
         self._show_page("validationDialog", title, (900, 680), lambda text: text.setMarkdown(markdown()))

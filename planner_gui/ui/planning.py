@@ -1,7 +1,7 @@
 """The Planning tab: days and cost to train against GPU count, which change buys the most, and the
 pinned scenarios side by side.
 
-Everything here is drawn from what the compute process returns (:class:`~planner_gui.core.plan.PlanResult`:
+Everything here is drawn from what the compute process returns (:class:`~planner_gui.core.session.plan.PlanResult`:
 the cost curve with its Monte Carlo) and from the pinned results. The sensitivity bars are exact
 expectations (a few closed-form evaluations, about 2 ms), so they are computed here and follow the
 improvement factor at once.
@@ -34,11 +34,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import fmt
-from ..core.compare import comparison, show_value
-from ..core.plan import SENSITIVITY_TRIALS, PlanResult
-from ..core.sensitivity import DEFAULT_FACTOR, Effect, cost_words, has_closed_form, levers, per_dollar, sensitivity
-from ..core.training import CostCurve, TimeToTrain
+from ..core.analysis.compare import comparison, show_value
+from ..core.analysis.sensitivity import (
+    DEFAULT_FACTOR,
+    Effect,
+    cost_words,
+    has_closed_form,
+    levers,
+    per_dollar,
+    sensitivity,
+)
+from ..core.analysis.training import CostCurve, TimeToTrain
+from ..core.session.plan import SENSITIVITY_TRIALS, PlanResult
+from ..core.util import fmt
 from .goal_view import GoalView
 from .plot_items import PALETTE, Axis, CountAxis, Hover, axes, brush, nearest, pen
 from .prices_dialog import LeverPricesDialog

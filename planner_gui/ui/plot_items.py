@@ -10,7 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPixmap, QTransform
 
-from ..core import fmt
+from ..core.util import fmt
 from .widgets import in_turns
 
 __all__ = [

@@ -19,11 +19,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QGridLayout, QWidget
 
-from ..core import fmt
-from ..core.model import CORRELATED_NAME, Scenario
-from ..core.plan import PlanResult
-from ..core.profiles import expected_by_component
-from ..core.results import (
+from ..core.analysis.results import (
     ALL_HOURS_KEYS,
     HOURS_KEYS,
     SDC_HOURS_KEY,
@@ -31,7 +27,11 @@ from ..core.results import (
     SPARES_HOURS_KEYS,
     hours_label,
 )
-from ..core.sweep import GUIDE_GPUS, SweepResult, at_gpus
+from ..core.analysis.sweep import GUIDE_GPUS, SweepResult, at_gpus
+from ..core.model.scenario import CORRELATED_NAME, Scenario
+from ..core.session.plan import PlanResult
+from ..core.theory.profiles import expected_by_component
+from ..core.util import fmt
 from .plot_items import (
     PALETTE,
     Axis,

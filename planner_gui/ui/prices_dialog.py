@@ -1,8 +1,8 @@
 """The Planning tab's "Prices..." dialog: what each lever would cost to buy, so that "which change buys the most"
 also says the dollars each saves per dollar paid.
 
-One row per lever of the scenario shown (:func:`~planner_gui.core.sensitivity.levers`), with the change it stands
-for and its price in dollars; an empty price leaves the lever unpriced. The prices are the scenario's
+One row per lever of the scenario shown (:func:`~planner_gui.core.analysis.sensitivity.levers`), with the change it
+stands for and its price in dollars; an empty price leaves the lever unpriced. The prices are the scenario's
 ``lever_prices`` (saved in its file, undone with Edit > Undo like any input); a price the dialog does not show
 (a lever the scenario no longer has) is kept. A malformed price is said in the dialog, in one line, and OK waits.
 """
@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import fmt
-from ..core.sensitivity import Lever, parse_prices
+from ..core.analysis.sensitivity import Lever, parse_prices
+from ..core.util import fmt
 from .theme import mark_secondary
 
 __all__ = ["LeverPricesDialog"]

@@ -1,8 +1,8 @@
 """Rates from data, in the input panel: rate uncertainty on or off, and how the rates change over the run.
 
-Like every control, these write to the window's :class:`~planner_gui.core.inputs.Inputs` and show what it
+Like every control, these write to the window's :class:`~planner_gui.core.session.inputs.Inputs` and show what it
 holds. The scenario keeps only a rate profile (a list of ``(day, multiplier)`` pairs); "burn-in" is a way
-to make one (:func:`~planner_gui.core.profiles.burn_in_profile` of a shape and a characteristic life over
+to make one (:func:`~planner_gui.core.theory.profiles.burn_in_profile` of a shape and a characteristic life over
 the run's days), so the panel remembers the shape and life it used. While the profile in the scenario is
 the one they made, the panel shows it as a burn-in and remakes it when the run's length changes (the
 burn-in covers the window, as ``--burn-in`` on the command line does after ``--days``); any other profile
@@ -31,14 +31,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import fmt
-from ..core.inputs import Inputs
-from ..core.model import DEFAULT_NOTES, Profile, Scenario
-from ..core.profile_io import load_profile
-from ..core.profiles import burn_in_profile, mean_multiplier, pieces
-from ..core.rates import evidence_of
-from ..core.scenario_io import LIMITS, ScenarioError, check_profile
-from ..core.specs import SPECS
+from ..core.files.profile_io import load_profile
+from ..core.files.scenario_io import LIMITS, ScenarioError, check_profile
+from ..core.model.scenario import DEFAULT_NOTES, Profile, Scenario
+from ..core.model.specs import SPECS
+from ..core.session.inputs import Inputs
+from ..core.theory.profiles import burn_in_profile, mean_multiplier, pieces
+from ..core.theory.rates import evidence_of
+from ..core.util import fmt
 from .theme import mark_secondary
 from .widgets import ComboBox, DoubleSpinBox
 

@@ -1,7 +1,7 @@
 """The "Rates over the run" tab: expected unplanned interruptions per day, and what rate uncertainty does.
 
 Per day of the run (the last one may be partial: its count is shown per day): the expectation from the
-scenario's rates and rate profile (:func:`~planner_gui.core.profiles.expected_per_day`, at the rates'
+scenario's rates and rate profile (:func:`~planner_gui.core.theory.profiles.expected_per_day`, at the rates'
 posterior mean when rate uncertainty is on); the same at constant rates when a profile changes them; the
 Monte Carlo's mean over the run (its interruptions per trial over the days: the result carries no
 per-day counts); and with rate uncertainty, the 5th-95th percentile of the expectation given each
@@ -17,11 +17,11 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from ..core import fmt
-from ..core.model import Scenario
-from ..core.plan import PlanResult
-from ..core.profiles import expected_per_day, is_flat
-from ..core.rates import RatePosterior, job_rates, mean_job_rate
+from ..core.model.scenario import Scenario
+from ..core.session.plan import PlanResult
+from ..core.theory.profiles import expected_per_day, is_flat
+from ..core.theory.rates import RatePosterior, job_rates, mean_job_rate
+from ..core.util import fmt
 from .plot_items import PALETTE, Axis, Hover, brush, pen
 from .theme import mark_secondary, secondary_color
 

@@ -1,7 +1,7 @@
 """The "Spares and repairs" group of the controls: the spare pool, swap time, repair times per category,
 shrinking, the recovery mode and the replica size (docs/spares.md).
 
-Each control writes exactly its field of the scenario's :class:`~planner_gui.core.spares.Spares` (a scenario
+Each control writes exactly its field of the scenario's :class:`~planner_gui.core.model.spares.Spares` (a scenario
 without a spares section gets the defaults, which change no number, with that one field set). Unlimited
 spares, no swap time and restart mode are today's model.
 """
@@ -14,11 +14,11 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QAbstractSpinBox, QCheckBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout
 
-from ..core import fmt
-from ..core.inputs import Inputs
-from ..core.results import SimulationResult
-from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, node_categories, repair_hours_of
-from ..core.specs import SPECS
+from ..core.analysis.results import SimulationResult
+from ..core.model.spares import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, node_categories, repair_hours_of
+from ..core.model.specs import SPECS
+from ..core.session.inputs import Inputs
+from ..core.util import fmt
 from .theme import mark_secondary
 from .widgets import Collapsible, ComboBox, RowsInTurns, SpinBox, ValueControl, spec_control
 

@@ -15,15 +15,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
-from ..core import fmt
 from ..core.analysis.modes import MODE_TRIALS
-from ..core.model import Scenario
-from ..core.params import resolve
-from ..core.results import SimulationResult
-from ..core.spares import Spares
-from ..core.spares.exact import repair_quantile
-from ..core.spares.model import SparesParams, spares_params
-from ..core.spares_result import SparesRun
+from ..core.analysis.results import SimulationResult
+from ..core.analysis.spares_result import SparesRun
+from ..core.model.scenario import Scenario
+from ..core.model.spares import Spares, SparesParams, spares_params
+from ..core.theory.params import resolve
+from ..core.theory.spares import repair_quantile
+from ..core.util import fmt
 from .collector import collect_on_gui_thread
 from .jobs import JobRunner
 from .plot_items import PALETTE, CountAxis, grid, plot_item, plots_in_turns

@@ -2,7 +2,7 @@
 total cost (the job's lost GPU-hours plus the pool's GPU-hours, at the scenario's price) against the number
 of spare nodes, with the cheapest pool and the pool where 99 % of failures find a spare marked.
 
-The controls edit one :class:`~planner_gui.core.spares.Spares`; every change starts a computation in the
+The controls edit one :class:`~planner_gui.core.model.spares.Spares`; every change starts a computation in the
 dialog's compute process (:mod:`.jobs`; the window never waits for it; a newer request supersedes an older one).
 """
 
@@ -27,11 +27,11 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.analysis.sizing import SizingResult, check_spares_fit
-from ..core.model import Scenario
-from ..core.params import resolve
-from ..core.spares.exact import repair_quantile
-from ..core.spares.model import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, repair_hours_of, spares_params
-from ..core.specs import labelled
+from ..core.model.scenario import Scenario
+from ..core.model.spares import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, repair_hours_of, spares_params
+from ..core.model.specs import labelled
+from ..core.theory.params import resolve
+from ..core.theory.spares import repair_quantile
 from .collector import collect_on_gui_thread
 from .jobs import JobRunner
 from .plot_items import grid, plot_item, plots_in_turns

@@ -3,7 +3,7 @@
 Off, the blocking write is the Checkpointing group's own value. On, the scenario has a storage section and
 the write is ``GPUs x checkpoint per GPU / storage bandwidth`` (every GPU writes its share at once through one
 shared bandwidth), so it grows with the GPU count; a warning says when storage cannot keep up with the
-checkpoint interval. Each control writes exactly its field of :class:`~planner_gui.core.model.Storage`.
+checkpoint interval. Each control writes exactly its field of :class:`~planner_gui.core.model.scenario.Storage`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import dataclasses
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QGroupBox, QLabel, QVBoxLayout
 
-from ..core import fmt
-from ..core.inputs import Inputs
-from ..core.model import Storage
-from ..core.specs import SPECS
+from ..core.model.scenario import Storage
+from ..core.model.specs import SPECS
+from ..core.session.inputs import Inputs
+from ..core.util import fmt
 from .theme import mark_secondary
 from .widgets import ValueControl, spec_control
 

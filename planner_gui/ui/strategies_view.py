@@ -5,8 +5,8 @@ strategies`` prints it).
 
 The comparison follows the scenario being edited: every change of a computed input starts a new one. It is
 computed in a compute process of the dialog's own (:class:`.jobs.JobRunner`, the job
-:func:`planner_gui.core.jobs.strategies`: the numbers ``planner-gui strategies --json`` prints): the window never
-waits for it, the newest request wins, and a process that dies is replaced.
+:func:`planner_gui.core.session.jobs.strategies`: the numbers ``planner-gui strategies --json`` prints): the window
+never waits for it, the newest request wins, and a process that dies is replaced.
 """
 
 from __future__ import annotations
@@ -28,14 +28,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import fmt
+from ..core.analysis.results import HOURS_LABELS
 from ..core.analysis.strategies import SCALE_GPUS, SCALE_TRIALS, STRATEGIES, comparable, distinct_notes
-from ..core.inputs import COMPUTED_FIELDS, Inputs
-from ..core.model import Scenario
-from ..core.results import HOURS_LABELS
-from ..core.scenario_io import ScenarioError
+from ..core.files.scenario_io import ScenarioError
+from ..core.model.scenario import Scenario
+from ..core.model.specs import labelled
+from ..core.session.inputs import COMPUTED_FIELDS, Inputs
 from ..core.sim.run import ALL_HOURS_KEYS
-from ..core.specs import labelled
+from ..core.util import fmt
 from .jobs import JobFailed, JobRunner
 from .plot_items import PALETTE, CountAxis, PercentAxis, grid, pen, plot_item, plots_in_turns
 from .plots import HOURS_COLORS

@@ -29,12 +29,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import fmt
-from ..core.jobs import STUDY_OUTPUT
+from ..core.session.jobs import STUDY_OUTPUT
 from ..core.study.sobol import SobolIndices
 from ..core.study.store import StudyResults
 from ..core.study.summary import NO_INPUT, Heatmap, drawable_outputs, first_axes
 from ..core.study.summary import heatmap as study_heatmap
+from ..core.util import fmt
 from .collector import collect_on_gui_thread
 from .jobs import JobFailed, JobRunner
 from .plot_items import PALETTE, brush, pen, plot_item
@@ -161,8 +161,8 @@ class StudyView(QWidget):
 
     # -- loading -------------------------------------------------------------------------------------------
     def load(self, path: str | Path) -> None:
-        """Read ``path`` in a compute process (:func:`planner_gui.core.jobs.study_load`: reading a large file on a
-        thread of this interpreter stalled the window for seconds); the window shows it when it is read, or a
+        """Read ``path`` in a compute process (:func:`planner_gui.core.session.jobs.study_load`: reading a large file
+        on a thread of this interpreter stalled the window for seconds); the window shows it when it is read, or a
         dialog says why not."""
         p = Path(path)
         self.loading = True

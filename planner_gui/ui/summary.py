@@ -8,11 +8,11 @@ import re
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from ..core import fmt
-from ..core.model import DEFAULT_NOTES
-from ..core.plan import PlanResult
-from ..core.results import summarize
-from ..core.specs import SPECS
+from ..core.analysis.results import summarize
+from ..core.model.scenario import DEFAULT_NOTES
+from ..core.model.specs import SPECS
+from ..core.session.plan import PlanResult
+from ..core.util import fmt
 from .rates_view import SHARES_TIP, variance_text
 from .spares_controls import spares_cost_text, spares_hours_text
 from .theme import mark_secondary

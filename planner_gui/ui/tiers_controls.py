@@ -3,8 +3,8 @@ the failure domains, the persistent tier's background upload and restore, and ea
 (docs/tiers.md).
 
 The persistent tier's interval and blocking write are the Checkpointing group's. Each control here writes
-exactly its field of :class:`~planner_gui.core.model.Tiers` (or one component's ``scope``) through the
-window's :class:`~planner_gui.core.inputs.Inputs` and follows what it holds.
+exactly its field of :class:`~planner_gui.core.model.scenario.Tiers` (or one component's ``scope``) through the
+window's :class:`~planner_gui.core.session.inputs.Inputs` and follows what it holds.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import fmt
-from ..core.inputs import Inputs
-from ..core.model import OPTIMAL, SCOPES, Component, Scenario, Tiers
-from ..core.specs import SPECS
-from ..core.tiers.model import DEFAULT_SCOPES, restore_caveat, restoring_tier, scope_of
-from ..core.tiers.run import plan_tiers
+from ..core.model.scenario import OPTIMAL, SCOPES, Component, Scenario, Tiers
+from ..core.model.specs import SPECS
+from ..core.model.tiers import DEFAULT_SCOPES, restore_caveat, restoring_tier, scope_of
+from ..core.session.inputs import Inputs
+from ..core.sim.tiers_run import plan_tiers
+from ..core.util import fmt
 from .theme import mark_secondary
 from .widgets import Collapsible, ComboBox, RowsInTurns, SpinBox, ValueControl, spec_control
 

@@ -1,4 +1,5 @@
-"""The Planning tab's "What is unsure": the tornado of the scenario's estimates (:mod:`planner_gui.core.tornado`).
+"""The Planning tab's "What is unsure": the tornado of the scenario's estimates
+(:mod:`planner_gui.core.analysis.tornado`).
 
 Where the exact model ranks the ends (a few closed-form evaluations, well under the time of a repaint) the bars
 follow the scenario at once; elsewhere each end is simulated (paired Monte Carlo, :data:`TRIALS` trials), which
@@ -14,12 +15,12 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from ..core import fmt
-from ..core.model import Scenario
-from ..core.plan import SENSITIVITY_TRIALS
-from ..core.sensitivity import has_closed_form
-from ..core.sweep import run_cost
-from ..core.tornado import Bar, Tornado, end_text, tornado, unsure_inputs
+from ..core.analysis.sensitivity import has_closed_form
+from ..core.analysis.sweep import run_cost
+from ..core.analysis.tornado import Bar, Tornado, end_text, tornado, unsure_inputs
+from ..core.model.scenario import Scenario
+from ..core.session.plan import SENSITIVITY_TRIALS
+from ..core.util import fmt
 from .jobs import JobFailed, JobRunner
 from .plot_items import PALETTE, Hover, axes, brush
 from .theme import mark_secondary

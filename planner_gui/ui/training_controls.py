@@ -2,8 +2,8 @@
 
 Off, the scenario has no training section (the window alone is simulated). On, the work is given either as
 the training compute (FLOPs, with the GPU's peak and the achieved MFU) or directly as GPU-hours of pure
-compute; each control writes exactly its field of :class:`~planner_gui.core.model.Training` to the
-window's :class:`~planner_gui.core.inputs.Inputs` and follows what it holds.
+compute; each control writes exactly its field of :class:`~planner_gui.core.model.scenario.Training` to the
+window's :class:`~planner_gui.core.session.inputs.Inputs` and follows what it holds.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import dataclasses
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout
 
-from ..core import fmt
-from ..core.inputs import Inputs
-from ..core.model import Training
+from ..core.model.scenario import Training
+from ..core.session.inputs import Inputs
+from ..core.util import fmt
 from .theme import mark_secondary
 from .widgets import ComboBox, ValueControl, spec_control
 

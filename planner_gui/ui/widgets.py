@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 )
 from superqt import QCollapsible
 
-from ..core import fmt
-from ..core.specs import SPECS
+from ..core.model.specs import SPECS
+from ..core.util import fmt
 
 __all__ = [
     "Collapsible",
@@ -140,7 +140,7 @@ class _TypedNumbers(_WidgetBase):
         return self._core(text).translate(str.maketrans(mapping))
 
     def _number(self, text: str) -> float | None:
-        """The number ``text`` holds as the command line reads it (:func:`..core.fmt.read_number`: "54,5" is
+        """The number ``text`` holds as the command line reads it (:func:`..core.util.fmt.read_number`: "54,5" is
         none); None if it holds none, or one still being typed."""
         notation = self._notation(text)
         value = fmt.read_number(notation) if len(notation) <= _MAX_CHARS else None
@@ -392,7 +392,7 @@ def spec_control(
     tooltip: str | None = None,
     **kwargs: Any,
 ) -> ValueControl:
-    """A :class:`ValueControl` for an input of the spec table (:data:`planner_gui.core.specs.SPECS`): its
+    """A :class:`ValueControl` for an input of the spec table (:data:`planner_gui.core.model.specs.SPECS`): its
     label, unit, limits, slider range, decimals and help, each replaceable. The control shows the input times
     ``factor`` (e.g. 100 for a share shown in %), so its limits are the spec's times ``factor``."""
     spec = SPECS[field]

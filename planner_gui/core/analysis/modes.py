@@ -1,6 +1,6 @@
 """Restart against continue across GPU counts: the scenario's spares at every count, its pool of the same
 service (the share of node-losing failures that find a spare), each count on the same seed (common random
-numbers). Shown by View > Repairs and Recovery Modes (computed in the compute process: :mod:`..jobs`)."""
+numbers). Shown by View > Repairs and Recovery Modes (computed in the compute process: :mod:`..session.jobs`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..model import Scenario
-from ..results import simulate
-from ..spares.exact import p_no_spare, recommended_spares
-from ..spares.model import Spares, spares_params
+from ..model.scenario import Scenario
+from ..model.spares import Spares, spares_params
+from ..theory.spares import p_no_spare, recommended_spares
+from .results import simulate
 
 __all__ = ["MODE_TRIALS", "mode_counts", "mode_scenario", "restart_vs_continue"]
 

@@ -1,4 +1,4 @@
-"""Runs of scenarios with spares (each a :class:`..spares_result.SparesRun`), and the spare-pool sizing: goodput,
+"""Runs of scenarios with spares (each a :class:`.spares_result.SparesRun`), and the spare-pool sizing: goodput,
 the chance a failure finds no spare and the total cost against the number of spare nodes."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import Scenario
-from ..params import OptimalIntervals, optimal_intervals, resolve
+from ..model.scenario import Scenario
+from ..model.spares import Spares, restart_scenario, spares_params
 from ..sim.capabilities import MAX_GENERAL_POINTS, general_points, meaningless
-from ..spares.exact import p_no_spare, recommended_spares
-from ..spares.model import Spares, restart_scenario, spares_params
-from ..spares.racks import move_shares
-from ..spares_result import TARGET, SparesRun
+from ..theory.params import OptimalIntervals, optimal_intervals, resolve
+from ..theory.racks import move_shares
+from ..theory.spares import p_no_spare, recommended_spares
+from .spares_result import TARGET, SparesRun
 
 __all__ = [
     "SizingResult",
@@ -41,7 +41,7 @@ def expected_points(scenario: Scenario, trials: int | None = None) -> float:
 
 def spares_optimal(scenario: Scenario) -> OptimalIntervals:
     """The optimal checkpoint intervals of a scenario with spares: today's, counting only the failures that
-    restart the job (in continue mode the others lose no checkpointed work: :func:`.model.restart_scenario`).
+    restart the job (in continue mode the others lose no checkpointed work: :func:`.spares.restart_scenario`).
     With 'optimal', the spares model checkpoints at the Daly interval of these."""
     return optimal_intervals(restart_scenario(scenario))
 

@@ -2,7 +2,7 @@
 with replicas in another failure domain buys, at the scenario's scale and across GPU counts.
 
 Every strategy is built from the scenario's own numbers (its tiers section, or the published defaults of
-:class:`..model.Tiers` when it has none), so they differ only in the strategy:
+:class:`..model.scenario.Tiers` when it has none), so they differ only in the strategy:
 
 1. **persistent only (blocking)**: the whole checkpoint is written while training waits (the blocking
    write plus the upload time), no fast tier;
@@ -35,15 +35,15 @@ from typing import Any
 
 import numpy as np
 
-from ..model import Scenario
-from ..progress import progress_part
-from ..results import HOURS_KEYS, SDC_HOURS_KEY, SLOW_HOURS_KEY, SPARES_HOURS_KEYS, SimulationResult, simulate
-from ..scenario_io import ScenarioError, validate
-from ..spares.model import Spares
-from ..specs import LIMITS
-from ..sweep import Cost, at_gpus, run_cost
-from ..tiers.model import restore_caveat
-from ..tiers.run import tiers_of
+from ..files.scenario_io import ScenarioError, validate
+from ..model.scenario import Scenario
+from ..model.spares import Spares
+from ..model.specs import LIMITS
+from ..model.tiers import restore_caveat
+from ..sim.tiers_run import tiers_of
+from ..util.progress import progress_part
+from .results import HOURS_KEYS, SDC_HOURS_KEY, SLOW_HOURS_KEY, SPARES_HOURS_KEYS, SimulationResult, simulate
+from .sweep import Cost, at_gpus, run_cost
 
 __all__ = [
     "STRATEGIES",
@@ -117,7 +117,7 @@ def _replica_for(scenario: Scenario, replica_gpus: int) -> int:
 
 
 def _at_gpus(sc: Scenario, gpus: int, replica_gpus: int) -> Scenario:
-    """A strategy's scenario at another GPU count (:func:`..sweep.at_gpus`: a finite pool keeps its share of the
+    """A strategy's scenario at another GPU count (:func:`.sweep.at_gpus`: a finite pool keeps its share of the
     nodes): a continue replica of ``replica_gpus`` (the scenario's own size, not the one its scale may have cut
     it to) brought down to the job where it is larger."""
     out = at_gpus(sc, gpus)
@@ -223,7 +223,7 @@ def _runs(
 
 
 def _cost(sc: Scenario) -> Cost:
-    """A run's estimated cost (:func:`..sweep.run_cost`; one that cannot be built costs next to nothing)."""
+    """A run's estimated cost (:func:`.sweep.run_cost`; one that cannot be built costs next to nothing)."""
     try:
         return run_cost(sc)
     except (ScenarioError, ValueError, ArithmeticError):
@@ -233,7 +233,7 @@ def _cost(sc: Scenario) -> Cost:
 def comparison_cost(
     scenario: Scenario, gpus: Sequence[int] | None = SCALE_GPUS, scale_trials: int = SCALE_TRIALS
 ) -> Cost:
-    """What :func:`compare_strategies` costs: the sum of its runs' estimates (:func:`..sweep.run_cost`)."""
+    """What :func:`compare_strategies` costs: the sum of its runs' estimates (:func:`.sweep.run_cost`)."""
     counts = [] if gpus is None else [int(n) for n in gpus]
     runs = _runs(strategy_scenarios(scenario), counts, (scenario.spares or Spares()).replica_gpus, scale_trials)
     costs = [_cost(sc) for sc in runs]

@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..fmt import clean
-from ..model import Component, Profile, Scenario
-from ..profiles import power_law_profile
-from ..scenario_io import MAX_COMPONENTS, NAME_MAX_LEN, validate
+from ..files.scenario_io import MAX_COMPONENTS, NAME_MAX_LEN, validate
+from ..model.scenario import Component, Profile, Scenario
+from ..theory.profiles import power_law_profile
+from ..util.fmt import clean
 from .logs import (
     _HOURS_PER_SECOND,
     _UTC,
@@ -589,7 +589,7 @@ def _notes(
 
 
 def profile_from_fit(fit: FitResult, days: float, start_day: float = 0.0) -> Profile:
-    """:func:`..profiles.power_law_profile` of an incident log's fit (its power-law shape and window).
+    """:func:`..theory.profiles.power_law_profile` of an incident log's fit (its power-law shape and window).
 
     Raises
     ------

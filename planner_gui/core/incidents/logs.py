@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from .. import fmt
-from ..fmt import clean
-from ..model import Component, llama3_components
-from ..scenario_io import MAX_COMPONENTS
-from ..userfiles import FileRefused, bad_path, read_limited
+from ..files.scenario_io import MAX_COMPONENTS
+from ..model.scenario import Component, llama3_components
+from ..util import fmt
+from ..util.fmt import clean
+from ..util.userfiles import FileRefused, bad_path, read_limited
 
 #: Confidence of every interval. A trend is reported when its two-sided p-value is below 1 - LEVEL, the
 #: test that matches the intervals (MIL-HDBK-189's p-value is below it exactly when the power-law shape's

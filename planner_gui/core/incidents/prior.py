@@ -21,9 +21,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..fmt import clean
-from ..model import Scenario, llama3_components
-from ..rates import evidence_of
+from ..model.scenario import Scenario, llama3_components
+from ..theory.rates import evidence_of
+from ..util.fmt import clean
 from .logs import IncidentLogError
 
 __all__ = ["DEFAULT_PRIOR", "DEFAULT_PRIOR_WEIGHT", "PRIORS", "Prior", "PriorCause", "llama3_prior", "load_prior"]
@@ -119,7 +119,7 @@ def load_prior(spec: str | os.PathLike[str], weight: float = DEFAULT_PRIOR_WEIGH
         return None
     if isinstance(spec, str) and spec == "llama3":
         return llama3_prior(weight)
-    from ..scenario_io import ScenarioError, load
+    from ..files.scenario_io import ScenarioError, load
 
     path = Path(os.fsdecode(os.fspath(spec)))
     try:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import numpy as np
 from numpy.typing import NDArray
 
-from ..model import LLAMA3_DAYS, LLAMA3_GPUS, Component, llama3_components
+from ..model.scenario import LLAMA3_DAYS, LLAMA3_GPUS, Component, llama3_components
 from .logs import _UTC, _iso
 
 # -- synthetic logs --------------------------------------------------------------------------------------

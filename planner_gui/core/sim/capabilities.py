@@ -21,7 +21,7 @@ general       everything
 
 What is refused is refused here, worded once: settings that mean nothing (a job of one replica cannot
 continue on the others) and simulations too large to run. Values out of range are the scenario file's
-(:mod:`..scenario_io`) and the inputs' table's (:mod:`..specs`).
+(:mod:`..files.scenario_io`) and the inputs' table's (:mod:`..model.specs`).
 
 This module imports no engine: the scenario files and the window's inputs ask it without loading one.
 """
@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bad_nodes import bad_classes, bad_expected, bad_rates
-from ..model import CORRELATED_NAME, SDC_NAME, Scenario
-from ..profiles import is_flat
-from ..rates import RatePosterior
+from ..model.scenario import CORRELATED_NAME, SDC_NAME, Scenario
+from ..theory.bad_nodes import bad_classes, bad_expected, bad_rates
+from ..theory.profiles import is_flat
+from ..theory.rates import RatePosterior
 
 __all__ = [
     "ENGINES",
@@ -214,21 +214,21 @@ def _correlated_uncertain(sc: Scenario) -> bool:
 ENGINES: tuple[Engine, ...] = (
     Engine(
         "renewal",
-        "the renewal engine (core/engine.py)",
+        "the renewal engine (core/sim/engine.py)",
         True,
         _VARYING | {"training", "correlated"},
         _correlated_uncertain,
     ),
     Engine(
         "tiers",
-        "the vectorized two-tier engine (core/tiers/engine.py)",
+        "the vectorized two-tier engine (core/sim/tiers.py)",
         True,
         frozenset({"fast_tier", "tiers", "training"}),
         _drains_in_restores,
     ),
     Engine(
         "first-passage",
-        "the first-passage time to train (core/training.py)",
+        "the first-passage time to train (core/analysis/training.py)",
         False,
         frozenset({"training", "correlated"}),
     ),
@@ -355,7 +355,7 @@ def _repairs_overflow(scenario: Scenario) -> str | None:
     the cluster's nodes."""
     if not scenario.uses_spares:
         return None
-    from ..spares.model import failure_classes
+    from ..model.spares import failure_classes
 
     sp = scenario.spares
     assert sp is not None
@@ -383,14 +383,14 @@ def general_points(scenario: Scenario, work_hours: float | None = None) -> float
     sp = scenario.spares
     nodes = 0.0
     if scenario.uses_spares:
-        from ..spares.model import failure_classes
+        from ..model.spares import failure_classes
 
         assert sp is not None
         nodes = failure_classes(scenario, sp).node_loss_rate
     returns = rate if sp is not None and sp.recovery_mode == "continue" else 0.0
     mult = 1.0
     if scenario.rate_profile is not None:
-        from ..profiles import pieces
+        from ..theory.profiles import pieces
 
         p = pieces(scenario.rate_profile, scenario.days)
         mult = max(p.integral() / p.hours, 1.0)
@@ -411,7 +411,7 @@ def _lives_excess_per_hour(scenario: Scenario, hours: float) -> float:
     are not exponential (the renewal function of each component's positions; 0 for a cluster that is not new)."""
     if not (scenario.new_cluster and scenario.uses_weibull):
         return 0.0
-    from ..profiles import expected_to
+    from ..theory.profiles import expected_to
 
     lived = scenario.replace(rate_profile=None, rate_uncertainty=False, days=hours / 24.0)
     counts = expected_to(lived, np.array([hours]))[: len(scenario.components), 0]

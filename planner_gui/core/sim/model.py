@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bad_nodes import bad_classes
-from ..model import Scenario, Tiers
-from ..profiles import pieces
-from ..rates import RatePosterior
-from ..spares.model import Spares, failure_classes
-from ..tiers.model import persistent_multiple, point_stall_h, restoring_tier
+from ..model.scenario import Scenario, Tiers
+from ..model.spares import Spares, failure_classes
+from ..model.tiers import persistent_multiple, point_stall_h, restoring_tier
+from ..theory.bad_nodes import bad_classes
+from ..theory.profiles import pieces
+from ..theory.rates import RatePosterior
 
 __all__ = [
     "CONTINUE",

@@ -19,9 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import engine
-from ..rows import stream
-from . import job
+from ..util.streams import stream
+from . import engine, job
 from .model import SimModel
 from .world import PAD, Chunk, World, padded_sum
 

@@ -1,8 +1,8 @@
 """A scenario made ready for the general engine: its checkpoint intervals resolved, in the engine's units.
 
 "optimal" intervals follow the failures that restart the job: in continue mode the failures the job continues
-after lose no checkpointed work, so only the others count (:func:`..spares.model.restart_scenario`). With a
-recovery strategy the two tiers' intervals are :func:`..tiers.run.plan_tiers`'s for those failures; without,
+after lose no checkpointed work, so only the others count (:func:`..model.spares.restart_scenario`). With a
+recovery strategy the two tiers' intervals are :func:`.tiers_run.plan_tiers`'s for those failures; without,
 Daly's interval for them. Rates that vary (a profile, rate uncertainty) do not move the intervals: they are the
 scenario's base rates' (README, "The model").
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model import Scenario
-from ..params import OptimalIntervals, optimal_intervals, resolve
-from ..spares.model import restart_scenario
-from ..tiers.run import TierPlan, plan_tiers
+from ..model.scenario import Scenario
+from ..model.spares import restart_scenario
+from ..theory.params import OptimalIntervals, optimal_intervals, resolve
 from .model import SimModel, sim_model
+from .tiers_run import TierPlan, plan_tiers
 
 __all__ = ["Setup", "prepare"]
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..rows import stream
+from ..util.streams import stream
 from .lives import Lives
 from .model import CONTINUE, RESTART_FAST, RESTART_PERSISTENT, SimModel
 from .racks import Racks, settle_hours

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..fmt import clean
-from ..scenario_io import ScenarioError
+from ..files.scenario_io import ScenarioError
+from ..util.fmt import clean
 from .spec import MAX_SCENARIOS, StudyError, StudySpec, apply_values, missing_package
 from .worker import check_scenario
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..fmt import clean
+from ..util.fmt import clean
 from .design import check_design
 from .spec import StudyError, StudySpec, parse_spec, read_text
 

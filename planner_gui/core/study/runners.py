@@ -23,9 +23,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ... import __version__
-from ..fmt import clean
-from ..scenario_io import ScenarioError, scenario_from_dict
-from ..sweep import run_cost
+from ..analysis.sweep import run_cost
+from ..files.scenario_io import ScenarioError, scenario_from_dict
+from ..util.fmt import clean
 from .design import design_size, scenario_doc, scenario_seed, values_of
 from .spec import StudyError, StudySpec, missing_package
 from .store import ResultStore, input_cell, output_cells
@@ -135,8 +135,8 @@ def scenario_seconds(spec: StudySpec, index: int) -> float:
         sc = scenario_from_dict(scenario_doc(spec, index))
         seconds = run_cost(sc).seconds
         if sc.training is not None and not sc.uses_tiers and not sc.uses_spares:
-            from ..params import resolve
-            from ..training import SECONDS_PER_SPACING, training_events, work_hours
+            from ..analysis.training import SECONDS_PER_SPACING, training_events, work_hours
+            from ..theory.params import resolve
 
             extra = training_events(resolve(sc)[0], work_hours(sc), sc.trials)
             seconds += extra * SECONDS_PER_SPACING if math.isfinite(extra) else 0.0

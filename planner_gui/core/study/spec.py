@@ -1,6 +1,6 @@
 """Study files: a TOML document naming a base scenario, the inputs to vary and the design.
 
-Inputs are *paths* into a scenario's file form (:func:`..scenario_io.scenario_to_dict`), so every field a
+Inputs are *paths* into a scenario's file form (:func:`..files.scenario_io.scenario_to_dict`), so every field a
 scenario file holds can be varied, including sections added after this module was written::
 
     gpus                                   a top-level field
@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..fmt import clean
-from ..scenario_io import (
+from ..files.scenario_io import (
     FORMAT_VERSION,
     ScenarioError,
     load,
@@ -34,6 +33,7 @@ from ..scenario_io import (
     scenario_from_dict,
     scenario_to_dict,
 )
+from ..util.fmt import clean
 
 __all__ = [
     "DESIGNS",

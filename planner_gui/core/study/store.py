@@ -36,8 +36,8 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from ... import __version__
-from ..fmt import clean
-from ..userfiles import FileRefused, open_regular, write_atomic
+from ..util.fmt import clean
+from ..util.userfiles import FileRefused, open_regular, write_atomic
 from .spec import DESIGNS, MAX_INPUTS, MAX_SCENARIOS, Input, StudyError, StudySpec, missing_package
 from .worker import OUTPUTS, TOTAL_COST
 

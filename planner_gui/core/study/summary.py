@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..fmt import clean, compact
-from ..fmt import count as _count
+from ..util.fmt import clean, compact
+from ..util.fmt import count as _count
 from .sobol import sobol_indices
 from .spec import Input, StudyError
 from .store import StudyResults, Texts

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from ... import __version__
-from ..model import Scenario
-from ..results import simulate
-from ..scenario_io import ScenarioError, scenario_from_dict
-from ..training import check_training_size
+from ..analysis.results import simulate
+from ..analysis.training import check_training_size
+from ..files.scenario_io import ScenarioError, scenario_from_dict
+from ..model.scenario import Scenario
 
 __all__ = [
     "OUTPUTS",
