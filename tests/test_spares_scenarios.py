@@ -239,3 +239,12 @@ def test_a_preview_with_spares_sweeps_half_as_many_points_over_the_same_range():
     assert preview.by_interval.x[[0, -1]].tolist() == pytest.approx(full.by_interval.x[[0, -1]].tolist())
     plain = compute_plan(PlanRequest(sc.replace(spares=None), PREVIEW))
     assert len(plain.by_gpus.x) == PREVIEW.gpu_points
+
+
+def test_a_finite_pool_is_a_pool_of_a_given_size_only():
+    sc = Scenario()
+    assert not sc.finite_pool  # no spares at all
+    assert not sc.replace(spares=Spares(spare_nodes=None, swap_min=5.0)).finite_pool  # an unlimited pool
+    assert not sc.replace(spares=Spares(spare_nodes=None, recovery_mode="continue", min_gpus=sc.gpus // 2)).finite_pool
+    assert sc.replace(spares=Spares(spare_nodes=0)).finite_pool  # none ready is still a pool of a size
+    assert sc.replace(spares=Spares(spare_nodes=64)).finite_pool

@@ -147,7 +147,7 @@ def expected_goodput(sc: Scenario) -> float:
 def cost_words(sc: Scenario) -> str:
     """What a lever's cost delta is the change of, in words: the days and cost to train, or the cost of the window's
     GPU-hours not spent training; with spares held (a finite pool, racks' warm spares), their cost too."""
-    held = (sc.spares is not None and sc.spares.spare_nodes is not None) or sc.warm_spare_gpus > 0
+    held = sc.finite_pool or sc.warm_spare_gpus > 0
     if sc.training is not None:
         return "days and cost to train" + (" (the spares held included)" if held else "")
     return "cost of the GPU-hours not spent training" + (" and of the spares held" if held else "")
@@ -242,7 +242,7 @@ def levers(sc: Scenario, factor: float = DEFAULT_FACTOR) -> list[Lever]:
                     lambda s: s.replace(diagnosis_p=min(1.0, 1.0 - (1.0 - s.diagnosis_p) * factor)),
                 )
             )
-        if sc.repair_fail_p > 0 and sc.spares is not None and sc.spares.spare_nodes is not None:
+        if sc.repair_fail_p > 0 and sc.finite_pool:
             # (with an unlimited pool a pulled node leaves the books: a failed repair changes nothing)
             out.append(Lever("failed repairs", f"failed repairs {x}", times("repair_fail_p")))
     if sc.uses_correlated:  # correlated failures: fewer (redundant feeds), or smaller (finer power distribution)

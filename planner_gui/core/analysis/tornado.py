@@ -361,7 +361,7 @@ def _bad(sc: Scenario) -> list[Unsure]:
             needs_bounds=wrong == 0,
         )
     )  # fmt: skip
-    if sc.spares is not None and sc.spares.spare_nodes is not None:  # (unlimited: a pulled node leaves the books)
+    if sc.finite_pool:  # (unlimited: a pulled node leaves the books)
         out.append(_chance(sc, "repair_fail_p", "failed repairs", why))
     return out
 

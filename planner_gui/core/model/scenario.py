@@ -1012,6 +1012,12 @@ class Scenario:
         mode): the general engine simulates it; otherwise today's engine does, and every number is today's."""
         return self.spares is not None and not self.spares.is_todays
 
+    @property
+    def finite_pool(self) -> bool:
+        """Whether the job draws replacements from a pool of a given size (spares set, ``spare_nodes`` not None);
+        otherwise a failed node is replaced at once, whatever else the spares set."""
+        return self.spares is not None and self.spares.spare_nodes is not None
+
     # -- edits ----------------------------------------------------------------
     def replace(self, **changes: Any) -> Scenario:
         """A copy with some fields changed (not validated; see :mod:`.scenario_io`)."""

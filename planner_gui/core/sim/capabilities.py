@@ -96,7 +96,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "spare_pool",
         "a finite pool of spare nodes",
-        lambda s: s.spares is not None and s.spares.spare_nodes is not None,
+        lambda s: s.finite_pool,
     ),
     Feature("swap", "a swap time for failed nodes", lambda s: s.spares is not None and s.spares.swap_min > 0),
     Feature(
@@ -105,7 +105,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "shrink",
         "running smaller while short of spares",
-        lambda s: s.spares is not None and s.spares.min_gpus is not None and s.spares.spare_nodes is not None,
+        lambda s: s.finite_pool and s.spares is not None and s.spares.min_gpus is not None,
     ),
     Feature("rate_uncertainty", "rate uncertainty", _uncertain),
     Feature("rate_profile", "rates that change over the run", lambda s: not is_flat(s.rate_profile, s.days)),

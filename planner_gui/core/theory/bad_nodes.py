@@ -91,8 +91,7 @@ def closed_form_holds(scenario: Scenario, lam: float) -> bool:
     """Whether the unlimited pool's linear closed form gives the expectations: an unlimited pool, and either every
     failed node pulled (``p = 1``: the edge rule never applies) or the bad count's expectation settling far below the
     edge where no healthy node is left (:data:`EDGE_SIGMAS` of ``sqrt(N)`` below ``N - 1``, ``k > 0``)."""
-    sp = scenario.spares
-    if sp is not None and sp.spare_nodes is not None:
+    if scenario.finite_pool:
         return False
     s, m, p, n = scenario.bad_share, scenario.bad_multiplier, scenario.diagnosis_p, float(scenario.job_nodes)
     if p >= 1.0 or lam <= 0:
