@@ -40,6 +40,7 @@ from ..core.session.inputs import parse_detect_by, parse_weibull
 from ..core.theory.profiles import burn_in_profile
 from ..core.util import fmt
 from ..core.util.userfiles import writable_target, write_atomic
+from .flag_table import Flag, add_flags, field_flags
 from .numbers import UsageError, integer_arg, number_arg, parse_number, quoted
 from .spares_flags import SPARES_FIELD_FLAGS, add_spares_flags, spares_flag_names, with_spares_flags
 
@@ -185,67 +186,193 @@ def _typed_flag(args: argparse.Namespace, flag: str) -> str:
     return typed.get(flag[2:].replace("-", "_")) or flag
 
 
-#: Scenario field set by each override flag, so range errors name the flag the user typed.
-FLAG_FIELDS = {
-    "gpus": "--gpus",
-    "gpus_per_node": "--gpus-per-node",
-    "days": "--days",
-    "checkpoint_interval_min": "--checkpoint-interval",
-    "checkpoint_write_s": "--checkpoint-write",
-    "detect_min": "--detect",
-    "restart_min": "--restart",
-    "restart_per_log2_gpus_min": "--restart-per-log2-gpus",
-    "planned_per_day": "--planned-per-day",
-    "slow_rate_per_gpu_hour": "--slow-rate",
-    "slow_factor": "--slow-factor",
-    "slow_detect_min": "--slow-detect",
-    "save_fail_p": "--save-fail-p",
-    "restore_fail_p": "--restore-fail-p",
-    "correlated_rate_per_day": "--correlated-rate",
-    "correlated_domains": "--correlated-domains",
-    "correlated_repair_hours": "--correlated-repair-hours",
-    "nvlink_gpus": "--nvlink-gpus",
-    "rack_spare_trays": "--rack-spare-trays",
-    "rack_move_min": "--rack-move",
-    "sdc_detect_hours": "--sdc-detect-hours",
-    "retained_checkpoints": "--retained-checkpoints",
-    "bad_share": "--bad-share",
-    "bad_multiplier": "--bad-multiplier",
-    "diagnosis_p": "--diagnosis-p",
-    "repair_fail_p": "--repair-fail-p",
-    "trials": "--trials",
-    "seed": "--seed",
-}
-#: Fields whose flags change what a scenario describes, and so its name. Trials and seed change only
-#: how the Monte Carlo estimates it.
-_NAMED_FIELDS = (
-    "gpus",
-    "gpus_per_node",
-    "days",
-    "checkpoint_interval_min",
-    "checkpoint_write_s",
-    "detect_min",
-    "restart_min",
-    "restart_per_log2_gpus_min",
-    "planned_per_day",
-    "slow_rate_per_gpu_hour",
-    "slow_factor",
-    "slow_detect_min",
-    "save_fail_p",
-    "restore_fail_p",
-    "correlated_rate_per_day",
-    "correlated_domains",
-    "correlated_repair_hours",
-    "nvlink_gpus",
-    "rack_spare_trays",
-    "rack_move_min",
-    "sdc_detect_hours",
-    "retained_checkpoints",
-    "bad_share",
-    "bad_multiplier",
-    "diagnosis_p",
-    "repair_fail_p",
+#: The flags that set one scalar field of the scenario each, in the order a changed scenario's name lists them.
+SCENARIO_TABLE = (
+    Flag("gpus", ("--gpus",), parse=integer_arg, metavar="N", help="GPUs in the job"),
+    Flag(
+        "gpus_per_node",
+        ("--gpus-per-node",),
+        parse=integer_arg,
+        metavar="N",
+        help="GPUs in one node, the unit a failure of scope node takes and a spare replaces (8 in an HGX H100 "
+        "server, 4 in a GB200 compute tray; default: the scenario's)",
+    ),
+    Flag("days", ("--days",), parse=number_arg, metavar="D", help="wall-clock window, days"),
+    Flag(
+        "checkpoint_interval_min",
+        ("--checkpoint-interval", "--persistent-interval"),
+        parse=interval_arg,
+        metavar="MIN|optimal",
+        action=_StoreTyped,
+        help="compute minutes between (persistent) checkpoints, or 'optimal' (Daly's; with the fast tier on, a "
+        "whole number of fast intervals: every snapshot, or Young's for a persistent stall)",
+    ),
+    Flag(
+        "checkpoint_write_s",
+        ("--checkpoint-write", "--persistent-stall"),
+        parse=number_arg,
+        metavar="SEC",
+        action=_StoreTyped,
+        help="blocking (persistent) checkpoint write, seconds; with the fast tier on, the persistent tier's own "
+        "stall at each persistent checkpoint, on top of the fast stall (0: none)",
+    ),
+    Flag("detect_min", ("--detect",), parse=number_arg, metavar="MIN", help="detection time, minutes"),
+    Flag(
+        "restart_min",
+        ("--restart",),
+        parse=number_arg,
+        metavar="MIN",
+        help="restart time (reschedule, initialise, load), minutes; with --restart-per-log2-gpus, at 16,384 GPUs",
+    ),
+    Flag(
+        "restart_per_log2_gpus_min",
+        ("--restart-per-log2-gpus",),
+        parse=number_arg,
+        metavar="MIN",
+        help="minutes the restart grows by each time the GPU count doubles: the restart at N GPUs is --restart "
+        "+ MIN x log2(N / 16,384) (never below 0), so sweeps over the GPU count move it",
+    ),
+    Flag(
+        "planned_per_day", ("--planned-per-day",), parse=number_arg, metavar="X", help="planned interruptions per day"
+    ),
+    Flag(
+        "slow_rate_per_gpu_hour",
+        ("--slow-rate",),
+        parse=number_arg,
+        metavar="PER_GPU_HOUR",
+        help="fail-slow nodes (stragglers) per GPU-hour: while one is slow the job runs at --slow-factor until the "
+        "node is drained with a planned restart --slow-detect minutes after it turned slow",
+    ),
+    Flag(
+        "slow_factor",
+        ("--slow-factor",),
+        parse=number_arg,
+        metavar="F",
+        help="the job's speed while a node is slow, as a share of full speed, 0-1",
+    ),
+    Flag(
+        "slow_detect_min",
+        ("--slow-detect",),
+        parse=number_arg,
+        metavar="MIN",
+        help="minutes from a node turning slow to its drain",
+    ),
+    Flag(
+        "save_fail_p",
+        ("--save-fail-p",),
+        parse=number_arg,
+        metavar="P",
+        help="the chance that a checkpoint save fails (a snapshot, or a persistent point's copy to storage): the "
+        "checkpoint before it stands until the next save, 0-0.99 (default 0)",
+    ),
+    Flag(
+        "restore_fail_p",
+        ("--restore-fail-p",),
+        parse=number_arg,
+        metavar="P",
+        help="the chance that a restore from the in-memory (fast) tier fails its validation: the job then restores "
+        "from storage, after the fast restore's time, 0-1 (default 0)",
+    ),
+    Flag(
+        "correlated_rate_per_day",
+        ("--correlated-rate",),
+        parse=number_arg,
+        metavar="PER_DAY",
+        help="correlated failures per day of the whole job: events (a power feed, a PDU row, a cooling loop) that "
+        "take --correlated-domains failure domains at once and restore from storage (default 0: none)",
+    ),
+    Flag(
+        "correlated_domains",
+        ("--correlated-domains",),
+        parse=integer_arg,
+        metavar="N",
+        help="failure domains one correlated event takes (default 4; never more nodes than the job's)",
+    ),
+    Flag(
+        "correlated_repair_hours",
+        ("--correlated-repair-hours",),
+        parse=number_arg,
+        metavar="H",
+        help="mean hours until the nodes a correlated event took are back in the pool (default 8)",
+    ),
+    Flag(
+        "nvlink_gpus",
+        ("--nvlink-gpus",),
+        parse=integer_arg,
+        metavar="N",
+        help="GPUs in one rack-scale NVLink domain, whole trays of the scenario's GPUs per node (72 on GB200 NVL72, "
+        "trays of 4): a tray that fails stops its rack's part of the job; a domain failure moves the rack "
+        "(default 0: none)",
+    ),
+    Flag(
+        "rack_spare_trays",
+        ("--rack-spare-trays",),
+        parse=integer_arg,
+        metavar="N",
+        help="trays of each NVLink rack held as warm spares (2 of 18 on NVL72): a failed tray is swapped within its "
+        "rack while one is free, else the rack moves to a spare rack of --spare-nodes (default 0)",
+    ),
+    Flag(
+        "rack_move_min",
+        ("--rack-move",),
+        parse=number_arg,
+        metavar="MIN",
+        help="minutes a failure that moves its rack to a spare rack adds to the swap (the job's slice set up on "
+        "another rack; default 0: a move costs the swap alone)",
+    ),
+    Flag(
+        "sdc_detect_hours",
+        ("--sdc-detect-hours",),
+        parse=number_arg,
+        metavar="H",
+        help="mean hours from a silent data corruption's start to its detection (exponential): checkpoints taken "
+        "since it started are poisoned and the job rolls back to the last clean one (default 0: found at once)",
+    ),
+    Flag(
+        "retained_checkpoints",
+        ("--retained-checkpoints",),
+        parse=integer_arg,
+        metavar="K",
+        help="persistent checkpoints kept in storage, the last K saves: a corruption found K saves or more after it "
+        "started has no clean checkpoint left and the run starts over (default 0: every one kept)",
+    ),
+    Flag(
+        "bad_share",
+        ("--bad-share",),
+        parse=number_arg,
+        metavar="S",
+        help="share of the job's nodes and the pool's that are bad at the start (a bad batch), 0-1: a bad node "
+        "fails more often until a repair fixes it (default 0: none)",
+    ),
+    Flag(
+        "bad_multiplier",
+        ("--bad-multiplier",),
+        parse=number_arg,
+        metavar="M",
+        help="how many times as often a bad node fails, by every cause that takes a node (default 5)",
+    ),
+    Flag(
+        "diagnosis_p",
+        ("--diagnosis-p",),
+        parse=number_arg,
+        metavar="P",
+        help="chance that a node failure pulls the node that failed; otherwise a healthy one is pulled and a bad "
+        "one stays (default 1)",
+    ),
+    Flag(
+        "repair_fail_p",
+        ("--repair-fail-p",),
+        parse=number_arg,
+        metavar="P",
+        help="chance that a bad node's repair leaves it bad; with a finite pool it comes back still bad (default 0)",
+    ),
+    Flag("trials", ("--trials",), parse=integer_arg, metavar="K", help="Monte Carlo trials", named=False),
+    Flag("seed", ("--seed",), parse=integer_arg, metavar="S", help="random seed", named=False),
 )
+#: Scenario field set by each override flag, so range errors name the flag the user typed.
+FLAG_FIELDS = field_flags(SCENARIO_TABLE)
+#: Fields whose flags change what a scenario describes, and so its name.
+_NAMED_FIELDS = tuple(row.field for row in SCENARIO_TABLE if row.named)
 
 
 #: Why each bad-node input changes nothing without bad nodes.
@@ -256,40 +383,61 @@ BAD_WHY = {
 }
 
 
-#: The training section's field set by each flag (``planner-gui run`` only).
-TRAINING_FLAGS = {
-    "train_flops": "--train-flops",
-    "peak_tflops": "--peak-tflops",
-    "mfu": "--mfu",
-    "compute_gpu_hours": "--compute-gpu-hours",
-}
-#: The storage section's field set by each flag.
-STORAGE_FLAGS = {"checkpoint_gb_per_gpu": "--checkpoint-gb-per-gpu", "storage_gb_s": "--storage-gbps"}
+#: The training section's flags (the work to do, for the time to train and its cost; ``run`` reports them).
+TRAINING_TABLE = (
+    Flag(
+        "train_flops",
+        ("--train-flops",),
+        parse=number_arg,
+        metavar="F",
+        help="training compute, FLOPs (with --peak-tflops and --mfu, each Llama 3's unless given)",
+    ),
+    Flag(
+        "peak_tflops",
+        ("--peak-tflops",),
+        parse=number_arg,
+        metavar="T",
+        help="peak dense TFLOP/s of one GPU (alone, it times Llama 3's training compute)",
+    ),
+    Flag(
+        "mfu",
+        ("--mfu",),
+        parse=number_arg,
+        metavar="M",
+        help="model FLOPs utilisation, 0.01 to 1 (alone, it times Llama 3's training compute)",
+    ),
+    Flag(
+        "compute_gpu_hours",
+        ("--compute-gpu-hours",),
+        parse=number_arg,
+        metavar="H",
+        help="GPU-hours of pure compute, instead of FLOPs",
+    ),
+)
+TRAINING_FLAGS = field_flags(TRAINING_TABLE)
+#: The storage section's flags.
+STORAGE_TABLE = (
+    Flag(
+        "checkpoint_gb_per_gpu",
+        ("--checkpoint-gb-per-gpu",),
+        parse=number_arg,
+        metavar="G",
+        help="checkpoint size per GPU, GB; with --storage-gbps it sets the write (GPUs x G / B)",
+    ),
+    Flag(
+        "storage_gb_s",
+        ("--storage-gbps", "--storage-gb-s"),
+        parse=number_arg,
+        metavar="B",
+        help="storage write bandwidth, GB/s (all GPUs; the file's storage.storage_gb_s)",
+    ),
+)
+STORAGE_FLAGS = field_flags(STORAGE_TABLE)
 
 
 def add_training_flags(p: argparse.ArgumentParser) -> None:
     """The flags that give the work to do, for the time to train and its cost (``run`` reports them)."""
-    p.add_argument(
-        "--train-flops",
-        type=number_arg,
-        metavar="F",
-        help="training compute, FLOPs (with --peak-tflops and --mfu, each Llama 3's unless given)",
-    )
-    p.add_argument(
-        "--peak-tflops",
-        type=number_arg,
-        metavar="T",
-        help="peak dense TFLOP/s of one GPU (alone, it times Llama 3's training compute)",
-    )
-    p.add_argument(
-        "--mfu",
-        type=number_arg,
-        metavar="M",
-        help="model FLOPs utilisation, 0.01 to 1 (alone, it times Llama 3's training compute)",
-    )
-    p.add_argument(
-        "--compute-gpu-hours", type=number_arg, metavar="H", help="GPU-hours of pure compute, instead of FLOPs"
-    )
+    add_flags(p, TRAINING_TABLE)
 
 
 def add_scenario_flags(p: argparse.ArgumentParser) -> None:
@@ -305,42 +453,7 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         metavar="TEXT",
         help="the scenario's name (default: the preset's or file's, marked 'edited' when flags change it)",
     )
-    p.add_argument("--gpus", type=integer_arg, metavar="N", help="GPUs in the job")
-    p.add_argument("--days", type=number_arg, metavar="D", help="wall-clock window, days")
-    p.add_argument(
-        "--checkpoint-interval",
-        "--persistent-interval",
-        dest="checkpoint_interval",
-        action=_StoreTyped,
-        type=interval_arg,
-        metavar="MIN|optimal",
-        help="compute minutes between (persistent) checkpoints, or 'optimal' (Daly's; with the fast tier on, a "
-        "whole number of fast intervals: every snapshot, or Young's for a persistent stall)",
-    )
-    p.add_argument(
-        "--checkpoint-write",
-        "--persistent-stall",
-        dest="checkpoint_write",
-        action=_StoreTyped,
-        type=number_arg,
-        metavar="SEC",
-        help="blocking (persistent) checkpoint write, seconds; with the fast tier on, the persistent tier's own "
-        "stall at each persistent checkpoint, on top of the fast stall (0: none)",
-    )
-    p.add_argument("--detect", type=number_arg, metavar="MIN", help="detection time, minutes")
-    p.add_argument(
-        "--restart",
-        type=number_arg,
-        metavar="MIN",
-        help="restart time (reschedule, initialise, load), minutes; with --restart-per-log2-gpus, at 16,384 GPUs",
-    )
-    p.add_argument(
-        "--restart-per-log2-gpus",
-        type=number_arg,
-        metavar="MIN",
-        help="minutes the restart grows by each time the GPU count doubles: the restart at N GPUs is --restart "
-        "+ MIN x log2(N / 16,384) (never below 0), so sweeps over the GPU count move it",
-    )
+    add_flags(p, (row for row in SCENARIO_TABLE if row.named))
     p.add_argument(
         "--detect-by",
         action="append",
@@ -349,150 +462,14 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
         "e.g. 'NCCL Watchdog Timeouts=15' for a watchdog's timeout, GPU=0.1 for an error the driver sees); the "
         "others take --detect",
     )
-    p.add_argument("--planned-per-day", type=number_arg, metavar="X", help="planned interruptions per day")
-    p.add_argument(
-        "--slow-rate",
-        type=number_arg,
-        metavar="PER_GPU_HOUR",
-        help="fail-slow nodes (stragglers) per GPU-hour: while one is slow the job runs at --slow-factor until the "
-        "node is drained with a planned restart --slow-detect minutes after it turned slow",
-    )
-    p.add_argument(
-        "--slow-factor",
-        type=number_arg,
-        metavar="F",
-        help="the job's speed while a node is slow, as a share of full speed, 0-1",
-    )
-    p.add_argument(
-        "--slow-detect",
-        type=number_arg,
-        metavar="MIN",
-        help="minutes from a node turning slow to its drain",
-    )
-    p.add_argument(
-        "--save-fail-p",
-        type=number_arg,
-        metavar="P",
-        help="the chance that a checkpoint save fails (a snapshot, or a persistent point's copy to storage): the "
-        "checkpoint before it stands until the next save, 0-0.99 (default 0)",
-    )
-    p.add_argument(
-        "--restore-fail-p",
-        type=number_arg,
-        metavar="P",
-        help="the chance that a restore from the in-memory (fast) tier fails its validation: the job then restores "
-        "from storage, after the fast restore's time, 0-1 (default 0)",
-    )
-    p.add_argument(
-        "--correlated-rate",
-        type=number_arg,
-        metavar="PER_DAY",
-        help="correlated failures per day of the whole job: events (a power feed, a PDU row, a cooling loop) that "
-        "take --correlated-domains failure domains at once and restore from storage (default 0: none)",
-    )
-    p.add_argument(
-        "--correlated-domains",
-        type=integer_arg,
-        metavar="N",
-        help="failure domains one correlated event takes (default 4; never more nodes than the job's)",
-    )
-    p.add_argument(
-        "--correlated-repair-hours",
-        type=number_arg,
-        metavar="H",
-        help="mean hours until the nodes a correlated event took are back in the pool (default 8)",
-    )
-    p.add_argument(
-        "--gpus-per-node",
-        type=integer_arg,
-        metavar="N",
-        help="GPUs in one node, the unit a failure of scope node takes and a spare replaces (8 in an HGX H100 "
-        "server, 4 in a GB200 compute tray; default: the scenario's)",
-    )
-    p.add_argument(
-        "--nvlink-gpus",
-        type=integer_arg,
-        metavar="N",
-        help="GPUs in one rack-scale NVLink domain, whole trays of the scenario's GPUs per node (72 on GB200 NVL72, "
-        "trays of 4): a tray that fails stops its rack's part of the job; a domain failure moves the rack "
-        "(default 0: none)",
-    )
-    p.add_argument(
-        "--rack-spare-trays",
-        type=integer_arg,
-        metavar="N",
-        help="trays of each NVLink rack held as warm spares (2 of 18 on NVL72): a failed tray is swapped within its "
-        "rack while one is free, else the rack moves to a spare rack of --spare-nodes (default 0)",
-    )
-    p.add_argument(
-        "--rack-move",
-        type=number_arg,
-        metavar="MIN",
-        help="minutes a failure that moves its rack to a spare rack adds to the swap (the job's slice set up on "
-        "another rack; default 0: a move costs the swap alone)",
-    )
-    p.add_argument(
-        "--sdc-detect-hours",
-        type=number_arg,
-        metavar="H",
-        help="mean hours from a silent data corruption's start to its detection (exponential): checkpoints taken "
-        "since it started are poisoned and the job rolls back to the last clean one (default 0: found at once)",
-    )
-    p.add_argument(
-        "--retained-checkpoints",
-        type=integer_arg,
-        metavar="K",
-        help="persistent checkpoints kept in storage, the last K saves: a corruption found K saves or more after it "
-        "started has no clean checkpoint left and the run starts over (default 0: every one kept)",
-    )
-    p.add_argument(
-        "--bad-share",
-        type=number_arg,
-        metavar="S",
-        help="share of the job's nodes and the pool's that are bad at the start (a bad batch), 0-1: a bad node "
-        "fails more often until a repair fixes it (default 0: none)",
-    )
-    p.add_argument(
-        "--bad-multiplier",
-        type=number_arg,
-        metavar="M",
-        help="how many times as often a bad node fails, by every cause that takes a node (default 5)",
-    )
-    p.add_argument(
-        "--diagnosis-p",
-        type=number_arg,
-        metavar="P",
-        help="chance that a node failure pulls the node that failed; otherwise a healthy one is pulled and a bad "
-        "one stays (default 1)",
-    )
-    p.add_argument(
-        "--repair-fail-p",
-        type=number_arg,
-        metavar="P",
-        help="chance that a bad node's repair leaves it bad; with a finite pool it comes back still bad (default 0)",
-    )
     p.add_argument(
         "--gpu-mtbf-hours",
         type=number_arg,
         metavar="H",
         help="scale all component rates so one GPU's MTBF is H hours (mix kept)",
     )
-    p.add_argument(
-        "--checkpoint-gb-per-gpu",
-        type=number_arg,
-        metavar="G",
-        help="checkpoint size per GPU, GB; with --storage-gbps it sets the write (GPUs x G / B)",
-    )
-    p.add_argument(
-        "--storage-gbps",
-        "--storage-gb-s",
-        dest="storage_gbps",
-        type=number_arg,
-        metavar="B",
-        help="storage write bandwidth, GB/s (all GPUs; the file's storage.storage_gb_s)",
-    )
-    p.add_argument("--trials", type=integer_arg, metavar="K", help="Monte Carlo trials")
-    p.add_argument("--seed", type=integer_arg, metavar="S", help="random seed")
+    add_flags(p, STORAGE_TABLE)
+    add_flags(p, (row for row in SCENARIO_TABLE if not row.named))
     add_rate_flags(p)
     add_training_flags(p)
     add_tier_flags(p)
@@ -500,47 +477,72 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     add_spares_flags(p)
 
 
-#: The tiers section's field set by each flag. A ``--fast-*`` flag turns the fast tier on.
-TIER_FLAGS = {
-    "fast_interval_min": "--fast-interval",
-    "fast_stall_s": "--fast-stall",
-    "fast_restore_min": "--fast-restore",
-    "fast_replicas": "--fast-replicas",
-    "fast_placement": "--fast-placement",
-    "nodes_per_domain": "--nodes-per-domain",
-    "persistent_upload_min": "--persistent-upload",
-    "persistent_restore_min": "--persistent-restore",
-}
+#: The tiers section's flags. A ``--fast-*`` flag turns the fast tier on.
+TIER_TABLE = (
+    Flag(
+        "fast_interval_min",
+        ("--fast-interval",),
+        parse=interval_arg,
+        metavar="MIN|optimal",
+        help="compute minutes between in-memory snapshots, or 'optimal'; any --fast-* flag turns the fast tier on",
+    ),
+    Flag(
+        "fast_stall_s",
+        ("--fast-stall",),
+        parse=number_arg,
+        metavar="SEC",
+        help="training stall per in-memory snapshot, s",
+    ),
+    Flag(
+        "fast_restore_min",
+        ("--fast-restore",),
+        parse=number_arg,
+        metavar="MIN",
+        help="restore from host memory, minutes",
+    ),
+    Flag(
+        "fast_replicas",
+        ("--fast-replicas",),
+        parse=integer_arg,
+        metavar="N",
+        help="peer nodes holding each node's snapshot",
+    ),
+    Flag(
+        "fast_placement",
+        ("--fast-placement",),
+        choices=PLACEMENTS,
+        help="replicas in the node's own failure domain or only in others",
+    ),
+    Flag(
+        "nodes_per_domain",
+        ("--nodes-per-domain",),
+        parse=integer_arg,
+        metavar="N",
+        help="nodes lost together by a domain failure",
+    ),
+    Flag(
+        "persistent_upload_min",
+        ("--persistent-upload",),
+        parse=number_arg,
+        metavar="MIN",
+        help="background upload of each checkpoint to storage, minutes; it counts only once finished",
+    ),
+    Flag(
+        "persistent_restore_min",
+        ("--persistent-restore",),
+        parse=number_arg,
+        metavar="MIN",
+        help="restore from persistent storage, minutes",
+    ),
+)
+TIER_FLAGS = field_flags(TIER_TABLE)
 
 
 def add_tier_flags(p: argparse.ArgumentParser) -> None:
     """The recovery strategy: the fast (in-memory) tier, failure domains, the persistent tier's upload and
     restore (docs/tiers.md)."""
     g = p.add_argument_group("recovery tiers (docs/tiers.md)")
-    g.add_argument(
-        "--fast-interval",
-        type=interval_arg,
-        metavar="MIN|optimal",
-        help="compute minutes between in-memory snapshots, or 'optimal'; any --fast-* flag turns the fast tier on",
-    )
-    g.add_argument("--fast-stall", type=number_arg, metavar="SEC", help="training stall per in-memory snapshot, s")
-    g.add_argument("--fast-restore", type=number_arg, metavar="MIN", help="restore from host memory, minutes")
-    g.add_argument("--fast-replicas", type=integer_arg, metavar="N", help="peer nodes holding each node's snapshot")
-    g.add_argument(
-        "--fast-placement",
-        choices=PLACEMENTS,
-        help="replicas in the node's own failure domain or only in others",
-    )
-    g.add_argument("--nodes-per-domain", type=integer_arg, metavar="N", help="nodes lost together by a domain failure")
-    g.add_argument(
-        "--persistent-upload",
-        type=number_arg,
-        metavar="MIN",
-        help="background upload of each checkpoint to storage, minutes; it counts only once finished",
-    )
-    g.add_argument(
-        "--persistent-restore", type=number_arg, metavar="MIN", help="restore from persistent storage, minutes"
-    )
+    add_flags(g, TIER_TABLE)
     g.add_argument(
         "--no-fast-tier",
         action="store_true",

@@ -10,6 +10,7 @@ from ..core.analysis.sizing import check_spares_fit
 from ..core.model.scenario import CORRELATED_NAME, Scenario
 from ..core.model.spares import RECOVERY_MODES, Spares, node_categories
 from ..core.util import fmt
+from .flag_table import Flag, add_flags
 from .numbers import UsageError, integer_arg, number_arg
 
 __all__ = [
@@ -21,23 +22,6 @@ __all__ = [
     "uses_spares",
     "with_spares_flags",
 ]
-
-
-#: Flag -> field, for the messages that name a flag.
-SPARES_FLAGS = {
-    "spare_nodes": "--spare-nodes",
-    "swap": "--swap",
-    "repair_hours": "--repair-hours",
-    "repair_sigma": "--repair-sigma",
-    "shrink_to": "--shrink-to",
-    "recovery_mode": "--recovery-mode",
-    "replica_gpus": "--replica-gpus",
-    "continue_stall": "--continue-stall",
-    "max_replicas_lost": "--max-replicas-lost",
-    "spare_node_price": "--spare-node-price",
-    "depreciation_years": "--depreciation-years",
-    "spare_rental": "--spare-rental",
-}
 
 
 def _spare_nodes_arg(text: str) -> int | str:
@@ -53,60 +37,101 @@ def _repair_arg(text: str) -> tuple[str, float]:
     return cat.strip(), number_arg(hours)
 
 
-def add_spares_flags(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("spares, repairs and recovery mode (docs/spares.md)")
-    g.add_argument(
-        "--spare-nodes",
-        type=_spare_nodes_arg,
+#: The spares flags, each with the :class:`~planner_gui.core.model.spares.Spares` field it sets.
+SPARES_TABLE = (
+    Flag(
+        "spare_nodes",
+        ("--spare-nodes",),
+        parse=_spare_nodes_arg,
         metavar="N|unlimited",
         help="hot spare nodes (default unlimited: a failed node is replaced at once, as without this flag)",
-    )
-    g.add_argument("--swap", type=number_arg, metavar="MIN", help="minutes added to a restart that swaps in spares")
-    g.add_argument(
-        "--repair-hours",
-        type=_repair_arg,
-        action="append",
+    ),
+    Flag(
+        "swap_min", ("--swap",), parse=number_arg, metavar="MIN", help="minutes added to a restart that swaps in spares"
+    ),
+    Flag(
+        "repair_hours",
+        ("--repair-hours",),
+        parse=_repair_arg,
         metavar="CATEGORY=H",
+        action="append",
         help="mean hours a node lost to a category is in repair (repeatable; defaults: GPU=48, Host=24, Network=4, "
         "'Unplanned Maintenance'=8)",
-    )
-    g.add_argument(
-        "--repair-sigma",
-        type=number_arg,
+    ),
+    Flag(
+        "repair_sigma",
+        ("--repair-sigma",),
+        parse=number_arg,
         metavar="S",
         help="lognormal repair times with this sigma (default: exponential)",
-    )
-    g.add_argument(
-        "--shrink-to",
-        type=integer_arg,
+    ),
+    Flag(
+        "min_gpus",
+        ("--shrink-to",),
+        parse=integer_arg,
         metavar="GPUS",
         help="without enough spares, run smaller down to this many GPUs instead of waiting",
-    )
-    g.add_argument("--recovery-mode", choices=RECOVERY_MODES, help="restart from a checkpoint, or continue on replicas")
-    g.add_argument("--replica-gpus", type=integer_arg, metavar="N", help="GPUs per data-parallel replica (continue)")
-    g.add_argument(
-        "--continue-stall", type=number_arg, metavar="MIN", help="stall of the job when a replica fails (continue)"
-    )
-    g.add_argument(
-        "--max-replicas-lost",
-        type=integer_arg,
+    ),
+    Flag(
+        "recovery_mode",
+        ("--recovery-mode",),
+        choices=RECOVERY_MODES,
+        help="restart from a checkpoint, or continue on replicas",
+    ),
+    Flag(
+        "replica_gpus",
+        ("--replica-gpus",),
+        parse=integer_arg,
+        metavar="N",
+        help="GPUs per data-parallel replica (continue)",
+    ),
+    Flag(
+        "continue_stall_min",
+        ("--continue-stall",),
+        parse=number_arg,
+        metavar="MIN",
+        help="stall of the job when a replica fails (continue)",
+    ),
+    Flag(
+        "max_replicas_lost",
+        ("--max-replicas-lost",),
+        parse=integer_arg,
         metavar="N",
         help="the most replicas one failure may take out and the job continue (continue)",
-    )
-    g.add_argument(
-        "--spare-node-price",
-        type=number_arg,
+    ),
+    Flag(
+        "node_price_usd",
+        ("--spare-node-price",),
+        parse=number_arg,
         metavar="USD",
         help="what a spare node costs to buy: the pool costs its share of that over the run (default: the pool is "
         "priced as its GPU-hours at the price per GPU-hour)",
-    )
-    g.add_argument(
-        "--depreciation-years",
-        type=number_arg,
+    ),
+    Flag(
+        "depreciation_years",
+        ("--depreciation-years",),
+        parse=number_arg,
         metavar="Y",
         help="years a bought spare node is written off over (default 5)",
-    )
-    g.add_argument("--spare-rental", type=number_arg, metavar="USD", help="what a rented spare node costs per hour")
+    ),
+    Flag(
+        "rental_usd_per_node_hour",
+        ("--spare-rental",),
+        parse=number_arg,
+        metavar="USD",
+        help="what a rented spare node costs per hour",
+    ),
+)
+#: Flag destination -> flag, for the messages that name a flag.
+SPARES_FLAGS = {row.dest: row.flag for row in SPARES_TABLE}
+#: Spares field -> the destination of the flag that sets it, for validation messages and the help's defaults (the
+#: repair hours are a table by category, named by their own messages).
+SPARES_FIELD_FLAGS = {row.field: row.dest for row in SPARES_TABLE if row.field != "repair_hours"}
+
+
+def add_spares_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("spares, repairs and recovery mode (docs/spares.md)")
+    add_flags(g, SPARES_TABLE)
 
 
 def uses_spares(args: argparse.Namespace) -> bool:
@@ -230,22 +255,6 @@ def with_spares_flags(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario,
         if getattr(args, field) is not None
     )
     return sc.replace(spares=sp), [given]
-
-
-#: A spares field -> the flag that sets it.
-SPARES_FIELD_FLAGS = {
-    "spare_nodes": "spare_nodes",
-    "swap_min": "swap",
-    "repair_sigma": "repair_sigma",
-    "min_gpus": "shrink_to",
-    "recovery_mode": "recovery_mode",
-    "replica_gpus": "replica_gpus",
-    "continue_stall_min": "continue_stall",
-    "max_replicas_lost": "max_replicas_lost",
-    "node_price_usd": "spare_node_price",
-    "depreciation_years": "depreciation_years",
-    "rental_usd_per_node_hour": "spare_rental",
-}
 
 
 def spares_flag_names(args: argparse.Namespace) -> dict[str, str]:
