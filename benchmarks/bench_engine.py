@@ -77,7 +77,7 @@ def tiers_run(repeat: int, write_s: float = 0.0, planned: bool = True, **tiers: 
     """The h100-100k-inmemory preset (both tiers on), with its tiers changed by ``tiers``, a persistent stall
     of ``write_s`` seconds at each persistent point, and its planned interruptions or none; the seconds, the
     ns per interruption and the engine that ran it."""
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
 
     sc = load_preset("h100-100k-inmemory").replace(checkpoint_write_s=write_s)
     sc = sc.replace(tiers=dataclasses.replace(sc.tiers, **tiers))
@@ -103,7 +103,7 @@ def general_line(sc: Scenario, base: float, repeat: int) -> str:
 
 def everything_on() -> Scenario:
     """The general engine's line: every feature a 100,000-GPU plan needs at once."""
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.core.model.scenario import Training
     from planner_gui.core.theory.profiles import burn_in_profile
 

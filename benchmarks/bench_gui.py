@@ -155,7 +155,8 @@ def start_up(repeats: int) -> None:
     """Start the app and a bare window alternately, ``repeats`` times each; print medians and ranges."""
     home = tempfile.mkdtemp()
     other = os.path.join(home, "other.json")
-    from planner_gui.core.files.scenario_io import load_preset, save
+    from planner_gui.core.files.presets import load_preset
+    from planner_gui.core.files.scenario_io import save
 
     save(load_preset("h100-100k"), other)
     env = _start_env(home)
@@ -456,7 +457,7 @@ def main() -> int:
     from planner_gui.ui.theme import configure_pyqtgraph
 
     configure_pyqtgraph(app)  # the same plot settings as the app
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.ui import MainWindow
 
     hook_plot_repaints()
@@ -532,7 +533,7 @@ def tiers_line(win, monitor, restart, moves: int) -> int:
     longest stall."""
     import dataclasses
 
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
 
     sc = load_preset("h100-100k-inmemory")
     win.set_scenario(sc.replace(tiers=dataclasses.replace(sc.tiers, fast_placement="same-domain")))
@@ -556,7 +557,7 @@ def tiers_line(win, monitor, restart, moves: int) -> int:
 
 def spares_lines(win, monitor, restart, moves: int) -> int:
     """100,000 GPUs with a finite spare pool, restarting and continuing; returns the longest stall."""
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.core.model.spares import Spares
 
     worst = 0
@@ -584,7 +585,7 @@ def spares_lines(win, monitor, restart, moves: int) -> int:
 def plan_line(win, monitor, restart, moves: int) -> int:
     """h100-100k-plan: every feature at once at 100,000 GPUs on the general engine (in-memory tier, 89 spare nodes,
     continue, a burn-in, rate uncertainty, a training run); returns the longest stall."""
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
 
     win.set_scenario(load_preset("h100-100k-plan"))
     wait_shown(win, win.compute.generation, timeout_s=600.0, full=True)

@@ -153,7 +153,7 @@ def run_case(name: str, file: Path | None) -> None:
             f"({_peak_mb() - base:.0f} MB over the window's {base:.0f} MB)"
         )
         return
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.core.model.spares import Spares
     from planner_gui.ui import MainWindow
 
@@ -216,7 +216,7 @@ def open_each(monitor) -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.core.model.spares import Spares
     from planner_gui.ui import MainWindow
 

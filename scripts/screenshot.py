@@ -55,7 +55,7 @@ def main() -> int:
     from planner_gui.ui.theme import configure_pyqtgraph
 
     configure_pyqtgraph(app)
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.ui import MainWindow
 
     win = MainWindow(load_preset(args.preset), restore=False)

@@ -317,7 +317,7 @@ def _main_out(argv, capsys) -> tuple[int, str, str]:
 
 
 def test_the_help_shows_the_window_its_file_every_sweep_and_the_defaults(capsys):
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.core.model.scenario import Tiers
 
     code, out, _ = _main_out(["--help"], capsys)
@@ -365,7 +365,7 @@ def test_a_refused_flag_is_named_as_the_flag_once(capsys, argv, expected):
 
 def test_a_burn_in_says_its_first_day_beside_its_start(capsys):
     """ "x8.45 at the start" read as day 1's rate; day 1 averages x3.56: both are said, in the CLI and the window."""
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.core.theory.profiles import burn_in_profile, mean_multiplier
     from planner_gui.ui.rates_panel import profile_summary
 
@@ -395,7 +395,7 @@ def test_one_gpus_time_between_interruptions_is_on_the_jobs_footing_when_rates_v
     import re
 
     from planner_gui.core.analysis.results import simulate
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.core.util import fmt
 
     code, out, _ = _main_out(["run", "--gpus", "100000", "--burn-in", "0.7,30", "--trials", "20"], capsys)

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QObject, Qt, QThread, QTimer
 
-from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.files.presets import load_preset
 from planner_gui.core.session.plan import PREVIEW, PlanRequest
 from planner_gui.core.session.server import read_frame, write_frame
 from planner_gui.ui.compute import FULL, ComputeController

@@ -16,13 +16,8 @@ from test_sim import COUNTS, Z, _engine, against_reference
 
 from planner_gui.cli import main
 from planner_gui.core.analysis.results import simulate
-from planner_gui.core.files.scenario_io import (
-    ScenarioError,
-    load_preset,
-    scenario_from_dict,
-    scenario_to_dict,
-    validate,
-)
+from planner_gui.core.files.presets import load_preset
+from planner_gui.core.files.scenario_io import ScenarioError, scenario_from_dict, scenario_to_dict, validate
 from planner_gui.core.model.scenario import CORRELATED_NAME, Component, Scenario, Tiers, Training
 from planner_gui.core.model.spares import Spares, correlated_nodes, spares_params
 from planner_gui.core.sim.capabilities import window_engine

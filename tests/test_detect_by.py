@@ -15,13 +15,8 @@ from test_sim import Z, _z, against_reference
 from planner_gui.cli import main
 from planner_gui.core.analysis.results import simulate
 from planner_gui.core.analysis.sensitivity import levers
-from planner_gui.core.files.scenario_io import (
-    ScenarioError,
-    load_preset,
-    scenario_from_dict,
-    scenario_to_dict,
-    validate,
-)
+from planner_gui.core.files.presets import load_preset
+from planner_gui.core.files.scenario_io import ScenarioError, scenario_from_dict, scenario_to_dict, validate
 from planner_gui.core.model.scenario import Scenario, Training
 from planner_gui.core.model.spares import Spares
 from planner_gui.core.session.inputs import describe_changes, detect_by_entry, parse_detect_by

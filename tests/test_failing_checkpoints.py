@@ -17,7 +17,8 @@ from test_sim import COUNTS, Z, _engine, _z, against_reference
 
 from planner_gui.cli import main
 from planner_gui.core.analysis.results import simulate
-from planner_gui.core.files.scenario_io import ScenarioError, load_preset, scenario_from_dict, scenario_to_dict
+from planner_gui.core.files.presets import load_preset
+from planner_gui.core.files.scenario_io import ScenarioError, scenario_from_dict, scenario_to_dict
 from planner_gui.core.model.scenario import Scenario, Tiers, Training
 from planner_gui.core.model.spares import Spares
 from planner_gui.core.sim import job

@@ -17,7 +17,8 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QAbstractSlider, QApplication, QLabel, QMessageBox
 
-from planner_gui.core.files.scenario_io import dumps, load, load_preset, save
+from planner_gui.core.files.presets import load_preset
+from planner_gui.core.files.scenario_io import dumps, load, save
 from planner_gui.core.util import fmt
 from planner_gui.ui import MainWindow
 from planner_gui.ui.compute import FULL, PREVIEW

@@ -27,8 +27,9 @@ from hypothesis import strategies as st
 from planner_gui import cli
 from planner_gui.cli import flags as cli_flags
 from planner_gui.core.analysis import training
-from planner_gui.core.files.scenario_io import LIMITS, ScenarioError, loads, scenario_to_dict
+from planner_gui.core.files.scenario_io import ScenarioError, loads, scenario_to_dict
 from planner_gui.core.model.scenario import Scenario
+from planner_gui.core.model.specs import LIMITS
 from planner_gui.core.util import fmt
 
 ROOT = Path(__file__).resolve().parent.parent

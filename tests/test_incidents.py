@@ -17,7 +17,8 @@ from scipy import stats
 
 from planner_gui.cli import main
 from planner_gui.core import incidents
-from planner_gui.core.files.scenario_io import load, load_preset
+from planner_gui.core.files.presets import load_preset
+from planner_gui.core.files.scenario_io import load
 from planner_gui.core.incidents import (
     LEVEL,
     MAX_LOG_BYTES,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from planner_gui.core.files.scenario_io import load_preset, preset_names
+from planner_gui.core.files.presets import load_preset, preset_names
 from planner_gui.core.model.scenario import Component, llama3_components
 from planner_gui.core.session.inputs import HISTORY_STEPS, MERGE_SECONDS, Inputs
 

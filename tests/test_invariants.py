@@ -20,8 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner_gui.core.analysis.results import HOURS_KEYS, simulate
-from planner_gui.core.files.scenario_io import LIMITS, validate
+from planner_gui.core.files.scenario_io import validate
 from planner_gui.core.model.scenario import OPTIMAL, Component, Scenario
+from planner_gui.core.model.specs import LIMITS
 from planner_gui.core.sim import engine
 from planner_gui.core.sim.engine import simulate_intervals
 from planner_gui.core.theory.exact import time_fractions

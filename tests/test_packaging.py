@@ -260,7 +260,7 @@ def test_compute_server_answers_over_pipes(argv):
     """The hidden server mode that the window (and the frozen bundle) start as a child process."""
     import subprocess
 
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.core.session.plan import FULL, PlanRequest
     from planner_gui.core.session.server import read_frame, write_frame
 
@@ -284,7 +284,7 @@ def test_compute_server_answers_over_pipes(argv):
 def test_the_compute_server_runs_the_windows_package_whatever_the_folder(tmp_path, monkeypatch):
     """``python -m`` puts the working folder first on the path: a window started inside another clone of the
     repository must still compute with its own package, not the folder's."""
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.core.session.plan import FULL, PlanRequest
     from planner_gui.core.session.server import read_frame, spawn, write_frame
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.files.presets import load_preset
 from planner_gui.core.session.plan import FULL, PREVIEW, PlanRequest, compute_plan
 
 Z = 4.0  # tolerance in standard errors

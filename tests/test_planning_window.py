@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QAbstractSlider
 from test_gui import find, settle
 
 from planner_gui.core.analysis.sensitivity import sensitivity
-from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.files.presets import load_preset
 from planner_gui.core.model.scenario import Training
 from planner_gui.ui.plots import PIN_COLORS
 from planner_gui.ui.training_controls import FLOPS_UNIT, GPU_HOURS_UNIT

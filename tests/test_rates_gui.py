@@ -14,7 +14,7 @@ import pytest
 from scipy.special import gammainc
 from test_gui import settle
 
-from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.files.presets import load_preset
 from planner_gui.core.incidents import generate_log, llama3_prior, sample_components
 from planner_gui.core.model.scenario import Scenario
 from planner_gui.core.session.inputs import Inputs
@@ -465,7 +465,7 @@ def test_no_spread_reads_as_none_not_zero_shares():
 def test_time_between_interruptions_says_it_is_an_average_over_the_window(make_window, qtbot):
     """Where rates vary the time between interruptions is the window over the expected count (a burn-in's gap
     is 23 min where the base rates' is 30), and the summary says it is an average."""
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.core.theory.profiles import burn_in_profile
     from planner_gui.core.util import fmt
 

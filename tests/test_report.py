@@ -26,7 +26,8 @@ import pytest
 from planner_gui import __version__, cli
 from planner_gui.core.analysis.compare import input_differences
 from planner_gui.core.analysis.sensitivity import sensitivity
-from planner_gui.core.files.scenario_io import load_preset, save
+from planner_gui.core.files.presets import load_preset
+from planner_gui.core.files.scenario_io import save
 from planner_gui.core.model.scenario import DEFAULT_NOTES, Component, Scenario
 from planner_gui.core.model.specs import SPECS
 from planner_gui.core.session.plan import FULL, PlanRequest, compute_plan

@@ -16,13 +16,8 @@ from planner_gui.core.analysis.results import simulate
 from planner_gui.core.analysis.sensitivity import levers
 from planner_gui.core.analysis.sweep import sweep_gpus
 from planner_gui.core.analysis.tornado import unsure_inputs
-from planner_gui.core.files.scenario_io import (
-    ScenarioError,
-    load_preset,
-    scenario_from_dict,
-    scenario_to_dict,
-    validate,
-)
+from planner_gui.core.files.presets import load_preset
+from planner_gui.core.files.scenario_io import ScenarioError, scenario_from_dict, scenario_to_dict, validate
 from planner_gui.core.model.scenario import Scenario, Tiers, Training
 from planner_gui.core.model.spares import Spares
 from planner_gui.core.sim.capabilities import window_engine

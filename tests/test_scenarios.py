@@ -12,18 +12,12 @@ import pytest
 
 from planner_gui.cli import main as cli_main
 from planner_gui.core.analysis.results import simulate
-from planner_gui.core.files.scenario_io import (
-    MAX_FILE_BYTES,
-    ScenarioError,
-    dumps,
-    load,
-    load_preset,
-    loads,
-    preset_names,
-    save,
-    scenario_to_dict,
-)
+from planner_gui.core.files.names import edited_name
+from planner_gui.core.files.presets import DEFAULT_PRESET, load_preset, preset_names, preset_titles
+from planner_gui.core.files.scenario_io import MAX_FILE_BYTES, ScenarioError, dumps, load, loads, save, scenario_to_dict
+from planner_gui.core.files.values import NAME_MAX_LEN
 from planner_gui.core.model.scenario import Scenario
+from planner_gui.core.util.userfiles import write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -198,14 +192,6 @@ def test_core_imports_no_qt():
 
 # -- saving: links, special files, modes, names ----------------------------------------------------------
 
-from planner_gui.core.files.scenario_io import (  # noqa: E402
-    DEFAULT_PRESET,
-    NAME_MAX_LEN,
-    edited_name,
-    preset_titles,
-    write_atomic,
-)
-
 
 def test_saving_onto_a_symlink_replaces_its_target_and_keeps_the_link(tmp_path):
     target = tmp_path / "real.json"
@@ -375,7 +361,8 @@ def test_the_training_section_round_trips_and_is_validated():
 
 
 def test_huge_limits_read_as_written_not_as_float_digits():
-    from planner_gui.core.files.scenario_io import ScenarioError, check_number
+    from planner_gui.core.files.scenario_io import ScenarioError
+    from planner_gui.core.files.values import check_number
 
     with pytest.raises(ScenarioError, match=r"from 1e\+15 to 1e\+30 \(got -1\)"):
         check_number("training.train_flops", -1.0)

@@ -155,7 +155,7 @@ def test_lever_prices_in_a_file_are_checked():
 
 
 def _preset(name):
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
 
     return load_preset(name)
 
@@ -255,7 +255,7 @@ def test_tier_levers_follow_the_two_tier_model_and_the_monte_carlo_agrees():
     import numpy as np
 
     from planner_gui.core.analysis.results import simulate
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.core.sim.tiers_run import plan_tiers
 
     sc = load_preset("h100-100k-inmemory").replace(trials=300)
@@ -281,7 +281,7 @@ def test_tier_levers_follow_the_two_tier_model_and_the_monte_carlo_agrees():
 
 def test_adding_an_in_memory_tier_is_a_lever_and_both_tier_scenarios_have_no_ranking():
     from planner_gui.core.analysis.sensitivity import NoClosedForm
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.core.model.scenario import Tiers
     from planner_gui.core.sim.tiers_run import plan_tiers
 

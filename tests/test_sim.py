@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from reference_model import simulate_reference
 
-from planner_gui.core.files.scenario_io import load_preset, validate
+from planner_gui.core.files.presets import load_preset
+from planner_gui.core.files.scenario_io import validate
 from planner_gui.core.model.scenario import Scenario, Tiers, Training
 from planner_gui.core.model.spares import Spares
 from planner_gui.core.sim.capabilities import train_engine, window_engine

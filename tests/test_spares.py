@@ -283,7 +283,7 @@ def test_the_continue_strategy_restarts_as_the_persistent_tier_does():
     the persistent restore (as the two-tier model's persistent restores do), the scenario's pool, swap and repairs
     kept, a replica no larger than the job; the other rows keep the pool too, in restart mode."""
     from planner_gui.core.analysis.strategies import STRATEGIES, strategy_scenarios
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
 
     own = Spares(spare_nodes=3, swap_min=30, replica_gpus=4096, recovery_mode="continue")
     sc = load_preset("h100-100k-inmemory").replace(spares=own)

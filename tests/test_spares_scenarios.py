@@ -14,7 +14,8 @@ from planner_gui.cli import main
 from planner_gui.core.analysis.results import HOURS_KEYS, simulate
 from planner_gui.core.analysis.sizing import check_spares_fit, run_spares
 from planner_gui.core.analysis.sweep import at_gpus, sweep_gpus
-from planner_gui.core.files.scenario_io import ScenarioError, dumps, load, load_preset, loads, scenario_to_dict
+from planner_gui.core.files.presets import load_preset
+from planner_gui.core.files.scenario_io import ScenarioError, dumps, load, loads, scenario_to_dict
 from planner_gui.core.model.scenario import Scenario, Tiers
 from planner_gui.core.model.spares import Spares
 from planner_gui.core.session.plan import FULL, PREVIEW, PlanRequest, compute_plan

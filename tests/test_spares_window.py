@@ -14,7 +14,7 @@ from test_gui import find, settle
 
 from planner_gui.core.analysis.modes import mode_counts, mode_scenario
 from planner_gui.core.analysis.results import HOURS_KEYS, SPARES_HOURS_KEYS
-from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.files.presets import load_preset
 from planner_gui.core.model.scenario import Scenario
 from planner_gui.core.model.spares import Spares
 from planner_gui.core.util import fmt

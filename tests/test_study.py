@@ -20,7 +20,8 @@ from conftest import leftover_processes
 
 from planner_gui.cli import main
 from planner_gui.core.analysis.results import simulate
-from planner_gui.core.files.scenario_io import load_preset, scenario_from_dict
+from planner_gui.core.files.presets import load_preset
+from planner_gui.core.files.scenario_io import scenario_from_dict
 from planner_gui.core.study import (
     Backend,
     ResultStore,

@@ -302,7 +302,7 @@ def test_a_spacing_that_never_runs_keeps_its_phase():
     compute). A stall of a microsecond (the general engine) must then give what no stall gives (the vectorized
     two-tier engine)."""
     from planner_gui.core.analysis.results import simulate
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
 
     sc = load_preset("h100-100k-inmemory").replace(gpus=1_048_576, trials=300, planned_per_day=0.0)
     sc = sc.replace(tiers=dataclasses.replace(sc.tiers, fast_interval_min=10.0))
@@ -341,7 +341,7 @@ def test_the_optimal_persistent_interval_with_a_stall_is_near_the_best_at_a_mill
     every 3rd (uploads skip every other point), every 6th, and the wall clock's Young (every 10th), by Monte Carlo
     on common draws (paired trials)."""
     from planner_gui.core.analysis.results import simulate
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
     from planner_gui.core.sim.tiers_run import plan_tiers
 
     sc = load_preset("h100-100k-inmemory").replace(gpus=1_048_576, days=5.0, trials=300, checkpoint_write_s=5.0)

@@ -15,7 +15,8 @@ import pytest
 from planner_gui.cli.flags import Parser, add_scenario_flags, scenario_from_args
 from planner_gui.core.analysis.strategies import compare_strategies, comparison_cost, strategy_scenarios
 from planner_gui.core.analysis.sweep import run_cost
-from planner_gui.core.files.scenario_io import ScenarioError, load_preset, save
+from planner_gui.core.files.presets import load_preset
+from planner_gui.core.files.scenario_io import ScenarioError, save
 from planner_gui.core.model.scenario import Tiers
 from planner_gui.core.sim.capabilities import window_engine
 from planner_gui.core.theory.exact import time_fractions

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.files.presets import load_preset
 from planner_gui.core.model.scenario import Tiers
 from planner_gui.core.theory.params import _optimal_intervals, optimal_intervals
 from planner_gui.core.theory.tiers import (

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from planner_gui.core.analysis.results import simulate
-from planner_gui.core.files.scenario_io import ScenarioError, dumps, load_preset, loads, scenario_to_dict
+from planner_gui.core.files.presets import load_preset
+from planner_gui.core.files.scenario_io import ScenarioError, dumps, loads, scenario_to_dict
 from planner_gui.core.model.scenario import Component, Scenario, Tiers
 from planner_gui.core.model.tiers import DEFAULT_SCOPES
 from planner_gui.core.sim.tiers_run import plan_tiers

@@ -17,7 +17,7 @@ from test_gui import find, settle
 
 from planner_gui.core.analysis.results import simulate
 from planner_gui.core.analysis.strategies import STRATEGIES, compare_strategies
-from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.files.presets import load_preset
 from planner_gui.core.model.scenario import OPTIMAL, Tiers
 from planner_gui.core.model.tiers import scope_of
 from planner_gui.core.session.plan import interval_range

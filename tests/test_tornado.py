@@ -15,7 +15,8 @@ from scipy import stats
 from planner_gui.core.analysis.results import simulate_scenarios
 from planner_gui.core.analysis.sensitivity import has_closed_form
 from planner_gui.core.analysis.tornado import RATE_QUANTILES, end_text, parse_bounds, tornado, unsure_inputs
-from planner_gui.core.files.scenario_io import ScenarioError, load_preset
+from planner_gui.core.files.presets import load_preset
+from planner_gui.core.files.scenario_io import ScenarioError
 from planner_gui.core.model.scenario import Scenario, Training
 from planner_gui.core.model.spares import Spares
 from planner_gui.core.theory.exact import daly_goodput

@@ -14,7 +14,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractSlider, QApplication, QLabel, QWidget
 from test_gui import find, settle
 
-from planner_gui.core.files.scenario_io import load_preset, preset_names
+from planner_gui.core.files.presets import load_preset, preset_names
 from planner_gui.core.session.plan import FULL, interval_range
 from planner_gui.core.sim.capabilities import window_engine
 from planner_gui.core.theory.exact import time_fractions
@@ -700,7 +700,7 @@ def test_the_filter_counts_inputs_not_the_notes_it_shows(make_window):
 def test_the_filter_holds_for_rows_rebuilt_by_another_scenario(make_window, qtbot):
     """Opening a scenario with other components rebuilds their rows: with a word in the filter, the new rows are
     filtered too, and clearing it neither touches the deleted rows nor leaves new ones hidden."""
-    from planner_gui.core.files.scenario_io import load_preset
+    from planner_gui.core.files.presets import load_preset
 
     win = make_window()
     panel = win.controls

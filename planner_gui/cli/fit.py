@@ -7,7 +7,8 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from ..core.files.scenario_io import DEFAULT_PRESET, LIMITS, ScenarioError, load, load_preset, preset_names, save
+from ..core.files.presets import DEFAULT_PRESET, load_preset, preset_names
+from ..core.files.scenario_io import ScenarioError, load, save
 from ..core.files.scenario_io import scenario_to_dict as scenario_dict
 from ..core.incidents import (
     DEFAULT_PRIOR,
@@ -22,6 +23,7 @@ from ..core.incidents import (
     parse_time,
 )
 from ..core.model.scenario import Scenario
+from ..core.model.specs import LIMITS
 from ..core.util import fmt
 from .flags import Parser, UsageError, check_output, file_name, integer_arg, number_arg
 

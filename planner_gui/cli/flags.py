@@ -20,22 +20,13 @@ from ..core.analysis.sweep import (
     Cost,
 )
 from ..core.files.checks import smallest_gpu_mtbf_hours
+from ..core.files.names import edited_name
+from ..core.files.presets import DEFAULT_PRESET, load_preset, preset_names
 from ..core.files.profile_io import load_profile
-from ..core.files.scenario_io import (
-    DEFAULT_PRESET,
-    LIMITS,
-    ScenarioError,
-    check_name,
-    check_number,
-    check_weibull,
-    edited_name,
-    load,
-    load_preset,
-    preset_names,
-    validate,
-    weibull_doc,
-)
+from ..core.files.scenario_io import ScenarioError, load, validate
+from ..core.files.values import check_name, check_number, check_weibull, weibull_doc
 from ..core.model.scenario import OPTIMAL, PLACEMENTS, Scenario, Storage, Tiers, Training
+from ..core.model.specs import LIMITS
 from ..core.session.inputs import parse_detect_by, parse_weibull
 from ..core.theory.profiles import burn_in_profile
 from ..core.util import fmt
@@ -640,7 +631,7 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
     e.g. :func:`..core.analysis.strategies.comparable`; an error it raises names the flags as any other).
 
     When the flags change what the scenario describes, its name says so (see
-    :func:`.scenario_io.edited_name`), unless ``--name`` sets it.
+    :func:`.names.edited_name`), unless ``--name`` sets it.
     """
     if getattr(args, "scenario", None) is not None:
         sc = load(args.scenario)

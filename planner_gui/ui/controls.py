@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.files.scenario_io import NAME_MAX_LEN, ScenarioError, check_weibull, validate, weibull_doc
+from ..core.files.scenario_io import ScenarioError, validate
+from ..core.files.values import NAME_MAX_LEN, check_weibull, weibull_doc
 from ..core.model.scenario import DEFAULT_NOTES, SDC_NAME, Scenario, llama3_components
 from ..core.model.spares import (
     correlated_caveats,

@@ -15,7 +15,8 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox
 
 from ..core.analysis.sensitivity import sensitivity
-from ..core.files.scenario_io import DEFAULT_PRESET, ScenarioError, dumps, load, load_preset, loads, save
+from ..core.files.presets import DEFAULT_PRESET, load_preset
+from ..core.files.scenario_io import ScenarioError, dumps, load, loads, save
 from ..core.model.scenario import Scenario
 from ..core.session.inputs import Inputs
 from ..core.session.plan import FULL, PlanResult

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.files.scenario_io import LIMITS, ScenarioError, validate
+from ..core.files.scenario_io import ScenarioError, validate
 from ..core.incidents import (
     DEFAULT_PRIOR_WEIGHT,
     LEVEL,
@@ -51,6 +51,7 @@ from ..core.incidents import (
     profile_from_fit,
 )
 from ..core.model.scenario import Scenario
+from ..core.model.specs import LIMITS
 from ..core.util import fmt
 from .jobs import JobRunner
 from .theme import mark_secondary

@@ -35,7 +35,8 @@ from PySide6.QtWidgets import (
 
 from ..core.analysis.sweep import run_cost
 from ..core.analysis.training import check_training_size
-from ..core.files.scenario_io import DEFAULT_PRESET, ScenarioError, load_preset, preset_titles, validate
+from ..core.files.presets import DEFAULT_PRESET, load_preset, preset_titles
+from ..core.files.scenario_io import ScenarioError, validate
 from ..core.model.scenario import Scenario
 from ..core.model.specs import labelled
 from ..core.session.inputs import COMPUTED_FIELDS, Inputs, describe_changes

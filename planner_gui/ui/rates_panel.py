@@ -32,9 +32,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.files.profile_io import load_profile
-from ..core.files.scenario_io import LIMITS, ScenarioError, check_profile
+from ..core.files.scenario_io import ScenarioError
+from ..core.files.values import check_profile
 from ..core.model.scenario import DEFAULT_NOTES, Profile, Scenario
-from ..core.model.specs import SPECS
+from ..core.model.specs import LIMITS, SPECS
 from ..core.session.inputs import Inputs
 from ..core.theory.profiles import burn_in_profile, mean_multiplier, pieces
 from ..core.theory.rates import evidence_of

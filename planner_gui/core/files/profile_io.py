@@ -16,7 +16,8 @@ from typing import Any
 
 from ..model.scenario import Profile
 from ..util.fmt import clean
-from .scenario_io import ScenarioError, check_profile, read_file
+from .scenario_io import ScenarioError, read_file
+from .values import check_profile
 
 __all__ = ["load_profile", "parse_profile"]
 

@@ -1,21 +1,18 @@
-"""Scenario documents: versioned JSON read field by field, atomic saves, presets.
+"""Scenario documents: versioned JSON read field by field and written back, atomic saves.
 
-Every problem with a document raises :class:`ScenarioError` with one line
-that names the field and what is allowed, e.g.
-``gpus: must be a whole number from 1 to 10,000,000 (got 0)``. What a whole scenario may run (its size, its
-spares and tiers against the job, the storage write) is checked in :mod:`.checks`, which reading calls.
+Every problem with a document raises :class:`ScenarioError` with one line that names the field and what is allowed,
+e.g. ``gpus: must be a whole number from 1 to 10,000,000 (got 0)``. Each value is checked as it is read by
+:mod:`.values`; what a whole scenario may run (its size, its spares and tiers against the job, the storage write) is
+checked in :mod:`.checks`, which reading calls. The shipped presets are in :mod:`.presets`, the names of changed
+scenarios in :mod:`.names`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
 import json
-import math
 import os
-import re
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -26,41 +23,43 @@ from ..model.scenario import (
     OPTIMAL,
     PLACEMENTS,
     SCOPES,
-    WEIBULL_SHAPES,
     Component,
-    Profile,
     Scenario,
     Storage,
     Tiers,
     Training,
 )
 from ..model.spares import RECOVERY_MODES, Spares
-from ..model.specs import LIMITS, MAX_PROFILE_PIECES
+from ..model.specs import LIMITS
 from ..util.fmt import clean
-from ..util.fmt import number as fmt_number
 from ..util.userfiles import FileRefused, bad_path, read_limited, write_atomic
 from .checks import ScenarioError, check_size, check_spares, check_storage_write, check_tiers_fit
+from .values import (
+    WEIBULL_SCALE_HOURS,
+    check_flag,
+    check_keys,
+    check_number,
+    check_profile,
+    check_text,
+    check_weibull,
+    describe,
+    object_pairs,
+    parse_int,
+)
 
 __all__ = [
-    "DEFAULT_PRESET",
     "FORMAT_VERSION",
     "LIMITS",
     "MAX_FILE_BYTES",
-    "NAME_MAX_LEN",
     "ScenarioError",
-    "check_name",
-    "check_profile",
     "dumps",
-    "edited_name",
     "load",
-    "load_preset",
     "loads",
-    "preset_names",
-    "preset_titles",
     "read_file",
     "save",
     "scenario_from_dict",
     "scenario_to_dict",
+    "validate",
 ]
 
 FORMAT_VERSION = 2
@@ -70,25 +69,6 @@ FORMAT_VERSION = 2
 READ_VERSIONS = (1, 2)
 MAX_FILE_BYTES = 1_000_000
 MAX_COMPONENTS = 200
-#: Longest scenario name (component names and categories: 100).
-NAME_MAX_LEN = 200
-#: Digits in an integer literal beyond which a document is refused outright (Python refuses to convert
-#: more than 4,300, and no field needs more than 19).
-_MAX_INT_DIGITS = 100
-#: The preset the app and the command line start from.
-DEFAULT_PRESET = "llama3-405b"
-#: The order of the shipped presets in menus and help: the default first, then the same hardware at
-#: larger sizes, other failure rates, other cadences. Presets not listed here follow, by name.
-_PRESET_ORDER = (
-    DEFAULT_PRESET,
-    "h100-100k",
-    "h100-100k-inmemory",
-    "h100-1m",
-    "gb200-nvl72-16k",
-    "gb200-nvl72-100k",
-    "epoch-100k",
-    "bloom-3h-384",
-)
 
 _FIELDS = (
     "format_version",
@@ -203,105 +183,22 @@ _TRAINING_FIELDS = ("train_flops", "peak_tflops", "mfu", "compute_gpu_hours")
 _STORAGE_FIELDS = ("checkpoint_gb_per_gpu", "storage_gb_s")
 
 
-def check_number(field: str, value: Any) -> float | int:
-    """Validate one numeric field against :data:`LIMITS`; return it as int or float."""
-    key = field.rsplit(".", 1)[-1]
-    lo, hi, integer = LIMITS[key]
-    kind = "a whole number" if integer else "a number"
-    allowed = f"must be {kind} from {fmt_number(lo)} to {fmt_number(hi)}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ScenarioError(f"{field}: {allowed} (got {_describe(value)})")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ScenarioError(f"{field}: {allowed} (got {value})")
-    if integer and isinstance(value, float):
-        if not value.is_integer():
-            raise ScenarioError(f"{field}: {allowed} (got {value})")
-        value = int(value)
-    if not lo <= value <= hi:
-        raise ScenarioError(f"{field}: {allowed} (got {_describe(value)})")
-    number: float | int = value
-    return number
-
-
-def _describe(value: Any) -> str:
-    """A short, one-line description of a JSON value for an error message."""
-    if value is None or isinstance(value, bool):
-        return json.dumps(value)
-    if isinstance(value, str):
-        return f"text '{clean(value, 40)}'"
-    if isinstance(value, (int, float)):
-        return fmt_number(value)  # 20,000,000; 1e+300, not the digits of a float's noise
-    if isinstance(value, list):
-        return f"a list of {len(value):,} items"
-    if isinstance(value, dict):
-        return f"an object of {len(value):,} keys"
-    if isinstance(value, _HugeInt):
-        return f"a whole number of {value.digits:,} digits"
-    return type(value).__name__
-
-
-def _check_str(field: str, value: Any, max_len: int = NAME_MAX_LEN) -> str:
-    allowed = f"must be a non-empty text of at most {max_len} characters"
-    if not isinstance(value, str) or not value.strip() or len(value) > max_len:
-        got = f"{len(value):,} characters" if isinstance(value, str) and value.strip() else _describe(value)
-        raise ScenarioError(f"{field}: {allowed} (got {got})")
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
-        raise ScenarioError(f"{field}: {allowed}, in valid Unicode (got an unpaired surrogate in '{clean(value, 40)}')")
-    return value
-
-
-def check_name(value: Any, field: str = "name") -> str:
-    """Validate a scenario name as a file's ``name`` is validated; return it."""
-    return _check_str(field, value)
-
-
-class _Object(dict):  # type: ignore[type-arg]
-    """A decoded JSON object that remembers the keys it held more than once."""
-
-    duplicates: tuple[str, ...] = ()
-
-
-def _object_pairs(pairs: list[tuple[str, Any]]) -> _Object:
-    obj = _Object(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        obj.duplicates = tuple(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-    return obj
-
-
-def _check_keys(where: str, doc: dict[str, Any], allowed: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
-    dups = getattr(doc, "duplicates", ())
-    if dups:
-        raise ScenarioError(f"{where}{clean(dups[0], 40)}: appears more than once (each key may appear once)")
-    unknown = [k for k in doc if k not in allowed and k not in optional]
-    if unknown:
-        raise ScenarioError(
-            f"{where}{clean(unknown[0], 40)}: unknown key (allowed: {', '.join((*allowed, *optional))})"
-        )
-    missing = [k for k in allowed if k not in doc]
-    if len(missing) == 1:
-        raise ScenarioError(f"{where}{missing[0]}: missing")
-    if missing:  # all of them at once (up to a few): a section written by hand may lack several
-        more = f" and {len(missing) - 6} more" if len(missing) > 6 else ""
-        raise ScenarioError(f"{where}{missing[0]}: missing, with {', '.join(missing[1:6])}{more} (each is needed)")
-
-
 def _component(i: int, doc: Any, version: int) -> Component:
     where = f"components[{i}]"
     if not isinstance(doc, dict):
         raise ScenarioError(f"{where}: must be an object with keys {', '.join(_COMPONENT_FIELDS)}")
-    _check_keys(f"{where}.", doc, _COMPONENT_FIELDS, (*_EVIDENCE_FIELDS, _SCOPE_FIELD) if version >= 2 else ())
+    check_keys(f"{where}.", doc, _COMPONENT_FIELDS, (*_EVIDENCE_FIELDS, _SCOPE_FIELD) if version >= 2 else ())
     count, exposure = (doc.get(k) for k in _EVIDENCE_FIELDS)
     scope = doc.get(_SCOPE_FIELD)
     if scope is not None and scope not in SCOPES:
-        raise ScenarioError(f"{where}.scope: must be one of {', '.join(SCOPES)} or null (got {_describe(scope)})")
+        raise ScenarioError(f"{where}.scope: must be one of {', '.join(SCOPES)} or null (got {describe(scope)})")
     if (count is None) != (exposure is None):
         raise ScenarioError(
             f"{where}: give both count and exposure_gpu_hours (the evidence behind the rate), or neither"
         )
     return Component(
-        _check_str(f"{where}.name", doc["name"], 100),
-        _check_str(f"{where}.category", doc["category"], 100),
+        check_text(f"{where}.name", doc["name"], 100),
+        check_text(f"{where}.category", doc["category"], 100),
         float(check_number(f"{where}.rate_per_gpu_hour", doc["rate_per_gpu_hour"])),
         None if count is None else check_number(f"{where}.count", count),
         None if exposure is None else float(check_number(f"{where}.exposure_gpu_hours", exposure)),
@@ -315,13 +212,13 @@ def scenario_from_dict(doc: Any) -> Scenario:
         raise ScenarioError("scenario: must be a JSON object")
     version = doc.get("format_version")
     if isinstance(version, bool) or not isinstance(version, (int, float)) or version not in READ_VERSIONS:
-        shown = _describe(version) if "format_version" in doc else "nothing"
+        shown = describe(version) if "format_version" in doc else "nothing"
         raise ScenarioError(f"format_version: must be 1 or {FORMAT_VERSION} (got {shown})")
     if version < 2:
         newer = next((k for k in doc if k in _OPTIONAL), None)
         if newer is not None:
             raise ScenarioError(f"{newer}: needs format_version {FORMAT_VERSION} (this file says {version:g})")
-    _check_keys("", doc, _FIELDS, _OPTIONAL if version >= 2 else ())
+    check_keys("", doc, _FIELDS, _OPTIONAL if version >= 2 else ())
     comps = doc["components"]
     if not isinstance(comps, list) or not 1 <= len(comps) <= MAX_COMPONENTS:
         raise ScenarioError(f"components: must be a list of 1 to {MAX_COMPONENTS} components")
@@ -343,7 +240,7 @@ def scenario_from_dict(doc: Any) -> Scenario:
         if k in doc and k != "checkpoint_interval_min" and not (k in _OPTIONAL and doc[k] is None)
     }
     scenario = Scenario(
-        name=_check_str("name", doc["name"]),
+        name=check_text("name", doc["name"]),
         gpus=int(nums["gpus"]),
         gpus_per_node=int(nums["gpus_per_node"]),
         days=float(nums["days"]),
@@ -372,9 +269,9 @@ def scenario_from_dict(doc: Any) -> Scenario:
         gpu_hour_cost_usd=float(nums["gpu_hour_cost_usd"]),
         training=_training(doc.get("training")),
         storage=_storage(doc.get("storage")),
-        rate_uncertainty=_flag("rate_uncertainty", doc.get("rate_uncertainty")),
+        rate_uncertainty=check_flag("rate_uncertainty", doc.get("rate_uncertainty")),
         rate_profile=check_profile(doc.get("rate_profile")),
-        new_cluster=_flag("new_cluster", doc.get("new_cluster")),
+        new_cluster=check_flag("new_cluster", doc.get("new_cluster")),
         tiers=_tiers(doc.get("tiers")),
         spares=_spares(doc.get("spares")),
         lever_prices=_lever_prices(doc.get("lever_prices")),
@@ -408,7 +305,7 @@ def _detect_by(doc: Any, components: tuple[Component, ...]) -> tuple[tuple[str, 
     lo, hi = LIMITS["detect_min"][:2]
     out = []
     for name, minutes in doc.items():
-        key = _check_str("detect_by", name, 200)
+        key = check_text("detect_by", name, 200)
         if key not in known:
             near = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6) or [
                 k for k in known if k.lower() == key.lower()
@@ -422,63 +319,10 @@ def _detect_by(doc: Any, components: tuple[Component, ...]) -> tuple[tuple[str, 
         if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not lo <= minutes <= hi:
             raise ScenarioError(
                 f"detect_by.{clean(key, 40)}: must be a number of minutes from {lo:g} to {hi:,g} (got "
-                f"{_describe(minutes)})"
+                f"{describe(minutes)})"
             )
         out.append((key, float(minutes)))
     return tuple(out)
-
-
-def check_weibull(doc: Any, components: tuple[Component, ...]) -> tuple[tuple[str, float, float | None], ...]:
-    """The optional ``weibull``: node lives by component name, as {"Faulty GPU": {"shape": 0.7, "scale_hours":
-    200000}} (docs/model.md, "Node lives"); without ``scale_hours`` the component's rate gives the scale."""
-    if doc is None:
-        return ()
-    names = [c.name for c in components]
-    example = '{"Faulty GPU": {"shape": 0.7, "scale_hours": 200000}}'
-    if not isinstance(doc, dict) or len(doc) > len(names):
-        raise ScenarioError(f"weibull: must be an object of node lives by component, as {example}")
-    dups = getattr(doc, "duplicates", ())
-    if dups:
-        raise ScenarioError(f"weibull.{clean(dups[0], 40)}: appears more than once (each key may appear once)")
-    out: list[tuple[str, float, float | None]] = []
-    for name, life in doc.items():
-        key = _check_str("weibull", name, 200)
-        if key not in names:
-            near = difflib.get_close_matches(key, names, n=1, cutoff=0.5) or [
-                n for n in names if key.lower() in n.lower()
-            ]
-            hint = f"did you mean '{clean(near[0], 40)}'?" if near else f"e.g. '{clean(names[0], 40)}'"
-            raise ScenarioError(f"weibull.{clean(key, 40)}: no component of that name in the scenario ({hint})")
-        where = f"weibull.{clean(key, 40)}"
-        if not isinstance(life, dict):
-            raise ScenarioError(
-                f"{where}: must be an object with shape and, optionally, scale_hours (got {_describe(life)})"
-            )
-        _check_keys(f"{where}.", life, ("shape",), ("scale_hours",))
-        out.append((key, _weibull_number(f"{where}.shape", life["shape"], WEIBULL_SHAPES), _scale(where, life)))
-    return tuple(out)
-
-
-def weibull_doc(entries: tuple[tuple[str, float, float | None], ...]) -> dict[str, dict[str, float]]:
-    """Node lives as typed (:func:`.inputs.parse_weibull`: name, shape, scale or None) as the ``weibull`` key
-    :func:`check_weibull` reads."""
-    return {n: {"shape": k} | ({} if v is None else {"scale_hours": v}) for n, k, v in entries}
-
-
-#: The scale of a node life (hours): from an hour to a hundred million years.
-WEIBULL_SCALE_HOURS = (1.0, 1e12)
-
-
-def _scale(where: str, life: dict[str, Any]) -> float | None:
-    value = life.get("scale_hours")
-    return None if value is None else _weibull_number(f"{where}.scale_hours", value, WEIBULL_SCALE_HOURS)
-
-
-def _weibull_number(field: str, value: Any, bounds: tuple[float, float]) -> float:
-    lo, hi = bounds
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
-        raise ScenarioError(f"{field}: must be a number from {lo:g} to {hi:,g} (got {_describe(value)})")
-    return float(value)
 
 
 def _lever_prices(doc: Any) -> tuple[tuple[str, float], ...]:
@@ -494,10 +338,10 @@ def _lever_prices(doc: Any) -> tuple[tuple[str, float], ...]:
         raise ScenarioError(f"lever_prices.{clean(dups[0], 40)}: appears more than once (each key may appear once)")
     out = []
     for name, usd in doc.items():
-        lever = _check_str("lever_prices", name, 100)
+        lever = check_text("lever_prices", name, 100)
         if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not 0 <= usd <= MAX_LEVER_PRICE_USD:
             raise ScenarioError(
-                f"lever_prices.{clean(lever, 40)}: must be a number of dollars from 0 to 1e13 (got {_describe(usd)})"
+                f"lever_prices.{clean(lever, 40)}: must be a number of dollars from 0 to 1e13 (got {describe(usd)})"
             )
         out.append((lever, float(usd)))
     return tuple(out)
@@ -509,7 +353,7 @@ def _training(doc: Any) -> Training | None:
         return None
     if not isinstance(doc, dict):
         raise ScenarioError(f"training: must be an object with keys {', '.join(_TRAINING_FIELDS)}")
-    _check_keys("training.", doc, _TRAINING_FIELDS)
+    check_keys("training.", doc, _TRAINING_FIELDS)
     flops, hours = (
         None if doc[k] is None else float(check_number(f"training.{k}", doc[k]))
         for k in ("train_flops", "compute_gpu_hours")
@@ -526,7 +370,7 @@ def _storage(doc: Any) -> Storage | None:
         return None
     if not isinstance(doc, dict):
         raise ScenarioError(f"storage: must be an object with keys {', '.join(_STORAGE_FIELDS)}")
-    _check_keys("storage.", doc, _STORAGE_FIELDS)
+    check_keys("storage.", doc, _STORAGE_FIELDS)
     size, speed = (float(check_number(f"storage.{k}", doc[k])) for k in _STORAGE_FIELDS)
     return Storage(size, speed)
 
@@ -538,10 +382,10 @@ def _tiers(doc: Any) -> Tiers | None:
         return None
     if not isinstance(doc, dict):
         raise ScenarioError(f"tiers: must be an object with keys {', '.join(_TIERS_FIELDS)}")
-    _check_keys("tiers.", doc, _TIERS_FIELDS)
+    check_keys("tiers.", doc, _TIERS_FIELDS)
     enabled = doc["fast_enabled"]
     if not isinstance(enabled, bool):
-        raise ScenarioError(f"tiers.fast_enabled: must be true or false (got {_describe(enabled)})")
+        raise ScenarioError(f"tiers.fast_enabled: must be true or false (got {describe(enabled)})")
     interval = doc["fast_interval_min"]
     if interval != OPTIMAL:
         if isinstance(interval, str):
@@ -551,9 +395,7 @@ def _tiers(doc: Any) -> Tiers | None:
         interval = float(check_number("tiers.fast_interval_min", interval))
     placement = doc["fast_placement"]
     if placement not in PLACEMENTS:
-        raise ScenarioError(
-            f"tiers.fast_placement: must be one of {', '.join(PLACEMENTS)} (got {_describe(placement)})"
-        )
+        raise ScenarioError(f"tiers.fast_placement: must be one of {', '.join(PLACEMENTS)} (got {describe(placement)})")
     nums = {k: check_number(f"tiers.{k}", doc[k]) for k in _TIERS_FIELDS if k in LIMITS and k != "fast_interval_min"}
     return Tiers(
         fast_enabled=enabled,
@@ -574,21 +416,21 @@ def _spares(doc: Any) -> Spares | None:
         return None
     if not isinstance(doc, dict):
         raise ScenarioError(f"spares: must be an object with keys {', '.join(_SPARES_FIELDS)}")
-    _check_keys("spares.", doc, _SPARES_FIELDS, _SPARES_PRICE_FIELDS)
+    check_keys("spares.", doc, _SPARES_FIELDS, _SPARES_PRICE_FIELDS)
     mode = doc["recovery_mode"]
     if mode not in RECOVERY_MODES:
-        raise ScenarioError(f"spares.recovery_mode: must be one of {', '.join(RECOVERY_MODES)} (got {_describe(mode)})")
+        raise ScenarioError(f"spares.recovery_mode: must be one of {', '.join(RECOVERY_MODES)} (got {describe(mode)})")
     repairs = doc["repair_hours"]
     if not isinstance(repairs, dict):
         raise ScenarioError(
-            f'spares.repair_hours: must be an object of hours by category, as {{"GPU": 48}} (got {_describe(repairs)})'
+            f'spares.repair_hours: must be an object of hours by category, as {{"GPU": 48}} (got {describe(repairs)})'
         )
     dups = getattr(repairs, "duplicates", ())
     if dups:
         raise ScenarioError(
             f"spares.repair_hours.{clean(dups[0], 40)}: appears more than once (each key may appear once)"
         )
-    hours = tuple((_check_str("spares.repair_hours", cat, 100), _repair_hours(cat, v)) for cat, v in repairs.items())
+    hours = tuple((check_text("spares.repair_hours", cat, 100), _repair_hours(cat, v)) for cat, v in repairs.items())
     nullable = {
         k: None if doc[k] is None else check_number(f"spares.{k}", doc[k])
         for k in ("spare_nodes", "repair_sigma", "min_gpus")
@@ -628,35 +470,6 @@ def _repair_hours(category: str, value: Any) -> float:
         raise ScenarioError(
             f"spares.repair_hours.{clean(category, 40)}{str(exc).removeprefix('repair_hours')}"
         ) from None
-
-
-def _flag(field: str, value: Any) -> bool:
-    """An optional true/false section (absent or null: false)."""
-    if value is None or isinstance(value, bool):
-        return bool(value)
-    raise ScenarioError(f"{field}: must be true or false (got {_describe(value)})")
-
-
-def check_profile(doc: Any, field: str = "rate_profile") -> Profile | None:
-    """Validate a rate profile: a list of ``[day, multiplier]`` pairs, the first at day 0, days increasing
-    (absent or null: none). Return it as a tuple of pairs."""
-    if doc is None:
-        return None
-    shape = f"must be a list of 1 to {MAX_PROFILE_PIECES:,} [day, multiplier] pairs, the first at day 0"
-    if not isinstance(doc, list) or not 1 <= len(doc) <= MAX_PROFILE_PIECES:
-        raise ScenarioError(f"{field}: {shape} (got {_describe(doc)})")
-    pairs: list[tuple[float, float]] = []
-    for i, pair in enumerate(doc):
-        if not isinstance(pair, list) or len(pair) != 2:
-            raise ScenarioError(f"{field}[{i}]: must be a [day, multiplier] pair (got {_describe(pair)})")
-        day = float(check_number(f"{field}[{i}].day", pair[0]))
-        mult = float(check_number(f"{field}[{i}].multiplier", pair[1]))
-        if i == 0 and day != 0:
-            raise ScenarioError(f"{field}[0]: the profile must start at day 0 (got day {day:g})")
-        if pairs and day <= pairs[-1][0]:
-            raise ScenarioError(f"{field}[{i}]: days must increase (got day {day:g} after day {pairs[-1][0]:g})")
-        pairs.append((day, mult))
-    return tuple(pairs)
 
 
 def validate(scenario: Scenario) -> Scenario:
@@ -805,17 +618,6 @@ def _reject_constant(name: str) -> Any:
     raise ScenarioError(f"scenario: {name} is not allowed in a scenario file (numbers must be finite)")
 
 
-class _HugeInt:
-    """An integer literal too long to convert (Python refuses above 4,300 digits); every field refuses it."""
-
-    def __init__(self, text: str) -> None:
-        self.digits = len(text.lstrip("-"))
-
-
-def _parse_int(text: str) -> int | _HugeInt:
-    return _HugeInt(text) if len(text) > _MAX_INT_DIGITS else int(text)
-
-
 def loads(data: bytes | str) -> Scenario:
     """Parse and validate a scenario from JSON bytes or text.
 
@@ -836,7 +638,7 @@ def loads(data: bytes | str) -> Scenario:
     else:
         raise ScenarioError(f"scenario: must be JSON text or bytes (got {type(data).__name__})")
     try:
-        doc = json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int, object_pairs_hook=_object_pairs)
+        doc = json.loads(text, parse_constant=_reject_constant, parse_int=parse_int, object_pairs_hook=object_pairs)
         return scenario_from_dict(doc)
     except ScenarioError as exc:
         raise ScenarioError(clean(str(exc), 400)) from None
@@ -903,99 +705,3 @@ def save(scenario: Scenario, path: str | os.PathLike[str]) -> None:
         write_atomic(path, text)
     except OSError as exc:
         raise ScenarioError(f"{_show_path(path)}: cannot write ({clean(exc.strerror or str(exc), 160)})") from None
-
-
-# -- names ------------------------------------------------------------------------------------------
-
-_EDITED = ", edited: "
-_EDITED_MARK = " (edited)"
-_FLAG_GROUP = re.compile(r"(--[A-Za-z0-9][A-Za-z0-9-]*)((?:\s+(?!--[A-Za-z])\S+)*)")
-
-
-def _flag_groups(text: str) -> dict[str, str] | None:
-    """``"--gpus 100,000 --days 10"`` as ``{"--gpus": "100,000", "--days": "10"}``; None if it is not that."""
-    text = text.strip()
-    groups: dict[str, str] = {}
-    pos = 0
-    for m in _FLAG_GROUP.finditer(text):
-        if text[pos : m.start()].strip():
-            return None
-        groups.pop(m.group(1), None)
-        groups[m.group(1)] = m.group(2).strip()
-        pos = m.end()
-    if not groups or text[pos:].strip():
-        return None
-    return groups
-
-
-def _shorten(text: str, max_len: int) -> str:
-    return text if len(text) <= max_len else text[: max(0, max_len - 3)].rstrip() + "..."
-
-
-def edited_name(name: str, what: str) -> str:
-    """The name of a scenario ``name`` changed by ``what``: ``"<name>, edited: <what>"``.
-
-    Editing an edited name replaces its description of the edit rather than adding another one; when
-    both descriptions are command-line flags (``--gpus 100,000 --days 10``), they are merged, a later
-    value of a flag replacing the earlier one. A plain " (edited)" mark is replaced too. The result fits
-    the :data:`NAME_MAX_LEN` limit: the description is shortened first, then the original name. An
-    empty ``what`` returns ``name`` unchanged.
-    """
-    base, sep, before = name.rpartition(_EDITED)
-    if not sep:
-        base, before = name, ""
-    if base.endswith(_EDITED_MARK):  # the window's mark of an edited preset: this description replaces it
-        base = base[: -len(_EDITED_MARK)]
-    what = " ".join(what.split())
-    if not what:
-        return name
-    if before:
-        old, new = _flag_groups(before), _flag_groups(what)
-        if old is not None and new is not None:
-            merged = {**old, **new}
-            for flag in new:  # a flag set again moves to the end, as the latest edit
-                merged[flag] = merged.pop(flag)
-            what = " ".join(f"{flag} {value}".strip() for flag, value in merged.items())
-    base = base.rstrip() or "Scenario"
-    room = NAME_MAX_LEN - len(_EDITED)
-    what = _shorten(what, max(40, room - len(base)))
-    base = _shorten(base, room - len(what))
-    return f"{base}{_EDITED}{what}"
-
-
-# -- presets ----------------------------------------------------------------------------------------
-
-
-def _preset_dir() -> Any:
-    return resources.files("planner_gui.core").joinpath("data/presets")
-
-
-@functools.lru_cache(maxsize=1)
-def _preset_slugs() -> tuple[str, ...]:
-    found = {f.name[:-5] for f in _preset_dir().iterdir() if f.name.endswith(".json")}
-    first = [s for s in _PRESET_ORDER if s in found]
-    return (*first, *sorted(found - set(first)))
-
-
-def preset_names() -> list[str]:
-    """Slugs of the shipped presets, the default (:data:`DEFAULT_PRESET`) first, then larger clusters of the
-    same hardware, other failure rates and other cadences."""
-    return list(_preset_slugs())
-
-
-def preset_titles() -> dict[str, str]:
-    """Each preset's slug and its display name (its file's ``name``), in :func:`preset_names` order."""
-    return {slug: load_preset(slug).name for slug in preset_names()}
-
-
-@functools.cache
-def _load_preset(name: str) -> Scenario:
-    return loads(_preset_dir().joinpath(f"{name}.json").read_bytes())
-
-
-def load_preset(name: str) -> Scenario:
-    """Load a shipped preset by slug (see :func:`preset_names`)."""
-    if not isinstance(name, str) or name not in _preset_slugs():
-        shown = clean(name, 40) if isinstance(name, str) else type(name).__name__
-        raise ScenarioError(f"preset: unknown preset '{shown}' (available: {', '.join(preset_names())})")
-    return _load_preset(name)

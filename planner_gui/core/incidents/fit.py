@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..files.scenario_io import MAX_COMPONENTS, NAME_MAX_LEN, validate
+from ..files.scenario_io import MAX_COMPONENTS, validate
+from ..files.values import NAME_MAX_LEN
 from ..model.scenario import Component, Profile, Scenario
 from ..theory.profiles import power_law_profile
 from ..util.fmt import clean

@@ -27,7 +27,7 @@ from typing import Any
 
 from psygnal import Signal
 
-from ..files.scenario_io import preset_titles
+from ..files.presets import preset_titles
 from ..model.scenario import OPTIMAL, Component, Scenario, Scope, Tiers, llama3_components
 from ..model.spares import Spares, restart_scenario
 from ..model.tiers import scope_of

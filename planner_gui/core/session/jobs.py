@@ -108,8 +108,8 @@ def incident_fit(
     """File > Import Incident Log: ``("fit", the fit)`` of the log at ``path`` over ``gpus`` GPUs, or, with no GPUs
     typed yet (``gpus`` 0), ``("read", ...)``: the log read with the largest cluster it may come from, to say at
     once whether it can be used (never a fit to use). A log that cannot be used fails with its one line."""
-    from ..files.scenario_io import LIMITS
     from ..incidents import fit_log
+    from ..model.specs import LIMITS
 
     fit = fit_log(path, gpus if gpus > 0 else int(LIMITS["gpus"][1]), start, end, prior)
     return ("fit" if gpus > 0 else "read"), fit

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..files.scenario_io import DEFAULT_PRESET, load_preset
+from ..files.presets import DEFAULT_PRESET, load_preset
 from ..model.scenario import Scenario
 from ..sim.engine import Cancelled
 from .jobs import Job, run_job

@@ -23,16 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..files.scenario_io import (
-    FORMAT_VERSION,
-    ScenarioError,
-    load,
-    load_preset,
-    preset_names,
-    read_file,
-    scenario_from_dict,
-    scenario_to_dict,
-)
+from ..files.presets import load_preset, preset_names
+from ..files.scenario_io import FORMAT_VERSION, ScenarioError, load, read_file, scenario_from_dict, scenario_to_dict
 from ..util.fmt import clean
 
 __all__ = [
