@@ -403,3 +403,17 @@ def test_the_snippet_of_docs_engine_md_prints_what_the_document_says():
     with contextlib.redirect_stdout(out):
         exec(compile(code, "docs/engine.md", "exec"), {"__name__": "engine_md"})
     assert out.getvalue() == shown
+
+
+def test_counts_split_by_rates_keep_their_sum_and_follow_the_rates():
+    counts = np.array([0, 5, 40_000])
+    got = rows.split_by_rates(stream(4, 1), counts, np.array([1.0, 3.0, 0.0]))
+    assert got.tolist()[0] == [0, 0, 0] and (got.sum(axis=1) == counts).all() and (got[:, 2] == 0).all()
+    share = got[2, 1] / counts[2]  # binomial: 0.75 within 5 standard errors
+    assert abs(share - 0.75) < 5 * np.sqrt(0.75 * 0.25 / counts[2])
+    per_trial = rows.split_by_rates(stream(4, 1), counts, np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 2.0], [1.0, 1.0, 0.0]]))
+    assert per_trial[1].tolist() == [0, 0, 5] and (per_trial.sum(axis=1) == counts).all()
+    # Rates of 0 draw nothing: the generator's next number is as if the split had not happened.
+    rng = stream(4, 1)
+    assert rows.split_by_rates(rng, counts, np.zeros(3)).sum() == 0
+    assert rng.random() == stream(4, 1).random()

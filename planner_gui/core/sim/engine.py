@@ -63,7 +63,7 @@ from ..util.streams import stream
 from .chunk_sums import CHUNK_ELEMENTS, ChunkHours, _Workspace
 from .edges import draw_edges, edge_hours
 from .intervals import HoursAccumulator
-from .rows import STREAM_COMPONENTS, STREAM_SPACINGS, Rows, draw_rows, draw_rows_at
+from .rows import STREAM_COMPONENTS, STREAM_SPACINGS, Rows, draw_rows, draw_rows_at, split_by_rates
 from .varying import VaryingRates, row_pieces, varying_rates
 
 __all__ = [
@@ -441,13 +441,8 @@ def _split(scenario: Scenario, unplanned: np.ndarray, comp_rates: np.ndarray | N
     events), in proportion to their rates (the trial's own, ``comp_rates``, with rate uncertainty: the engine table
     gives the general engine correlated failures beside those); zeros when ``components`` is False."""
     rates = np.array([c.rate_per_gpu_hour for c in scenario.failure_components])
-    rng = stream(scenario.seed, STREAM_COMPONENTS)
-    if components and comp_rates is not None:
-        totals = comp_rates.sum(axis=1, keepdims=True)
-        shares = comp_rates / np.where(totals > 0, totals, 1.0)
-        out: np.ndarray = rng.multinomial(unplanned, shares)
-        return out
-    if components and rates.sum() > 0:
-        nominal: np.ndarray = rng.multinomial(unplanned, rates / rates.sum())
-        return nominal
-    return np.zeros((len(unplanned), len(rates)), dtype=np.int64)
+    if not components:
+        return np.zeros((len(unplanned), len(rates)), dtype=np.int64)
+    return split_by_rates(
+        stream(scenario.seed, STREAM_COMPONENTS), unplanned, rates if comp_rates is None else comp_rates
+    )

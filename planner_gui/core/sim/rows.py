@@ -28,6 +28,7 @@ __all__ = [
     "draw_rows_at",
     "poisson_by_inversion",
     "poisson_quantiles",
+    "split_by_rates",
     "uniforms",
 ]
 
@@ -90,6 +91,21 @@ def poisson_quantiles(u: np.ndarray, means: np.ndarray) -> np.ndarray:
         high = high[(k[high] > 0) & (pdtr(k[high] - 1.0, m[high]) >= uu[high])]
     out[some] = k.astype(np.int64)
     return out
+
+
+def split_by_rates(rng: np.random.Generator, counts: np.ndarray, rates: np.ndarray) -> np.ndarray:
+    """Each trial's ``counts`` shared among classes in proportion to their ``rates`` (one multinomial draw a trial):
+    ``rates`` is one row for every trial, or a row per trial (a trial's own rates, with rate uncertainty). Where
+    the rates sum to 0 nothing is drawn and the shares are 0."""
+    if rates.ndim == 1:
+        total = rates.sum()
+        if total <= 0:
+            return np.zeros((len(counts), len(rates)), dtype=np.int64)
+        out: np.ndarray = rng.multinomial(counts, rates / total)
+        return out
+    totals = rates.sum(axis=1, keepdims=True)
+    per_trial: np.ndarray = rng.multinomial(counts, rates / np.where(totals > 0, totals, 1.0))
+    return per_trial
 
 
 def uniforms(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:

@@ -45,7 +45,7 @@ from ..theory.tiers import tier_params, tier_rates
 from ..util.streams import stream
 from .engine import Cancelled, RawTrials
 from .intervals import interval_parts
-from .rows import poisson_by_inversion, uniforms
+from .rows import poisson_by_inversion, split_by_rates, uniforms
 from .tiers_outside import FAST, PERSISTENT, PLANNED, PROMOTED, Lookback, downtimes, draw_forward, draw_lookback
 
 __all__ = [
@@ -891,9 +891,7 @@ def tier_trials(scenario: Scenario, tiers: Tiers, acc: TierHours, *, components:
         fast = np.array(tier_rates(scenario, tiers).fast_components) & tiers.fast_enabled
         rng = stream(scenario.seed, STREAM_COMPONENTS)
         for mask, count in ((fast, acc.n_fast), (~fast, acc.n_persistent)):
-            total = rates[mask].sum()
-            if total > 0:
-                by_comp[:, mask] = rng.multinomial(count, rates[mask] / total)
+            by_comp[:, mask] = split_by_rates(rng, count, rates[mask])
     unplanned = acc.n_fast + acc.n_persistent
     return TierTrials(
         unplanned=unplanned,
