@@ -45,6 +45,7 @@ from ..sim.run import MAX_SEGMENTS
 from ..sim.setup import prepare
 from ..sim.tiers_run import plan_tiers
 from ..theory.params import optimal_intervals, resolve
+from ..util.progress import progress_part
 
 __all__ = ["FULL", "PREVIEW", "GpuSweepCache", "PlanRequest", "PlanResult", "Quality", "compute_plan"]
 
@@ -467,14 +468,8 @@ def compute_plan(
     shares = np.cumsum([0.0, 0.5, 0.2, 0.3, 0.15 * curve_runs, 0.25 * ranks])
     edges = shares / shares[-1]
 
-    def step(part: int) -> Callable[[float], None]:
-        weight0, weight1 = float(edges[part]), float(edges[part + 1])
-
-        def report(f: float) -> None:
-            if progress is not None:
-                progress(weight0 + (weight1 - weight0) * f)
-
-        return report
+    def step(part: int) -> Progress:
+        return progress_part(progress, float(edges[part]), float(edges[part + 1]))
 
     by_gpus = _cached_gpu_sweep(sc, q, cache)
     run, fraction, segments = _fit(sc, trials, lambda s: run_cost(s).seconds, q.budget_s)
