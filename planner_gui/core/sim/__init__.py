@@ -5,6 +5,7 @@ in the engine's units, :mod:`.world` draws what happens whatever the job does (f
 racks, bad nodes), :mod:`.job` steps the job over it, :mod:`.run` runs them, and :mod:`.capabilities` says which
 engine runs a scenario (the one capability table). The fast paths a test shows equal to it: the single-tier engine
 (:mod:`.engine`, with :mod:`.chunk_sums`, :mod:`.edges`, :mod:`.varying`) and the two-tier engine (:mod:`.tiers`,
-:mod:`.tiers_outside`, :mod:`.tiers_run`). :mod:`.rows` draws the random streams and :mod:`.intervals` holds the one
-checkpoint-cycle rule. Imports only the theory, model and util layers.
+:mod:`.tiers_outside`, :mod:`.tiers_run`). :mod:`.rows` draws the random numbers, and :mod:`.intervals` splits an
+interval between interruptions into downtime, compute, writes and lost work. Imports only the theory, model and util
+layers.
 """
