@@ -400,7 +400,7 @@ def test_server_exits_when_its_input_ends_mid_run():
 #: A compute server whose one job sleeps without ever checking for a stop (as a study file read checks rarely).
 DEAF_SERVER = """
 import time
-from planner_gui.core import jobs, server
+from planner_gui.core.session import jobs, server
 jobs.JOBS["deaf"] = lambda seconds, *, should_stop, progress: (progress(0.0), time.sleep(seconds))
 raise SystemExit(server.main())
 """
@@ -496,7 +496,7 @@ def test_server_skips_a_request_it_cannot_unpickle(bad):
 PARENT_SCRIPT = """
 import os, signal, subprocess, sys
 from planner_gui.core.session.plan import FULL, PlanRequest
-from planner_gui.core.files.scenario_io import load_preset
+from planner_gui.core.files.presets import load_preset
 from planner_gui.core.session.server import read_frame, write_frame
 server = subprocess.Popen([sys.executable, "-m", "planner_gui", "_compute-server"], stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE)
