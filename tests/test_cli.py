@@ -88,7 +88,7 @@ def test_readable_report():
         (["run", "--gpus", "0"], "--gpus: must be a whole number from 1 to 10,000,000 (got 0)"),
         (["run", "--gpus", "lots"], "argument --gpus: must be a whole number (got 'lots')"),
         (["run", "--days", "nan"], "argument --days: must be a finite number"),
-        (["run", "--checkpoint-interval", "0"], "--checkpoint-interval: must be a number from 0.01"),
+        (["run", "--checkpoint-interval", "0"], "--checkpoint-interval: must be 'optimal' or a number from 0.01"),
         (["run", "--checkpoint-interval", "often"], "must be a number of minutes or 'optimal'"),
         (["run", "--detect", "-1"], "--detect: must be a number from 0 to 10,080 (got -1)"),
         (["run", "--trials", "100000", "--gpus", "10000000", "--days", "3650"], "--trials: about"),

@@ -591,7 +591,7 @@ def test_negative_values_reach_the_flags_own_check(capfd, flag, value):
 
 def test_an_alias_is_named_as_typed(capfd):
     code, _, err = call(capfd, "run", "--persistent-interval", "0")
-    assert code == 2 and "--persistent-interval: must be a number from 0.01" in err
+    assert code == 2 and "--persistent-interval: must be 'optimal' or a number from 0.01" in err
     code, out, _ = call(capfd, "run", "--persistent-stall", "7", "--trials", "10")
     assert code == 0 and out.splitlines()[0].endswith("edited: --persistent-stall 7")
     code, out, _ = call(capfd, "run", "--checkpoint-write", "7", "--trials", "10")

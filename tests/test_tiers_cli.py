@@ -71,7 +71,7 @@ def test_each_flag_sets_the_input_it_names():
     ("argv", "message"),
     [
         (("--fast-stall", "-1"), "--fast-stall: must be a number from 0 to 86,400"),
-        (("--fast-interval", "0"), "--fast-interval: must be a number from 0.01"),
+        (("--fast-interval", "0"), "--fast-interval: must be 'optimal' or a number from 0.01"),
         (
             ("--fast-replicas", "3", "--fast-placement", "same-domain"),
             "--fast-replicas: same-domain placement: a domain of 2 nodes has room for 1",

@@ -61,7 +61,7 @@ def _with_tiers(**changes):
     [
         ({"fast_stall_s": -1}, "tiers.fast_stall_s: must be a number from 0 to 86,400"),
         ({"fast_interval_min": "soon"}, "tiers.fast_interval_min: must be 'optimal' or a number"),
-        ({"fast_interval_min": 0}, "tiers.fast_interval_min: must be a number from 0.01"),
+        ({"fast_interval_min": 0}, "tiers.fast_interval_min: must be 'optimal' or a number from 0.01"),
         ({"fast_replicas": 1.5}, "tiers.fast_replicas: must be a whole number"),
         ({"fast_placement": "elsewhere"}, "tiers.fast_placement: must be one of same-domain, other-domain"),
         ({"nodes_per_domain": 0}, "tiers.nodes_per_domain: must be a whole number from 1"),

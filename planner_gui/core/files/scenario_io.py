@@ -227,13 +227,7 @@ def scenario_from_dict(doc: Any) -> Scenario:
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
         raise ScenarioError(f"components: name '{clean(dup, 40)}' appears more than once")
-    interval = doc["checkpoint_interval_min"]
-    if interval != OPTIMAL:
-        if isinstance(interval, str):
-            raise ScenarioError(
-                f"checkpoint_interval_min: must be 'optimal' or a number of minutes (got '{clean(interval, 40)}')"
-            )
-        interval = float(check_number("checkpoint_interval_min", interval))
+    interval = _interval("checkpoint_interval_min", doc["checkpoint_interval_min"])
     nums = {
         k: check_number(k, doc[k])
         for k in LIMITS
@@ -286,6 +280,18 @@ def scenario_from_dict(doc: Any) -> Scenario:
     check_spares(scenario)
     check_size(scenario)
     return scenario
+
+
+def _interval(field: str, value: Any) -> float | str:
+    """A checkpoint interval: ``"optimal"``, or minutes within the limits; an error says both are allowed."""
+    if value == OPTIMAL:
+        return OPTIMAL
+    if isinstance(value, str):
+        raise ScenarioError(f"{field}: must be 'optimal' or a number of minutes (got '{clean(value, 40)}')")
+    try:
+        return float(check_number(field, value))
+    except ScenarioError as exc:
+        raise ScenarioError(str(exc).replace(": must be ", ": must be 'optimal' or ", 1)) from None
 
 
 def _detect_by(doc: Any, components: tuple[Component, ...]) -> tuple[tuple[str, float], ...]:
@@ -386,13 +392,7 @@ def _tiers(doc: Any) -> Tiers | None:
     enabled = doc["fast_enabled"]
     if not isinstance(enabled, bool):
         raise ScenarioError(f"tiers.fast_enabled: must be true or false (got {describe(enabled)})")
-    interval = doc["fast_interval_min"]
-    if interval != OPTIMAL:
-        if isinstance(interval, str):
-            raise ScenarioError(
-                f"tiers.fast_interval_min: must be 'optimal' or a number of minutes (got '{clean(interval, 40)}')"
-            )
-        interval = float(check_number("tiers.fast_interval_min", interval))
+    interval = _interval("tiers.fast_interval_min", doc["fast_interval_min"])
     placement = doc["fast_placement"]
     if placement not in PLACEMENTS:
         raise ScenarioError(f"tiers.fast_placement: must be one of {', '.join(PLACEMENTS)} (got {describe(placement)})")

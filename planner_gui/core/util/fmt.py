@@ -69,7 +69,9 @@ def plural(n: int, word: str) -> str:
 
 
 def percent(fraction: float, digits: int = 1) -> str:
-    return f"{100.0 * fraction:.{digits}f}%"
+    """``0.917`` as "91.7%"; a share that rounds to nothing reads "0.0%", never "-0.0%" (a sum's rounding noise)."""
+    text = f"{100.0 * fraction:.{digits}f}"
+    return f"{text.lstrip('-') if float(text) == 0 else text}%"
 
 
 #: What stands for an exact expectation the model has no closed form for (two tiers both restoring).
@@ -126,9 +128,9 @@ def every(hours: float) -> str:
 
 
 def compact(v: float) -> str:
-    """1.77 M, 12.3 k, 950."""
+    """2.19 T, 1.77 M, 12.3 k, 950."""
     a = abs(v)
-    for div, suffix in ((1e9, " B"), (1e6, " M"), (1e3, " k")):
+    for div, suffix in ((1e12, " T"), (1e9, " B"), (1e6, " M"), (1e3, " k")):
         if a >= div:
             return f"{v / div:.3g}{suffix}"
     return f"{v:.3g}"
