@@ -538,7 +538,8 @@ def _notes(
         by = f"{bias:.0%}" if bias >= 0.095 else f"{bias:.1%}" if bias >= 0.001 else "less than 0.1%"
         notes.append(
             f"The window {which}, so it is too short and the rates too high by about {by}; "
-            "give its start and end when you know them (--start and --end on the command line)."
+            "give its start and end when you know them (--start and --end on the command line; Window start and "
+            "Window end in Import Incident Log)."
         )
     if not log.zoned:
         notes.append("The timestamps have no time zone: read as UTC.")
