@@ -352,3 +352,24 @@ def test_a_priced_pool_is_drawn_as_priced_beside_its_gpu_hours(qtbot):
     qtbot.waitUntil(lambda: plain.sizing_result is r2, timeout=5_000)
     assert "pool as GPU-hours at the price" not in [label.text for _, label in plain.plot_cost.legend.items]
     plain.done(0)
+
+
+def test_the_sizing_says_how_far_it_has_got_while_it_computes(qtbot, monkeypatch):
+    """A large cluster's sizing takes minutes on a busy machine: the summary says how far it has got, as Recovery
+    Strategies does, rather than a bare "computing..." until the plots appear."""
+    from planner_gui.ui.spares_view import SparesDialog
+
+    shown: list[str] = []
+    d = SparesDialog(Scenario(gpus=16_384, trials=200, days=30.0))
+    qtbot.addWidget(d)
+    real = d.summary.setText
+    monkeypatch.setattr(d.summary, "setText", lambda text: (shown.append(text), real(text)))
+    try:
+        qtbot.waitUntil(lambda: d.sizing_result is not None, timeout=120_000)
+    finally:
+        d.done(0)
+    done = [t for t in shown if t.startswith("computing (") and t.endswith("% done)...")]
+    assert done, shown
+    fractions = [float(t.removeprefix("computing (").removesuffix("% done)...")) for t in done]
+    assert fractions == sorted(fractions) and fractions[0] >= 0.0 and fractions[-1] <= 100.0
+    assert not shown[-1].startswith("computing")  # the result's summary replaces it

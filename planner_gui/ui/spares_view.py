@@ -32,6 +32,7 @@ from ..core.model.spares import DEFAULT_REPAIR_HOURS, RECOVERY_MODES, Spares, re
 from ..core.model.specs import labelled
 from ..core.theory.params import resolve
 from ..core.theory.spares import repair_quantile
+from ..core.util import fmt
 from .collector import collect_on_gui_thread
 from .jobs import JobRunner
 from .plot_items import grid, plot_item, plots_in_turns
@@ -64,7 +65,7 @@ class SparesDialog(QDialog):
         # Start from the scenario's own spares (the pool size is what the dialog varies).
         self.spares = scenario.spares or Spares()
         self.sizing_result: SizingResult | None = None
-        self._jobs = JobRunner(self, self._finished)
+        self._jobs = JobRunner(self, self._finished, self._progress)
         self._timer = QTimer(self, singleShot=True, interval=150)
         self._timer.timeout.connect(self._start)
 
@@ -249,6 +250,11 @@ class SparesDialog(QDialog):
             self.summary.setText(f"Cannot compute: {labelled(str(exc))}")
             return
         self._jobs.run("spares_sizing", sc, sp, WINDOW_POINTS)  # in its compute process (see .jobs)
+
+    def _progress(self, fraction: float) -> None:
+        """How far the sizing has got (a large cluster's takes minutes on a busy machine)."""
+        if self._jobs.busy:
+            self.summary.setText(f"computing ({fmt.percent(fraction)} done)...")
 
     def _finished(self, req: int, result: object) -> None:
         if req != self._jobs.request:
