@@ -461,13 +461,16 @@ def _category_rate(sc: Scenario, category: str) -> Unsure | None:
         shape = float(shapes.sum())
         if len(scales) == 1:
             scale = float(scales[0])
-            how = f"the 5th and 95th percentiles of its rate given its evidence ({shape - 0.5 * len(comps):,.0f} "
+            worth = f"{shape - 0.5 * len(comps):,.0f}"
+            how = "the 5th and 95th percentiles of its rate given its evidence"
         else:  # a Gamma with the total's mean and variance (several scales: no closed form for the sum)
             scale = post.variance() / post.mean()
             shape = post.mean() / scale
-            how = f"about the 5th and 95th percentiles of its rate given its evidence ({shape:,.0f} effective "
+            worth = f"{shape:,.0f} effective"
+            how = "about the 5th and 95th percentiles of its rate given its evidence"
         lo, hi = (float(gammaincinv(shape, q)) * scale * 24_000.0 for q in RATE_QUANTILES)
-        why = how + "interruptions seen)"
+        # (worth, not seen: a fitted rate's evidence holds the prior's weighted counts beside the log's own)
+        why = f"{how} (worth {worth} interruptions)"
     else:
         lo, hi = per_kday / TIME_FACTOR, per_kday * TIME_FACTOR
         why = "no evidence of how often it fails behind it: half to twice"
