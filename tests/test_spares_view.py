@@ -373,3 +373,32 @@ def test_the_sizing_says_how_far_it_has_got_while_it_computes(qtbot, monkeypatch
     fractions = [float(t.removeprefix("computing (").removesuffix("% done)...")) for t in done]
     assert fractions == sorted(fractions) and fractions[0] >= 0.0 and fractions[-1] <= 100.0
     assert not shown[-1].startswith("computing")  # the result's summary replaces it
+
+
+def test_no_legend_covers_a_curve_or_a_marker(qtbot):
+    """At 160,000 GPUs the cost plot's legend lay on the falling cost curve, and its star sample, on the curve,
+    read as a second cheapest pool. On the dialog as shown, no point of a plot's curves or markers is under its
+    legend."""
+    from PySide6.QtCore import QPointF
+
+    from planner_gui.ui.spares_view import SparesDialog
+
+    d = SparesDialog(Scenario(gpus=160_000, trials=40, days=54.0))
+    qtbot.addWidget(d)
+    d.show()
+    qtbot.waitExposed(d)
+    try:
+        qtbot.waitUntil(lambda: d.sizing_result is not None, timeout=120_000)
+        qtbot.wait(50)  # (the ranges settle)
+        for plot in (d.plot_goodput, d.plot_nospare, d.plot_cost):
+            box = plot.legend.sceneBoundingRect()
+            for item in [*plot.listDataItems(), *(m for m in d.marks.values() if plot is d.plot_cost)]:
+                xs, ys = item.getData()
+                if xs is None:
+                    continue
+                for x, y in zip(xs, ys):
+                    if np.isfinite(y):
+                        at = plot.vb.mapViewToScene(QPointF(float(x), float(y)))
+                        assert not box.contains(at), (plot.titleLabel.text, float(x), float(y))
+    finally:
+        d.done(0)

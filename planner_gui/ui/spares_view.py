@@ -9,7 +9,6 @@ dialog's compute process (:mod:`.jobs`; the window never waits for it; a newer r
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 import pyqtgraph as pg
@@ -158,7 +157,30 @@ class SparesDialog(QDialog):
         plot.setLabel("left", unit)
         grid(plot)
         self.legends.append(plot.addLegend(offset=(-10, 10)))
+        plot.vb.sigResized.connect(lambda _vb, p=plot: self._room_for_legend(p))
         return plot
+
+    def _room_for_legend(self, plot: pg.PlotItem) -> None:
+        """Set ``plot``'s y range so that its legend (top right) sits above every curve and marker: the band it
+        takes, its height and a margin in pixels, is kept clear above the highest point. (A rising goodput curve
+        and a falling cost curve ran under their legends, and the cost legend's star sample, on the curve, read as
+        a second cheapest pool.)"""
+        legend = plot.legend
+        points = [(x, y) for item in plot.listDataItems() if (xy := item.getData())[0] is not None for x, y in zip(*xy)]
+        points = [(float(x), float(y)) for x, y in points if np.isfinite(x) and np.isfinite(y)]
+        height = plot.vb.height()
+        if legend is None or not legend.isVisible() or not points or height <= 0:
+            return
+        ys = [y for _, y in points]
+        lo, hi = min(0.0, min(ys)), max(ys)
+        hi = hi if hi > lo else lo + 1.0
+        pad = 0.03 * (hi - lo)  # (a curve at 0 stays off the axis)
+        plot.setYRange(lo - pad, hi + pad, padding=0)
+        corner = plot.vb.mapSceneToView(legend.sceneBoundingRect().bottomLeft())
+        margin = 8.0 * (hi - lo + 2 * pad) / height  # (8 pixels)
+        if any(x >= corner.x() and y >= corner.y() - margin for x, y in points):  # under the legend: room above
+            band = min(0.8, (legend.boundingRect().height() + 18.0) / height)  # (its offset and a margin)
+            plot.setYRange(lo - pad, (hi + pad - band * (lo - pad)) / (1.0 - band), padding=0)
 
     def _build_goodput(self) -> pg.PlotItem:
         self.plot_goodput = self._plot("Goodput", "%")
@@ -364,8 +386,9 @@ class SparesDialog(QDialog):
             + f"{WINDOW_TRIALS if self.scenario.trials >= WINDOW_TRIALS else self.scenario.trials} trials per count; "
             "'planner-gui sweep --over spares' runs the scenario's."
         )
-        if math.isfinite(r.total_cost_usd.max()):
-            self.plot_cost.enableAutoRange()
+        for plot in (self.plot_goodput, self.plot_nospare, self.plot_cost):
+            plot.enableAutoRange(axis="x")
+            self._room_for_legend(plot)
 
     def done(self, code: int) -> None:
         self._jobs.shutdown()  # its compute process stops
