@@ -12,13 +12,14 @@ import pytest
 from PySide6.QtWidgets import QAbstractSlider
 from test_gui import find, settle
 
-from planner_gui.core.analysis.modes import mode_counts, mode_scenario
+from planner_gui.core.analysis.modes import mode_counts, mode_scenario, restart_vs_continue
 from planner_gui.core.analysis.results import HOURS_KEYS, SPARES_HOURS_KEYS
 from planner_gui.core.files.presets import load_preset
 from planner_gui.core.model.scenario import Scenario
 from planner_gui.core.model.spares import Spares
 from planner_gui.core.util import fmt
 from planner_gui.ui.plots import hours_label
+from planner_gui.ui.spares_modes import MODES_TITLE
 
 #: The time breakdown's rows with spares (no slow nodes here): today's five and the two a pool adds.
 SPARES_ROWS = (*HOURS_KEYS, *SPARES_HOURS_KEYS)
@@ -150,7 +151,14 @@ def test_the_summary_and_breakdown_show_the_hours_spares_add(make_window, qtbot)
 def test_the_modes_dialog_draws_every_legend_entry(make_window, qtbot):
     win = _window(make_window, qtbot, Spares(spare_nodes=4, swap_min=10.0, replica_gpus=1024), gpus=8192)
     dlg = win.show_spares_modes()
-    qtbot.waitUntil(lambda: dlg.comparison is not None and dlg.ready, timeout=240_000)
+    qtbot.waitUntil(lambda: dlg.ready, timeout=60_000)
+    titles: list[str] = []
+    real = dlg.mode_plot.setTitle
+    dlg.mode_plot.setTitle = lambda text: (titles.append(text), real(text))  # (what its title said, in turn)
+    qtbot.waitUntil(lambda: dlg.comparison is not None, timeout=240_000)
+    # While restart and continue computed, the plot's title said how far they had got; then its own title.
+    assert any(t.startswith(f"{MODES_TITLE} (computing, ") and t.endswith("% done)") for t in titles), titles
+    assert titles[-1] == MODES_TITLE
     for plot in (dlg.repair_plot, dlg.mode_plot):
         for item, _label in plot.legend.items:
             x, y = item.getData() if hasattr(item, "getData") else item.item.getData()
@@ -424,3 +432,13 @@ def test_the_pools_price_switches_set_their_field_only_and_the_summary_gives_bot
     assert shown.startswith(f"spare pool {fmt.money(cost)} as priced") and "as GPU-hours" in shown
     box.finite.setChecked(False)  # an unlimited pool costs nothing: its price switches are off
     assert not box.bought.isEnabled() and not box.price.slider.isEnabled()
+
+
+def test_restart_against_continue_reports_its_progress_run_by_run():
+    sc = Scenario(gpus=2048, days=5.0, trials=20, spares=Spares(spare_nodes=4, replica_gpus=256))
+    seen: list[float] = []
+    counts = np.array([1024, 2048])
+    out = restart_vs_continue(sc, counts, progress=seen.append)
+    assert set(out) == {"restart", "continue", "restart_sem", "continue_sem"}
+    assert seen == sorted(seen) and seen[0] >= 0.0 and seen[-1] == pytest.approx(1.0)
+    assert any(0.45 <= f <= 0.55 for f in seen)  # (the restart runs are the first half)

@@ -31,6 +31,10 @@ from .spares_view import opened_for
 __all__ = ["SparesModesDialog"]
 
 
+#: The title of the plot of restart against continue (while it computes, with how far it has got).
+MODES_TITLE = "Restart vs continue across GPU counts"
+
+
 class SparesModesDialog(QDialog):
     """Nodes in repair over time, and restart against continue across GPU counts."""
 
@@ -42,7 +46,7 @@ class SparesModesDialog(QDialog):
         self.scenario = scenario
         self.comparison: dict[str, np.ndarray] | None = None
         self.counts: np.ndarray | None = None
-        self._jobs = JobRunner(self, self._finished)
+        self._jobs = JobRunner(self, self._finished, self._progress)
         # The plots are built a turn of the event loop at a time once the dialog is up (widgets.in_turns: both at
         # once held the window about 60 ms); what comes before they are is drawn on them when they are.
         self.plots = pg.GraphicsLayoutWidget()
@@ -81,7 +85,7 @@ class SparesModesDialog(QDialog):
 
     def _build_modes(self) -> pg.PlotItem:
         # x: log10(GPUs), labelled as counts (pyqtgraph's log axis ran them together)
-        self.mode_plot = plot_item("Restart vs continue across GPU counts", bottom=CountAxis("bottom"))
+        self.mode_plot = plot_item(MODES_TITLE, bottom=CountAxis("bottom"))
         self.mode_plot.setLabel("bottom", "GPUs")
         self.mode_plot.setLabel("left", "goodput (%)")
         # The legend at the bottom left of goodput across GPU counts (the curves fall to the right).
@@ -169,7 +173,13 @@ class SparesModesDialog(QDialog):
         if self.ready:
             self._draw_modes(counts, comp)
 
+    def _progress(self, fraction: float) -> None:
+        """How far restart against continue has got (a run per mode and count), in its plot's title."""
+        if self.ready and self.comparison is None and self._jobs.busy:
+            self.mode_plot.setTitle(f"{MODES_TITLE} (computing, {fmt.percent(fraction)} done)")
+
     def _draw_modes(self, counts: np.ndarray, comp: dict[str, np.ndarray]) -> None:
+        self.mode_plot.setTitle(MODES_TITLE)
         self.curves["restart"].setData(np.log10(counts.astype(float)), 100 * comp["restart"])
         self.curves["continue"].setData(np.log10(counts.astype(float)), 100 * comp["continue"])
 

@@ -13,6 +13,7 @@ import numpy as np
 from ..model.scenario import Scenario
 from ..model.spares import Spares, spares_params
 from ..theory.spares import p_no_spare, recommended_spares
+from ..util.progress import progress_part
 from .results import simulate
 
 __all__ = ["MODE_TRIALS", "mode_counts", "mode_scenario", "restart_vs_continue"]
@@ -55,14 +56,21 @@ def mode_scenario(sc: Scenario, gpus: int, mode: str) -> Scenario:
 
 
 def restart_vs_continue(
-    sc: Scenario, counts: np.ndarray, should_stop: Callable[[], bool] | None = None
+    sc: Scenario,
+    counts: np.ndarray,
+    should_stop: Callable[[], bool] | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Mean goodput and its standard error per count, in restart and in continue mode."""
+    """Mean goodput and its standard error per count, in restart and in continue mode (``progress``: each run an
+    equal part of the whole)."""
     out: dict[str, np.ndarray] = {}
-    for mode in ("restart", "continue"):
+    runs = 2 * len(counts)
+    for m, mode in enumerate(("restart", "continue")):
         means, sems = [], []
-        for n in counts:
-            res = simulate(mode_scenario(sc, int(n), mode), should_stop=should_stop)
+        for i, n in enumerate(counts):
+            done = m * len(counts) + i
+            part = progress_part(progress, done / runs, (done + 1) / runs)
+            res = simulate(mode_scenario(sc, int(n), mode), should_stop=should_stop, progress=part)
             g = res.goodput
             means.append(float(g.mean()))
             sems.append(float(g.std(ddof=1) / math.sqrt(g.size)) if g.size > 1 else 0.0)

@@ -62,7 +62,7 @@ def spares_modes(
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Repairs and Recovery Modes: restart against continue across GPU counts, with the counts."""
     counts = mode_counts(sc)
-    return counts, restart_vs_continue(sc, counts, should_stop=should_stop)
+    return counts, restart_vs_continue(sc, counts, should_stop=should_stop, progress=progress)
 
 
 def study_load(path: str, *, should_stop: StopCheck, progress: Progress) -> tuple[Any, Any, str | None]:
