@@ -288,10 +288,7 @@ def _interval(field: str, value: Any) -> float | str:
         return OPTIMAL
     if isinstance(value, str):
         raise ScenarioError(f"{field}: must be 'optimal' or a number of minutes (got '{clean(value, 40)}')")
-    try:
-        return float(check_number(field, value))
-    except ScenarioError as exc:
-        raise ScenarioError(str(exc).replace(": must be ", ": must be 'optimal' or ", 1)) from None
+    return float(check_number(field, value, or_else=f"'{OPTIMAL}'"))
 
 
 def _detect_by(doc: Any, components: tuple[Component, ...]) -> tuple[tuple[str, float], ...]:

@@ -43,12 +43,14 @@ NAME_MAX_LEN = 200
 MAX_INT_DIGITS = 100
 
 
-def check_number(field: str, value: Any) -> float | int:
-    """Validate one numeric field against :data:`LIMITS`; return it as int or float."""
+def check_number(field: str, value: Any, *, or_else: str | None = None) -> float | int:
+    """Validate one numeric field against :data:`LIMITS`; return it as int or float. ``or_else`` names what the
+    field takes besides a number (``'optimal'``), for the message."""
     key = field.rsplit(".", 1)[-1]
     lo, hi, integer = LIMITS[key]
     kind = "a whole number" if integer else "a number"
-    allowed = f"must be {kind} from {fmt_number(lo)} to {fmt_number(hi)}"
+    besides = f"{or_else} or " if or_else else ""
+    allowed = f"must be {besides}{kind} from {fmt_number(lo)} to {fmt_number(hi)}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ScenarioError(f"{field}: {allowed} (got {describe(value)})")
     if isinstance(value, float) and not math.isfinite(value):
