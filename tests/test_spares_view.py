@@ -400,5 +400,13 @@ def test_no_legend_covers_a_curve_or_a_marker(qtbot):
                     if np.isfinite(y):
                         at = plot.vb.mapViewToScene(QPointF(float(x), float(y)))
                         assert not box.contains(at), (plot.titleLabel.text, float(x), float(y))
+        # The room is made for the legend, not against the planner: a view they zoomed stays zoomed on a resize,
+        # and one they did not keeps its room at the new size.
+        d.plot_cost.setYRange(100.0, 200.0, padding=0)
+        before = d.plot_goodput.vb.viewRange()[1]
+        d.resize(d.width() - 120, d.height() - 80)
+        qtbot.wait(100)
+        assert d.plot_cost.vb.viewRange()[1] == pytest.approx([100.0, 200.0])
+        assert d.plot_goodput.vb.viewRange()[1] != pytest.approx(before)
     finally:
         d.done(0)

@@ -137,6 +137,7 @@ class SparesDialog(QDialog):
         self._pending: SizingResult | None = None
         self._blank = False  # inputs that cannot be computed came before the plots
         self.legends: list[pg.LegendItem] = []
+        self._y_set: dict[int, tuple[float, ...]] = {}  # the y range each plot was given room for its legend in
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.marks: dict[str, pg.ScatterPlotItem] = {}
         plots_in_turns(self, self.plots, (self._build_goodput, self._build_nospare, self._build_cost), self._built)
@@ -157,15 +158,17 @@ class SparesDialog(QDialog):
         plot.setLabel("left", unit)
         grid(plot)
         self.legends.append(plot.addLegend(offset=(-10, 10)))
-        plot.vb.sigResized.connect(lambda _vb, p=plot: self._room_for_legend(p))
+        plot.vb.sigResized.connect(lambda _vb, p=plot: self._room_for_legend(p, resized=True))
         return plot
 
-    def _room_for_legend(self, plot: pg.PlotItem) -> None:
+    def _room_for_legend(self, plot: pg.PlotItem, resized: bool = False) -> None:
         """Set ``plot``'s y range so that its legend (top right) sits above every curve and marker: the band it
         takes, its height and a margin in pixels, is kept clear above the highest point. (A rising goodput curve
         and a falling cost curve ran under their legends, and the cost legend's star sample, on the curve, read as
         a second cheapest pool.)"""
         legend = plot.legend
+        if resized and tuple(plot.vb.viewRange()[1]) != self._y_set.get(id(plot)):
+            return  # (the planner zoomed or panned: a resize keeps their view)
         points = [(x, y) for item in plot.listDataItems() if (xy := item.getData())[0] is not None for x, y in zip(*xy)]
         points = [(float(x), float(y)) for x, y in points if np.isfinite(x) and np.isfinite(y)]
         height = plot.vb.height()
@@ -181,6 +184,7 @@ class SparesDialog(QDialog):
         if any(x >= corner.x() and y >= corner.y() - margin for x, y in points):  # under the legend: room above
             band = min(0.8, (legend.boundingRect().height() + 18.0) / height)  # (its offset and a margin)
             plot.setYRange(lo - pad, (hi + pad - band * (lo - pad)) / (1.0 - band), padding=0)
+        self._y_set[id(plot)] = tuple(plot.vb.viewRange()[1])
 
     def _build_goodput(self) -> pg.PlotItem:
         self.plot_goodput = self._plot("Goodput", "%")
