@@ -58,12 +58,9 @@ def shown_defaults() -> dict[str, str]:
     :data:`TIER_FLAGS` and the spares flags (one table each, as the flags are applied)."""
     from ..core.model.spares import Spares
 
-    def dest(flag: str) -> str:
-        return flag[2:].replace("-", "_")
-
     sc, tiers, spares = load_preset(DEFAULT_PRESET), Tiers(), Spares()
-    shown = {dest(flag): getattr(sc, field) for field, flag in FLAG_FIELDS.items()}
-    shown |= {dest(flag): getattr(tiers, field) for field, flag in TIER_FLAGS.items()}
+    shown = {row.dest: getattr(sc, row.field) for row in SCENARIO_TABLE}
+    shown |= {row.dest: getattr(tiers, row.field) for row in TIER_TABLE}
     shown |= {flag_dest: getattr(spares, field) for field, flag_dest in SPARES_FIELD_FLAGS.items()}
     shown["spare_nodes"] = "unlimited" if spares.spare_nodes is None else spares.spare_nodes
 
@@ -643,8 +640,7 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
     else:
         sc = load_preset(DEFAULT_PRESET)
     base = sc
-    overrides = {f: getattr(args, flag[2:].replace("-", "_")) for f, flag in FLAG_FIELDS.items()}
-    overrides = {f: v for f, v in overrides.items() if v is not None}
+    overrides = _given(args, SCENARIO_TABLE)
     sc = sc.replace(**overrides)
     for field in ("rack_spare_trays", "rack_move_min"):  # (typed for racks the scenario does not have: say so)
         if overrides.get(field) and not sc.uses_nvlink:
@@ -673,9 +669,9 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
         sc = _with_mtbf(sc, args.gpu_mtbf_hours)
         if sc.components != base.components:
             edits.append(f"--gpu-mtbf-hours {_show_value(args.gpu_mtbf_hours)}")
-    sc, training_edits = _with_training(sc, _given(args, TRAINING_FLAGS))
+    sc, training_edits = _with_training(sc, _given(args, TRAINING_TABLE))
     write_flag = _typed_flag(args, "--checkpoint-write") if args.checkpoint_write is not None else None
-    sc, storage_edits = _with_storage(sc, _given(args, STORAGE_FLAGS), write_flag)
+    sc, storage_edits = _with_storage(sc, _given(args, STORAGE_TABLE), write_flag)
     sc, detect_edits = _with_detect_by(sc, args)
     edits += detect_edits
     sc, rate_edits = _with_rates(sc, args)
@@ -691,9 +687,9 @@ def scenario_from_args(args: argparse.Namespace, check: Callable[[Scenario], Sce
     elif edits:
         sc = sc.replace(name=edited_name(sc.name, " ".join(edits)))
     named = {f: _typed_flag(args, FLAG_FIELDS[f]) for f in overrides}
-    named |= {f"training.{f}": TRAINING_FLAGS[f] for f in _given(args, TRAINING_FLAGS)}
-    named |= {f"storage.{f}": STORAGE_FLAGS[f] for f in _given(args, STORAGE_FLAGS)}
-    named |= {f"tiers.{f}": TIER_FLAGS[f] for f in _given(args, TIER_FLAGS)}
+    named |= {f"training.{f}": TRAINING_FLAGS[f] for f in _given(args, TRAINING_TABLE)}
+    named |= {f"storage.{f}": STORAGE_FLAGS[f] for f in _given(args, STORAGE_TABLE)}
+    named |= {f"tiers.{f}": TIER_FLAGS[f] for f in _given(args, TIER_TABLE)}
 
     named |= spares_flag_names(args)
     try:
@@ -821,7 +817,7 @@ def _with_weibull(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, lis
 def _with_tiers(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[str]]:
     """``sc`` with the tier flags applied, and their edits. A ``--fast-*`` flag turns the fast tier on;
     ``--no-fast-tier`` turns it off and refuses them."""
-    given = _given(args, TIER_FLAGS)
+    given = _given(args, TIER_TABLE)
     off = bool(getattr(args, "no_fast_tier", None))
     if not given and not off:
         return sc, []
@@ -841,9 +837,9 @@ def _with_tiers(sc: Scenario, args: argparse.Namespace) -> tuple[Scenario, list[
     return sc.replace(tiers=tiers), edits
 
 
-def _given(args: argparse.Namespace, flags: dict[str, str]) -> dict[str, float]:
-    """The fields of ``flags`` whose flag was given (commands without those flags give none)."""
-    values = {f: getattr(args, flag[2:].replace("-", "_"), None) for f, flag in flags.items()}
+def _given(args: argparse.Namespace, table: Sequence[Flag]) -> dict[str, Any]:
+    """The fields of ``table`` whose flag was given, and their values (commands without those flags give none)."""
+    values = {row.field: getattr(args, row.dest, None) for row in table}
     return {f: v for f, v in values.items() if v is not None}
 
 
