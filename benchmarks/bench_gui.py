@@ -245,7 +245,8 @@ class Breakdown:
         def run(res, *args):
             gen = res.request.generation
             self._current = (name, gen)
-            self.results[gen] = res
+            if hasattr(res, "timings"):  # (a part of a result draws first: its whole result is the one reported)
+                self.results[gen] = res
             t0 = time.perf_counter()
             try:
                 return fn(res, *args)

@@ -677,3 +677,60 @@ def test_a_refusal_in_the_window_names_the_inputs_as_the_window_labels_them(make
     assert "spares." not in win.stale_label.text() and "spares." not in win.status.text()
     win.inputs.update(spares=None, gpus=10_000_000, days=3650.0, trials=100_000)
     assert "Trials: about" in win.status.text() and "at most" in win.status.text()
+
+
+def test_a_main_run_is_drawn_from_its_part_and_the_result_draws_only_the_rest(make_window, qtbot):
+    """The plots a main run alone decides (headline numbers, components, histogram, time breakdown) are drawn from a
+    request's part while its sweeps are computed; its whole result then draws only the sweeps' plots (and the tabs),
+    and only then counts as shown. A newer request's result draws every plot again."""
+    from planner_gui.core.session.plan import MainPart, PlanRequest, compute_plan
+    from planner_gui.ui.plots import MAIN_STEPS
+
+    win = make_window(load_preset("llama3-405b").replace(trials=200))
+    calls: list[str] = []  # the plots the render steps draw (a resize may redraw one besides: not counted)
+    for method in ("_render", "_render_main"):
+        saved = getattr(win.plots, method)
+        setattr(win.plots, method, lambda res, show, names, _f=saved: (calls.extend(names), _f(res, show, names))[1])
+    shown: list = []
+    win.resultsShown.connect(lambda: shown.append(win.last_result))
+    before = win.last_result
+    gen = win.compute.generation + 100  # (newer than anything the window has asked for)
+    sc = win.inputs.scenario.replace(detect_min=win.inputs.scenario.detect_min + 7.0)
+    parts: list[MainPart] = []
+    res = compute_plan(PlanRequest(sc, PREVIEW, gen), on_main=parts.append)
+    assert len(parts) == 1 and parts[0].main is res.main
+
+    win._show_part(parts[0])
+    qtbot.waitUntil(lambda: not win._rendering, timeout=5_000)
+    main_plots = ["componentsPlot", "goodputHistogramPlot", "timeBreakdownPlot"]
+    assert len(MAIN_STEPS) == len(main_plots) and sorted(calls) == main_plots
+    assert shown == [] and win.last_result is before  # not shown until its sweeps are
+    _, counts = win.plots.curve_data("goodputHistogramPlot")
+    assert int(np.sum(counts)) == len(res.main.goodput)  # the part's own trials, all of them
+    assert win.summary.goodput.value.text() == fmt.percent(float(np.mean(res.main.goodput)))
+    assert win.plots.main_shown is parts[0] and win.plots.result is before
+
+    calls.clear()
+    win._show(res)
+    qtbot.waitUntil(lambda: shown != [], timeout=5_000)
+    sweep_plots = ["goodputVsGpusPlot", "goodputVsIntervalPlot", "interruptionsVsGpusPlot"]
+    assert sorted(calls) == sweep_plots  # the main run's plots stand
+    assert shown == [res] and win.plots.result is res
+
+    calls.clear()
+    newer = compute_plan(PlanRequest(sc.replace(detect_min=sc.detect_min + 1.0), PREVIEW, gen + 1))
+    win._show(newer)
+    qtbot.waitUntil(lambda: len(shown) == 2, timeout=5_000)
+    assert sorted(calls) == sorted(main_plots + sweep_plots)
+    assert win.plots.main_shown is newer
+
+    # A full run's part that comes while a result is drawn takes over the main run's plots, not the sweeps' plots
+    calls.clear()
+    last = compute_plan(PlanRequest(sc.replace(detect_min=sc.detect_min + 2.0), PREVIEW, gen + 2))
+    later: list[MainPart] = []
+    compute_plan(PlanRequest(sc.replace(detect_min=sc.detect_min + 3.0), FULL, gen + 3), on_main=later.append)
+    win._show(last)
+    win._show_part(later[0])
+    qtbot.waitUntil(lambda: len(shown) == 3, timeout=5_000)
+    assert sorted(calls) == sorted(main_plots + sweep_plots) and shown[-1] is last
+    assert win.plots.main_shown is later[0] and win.plots.result is last

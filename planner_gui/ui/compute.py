@@ -40,8 +40,9 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from ..core.analysis.sensitivity import DEFAULT_FACTOR
 from ..core.model.scenario import Scenario
 from ..core.session.jobs import Job
-from ..core.session.plan import FULL, PREVIEW, PlanRequest, PlanResult, Quality
-from ..core.session.server import FrameError, encode_frame, loads, read_frame_bytes, server_command, spawn
+from ..core.session.plan import FULL, PREVIEW, MainPart, PlanRequest, PlanResult, Quality
+from ..core.session.server import FrameError, encode_frame, loads, read_frame_bytes
+from ..core.session.spawn import server_command, spawn
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ _early: list[subprocess.Popen[bytes]] = []
 
 
 def adopt_early_process(process: subprocess.Popen[bytes]) -> None:
-    """Hand a compute process started early (:func:`planner_gui.core.session.server.spawn`) to the first link
+    """Hand a compute process started early (:func:`planner_gui.core.session.spawn.spawn`) to the first link
     that needs one, instead of starting another."""
     _early[:] = [process]
 
@@ -245,7 +246,7 @@ class _Link:
             received = time.perf_counter()
             try:
                 kind, gen, payload = loads(data)
-                if kind == "result" and isinstance(payload, PlanResult):
+                if kind in ("result", "part") and isinstance(payload, (PlanResult, MainPart)):
                     payload.stamps.update(received=received, unpickled=time.perf_counter())
             except Exception:  # a result that cannot be unpickled: report it, keep reading
                 log.exception("unreadable message from the compute process")
@@ -280,6 +281,7 @@ class ComputeController(QObject):
     """
 
     resultReady = Signal(object)  # PlanResult (or a job's value) for the newest request
+    partReady = Signal(object)  # MainPart: the newest plan request's main run, ahead of its result
     failed = Signal(str)
     cancelled = Signal()
     progress = Signal(float)
@@ -495,6 +497,10 @@ class ComputeController(QObject):
             return  # stale: a newer request (or a cancel) has been made since, or it was answered
         if kind == "progress":
             self.progress.emit(min(max(float(cast(float, payload)), 0.0), 1.0))
+        elif kind == "part":
+            if isinstance(payload, MainPart):
+                payload.stamps["delivered"] = time.perf_counter()
+                self.partReady.emit(payload)
         elif kind in ("result", "failed"):
             self._unanswered = None
             self._set_busy(False)

@@ -40,7 +40,7 @@ from ..core.files.scenario_io import ScenarioError, validate
 from ..core.model.scenario import Scenario
 from ..core.model.specs import labelled
 from ..core.session.inputs import COMPUTED_FIELDS, Inputs, describe_changes
-from ..core.session.plan import FULL, PREVIEW, PlanResult
+from ..core.session.plan import FULL, PREVIEW, MainPart, PlanResult
 from ..core.util import fmt
 from .collector import collect_on_gui_thread
 from .compute import ComputeController
@@ -49,7 +49,7 @@ from .docs import about_html, model_html
 from .files import FileWindow
 from .incident_dialog import ImportIncidentDialog
 from .planning import PlanningPanel
-from .plots import PlotsPanel, chain
+from .plots import MAIN_STEPS, PlotsPanel, chain
 from .rates_view import RatesOverRunView
 from .resources import app_icon
 from .summary import SummaryStrip
@@ -105,6 +105,11 @@ def _run_text(res: PlanResult) -> str:
     return text
 
 
+#: The order a result's steps are drawn in (:meth:`MainWindow._render_next`): those its main run alone decides
+#: first (a part has only those), with the headline numbers.
+RENDER_ORDER = (*MAIN_STEPS, "gpus", "interval", "planning", "rates")
+
+
 def _status_text(res: PlanResult) -> str:
     """What the status bar says about the results shown: a preview, or the full run."""
     took = f"computed {'earlier ' if res.from_cache else ''}in {res.seconds * 1000:,.0f} ms"
@@ -133,10 +138,13 @@ class MainWindow(FileWindow):
         self.last_result: PlanResult | None = None
         self._preview_wanted = False
         self._full_wanted = False
-        self._render_steps: list = []  # the steps of the newest result (see _show)
-        self._render_todo: set[int] = set()  # those not run yet
-        self._render_at = 0  # the step after the last one run
+        # The steps to draw the newest result (or part: see _show), each with its generation; those not run yet;
+        # the place in RENDER_ORDER after the last step run; the result being drawn (None: a part alone).
+        self._render_steps: dict[str, tuple[int, Callable[[], None]]] = {}
+        self._render_todo: set[str] = set()
+        self._render_at = 0
         self._render_result: PlanResult | None = None
+        self._drawn: dict[str, int] = {}  # step -> the generation it last drew (from a part or a whole result)
         self._render_timer = QTimer(self)  # a zero timer, unlike QTimer.singleShot(0), lets timers run
         self._render_timer.setSingleShot(True)
         self._render_timer.setInterval(0)
@@ -163,6 +171,7 @@ class MainWindow(FileWindow):
 
         self.compute = ComputeController(self)
         self.compute.resultReady.connect(self._show)
+        self.compute.partReady.connect(self._show_part)
         self.compute.failed.connect(self._compute_failed)
         self.compute.progress.connect(self._progress)
         self.compute.busyChanged.connect(self._busy)
@@ -447,46 +456,64 @@ class MainWindow(FileWindow):
         self._full_wanted = False
         self.recompute()
 
+    def _show_part(self, part: MainPart) -> None:
+        """Draw what a full run's main run alone decides (the headline numbers, the components, the histogram
+        and the time breakdown) while the compute process computes its sweeps (seconds, on a large scenario);
+        the whole result, when it comes, has only its sweeps' plots left to draw. A result still being drawn
+        keeps its sweeps' steps."""
+        self._start_render(part)
+
     def _show(self, res: PlanResult) -> None:
         """Render a result in steps, one plot (or two) per turn of the event loop, so input and timers are
-        handled between them.
+        handled between them; those its main run decides are left out if its part drew them already.
 
         A newer result takes over from the next step: plots already drawn from the older one are drawn
         again after the others, so however often results come, every plot shows the newest within one
         round. While a slider is dragged, its next preview starts now, so it is computed while this one
         is drawn.
         """
-        self._render_result = res
-        steps = self.plots.render_steps(res)
-        steps[0] = chain(partial(self.summary.show_result, res), steps[0])
-        steps.append(partial(self._show_planning, res))
-        steps.append(partial(self.rates_view.show_result, res))
-        self._render_steps = steps
-        self._render_todo = set(range(len(steps)))
+        self._start_render(res)
         if self._preview_wanted:  # a slider is being dragged: its next preview is computed meanwhile
             self._preview_wanted = False
             self.recompute(preview=True)
+
+    def _start_render(self, res: PlanResult | MainPart) -> None:
+        gen = res.request.generation
+        steps = dict(self.plots.render_steps(res))
+        steps["components"] = chain(partial(self.summary.show_result, res), steps["components"])
+        if isinstance(res, PlanResult):
+            self._render_result = res
+            steps["planning"] = partial(self._show_planning, res)
+            steps["rates"] = partial(self.rates_view.show_result, res)
+            self._render_steps = {k: (gen, f) for k, f in steps.items()}
+            # (a whole result's main run is its part's: what the part drew stands)
+            self._render_todo = {k for k in steps if not (k in MAIN_STEPS and self._drawn.get(k) == gen)}
+        else:
+            self._render_steps.update({k: (gen, f) for k, f in steps.items()})
+            self._render_todo |= set(steps)
         if not self._rendering:
             self._rendering = True
             self._render_timer.start()
 
     def _render_next(self) -> None:
         """Draw the next plot that does not show the newest result yet."""
-        steps, todo = self._render_steps, self._render_todo
-        if not todo:
-            self._rendering = False
-            return
-        i = min(todo, key=lambda k: (k - self._render_at) % len(steps))  # in order, from where it was
-        todo.discard(i)
-        self._render_at = i + 1
-        steps[i]()
+        todo = self._render_todo
+        if todo:
+            # in order, from where it was
+            name = min(todo, key=lambda k: (RENDER_ORDER.index(k) - self._render_at) % len(RENDER_ORDER))
+            todo.discard(name)
+            self._render_at = RENDER_ORDER.index(name) + 1
+            gen, step = self._render_steps[name]
+            self._drawn[name] = gen
+            step()
         if todo:
             self._render_timer.start()  # a timer: events and other timers come first
             return
         self._rendering = False
         self._render_at = 0
-        assert self._render_result is not None
-        self._shown(self._render_result)
+        res, self._render_result = self._render_result, None
+        if res is not None:
+            self._shown(res)
 
     def _show_planning(self, res: PlanResult) -> None:
         """Draw the Planning tab now if it is the tab shown, else when it is chosen (it takes 15-25 ms)."""

@@ -29,7 +29,7 @@ from ..core.analysis.results import (
 )
 from ..core.analysis.sweep import GUIDE_GPUS, SweepResult, at_gpus
 from ..core.model.scenario import CORRELATED_NAME, Scenario
-from ..core.session.plan import PlanResult
+from ..core.session.plan import MainPart, PlanResult, ShowsMain
 from ..core.theory.profiles import expected_by_component
 from ..core.util import fmt
 from .plot_items import (
@@ -97,7 +97,8 @@ PLOT_NAMES = {
     "goodputHistogramPlot": "Goodput over trials",
     "timeBreakdownPlot": "Where the time goes",
 }
-PLOT_ORDER = list(PLOT_NAMES)
+#: The steps of drawing a result (:meth:`PlotsPanel.render_steps`) that its main run alone decides.
+MAIN_STEPS = ("components", "histogram", "breakdown")
 #: A goodput axis spans at least this many percentage points (a flat curve is not blown up into noise).
 MIN_PERCENT_SPAN = 2.0
 
@@ -131,7 +132,7 @@ def _same_sweep(a: SweepResult, b: SweepResult | None) -> bool:
     return all(np.array_equal(getattr(a, c), getattr(b, c)) for c in ("x", *SweepResult.COLUMNS))
 
 
-def _mean_hours(res: PlanResult, keys: Sequence[str] = ALL_HOURS_KEYS) -> np.ndarray:
+def _mean_hours(res: ShowsMain, keys: Sequence[str] = ALL_HOURS_KEYS) -> np.ndarray:
     """Mean hours by ``keys`` (0 for those that do not apply to the result)."""
     hours = res.main.hours_per_trial()
     return np.array([float(hours[k].mean()) if k in hours else 0.0 for k in keys])
@@ -239,7 +240,8 @@ class PlotsPanel(QWidget):
             self.widgets[name] = w
         self._arrange(2)
         self.pinned: list[_Pinned] = []
-        self.result: PlanResult | None = None
+        self.result: PlanResult | None = None  # the newest whole result drawn
+        self.main_shown: ShowsMain | None = None  # the newest main run the components, histogram and breakdown show
         self._drawn_gpus: SweepResult | None = None  # the GPU sweep the GPU plots show
         self._comp_axis: tuple[list, int] = ([], 0)  # the components plot's names and their width
         self._comp_rows = 0
@@ -276,12 +278,12 @@ class PlotsPanel(QWidget):
 
     def _components_resized(self) -> None:
         """More or fewer rows fit, or the names have more or less room: lay the bars out again."""
-        if self.result is not None:
-            self._show_components(self.result)
+        if self.main_shown is not None:
+            self._show_components(self.main_shown)
 
     def _breakdown_resized(self) -> None:
-        if self.result is not None:
-            self._show_breakdown(self.result)
+        if self.main_shown is not None:
+            self._show_breakdown(self.main_shown)
 
     # -- construction ----------------------------------------------------------------------
     def _legend(self, name: str, offset: tuple[int, int]) -> pg.LegendItem:
@@ -411,30 +413,42 @@ class PlotsPanel(QWidget):
     # -- updates -----------------------------------------------------------------------------
     def show_result(self, res: PlanResult) -> None:
         """Draw ``res`` into the existing items, all at once."""
-        for step in self.render_steps(res):
+        for _, step in self.render_steps(res):
             step()
 
-    def render_steps(self, res: PlanResult) -> list[Callable[[], None]]:
-        """The updates for ``res``, one plot (the two GPU plots together) per step.
+    def render_steps(self, res: PlanResult | MainPart) -> list[tuple[str, Callable[[], None]]]:
+        """The updates for ``res``, one plot (the two GPU plots together) per step, each with its name
+        (:data:`MAIN_STEPS` first: those a main run alone decides, all a :class:`MainPart` has).
 
         The window runs them in separate turns of the event loop, so input and timers are handled
         between them. Each step only changes items whose data changed; Qt repaints what changed once,
         after the step. (Holding a plot's repaints with ``setUpdatesEnabled`` would repaint all of it,
         axes and legends included, even where nothing changed.)
         """
-        shows = (
-            self._show_gpus,
-            self._show_interval,
-            self._show_components,
-            self._show_histogram,
-            self._show_breakdown,
-        )
-        names = ([PLOT_ORDER[0], PLOT_ORDER[1]], [PLOT_ORDER[2]], [PLOT_ORDER[3]], [PLOT_ORDER[4]], [PLOT_ORDER[5]])
-        return [partial(self._render, res, show, n) for show, n in zip(shows, names)]
+        steps: list[tuple[str, Callable[[], None]]] = [
+            ("components", partial(self._render_main, res, self._show_components, ["componentsPlot"])),
+            ("histogram", partial(self._render_main, res, self._show_histogram, ["goodputHistogramPlot"])),
+            ("breakdown", partial(self._render_main, res, self._show_breakdown, ["timeBreakdownPlot"])),
+        ]
+        if isinstance(res, PlanResult):
+            gpu_plots = ["interruptionsVsGpusPlot", "goodputVsGpusPlot"]
+            steps += [
+                ("gpus", partial(self._render, res, self._show_gpus, gpu_plots)),
+                ("interval", partial(self._render, res, self._show_interval, ["goodputVsIntervalPlot"])),
+            ]
+        return steps
 
     def _render(self, res: PlanResult, show: Callable[[PlanResult], None], names: list[str]) -> None:
         self.result = res
         for name in names:  # their values are about to be stale
+            self.hovers[name].hide()
+        show(res)
+
+    def _render_main(self, res: ShowsMain, show: Callable[[ShowsMain], None], names: list[str]) -> None:
+        if isinstance(res, PlanResult):
+            self.result = res
+        self.main_shown = res
+        for name in names:
             self.hovers[name].hide()
         show(res)
 
@@ -514,7 +528,7 @@ class PlotsPanel(QWidget):
         line = QFontMetrics(self.plot("componentsPlot").getAxis("left").style.get("tickFont") or self.font()).height()
         return max(3, int(vb.height() // (line * 1.15)))
 
-    def _show_components(self, res: PlanResult) -> None:
+    def _show_components(self, res: ShowsMain) -> None:
         """Bars: each component's exact expected count (with the rate profile, at the posterior mean with
         rate uncertainty); dots and whiskers: the Monte Carlo mean and
         p05-p95. As many of the largest as fit by name, the rest summed in one row."""
@@ -579,7 +593,7 @@ class PlotsPanel(QWidget):
         right = max(float(max(r[1] for r in rows)), float(hi.max()), base, 1e-9) * 1.05
         self._set_range(name, x=(0.0, right), y=(-0.6, len(rows) - 0.4))
 
-    def _show_histogram(self, res: PlanResult) -> None:
+    def _show_histogram(self, res: ShowsMain) -> None:
         edges, counts = _histogram(100 * res.main.goodput)
         self.hist.setData(edges, counts)
         exact = 100 * (res.main.expected.goodput if res.main.expected.goodput is not None else math.nan)
@@ -656,7 +670,7 @@ class PlotsPanel(QWidget):
         self._breakdown_labels = labels
         self._breakdown_width = limit
 
-    def _breakdown_keys(self, res: PlanResult) -> tuple[str, ...]:
+    def _breakdown_keys(self, res: ShowsMain) -> tuple[str, ...]:
         """The rows to show: today's five, the two of spares when this result or a pinned one has spares, the slow
         nodes' when one has fail-slow nodes, and the corruption rollbacks' when one finds silent corruption late."""
         shown = [res.main, *(p.result.main for p in self.pinned)]
@@ -665,7 +679,7 @@ class PlotsPanel(QWidget):
         sdc = (SDC_HOURS_KEY,) if any(r.sdc_hours is not None for r in shown) else ()
         return (*HOURS_KEYS, *spares, *slow, *sdc)
 
-    def _show_breakdown(self, res: PlanResult) -> None:
+    def _show_breakdown(self, res: ShowsMain) -> None:
         keys = self._breakdown_keys(res)
         n = len(keys)
         labels = [hours_label(k, res.main.scenario) for k in keys]
@@ -782,11 +796,12 @@ class PlotsPanel(QWidget):
     def _describe_breakdown(self, x: float, y: float) -> str:
         k = round(y)
         keys = self._breakdown_shown
-        if self.result is None or not 0 <= k < len(keys):
+        shown = self.main_shown
+        if shown is None or not 0 <= k < len(keys):
             return ""
-        vals = _mean_hours(self.result, keys)
-        total = self.result.main.scenario.hours
-        label = hours_label(keys[k], self.result.main.scenario)
+        vals = _mean_hours(shown, keys)
+        total = shown.main.scenario.hours
+        label = hours_label(keys[k], shown.main.scenario)
         return f"{label}: {fmt.count(vals[k], 1)} h ({fmt.percent(vals[k] / total, 2)})"
 
     # -- pinned scenarios -----------------------------------------------------------------
@@ -844,9 +859,10 @@ class PlotsPanel(QWidget):
         self._align_baseline_components()
         if self.result is not None:  # ranges that make room for the pinned scenarios
             self._show_interval(self.result)
-            self._show_histogram(self.result)
-            self._show_components(self.result)
-            self._show_breakdown(self.result)
+        if self.main_shown is not None:
+            self._show_histogram(self.main_shown)
+            self._show_components(self.main_shown)
+            self._show_breakdown(self.main_shown)
 
     def _align_baseline_components(self) -> None:
         """Each pinned scenario's expected counts in the rows of the current bars (its "others" row sums

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QVBoxLay
 from ..core.analysis.results import summarize
 from ..core.model.scenario import DEFAULT_NOTES
 from ..core.model.specs import SPECS
-from ..core.session.plan import PlanResult
+from ..core.session.plan import PlanResult, ShowsMain
 from ..core.util import fmt
 from .rates_view import SHARES_TIP, variance_text
 from .spares_controls import spares_cost_text, spares_hours_text
@@ -133,7 +133,7 @@ class SummaryStrip(QWidget):
         )
         self.train.setVisible(False)
         self.blocks = (self.interruptions, self.every, self.goodput, self.interval, self.lost, self.train)
-        self._last: PlanResult | None = None
+        self._last: ShowsMain | None = None
         self._baseline: PlanResult | None = None
         self._arrange(5)
 
@@ -180,7 +180,7 @@ class SummaryStrip(QWidget):
         if self._last is not None:
             self._show_versus()
 
-    def show_result(self, res: PlanResult) -> None:
+    def show_result(self, res: ShowsMain) -> None:
         self._last = res
         m = res.main
         sc = m.scenario
@@ -243,7 +243,7 @@ class SummaryStrip(QWidget):
         self._show_versus()
         self._arrange(self._room())
 
-    def _show_tier_intervals(self, res: PlanResult) -> None:
+    def _show_tier_intervals(self, res: ShowsMain) -> None:
         """Each tier's interval in use and its optimum, and the restores from each tier (docs/tiers.md)."""
         m = res.main
         tp = m.tier_plan

@@ -17,6 +17,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -47,7 +48,17 @@ from ..sim.tiers_run import plan_tiers
 from ..theory.params import optimal_intervals, resolve
 from ..util.progress import progress_part
 
-__all__ = ["FULL", "PREVIEW", "GpuSweepCache", "PlanRequest", "PlanResult", "Quality", "compute_plan"]
+__all__ = [
+    "FULL",
+    "PREVIEW",
+    "GpuSweepCache",
+    "MainPart",
+    "PlanRequest",
+    "PlanResult",
+    "Quality",
+    "ShowsMain",
+    "compute_plan",
+]
 
 
 @dataclass(frozen=True)
@@ -128,6 +139,27 @@ class PlanResult:
     #: The levers' effects where no closed form ranks them (paired Monte Carlo at the request's factor, in the full
     #: run: :data:`SENSITIVITY_TRIALS` trials); None where the exact model does (the window ranks them itself).
     effects: list[Effect] | None = None
+
+
+@dataclass
+class MainPart:
+    """A request's main run, sent ahead of the rest of its result (:func:`compute_plan`'s ``on_main``): the window
+    draws what it alone decides (the headline numbers, the components, the histogram, the time breakdown) while the
+    sweeps are computed. ``stamps`` as :attr:`PlanResult.stamps`."""
+
+    request: PlanRequest
+    main: SimulationResult
+    stamps: dict[str, float] = field(default_factory=dict)
+
+
+class ShowsMain(Protocol):
+    """What draws a request's main run alone takes: a :class:`MainPart` or a whole :class:`PlanResult`."""
+
+    @property
+    def request(self) -> PlanRequest: ...
+
+    @property
+    def main(self) -> SimulationResult: ...
 
 
 def interval_range(sc: Scenario) -> tuple[float, float]:
@@ -449,9 +481,15 @@ def _cached_gpu_sweep(sc: Scenario, q: Quality, cache: GpuSweepCache | None) -> 
 
 
 def compute_plan(
-    req: PlanRequest, should_stop: StopCheck = None, progress: Progress = None, cache: GpuSweepCache | None = None
+    req: PlanRequest,
+    should_stop: StopCheck = None,
+    progress: Progress = None,
+    cache: GpuSweepCache | None = None,
+    on_main: Callable[[MainPart], None] | None = None,
 ) -> PlanResult:
-    """Run the main simulation and both sweeps for a request, in the calling thread.
+    """Run the main simulation and both sweeps for a request, in the calling thread. ``on_main`` is given the main
+    run as soon as it is done (the window draws what depends on it alone while the sweeps are computed: on two
+    cores its drawing and the sweeps overlap).
 
     (Running the GPU sweep in a second thread was measured: the engine's many short numpy calls contend
     for the GIL, so it saved little and took the core the GUI thread paints with.)
@@ -476,6 +514,8 @@ def compute_plan(
     ran = simulate_scenarios([run], should_stop=should_stop, progress=step(0), segments=segments)[0]
     main = _whole_window_run(ran, sc, fraction)
     timings["main"] = time.perf_counter() - t0
+    if on_main is not None:
+        on_main(MainPart(req, main))
     t1 = time.perf_counter()
     span = interval_range(sc)
     xs = interval_points(_sweep_points(sc, q, q.interval_points), *span)
