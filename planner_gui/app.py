@@ -121,7 +121,7 @@ def _start_compute_early() -> subprocess.Popen[bytes] | None:
     """Start the compute process now, so it imports numpy and scipy (and computes the default preset)
     on the other core while this process builds the window; None if it cannot start (the window tries
     again, and says what is wrong)."""
-    from .core.session.server import spawn
+    from .core.session.spawn import spawn
 
     try:
         return spawn()

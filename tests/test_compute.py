@@ -231,6 +231,27 @@ def test_results_arrive_on_the_gui_thread_and_only_the_newest(controller, qtbot,
     assert rec.off_gui_thread == 0
 
 
+def test_a_full_runs_main_run_comes_ahead_of_its_result_and_is_its_main_run(controller, qtbot, base):
+    """The window draws the main run's plots from the part while the sweeps are computed: the part must come first,
+    on the GUI thread, for the newest request only, and hold the very numbers of the result's main run. A preview
+    comes whole."""
+    rec = Recorder(controller)
+    parts: list = []
+    controller.partReady.connect(lambda p: rec._add(parts, p))
+    gens = [controller.submit(base.replace(detect_min=m), FULL) for m in (1.0, 4.0)]
+    res = wait_for_newest(qtbot, controller, rec)
+    assert [p.request.generation for p in parts] == [gens[-1]]  # (the older request's part, if sent, was dropped)
+    part = parts[0]
+    assert part.request == res.request and part.main.scenario == res.main.scenario
+    assert part.stamps["sent"] <= part.stamps["delivered"] <= res.stamps["delivered"]
+    for name in ("unplanned", "useful"):
+        np.testing.assert_array_equal(getattr(part.main.trials, name), getattr(res.main.trials, name))
+    controller.submit(base.replace(detect_min=9.0), PREVIEW)
+    assert wait_for_newest(qtbot, controller, rec).request.quality == PREVIEW
+    assert len(parts) == 1
+    assert rec.off_gui_thread == 0
+
+
 def test_repeated_deaths_spread_over_a_session_never_give_up(controller, qtbot, base, monkeypatch):
     now = [0.0]
     monkeypatch.setattr(controller, "_clock", lambda: now[0])
@@ -392,7 +413,7 @@ def long_request(gen: int) -> PlanRequest:
 def test_server_exits_when_its_input_ends_mid_run():
     with start_server() as proc:
         write_frame(proc.stdin, long_request(1))
-        assert read_frame(proc.stdout)[0] == "progress"  # it is computing
+        assert read_frame(proc.stdout)[0] in ("progress", "part")  # it is computing
         proc.stdin.close()  # what the parent's death looks like
         assert proc.wait(30) == 0
 
@@ -481,15 +502,17 @@ def test_server_skips_a_request_it_cannot_unpickle(bad):
             proc.stdin.write(raw_frame(bad))
             sc = load_preset("llama3-405b").replace(trials=50)
             write_frame(proc.stdin, PlanRequest(sc, FULL, 7))
-            answer = ("progress", 0, None)
-            while answer[0] == "progress":
-                answer = read_frame(proc.stdout)  # EOFError if the server quit; killed if it hangs
+            answers = [("progress", 0, None)]
+            while answers[-1][0] in ("progress", "part"):
+                answers.append(read_frame(proc.stdout))  # EOFError if the server quit; killed if it hangs
             proc.stdin.close()
             assert read_frame(proc.stdout)[0] == "bye"
         finally:
             watchdog.cancel()
-        kind, gen, payload = answer
+        kind, gen, payload = answers[-1]
         assert (kind, gen) == ("result", 7) and payload.main.scenario == sc
+        parts = [a for a in answers if a[0] == "part"]  # the main run, once, ahead of the result
+        assert [(k, g) for k, g, _ in parts] == [("part", 7)] and parts[0][2].main.scenario == sc
         assert proc.wait(30) == 0
 
 
@@ -502,7 +525,7 @@ server = subprocess.Popen([sys.executable, "-m", "planner_gui", "_compute-server
                           stdout=subprocess.PIPE)
 sc = load_preset("llama3-405b").replace(gpus=1_000_000, days=365.0, trials=2000)
 write_frame(server.stdin, PlanRequest(sc, FULL, 1))
-assert read_frame(server.stdout)[0] == "progress"
+assert read_frame(server.stdout)[0] in ("progress", "part")
 print(server.pid, flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """

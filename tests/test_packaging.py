@@ -286,7 +286,8 @@ def test_the_compute_server_runs_the_windows_package_whatever_the_folder(tmp_pat
     repository must still compute with its own package, not the folder's."""
     from planner_gui.core.files.presets import load_preset
     from planner_gui.core.session.plan import FULL, PlanRequest
-    from planner_gui.core.session.server import read_frame, spawn, write_frame
+    from planner_gui.core.session.server import read_frame, write_frame
+    from planner_gui.core.session.spawn import spawn
 
     shadow = tmp_path / "planner_gui"
     shadow.mkdir()

@@ -5,7 +5,8 @@ Bad flags or files exit with status 2 and one line on stderr, never a traceback.
 estimate of their time and their progress on stderr; Ctrl-C stops them (exit status 130).
 
 This module only starts the program (:mod:`.program`), so that a Ctrl-C while its modules load is the
-same one line and exit status as a Ctrl-C later, not a traceback.
+same one line and exit status as a Ctrl-C later, not a traceback. The window (no arguments) and its compute
+process start without loading the command line's modules.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from typing import Any
+
+from ..core.session.spawn import SERVE_ARG
 
 __all__ = ["build_parser", "main", "report", "scenario_from_args"]
 
@@ -22,12 +25,21 @@ _EXIT_INTERRUPTED = 130
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``planner-gui`` command; returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == [SERVE_ARG]:  # the window's compute process: none of the command line's modules
+        from ..core.session.server import main as serve
+
+        return serve()
     try:
+        if not args and sys.stderr is not None:  # the window: it starts its compute process before anything loads
+            from ..app import run_gui
+
+            return run_gui()
         from .program import main as program
     except KeyboardInterrupt:
         print("planner-gui: interrupted", file=sys.stderr)
         return _EXIT_INTERRUPTED
-    return program(argv)
+    return program(args)
 
 
 def __getattr__(name: str) -> Any:

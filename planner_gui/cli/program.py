@@ -9,7 +9,6 @@ from collections.abc import Callable, Sequence
 
 from .. import __version__
 from ..core.files.scenario_io import ScenarioError
-from ..core.session.server import SERVE_ARG
 from ..core.util import fmt
 from . import fit as fit_command
 from . import optimize as optimize_command
@@ -90,10 +89,6 @@ def _error(message: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``planner-gui`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv == [SERVE_ARG]:  # the window's compute process (see planner_gui.ui.compute): its own streams
-        from ..core.session.server import main as serve
-
-        return serve()
     if sys.stderr is not None:
         return _main(argv)
     # Started with standard error closed (`2>&-`): its lines go nowhere and the command still runs

@@ -31,12 +31,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.special import gammaincinv
 
 from ..model.scenario import RESTART_REFERENCE_GPUS, WEIBULL_SHAPES, Scenario
 from ..model.specs import SPECS
 from ..theory.rates import RatePosterior
-from ..util import fmt
+from ..util import fmt, special
 from .sensitivity import NoClosedForm, days_and_cost, expected_goodput, has_closed_form, per_trial_days_and_cost
 
 if TYPE_CHECKING:
@@ -468,7 +467,7 @@ def _category_rate(sc: Scenario, category: str) -> Unsure | None:
             shape = post.mean() / scale
             worth = f"{shape:,.0f} effective"
             how = "about the 5th and 95th percentiles of its rate given its evidence"
-        lo, hi = (float(gammaincinv(shape, q)) * scale * 24_000.0 for q in RATE_QUANTILES)
+        lo, hi = (float(special.gammaincinv(shape, q)) * scale * 24_000.0 for q in RATE_QUANTILES)
         # (worth, not seen: a fitted rate's evidence holds the prior's weighted counts beside the log's own)
         why = f"{how} (worth {worth} interruptions)"
     else:

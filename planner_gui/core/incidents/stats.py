@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import erfc, gammainc, gammaincc, gammaincinv
 
+from ..util import special
 from .logs import LEVEL
 
 # -- statistics ------------------------------------------------------------------------------------------
@@ -26,7 +26,7 @@ def rate_interval(count: float, exposure: float, level: float = LEVEL) -> tuple[
     """
     tail = (1.0 - level) / 2.0
     shape = count + 0.5
-    return float(gammaincinv(shape, tail)) / exposure, float(gammaincinv(shape, 1.0 - tail)) / exposure
+    return float(special.gammaincinv(shape, tail)) / exposure, float(special.gammaincinv(shape, 1.0 - tail)) / exposure
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def laplace_test(u: Sequence[float] | NDArray[np.float64]) -> tuple[float, float
     """
     x = np.asarray(u, dtype=float)
     stat_u = math.sqrt(12.0 * x.size) * (float(x.mean()) - 0.5)
-    return stat_u, float(erfc(abs(stat_u) / math.sqrt(2.0)))
+    return stat_u, float(special.erfc(abs(stat_u) / math.sqrt(2.0)))
 
 
 def mil_hdbk_189_test(
@@ -128,9 +128,9 @@ def mil_hdbk_189_test(
     x = np.asarray(u, dtype=float)
     m = x.size
     s = float(-np.log(x).sum())
-    p = min(1.0, 2.0 * min(float(gammainc(m, s)), float(gammaincc(m, s))))
+    p = min(1.0, 2.0 * min(float(special.gammainc(m, s)), float(special.gammaincc(m, s))))
     tail = (1.0 - level) / 2.0
-    return 2.0 * s, p, m / s, float(gammaincinv(m, tail)) / s, float(gammaincinv(m, 1.0 - tail)) / s
+    return 2.0 * s, p, m / s, float(special.gammaincinv(m, tail)) / s, float(special.gammaincinv(m, 1.0 - tail)) / s
 
 
 def _bisect_log(f: Callable[[float], float], lo: float, hi: float) -> float:
@@ -197,7 +197,7 @@ def fit_weibull(
         hi *= 10.0
     k = _bisect_log(g, lo, hi)
     scale = top * math.exp((log_sum(k)[0] - math.log(r)) / k)
-    target = profile(k) - float(gammaincinv(0.5, level))  # half the chi-square(1) quantile
+    target = profile(k) - float(special.gammaincinv(0.5, level))  # half the chi-square(1) quantile
     below = k / 2.0
     while profile(below) > target and below > 1e-8:
         below /= 2.0

@@ -2,12 +2,15 @@
 
 Protocol (both directions): frames of an 8-byte big-endian length followed by a pickle (protocol 5), then a 4-byte
 count of its out-of-band buffers and each with its 8-byte length (so that a large array is read straight into
-memory of its own, never copied while the reading thread holds the interpreter lock). The parent
-sends :class:`.plan.PlanRequest` or :class:`.jobs.Job` objects (a view's computation), ``("cancel",
-generation)`` or ``"quit"``; the server answers
-``(kind, generation, payload)`` with kind ``result``, ``failed``, ``cancelled`` or ``progress``, and
-``("bye", 0, None)`` before it exits. A reader thread takes requests as they come, so a running
-computation sees a newer generation and stops at its next chunk; only the newest request is run.
+memory of its own, never copied while the reading thread holds the interpreter lock). The parent sends
+:class:`.plan.PlanRequest` or :class:`.jobs.Job` objects (a view's computation), ``("cancel", generation)`` or
+``"quit"``; the server answers ``(kind, generation, payload)`` with kind ``result``, ``failed``, ``cancelled`` or
+``progress``, and ``("bye", 0, None)`` before it exits. Before a full run's ``result`` it sends a ``part``: its
+main run (:class:`.plan.MainPart`), unless a newer request has come. (Not a preview's: its main run takes a few
+milliseconds, and on two cores, drawing it while the sweeps were computed slowed them by as much as it gained,
+and a dragged slider's next part took the plots over from the sweeps of the preview before it.) A reader thread
+takes requests as they come, so a running computation sees a newer generation and stops at its next chunk; only
+the newest request is run. How the server is started: :mod:`.spawn`.
 Pickle is safe here: both ends are this program, talking over the pipes of a process it started.
 
 While it waits for its first request, the server computes the default preset (so the window's first
@@ -28,40 +31,31 @@ import dataclasses
 import os
 import pickle
 import struct
-import subprocess
 import sys
 import threading
 import time
 import traceback
 from collections import OrderedDict
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..files.presets import DEFAULT_PRESET, load_preset
 from ..model.scenario import Scenario
 from ..sim.engine import Cancelled
 from .jobs import Job, run_job
-from .plan import FULL, GpuSweepCache, PlanRequest, PlanResult, Quality, compute_plan
+from .plan import FULL, GpuSweepCache, MainPart, PlanRequest, PlanResult, Quality, compute_plan
 
 __all__ = [
     "MAX_FRAME_BYTES",
-    "SERVE_ARG",
     "FrameError",
     "encode_frame",
     "loads",
     "main",
     "read_frame",
     "read_frame_bytes",
-    "server_command",
-    "server_cwd",
-    "server_env",
-    "spawn",
     "write_frame",
 ]
 
-#: The command-line argument that turns ``planner-gui`` into this server.
-SERVE_ARG = "_compute-server"
 _HEADER = struct.Struct(">Q")
 _COUNT = struct.Struct(">I")
 #: Larger frames are a corrupt stream, not a message: refuse them rather than try to allocate them.
@@ -74,41 +68,6 @@ KEEP_BYTES = 64 << 20
 #: anyway: a computation stops at its next check, but one that checks rarely (a study file read) must not keep
 #: running, orphaned, after the window has gone.
 STOP_GRACE_S = 2.0
-
-
-def server_command() -> list[str]:
-    """How to start the compute server: this same program with a hidden argument."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable, SERVE_ARG]
-    return [sys.executable, "-m", "planner_gui", SERVE_ARG]
-
-
-def server_env() -> dict[str, str]:
-    """The server's environment: this one, with this very package first on the path."""
-    env = dict(os.environ)
-    root = server_cwd()
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
-
-
-def server_cwd() -> str:
-    """Where a process of this program is started: the folder that holds this very package. ``python -m``
-    puts its working folder first on the path, so started elsewhere (in another clone of the repository, say)
-    it could import another ``planner_gui`` than the window's and answer with other code."""
-    return str(Path(__file__).resolve().parents[2])
-
-
-def spawn(command: list[str] | None = None) -> subprocess.Popen[bytes]:
-    """Start a compute server (``command``, by default :func:`server_command`) with unbuffered pipes to
-    its input and output; OSError if it cannot be started."""
-    return subprocess.Popen(
-        command or server_command(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=server_env(),
-        cwd=server_cwd(),
-        bufsize=0,
-    )
 
 
 def encode_frame(obj: object) -> list[bytes | memoryview]:
@@ -367,8 +326,16 @@ def _serve_one(
         answers.send(("result", gen, known))
         return
     progress = _progress(answers, gen)
+
+    def main_done(part: MainPart) -> None:
+        if inbox.latest == gen:  # (not when the request is out of date: it stops at its next chunk)
+            part.stamps["sent"] = time.perf_counter()
+            answers.send(("part", gen, part))
+
     try:
-        res = compute_plan(req, lambda: inbox.latest != gen, progress, cache)
+        res = compute_plan(
+            req, lambda: inbox.latest != gen, progress, cache, main_done if req.quality.budget_s is None else None
+        )
     except Cancelled:
         answers.send(("cancelled", gen, None))
     except _Gone:

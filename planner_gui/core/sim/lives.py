@@ -28,7 +28,8 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import gammainc, gammaincc, gammainccinv, gammaincinv
+
+from ..util import special
 
 __all__ = ["Lives"]
 
@@ -105,7 +106,12 @@ class Lives:
         if law == NEW:
             q = -np.expm1(-(z1 - z0))
         else:
-            p0, p1, s0, s1 = gammainc(self.a, z0), gammainc(self.a, z1), gammaincc(self.a, z0), gammaincc(self.a, z1)
+            p0, p1, s0, s1 = (
+                special.gammainc(self.a, z0),
+                special.gammainc(self.a, z1),
+                special.gammaincc(self.a, z0),
+                special.gammaincc(self.a, z1),
+            )
             with np.errstate(divide="ignore", invalid="ignore"):
                 q = np.where(p0 < 0.5, (p1 - p0), (s0 - s1)) / s0
             q = np.where(s0 > 0, q, 1.0)
@@ -124,8 +130,8 @@ class Lives:
             with np.errstate(invalid="ignore"):
                 z = np.where(
                     low,
-                    gammaincinv(self.a, np.where(low, p, 0.0)),
-                    gammainccinv(self.a, np.where(low, 1.0, s0[:, None] * (1.0 - v))),
+                    special.gammaincinv(self.a, np.where(low, p, 0.0)),
+                    special.gammainccinv(self.a, np.where(low, 1.0, s0[:, None] * (1.0 - v))),
                 )
         eta = np.broadcast_to(self.eta[:, None], z.shape)
         times = base[:, None] + self._x(z, eta)

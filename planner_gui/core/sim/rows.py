@@ -15,9 +15,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtri, pdtr
 
 from ..theory.params import Params
+from ..util import special
 from ..util.streams import stream
 
 __all__ = [
@@ -44,13 +44,13 @@ def poisson_by_inversion(u: np.ndarray, mean: float) -> np.ndarray:
     """
     if mean <= 0 or not u.size:
         return np.zeros(u.shape, dtype=np.int64)
-    z = ndtri(np.array([u.min(), u.max()]))
+    z = special.ndtri(np.array([u.min(), u.max()]))
     guess = np.floor(mean + math.sqrt(mean) * z + (z * z - 1.0) / 6.0 + 0.5)
     margin = 4.0
     while True:
         lo = max(guess[0] - margin, 0.0)
         hi = guess[1] + margin
-        cdf = pdtr(np.arange(lo - 1.0, hi + 1.0), mean)  # CDF(lo - 1) ... CDF(hi)
+        cdf = special.pdtr(np.arange(lo - 1.0, hi + 1.0), mean)  # CDF(lo - 1) ... CDF(hi)
         if (lo == 0 or cdf[0] < u.min()) and cdf[-1] >= u.max():
             break
         margin *= 4.0
@@ -64,7 +64,7 @@ _TABLES = 64
 
 def poisson_quantiles(u: np.ndarray, means: np.ndarray) -> np.ndarray:
     """Poisson(``means``) quantiles of ``u``, element by element: what :func:`poisson_by_inversion` gives
-    for each mean (the same numbers: both find the smallest k with ``pdtr(k, mean) >= u``).
+    for each mean (the same numbers: both find the smallest k with ``special.pdtr(k, mean) >= u``).
 
     A few distinct means (the pieces of a rate profile) are done one table each; many (a rate per trial)
     start from the Cornish-Fisher guess and step to the quantile, one step per unit the guess is off.
@@ -79,16 +79,16 @@ def poisson_quantiles(u: np.ndarray, means: np.ndarray) -> np.ndarray:
         return out
     some = np.flatnonzero(means > 0)
     uu, m = u[some], means[some]
-    z = ndtri(uu)
+    z = special.ndtri(uu)
     k = np.maximum(np.floor(m + np.sqrt(m) * z + (z * z - 1.0) / 6.0 + 0.5), 0.0)
-    low = np.flatnonzero(pdtr(k, m) < uu)
+    low = np.flatnonzero(special.pdtr(k, m) < uu)
     while low.size:  # up to the first k whose CDF reaches u
         k[low] += 1.0
-        low = low[pdtr(k[low], m[low]) < uu[low]]
-    high = np.flatnonzero((k > 0) & (pdtr(k - 1.0, m) >= uu))
+        low = low[special.pdtr(k[low], m[low]) < uu[low]]
+    high = np.flatnonzero((k > 0) & (special.pdtr(k - 1.0, m) >= uu))
     while high.size:  # down to the smallest such k
         k[high] -= 1.0
-        high = high[(k[high] > 0) & (pdtr(k[high] - 1.0, m[high]) >= uu[high])]
+        high = high[(k[high] > 0) & (special.pdtr(k[high] - 1.0, m[high]) >= uu[high])]
     out[some] = k.astype(np.int64)
     return out
 

@@ -35,9 +35,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gamma as gamma_fn
 
 from ..model.scenario import Profile, Scenario
+from ..util import special
 from .bad_nodes import BadExpectation, bad_expected, bad_rates
 from .rates import RatePosterior, gamma_rule, mean_job_rate
 from .renewal import unit_renewals, weibull_renewal_function, window_rates
@@ -173,7 +173,7 @@ def expected_to(scenario: Scenario, hours: np.ndarray) -> np.ndarray:
             x = post.fixed[j] + post.scales[j] * y
         else:
             x, w = np.array([c.rate_per_gpu_hour]), np.ones(1)
-        eta = n / (x * scenario.gpus * float(gamma_fn(1.0 + 1.0 / shape)))  # the scale at each rate
+        eta = n / (x * scenario.gpus * float(special.gamma(1.0 + 1.0 / shape)))  # the scale at each rate
         u = h[None, :] / eta[:, None]
         renewals = np.array(unit_renewals(shape, tuple(u.ravel()))).reshape(u.shape)
         out[j] = n * (w @ renewals)
@@ -222,7 +222,7 @@ def burn_in_profile(shape: float, life_days: float, days: float, count: int = BU
     if shape == 1.0:
         return ((0.0, 1.0),)
     edges = geometric_edges(days, count)
-    mean = life_days * float(gamma_fn(1.0 + 1.0 / shape))
+    mean = life_days * float(special.gamma(1.0 + 1.0 / shape))
     renewals = weibull_renewal_function(shape, life_days, edges)
     mults = mean * np.diff(renewals) / np.diff(edges)
     return tuple((float(d), float(m)) for d, m in zip(edges[:-1], mults))

@@ -42,9 +42,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammainccinv, gammaincinv, gammaln
 
 from ..model.scenario import Component, Scenario, llama3_evidence
+from ..util import special
 from ..util.streams import stream
 
 __all__ = [
@@ -170,9 +170,9 @@ def gamma_rule(shape: float, n: int | None = None) -> tuple[np.ndarray, np.ndarr
     """Nodes and weights for ``E f(Y)``, ``Y ~ Gamma(shape, 1)``: the trapezoidal rule in ``log y``
     between the 1e-16 and 1 - 1e-16 quantiles, weights normalised to add up to 1."""
     n = (GAMMA_NODES if shape >= 3.0 else 4 * GAMMA_NODES) if n is None else n
-    lo, hi = float(gammaincinv(shape, 1e-16)), float(gammainccinv(shape, 1e-16))
+    lo, hi = float(special.gammaincinv(shape, 1e-16)), float(special.gammainccinv(shape, 1e-16))
     t = np.linspace(math.log(lo), math.log(hi), n)
-    log_density = shape * t - np.exp(t) - gammaln(shape)  # of log Y
+    log_density = shape * t - np.exp(t) - special.gammaln(shape)  # of log Y
     w = np.exp(log_density - log_density.max())
     w[[0, -1]] /= 2.0
     return np.exp(t), w / w.sum()

@@ -8,10 +8,9 @@ import functools
 import math
 
 import numpy as np
-from scipy.special import gamma as gamma_fn
-from scipy.special import gammaincc
 
 from ..model.scenario import Scenario
+from ..util import special
 
 __all__ = ["unit_renewals", "weibull_renewal_function", "window_rates"]
 
@@ -69,15 +68,15 @@ def weibull_renewal_function(shape: float, life: float, t: np.ndarray) -> np.nda
     beyond = t > end
     if np.any(beyond) and shape > 1.0:
         # (62 lives on: the renewal density's waves about 1 / mean have died down; it goes on at 1 / mean)
-        out[beyond] = m[-1] + (t[beyond] - end) / (life * float(gamma_fn(1.0 + 1.0 / shape)))
+        out[beyond] = m[-1] + (t[beyond] - end) / (life * float(special.gamma(1.0 + 1.0 / shape)))
     elif np.any(beyond):
-        mean = life * float(gamma_fn(1.0 + 1.0 / shape))
-        limit = float(gamma_fn(1.0 + 2.0 / shape)) / (2.0 * float(gamma_fn(1.0 + 1.0 / shape)) ** 2) - 1.0
+        mean = life * float(special.gamma(1.0 + 1.0 / shape))
+        limit = float(special.gamma(1.0 + 2.0 / shape)) / (2.0 * float(special.gamma(1.0 + 1.0 / shape)) ** 2) - 1.0
 
         def tail(x: np.ndarray) -> np.ndarray:  # B(x) = int_x^inf (y - x) (1 - F(y)) dy
             z = (x / life) ** shape
-            first = life**2 / shape * gamma_fn(2.0 / shape) * gammaincc(2.0 / shape, z)
-            out_: np.ndarray = first - x * life / shape * gamma_fn(1.0 / shape) * gammaincc(1.0 / shape, z)
+            first = life**2 / shape * special.gamma(2.0 / shape) * special.gammaincc(2.0 / shape, z)
+            out_: np.ndarray = first - x * life / shape * special.gamma(1.0 / shape) * special.gammaincc(1.0 / shape, z)
             clipped: np.ndarray = np.maximum(out_, 0.0)
             return clipped
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from ..model.spares import SparesParams
+from ..util import special
 
 __all__ = [
     "nodes_in_repair_pmf",
