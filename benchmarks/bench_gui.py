@@ -23,7 +23,8 @@ It prints:
   10-minute swap), restarting and continuing on the surviving replicas: move -> all plots fresh, p95 (target
   <= 200 ms), a 60 Hz drag, and the longest stall (target <= 100 ms).
 
-Run: ``python benchmarks/bench_gui.py [--moves N] [--starts N] [--tiers-only] [--spares-only]``.
+Run: ``python benchmarks/bench_gui.py [--moves N] [--starts N] [--bundle DIR] [--tiers-only] [--spares-only]``
+(``--bundle dist/planner-gui``: the standalone app's start too, after ``python packaging/build.py``).
 With ``TRACE_STALLS=1`` it also prints, for each stall over ``TRACE_GAP`` ms (60), the events that took over
 ``TRACE_MS`` ms (15) during it.
 """
@@ -151,8 +152,9 @@ def _time_to_line(argv: list[str], stream: str, marker: str, env: dict[str, str]
     return elapsed
 
 
-def start_up(repeats: int) -> None:
-    """Start the app and a bare window alternately, ``repeats`` times each; print medians and ranges."""
+def start_up(repeats: int, bundle: str | None = None) -> None:
+    """Start the app (and the standalone bundle's, from its folder ``bundle``) and a bare window in turn,
+    ``repeats`` times each; print medians and ranges."""
     home = tempfile.mkdtemp()
     other = os.path.join(home, "other.json")
     from planner_gui.core.files.presets import load_preset
@@ -166,6 +168,8 @@ def start_up(repeats: int) -> None:
         times["bare"].append(_time_to_line([sys.executable, "-c", BARE_WINDOW], "stdout", "painted", env))
         times["app"].append(_time_to_line(app, "stderr", "init finished", env))
         times["other"].append(_time_to_line([*app, "--scenario", other], "stderr", "init finished", env))
+        if bundle is not None:
+            times["bundle"].append(_time_to_line([os.path.join(bundle, "planner-gui")], "stderr", "init finished", env))
     bare = float(np.median(times["bare"]))
 
     def show(label: str, key: str) -> str:
@@ -177,6 +181,8 @@ def start_up(repeats: int) -> None:
     print("  " + show("bare QApplication + empty QMainWindow, first paint       ", "bare"))
     print("  " + show("planner-gui to first results, default scenario           ", "app"))
     print("  " + show("planner-gui --scenario h100-100k.json to first results   ", "other"))
+    if bundle is not None:
+        print("  " + show("the bundle's planner-gui to first results (floor: 1.0 s)", "bundle"))
 
 
 # -- where the time goes -----------------------------------------------------------------------------
@@ -446,12 +452,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--moves", type=int, default=40)
     ap.add_argument("--starts", type=int, default=5, help="starts of the app and of the bare window (0: none)")
+    ap.add_argument(
+        "--bundle", metavar="DIR", help="also start the standalone app in DIR (dist/planner-gui of packaging/build.py)"
+    )
     ap.add_argument("--tiers-only", action="store_true", help="only the line with both recovery tiers on")
     ap.add_argument("--spares-only", action="store_true", help="only the lines with a finite spare pool")
     ap.add_argument("--plan-only", action="store_true", help="only the line of h100-100k-plan (everything on)")
     args = ap.parse_args()
     if args.starts and not (args.tiers_only or args.spares_only or args.plan_only):
-        start_up(args.starts)
+        start_up(args.starts, args.bundle)
     QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
     app = (_TracingApp if os.environ.get("TRACE_STALLS") else QApplication)(sys.argv[:1])
     app.setOrganizationName("planner-gui-bench")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from html import escape
 
 from .. import __version__
-from ..report.model_text import MODEL_HTML, defaults_html, sources_html
 
 __all__ = ["about_html", "model_html"]
 
@@ -17,6 +16,8 @@ or, for a component of another name, its rate in the scenario as opened.</p>
 
 
 def model_html() -> str:
+    from ..report.model_text import MODEL_HTML, defaults_html, sources_html  # (the report's modules: when asked for)
+
     return (
         f"<h2>The model</h2>{MODEL_HTML}{_WINDOW_NOTES}"
         f"<h2>Defaults</h2><ul>{defaults_html()}</ul><h2>Sources</h2><ul>{sources_html()}</ul>"

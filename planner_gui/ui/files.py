@@ -22,7 +22,6 @@ from ..core.session.inputs import Inputs
 from ..core.session.plan import FULL, PlanResult
 from ..core.util import fmt
 from ..core.util.userfiles import write_atomic
-from ..report.document import MAX_COMPARED, render_report
 from .export import caption_lines, export_plots, export_results
 from .planning import PlanningPanel
 from .plots import PlotsPanel
@@ -236,6 +235,8 @@ class FileWindow(QMainWindow):
                 "'Showing', then export again.",
             )
             return None
+        from ..report.document import MAX_COMPARED, render_report  # (the report's modules: when one is written)
+
         pins = self.pins[-MAX_COMPARED:]
         res = dataclasses.replace(
             self.last_result, main=dataclasses.replace(self.last_result.main, scenario=self.inputs.scenario)

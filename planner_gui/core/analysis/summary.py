@@ -54,4 +54,5 @@ def percentiles(v: np.ndarray) -> np.ndarray:
     gamma = virtual - before
     a, b = s[before.astype(np.intp)], s[after.astype(np.intp)]
     diff = b - a
-    return np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
+    out: np.ndarray = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
+    return out
