@@ -681,56 +681,112 @@ def test_a_refusal_in_the_window_names_the_inputs_as_the_window_labels_them(make
 
 def test_a_main_run_is_drawn_from_its_part_and_the_result_draws_only_the_rest(make_window, qtbot):
     """The plots a main run alone decides (headline numbers, components, histogram, time breakdown) are drawn from a
-    request's part while its sweeps are computed; its whole result then draws only the sweeps' plots (and the tabs),
-    and only then counts as shown. A newer request's result draws every plot again."""
+    full run's part while its sweeps are computed, where the other plots show the same inputs (their preview); its
+    whole result then draws only the sweeps' plots (and the tabs), and only then counts as shown. A part of other
+    inputs than the plots show is not drawn (it would show two scenarios at once)."""
     from planner_gui.core.session.plan import MainPart, PlanRequest, compute_plan
-    from planner_gui.ui.plots import MAIN_STEPS
 
-    win = make_window(load_preset("llama3-405b").replace(trials=200))
+    win = make_window(load_preset("llama3-405b").replace(trials=400))  # (a preview takes 200 of them)
     calls: list[str] = []  # the plots the render steps draw (a resize may redraw one besides: not counted)
     for method in ("_render", "_render_main"):
         saved = getattr(win.plots, method)
         setattr(win.plots, method, lambda res, show, names, _f=saved: (calls.extend(names), _f(res, show, names))[1])
     shown: list = []
     win.resultsShown.connect(lambda: shown.append(win.last_result))
-    before = win.last_result
+    main_plots = ["componentsPlot", "goodputHistogramPlot", "timeBreakdownPlot"]
+    sweep_plots = ["goodputVsGpusPlot", "goodputVsIntervalPlot", "interruptionsVsGpusPlot"]
     gen = win.compute.generation + 100  # (newer than anything the window has asked for)
     sc = win.inputs.scenario.replace(detect_min=win.inputs.scenario.detect_min + 7.0)
-    parts: list[MainPart] = []
-    res = compute_plan(PlanRequest(sc, PREVIEW, gen), on_main=parts.append)
-    assert len(parts) == 1 and parts[0].main is res.main
+    preview = compute_plan(PlanRequest(sc, PREVIEW, gen))
+    win._show(preview)
+    qtbot.waitUntil(lambda: shown == [preview], timeout=5_000)
 
+    calls.clear()
+    parts: list[MainPart] = []
+    res = compute_plan(PlanRequest(sc, FULL, gen + 1), on_main=parts.append)
+    assert len(parts) == 1 and parts[0].main is res.main
     win._show_part(parts[0])
     qtbot.waitUntil(lambda: not win._rendering, timeout=5_000)
-    main_plots = ["componentsPlot", "goodputHistogramPlot", "timeBreakdownPlot"]
-    assert len(MAIN_STEPS) == len(main_plots) and sorted(calls) == main_plots
-    assert shown == [] and win.last_result is before  # not shown until its sweeps are
+    assert sorted(calls) == main_plots
+    assert shown == [preview] and win.last_result is preview  # not shown until its sweeps are
     _, counts = win.plots.curve_data("goodputHistogramPlot")
-    assert int(np.sum(counts)) == len(res.main.goodput)  # the part's own trials, all of them
+    assert int(np.sum(counts)) == len(res.main.goodput) != len(preview.main.goodput)  # the full run's trials
     assert win.summary.goodput.value.text() == fmt.percent(float(np.mean(res.main.goodput)))
-    assert win.plots.main_shown is parts[0] and win.plots.result is before
+    assert win.plots.main_shown is parts[0] and win.plots.result is preview
 
     calls.clear()
     win._show(res)
-    qtbot.waitUntil(lambda: shown != [], timeout=5_000)
-    sweep_plots = ["goodputVsGpusPlot", "goodputVsIntervalPlot", "interruptionsVsGpusPlot"]
-    assert sorted(calls) == sweep_plots  # the main run's plots stand
-    assert shown == [res] and win.plots.result is res
-
-    calls.clear()
-    newer = compute_plan(PlanRequest(sc.replace(detect_min=sc.detect_min + 1.0), PREVIEW, gen + 1))
-    win._show(newer)
     qtbot.waitUntil(lambda: len(shown) == 2, timeout=5_000)
-    assert sorted(calls) == sorted(main_plots + sweep_plots)
-    assert win.plots.main_shown is newer
+    assert sorted(calls) == sweep_plots  # the main run's plots stand
+    assert shown[-1] is res and win.plots.result is res
 
-    # A full run's part that comes while a result is drawn takes over the main run's plots, not the sweeps' plots
+    # A part of other inputs than the plots show is not drawn; their whole result draws every plot
     calls.clear()
-    last = compute_plan(PlanRequest(sc.replace(detect_min=sc.detect_min + 2.0), PREVIEW, gen + 2))
-    later: list[MainPart] = []
-    compute_plan(PlanRequest(sc.replace(detect_min=sc.detect_min + 3.0), FULL, gen + 3), on_main=later.append)
-    win._show(last)
-    win._show_part(later[0])
+    other = sc.replace(detect_min=sc.detect_min + 1.0)
+    others: list[MainPart] = []
+    newer = compute_plan(PlanRequest(other, FULL, gen + 2), on_main=others.append)
+    win._show_part(others[0])
+    qtbot.wait(50)
+    assert calls == [] and win.plots.main_shown is not others[0]
+    win._show(newer)
     qtbot.waitUntil(lambda: len(shown) == 3, timeout=5_000)
-    assert sorted(calls) == sorted(main_plots + sweep_plots) and shown[-1] is last
-    assert win.plots.main_shown is later[0] and win.plots.result is last
+    assert sorted(calls) == sorted(main_plots + sweep_plots) and win.plots.main_shown is newer
+
+    # A part that comes while its preview is drawn takes over the main run's plots, not the sweeps' plots
+    calls.clear()
+    last = other.replace(detect_min=other.detect_min + 1.0)
+    quick = compute_plan(PlanRequest(last, PREVIEW, gen + 3))
+    later: list[MainPart] = []
+    compute_plan(PlanRequest(last, FULL, gen + 4), on_main=later.append)
+    win._show(quick)
+    win._show_part(later[0])
+    qtbot.waitUntil(lambda: len(shown) == 4, timeout=5_000)
+    assert sorted(calls) == sorted(main_plots + sweep_plots) and shown[-1] is quick
+    assert win.plots.main_shown is later[0] and win.plots.result is quick
+
+
+def test_a_released_slider_asks_for_a_preview_first_unless_the_plots_or_the_pending_request_have_it(
+    make_window, monkeypatch
+):
+    """On a large scenario previews lag the slider: released, the plots could show an earlier preview's inputs (or
+    those of before the drag) until the full run came, a minute or more later."""
+    from planner_gui.core.files.scenario_io import validate
+    from planner_gui.core.session.plan import PlanRequest
+    from planner_gui.ui.compute import ComputeController
+
+    win = make_window(load_preset("llama3-405b").replace(trials=400))
+    asked: list[bool] = []
+    monkeypatch.setattr(win, "recompute", lambda preview=False: asked.append(preview))
+    pending: list = [None]
+    monkeypatch.setattr(ComputeController, "pending", property(lambda self: pending[0]))
+
+    win._drag_finished()  # the plots show the inputs: the full run at once
+    assert asked == [False] and not win._full_wanted
+
+    win.inputs.update(detect_min=win.inputs.scenario.detect_min + 3.0)
+    asked.clear()
+    win._drag_finished()  # the plots show other inputs, and nothing computes these: a preview, then the full run
+    assert asked == [True] and win._full_wanted
+
+    asked.clear()
+    pending[0] = PlanRequest(validate(win.inputs.scenario), PREVIEW, 10**6)
+    win._drag_finished()  # their preview is being computed: the full run follows it
+    assert asked == [] and win._full_wanted
+
+
+def test_the_status_bar_says_what_the_plots_show_while_a_full_run_is_computed(make_window, monkeypatch):
+    from planner_gui.core.files.scenario_io import validate
+    from planner_gui.core.session.plan import PlanRequest, compute_plan
+    from planner_gui.ui.compute import ComputeController
+
+    win = make_window(load_preset("llama3-405b").replace(trials=400))
+    sc = validate(win.inputs.scenario)
+    win.last_result = compute_plan(PlanRequest(sc, PREVIEW, 10**6))
+    pending = PlanRequest(sc, FULL, 10**6 + 1)
+    monkeypatch.setattr(ComputeController, "pending", property(lambda self: pending))
+    assert win._computing_text() == "Computing the full run; the plots show a preview (approximate)"
+    win._part_shown = pending.generation
+    assert win._computing_text().startswith("Computing the sweeps of the full run; the headline numbers")
+    assert win._computing_text().endswith("the other plots a preview")
+    pending = PlanRequest(sc.replace(detect_min=sc.detect_min + 1.0), FULL, 10**6 + 2)  # other inputs
+    assert win._computing_text() == "Computing..."

@@ -42,6 +42,10 @@ _HOMES = {
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})
+
+
 def __getattr__(name: str) -> Any:
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

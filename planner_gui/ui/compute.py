@@ -362,6 +362,11 @@ class ComputeController(QObject):
         return self._busy
 
     @property
+    def pending(self) -> PlanRequest | Job | None:
+        """The newest request, while its result has not come (None once it has, or was cancelled)."""
+        return self._unanswered
+
+    @property
     def generation(self) -> int:
         return self._latest
 

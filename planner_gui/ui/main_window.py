@@ -40,7 +40,7 @@ from ..core.files.scenario_io import ScenarioError, validate
 from ..core.model.scenario import Scenario
 from ..core.model.specs import labelled
 from ..core.session.inputs import COMPUTED_FIELDS, Inputs, describe_changes
-from ..core.session.plan import FULL, PREVIEW, MainPart, PlanResult
+from ..core.session.plan import FULL, PREVIEW, MainPart, PlanRequest, PlanResult
 from ..core.util import fmt
 from .collector import collect_on_gui_thread
 from .compute import ComputeController
@@ -145,6 +145,7 @@ class MainWindow(FileWindow):
         self._render_at = 0
         self._render_result: PlanResult | None = None
         self._drawn: dict[str, int] = {}  # step -> the generation it last drew (from a part or a whole result)
+        self._part_shown = -1  # the generation of the last part drawn
         self._render_timer = QTimer(self)  # a zero timer, unlike QTimer.singleShot(0), lets timers run
         self._render_timer.setSingleShot(True)
         self._render_timer.setInterval(0)
@@ -451,17 +452,41 @@ class MainWindow(FileWindow):
         self.compute.submit(sc, PREVIEW if preview else FULL, self.planning.factor.value())
 
     def _drag_finished(self) -> None:
+        """The full run of the inputs the hand stopped at; first their preview, unless the plots show it or it is
+        being computed (on a large scenario, previews lag the slider: the plots would show the inputs of an
+        earlier preview, or of before the drag, until the full run came, a minute or more)."""
         self.inputs.close_step()  # the next drag is a step of its own
         self._preview_wanted = False
         self._full_wanted = False
-        self.recompute()
+        try:
+            current = validate(self.inputs.scenario).simulated()
+        except ScenarioError:
+            self.recompute()  # (says why it cannot)
+            return
+        shown, pending = self.last_result, self.compute.pending
+        if shown is not None and shown.request.scenario.simulated() == current:
+            self.recompute()
+        elif isinstance(pending, PlanRequest) and pending.scenario.simulated() == current:
+            self._full_wanted = True  # its preview is on its way: the full run follows it
+        else:
+            self._full_wanted = True
+            self.recompute(preview=True)
 
     def _show_part(self, part: MainPart) -> None:
         """Draw what a full run's main run alone decides (the headline numbers, the components, the histogram
         and the time breakdown) while the compute process computes its sweeps (seconds, on a large scenario);
         the whole result, when it comes, has only its sweeps' plots left to draw. A result still being drawn
-        keeps its sweeps' steps."""
+        keeps its sweeps' steps.
+
+        Only where the other plots show the same inputs (their preview): beside plots of other inputs, the part
+        would show two scenarios at once; the whole result then draws everything."""
+        shown = self._render_result or self.last_result
+        if shown is None or shown.request.scenario.simulated() != part.request.scenario.simulated():
+            return
+        self._part_shown = part.request.generation
         self._start_render(part)
+        if self.progress.isVisible():
+            self.status.setText(self._computing_text())
 
     def _show(self, res: PlanResult) -> None:
         """Render a result in steps, one plot (or two) per turn of the event loop, so input and timers are
@@ -625,7 +650,24 @@ class MainWindow(FileWindow):
         if self.compute.busy:
             self.progress.setVisible(True)
             self.cancel_button.setVisible(True)
-            self.status.setText("Computing...")
+            self.status.setText(self._computing_text())
+
+    def _computing_text(self) -> str:
+        """What the status bar says while a run is computed: the run, and what the plots show meanwhile."""
+        res, pending = self.last_result, self.compute.pending
+        if not isinstance(pending, PlanRequest) or res is None:
+            return "Computing..."
+        if pending.quality.name != FULL.name or res.request.scenario.simulated() != pending.scenario.simulated():
+            return "Computing..."
+        if self._part_shown == pending.generation:
+            shown = "a preview" if res.request.quality.name == PREVIEW.name else "the run before"
+            return (
+                "Computing the sweeps of the full run; the headline numbers, components, histogram and time "
+                f"breakdown show its main run, the other plots {shown}"
+            )
+        if res.request.quality.name == PREVIEW.name:
+            return "Computing the full run; the plots show a preview (approximate)"
+        return "Computing..."
 
     def _cancel(self) -> None:
         self.compute.cancel()
