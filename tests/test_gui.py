@@ -790,3 +790,11 @@ def test_the_status_bar_says_what_the_plots_show_while_a_full_run_is_computed(ma
     assert win._computing_text().endswith("the other plots a preview")
     pending = PlanRequest(sc.replace(detect_min=sc.detect_min + 1.0), FULL, 10**6 + 2)  # other inputs
     assert win._computing_text() == "Computing..."
+
+
+def test_the_presets_menu_names_each_preset_by_its_whole_title(make_window):
+    from planner_gui.core.files.presets import preset_titles
+
+    win = make_window(load_preset("llama3-405b").replace(trials=200))
+    for slug, title in preset_titles().items():
+        assert find(win, object, f"preset:{slug}").text() == title

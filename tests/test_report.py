@@ -682,6 +682,10 @@ def test_a_report_of_every_feature_at_once_reads_its_numbers_from_its_json_repor
         assert abs(value - want) <= tol * (1 + 1e-9) + 1e-12, (key, span.text(), want)
     assert "paired Monte Carlo" in html  # the levers, with no closed form here
     assert "waiting for spares" not in html or "reduced throughput" in html
+    tiers = doc["tiers"]  # (the report said "every 1 snapshots")
+    for n, what in ((tiers["persistent_every_fast"], "snapshot"), (tiers["upload_every_checkpoint"], "checkpoint")):
+        assert (f"each {what}" if n == 1 else f"every {n:,} {what}s") in html
+    assert "every 1 " not in html
 
 
 def test_the_interval_chart_with_the_fast_tier_marks_the_fast_tiers_interval_and_optima():

@@ -297,7 +297,8 @@ class MainWindow(FileWindow):
         self._action(e, "&Copy Results as JSON", self.copy_results_json, "Ctrl+Shift+C", "copyResultsJsonAction")
         p = mb.addMenu("&Presets")
         for slug, title in preset_titles().items():  # the default first
-            self._action(p, fmt.clean(title, 80), lambda _=False, n=slug: self.load_preset(n), name=f"preset:{slug}")
+            # (whole: the presets are ours, and a title cut in its middle read "2 warm t... a rack")
+            self._action(p, fmt.clean(title, 160), lambda _=False, n=slug: self.load_preset(n), name=f"preset:{slug}")
         v = mb.addMenu("&View")
         self._action(v, "&Pin Scenario", self.pin_baseline, "Ctrl+B", "actionPinBaseline")
         self._action(v, "&Clear Pinned Scenarios", self.clear_baseline, "Ctrl+Shift+B", "actionClearBaseline")
