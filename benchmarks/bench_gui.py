@@ -248,10 +248,12 @@ class Breakdown:
         self.win.resultsShown.disconnect(self._shown)
 
     def _timed(self, fn, name: str):
+        from planner_gui.core.session.plan import PlanResult
+
         def run(res, *args):
             gen = res.request.generation
             self._current = (name, gen)
-            if hasattr(res, "timings"):  # (a part of a result draws first: its whole result is the one reported)
+            if isinstance(res, PlanResult):  # (a full run's part draws first: its whole result is the one reported)
                 self.results[gen] = res
             t0 = time.perf_counter()
             try:
@@ -459,6 +461,8 @@ def main() -> int:
     ap.add_argument("--spares-only", action="store_true", help="only the lines with a finite spare pool")
     ap.add_argument("--plan-only", action="store_true", help="only the line of h100-100k-plan (everything on)")
     args = ap.parse_args()
+    if args.bundle is not None and not os.access(os.path.join(args.bundle, "planner-gui"), os.X_OK):
+        ap.error(f"--bundle: no planner-gui program in {args.bundle} (build it: python packaging/build.py)")
     if args.starts and not (args.tiers_only or args.spares_only or args.plan_only):
         start_up(args.starts, args.bundle)
     QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())

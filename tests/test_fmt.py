@@ -30,3 +30,8 @@ def test_a_trillion_is_said_as_one():
 def test_a_share_that_rounds_to_nothing_has_no_sign():
     assert fmt.percent(-2.2e-18) == "0.0%" and fmt.percent(-0.0004, 1) == "0.0%"  # hours summed to a residue
     assert fmt.percent(-0.0006, 1) == "-0.1%" and fmt.percent(0.9167, 2) == "91.67%"
+
+
+def test_how_often_is_said_in_whole_counts_never_every_1():
+    assert fmt.each(1, "snapshot") == "each snapshot"
+    assert fmt.each(4, "snapshot") == "every 4 snapshots" and fmt.each(1200, "checkpoint") == "every 1,200 checkpoints"

@@ -688,9 +688,8 @@ def test_a_main_run_is_drawn_from_its_part_and_the_result_draws_only_the_rest(ma
 
     win = make_window(load_preset("llama3-405b").replace(trials=400))  # (a preview takes 200 of them)
     calls: list[str] = []  # the plots the render steps draw (a resize may redraw one besides: not counted)
-    for method in ("_render", "_render_main"):
-        saved = getattr(win.plots, method)
-        setattr(win.plots, method, lambda res, show, names, _f=saved: (calls.extend(names), _f(res, show, names))[1])
+    saved = win.plots._render
+    win.plots._render = lambda res, show, names, main=False: (calls.extend(names), saved(res, show, names, main))[1]
     shown: list = []
     win.resultsShown.connect(lambda: shown.append(win.last_result))
     main_plots = ["componentsPlot", "goodputHistogramPlot", "timeBreakdownPlot"]
@@ -785,7 +784,7 @@ def test_the_status_bar_says_what_the_plots_show_while_a_full_run_is_computed(ma
     pending = PlanRequest(sc, FULL, 10**6 + 1)
     monkeypatch.setattr(ComputeController, "pending", property(lambda self: pending))
     assert win._computing_text() == "Computing the full run; the plots show a preview (approximate)"
-    win._part_shown = pending.generation
+    win._drawn["components"] = pending.generation  # (its part is drawn)
     assert win._computing_text().startswith("Computing the sweeps of the full run; the headline numbers")
     assert win._computing_text().endswith("the other plots a preview")
     pending = PlanRequest(sc.replace(detect_min=sc.detect_min + 1.0), FULL, 10**6 + 2)  # other inputs

@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 import planner_gui
 
 ROOT = Path(planner_gui.__file__).parent
@@ -170,3 +172,28 @@ def test_the_layer_check_finds_an_import_upward_or_beside():
     assert upward({spec: {fit}}, layers) == [f"{spec} -> {fit}"]
     assert upward({spec: {"planner_gui.core.study.store"}}, layers) == []
     assert layer_of("planner_gui.core.util.fmt", layers) == (len(layers) - 1, "planner_gui.core.util")
+
+
+def test_the_cores_names_for_scripts_are_loaded_from_their_layers_when_first_asked_for():
+    """``planner_gui.core`` loads no layer on import (the app starts its compute process first); each name it
+    exports is its home module's own, listed alike in ``__all__``, for type checkers and in ``dir``."""
+    import importlib
+    import subprocess
+    import sys
+
+    import planner_gui.core as core
+
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, planner_gui.core; print(sorted(m for m in sys.modules if m.startswith("
+         "'planner_gui.core.') or m.startswith('scipy') or m == 'numpy'))"],
+        capture_output=True, text=True, check=True, cwd=ROOT.parent,
+    ).stdout.strip()  # fmt: skip
+    assert loaded == "[]"
+    tree = ast.parse((ROOT / "core" / "__init__.py").read_text())
+    typed = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names if n.level == 1}
+    assert sorted(core.__all__) == sorted(typed) == sorted(core._HOME)
+    for name in core.__all__:
+        home = importlib.import_module(core._HOME[name], "planner_gui.core")
+        assert getattr(core, name) is getattr(home, name) and name in dir(core)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        core.no_such_name  # noqa: B018

@@ -91,11 +91,6 @@ li { margin-bottom: 1mm; }
 """
 
 
-def _every(n: int, what: str) -> str:
-    """ "each snapshot", "every 4 snapshots"."""
-    return f"each {what}" if n == 1 else f"every {n:,} {what}s"
-
-
 def _t(text: Any, max_len: int = 200) -> str:
     """User text (a name) for HTML: control characters shown as escapes, then HTML-escaped."""
     return escape(fmt.clean(str(text), max_len), quote=True)
@@ -261,8 +256,8 @@ def _interval_rows(d: dict[str, Any], sc: Scenario) -> list[tuple[str, str, str]
             (
                 "Persistent tier",
                 f"every {_num(fmt.duration_min(d['checkpoint_interval_min']), 'checkpoint_interval_min', 'minutes')}",
-                f"{_every(tiers['persistent_every_fast'], 'snapshot')}; uploads start "
-                f"{_every(tiers['upload_every_checkpoint'], 'checkpoint')}"
+                f"{fmt.each(tiers['persistent_every_fast'], 'snapshot')}; uploads start "
+                f"{fmt.each(tiers['upload_every_checkpoint'], 'checkpoint')}"
                 + (
                     "; optimum "
                     + _num(fmt.duration_min(opt["persistent"]), "optimal_interval_min/persistent", "minutes")

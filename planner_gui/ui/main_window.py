@@ -145,7 +145,6 @@ class MainWindow(FileWindow):
         self._render_at = 0
         self._render_result: PlanResult | None = None
         self._drawn: dict[str, int] = {}  # step -> the generation it last drew (from a part or a whole result)
-        self._part_shown = -1  # the generation of the last part drawn
         self._render_timer = QTimer(self)  # a zero timer, unlike QTimer.singleShot(0), lets timers run
         self._render_timer.setSingleShot(True)
         self._render_timer.setInterval(0)
@@ -459,11 +458,7 @@ class MainWindow(FileWindow):
         self.inputs.close_step()  # the next drag is a step of its own
         self._preview_wanted = False
         self._full_wanted = False
-        try:
-            current = validate(self.inputs.scenario).simulated()
-        except ScenarioError:
-            self.recompute()  # (says why it cannot)
-            return
+        current = self.inputs.scenario.simulated()  # (as results_current compares; a refused one: the preview says why)
         shown, pending = self.last_result, self.compute.pending
         if shown is not None and shown.request.scenario.simulated() == current:
             self.recompute()
@@ -484,10 +479,7 @@ class MainWindow(FileWindow):
         shown = self._render_result or self.last_result
         if shown is None or shown.request.scenario.simulated() != part.request.scenario.simulated():
             return
-        self._part_shown = part.request.generation
         self._start_render(part)
-        if self.progress.isVisible():
-            self.status.setText(self._computing_text())
 
     def _show(self, res: PlanResult) -> None:
         """Render a result in steps, one plot (or two) per turn of the event loop, so input and timers are
@@ -540,6 +532,8 @@ class MainWindow(FileWindow):
         res, self._render_result = self._render_result, None
         if res is not None:
             self._shown(res)
+        elif self.progress.isVisible():  # a part is drawn: say which plots show what
+            self.status.setText(self._computing_text())
 
     def _show_planning(self, res: PlanResult) -> None:
         """Draw the Planning tab now if it is the tab shown, else when it is chosen (it takes 15-25 ms)."""
@@ -660,7 +654,7 @@ class MainWindow(FileWindow):
             return "Computing..."
         if pending.quality.name != FULL.name or res.request.scenario.simulated() != pending.scenario.simulated():
             return "Computing..."
-        if self._part_shown == pending.generation:
+        if self._drawn.get(MAIN_STEPS[0]) == pending.generation:  # its part is drawn
             shown = "a preview" if res.request.quality.name == PREVIEW.name else "the run before"
             return (
                 "Computing the sweeps of the full run; the headline numbers, components, histogram and time "

@@ -426,9 +426,9 @@ class PlotsPanel(QWidget):
         axes and legends included, even where nothing changed.)
         """
         steps: list[tuple[str, Callable[[], None]]] = [
-            ("components", partial(self._render_main, res, self._show_components, ["componentsPlot"])),
-            ("histogram", partial(self._render_main, res, self._show_histogram, ["goodputHistogramPlot"])),
-            ("breakdown", partial(self._render_main, res, self._show_breakdown, ["timeBreakdownPlot"])),
+            ("components", partial(self._render, res, self._show_components, ["componentsPlot"], main=True)),
+            ("histogram", partial(self._render, res, self._show_histogram, ["goodputHistogramPlot"], main=True)),
+            ("breakdown", partial(self._render, res, self._show_breakdown, ["timeBreakdownPlot"], main=True)),
         ]
         if isinstance(res, PlanResult):
             gpu_plots = ["interruptionsVsGpusPlot", "goodputVsGpusPlot"]
@@ -438,17 +438,15 @@ class PlotsPanel(QWidget):
             ]
         return steps
 
-    def _render(self, res: PlanResult, show: Callable[[PlanResult], None], names: list[str]) -> None:
-        self.result = res
-        for name in names:  # their values are about to be stale
-            self.hovers[name].hide()
-        show(res)
-
-    def _render_main(self, res: ShowsMain, show: Callable[[ShowsMain], None], names: list[str]) -> None:
+    def _render(
+        self, res: PlanResult | MainPart, show: Callable[[Any], None], names: list[str], main: bool = False
+    ) -> None:
+        """Draw the plots ``names`` from ``res`` with ``show``; ``main``: a step its main run alone decides."""
         if isinstance(res, PlanResult):
             self.result = res
-        self.main_shown = res
-        for name in names:
+        if main:
+            self.main_shown = res
+        for name in names:  # their values are about to be stale
             self.hovers[name].hide()
         show(res)
 

@@ -284,9 +284,8 @@ class SummaryStrip(QWidget):
             return
         fast_how = "optimal" if tp.tiers.fast_interval_min == "optimal" else "fixed"
         self.interval.value.setText(f"fast {fmt.duration_min(tp.fast_min)} ({fast_how})")
-        every = "each snapshot" if tp.k == 1 else f"every {tp.k:,} snapshots"
         self.interval.detail.setText(
-            f"{persistent}: {every}\nfast optimum {fmt.duration_min(tp.optimal.fast_min)}, Young "
+            f"{persistent}: {fmt.each(tp.k, 'snapshot')}\nfast optimum {fmt.duration_min(tp.optimal.fast_min)}, Young "
             f"{fmt.duration_min(yd[0])}, Daly {fmt.duration_min(yd[1])}; {best}\n{restored}"
         )
 

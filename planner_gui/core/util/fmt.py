@@ -68,6 +68,12 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
+def each(n: int, word: str) -> str:
+    """How often, in whole counts of ``word``: ``each(1, "snapshot") == 'each snapshot'``, ``each(4, "snapshot") ==
+    'every 4 snapshots'`` (never "every 1 snapshots")."""
+    return f"each {word}" if n == 1 else f"every {plural(n, word)}"
+
+
 def percent(fraction: float, digits: int = 1) -> str:
     """``0.917`` as "91.7%"; a share that rounds to nothing reads "0.0%", never "-0.0%" (a sum's rounding noise)."""
     text = f"{100.0 * fraction:.{digits}f}"
